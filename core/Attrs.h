@@ -1,0 +1,82 @@
+// Attrs: op attribute dictionaries as written (strings) and their typed, validated form.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace loupe {
+
+/// A node's attribute dictionary exactly as the user wrote it: string values, in the order they
+/// were written (PrintGraphIR prints this order; SaveJSON sorts by key).
+using AttrDict = std::vector<std::pair<std::string, std::string>>;
+
+/// Looks a key up in an AttrDict.
+const std::string *findAttr(const AttrDict &d, const std::string &key);
+
+/// Sets (or appends) a key in an AttrDict, keeping the position of an existing key.
+void setAttr(AttrDict &d, const std::string &key, const std::string &value);
+
+/// How an attribute's string is parsed (the dmlc::Parameter field kinds NNVM ops use).
+enum class ParamKind {
+  Int,      ///< "3"
+  Float,    ///< "0.5", "1e-05"
+  Bool,     ///< "True", "False", "true", "1", "0"
+  Str,      ///< any string
+  Enum,     ///< one of ParamSpec::choices
+  Tuple,    ///< "(1, 2)", "[1, 2]", "3", "()": a tuple of ints
+  TupleOfPairs, ///< "((0, 0), (1, 1))": pad_width
+};
+
+/// One declared attribute of an op: its name, kind, default (nullopt = required) and doc.
+struct ParamSpec {
+  std::string name;
+  ParamKind kind;
+  std::optional<std::string> dflt;
+  std::string doc;
+  std::vector<std::string> choices; ///< for Enum
+};
+
+/// A parsed attribute value.
+using ParamValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
+                                std::vector<std::vector<int64_t>>>;
+
+/// Parsed, typed attributes of one node (NNVM's `attrs.parsed`): every declared parameter is
+/// present, with its default when not written. Accessors throw Error on a kind mismatch, which
+/// would be a bug in an op registration, never a user error.
+class Attrs {
+public:
+  int64_t getInt(const std::string &k) const;
+  double getFloat(const std::string &k) const;
+  bool getBool(const std::string &k) const;
+  const std::string &getStr(const std::string &k) const;
+  const std::vector<int64_t> &getTuple(const std::string &k) const;
+  const std::vector<std::vector<int64_t>> &getPairs(const std::string &k) const;
+  /// True if the user wrote this key (as opposed to it taking its default).
+  bool given(const std::string &k) const { return given_.count(k) != 0; }
+  /// The raw string of a parameter (the written one or the default).
+  const std::string &raw(const std::string &k) const;
+  /// Stores a parsed value (used by parseAttrs).
+  void set(const std::string &k, ParamValue v, std::string raw, bool given);
+
+private:
+  const ParamValue &at(const std::string &k) const;
+  std::map<std::string, ParamValue> values_;
+  std::map<std::string, std::string> raw_;
+  std::map<std::string, bool> given_;
+};
+
+/// Parses one attribute string as the given kind; throws Error("expected …") on bad text.
+ParamValue parseParam(const ParamSpec &spec, const std::string &text);
+
+/// Parses an integer tuple in Python/NNVM form: "(1, 2)", "[1, 2]", "3", "()", "(3,)", "None".
+std::vector<int64_t> parseIntTuple(const std::string &text);
+
+/// Formats a double as Python's repr() does ("1.0", "1e-05", "0.1", "inf", "nan").
+std::string pyFloatRepr(double v);
+
+} // namespace loupe

@@ -1,0 +1,43 @@
+// DType: NNVM's integer dtype codes (0-10) and their names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace loupe {
+
+/// NNVM type codes as stored in the `dtype` graph attribute. -1 means unknown.
+enum DTypeCode : int {
+  kUnknownType = -1,
+  kFloat32 = 0,
+  kFloat64 = 1,
+  kFloat16 = 2,
+  kUint8 = 3,
+  kInt32 = 4,
+  kInt8 = 5,
+  kInt64 = 6,
+  kInt16 = 7,
+  kUint16 = 8,
+  kUint32 = 9,
+  kUint64 = 10,
+};
+
+/// Number of defined codes (0..kNumDTypes-1).
+inline constexpr int kNumDTypes = 11;
+
+/// The name of a code ("float32"), or "unknown" for -1 and out-of-range codes.
+std::string_view dtypeName(int code);
+
+/// The code for a name such as "float64", or nullopt if the name is not a dtype.
+std::optional<int> dtypeFromName(std::string_view name);
+
+/// True for the floating-point codes (float16/32/64).
+bool dtypeIsFloat(int code);
+
+/// Rounds a value the way storing it in a tensor of this dtype would (float32 rounding,
+/// integer truncation and wrap-around), so the reference interpreter keeps each dtype's
+/// precision while computing in double.
+double roundToDType(double v, int code);
+
+} // namespace loupe

@@ -1,0 +1,18 @@
+// Interpreter: evaluates a graph with every op's reference kernel (the numbers of record).
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Tensor.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// Evaluates `g` on the CPU without any compilation. The graph must carry `shape` and `dtype`
+/// (run InferShape and InferType first); every variable needs a tensor in `inputs` whose shape
+/// matches. Returns one tensor per graph output. Throws Error naming the node or variable.
+std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs);
+
+} // namespace loupe

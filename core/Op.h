@@ -1,0 +1,152 @@
+// Op: the operator registry. One OpDef holds everything about an op, registered in one place.
+#pragma once
+
+#include "core/Attrs.h"
+#include "core/Shape.h"
+#include "core/Tensor.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// Fusion patterns, with NNVM's numeric values (TOpPattern).
+enum OpPattern : int {
+  kElemWise = 0,
+  kBroadcast = 1,
+  kInjective = 2,
+  kCommReduce = 3,
+  kOutEWiseFusable = 4,
+  kOpaque = 8,
+};
+
+/// Name of a pattern ("ElemWise", "Broadcast", …).
+const char *patternName(int p);
+
+/// What a shape rule sees: the node, its parsed attributes and the input/output shapes known
+/// so far. A rule fills in what it can (outputs, and inputs such as weights, backwards) through
+/// assignIn/assignOut, which merge partially known shapes and throw Error naming the node on a
+/// conflict.
+struct ShapeCtx {
+  const std::string &node;
+  const std::string &op;
+  const Attrs &attrs;
+  std::vector<Shape> &in;
+  std::vector<Shape> &out;
+  const std::vector<std::string> &argNames;
+
+  /// Merges `s` into input i (0 dims are unknown); throws on a conflict.
+  void assignIn(size_t i, const Shape &s);
+  /// Merges `s` into output i; throws on a conflict.
+  void assignOut(size_t i, const Shape &s);
+  /// Throws an Error prefixed with the node and op name.
+  [[noreturn]] void error(const std::string &msg) const;
+};
+
+/// What a type rule sees; dtype codes with -1 for unknown.
+struct TypeCtx {
+  const std::string &node;
+  const std::string &op;
+  const Attrs &attrs;
+  std::vector<int> &in;
+  std::vector<int> &out;
+  void assignIn(size_t i, int t);
+  void assignOut(size_t i, int t);
+};
+
+using InferShapeFn = std::function<void(ShapeCtx &)>;
+using InferTypeFn = std::function<void(TypeCtx &)>;
+/// Reference kernel: inputs are read-only; outputs arrive shaped and typed (zero-filled) from
+/// shape/type inference and are filled in place.
+using ComputeFn =
+    std::function<void(const Attrs &, const std::vector<const Tensor *> &, std::vector<Tensor> &)>;
+
+/// Everything about one operator. Built with the chainable setters in a registration file of
+/// its family (core/ops/*.cpp).
+struct OpDef {
+  std::string name;
+  std::string doc;
+  std::vector<ParamSpec> params;
+  /// Argument names, used for keyword inputs and implicit variables (`conv2d0_weight`).
+  std::vector<std::string> args = {"data"};
+  /// When set, overrides `args` from the attributes (conv2d drops `bias` when use_bias=False).
+  std::function<std::vector<std::string>(const Attrs &)> argsFn;
+  /// Variadic ops take any number (≥1) of positional inputs (concatenate, elemwise_sum).
+  bool variadic = false;
+  /// Attribute that records the number of variadic inputs (`num_args` for elemwise_sum).
+  std::string keyVarNumArgs;
+  std::function<int(const Attrs &)> numOutputsFn;
+  std::function<int(const Attrs &)> numVisibleOutputsFn;
+  InferShapeFn inferShape;
+  InferTypeFn inferType; ///< unset: the "same type everywhere" rule
+  int pattern = kOpaque;
+  std::vector<int> mutateInputs; ///< FMutateInputs (batch_norm: 3, 4)
+  ComputeFn compute;
+  /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
+  std::vector<std::string> aliases;
+
+  OpDef &describe(std::string d) { doc = std::move(d); return *this; }
+  OpDef &param(std::string n, ParamKind k, std::optional<std::string> dflt, std::string d = "",
+               std::vector<std::string> choices = {}) {
+    params.push_back({std::move(n), k, std::move(dflt), std::move(d), std::move(choices)});
+    return *this;
+  }
+  OpDef &arguments(std::vector<std::string> a) { args = std::move(a); return *this; }
+  OpDef &setPattern(int p) { pattern = p; return *this; }
+  OpDef &shape(InferShapeFn f) { inferShape = std::move(f); return *this; }
+  OpDef &type(InferTypeFn f) { inferType = std::move(f); return *this; }
+  OpDef &kernel(ComputeFn f) { compute = std::move(f); return *this; }
+  OpDef &alias(std::string a) { aliases.push_back(std::move(a)); return *this; }
+  OpDef &outputs(int n) { numOutputsFn = [n](const Attrs &) { return n; }; return *this; }
+  OpDef &visibleOutputs(int n) {
+    numVisibleOutputsFn = [n](const Attrs &) { return n; };
+    return *this;
+  }
+
+  /// Argument names for these attributes.
+  std::vector<std::string> argNames(const Attrs &a) const { return argsFn ? argsFn(a) : args; }
+  int numOutputs(const Attrs &a) const { return numOutputsFn ? numOutputsFn(a) : 1; }
+  int numVisibleOutputs(const Attrs &a) const {
+    return numVisibleOutputsFn ? numVisibleOutputsFn(a) : numOutputs(a);
+  }
+  /// Finds a declared parameter, or null.
+  const ParamSpec *findParam(const std::string &n) const;
+  /// Parses a dictionary against `params`. Unknown keys are an error when `strict` (graph
+  /// language) and for ops that declare parameters (as dmlc::Parameter did); ops without
+  /// parameters accept any key, as NNVM did for nodes made by passes. Keys starting with "__"
+  /// are hidden attributes and always allowed. Throws Error("attribute 'x': …").
+  Attrs parse(const AttrDict &dict, bool strict) const;
+};
+
+/// The process-wide op registry. Filled by registerAllOps(); read-only afterwards.
+class OpRegistry {
+public:
+  static OpRegistry &get();
+  /// Adds an op; the caller fills it in through the returned reference.
+  OpDef &add(const std::string &name);
+  /// Finds an op by its name or an alias; null if unknown.
+  const OpDef *find(const std::string &name) const;
+  /// All ops, sorted by name.
+  std::vector<const OpDef *> all() const;
+  /// Every callable name (op names and aliases), sorted.
+  std::vector<std::string> names() const;
+
+private:
+  std::map<std::string, std::unique_ptr<OpDef>> ops_;
+  std::map<std::string, const OpDef *> byName_;
+};
+
+/// Registers every op family once (idempotent).
+void registerAllOps();
+
+/// Up to three names from `candidates` closest to `name` (for "did you mean" hints).
+std::vector<std::string> nearestNames(const std::string &name,
+                                      const std::vector<std::string> &candidates);
+
+/// " (did you mean 'a', 'b'?)" or "" when nothing is close.
+std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates);
+
+} // namespace loupe

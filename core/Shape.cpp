@@ -1,0 +1,50 @@
+// Shape: printing and small helpers.
+#include "core/Shape.h"
+
+#include "core/Error.h"
+
+namespace loupe {
+
+bool shapeKnown(const Shape &s) {
+  if (s.empty())
+    return false;
+  for (int64_t d : s)
+    if (d == 0)
+      return false;
+  return true;
+}
+
+int64_t numElements(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+static std::string join(const Shape &s, const char *sep) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i)
+      out += sep;
+    out += std::to_string(s[i]);
+  }
+  return out;
+}
+
+std::string shapeToList(const Shape &s) { return "[" + join(s, ", ") + "]"; }
+
+std::string shapeToTuple(const Shape &s) {
+  if (s.size() == 1)
+    return "(" + std::to_string(s[0]) + ",)";
+  return "(" + join(s, ", ") + ")";
+}
+
+std::string shapeToCompact(const Shape &s) { return "[" + join(s, ",") + "]"; }
+
+int normalizeAxis(int64_t axis, int ndim, const std::string &what) {
+  if (axis < -ndim || axis >= ndim)
+    fail(what, ": axis ", axis, " is out of range for a ", ndim, "-d input");
+  return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
+
+} // namespace loupe

@@ -1,0 +1,192 @@
+// Convolution ops: conv2d and conv2d_transpose (NCHW data, OIHW / IOHW weights).
+#include "core/ops/OpHelpers.h"
+
+namespace loupe::ops {
+
+namespace {
+
+struct ConvParams {
+  int64_t channels, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  bool bias;
+};
+
+std::vector<int64_t> pair(ShapeCtx *c, const Attrs &a, const char *key) {
+  const auto &t = a.getTuple(key);
+  if (t.size() != 2) {
+    std::string msg = cat("attribute '", key, "' must have 2 values, got ", shapeToTuple(t));
+    if (c)
+      c->error(msg);
+    fail(msg);
+  }
+  return t;
+}
+
+ConvParams convParams(const Attrs &a, ShapeCtx *c) {
+  auto k = pair(c, a, "kernel_size"), s = pair(c, a, "strides"), p = pair(c, a, "padding"),
+       d = pair(c, a, "dilation");
+  ConvParams r{a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1],
+               a.getInt("groups"), a.getBool("use_bias")};
+  if (c) {
+    if (r.channels <= 0)
+      c->error("attribute 'channels' must be positive");
+    if (r.groups <= 0)
+      c->error("attribute 'groups' must be positive");
+    if (r.sh <= 0 || r.sw <= 0 || r.dh <= 0 || r.dw <= 0 || r.kh <= 0 || r.kw <= 0)
+      c->error("kernel_size, strides and dilation must be positive");
+    if (a.getStr("layout") != "NCHW")
+      c->error(cat("layout '", a.getStr("layout"), "' is not supported (only NCHW)"));
+    if (a.getStr("kernel_layout") != "OIHW" && a.getStr("kernel_layout") != "IOHW")
+      c->error(cat("kernel_layout '", a.getStr("kernel_layout"), "' is not supported"));
+  }
+  return r;
+}
+
+OpDef &convCommon(const char *name, const char *doc) {
+  return OpRegistry::get()
+      .add(name)
+      .describe(doc)
+      .param("channels", ParamKind::Int, std::nullopt, "number of output channels")
+      .param("kernel_size", ParamKind::Tuple, std::nullopt, "(kh, kw)")
+      .param("strides", ParamKind::Tuple, "(1, 1)", "(sh, sw)")
+      .param("padding", ParamKind::Tuple, "(0, 0)", "(ph, pw), applied on both sides")
+      .param("dilation", ParamKind::Tuple, "(1, 1)", "(dh, dw)")
+      .param("groups", ParamKind::Int, "1", "grouped convolution")
+      .param("layout", ParamKind::Str, "NCHW", "data layout")
+      .param("kernel_layout", ParamKind::Str, "OIHW", "weight layout")
+      .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
+      .setPattern(kOutEWiseFusable);
+}
+
+std::vector<std::string> convArgs(const Attrs &a) {
+  if (a.getBool("use_bias"))
+    return {"data", "weight", "bias"};
+  return {"data", "weight"};
+}
+
+void conv2dShape(ShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, &c);
+  if (c.in[0].empty())
+    return;
+  const Shape &d = c.in[0];
+  if (d.size() != 4)
+    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
+  if (d[1] % p.groups != 0)
+    c.error(cat("input channels ", d[1], " are not divisible by groups ", p.groups));
+  if (p.channels % p.groups != 0)
+    c.error(cat("channels ", p.channels, " are not divisible by groups ", p.groups));
+  c.assignIn(1, {p.channels, d[1] / p.groups, p.kh, p.kw});
+  if (p.bias)
+    c.assignIn(2, {p.channels});
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  int64_t oh = (d[2] + 2 * p.ph - ekh) / p.sh + 1, ow = (d[3] + 2 * p.pw - ekw) / p.sw + 1;
+  if (d[2] && d[3] && (d[2] + 2 * p.ph < ekh || d[3] + 2 * p.pw < ekw))
+    c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ",
+                shapeToList(d)));
+  c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
+}
+
+void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &x = *in[0], &w = *in[1];
+  const Shape &xs = x.shape, &os = out[0].shape;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], OC = os[1], OH = os[2], OW = os[3];
+  int64_t icg = C / p.groups, ocg = OC / p.groups;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      int64_t g = oc / ocg;
+      double b = p.bias ? in[2]->data[oc] : 0.0;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = 0;
+          for (int64_t ic = 0; ic < icg; ++ic)
+            for (int64_t ky = 0; ky < p.kh; ++ky) {
+              int64_t iy = oh * p.sh - p.ph + ky * p.dh;
+              if (iy < 0 || iy >= H)
+                continue;
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                int64_t ix = ow * p.sw - p.pw + kx * p.dw;
+                if (ix < 0 || ix >= W)
+                  continue;
+                acc += x.data[((n * C + g * icg + ic) * H + iy) * W + ix] *
+                       w.data[((oc * icg + ic) * p.kh + ky) * p.kw + kx];
+              }
+            }
+          out[0].data[((n * OC + oc) * OH + oh) * OW + ow] = acc + b;
+        }
+    }
+}
+
+void conv2dTransposeShape(ShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, &c);
+  const auto &op = c.attrs.getTuple("output_padding");
+  if (op.size() != 2)
+    c.error("attribute 'output_padding' must have 2 values");
+  if (c.in[0].empty())
+    return;
+  const Shape &d = c.in[0];
+  if (d.size() != 4)
+    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
+  if (p.channels % p.groups != 0 || d[1] % p.groups != 0)
+    c.error(cat("channels must be divisible by groups ", p.groups));
+  c.assignIn(1, {d[1], p.channels / p.groups, p.kh, p.kw});
+  if (p.bias)
+    c.assignIn(2, {p.channels});
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  int64_t oh = p.sh * (d[2] - 1) + ekh - 2 * p.ph + op[0];
+  int64_t ow = p.sw * (d[3] - 1) + ekw - 2 * p.pw + op[1];
+  if (d[2] && d[3] && (oh <= 0 || ow <= 0))
+    c.error("padding leaves an empty output");
+  c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
+}
+
+void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                           std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &x = *in[0], &w = *in[1];
+  const Shape &xs = x.shape, &os = out[0].shape;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], OC = os[1], OH = os[2], OW = os[3];
+  int64_t icg = C / p.groups, ocg = OC / p.groups;
+  Tensor &y = out[0];
+  // Scatter form: every input pixel adds its weighted kernel into the output.
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ic = 0; ic < C; ++ic) {
+      int64_t g = ic / icg;
+      for (int64_t iy = 0; iy < H; ++iy)
+        for (int64_t ix = 0; ix < W; ++ix) {
+          double v = x.data[((n * C + ic) * H + iy) * W + ix];
+          for (int64_t o = 0; o < ocg; ++o)
+            for (int64_t ky = 0; ky < p.kh; ++ky) {
+              int64_t oy = iy * p.sh + ky * p.dh - p.ph;
+              if (oy < 0 || oy >= OH)
+                continue;
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                int64_t ox = ix * p.sw + kx * p.dw - p.pw;
+                if (ox < 0 || ox >= OW)
+                  continue;
+                int64_t oc = g * ocg + o;
+                y.data[((n * OC + oc) * OH + oy) * OW + ox] +=
+                    v * w.data[((ic * ocg + o) * p.kh + ky) * p.kw + kx];
+              }
+            }
+        }
+    }
+  if (p.bias)
+    for (int64_t i = 0; i < y.size(); ++i)
+      y.data[i] += in[2]->data[(i / (OH * OW)) % OC];
+}
+
+} // namespace
+
+void registerConvOps() {
+  OpDef &conv = convCommon("conv2d", "2-D convolution");
+  conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+  conv.argsFn = convArgs;
+  conv.shape(conv2dShape).kernel(conv2dKernel);
+
+  OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
+  convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
+  convT.argsFn = convArgs;
+  convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel);
+}
+
+} // namespace loupe::ops

@@ -1,0 +1,300 @@
+// Neural-network ops: dense, matmul, softmax, log_softmax, batch_norm, dropout, prelu, pad.
+#include "core/ops/OpHelpers.h"
+
+#include <cmath>
+#include <limits>
+
+namespace loupe::ops {
+
+namespace {
+
+void denseShape(ShapeCtx &c) {
+  int64_t units = c.attrs.getInt("units");
+  if (units < 1)
+    c.error("attribute 'units' must be at least 1");
+  if (c.in[0].empty())
+    return;
+  Shape d = c.in[0];
+  int64_t k = d.back();
+  c.assignIn(1, {units, k});
+  if (c.attrs.getBool("use_bias"))
+    c.assignIn(2, {units});
+  d.back() = units;
+  c.assignOut(0, d);
+}
+
+void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  const Tensor &x = *in[0], &w = *in[1];
+  int64_t K = x.shape.back(), U = w.shape[0], rows = x.size() / K;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t u = 0; u < U; ++u) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += x.data[r * K + k] * w.data[u * K + k];
+      if (a.getBool("use_bias"))
+        acc += in[2]->data[u];
+      out[0].data[r * U + u] = acc;
+    }
+}
+
+// matmul contracts the last axis of lhs (first, with transpose_a) with the first axis of rhs
+// (last, with transpose_b); a transpose reverses all axes, as NNVM's matmul did.
+void matmulShape(ShapeCtx &c) {
+  if (c.in[0].empty() || c.in[1].empty())
+    return;
+  Shape a = c.in[0], b = c.in[1];
+  if (c.attrs.getBool("transpose_a"))
+    std::reverse(a.begin(), a.end());
+  if (c.attrs.getBool("transpose_b"))
+    std::reverse(b.begin(), b.end());
+  if (a.back() != b.front() && a.back() && b.front())
+    c.error(cat("cannot multiply ", shapeToList(c.in[0]), " by ", shapeToList(c.in[1])));
+  Shape o(a.begin(), a.end() - 1);
+  o.insert(o.end(), b.begin() + 1, b.end());
+  if (o.empty())
+    o = {1};
+  c.assignOut(0, o);
+}
+
+Tensor reversedAxes(const Tensor &t) {
+  Tensor r(Shape(t.shape.rbegin(), t.shape.rend()), t.dtype);
+  auto st = stridesOf(t.shape);
+  int64_t k = 0;
+  forEachIndex(r.shape, [&](const std::vector<int64_t> &idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      off += idx[d] * st[idx.size() - 1 - d];
+    r.data[k++] = t.data[off];
+  });
+  return r;
+}
+
+void matmulKernel(const Attrs &at, const std::vector<const Tensor *> &in,
+                  std::vector<Tensor> &out) {
+  Tensor a = at.getBool("transpose_a") ? reversedAxes(*in[0]) : *in[0];
+  Tensor b = at.getBool("transpose_b") ? reversedAxes(*in[1]) : *in[1];
+  int64_t K = a.shape.back(), M = a.size() / K, N = b.size() / K;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += a.data[m * K + k] * b.data[k * N + n];
+      out[0].data[m * N + n] = acc;
+    }
+}
+
+// Calls fn(base, stride, length) for every 1-D line along `axis`.
+void forEachLine(const Shape &s, int axis, const std::function<void(int64_t, int64_t, int64_t)> &fn) {
+  int64_t inner = 1, outer = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    inner *= s[d];
+  for (int d = 0; d < axis; ++d)
+    outer *= s[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      fn(o * s[axis] * inner + i, inner, s[axis]);
+}
+
+ComputeFn softmaxKernel(bool logOut) {
+  return [logOut](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &x = *in[0];
+    int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "softmax");
+    forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+      double m = -std::numeric_limits<double>::infinity(), s = 0;
+      for (int64_t j = 0; j < n; ++j)
+        m = std::max(m, x.data[base + j * stride]);
+      for (int64_t j = 0; j < n; ++j)
+        s += std::exp(x.data[base + j * stride] - m);
+      for (int64_t j = 0; j < n; ++j) {
+        double v = x.data[base + j * stride] - m;
+        out[0].data[base + j * stride] = logOut ? v - std::log(s) : std::exp(v) / s;
+      }
+    });
+  };
+}
+
+void softmaxOp(const char *name, const char *doc, bool logOut) {
+  OpRegistry::get()
+      .add(name)
+      .describe(doc)
+      .param("axis", ParamKind::Int, "-1", "the axis to normalise over")
+      .setPattern(kOpaque)
+      .shape([](ShapeCtx &c) {
+        sameShapeRule(c);
+        if (!c.in[0].empty())
+          normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                        cat("operator ", c.node, " (", c.op, ")"));
+      })
+      .kernel(softmaxKernel(logOut));
+}
+
+void batchNormShape(ShapeCtx &c) {
+  if (c.in[0].empty())
+    return;
+  int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                           cat("operator ", c.node, " (", c.op, ")"));
+  Shape ch{c.in[0][axis]};
+  for (size_t i = 1; i < 5; ++i)
+    c.assignIn(i, ch);
+  c.assignOut(0, c.in[0]);
+  c.assignOut(1, ch);
+  c.assignOut(2, ch);
+}
+
+void batchNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &x = *in[0];
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "batch_norm");
+  double eps = a.getFloat("epsilon");
+  bool center = a.getBool("center"), scale = a.getBool("scale");
+  int64_t inner = 1, C = x.shape[axis];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  for (int64_t i = 0; i < x.size(); ++i) {
+    int64_t ch = (i / inner) % C;
+    double v = (x.data[i] - in[3]->data[ch]) / std::sqrt(in[4]->data[ch] + eps);
+    if (scale)
+      v *= in[1]->data[ch];
+    if (center)
+      v += in[2]->data[ch];
+    out[0].data[i] = v;
+  }
+  // Inference mode: the mean and variance outputs are the moving statistics.
+  out[1].data = in[3]->data;
+  out[2].data = in[4]->data;
+}
+
+void padShape(ShapeCtx &c) {
+  const auto &pw = c.attrs.getPairs("pad_width");
+  if (c.in[0].empty())
+    return;
+  if (pw.size() != c.in[0].size())
+    c.error(cat("pad_width has ", pw.size(), " pairs but the input has ", c.in[0].size(),
+                " axes"));
+  Shape o = c.in[0];
+  for (size_t d = 0; d < o.size(); ++d) {
+    if (pw[d][0] < 0 || pw[d][1] < 0)
+      c.error("pad_width values must be non-negative");
+    if (o[d])
+      o[d] += pw[d][0] + pw[d][1];
+  }
+  c.assignOut(0, o);
+}
+
+void padKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  const auto &pw = a.getPairs("pad_width");
+  const Tensor &x = *in[0];
+  double fillv = a.getFloat("pad_value");
+  auto st = stridesOf(x.shape);
+  int64_t k = 0;
+  forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t i = idx[d] - pw[d][0];
+      if (i < 0 || i >= x.shape[d]) {
+        inside = false;
+        break;
+      }
+      off += i * st[d];
+    }
+    out[0].data[k++] = inside ? x.data[off] : fillv;
+  });
+}
+
+} // namespace
+
+void registerNnOps() {
+  OpDef &dense = OpRegistry::get()
+                     .add("dense")
+                     .describe("fully connected layer: data · weightᵀ + bias")
+                     .param("units", ParamKind::Int, std::nullopt, "number of output units")
+                     .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
+                     .setPattern(kOutEWiseFusable)
+                     .shape(denseShape)
+                     .kernel(denseKernel);
+  dense.argsFn = [](const Attrs &a) -> std::vector<std::string> {
+    if (a.getBool("use_bias"))
+      return {"data", "weight", "bias"};
+    return {"data", "weight"};
+  };
+
+  OpRegistry::get()
+      .add("matmul")
+      .describe("matrix product of lhs and rhs")
+      .arguments({"lhs", "rhs"})
+      .param("transpose_a", ParamKind::Bool, "False", "transpose lhs first")
+      .param("transpose_b", ParamKind::Bool, "False", "transpose rhs first")
+      .setPattern(kOpaque)
+      .shape(matmulShape)
+      .kernel(matmulKernel);
+
+  softmaxOp("softmax", "exp(x) / sum(exp(x)) along an axis", false);
+  softmaxOp("log_softmax", "log of softmax along an axis", true);
+
+  OpDef &bn = OpRegistry::get()
+                  .add("batch_norm")
+                  .describe("batch normalisation (inference form)")
+                  .arguments({"data", "gamma", "beta", "moving_mean", "moving_var"})
+                  .param("axis", ParamKind::Int, "1", "the channel axis")
+                  .param("epsilon", ParamKind::Float, "1e-05", "added to the variance")
+                  .param("center", ParamKind::Bool, "True", "add beta")
+                  .param("scale", ParamKind::Bool, "True", "multiply by gamma")
+                  .setPattern(kOpaque)
+                  .outputs(3)
+                  .visibleOutputs(1)
+                  .shape(batchNormShape)
+                  .kernel(batchNormKernel);
+  bn.mutateInputs = {3, 4};
+
+  OpRegistry::get()
+      .add("dropout")
+      .describe("dropout; identity at inference, second output is the mask")
+      .param("rate", ParamKind::Float, "0.5", "fraction dropped in training")
+      .setPattern(kOpaque)
+      .outputs(2)
+      .visibleOutputs(1)
+      .shape(sameShapeRule)
+      .kernel([](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        out[0].data = in[0]->data;
+        std::fill(out[1].data.begin(), out[1].data.end(), 1.0);
+      });
+
+  OpRegistry::get()
+      .add("prelu")
+      .describe("x if x > 0 else alpha[c] * x, alpha per channel")
+      .arguments({"data", "alpha"})
+      .param("axis", ParamKind::Int, "1", "the channel axis")
+      .setPattern(kBroadcast)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        if (c.in[0].size() != 4)
+          c.error(cat("data must be 4-D, got ", shapeToList(c.in[0])));
+        int axis = normalizeAxis(c.attrs.getInt("axis"), 4, cat("operator ", c.node));
+        c.assignIn(1, {c.in[0][axis]});
+        c.assignOut(0, c.in[0]);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0];
+        int axis = normalizeAxis(a.getInt("axis"), 4, "prelu");
+        int64_t inner = 1;
+        for (int d = axis + 1; d < 4; ++d)
+          inner *= x.shape[d];
+        for (int64_t i = 0; i < x.size(); ++i) {
+          double v = x.data[i];
+          out[0].data[i] = v > 0 ? v : in[1]->data[(i / inner) % x.shape[axis]] * v;
+        }
+      });
+
+  OpRegistry::get()
+      .add("pad")
+      .describe("pads every axis with a constant")
+      .param("pad_width", ParamKind::TupleOfPairs, std::nullopt, "((before, after), …) per axis")
+      .param("pad_value", ParamKind::Float, "0.0", "the fill value")
+      .setPattern(kInjective)
+      .shape(padShape)
+      .kernel(padKernel);
+}
+
+} // namespace loupe::ops

@@ -1,0 +1,113 @@
+// OpHelpers: implementations of the shared shape rules and kernel builders.
+#include "core/ops/OpHelpers.h"
+
+#include <algorithm>
+
+namespace loupe::ops {
+
+void sameShapeRule(ShapeCtx &c) {
+  // Merge every known (possibly partial) shape into one, input by input, so a conflict is
+  // reported against the input that disagrees.
+  Shape known;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    if (!known.empty())
+      c.assignIn(i, known);
+    if (!c.in[i].empty())
+      known = c.in[i];
+  }
+  for (size_t i = 0; i < c.out.size(); ++i) {
+    if (!known.empty())
+      c.assignOut(i, known);
+    if (!c.out[i].empty())
+      known = c.out[i];
+  }
+  if (known.empty())
+    return;
+  for (size_t i = 0; i < c.in.size(); ++i)
+    c.assignIn(i, known);
+  for (size_t i = 0; i < c.out.size(); ++i)
+    c.assignOut(i, known);
+}
+
+Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da == db || db == 1)
+      out[i] = da;
+    else if (da == 1)
+      out[i] = db;
+    else
+      c.error(cat("shapes ", shapeToList(a), " and ", shapeToList(b), " cannot be broadcast"));
+  }
+  return out;
+}
+
+void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn) {
+  int64_t total = numElements(shape);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < total; ++k) {
+    fn(idx);
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t broadcastOffset(const Shape &shape, const std::vector<int64_t> &idx) {
+  int64_t off = 0;
+  size_t skip = idx.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t i = shape[d] == 1 ? 0 : idx[d + skip];
+    off = off * shape[d] + i;
+  }
+  return off;
+}
+
+ComputeFn unaryKernel(std::function<double(double)> f) {
+  return [f](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    for (int64_t i = 0; i < out[0].size(); ++i)
+      out[0].data[i] = f(in[0]->data[i]);
+  };
+}
+
+ComputeFn unaryAttrKernel(std::function<double(double, const Attrs &)> f) {
+  return [f](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    for (int64_t i = 0; i < out[0].size(); ++i)
+      out[0].data[i] = f(in[0]->data[i], a);
+  };
+}
+
+ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f) {
+  return [f](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &a = *in[0], &b = *in[1];
+    int64_t k = 0;
+    forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+      out[0].data[k++] = f(a.data[broadcastOffset(a.shape, idx)],
+                           b.data[broadcastOffset(b.shape, idx)]);
+    });
+  };
+}
+
+std::vector<int> reduceAxes(const std::vector<int64_t> &axis, bool exclude, int ndim,
+                            const std::string &what) {
+  std::vector<int> r;
+  if (axis.empty()) {
+    for (int i = 0; i < ndim; ++i)
+      r.push_back(i);
+    return r;
+  }
+  std::vector<bool> in(ndim, false);
+  for (int64_t a : axis)
+    in[normalizeAxis(a, ndim, what)] = true;
+  for (int i = 0; i < ndim; ++i)
+    if (in[i] != exclude)
+      r.push_back(i);
+  return r;
+}
+
+} // namespace loupe::ops

@@ -1,0 +1,50 @@
+// OpHelpers: shape rules and kernel builders shared by the op families (like NNVM's
+// elemwise_op_common.h), so each op's registration stays a few lines.
+#pragma once
+
+#include "core/Error.h"
+#include "core/Op.h"
+
+#include <functional>
+
+namespace loupe::ops {
+
+/// Every input and output has the same shape (merged both ways, so a known output fills
+/// unknown inputs).
+void sameShapeRule(ShapeCtx &c);
+
+/// NumPy broadcasting of two shapes (right-aligned, 1 stretches); throws through `c`.
+Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
+
+/// Kernel applying f to every element of input 0.
+ComputeFn unaryKernel(std::function<double(double)> f);
+
+/// Kernel applying f(x, attrs) to every element of input 0.
+ComputeFn unaryAttrKernel(std::function<double(double, const Attrs &)> f);
+
+/// Kernel applying f elementwise to inputs 0 and 1 with NumPy broadcasting into output 0.
+ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f);
+
+/// Calls fn(index) for every multi-index of `shape` in row-major order.
+void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn);
+
+/// Flat offset of a multi-index for a shape whose leading dims may be missing or 1
+/// (broadcast): `idx` is right-aligned against `shape`.
+int64_t broadcastOffset(const Shape &shape, const std::vector<int64_t> &idx);
+
+/// Sorted, unique, normalised reduction axes for NNVM's (axis, exclude) convention:
+/// an empty `axis` means every axis.
+std::vector<int> reduceAxes(const std::vector<int64_t> &axis, bool exclude, int ndim,
+                            const std::string &what);
+
+/// Registration functions of each op family (called by registerAllOps).
+void registerElemwiseOps();
+void registerBroadcastOps();
+void registerReduceOps();
+void registerNnOps();
+void registerConvOps();
+void registerPoolOps();
+void registerTransformOps();
+void registerInitOps();
+
+} // namespace loupe::ops

@@ -1,0 +1,202 @@
+// Pooling ops: max/avg pooling, global pooling and upsampling (NCHW).
+#include "core/ops/OpHelpers.h"
+
+#include <cmath>
+#include <limits>
+
+namespace loupe::ops {
+
+namespace {
+
+struct PoolParams {
+  int64_t kh, kw, sh, sw, pt, pl, pb, pr;
+  bool ceil;
+};
+
+PoolParams poolParams(const Attrs &a, ShapeCtx *c) {
+  auto err = [&](const std::string &m) {
+    if (c)
+      c->error(m);
+    fail(m);
+  };
+  const auto &k = a.getTuple("pool_size");
+  const auto &s = a.getTuple("strides");
+  const auto &p = a.getTuple("padding");
+  if (k.size() != 2)
+    err(cat("attribute 'pool_size' must have 2 values, got ", shapeToTuple(k)));
+  if (s.size() != 2)
+    err(cat("attribute 'strides' must have 2 values, got ", shapeToTuple(s)));
+  if (p.size() != 2 && p.size() != 4)
+    err(cat("attribute 'padding' must have 2 or 4 values, got ", shapeToTuple(p)));
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0)
+    err("pool_size and strides must be positive");
+  if (a.getStr("layout") != "NCHW")
+    err(cat("layout '", a.getStr("layout"), "' is not supported (only NCHW)"));
+  PoolParams r{k[0], k[1], s[0], s[1], p[0], p[1], p[0], p[1], a.getBool("ceil_mode")};
+  if (p.size() == 4) {
+    r.pb = p[2];
+    r.pr = p[3];
+  }
+  return r;
+}
+
+int64_t poolOut(int64_t in, int64_t k, int64_t s, int64_t pa, int64_t pb, bool ceil) {
+  int64_t span = in + pa + pb - k;
+  return (ceil ? span + s - 1 : span) / s + 1;
+}
+
+void poolShape(ShapeCtx &c) {
+  PoolParams p = poolParams(c.attrs, &c);
+  if (c.in[0].empty())
+    return;
+  const Shape &d = c.in[0];
+  if (d.size() != 4)
+    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
+  if (d[2] && d[3] && (d[2] + p.pt + p.pb < p.kh || d[3] + p.pl + p.pr < p.kw))
+    c.error(cat("pool_size ", p.kh, "x", p.kw, " is larger than the padded input ",
+                shapeToList(d)));
+  c.assignOut(0, {d[0], d[1], d[2] ? poolOut(d[2], p.kh, p.sh, p.pt, p.pb, p.ceil) : 0,
+                  d[3] ? poolOut(d[3], p.kw, p.sw, p.pl, p.pr, p.ceil) : 0});
+}
+
+ComputeFn poolKernel(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    PoolParams p = poolParams(a, nullptr);
+    bool includePad = !isMax && a.getBool("count_include_pad");
+    const Tensor &x = *in[0];
+    int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+    int64_t OH = out[0].shape[2], OW = out[0].shape[3];
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+          int64_t count = 0;
+          int64_t y0 = oy * p.sh - p.pt, x0 = ox * p.sw - p.pl;
+          for (int64_t ky = 0; ky < p.kh; ++ky)
+            for (int64_t kx = 0; kx < p.kw; ++kx) {
+              int64_t iy = y0 + ky, ix = x0 + kx;
+              bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+              // count_include_pad counts the padding cells, but not cells past the padded
+              // border that ceil_mode adds.
+              if (includePad && iy < H + p.pb && ix < W + p.pr)
+                ++count;
+              if (!inside)
+                continue;
+              double v = x.data[(nc * H + iy) * W + ix];
+              if (isMax)
+                acc = std::max(acc, v);
+              else
+                acc += v;
+              if (!includePad)
+                ++count;
+            }
+          out[0].data[(nc * OH + oy) * OW + ox] =
+              isMax ? acc : (count ? acc / static_cast<double>(count) : 0.0);
+        }
+  };
+}
+
+OpDef &pool(const char *name, const char *doc, bool isMax) {
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .param("pool_size", ParamKind::Tuple, std::nullopt, "(kh, kw)")
+                  .param("strides", ParamKind::Tuple, "(1, 1)", "(sh, sw)")
+                  .param("padding", ParamKind::Tuple, "(0, 0)",
+                         "(ph, pw) on both sides, or (top, left, bottom, right)")
+                  .param("layout", ParamKind::Str, "NCHW", "data layout")
+                  .param("ceil_mode", ParamKind::Bool, "False", "round the output size up")
+                  .setPattern(kOutEWiseFusable)
+                  .shape(poolShape)
+                  .kernel(poolKernel(isMax));
+  return op;
+}
+
+ComputeFn globalPoolKernel(bool isMax) {
+  return [isMax](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &x = *in[0];
+    int64_t HW = x.shape[2] * x.shape[3];
+    for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc) {
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < HW; ++i)
+        acc = isMax ? std::max(acc, x.data[nc * HW + i]) : acc + x.data[nc * HW + i];
+      out[0].data[nc] = isMax ? acc : acc / static_cast<double>(HW);
+    }
+  };
+}
+
+void globalPool(const char *name, const char *doc, bool isMax) {
+  OpRegistry::get()
+      .add(name)
+      .describe(doc)
+      .param("layout", ParamKind::Str, "NCHW", "data layout")
+      .setPattern(kOutEWiseFusable)
+      .shape([](ShapeCtx &c) {
+        if (c.attrs.getStr("layout") != "NCHW")
+          c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
+        if (c.in[0].empty())
+          return;
+        if (c.in[0].size() != 4)
+          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
+        c.assignOut(0, {c.in[0][0], c.in[0][1], 1, 1});
+      })
+      .kernel(globalPoolKernel(isMax));
+}
+
+} // namespace
+
+void registerPoolOps() {
+  pool("max_pool2d", "2-D max pooling", true);
+  pool("avg_pool2d", "2-D average pooling", false)
+      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean");
+  globalPool("global_max_pool2d", "max over H and W", true);
+  globalPool("global_avg_pool2d", "mean over H and W", false);
+
+  OpRegistry::get()
+      .add("upsampling")
+      .describe("scales H and W up by an integer factor")
+      .param("scale", ParamKind::Int, std::nullopt, "integer scale factor")
+      .param("layout", ParamKind::Str, "NCHW", "data layout")
+      .param("method", ParamKind::Enum, "NEAREST_NEIGHBOR", "interpolation",
+             {"NEAREST_NEIGHBOR", "BILINEAR"})
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        int64_t s = c.attrs.getInt("scale");
+        if (s <= 0)
+          c.error("attribute 'scale' must be positive");
+        if (c.attrs.getStr("layout") != "NCHW")
+          c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
+        if (c.in[0].empty())
+          return;
+        if (c.in[0].size() != 4)
+          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
+        const Shape &d = c.in[0];
+        c.assignOut(0, {d[0], d[1], d[2] * s, d[3] * s});
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0];
+        int64_t H = x.shape[2], W = x.shape[3], OH = out[0].shape[2], OW = out[0].shape[3];
+        bool bilinear = a.getStr("method") == "BILINEAR";
+        for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
+          for (int64_t oy = 0; oy < OH; ++oy)
+            for (int64_t ox = 0; ox < OW; ++ox) {
+              const double *src = &x.data[nc * H * W];
+              double v;
+              if (!bilinear) {
+                v = src[(oy * H / OH) * W + ox * W / OW];
+              } else {
+                // align_corners: output corners map onto input corners.
+                double fy = OH > 1 ? static_cast<double>(oy) * (H - 1) / (OH - 1) : 0.0;
+                double fx = OW > 1 ? static_cast<double>(ox) * (W - 1) / (OW - 1) : 0.0;
+                int64_t y0 = static_cast<int64_t>(std::floor(fy)), x0x = static_cast<int64_t>(std::floor(fx));
+                int64_t y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0x + 1, W - 1);
+                double wy = fy - y0, wx = fx - x0x;
+                v = (1 - wy) * ((1 - wx) * src[y0 * W + x0x] + wx * src[y0 * W + x1]) +
+                    wy * ((1 - wx) * src[y1 * W + x0x] + wx * src[y1 * W + x1]);
+              }
+              out[0].data[(nc * OH + oy) * OW + ox] = v;
+            }
+      });
+}
+
+} // namespace loupe::ops

@@ -1,0 +1,22 @@
+// registerAllOps: one explicit call per op family (no static initialisers).
+#include "core/ops/OpHelpers.h"
+
+#include <mutex>
+
+namespace loupe {
+
+void registerAllOps() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ops::registerElemwiseOps();
+    ops::registerBroadcastOps();
+    ops::registerReduceOps();
+    ops::registerNnOps();
+    ops::registerConvOps();
+    ops::registerPoolOps();
+    ops::registerTransformOps();
+    ops::registerInitOps();
+  });
+}
+
+} // namespace loupe

@@ -1,0 +1,411 @@
+// Transform ops: flatten, reshape(_like), transpose, concatenate, split, expand_dims,
+// expand_like, squeeze and flip (the Injective family, plus expand_like).
+#include "core/ops/OpHelpers.h"
+
+namespace loupe::ops {
+
+namespace {
+
+// Ops that only reinterpret the shape keep the row-major data as it is.
+void copyKernel(const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  out[0].data = in[0]->data;
+}
+
+void checkSameCount(ShapeCtx &c, const Shape &from, const Shape &to) {
+  if (shapeKnown(from) && shapeKnown(to) && numElements(from) != numElements(to))
+    c.error(cat("cannot reshape ", shapeToList(from), " (", numElements(from), " elements) to ",
+                shapeToList(to), " (", numElements(to), " elements)"));
+}
+
+// MXNet/NNVM reshape codes: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
+Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &spec) {
+  Shape tgt;
+  size_t si = 0;
+  int inferAt = -1;
+  auto srcDim = [&](size_t i) {
+    if (i >= src.size())
+      c.error(cat("shape ", shapeToTuple(spec), " uses more axes than the input ",
+                  shapeToList(src), " has"));
+    return src[i];
+  };
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t v = spec[i];
+    if (v > 0) {
+      tgt.push_back(v);
+      ++si;
+    } else if (v == 0) {
+      tgt.push_back(srcDim(si++));
+    } else if (v == -1) {
+      if (inferAt >= 0)
+        c.error("shape may contain only one -1");
+      inferAt = static_cast<int>(tgt.size());
+      tgt.push_back(1);
+      ++si;
+    } else if (v == -2) {
+      while (si < src.size())
+        tgt.push_back(src[si++]);
+    } else if (v == -3) {
+      int64_t a = srcDim(si), b = srcDim(si + 1);
+      tgt.push_back(a * b);
+      si += 2;
+    } else if (v == -4) {
+      if (i + 2 >= spec.size())
+        c.error("-4 must be followed by two dimensions");
+      int64_t d = srcDim(si++), a = spec[i + 1], b = spec[i + 2];
+      i += 2;
+      if (a == -1 && b == -1)
+        c.error("-4 cannot be followed by two -1");
+      if (a == -1)
+        a = d / b;
+      if (b == -1)
+        b = d / a;
+      if (a * b != d)
+        c.error(cat("-4 split of ", d, " into ", a, " x ", b, " does not match"));
+      tgt.push_back(a);
+      tgt.push_back(b);
+    } else {
+      c.error(cat("invalid shape code ", v));
+    }
+  }
+  if (inferAt >= 0) {
+    int64_t rest = 1;
+    for (size_t i = 0; i < tgt.size(); ++i)
+      if (static_cast<int>(i) != inferAt)
+        rest *= tgt[i];
+    if (rest == 0 || numElements(src) % rest != 0)
+      c.error(cat("cannot infer -1 when reshaping ", shapeToList(src), " to ", shapeToTuple(spec)));
+    tgt[inferAt] = numElements(src) / rest;
+  }
+  return tgt;
+}
+
+void transposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &x = *in[0];
+  size_t nd = x.shape.size();
+  std::vector<int> axes;
+  for (int64_t v : a.getTuple("axes"))
+    axes.push_back(normalizeAxis(v, static_cast<int>(nd), "transpose"));
+  if (axes.empty())
+    for (size_t d = 0; d < nd; ++d)
+      axes.push_back(static_cast<int>(nd - 1 - d));
+  auto st = stridesOf(x.shape);
+  int64_t k = 0;
+  forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < nd; ++d)
+      off += idx[d] * st[axes[d]];
+    out[0].data[k++] = x.data[off];
+  });
+}
+
+// Split points along the axis: "N" (no brackets) = N equal sections; a tuple = indices.
+std::vector<int64_t> splitPoints(const Attrs &a, int64_t dim, ShapeCtx *c) {
+  const std::string &raw = a.raw("indices_or_sections");
+  const auto &v = a.getTuple("indices_or_sections");
+  auto err = [&](const std::string &m) {
+    if (c)
+      c->error(m);
+    fail(m);
+  };
+  std::vector<int64_t> pts{0};
+  bool sections = raw.find_first_of("([") == std::string::npos;
+  if (sections) {
+    if (v.size() != 1 || v[0] <= 0)
+      err("indices_or_sections must be a positive number of sections");
+    if (dim % v[0] != 0)
+      err(cat("axis of size ", dim, " cannot be split into ", v[0], " equal sections"));
+    for (int64_t i = 1; i < v[0]; ++i)
+      pts.push_back(i * dim / v[0]);
+  } else {
+    for (int64_t p : v) {
+      if (p <= pts.back() || p >= dim)
+        err(cat("split indices ", raw, " must increase strictly inside (0, ", dim, ")"));
+      pts.push_back(p);
+    }
+  }
+  pts.push_back(dim);
+  return pts;
+}
+
+int numSplitOutputs(const Attrs &a) {
+  const std::string &raw = a.raw("indices_or_sections");
+  const auto &v = a.getTuple("indices_or_sections");
+  bool sections = raw.find_first_of("([") == std::string::npos;
+  if (sections)
+    return v.size() == 1 && v[0] > 0 ? static_cast<int>(v[0]) : 1;
+  return static_cast<int>(v.size()) + 1;
+}
+
+// Copies a block of `src` into `dst` at an offset along `axis` (concatenate / split).
+void copyAlongAxis(const Tensor &src, Tensor &dst, int axis, int64_t srcStart, int64_t dstStart,
+                   int64_t len) {
+  int64_t inner = 1, outer = 1;
+  for (size_t d = axis + 1; d < src.shape.size(); ++d)
+    inner *= src.shape[d];
+  for (int d = 0; d < axis; ++d)
+    outer *= src.shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < len; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        dst.data[(o * dst.shape[axis] + dstStart + j) * inner + i] =
+            src.data[(o * src.shape[axis] + srcStart + j) * inner + i];
+}
+
+} // namespace
+
+void registerTransformOps() {
+  OpRegistry &r = OpRegistry::get();
+  r.add("flatten")
+      .describe("collapses all axes but the first: (d0, d1·d2·…)")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        const Shape &d = c.in[0];
+        int64_t rest = 1;
+        for (size_t i = 1; i < d.size(); ++i)
+          rest *= d[i];
+        c.assignOut(0, {d[0], rest});
+      })
+      .kernel(copyKernel);
+
+  r.add("reshape")
+      .describe("reshapes with codes 0 (copy), -1 (infer), -2 (rest), -3 (merge), -4 (split)")
+      .param("shape", ParamKind::Tuple, std::nullopt, "the target shape")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (!shapeKnown(c.in[0]))
+          return;
+        Shape t = reshapeTarget(c, c.in[0], c.attrs.getTuple("shape"));
+        checkSameCount(c, c.in[0], t);
+        c.assignOut(0, t);
+      })
+      .kernel(copyKernel);
+
+  r.add("reshape_like")
+      .describe("reshapes lhs to the shape of rhs")
+      .arguments({"lhs", "rhs"})
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[1].empty())
+          return;
+        checkSameCount(c, c.in[0], c.in[1]);
+        c.assignOut(0, c.in[1]);
+      })
+      .kernel(copyKernel);
+
+  r.add("transpose")
+      .describe("permutes axes; () reverses them")
+      .param("axes", ParamKind::Tuple, "()", "the permutation")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        const Shape &d = c.in[0];
+        const auto &ax = c.attrs.getTuple("axes");
+        int nd = static_cast<int>(d.size());
+        Shape o(nd);
+        if (ax.empty()) {
+          for (int i = 0; i < nd; ++i)
+            o[i] = d[nd - 1 - i];
+        } else {
+          if (static_cast<int>(ax.size()) != nd)
+            c.error(cat("axes ", shapeToTuple(ax), " must list all ", nd, " axes"));
+          std::vector<bool> seen(nd, false);
+          for (int i = 0; i < nd; ++i) {
+            int a = normalizeAxis(ax[i], nd, cat("operator ", c.node));
+            if (seen[a])
+              c.error(cat("axes ", shapeToTuple(ax), " repeat axis ", a));
+            seen[a] = true;
+            o[i] = d[a];
+          }
+        }
+        c.assignOut(0, o);
+      })
+      .kernel(transposeKernel);
+
+  OpDef &concat =
+      r.add("concatenate")
+          .describe("joins inputs along an axis")
+          .param("axis", ParamKind::Int, "1", "the axis")
+          .setPattern(kInjective)
+          .shape([](ShapeCtx &c) {
+            Shape o;
+            int axis = 0;
+            for (size_t i = 0; i < c.in.size(); ++i)
+              if (c.in[i].empty())
+                return;
+            int nd = static_cast<int>(c.in[0].size());
+            axis = normalizeAxis(c.attrs.getInt("axis"), nd, cat("operator ", c.node));
+            o = c.in[0];
+            o[axis] = 0;
+            for (size_t i = 0; i < c.in.size(); ++i) {
+              const Shape &s = c.in[i];
+              if (static_cast<int>(s.size()) != nd)
+                c.error(cat("input ", i, " has shape ", shapeToList(s), ", rank ", s.size(),
+                            " instead of ", nd));
+              for (int d = 0; d < nd; ++d)
+                if (d != axis && s[d] != c.in[0][d])
+                  c.error(cat("input ", i, " has shape ", shapeToList(s), ", which differs from ",
+                              shapeToList(c.in[0]), " outside axis ", axis));
+              o[axis] += s[axis];
+            }
+            c.assignOut(0, o);
+          })
+          .kernel([](const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+            int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(out[0].shape.size()),
+                                     "concatenate");
+            int64_t at = 0;
+            for (const Tensor *t : in) {
+              copyAlongAxis(*t, out[0], axis, 0, at, t->shape[axis]);
+              at += t->shape[axis];
+            }
+          });
+  concat.variadic = true;
+
+  OpDef &split =
+      r.add("split")
+          .describe("splits along an axis into N equal parts or at indices")
+          .param("indices_or_sections", ParamKind::Tuple, std::nullopt,
+                 "N for N equal parts, or a tuple of split indices")
+          .param("axis", ParamKind::Int, "1", "the axis")
+          .setPattern(kInjective)
+          .shape([](ShapeCtx &c) {
+            if (c.in[0].empty())
+              return;
+            int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                                     cat("operator ", c.node));
+            auto pts = splitPoints(c.attrs, c.in[0][axis], &c);
+            for (size_t i = 0; i + 1 < pts.size(); ++i) {
+              Shape o = c.in[0];
+              o[axis] = pts[i + 1] - pts[i];
+              c.assignOut(i, o);
+            }
+          })
+          .kernel([](const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+            const Tensor &x = *in[0];
+            int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "split");
+            auto pts = splitPoints(a, x.shape[axis], nullptr);
+            for (size_t i = 0; i + 1 < pts.size(); ++i)
+              copyAlongAxis(x, out[i], axis, pts[i], 0, pts[i + 1] - pts[i]);
+          });
+  split.numOutputsFn = numSplitOutputs;
+
+  r.add("expand_dims")
+      .describe("inserts num_newaxis axes of size 1 at axis")
+      .param("axis", ParamKind::Int, std::nullopt, "where to insert (-ndim-1 … ndim)")
+      .param("num_newaxis", ParamKind::Int, "1", "how many axes")
+      .setPattern(kBroadcast)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        int nd = static_cast<int>(c.in[0].size());
+        int64_t ax = c.attrs.getInt("axis"), n = c.attrs.getInt("num_newaxis");
+        if (ax < -nd - 1 || ax > nd)
+          c.error(cat("axis ", ax, " is out of range [", -nd - 1, ", ", nd, "]"));
+        if (n < 0)
+          c.error("num_newaxis must be non-negative");
+        if (ax < 0)
+          ax += nd + 1;
+        Shape o = c.in[0];
+        o.insert(o.begin() + ax, n, 1);
+        c.assignOut(0, o);
+      })
+      .kernel(copyKernel);
+
+  r.add("expand_like")
+      .describe("broadcasts lhs back to rhs's shape over the axes a reduction removed")
+      .arguments({"lhs", "rhs"})
+      .param("axis", ParamKind::Tuple, "()", "the reduced axes")
+      .param("exclude", ParamKind::Bool, "False", "axis lists the kept axes instead")
+      .setPattern(kBroadcast)
+      .shape([](ShapeCtx &c) {
+        if (c.in[1].empty())
+          return;
+        c.assignOut(0, c.in[1]);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0];
+        const Shape &ts = out[0].shape;
+        int nd = static_cast<int>(ts.size());
+        auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "expand_like");
+        std::vector<bool> red(nd, false);
+        for (int ax : axes)
+          red[ax] = true;
+        // x either kept the reduced axes as 1 (same rank) or dropped them.
+        bool sameRank = static_cast<int>(x.shape.size()) == nd;
+        int64_t k = 0;
+        forEachIndex(ts, [&](const std::vector<int64_t> &idx) {
+          int64_t off = 0;
+          if (sameRank) {
+            off = broadcastOffset(x.shape, idx);
+          } else if (x.size() > 1) {
+            size_t j = 0;
+            for (int d = 0; d < nd; ++d)
+              if (!red[d])
+                off = off * x.shape[j++] + idx[d];
+          }
+          out[0].data[k++] = x.data[off];
+        });
+      });
+
+  r.add("squeeze")
+      .describe("removes axes of size 1 (all of them when axis is ())")
+      .param("axis", ParamKind::Tuple, "()", "axes to remove")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        const Shape &d = c.in[0];
+        int nd = static_cast<int>(d.size());
+        std::vector<bool> drop(nd, false);
+        const auto &ax = c.attrs.getTuple("axis");
+        if (ax.empty()) {
+          for (int i = 0; i < nd; ++i)
+            drop[i] = d[i] == 1;
+        } else {
+          for (int64_t a : ax) {
+            int i = normalizeAxis(a, nd, cat("operator ", c.node));
+            if (d[i] != 1)
+              c.error(cat("axis ", a, " has size ", d[i], ", not 1"));
+            drop[i] = true;
+          }
+        }
+        Shape o;
+        for (int i = 0; i < nd; ++i)
+          if (!drop[i])
+            o.push_back(d[i]);
+        if (o.empty())
+          o = {1};
+        c.assignOut(0, o);
+      })
+      .kernel(copyKernel);
+
+  r.add("flip")
+      .describe("reverses the order of elements along an axis")
+      .param("axis", ParamKind::Int, "0", "the axis")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        sameShapeRule(c);
+        if (!c.in[0].empty())
+          normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                        cat("operator ", c.node));
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0];
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "flip");
+        auto st = stridesOf(x.shape);
+        int64_t k = 0;
+        forEachIndex(x.shape, [&](const std::vector<int64_t> &idx) {
+          int64_t off = 0;
+          for (size_t d = 0; d < idx.size(); ++d)
+            off += (static_cast<int>(d) == axis ? x.shape[d] - 1 - idx[d] : idx[d]) * st[d];
+          out[0].data[k++] = x.data[off];
+        });
+      });
+}
+
+} // namespace loupe::ops

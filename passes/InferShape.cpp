@@ -1,0 +1,112 @@
+// InferShape: propagates shapes through every op's shape rule (nnvm-spec §8), forward and
+// backward until nothing changes; writes `shape` and `shape_num_unknown_nodes`.
+//
+// Algorithm (NNVM's InferAttr): start from a previous `shape` attribute if it fits, then
+// `shape_inputs` (one shape per argument node, consumed). Sweeps alternate forward (ids
+// ascending) and backward (descending); a variable whose shape is still unknown reads its
+// `shape` attribute (key overridable by `shape_attr_key`, consumed); an op node hands its known
+// input and output shapes to its rule, which may fill in both (a conv2d's weight from its data
+// and attributes). A shape with no dims or a 0 dim is unknown. Sweeps stop when every entry is
+// known or a sweep made no progress; the count of still-unknown entries is recorded.
+#include "passes/Pass.h"
+
+#include "core/Error.h"
+
+namespace loupe {
+
+namespace {
+
+Graph inferShape(const Graph &src) {
+  Graph g = src;
+  const IndexedGraph &idx = g.index();
+  std::vector<Shape> shapes(idx.numEntries());
+  if (const GraphAttr *prev = g.attr("shape"); prev && prev->shapes.size() == shapes.size())
+    shapes = prev->shapes;
+  if (const GraphAttr *in = g.attr("shape_inputs")) {
+    if (in->type != GraphAttr::Type::ListShape || in->shapes.size() != idx.argNodes.size())
+      fail("InferShape: shape_inputs must list one shape per input node (", idx.argNodes.size(),
+           ")");
+    for (size_t i = 0; i < idx.argNodes.size(); ++i)
+      if (!in->shapes[i].empty())
+        shapes[idx.entryId(idx.argNodes[i], 0)] = in->shapes[i];
+    g.attrs.erase("shape_inputs");
+  }
+  std::string key = "shape";
+  if (const GraphAttr *k = g.attr("shape_attr_key")) {
+    key = k->str;
+    g.attrs.erase("shape_attr_key");
+  }
+
+  auto step = [&](uint32_t nid) {
+    const auto &in = idx.nodes[nid];
+    const Node &n = *in.node;
+    if (n.isVariable()) {
+      uint32_t e = idx.entryId(nid, 0);
+      if (!shapeKnown(shapes[e]))
+        if (const std::string *s = findAttr(n.attrs, key)) {
+          Shape parsed;
+          try {
+            parsed = parseIntTuple(*s);
+          } catch (const Error &err) {
+            fail("variable ", n.name, ": attribute ", key, ": ", err.what());
+          }
+          if (!shapes[e].empty() && shapeKnown(shapes[e]) && shapes[e] != parsed)
+            fail("variable ", n.name, ": attribute ", key, "=", *s, " conflicts with shape ",
+                 shapeToList(shapes[e]));
+          shapes[e] = parsed;
+        }
+      return;
+    }
+    std::vector<Shape> ins, outs;
+    for (const auto &e : in.inputs)
+      ins.push_back(shapes[idx.entryId(e)]);
+    for (uint32_t k = 0; k < n.numOutputs(); ++k)
+      outs.push_back(shapes[idx.entryId(nid, k)]);
+    auto args = n.op->argNames(n.parsed);
+    ShapeCtx ctx{n.name, n.op->name, n.parsed, ins, outs, args};
+    if (n.op->inferShape)
+      n.op->inferShape(ctx);
+    for (size_t i = 0; i < in.inputs.size(); ++i)
+      shapes[idx.entryId(in.inputs[i])] = ins[i];
+    for (uint32_t k = 0; k < n.numOutputs(); ++k)
+      shapes[idx.entryId(nid, k)] = outs[k];
+  };
+  auto countUnknown = [&] {
+    size_t u = 0;
+    for (const auto &s : shapes)
+      u += !shapeKnown(s);
+    return u;
+  };
+
+  size_t unknown = shapes.size(), last;
+  int sweep = 0;
+  do {
+    if (sweep % 2 == 0)
+      for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+        step(nid);
+    else
+      for (uint32_t nid = idx.numNodes(); nid-- > 0;)
+        step(nid);
+    last = unknown;
+    unknown = countUnknown();
+    ++sweep;
+  } while (unknown > 0 && unknown < last);
+
+  g.attrs["shape"] = GraphAttr::listShape(std::move(shapes));
+  g.attrs["shape_num_unknown_nodes"] = GraphAttr::sizeT(static_cast<int64_t>(unknown));
+  return g;
+}
+
+} // namespace
+
+void registerInferShapePass() {
+  PassRegistry::get().add({"InferShape",
+                           "infers the shape of every entry from inputs, attributes and op rules",
+                           0,
+                           {},
+                           {"shape", "shape_num_unknown_nodes"},
+                           false,
+                           inferShape});
+}
+
+} // namespace loupe

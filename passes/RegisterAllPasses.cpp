@@ -1,0 +1,26 @@
+// registerAllPasses: one explicit call per pass file, in the order `:passes` lists them.
+#include "passes/Pass.h"
+
+#include <mutex>
+
+namespace loupe {
+
+void registerInferShapePass();
+void registerInferTypePass();
+void registerSaveJSONPass();
+void registerLoadJSONPass();
+void registerPrintGraphIRPass();
+
+void registerAllPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllOps();
+    registerInferShapePass();
+    registerInferTypePass();
+    registerSaveJSONPass();
+    registerLoadJSONPass();
+    registerPrintGraphIRPass();
+  });
+}
+
+} // namespace loupe

@@ -1,0 +1,17 @@
+// SaveJSON: serialises the graph into the `json` attribute of an otherwise empty graph.
+#include "passes/Pass.h"
+
+#include "core/Json.h"
+
+namespace loupe {
+
+void registerSaveJSONPass() {
+  PassRegistry::get().add({"SaveJSON", "writes the graph as NNVM JSON into graph attr 'json'", 0,
+                           {}, {"json"}, true, [](const Graph &g) {
+                             Graph out;
+                             out.attrs["json"] = GraphAttr::string(saveJSON(g));
+                             return out;
+                           }});
+}
+
+} // namespace loupe

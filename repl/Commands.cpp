@@ -1,0 +1,488 @@
+// Commands: the `:command` table of the workbench — one entry per command with its usage,
+// a one-line summary and its handler.
+#include "backend/HostTarget.h"
+#include "core/Error.h"
+#include "core/Json.h"
+#include "core/Printer.h"
+#include "passes/Pass.h"
+#include "repl/Engine.h"
+#include "repl/GraphLang.h"
+#include "repl/SessionFile.h"
+#include "repl/TextFile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace loupe {
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+// Splits command arguments at white space; quotes group words.
+Args splitArgs(const std::string &s) {
+  Args out;
+  std::string cur;
+  char quote = 0;
+  bool have = false;
+  for (char c : s) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      have = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (have)
+        out.push_back(cur);
+      cur.clear();
+      have = false;
+    } else {
+      cur += c;
+      have = true;
+    }
+  }
+  if (quote)
+    fail("unterminated quote in command arguments");
+  if (have)
+    out.push_back(cur);
+  return out;
+}
+
+void needArgs(const Args &a, size_t lo, size_t hi, const std::string &usage) {
+  if (a.size() < lo || a.size() > hi)
+    fail("usage: ", usage);
+}
+
+bool sameStructure(const Graph &a, const Graph &b) {
+  if (a.outputs().size() != b.outputs().size())
+    return false;
+  for (size_t i = 0; i < a.outputs().size(); ++i)
+    if (a.outputs()[i].node != b.outputs()[i].node || a.outputs()[i].index != b.outputs()[i].index)
+      return false;
+  return true; // nodes are immutable: the same head nodes mean the same graph
+}
+
+// "graph unchanged; added shape, dtype" — what a step did, for `:apply` and `:history`.
+std::string describeChange(const Graph *before, const Graph &after) {
+  std::string s = !before ? "new graph"
+                  : sameStructure(*before, after) ? "graph unchanged"
+                                                  : "graph changed";
+  std::vector<std::string> added, removed, changed;
+  for (const auto &k : orderedAttrKeys(after.attrs)) {
+    const GraphAttr *old = before ? before->attr(k) : nullptr;
+    if (!old)
+      added.push_back(k);
+    else if (!(*old == after.attrs.at(k)))
+      changed.push_back(k);
+  }
+  if (before)
+    for (const auto &k : orderedAttrKeys(before->attrs))
+      if (!after.attr(k))
+        removed.push_back(k);
+  auto list = [](const std::vector<std::string> &v) {
+    std::string r;
+    for (const auto &x : v)
+      r += (r.empty() ? "" : ", ") + x;
+    return r;
+  };
+  if (!added.empty())
+    s += "; added " + list(added);
+  if (!changed.empty())
+    s += "; changed " + list(changed);
+  if (!removed.empty())
+    s += "; removed " + list(removed);
+  return s;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w)
+    s += std::string(w - s.size(), ' ');
+  return s;
+}
+
+std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ") {
+  std::string r;
+  for (const auto &x : v)
+    r += (r.empty() ? "" : sep) + x;
+  return r;
+}
+
+void printOpDetails(const OpDef &op, std::ostream &out) {
+  out << op.name << ": " << op.doc << "\n";
+  out << "  pattern: " << patternName(op.pattern) << " (" << op.pattern << ")\n";
+  if (op.variadic)
+    out << "  inputs:  any number, by position\n";
+  else if (op.argsFn)
+    out << "  inputs:  " << joinNames(op.args) << " (depends on attributes)\n";
+  else
+    out << "  inputs:  " << (op.args.empty() ? "none" : joinNames(op.args)) << "\n";
+  if (op.numOutputsFn) {
+    Attrs none;
+    out << "  outputs: " << (op.name == "split" ? "one per part" : std::to_string(op.numOutputs(none)))
+        << "\n";
+  }
+  if (!op.aliases.empty())
+    out << "  aliases: " << joinNames(op.aliases) << "\n";
+  for (const auto &p : op.params)
+    out << "  " << pad(p.name, 16) << (p.dflt ? "= " + *p.dflt : "(required)") << "  " << p.doc
+        << "\n";
+}
+
+} // namespace
+
+const Graph &Engine::requireGraph() const {
+  if (!current())
+    fail("no current graph: make one with :graph NAME or :load FILE");
+  return current()->graph;
+}
+
+void Engine::pushStep(Graph g, std::string label, double millis, bool fresh) {
+  std::string change = describeChange(fresh || history_.empty() ? nullptr : &current()->graph, g);
+  if (!history_.empty())
+    history_.resize(cursor_ + 1); // a new step drops the redo tail
+  history_.push_back({std::move(g), std::move(label), std::move(change), millis});
+  cursor_ = history_.size() - 1;
+}
+
+void Engine::writeRecording() const {
+  if (recordPath_.empty())
+    return;
+  std::string text = "# Recorded by loupe; replay with: loupe --check " + recordPath_ + "\n";
+  for (size_t i = recordFrom_; i < transcript_.size(); ++i)
+    text += formatExchange(transcript_[i].input, transcript_[i].output) + "\n";
+  writeTextFile(recordPath_, text);
+}
+
+void Engine::runCommand(const std::string &text, std::ostream &out) {
+  size_t end = text.find_first_of(" \t\n");
+  std::string name = text.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+  std::string rest = end == std::string::npos ? "" : text.substr(end + 1);
+  for (const auto &c : commands_)
+    if (c.name == name) {
+      c.run(*this, splitArgs(rest), rest, out);
+      return;
+    }
+  std::vector<std::string> names;
+  for (const auto &c : commands_)
+    names.push_back(c.name);
+  fail("unknown command ':", name, "'", didYouMean(name, names), "; :help lists the commands");
+}
+
+std::vector<std::string> Engine::completions(const std::string &line,
+                                             const std::string &word) const {
+  std::vector<std::string> pool;
+  std::string trimmed = line.substr(0, line.size() - word.size());
+  size_t b = trimmed.find_first_not_of(" \t");
+  trimmed = b == std::string::npos ? "" : trimmed.substr(b);
+  if (trimmed.empty() && !word.empty() && word[0] == ':') {
+    for (const auto &c : commands_)
+      pool.push_back(":" + c.name);
+  } else if (trimmed.rfind(":apply", 0) == 0 || trimmed.rfind(":help", 0) == 0) {
+    pool = PassRegistry::get().names();
+    if (trimmed.rfind(":help", 0) == 0)
+      for (const auto &c : commands_)
+        pool.push_back(c.name);
+  } else if (trimmed.rfind(":attr", 0) == 0 || trimmed.rfind(":ir", 0) == 0) {
+    if (current())
+      pool = orderedAttrKeys(current()->graph.attrs);
+  } else if (trimmed.rfind(":ops", 0) == 0) {
+    pool = OpRegistry::get().names();
+  } else {
+    pool = OpRegistry::get().names();
+    for (const auto &v : variableNames())
+      pool.push_back(v);
+    pool.push_back("Variable");
+    pool.push_back("Group");
+  }
+  std::vector<std::string> out;
+  for (const auto &p : pool)
+    if (p.rfind(word, 0) == 0)
+      out.push_back(p);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void Engine::registerCommands() {
+  using Clock = std::chrono::steady_clock;
+  auto add = [this](std::string name, std::string usage, std::string summary, auto fn) {
+    commands_.push_back({std::move(name), std::move(usage), std::move(summary), fn});
+  };
+
+  add("help", "[CMD]", "lists the commands, or describes one",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":help [CMD]");
+        if (a.size() == 1) {
+          std::string n = a[0][0] == ':' ? a[0].substr(1) : a[0];
+          for (const auto &c : e.commands_)
+            if (c.name == n) {
+              out << ":" << c.name << (c.usage.empty() ? "" : " " + c.usage) << "\n  "
+                  << c.summary << "\n";
+              return;
+            }
+          if (const PassInfo *p = PassRegistry::get().find(n)) {
+            out << p->name << ": " << p->summary << "\n";
+            return;
+          }
+          if (const OpDef *op = OpRegistry::get().find(n)) {
+            printOpDetails(*op, out);
+            return;
+          }
+          std::vector<std::string> names;
+          for (const auto &c : e.commands_)
+            names.push_back(c.name);
+          fail("no command, pass or op named '", n, "'", didYouMean(n, names));
+        }
+        out << "Statements build symbols, as nnvm.symbol does:\n"
+            << "  x = Variable(\"x\", shape=(1, 3, 32, 32))\n"
+            << "  y = relu(conv2d(data=x, channels=8, kernel_size=(3, 3)))\n"
+            << "Commands:\n";
+        for (const auto &c : e.commands_)
+          out << "  " << pad(":" + c.name + (c.usage.empty() ? "" : " " + c.usage), 26) << c.summary
+              << "\n";
+      });
+
+  add("graph", "EXPR", "makes a symbol the current graph (nnvm.graph.create)",
+      [](Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
+        if (a.empty())
+          fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
+        auto stmts = parseStatements(rest);
+        if (stmts.size() != 1 || !stmts[0].target.empty())
+          fail("usage: :graph EXPR (one expression)");
+        Value v = e.eval(*stmts[0].value);
+        if (v.kind != Value::Kind::Symbol)
+          fail(":graph needs a symbol, got ", kindName(v));
+        Graph g(v.sym.outputs);
+        const IndexedGraph &idx = g.index();
+        e.pushStep(g, "graph " + rest, 0, true);
+        out << "step " << e.cursor_ << ": graph " << rest << " (" << idx.numNodes() << " nodes, "
+            << idx.argNodes.size() << " inputs, " << idx.heads.size() << " output"
+            << (idx.heads.size() == 1 ? "" : "s") << ")\n";
+      });
+
+  add("ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        std::string ir = printGraphIR(e.requireGraph(), a);
+        out << ir << (ir.back() == '\n' ? "" : "\n");
+      });
+
+  add("nodes", "[N]", "the node table (graph.index.nodes), or node N",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":nodes [N]");
+        const IndexedGraph &idx = e.requireGraph().index();
+        if (a.empty()) {
+          out << pyPformat(nodesToPy(idx)) << "\n";
+          return;
+        }
+        int n = -1;
+        try {
+          n = std::stoi(a[0]);
+        } catch (...) {
+          n = idx.findByName(a[0]);
+          if (n < 0)
+            fail("no node named '", a[0], "'");
+        }
+        if (n < 0 || n >= static_cast<int>(idx.numNodes()))
+          fail("node ", a[0], " is out of range (the graph has ", idx.numNodes(), " nodes)");
+        out << pyRepr(nodeToPy(idx, n)) << "\n";
+      });
+
+  add("attr", "KEY [N]", "a graph attribute as graph.json_attr(KEY) prints it, or its entry N",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 2, ":attr KEY [N]");
+        const Graph &g = e.requireGraph();
+        const GraphAttr *v = g.attr(a[0]);
+        if (!v) {
+          auto prov = PassRegistry::get().providersOf(a[0]);
+          fail("the graph has no attribute '", a[0], "'",
+               prov.empty() ? didYouMean(a[0], orderedAttrKeys(g.attrs))
+                            : "; it is provided by " + joinNames(prov, " or "));
+        }
+        if (a.size() == 1) {
+          out << v->pyRepr() << "\n";
+          return;
+        }
+        GraphAttr one = *v;
+        size_t n = 0;
+        try {
+          n = std::stoul(a[1]);
+        } catch (...) {
+          fail("index must be a non-negative number, got '", a[1], "'");
+        }
+        switch (v->type) {
+        case GraphAttr::Type::ListInt:
+          if (n >= v->ints.size())
+            fail("index ", n, " is out of range (", v->ints.size(), " values)");
+          out << v->ints[n] << "\n";
+          return;
+        case GraphAttr::Type::ListShape:
+          if (n >= v->shapes.size())
+            fail("index ", n, " is out of range (", v->shapes.size(), " values)");
+          out << shapeToList(v->shapes[n]) << "\n";
+          return;
+        case GraphAttr::Type::ListStr:
+        case GraphAttr::Type::ListLayout:
+          if (n >= v->strs.size())
+            fail("index ", n, " is out of range (", v->strs.size(), " values)");
+          out << pyStrRepr(v->strs[n]) << "\n";
+          return;
+        default:
+          fail("attribute '", a[0], "' is not a list");
+        }
+      });
+
+  add("apply", "P1 [P2 …]", "applies passes in order; the result is a new history step",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        if (a.empty())
+          fail("usage: :apply P1 [P2 …] (:passes lists them)");
+        const Graph &before = e.requireGraph();
+        auto t0 = Clock::now();
+        Graph after = applyPasses(before, a);
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
+        out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " ("
+            << e.current()->change << ")\n";
+        for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"})
+          if (const GraphAttr *u = after.attr(k); u && u->num > 0)
+            out << "warning: " << k << " = " << u->num << ": some entries are still unknown\n";
+      });
+
+  add("passes", "", "lists the registered passes",
+      [](Engine &, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":passes");
+        for (const PassInfo *p : PassRegistry::get().all()) {
+          out << pad(p->name, 20) << p->summary << "\n";
+          out << pad("", 20) << "level " << p->optLevel
+              << (p->needs.empty() ? "" : "; needs " + joinNames(p->needs))
+              << (p->provides.empty() ? "" : "; provides " + joinNames(p->provides))
+              << (p->changesGraph ? "; rebuilds the graph" : "") << "\n";
+        }
+      });
+
+  add("ops", "[NAME|TEXT]", "lists the ops (with a filter), or describes one op",
+      [](Engine &, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":ops [NAME|TEXT]");
+        if (a.size() == 1)
+          if (const OpDef *op = OpRegistry::get().find(a[0])) {
+            printOpDetails(*op, out);
+            return;
+          }
+        size_t shown = 0;
+        for (const OpDef *op : OpRegistry::get().all()) {
+          if (a.size() == 1 && op->name.find(a[0]) == std::string::npos)
+            continue;
+          ++shown;
+          out << pad(op->name, 20) << pad(patternName(op->pattern), 16) << op->doc
+              << (op->aliases.empty() ? "" : " (alias " + joinNames(op->aliases) + ")") << "\n";
+        }
+        if (shown == 0)
+          fail("no op matches '", a[0], "'", didYouMean(a[0], OpRegistry::get().names()));
+      });
+
+  add("load", "FILE", "loads an NNVM graph JSON file as a new step",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":load FILE");
+        Graph g = loadJSON(readTextFile(a[0]), a[0]);
+        const IndexedGraph &idx = g.index();
+        e.pushStep(g, "load " + a[0], 0, true);
+        out << "step " << e.cursor_ << ": load " << a[0] << " (" << idx.numNodes() << " nodes, "
+            << idx.argNodes.size() << " inputs, " << idx.heads.size() << " output"
+            << (idx.heads.size() == 1 ? "" : "s") << ")\n";
+      });
+
+  add("save", "FILE", "saves the current graph as NNVM graph JSON",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":save FILE");
+        std::string text = saveJSON(e.requireGraph());
+        writeTextFile(a[0], text);
+        out << "saved step " << e.cursor_ << " to " << a[0] << " (" << text.size() << " bytes)\n";
+      });
+
+  add("history", "[times]", "lists the history steps; * marks the current one",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":history [times]");
+        bool times = a.size() == 1;
+        if (times && a[0] != "times")
+          fail("usage: :history [times]");
+        if (e.history_.empty()) {
+          out << "(no steps yet)\n";
+          return;
+        }
+        for (size_t i = 0; i < e.history_.size(); ++i) {
+          const Step &s = e.history_[i];
+          out << (i == e.cursor_ ? "* " : "  ") << pad(std::to_string(i), 3) << pad(s.label, 36)
+              << s.change;
+          if (times) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, " [%.3f ms]", s.millis);
+            out << buf;
+          }
+          out << "\n";
+        }
+      });
+
+  add("undo", "", "goes back one history step",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":undo");
+        if (e.history_.empty() || e.cursor_ == 0)
+          fail("nothing to undo");
+        --e.cursor_;
+        out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
+      });
+
+  add("redo", "", "goes forward one history step",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":redo");
+        if (e.history_.empty() || e.cursor_ + 1 >= e.history_.size())
+          fail("nothing to redo");
+        ++e.cursor_;
+        out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
+      });
+
+  add("record", "FILE", "writes the session so far to FILE and keeps recording until :stop",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":record FILE");
+        std::string old = e.recordPath_;
+        e.recordPath_ = a[0];
+        e.recordFrom_ = 0;
+        try {
+          e.writeRecording();
+        } catch (...) {
+          e.recordPath_ = old;
+          throw;
+        }
+        out << "recording to " << a[0] << " (" << e.transcript_.size() << " inputs so far)\n";
+      });
+
+  add("stop", "", "stops recording",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":stop");
+        if (e.recordPath_.empty())
+          fail("not recording (start with :record FILE)");
+        out << "stopped recording " << e.recordPath_ << " (" << e.transcript_.size() - e.recordFrom_
+            << " inputs)\n";
+        e.recordPath_.clear();
+      });
+
+  add("vars", "", "lists the symbols defined so far",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":vars");
+        for (const auto &[k, v] : e.env_)
+          out << pad(k, 16) << pyRepr(v) << "\n";
+      });
+
+  add("target", "", "what LLVM detects about this machine (triple, CPU, SIMD features)",
+      [](Engine &, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":target");
+        HostTarget t = detectHostTarget();
+        out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu
+            << "\nsimd " << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " "))
+            << "\n";
+      });
+}
+
+} // namespace loupe

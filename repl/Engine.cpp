@@ -1,0 +1,442 @@
+// Engine: executes inputs — graph-language statements are evaluated here, commands are looked
+// up in the table built by Commands.cpp. Errors never escape: they become one diagnostic line.
+#include "repl/Engine.h"
+
+#include "core/Error.h"
+#include "passes/Pass.h"
+#include "repl/GraphLang.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+namespace loupe {
+
+Engine::Engine() {
+  registerAllPasses();
+  registerCommands();
+}
+
+const Step *Engine::current() const { return history_.empty() ? nullptr : &history_[cursor_]; }
+
+std::vector<std::string> Engine::variableNames() const {
+  std::vector<std::string> v;
+  for (const auto &[k, x] : env_)
+    v.push_back(k);
+  return v;
+}
+
+bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &err, int line) {
+  std::ostringstream buf;
+  bool ok = true;
+  std::string trimmed = input;
+  size_t b = trimmed.find_first_not_of(" \t\r\n");
+  trimmed = b == std::string::npos ? "" : trimmed.substr(b);
+  // Snapshot what a failing input could have touched, so a failure changes nothing.
+  auto env = env_;
+  auto counters = nameCounters_;
+  auto versions = varVersions_;
+  try {
+    if (!trimmed.empty() && trimmed[0] == ':')
+      runCommand(trimmed, buf);
+    else
+      runStatements(input, buf, line);
+  } catch (const Error &e) {
+    env_ = std::move(env);
+    nameCounters_ = std::move(counters);
+    varVersions_ = std::move(versions);
+    ok = false;
+    std::string msg = e.what();
+    if (e.line() > 0)
+      msg = cat(source_, ":", line + e.line() - 1, ":", e.col(), ": error: ", msg);
+    else
+      msg = "error: " + msg;
+    out << buf.str();
+    out.flush();
+    err << msg << "\n";
+    err.flush();
+    transcript_.push_back({input, buf.str() + msg + "\n"});
+    recordSafely(err);
+    return false;
+  }
+  out << buf.str();
+  out.flush();
+  bool isRecordCmd = trimmed.rfind(":record", 0) == 0 || trimmed.rfind(":stop", 0) == 0;
+  if (!isRecordCmd)
+    transcript_.push_back({input, buf.str()});
+  recordSafely(err);
+  return ok;
+}
+
+void Engine::recordSafely(std::ostream &err) {
+  try {
+    writeRecording();
+  } catch (const Error &e) {
+    err << "warning: recording stopped: " << e.what() << "\n";
+    recordPath_.clear();
+  }
+}
+
+void Engine::runStatements(const std::string &text, std::ostream &out, int line) {
+  std::vector<Stmt> stmts = parseStatements(text);
+  for (const Stmt &s : stmts) {
+    Value v = eval(*s.value);
+    if (s.target.empty()) {
+      out << pyRepr(v) << "\n";
+    } else {
+      env_[s.target] = std::move(v);
+    }
+  }
+}
+
+namespace {
+
+Error errAt(const Expr &e, const std::string &msg) { return Error(msg, e.line, e.col); }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The Python module prefixes a tutorial may keep (`sym.conv2d`, `nnvm.symbol.relu`).
+std::string stripModule(const std::string &name) {
+  for (const char *p : {"nnvm.symbol.", "nnvm.sym.", "sym.", "symbol."})
+    if (name.rfind(p, 0) == 0)
+      return name.substr(std::string(p).size());
+  return name;
+}
+
+} // namespace
+
+Value Engine::eval(const Expr &e) {
+  switch (e.kind) {
+  case Expr::Kind::Int:
+    return Value::integer(e.intValue);
+  case Expr::Kind::Float:
+    return Value::real(e.floatValue);
+  case Expr::Kind::Str:
+    return Value::str(e.text);
+  case Expr::Kind::Name: {
+    if (e.text == "True" || e.text == "False")
+      return Value::boolean(e.text == "True");
+    if (e.text == "None")
+      return Value::none();
+    auto it = env_.find(e.text);
+    if (it == env_.end()) {
+      std::vector<std::string> names = variableNames();
+      throw errAt(e, cat("name '", e.text, "' is not defined", didYouMean(e.text, names)));
+    }
+    return it->second;
+  }
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    Value v;
+    v.kind = e.kind == Expr::Kind::Tuple ? Value::Kind::Tuple : Value::Kind::List;
+    for (const auto &x : e.items)
+      v.items.push_back(eval(*x));
+    return v;
+  }
+  case Expr::Kind::Call:
+    return callFunction(e);
+  case Expr::Kind::Unary: {
+    Value x = eval(*e.items[0]);
+    if (e.text == "+") {
+      if (!x.isNumber() && x.kind != Value::Kind::Symbol)
+        throw errAt(e, cat("bad operand for unary +: ", kindName(x)));
+      return x;
+    }
+    if (x.kind == Value::Kind::Int || x.kind == Value::Kind::Bool)
+      return Value::integer(-static_cast<int64_t>(x.asDouble()));
+    if (x.kind == Value::Kind::Float)
+      return Value::real(-x.f);
+    if (x.kind == Value::Kind::Symbol) // NNVM: -s is s * -1.0
+      return callOp(*OpRegistry::get().find("__mul_scalar__"), "__mul_scalar__", {x},
+                    {{"scalar", Value::real(-1.0)}}, e);
+    throw errAt(e, cat("bad operand for unary -: ", kindName(x)));
+  }
+  case Expr::Kind::Binary:
+    return binaryOp(e.text, eval(*e.items[0]), eval(*e.items[1]), e);
+  case Expr::Kind::Index: {
+    Value base = eval(*e.items[0]);
+    Value ix = eval(*e.items[1]);
+    if (ix.kind != Value::Kind::Int)
+      throw errAt(*e.items[1], cat("index must be an integer, got ", kindName(ix)));
+    int64_t i = ix.i;
+    if (base.kind == Value::Kind::Symbol) {
+      // A single-output symbol of a multi-output node selects among the node's outputs,
+      // as NNVM's Symbol.__getitem__ does over list_outputs().
+      const auto &outs = base.sym.outputs;
+      std::vector<NodeEntry> all = outs;
+      if (outs.size() == 1 && outs[0].node->numOutputs() > 1) {
+        all.clear();
+        for (uint32_t k = 0; k < outs[0].node->numOutputs(); ++k)
+          all.push_back({outs[0].node, k, 0});
+      }
+      int64_t n = static_cast<int64_t>(all.size());
+      if (i < -n || i >= n)
+        throw errAt(e, cat("index ", i, " is out of range for a symbol with ", n, " output",
+                           n == 1 ? "" : "s"));
+      return Value::symbol(Symbol{{all[i < 0 ? i + n : i]}});
+    }
+    if (base.kind == Value::Kind::Tuple || base.kind == Value::Kind::List) {
+      int64_t n = static_cast<int64_t>(base.items.size());
+      if (i < -n || i >= n)
+        throw errAt(e, cat("index ", i, " is out of range for ", kindName(base), " of ", n));
+      return base.items[i < 0 ? i + n : i];
+    }
+    throw errAt(e, cat(kindName(base), " cannot be indexed"));
+  }
+  }
+  throw errAt(e, "internal: unknown expression");
+}
+
+Value Engine::binaryOp(const std::string &op, const Value &a, const Value &b, const Expr &at) {
+  bool symA = a.kind == Value::Kind::Symbol, symB = b.kind == Value::Kind::Symbol;
+  auto call = [&](const char *name, const Value &s, std::vector<std::pair<std::string, Value>> kw,
+                  std::vector<Value> extra = {}) {
+    std::vector<Value> pos{s};
+    for (auto &x : extra)
+      pos.push_back(x);
+    return callOp(*OpRegistry::get().find(name), name, pos, kw, at);
+  };
+  if (symA && symB) {
+    if (op == "+")
+      return call("__add_symbol__", a, {}, {b});
+    if (op == "-")
+      return call("__sub_symbol__", a, {}, {b});
+    if (op == "*")
+      return call("__mul_symbol__", a, {}, {b});
+    if (op == "/")
+      return call("__div_symbol__", a, {}, {b});
+    throw errAt(at, "symbol ** symbol needs __pow_symbol__, which NNVM (seed era) does not have");
+  }
+  if (symA && b.isNumber()) {
+    const char *name = op == "+"   ? "__add_scalar__"
+                       : op == "-" ? "__sub_scalar__"
+                       : op == "*" ? "__mul_scalar__"
+                       : op == "/" ? "__div_scalar__"
+                                   : "__pow_scalar__";
+    return call(name, a, {{"scalar", b}});
+  }
+  if (a.isNumber() && symB) {
+    // Python's reflected operators: __radd__/__rmul__ reuse the forward op.
+    const char *name = op == "+"   ? "__add_scalar__"
+                       : op == "-" ? "__rsub_scalar__"
+                       : op == "*" ? "__mul_scalar__"
+                       : op == "/" ? "__rdiv_scalar__"
+                                   : "__rpow_scalar__";
+    return call(name, b, {{"scalar", a}});
+  }
+  if (a.isNumber() && b.isNumber()) {
+    bool ints = a.kind != Value::Kind::Float && b.kind != Value::Kind::Float;
+    double x = a.asDouble(), y = b.asDouble();
+    if (op == "/") {
+      if (y == 0)
+        throw errAt(at, "division by zero");
+      return Value::real(x / y);
+    }
+    if (op == "**") {
+      if (ints && y >= 0)
+        return Value::integer(static_cast<int64_t>(std::pow(x, y)));
+      return Value::real(std::pow(x, y));
+    }
+    double r = op == "+" ? x + y : op == "-" ? x - y : x * y;
+    return ints ? Value::integer(static_cast<int64_t>(r)) : Value::real(r);
+  }
+  if (op == "+" && a.kind == b.kind &&
+      (a.kind == Value::Kind::Str || a.kind == Value::Kind::List ||
+       a.kind == Value::Kind::Tuple)) {
+    Value r = a;
+    r.s += b.s;
+    r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    return r;
+  }
+  throw errAt(at, cat("unsupported operand types for ", op, ": ", kindName(a), " and ",
+                      kindName(b)));
+}
+
+Value Engine::callFunction(const Expr &call) {
+  std::string callee = stripModule(call.text);
+  std::vector<Value> pos;
+  for (const auto &x : call.items)
+    pos.push_back(eval(*x));
+  std::vector<std::pair<std::string, Value>> kw;
+  for (const auto &[k, x] : call.kwargs)
+    kw.emplace_back(k, eval(*x));
+
+  if (callee == "Variable")
+    return makeVariable(call, pos, kw);
+  if (callee == "Group") {
+    std::vector<Value> syms = pos;
+    if (pos.size() == 1 &&
+        (pos[0].kind == Value::Kind::List || pos[0].kind == Value::Kind::Tuple))
+      syms = pos[0].items;
+    if (!kw.empty() || syms.empty())
+      throw errAt(call, "Group takes a list of symbols: Group([a, b])");
+    Symbol g;
+    for (const auto &s : syms) {
+      if (s.kind != Value::Kind::Symbol)
+        throw errAt(call, cat("Group takes symbols, got ", kindName(s)));
+      g.outputs.insert(g.outputs.end(), s.sym.outputs.begin(), s.sym.outputs.end());
+    }
+    return Value::symbol(std::move(g));
+  }
+  const OpDef *op = OpRegistry::get().find(callee);
+  if (!op) {
+    std::vector<std::string> names = OpRegistry::get().names();
+    names.push_back("Variable");
+    names.push_back("Group");
+    throw errAt(call, cat("unknown op '", callee, "'", didYouMean(callee, names)));
+  }
+  return callOp(*op, callee, pos, kw, call);
+}
+
+Value Engine::makeVariable(const Expr &call, const std::vector<Value> &pos,
+                           const std::vector<std::pair<std::string, Value>> &kw) {
+  std::string name;
+  bool named = false;
+  if (pos.size() > 1)
+    throw errAt(call, "Variable takes one positional argument, the name");
+  if (pos.size() == 1) {
+    if (pos[0].kind != Value::Kind::Str)
+      throw errAt(call, cat("Variable's name must be a string, got ", kindName(pos[0])));
+    name = pos[0].s;
+    named = true;
+  }
+  AttrDict attrs;
+  for (const auto &[k, v] : kw) {
+    if (k == "name") {
+      if (named || v.kind != Value::Kind::Str)
+        throw errAt(call, "Variable takes exactly one name, a string");
+      name = v.s;
+      named = true;
+      continue;
+    }
+    if (k == "init")
+      throw errAt(call, "Variable(init=…) initialisers are not supported");
+    if (v.kind == Value::Kind::Symbol)
+      throw errAt(call, cat("attribute '", k, "' of Variable cannot be a symbol"));
+    attrs.emplace_back(k, pyStr(v));
+  }
+  if (!named || name.empty())
+    throw errAt(call, "Variable needs a name: Variable(\"x\")");
+  NodePtr n = loupe::makeVariable(name, std::move(attrs));
+  return Value::symbol(Symbol{{NodeEntry{n, 0, 0}}});
+}
+
+Value Engine::callOp(const OpDef &op, const std::string &hint, const std::vector<Value> &positional,
+                     const std::vector<std::pair<std::string, Value>> &keywords, const Expr &at) {
+  std::string where = hint == op.name ? op.name : hint;
+  std::vector<Symbol> posSyms;
+  for (size_t i = 0; i < positional.size(); ++i) {
+    if (positional[i].kind != Value::Kind::Symbol)
+      throw errAt(at, cat(where, ": positional argument ", i + 1, " is ", kindName(positional[i]),
+                          "; only inputs may be positional, attributes go by keyword"));
+    posSyms.push_back(positional[i].sym);
+  }
+  AttrDict attrs;
+  std::vector<std::pair<std::string, Symbol>> kwSyms;
+  std::string nodeName;
+  for (const auto &[k, v] : keywords) {
+    if (k == "name") {
+      if (v.kind != Value::Kind::Str || v.s.empty())
+        throw errAt(at, cat(where, ": name must be a non-empty string"));
+      nodeName = v.s;
+    } else if (k == "attr") {
+      throw errAt(at, cat(where, ": attr={…} is not supported; pass attributes by keyword"));
+    } else if (v.kind == Value::Kind::Symbol) {
+      kwSyms.emplace_back(k, v.sym);
+    } else {
+      attrs.emplace_back(k, pyStr(v));
+    }
+  }
+  if (!posSyms.empty() && !kwSyms.empty())
+    throw errAt(at, cat(where, ": inputs must be all positional or all keyword, not both (got ",
+                        posSyms.size(), " positional and '", kwSyms[0].first, "' by keyword)"));
+  if (!op.keyVarNumArgs.empty() && !findAttr(attrs, op.keyVarNumArgs))
+    attrs.emplace_back(op.keyVarNumArgs, std::to_string(posSyms.size()));
+
+  Attrs parsed;
+  try {
+    parsed = op.parse(attrs, /*strict=*/true);
+  } catch (const Error &e) {
+    throw errAt(at, cat(where, ": ", e.what()));
+  }
+
+  // The NameManager's choice; the counter is committed only when the call succeeds.
+  std::string key = lower(hint);
+  bool autoNamed = nodeName.empty();
+  if (autoNamed)
+    nodeName = key + std::to_string(nameCounters_[key]);
+
+  std::vector<std::string> argNames = op.argNames(parsed);
+  std::vector<NodeEntry> inputs;
+  auto entryOf = [&](const Symbol &s, const std::string &arg) {
+    if (s.outputs.size() != 1)
+      throw errAt(at, cat(where, ": input '", arg, "' is a symbol with ", s.outputs.size(),
+                          " outputs; select one with [i]"));
+    return s.outputs[0];
+  };
+  std::string argList;
+  for (const auto &a : argNames)
+    argList += (argList.empty() ? "" : ", ") + a;
+  if (op.variadic) {
+    if (!kwSyms.empty())
+      throw errAt(at, cat(where, " takes its inputs by position"));
+    if (posSyms.empty())
+      throw errAt(at, cat(where, " needs at least one input"));
+    for (size_t i = 0; i < posSyms.size(); ++i)
+      inputs.push_back(entryOf(posSyms[i], "input " + std::to_string(i)));
+  } else {
+    if (posSyms.size() > argNames.size())
+      throw errAt(at, cat(where, " takes ", argNames.size(), " input",
+                          argNames.size() == 1 ? "" : "s", argList.empty() ? "" : " (" + argList + ")",
+                          ", got ", posSyms.size()));
+    std::vector<std::optional<NodeEntry>> slots(argNames.size());
+    for (size_t i = 0; i < posSyms.size(); ++i)
+      slots[i] = entryOf(posSyms[i], argNames[i]);
+    for (const auto &[k, s] : kwSyms) {
+      auto it = std::find(argNames.begin(), argNames.end(), k);
+      if (it == argNames.end())
+        throw errAt(at, cat(where, ": unknown input '", k, "'", didYouMean(k, argNames),
+                            argList.empty() ? "; it takes no inputs" : "; inputs are " + argList));
+      slots[it - argNames.begin()] = entryOf(s, k);
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i]) {
+        inputs.push_back(*slots[i]);
+        continue;
+      }
+      // NNVM adds a variable `<node>_<arg>` carrying a copy of the op's attributes.
+      NodePtr v = loupe::makeVariable(nodeName + "_" + argNames[i], attrs);
+      inputs.push_back({v, 0, 0});
+    }
+  }
+  // Mutated inputs (batch_norm's moving statistics) bump the variable's version.
+  for (auto &e : inputs)
+    if (e.node->isVariable() && varVersions_.count(e.node.get()))
+      e.version = varVersions_[e.node.get()];
+  for (int m : op.mutateInputs)
+    if (m < static_cast<int>(inputs.size()) && inputs[m].node->isVariable()) {
+      uint32_t &ver = varVersions_[inputs[m].node.get()];
+      inputs[m].version = ++ver;
+      keepAlive_.push_back(inputs[m].node);
+    }
+
+  NodePtr node;
+  try {
+    node = makeOpNode(op, nodeName, attrs, std::move(inputs));
+  } catch (const Error &e) {
+    throw errAt(at, e.what());
+  }
+  if (autoNamed)
+    ++nameCounters_[key];
+  Symbol out;
+  for (uint32_t k = 0; k < node->numVisibleOutputs(); ++k)
+    out.outputs.push_back({node, k, 0});
+  return Value::symbol(std::move(out));
+}
+
+} // namespace loupe

@@ -1,0 +1,101 @@
+// Engine: the workbench state (symbols, history of graph snapshots, settings) and the command
+// table; the REPL, session replays and the GUI all drive it through execute().
+#pragma once
+
+#include "core/Graph.h"
+#include "repl/Value.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+struct Expr;
+
+/// One step of the history: an immutable graph snapshot and what made it.
+struct Step {
+  Graph graph;
+  std::string label; ///< the command that made it ("graph z", "apply InferShape InferType")
+  std::string change; ///< what it did: "new graph", "graph unchanged; added shape, …"
+  double millis = 0;         ///< time the step took (shown only on request)
+};
+
+/// The workbench. Each execute() runs one input — a graph-language statement or a `:command` —
+/// and writes what it prints. A failed input prints one `error: …` line and changes nothing.
+class Engine {
+public:
+  Engine();
+
+  /// Runs one input (may span lines). Normal output goes to `out`, diagnostics to `err`.
+  /// Returns false when the input failed. `line` is the input's first line in its source, for
+  /// `SOURCE:LINE:COL:` prefixes of diagnostics about text.
+  bool execute(const std::string &input, std::ostream &out, std::ostream &err, int line = 1);
+
+  /// Name used in front of text positions in diagnostics ("<stdin>", a script's path).
+  void setSourceName(std::string s) { source_ = std::move(s); }
+
+  /// A command of the table.
+  struct Command {
+    std::string name;  ///< without the colon
+    std::string usage; ///< arguments, e.g. "P1 [P2 …]"
+    std::string summary;
+    std::function<void(Engine &, const std::vector<std::string> &, const std::string &rest,
+                       std::ostream &)>
+        run;
+  };
+  const std::vector<Command> &commands() const { return commands_; }
+
+  /// The current graph snapshot, or null before the first `:graph`/`:load`.
+  const Step *current() const;
+  const std::vector<Step> &history() const { return history_; }
+  /// Names bound in the graph language.
+  std::vector<std::string> variableNames() const;
+  /// Words for Tab completion after `line` (commands, ops, passes, variables, attr keys).
+  std::vector<std::string> completions(const std::string &line, const std::string &word) const;
+
+  /// Every input so far with its output, for `:record`.
+  struct Exchange {
+    std::string input;
+    std::string output;
+  };
+
+private:
+  // Graph language.
+  void runStatements(const std::string &text, std::ostream &out, int line);
+  Value eval(const Expr &e);
+  Value callFunction(const Expr &call);
+  Value callOp(const OpDef &op, const std::string &hint, const std::vector<Value> &positional,
+               const std::vector<std::pair<std::string, Value>> &keywords, const Expr &at);
+  Value binaryOp(const std::string &op, const Value &a, const Value &b, const Expr &at);
+  Value makeVariable(const Expr &call, const std::vector<Value> &pos,
+                     const std::vector<std::pair<std::string, Value>> &kw);
+
+  // Commands.
+  void runCommand(const std::string &text, std::ostream &out);
+  void registerCommands();
+  const Graph &requireGraph() const;
+  /// Adds a step after the current one (dropping any redo tail). `fresh` marks a graph that
+  /// does not derive from the current one (`:graph`, `:load`).
+  void pushStep(Graph g, std::string label, double millis, bool fresh);
+  void writeRecording() const;
+  /// Writes the recording; a write failure stops recording with a warning instead of failing.
+  void recordSafely(std::ostream &err);
+
+  std::string source_ = "<stdin>";
+  std::map<std::string, Value> env_;
+  std::map<std::string, int> nameCounters_;       ///< NNVM NameManager: per-hint counters
+  std::map<const Node *, uint32_t> varVersions_;  ///< write counts of mutated variables
+  std::vector<NodePtr> keepAlive_;                ///< keeps counted variables' addresses unique
+  std::vector<Step> history_;
+  size_t cursor_ = 0; ///< index of the current step in history_
+  std::vector<Command> commands_;
+  std::vector<Exchange> transcript_;
+  std::string recordPath_;
+  size_t recordFrom_ = 0;
+};
+
+} // namespace loupe

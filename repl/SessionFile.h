@@ -1,0 +1,48 @@
+// SessionFile: the session format of DESIGN.md — `> ` inputs (continued with `. `), each
+// followed by its exact expected output; `#` lines are comments. Parse, replay, bless, write.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// One input of a session file with its expected output.
+struct SessionBlock {
+  std::vector<std::string> prelude; ///< comment and blank lines before the input, kept verbatim
+  std::string input;                ///< the input text (continuation lines joined by '\n')
+  int line = 0;                     ///< line of the `> ` in the file
+  std::vector<std::string> expected; ///< expected output lines (trailing blank lines dropped)
+};
+
+/// A parsed session file.
+struct Session {
+  std::vector<SessionBlock> blocks;
+  std::vector<std::string> epilogue; ///< comment and blank lines after the last block
+};
+
+/// Parses session text. Throws Error("FILE:LINE: …") for text that is not a session (output
+/// before the first input, output lines after a comment).
+Session parseSession(const std::string &text, const std::string &path);
+
+/// Writes a session back in canonical form, with `outputs` (one per block) as expected output.
+std::string formatSession(const Session &s, const std::vector<std::string> &outputs);
+
+/// Formats one input/output exchange as session text (used by `:record`).
+std::string formatExchange(const std::string &input, const std::string &output);
+
+/// Splits output text into lines and drops trailing blank lines (the comparison unit).
+std::vector<std::string> outputLines(const std::string &text);
+
+/// A unified diff of two line lists, with `---`/`+++` headers naming them.
+std::string unifiedDiff(const std::vector<std::string> &expected,
+                        const std::vector<std::string> &actual, const std::string &expectedName,
+                        const std::string &actualName);
+
+/// Replays a session file in a fresh engine. With `bless`, rewrites the file's expected outputs
+/// and returns 0; otherwise stops at the first difference, writes a unified diff to `report`
+/// and returns 1. Returns 2 when the file cannot be read or parsed.
+int checkSession(const std::string &path, bool bless, std::ostream &report);
+
+} // namespace loupe

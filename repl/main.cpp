@@ -1,0 +1,181 @@
+// loupe: the text REPL of the workbench; also runs scripts and checks/blesses session files.
+#include "repl/Engine.h"
+#include "repl/GraphLang.h"
+#include "repl/SessionFile.h"
+#include "repl/TextFile.h"
+
+#include "core/Error.h"
+
+#include <editline/readline.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+using namespace loupe;
+
+namespace {
+
+const char *kUsage = R"(usage: loupe [FILE …]            run scripts (statements and :commands), then exit
+       loupe -i FILE                 run a script, then continue interactively
+       loupe --check SESSION …      replay sessions; on the first difference print a diff, exit 1
+       loupe --bless SESSION …      rewrite the sessions' expected outputs
+       loupe                         interactive REPL (:help lists the commands)
+)";
+
+Engine *gEngine = nullptr;
+
+// libedit completion: the engine decides what fits at the cursor.
+char *completionGenerator(const char *text, int state) {
+  static std::vector<std::string> matches;
+  static size_t next;
+  if (state == 0) {
+    matches = gEngine->completions(std::string(rl_line_buffer, rl_point), text);
+    next = 0;
+  }
+  if (next >= matches.size())
+    return nullptr;
+  return strdup(matches[next++].c_str());
+}
+
+char **complete(const char *text, int, int) {
+  rl_attempted_completion_over = 1;
+  return rl_completion_matches(text, completionGenerator);
+}
+
+std::string historyPath() {
+  if (const char *p = std::getenv("LOUPE_HISTORY"))
+    return p;
+  if (const char *home = std::getenv("HOME"))
+    return std::string(home) + "/.loupe_history";
+  return "";
+}
+
+/// Runs a script's text: each input is a line, or several while brackets are open.
+bool runScript(Engine &engine, const std::string &text) {
+  std::istringstream in(text);
+  std::string line, pending;
+  int lineNo = 0, startLine = 1;
+  bool ok = true;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (pending.empty())
+      startLine = lineNo;
+    pending += (pending.empty() ? "" : "\n") + line;
+    if (pending.find_first_not_of(" \t\r") == std::string::npos) {
+      pending.clear();
+      continue;
+    }
+    if (pending[pending.find_first_not_of(" \t")] != ':' && needsMoreInput(pending))
+      continue;
+    ok &= engine.execute(pending, std::cout, std::cerr, startLine);
+    pending.clear();
+  }
+  if (!pending.empty())
+    ok &= engine.execute(pending, std::cout, std::cerr, startLine);
+  return ok;
+}
+
+int interactive(Engine &engine) {
+  bool tty = isatty(STDIN_FILENO);
+  std::string hist = historyPath();
+  if (tty) {
+    gEngine = &engine;
+    rl_attempted_completion_function = complete;
+    rl_basic_word_break_characters = const_cast<char *>(" \t\n()[],=+-*/");
+    using_history();
+    if (!hist.empty())
+      read_history(hist.c_str());
+    std::cout << "loupe — the NNVM workbench. :help lists the commands; Ctrl-D quits.\n";
+  }
+  engine.setSourceName("<stdin>");
+  std::string pending;
+  int lineNo = 0, start = 1;
+  while (true) {
+    std::string line;
+    const char *prompt = pending.empty() ? "loupe> " : "  ...> ";
+    if (tty) {
+      char *raw = readline(prompt);
+      if (!raw)
+        break;
+      line = raw;
+      std::free(raw);
+    } else if (!std::getline(std::cin, line)) {
+      break;
+    }
+    ++lineNo;
+    if (pending.empty())
+      start = lineNo;
+    pending += (pending.empty() ? "" : "\n") + line;
+    size_t b = pending.find_first_not_of(" \t\r");
+    if (b == std::string::npos) {
+      pending.clear();
+      continue;
+    }
+    if (pending[b] != ':' && needsMoreInput(pending))
+      continue;
+    if (tty)
+      add_history(pending.c_str());
+    engine.execute(pending, std::cout, std::cout, tty ? 1 : start);
+    pending.clear();
+  }
+  if (tty) {
+    std::cout << "\n";
+    if (!hist.empty())
+      write_history(hist.c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!args.empty() && (args[0] == "--check" || args[0] == "--bless")) {
+    bool bless = args[0] == "--bless";
+    if (args.size() < 2) {
+      std::cerr << "error: " << args[0] << " needs at least one session file\n" << kUsage;
+      return 2;
+    }
+    int rc = 0;
+    for (size_t i = 1; i < args.size(); ++i)
+      rc = std::max(rc, checkSession(args[i], bless, rc ? std::cerr : std::cout));
+    return rc;
+  }
+  Engine engine;
+  bool thenInteractive = false;
+  if (!args.empty() && args[0] == "-i") {
+    thenInteractive = true;
+    args.erase(args.begin());
+    if (args.empty()) {
+      std::cerr << "error: -i needs a script\n" << kUsage;
+      return 2;
+    }
+  }
+  for (const auto &a : args)
+    if (!a.empty() && a[0] == '-') {
+      std::cerr << "error: unknown option '" << a << "'\n" << kUsage;
+      return 2;
+    }
+  bool ok = true;
+  for (const auto &path : args) {
+    std::string text;
+    try {
+      text = readTextFile(path);
+    } catch (const Error &e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 2;
+    }
+    engine.setSourceName(path);
+    ok &= runScript(engine, text);
+  }
+  if (args.empty() || thenInteractive)
+    return interactive(engine);
+  return ok ? 0 : 1;
+}

@@ -111,6 +111,14 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
   return r;
 }
 
+// "the graph has no attribute 'shape'; it is provided by InferShape"
+[[noreturn]] void missingAttr(const Graph &g, const std::string &key) {
+  auto prov = PassRegistry::get().providersOf(key);
+  fail("the graph has no attribute '", key, "'",
+       prov.empty() ? didYouMean(key, orderedAttrKeys(g.attrs))
+                    : "; it is provided by " + joinNames(prov, " or "));
+}
+
 void printOpDetails(const OpDef &op, std::ostream &out) {
   out << op.name << ": " << op.doc << "\n";
   out << "  pattern: " << patternName(op.pattern) << " (" << op.pattern << ")\n";
@@ -266,6 +274,9 @@ void Engine::registerCommands() {
 
   add("ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        for (const auto &k : a)
+          if (!e.requireGraph().attr(k))
+            missingAttr(e.requireGraph(), k);
         std::string ir = printGraphIR(e.requireGraph(), a);
         out << ir << (ir.back() == '\n' ? "" : "\n");
       });
@@ -296,12 +307,8 @@ void Engine::registerCommands() {
         needArgs(a, 1, 2, ":attr KEY [N]");
         const Graph &g = e.requireGraph();
         const GraphAttr *v = g.attr(a[0]);
-        if (!v) {
-          auto prov = PassRegistry::get().providersOf(a[0]);
-          fail("the graph has no attribute '", a[0], "'",
-               prov.empty() ? didYouMean(a[0], orderedAttrKeys(g.attrs))
-                            : "; it is provided by " + joinNames(prov, " or "));
-        }
+        if (!v)
+          missingAttr(g, a[0]);
         if (a.size() == 1) {
           out << v->pyRepr() << "\n";
           return;

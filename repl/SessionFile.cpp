@@ -100,6 +100,10 @@ std::string formatSession(const Session &s, const std::vector<std::string> &outp
     for (const auto &p : s.blocks[b].prelude)
       out += p + "\n";
     out += formatExchange(s.blocks[b].input, outputs[b]);
+    // A blank line after an output keeps exchanges readable; it becomes the next prelude.
+    const auto &next = b + 1 < s.blocks.size() ? s.blocks[b + 1].prelude : s.epilogue;
+    if (!outputLines(outputs[b]).empty() && next.empty() && b + 1 < s.blocks.size())
+      out += "\n";
   }
   for (const auto &p : s.epilogue)
     out += p + "\n";

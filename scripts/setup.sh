@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what Loupe needs from Debian's packages (only what is missing), then configures and
+# builds it in ./build. Used by demo.sh and test.sh; safe to run again (incremental).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  cmake ninja-build g++ ccache
+  llvm-19-dev          # backend: LLVM 19 (shared libLLVM)
+  libedit-dev          # REPL line editing
+  nlohmann-json3-dev   # graph JSON
+  libgtest-dev         # unit tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_TYPE=${LOUPE_BUILD_TYPE:-RelWithDebInfo}
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DLOUPE_WERROR=ON >/dev/null
+fi
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,290 @@
+// OpKernelTest: every op's reference kernel against values worked out by hand.
+#include "TestUtil.h"
+
+#include <cmath>
+#include <set>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+std::set<std::string> &tested() {
+  static std::set<std::string> s;
+  return s;
+}
+
+void expectValues(const Tensor &t, const std::vector<double> &want, double tol = 1e-6) {
+  ASSERT_EQ(t.data.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(t.data[i], want[i], tol) << "element " << i;
+}
+
+/// y = OP(x, attrs) on a float64 x of the given shape and values.
+Tensor unary(const std::string &op, const std::string &attrs, Shape s, std::vector<double> v) {
+  tested().insert(op);
+  std::string shape = shapeToTuple(s);
+  return eval("x = Variable(\"x\", shape=" + shape + ", dtype=1)\ny = " + op + "(x" +
+                  (attrs.empty() ? "" : ", " + attrs) + ")",
+              {{"x", tensor(s, v, kFloat64)}});
+}
+
+Tensor binary(const std::string &op, Shape sa, std::vector<double> a, Shape sb,
+              std::vector<double> b) {
+  tested().insert(op);
+  return eval("a = Variable(\"a\", shape=" + shapeToTuple(sa) + ", dtype=1)\nb = Variable(\"b\", "
+              "shape=" + shapeToTuple(sb) + ", dtype=1)\ny = " + op + "(a, b)",
+              {{"a", tensor(sa, a, kFloat64)}, {"b", tensor(sb, b, kFloat64)}});
+}
+
+} // namespace
+
+TEST(OpKernel, UnaryMath) {
+  std::vector<double> x{-2, -0.5, 0, 1.5};
+  expectValues(unary("relu", "", {4}, x), {0, 0, 0, 1.5});
+  expectValues(unary("leaky_relu", "alpha=0.1", {4}, x), {-0.2, -0.05, 0, 1.5});
+  expectValues(unary("sigmoid", "", {4}, x),
+               {1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(0.5)), 0.5, 1 / (1 + std::exp(-1.5))});
+  expectValues(unary("tanh", "", {4}, x), {std::tanh(-2.0), std::tanh(-0.5), 0, std::tanh(1.5)});
+  expectValues(unary("exp", "", {2}, {0, 1}), {1, std::exp(1.0)});
+  expectValues(unary("log", "", {2}, {1, std::exp(2.0)}), {0, 2});
+  expectValues(unary("sqrt", "", {2}, {4, 2.25}), {2, 1.5});
+  expectValues(unary("negative", "", {4}, x), {2, 0.5, 0, -1.5});
+  expectValues(unary("copy", "", {4}, x), x);
+  expectValues(unary("block_grad", "", {4}, x), x);
+  expectValues(unary("zeros_like", "", {4}, x), {0, 0, 0, 0});
+  expectValues(unary("ones_like", "", {4}, x), {1, 1, 1, 1});
+  expectValues(unary("full_like", "fill_value=7", {2}, {1, 2}), {7, 7});
+  expectValues(unary("clip", "a_min=-1, a_max=1", {4}, x), {-1, -0.5, 0, 1});
+  // cast to int32 truncates toward zero.
+  expectValues(unary("cast", "dtype=\"int32\"", {4}, {-2.7, -0.5, 0.9, 3.99}), {-2, 0, 0, 3});
+}
+
+TEST(OpKernel, ScalarOps) {
+  std::vector<double> x{1, 2, 4};
+  expectValues(unary("__add_scalar__", "scalar=2", {3}, x), {3, 4, 6});
+  expectValues(unary("__sub_scalar__", "scalar=2", {3}, x), {-1, 0, 2});
+  expectValues(unary("__rsub_scalar__", "scalar=2", {3}, x), {1, 0, -2});
+  expectValues(unary("__mul_scalar__", "scalar=2", {3}, x), {2, 4, 8});
+  expectValues(unary("__div_scalar__", "scalar=2", {3}, x), {0.5, 1, 2});
+  expectValues(unary("__rdiv_scalar__", "scalar=2", {3}, x), {2, 1, 0.5});
+  expectValues(unary("__pow_scalar__", "scalar=2", {3}, x), {1, 4, 16});
+  expectValues(unary("__rpow_scalar__", "scalar=2", {3}, x), {2, 4, 16});
+}
+
+TEST(OpKernel, Float32ResultsAreRounded) {
+  tested().insert("__div_scalar__");
+  Tensor t = eval("x = Variable(\"x\", shape=(1,), dtype=0)\ny = x / 3",
+                  {{"x", tensor({1}, {1.0})}});
+  EXPECT_EQ(t.data[0], static_cast<double>(1.0f / 3.0f));
+}
+
+TEST(OpKernel, Binary) {
+  Shape s{2, 2};
+  std::vector<double> a{1, 2, 3, 4}, b{4, 3, 2, 1};
+  expectValues(binary("elemwise_add", s, a, s, b), {5, 5, 5, 5});
+  expectValues(binary("elemwise_sub", s, a, s, b), {-3, -1, 1, 3});
+  expectValues(binary("elemwise_mul", s, a, s, b), {4, 6, 6, 4});
+  expectValues(binary("elemwise_div", s, a, s, b), {0.25, 2.0 / 3, 1.5, 4});
+  expectValues(binary("greater", s, a, s, b), {0, 0, 1, 1});
+  expectValues(binary("less", s, a, s, b), {1, 1, 0, 0});
+  // Broadcasting (2,1) with (3,): rows of b shifted by a.
+  expectValues(binary("broadcast_add", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
+               {11, 12, 13, 21, 22, 23});
+  expectValues(binary("broadcast_sub", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
+               {9, 8, 7, 19, 18, 17});
+  expectValues(binary("broadcast_mul", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
+               {10, 20, 30, 20, 40, 60});
+  expectValues(binary("broadcast_div", {2, 1}, {10, 20}, {3}, {1, 2, 4}),
+               {10, 5, 2.5, 20, 10, 5});
+  expectValues(binary("reshape_like", {2, 3}, {1, 2, 3, 4, 5, 6}, {3, 2}, {0, 0, 0, 0, 0, 0}),
+               {1, 2, 3, 4, 5, 6});
+  tested().insert("elemwise_sum");
+  expectValues(eval("a = Variable(\"a\", shape=(2,))\nb = Variable(\"b\", shape=(2,))\n"
+                    "y = elemwise_sum(a, b, a)",
+                    {{"a", tensor({2}, {1, 2})}, {"b", tensor({2}, {10, 20})}}),
+               {12, 24});
+  tested().insert("broadcast_to");
+  expectValues(eval("a = Variable(\"a\", shape=(1,2))\ny = broadcast_to(a, shape=(3,2))",
+                    {{"a", tensor({1, 2}, {1, 2})}}),
+               {1, 2, 1, 2, 1, 2});
+}
+
+TEST(OpKernel, Reductions) {
+  // x = [[1, 2, 3], [4, 5, 6]]
+  Shape s{2, 3};
+  std::vector<double> x{1, 2, 3, 4, 5, 6};
+  expectValues(unary("sum", "", s, x), {21});
+  expectValues(unary("sum", "axis=0", s, x), {5, 7, 9});
+  expectValues(unary("sum", "axis=1, keepdims=True", s, x), {6, 15});
+  expectValues(unary("max", "axis=1", s, x), {3, 6});
+  expectValues(unary("min", "axis=0", s, x), {1, 2, 3});
+  expectValues(unary("mean", "axis=1", s, x), {2, 5});
+  expectValues(unary("prod", "axis=0", s, x), {4, 10, 18});
+  expectValues(unary("sum", "axis=0, exclude=True", s, x), {6, 15});
+}
+
+TEST(OpKernel, SoftmaxFamily) {
+  // softmax([0, ln 3]) = [1/4, 3/4]
+  double l3 = std::log(3.0);
+  expectValues(unary("softmax", "", {1, 2}, {0, l3}), {0.25, 0.75});
+  expectValues(unary("softmax", "axis=0", {2, 1}, {0, l3}), {0.25, 0.75});
+  expectValues(unary("log_softmax", "", {1, 2}, {0, l3}), {std::log(0.25), std::log(0.75)});
+}
+
+TEST(OpKernel, DenseAndMatmul) {
+  tested().insert("dense");
+  // x = [[1, 2]], W = [[1, 0], [2, 3], [-1, 1]], b = [10, 20, 30] -> [11, 28, 31]
+  Tensor y = eval("x = Variable(\"x\", shape=(1,2))\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                  "y = dense(x, w, b, units=3)",
+                  {{"x", tensor({1, 2}, {1, 2})},
+                   {"w", tensor({3, 2}, {1, 0, 2, 3, -1, 1})},
+                   {"b", tensor({3}, {10, 20, 30})}});
+  expectValues(y, {11, 28, 31});
+  expectValues(binary("matmul", {2, 2}, {1, 2, 3, 4}, {2, 1}, {5, 6}), {17, 39});
+  tested().insert("matmul");
+  // aᵀ·b with a = [[1, 2], [3, 4]] -> [[1, 3], [2, 4]]·[5, 6]ᵀ = [23, 34]
+  expectValues(eval("a = Variable(\"a\", shape=(2,2))\nb = Variable(\"b\", shape=(2,1))\n"
+                    "y = matmul(a, b, transpose_a=True)",
+                    {{"a", tensor({2, 2}, {1, 2, 3, 4})}, {"b", tensor({2, 1}, {5, 6})}}),
+               {23, 34});
+}
+
+TEST(OpKernel, Conv2d) {
+  tested().insert("conv2d");
+  // 1x1x3x3 input 1..9, 2x2 kernel [[1, 0], [0, -1]], bias 1: out[i][j] = x[i][j] - x[i+1][j+1] + 1
+  Tensor y = eval("x = Variable(\"x\", shape=(1,1,3,3))\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                  "y = conv2d(x, w, b, channels=1, kernel_size=(2,2))",
+                  {{"x", tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+                   {"w", tensor({1, 1, 2, 2}, {1, 0, 0, -1})},
+                   {"b", tensor({1}, {1})}});
+  expectValues(y, {-3, -3, -3, -3});
+  // Padding 1, stride 2, all-ones 3x3 kernel: window sums of the zero-padded input.
+  Tensor z = eval("x = Variable(\"x\", shape=(1,1,3,3))\nw = Variable(\"w\")\n"
+                  "y = conv2d(x, w, channels=1, kernel_size=(3,3), padding=(1,1), "
+                  "strides=(2,2), use_bias=False)",
+                  {{"x", tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+                   {"w", tensor({1, 1, 3, 3}, std::vector<double>(9, 1.0))}});
+  expectValues(z, {12, 16, 24, 28});
+  // Groups: two channels, each convolved with its own 1x1 weight.
+  Tensor g = eval("x = Variable(\"x\", shape=(1,2,1,2))\nw = Variable(\"w\")\n"
+                  "y = conv2d(x, w, channels=2, kernel_size=(1,1), groups=2, use_bias=False)",
+                  {{"x", tensor({1, 2, 1, 2}, {1, 2, 3, 4})},
+                   {"w", tensor({2, 1, 1, 1}, {10, 100})}});
+  expectValues(g, {10, 20, 300, 400});
+  // Dilation 2 on a 1x5 row with a 1x2 kernel [1, 1]: x[j] + x[j+2].
+  Tensor d = eval("x = Variable(\"x\", shape=(1,1,1,5))\nw = Variable(\"w\")\n"
+                  "y = conv2d(x, w, channels=1, kernel_size=(1,2), dilation=(1,2), use_bias=False)",
+                  {{"x", tensor({1, 1, 1, 5}, {1, 2, 3, 4, 5})},
+                   {"w", tensor({1, 1, 1, 2}, {1, 1})}});
+  expectValues(d, {4, 6, 8});
+}
+
+TEST(OpKernel, Conv2dTranspose) {
+  tested().insert("conv2d_transpose");
+  // 1x1x2x2 input [[1, 2], [3, 4]], 2x2 ones kernel, stride 2: each input spreads to a 2x2 block.
+  Tensor y = eval("x = Variable(\"x\", shape=(1,1,2,2))\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                  "y = conv2d_transpose(x, w, b, channels=1, kernel_size=(2,2), strides=(2,2))",
+                  {{"x", tensor({1, 1, 2, 2}, {1, 2, 3, 4})},
+                   {"w", tensor({1, 1, 2, 2}, {1, 1, 1, 1})},
+                   {"b", tensor({1}, {0.5})}});
+  expectValues(y, {1.5, 1.5, 2.5, 2.5, 1.5, 1.5, 2.5, 2.5, 3.5, 3.5, 4.5, 4.5, 3.5, 3.5, 4.5, 4.5});
+  // Stride 1 with a [1, 2] kernel on [1, 2]: full convolution [1, 4, 4].
+  Tensor z = eval("x = Variable(\"x\", shape=(1,1,1,2))\nw = Variable(\"w\")\n"
+                  "y = conv2d_transpose(x, w, channels=1, kernel_size=(1,2), use_bias=False)",
+                  {{"x", tensor({1, 1, 1, 2}, {1, 2})}, {"w", tensor({1, 1, 1, 2}, {1, 2})}});
+  expectValues(z, {1, 4, 4});
+}
+
+TEST(OpKernel, Pooling) {
+  // 4x4 input 0..15
+  std::vector<double> x;
+  for (int i = 0; i < 16; ++i)
+    x.push_back(i);
+  Shape s{1, 1, 4, 4};
+  expectValues(unary("max_pool2d", "pool_size=(2,2), strides=(2,2)", s, x), {5, 7, 13, 15});
+  expectValues(unary("avg_pool2d", "pool_size=(2,2), strides=(2,2)", s, x), {2.5, 4.5, 10.5, 12.5});
+  // Padding 1 with a 2x2 window, stride 2: corner windows hold one real cell each edge.
+  expectValues(unary("avg_pool2d", "pool_size=(2,2), strides=(2,2), padding=(1,1)",
+                     {1, 1, 2, 2}, {1, 2, 3, 4}),
+               {1, 2, 3, 4});
+  expectValues(unary("avg_pool2d",
+                     "pool_size=(2,2), strides=(2,2), padding=(1,1), count_include_pad=True",
+                     {1, 1, 2, 2}, {1, 2, 3, 4}),
+               {0.25, 0.5, 0.75, 1});
+  expectValues(unary("max_pool2d", "pool_size=(3,3), strides=(2,2), ceil_mode=True", s, x),
+               {10, 11, 14, 15});
+  expectValues(unary("global_max_pool2d", "", {1, 2, 1, 2}, {1, 5, -3, -2}), {5, -2});
+  expectValues(unary("global_avg_pool2d", "", {1, 2, 1, 2}, {1, 5, -3, -2}), {3, -2.5});
+  expectValues(unary("upsampling", "scale=2", {1, 1, 1, 2}, {1, 2}), {1, 1, 2, 2, 1, 1, 2, 2});
+  // Bilinear with aligned corners: a 1x2 row [0, 3] to 2x4 -> [0, 1, 2, 3] on both rows.
+  expectValues(unary("upsampling", "scale=2, method=\"BILINEAR\"", {1, 1, 1, 2}, {0, 3}),
+               {0, 1, 2, 3, 0, 1, 2, 3});
+}
+
+TEST(OpKernel, NormAndDropout) {
+  tested().insert("batch_norm");
+  // (x - mean) / sqrt(var + eps) * gamma + beta per channel; eps = 0 for exact numbers.
+  Tensor y = eval("x = Variable(\"x\", shape=(1,2,1,2))\ng = Variable(\"g\")\nb = Variable(\"b\")\n"
+                  "m = Variable(\"m\")\nv = Variable(\"v\")\n"
+                  "y = batch_norm(x, g, b, m, v, epsilon=0)",
+                  {{"x", tensor({1, 2, 1, 2}, {1, 3, 10, 20})},
+                   {"g", tensor({2}, {2, 1})},
+                   {"b", tensor({2}, {0, 5})},
+                   {"m", tensor({2}, {1, 10})},
+                   {"v", tensor({2}, {4, 100})}});
+  expectValues(y, {0, 2, 5, 6});
+  expectValues(unary("dropout", "rate=0.3", {3}, {1, 2, 3}), {1, 2, 3});
+  tested().insert("prelu");
+  expectValues(eval("x = Variable(\"x\", shape=(1,2,1,2))\na = Variable(\"a\")\ny = prelu(x, a)",
+                    {{"x", tensor({1, 2, 1, 2}, {-1, 2, -4, 5})}, {"a", tensor({2}, {0.5, 0.25})}}),
+               {-0.5, 2, -1, 5});
+}
+
+TEST(OpKernel, Transforms) {
+  std::vector<double> x{1, 2, 3, 4, 5, 6};
+  Shape s{2, 3};
+  expectValues(unary("flatten", "", {2, 1, 3}, x), x);
+  expectValues(unary("reshape", "shape=(3, 2)", s, x), x);
+  expectValues(unary("transpose", "", s, x), {1, 4, 2, 5, 3, 6});
+  expectValues(unary("transpose", "axes=(1, 0, 2)", {2, 2, 1}, {1, 2, 3, 4}), {1, 3, 2, 4});
+  expectValues(unary("flip", "axis=1", s, x), {3, 2, 1, 6, 5, 4});
+  expectValues(unary("flip", "", s, x), {4, 5, 6, 1, 2, 3});
+  expectValues(unary("expand_dims", "axis=0", s, x), x);
+  expectValues(unary("squeeze", "", {1, 6}, x), x);
+  expectValues(unary("pad", "pad_width=((0,0),(1,1)), pad_value=9", {1, 2}, {1, 2}), {9, 1, 2, 9});
+  expectValues(binary("concatenate", {2, 1}, {1, 2}, {2, 2}, {3, 4, 5, 6}), {1, 3, 4, 2, 5, 6});
+  tested().insert("split");
+  Tensor second = eval("x = Variable(\"x\", shape=(2,3))\ns = split(x, indices_or_sections=(1,))\n"
+                       "y = s[1]",
+                       {{"x", tensor(s, x)}});
+  expectValues(second, {2, 3, 5, 6});
+  tested().insert("expand_like");
+  // sum over axis 1 of a (2,3) gives (2,); expand_like broadcasts it back along axis 1.
+  expectValues(eval("a = Variable(\"a\", shape=(2,))\nt = Variable(\"t\", shape=(2,3))\n"
+                    "y = expand_like(a, t, axis=1)",
+                    {{"a", tensor({2}, {7, 8})}, {"t", tensor(s, x)}}),
+               {7, 7, 7, 8, 8, 8});
+  // With keepdims the reduced form has the same rank: (1, 1) broadcasts everywhere.
+  expectValues(eval("a = Variable(\"a\", shape=(1,1))\nt = Variable(\"t\", shape=(2,3))\n"
+                    "y = expand_like(a, t)",
+                    {{"a", tensor({1, 1}, {4})}, {"t", tensor(s, x)}}),
+               {4, 4, 4, 4, 4, 4});
+}
+
+TEST(OpKernel, InitOps) {
+  for (const char *op : {"zeros", "ones", "full"})
+    tested().insert(op);
+  expectValues(eval("y = zeros(shape=(2,))", {}), {0, 0});
+  expectValues(eval("y = ones(shape=(2,), dtype=\"int8\")", {}), {1, 1});
+  expectValues(eval("y = full(shape=(3,), fill_value=2.5)", {}), {2.5, 2.5, 2.5});
+}
+
+// Runs last (gtest keeps file order): every registered op must have been exercised above.
+TEST(OpKernel, ZZEveryOpHasAKernelTest) {
+  registerAllOps();
+  for (const OpDef *op : OpRegistry::get().all()) {
+    EXPECT_TRUE(op->compute) << op->name << " has no reference kernel";
+    EXPECT_TRUE(tested().count(op->name)) << op->name << " has no kernel test";
+  }
+}

@@ -1,0 +1,94 @@
+// TestUtil: small helpers shared by the unit tests — build graphs in the graph language,
+// infer them, and evaluate them with the reference interpreter.
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Interpreter.h"
+#include "passes/Pass.h"
+#include "repl/Engine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace loupe::test {
+
+/// Runs each line of `program` in `e`; fails the test on any error.
+inline void run(Engine &e, const std::string &program) {
+  std::istringstream in(program);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::ostringstream out, err;
+    ASSERT_TRUE(e.execute(line, out, err)) << line << "\n" << err.str();
+  }
+}
+
+/// Runs one input and returns what it printed (output and errors together).
+inline std::string output(Engine &e, const std::string &input) {
+  std::ostringstream out;
+  e.execute(input, out, out);
+  return out.str();
+}
+
+/// Builds `program`, makes symbol `out` the graph and applies InferShape and InferType.
+inline Graph inferred(const std::string &program, const std::string &out = "y") {
+  Engine e;
+  run(e, program);
+  run(e, ":graph " + out);
+  return applyPasses(e.current()->graph, {"InferShape", "InferType"});
+}
+
+/// The inferred shape of the graph's first output.
+inline Shape outShape(const std::string &program, const std::string &out = "y") {
+  Graph g = inferred(program, out);
+  const IndexedGraph &idx = g.index();
+  return g.attr("shape")->shapes[idx.entryId(idx.heads[0])];
+}
+
+/// The message of the error that building and inferring `program` raises ("" if none).
+inline std::string inferError(const std::string &program, const std::string &out = "y") {
+  Engine e;
+  std::istringstream in(program);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::ostringstream o;
+    if (!e.execute(line, o, o))
+      return o.str();
+  }
+  std::ostringstream o;
+  if (!e.execute(":graph " + out, o, o) || !e.execute(":apply InferShape InferType", o, o))
+    return o.str();
+  return "";
+}
+
+/// A float32 tensor from a shape and values.
+inline Tensor tensor(Shape s, std::vector<double> v, int dtype = kFloat32) {
+  Tensor t(std::move(s), dtype);
+  t.data = std::move(v);
+  return t;
+}
+
+/// Builds `program`, gives its variables the inputs' shapes and dtypes (as build does through
+/// shape_inputs/dtype_inputs), infers, then evaluates output 0 with the reference interpreter.
+inline Tensor eval(const std::string &program, const std::map<std::string, Tensor> &inputs,
+                   const std::string &out = "y") {
+  Engine e;
+  run(e, program);
+  run(e, ":graph " + out);
+  Graph g = e.current()->graph;
+  const IndexedGraph &idx = g.index();
+  std::vector<Shape> shapes;
+  std::vector<int64_t> dtypes;
+  for (uint32_t nid : idx.argNodes) {
+    auto it = inputs.find(idx.nodes[nid].node->name);
+    shapes.push_back(it == inputs.end() ? Shape{} : it->second.shape);
+    dtypes.push_back(it == inputs.end() ? -1 : it->second.dtype);
+  }
+  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
+  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
+  return interpret(applyPasses(g, {"InferShape", "InferType"}), inputs).at(0);
+}
+
+} // namespace loupe::test

@@ -119,6 +119,16 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
                     : "; it is provided by " + joinNames(prov, " or "));
 }
 
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// "16 nodes, 7 inputs, 1 output"
+std::string graphSize(const IndexedGraph &idx) {
+  return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +
+         plural(idx.heads.size(), "output");
+}
+
 void printOpDetails(const OpDef &op, std::ostream &out) {
   out << op.name << ": " << op.doc << "\n";
   out << "  pattern: " << patternName(op.pattern) << " (" << op.pattern << ")\n";
@@ -169,6 +179,7 @@ void Engine::runCommand(const std::string &text, std::ostream &out) {
   size_t end = text.find_first_of(" \t\n");
   std::string name = text.substr(1, end == std::string::npos ? std::string::npos : end - 1);
   std::string rest = end == std::string::npos ? "" : text.substr(end + 1);
+  restColumn_ = end == std::string::npos ? text.size() + 1 : static_cast<int>(end) + 2;
   for (const auto &c : commands_)
     if (c.name == name) {
       c.run(*this, splitArgs(rest), rest, out);
@@ -258,18 +269,24 @@ void Engine::registerCommands() {
       [](Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
         if (a.empty())
           fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
-        auto stmts = parseStatements(rest);
-        if (stmts.size() != 1 || !stmts[0].target.empty())
-          fail("usage: :graph EXPR (one expression)");
-        Value v = e.eval(*stmts[0].value);
+        Value v;
+        try {
+          auto stmts = parseStatements(rest);
+          if (stmts.size() != 1 || !stmts[0].target.empty())
+            fail("usage: :graph EXPR (one expression)");
+          v = e.eval(*stmts[0].value);
+        } catch (const Error &err) {
+          // Point into the command line as typed, not into its argument.
+          if (err.line() == 1)
+            throw Error(err.what(), 1, err.col() + e.restColumn_ - 1);
+          throw;
+        }
         if (v.kind != Value::Kind::Symbol)
           fail(":graph needs a symbol, got ", kindName(v));
         Graph g(v.sym.outputs);
         const IndexedGraph &idx = g.index();
         e.pushStep(g, "graph " + rest, 0, true);
-        out << "step " << e.cursor_ << ": graph " << rest << " (" << idx.numNodes() << " nodes, "
-            << idx.argNodes.size() << " inputs, " << idx.heads.size() << " output"
-            << (idx.heads.size() == 1 ? "" : "s") << ")\n";
+        out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(idx) << ")\n";
       });
 
   add("ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
@@ -396,9 +413,7 @@ void Engine::registerCommands() {
         Graph g = loadJSON(readTextFile(a[0]), a[0]);
         const IndexedGraph &idx = g.index();
         e.pushStep(g, "load " + a[0], 0, true);
-        out << "step " << e.cursor_ << ": load " << a[0] << " (" << idx.numNodes() << " nodes, "
-            << idx.argNodes.size() << " inputs, " << idx.heads.size() << " output"
-            << (idx.heads.size() == 1 ? "" : "s") << ")\n";
+        out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(idx) << ")\n";
       });
 
   add("save", "FILE", "saves the current graph as NNVM graph JSON",

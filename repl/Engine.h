@@ -96,6 +96,7 @@ private:
   std::vector<Exchange> transcript_;
   std::string recordPath_;
   size_t recordFrom_ = 0;
+  int restColumn_ = 0; ///< column where the running command's arguments start
 };
 
 } // namespace loupe

@@ -126,10 +126,10 @@ std::string unifiedDiff(const std::vector<std::string> &a, const std::vector<std
       out += " " + a[i] + "\n";
       ++i;
       ++j;
-    } else if (j < m && (i == n || L[i][j + 1] >= L[i + 1][j])) {
-      out += "+" + b[j++] + "\n";
+    } else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) {
+      out += "-" + a[i++] + "\n"; // deletions first, as diff -u prints them
     } else {
-      out += "-" + a[i++] + "\n";
+      out += "+" + b[j++] + "\n";
     }
   }
   return out;

@@ -1,0 +1,214 @@
+// EngineTest: every kind of bad input gives one clear error line and leaves the state as it
+// was; history, undo/redo and recording behave.
+#include "TestUtil.h"
+
+#include "core/Json.h"
+#include "repl/SessionFile.h"
+#include "repl/TextFile.h"
+
+#include <cstdio>
+#include <fstream>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+/// Runs `input` expecting failure; checks the single error line and that nothing changed.
+std::string failing(Engine &e, const std::string &input) {
+  size_t steps = e.history().size();
+  const Step *cur = e.current();
+  auto vars = e.variableNames();
+  std::ostringstream out, err;
+  EXPECT_FALSE(e.execute(input, out, err)) << input;
+  EXPECT_EQ(out.str(), "") << input;
+  std::string msg = err.str();
+  EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 1) << msg;
+  EXPECT_EQ(e.history().size(), steps) << input;
+  EXPECT_EQ(e.current(), cur) << input;
+  EXPECT_EQ(e.variableNames(), vars) << input;
+  return msg;
+}
+
+Engine withX() {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1,3,8,8))");
+  return e;
+}
+
+} // namespace
+
+TEST(EngineErrors, SyntaxErrorHasLineAndColumn) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, "y = relu(x"),
+            "<stdin>:1:11: error: expected ')' but found end of input (to close '(' at 1:9)\n");
+  EXPECT_EQ(failing(e, "y = x $ 2"), "<stdin>:1:7: error: unexpected character '$'\n");
+  EXPECT_EQ(failing(e, "y = = 2"), "<stdin>:1:5: error: expected an expression but found '='\n");
+  EXPECT_EQ(failing(e, "y = 'abc"), "<stdin>:1:5: error: unterminated string\n");
+  EXPECT_EQ(failing(e, "y = relu(x))"),
+            "<stdin>:1:12: error: expected end of statement, found ')'\n");
+}
+
+TEST(EngineErrors, UnknownOpSuggestsNames) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, "y = conv3d(x)"),
+            "<stdin>:1:5: error: unknown op 'conv3d' (did you mean 'conv2d'?)\n");
+  EXPECT_EQ(failing(e, "y = rleu(x)"),
+            "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'relu'?)\n");
+}
+
+TEST(EngineErrors, AttributeProblems) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, "y = dense(x, units=3, bias=1)"),
+            "<stdin>:1:5: error: dense: unknown attribute 'bias'; dense takes units, use_bias\n");
+  EXPECT_EQ(failing(e, "y = relu(x, alpha=1)"),
+            "<stdin>:1:5: error: relu: unknown attribute 'alpha': relu takes no attributes\n");
+  EXPECT_EQ(failing(e, "y = dense(x, units=\"ten\")"),
+            "<stdin>:1:5: error: dense: attribute 'units': expected an integer, got 'ten'\n");
+  EXPECT_EQ(failing(e, "y = dense(x)"),
+            "<stdin>:1:5: error: dense: missing required attribute 'units' (number of output "
+            "units)\n");
+  EXPECT_EQ(failing(e, "y = cast(x, dtype=\"float128\")"),
+            "<stdin>:1:5: error: cast: attribute 'dtype': expected one of float32, float64, "
+            "float16, uint8, int32, int8, int64, int16, uint16, uint32, uint64, got 'float128'\n");
+}
+
+TEST(EngineErrors, InputsBothPositionalAndKeyword) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, "y = conv2d(x, weight=x, channels=4, kernel_size=(3,3))"),
+            "<stdin>:1:5: error: conv2d: inputs must be all positional or all keyword, not both "
+            "(got 1 positional and 'weight' by keyword)\n");
+  EXPECT_EQ(failing(e, "y = relu(x, x)"),
+            "<stdin>:1:5: error: relu takes 1 input (data), got 2\n");
+  EXPECT_EQ(failing(e, "y = relu(dat=x)"),
+            "<stdin>:1:5: error: relu: unknown input 'dat' (did you mean 'data'?); inputs are "
+            "data\n");
+}
+
+TEST(EngineErrors, UndefinedNameAndBadOperands) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, "y = relu(weights)"),
+            "<stdin>:1:10: error: name 'weights' is not defined\n");
+  EXPECT_EQ(failing(e, "y = relu(xx)"),
+            "<stdin>:1:10: error: name 'xx' is not defined (did you mean 'x'?)\n");
+  EXPECT_EQ(failing(e, "y = x + \"a\""),
+            "<stdin>:1:7: error: unsupported operand types for +: a symbol and a string\n");
+  EXPECT_EQ(failing(e, "y = x ** x"),
+            "<stdin>:1:7: error: symbol ** symbol needs __pow_symbol__, which NNVM (seed era) "
+            "does not have\n");
+}
+
+TEST(EngineErrors, FailedCallsDoNotConsumeNames) {
+  Engine e = withX();
+  failing(e, "y = conv2d(x, channels=\"a\", kernel_size=(3,3))");
+  run(e, "y = conv2d(x, channels=4, kernel_size=(3,3))");
+  EXPECT_EQ(output(e, "y"), "<Symbol conv2d0>\n");
+}
+
+TEST(EngineErrors, CommandsAndPasses) {
+  Engine e = withX();
+  EXPECT_EQ(failing(e, ":ir"), "error: no current graph: make one with :graph NAME or :load FILE\n");
+  run(e, "w = Variable(\"w\", shape=(4,2,3,3))\n"
+         "y = conv2d(x, w, channels=4, kernel_size=(3,3), use_bias=False)\n:graph y");
+  EXPECT_EQ(failing(e, ":apply InferShap"),
+            "error: unknown pass 'InferShap' (did you mean 'InferShape'?); :passes lists them\n");
+  // One bad name means nothing runs, even the good passes before it.
+  EXPECT_EQ(failing(e, ":apply InferType Nope"),
+            "error: unknown pass 'Nope'; :passes lists them\n");
+  EXPECT_EQ(failing(e, ":apply InferShape"),
+            "error: operator conv2d0 (conv2d): input 'weight' has shape [4, 2, 3, 3] but "
+            "[4, 3, 3, 3] is required\n");
+  EXPECT_EQ(failing(e, ":apply LoadJSON"),
+            "error: Graph attr dependency json is required by pass LoadJSON but is not "
+            "available. The attribute is provided by pass SaveJSON\n");
+  EXPECT_EQ(failing(e, ":frob"), "error: unknown command ':frob'; :help lists the commands\n");
+  EXPECT_EQ(failing(e, ":attr shape"),
+            "error: the graph has no attribute 'shape'; it is provided by InferShape\n");
+  EXPECT_EQ(failing(e, ":graph 3"), "error: :graph needs a symbol, got a number\n");
+  EXPECT_EQ(failing(e, ":undo"), "error: nothing to undo\n");
+  EXPECT_EQ(failing(e, ":apply"), "error: usage: :apply P1 [P2 …] (:passes lists them)\n");
+}
+
+TEST(EngineErrors, FilesThatAreNotGraphs) {
+  Engine e = withX();
+  std::string empty = ::testing::TempDir() + "/empty.json";
+  writeTextFile(empty, "");
+  EXPECT_EQ(failing(e, ":load " + empty),
+            "error: " + empty + ": empty file, expected NNVM graph JSON\n");
+  std::string bin = ::testing::TempDir() + "/binary.json";
+  {
+    std::ofstream f(bin, std::ios::binary);
+    f.write("{\0\x01\x02", 4);
+  }
+  EXPECT_EQ(failing(e, ":load " + bin),
+            "error: " + bin + ": not a text file (NUL byte at offset 1)\n");
+  EXPECT_EQ(failing(e, ":load /nonexistent/g.json"),
+            "error: /nonexistent/g.json: cannot open: No such file or directory\n");
+}
+
+TEST(EngineErrors, EmptyInputIsANoOp) {
+  Engine e = withX();
+  std::ostringstream out, err;
+  EXPECT_TRUE(e.execute("", out, err));
+  EXPECT_TRUE(e.execute("   # only a comment", out, err));
+  EXPECT_EQ(out.str() + err.str(), "");
+}
+
+TEST(Engine, HistoryUndoRedo) {
+  Engine e = withX();
+  run(e, "y = relu(x)\n:graph y\n:apply InferShape\n:apply InferType");
+  EXPECT_EQ(e.history().size(), 3u);
+  EXPECT_EQ(output(e, ":undo"), "now at step 1: apply InferShape\n");
+  EXPECT_EQ(e.current()->graph.attr("dtype"), nullptr);
+  EXPECT_EQ(output(e, ":redo"), "now at step 2: apply InferType\n");
+  EXPECT_NE(e.current()->graph.attr("dtype"), nullptr);
+  run(e, ":undo\n:undo\n:apply InferType");
+  // A new step after undo drops the redo tail.
+  EXPECT_EQ(e.history().size(), 2u);
+  EXPECT_EQ(e.current()->graph.attr("shape"), nullptr);
+  EXPECT_EQ(output(e, ":history"),
+            "  0  graph y                             new graph\n"
+            "* 1  apply InferType                     graph unchanged; added "
+            "dtype_num_unknown_nodes, dtype\n");
+}
+
+TEST(Engine, SaveAndLoadRoundTrip) {
+  Engine e = withX();
+  std::string path = ::testing::TempDir() + "/g.json";
+  run(e, "y = max_pool2d(relu(x), pool_size=(2,2))\n:graph y\n:save " + path + "\n:load " + path);
+  ASSERT_EQ(e.history().size(), 2u);
+  std::string loaded = output(e, ":ir");
+  EXPECT_EQ(readTextFile(path), saveJSON(e.history()[1].graph));
+  run(e, ":undo");
+  EXPECT_EQ(output(e, ":ir"), loaded);
+}
+
+TEST(Engine, RecordWritesAReplayableSession) {
+  Engine e;
+  std::string path = ::testing::TempDir() + "/rec.session";
+  run(e, "x = Variable(\"x\", shape=(2,2))\ny = x + 1\n:graph y");
+  std::ostringstream o;
+  e.execute(":record " + path, o, o);
+  EXPECT_EQ(o.str(), "recording to " + path + " (3 inputs so far)\n");
+  e.execute("y = relu(", o, o); // an error is recorded too
+  run(e, ":ir\n:stop");
+  std::string text = readTextFile(path);
+  EXPECT_NE(text.find("> :graph y\nstep 0: graph y (2 nodes, 1 input, 1 output)\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("> y = relu(\n<stdin>:1:10: error:"), std::string::npos);
+  EXPECT_EQ(text.find("> :record"), std::string::npos) << text;
+  EXPECT_EQ(text.find("> :stop"), std::string::npos);
+  std::ostringstream report;
+  EXPECT_EQ(checkSession(path, false, report), 0) << report.str();
+}
+
+TEST(Engine, CompletionKnowsCommandsPassesOpsAndNames) {
+  Engine e = withX();
+  EXPECT_EQ(e.completions(":ap", ":ap"), (std::vector<std::string>{":apply"}));
+  EXPECT_EQ(e.completions(":apply Infer", "Infer"),
+            (std::vector<std::string>{"InferShape", "InferType"}));
+  EXPECT_EQ(e.completions("y = conv", "conv"),
+            (std::vector<std::string>{"conv2d", "conv2d_transpose"}));
+  auto v = e.completions("y = relu(x", "x");
+  EXPECT_NE(std::find(v.begin(), v.end(), "x"), v.end());
+}

@@ -23,12 +23,12 @@ void setAttr(AttrDict &d, const std::string &key, const std::string &value);
 
 /// How an attribute's string is parsed (the dmlc::Parameter field kinds NNVM ops use).
 enum class ParamKind {
-  Int,      ///< "3"
-  Float,    ///< "0.5", "1e-05"
-  Bool,     ///< "True", "False", "true", "1", "0"
-  Str,      ///< any string
-  Enum,     ///< one of ParamSpec::choices
-  Tuple,    ///< "(1, 2)", "[1, 2]", "3", "()": a tuple of ints
+  Int,          ///< "3"
+  Float,        ///< "0.5", "1e-05"
+  Bool,         ///< "True", "False", "true", "1", "0"
+  Str,          ///< any string
+  Enum,         ///< one of ParamSpec::choices
+  Tuple,        ///< "(1, 2)", "[1, 2]", "3", "()": a tuple of ints
   TupleOfPairs, ///< "((0, 0), (1, 1))": pad_width
 };
 

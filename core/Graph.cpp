@@ -8,9 +8,7 @@
 
 namespace loupe {
 
-uint32_t Node::numOutputs() const {
-  return op ? static_cast<uint32_t>(op->numOutputs(parsed)) : 1;
-}
+uint32_t Node::numOutputs() const { return op ? static_cast<uint32_t>(op->numOutputs(parsed)) : 1; }
 
 uint32_t Node::numVisibleOutputs() const {
   return op ? static_cast<uint32_t>(op->numVisibleOutputs(parsed)) : 1;
@@ -180,22 +178,36 @@ std::string GraphAttr::pyRepr() const {
 }
 
 bool GraphAttr::operator==(const GraphAttr &o) const {
-  return type == o.type && ints == o.ints && shapes == o.shapes && strs == o.strs &&
-         str == o.str && num == o.num && dict == o.dict && opaque == o.opaque;
+  return type == o.type && ints == o.ints && shapes == o.shapes && strs == o.strs && str == o.str &&
+         num == o.num && dict == o.dict && opaque == o.opaque;
 }
 
 std::vector<std::string> orderedAttrKeys(const GraphAttrs &attrs) {
   // The documented order. Observed seed lines it reproduces:
   //   [shape_num_unknown_nodes, layout, shape] and [storage_id, dtype, dltype, shape, module].
-  static const std::vector<std::string> kRank = {
-      "json",          "graphir",         "storage_id",
-      "storage_inplace_index", "storage_allocated_bytes", "storage_num_not_allocated",
-      "pattern",       "group_root",      "group_master",
-      "shape_num_unknown_nodes", "dtype_num_unknown_nodes", "layout",
-      "dtype",         "dltype",          "shape",
-      "device",        "shape_inputs",    "dtype_inputs",
-      "layout_inputs", "opt_level",       "target",
-      "target_host",   "module"};
+  static const std::vector<std::string> kRank = {"json",
+                                                 "graphir",
+                                                 "storage_id",
+                                                 "storage_inplace_index",
+                                                 "storage_allocated_bytes",
+                                                 "storage_num_not_allocated",
+                                                 "pattern",
+                                                 "group_root",
+                                                 "group_master",
+                                                 "shape_num_unknown_nodes",
+                                                 "dtype_num_unknown_nodes",
+                                                 "layout",
+                                                 "dtype",
+                                                 "dltype",
+                                                 "shape",
+                                                 "device",
+                                                 "shape_inputs",
+                                                 "dtype_inputs",
+                                                 "layout_inputs",
+                                                 "opt_level",
+                                                 "target",
+                                                 "target_host",
+                                                 "module"};
   std::vector<std::string> out;
   for (const auto &k : kRank)
     if (attrs.count(k))

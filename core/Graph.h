@@ -1,4 +1,5 @@
-// Graph: the NNVM graph IR — immutable shared nodes, entries, symbols, graphs with typed attributes.
+// Graph: the NNVM graph IR — immutable shared nodes, entries, symbols, graphs with typed
+// attributes.
 #pragma once
 
 #include "core/Attrs.h"

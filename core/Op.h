@@ -88,19 +88,43 @@ struct OpDef {
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
-  OpDef &describe(std::string d) { doc = std::move(d); return *this; }
+  OpDef &describe(std::string d) {
+    doc = std::move(d);
+    return *this;
+  }
   OpDef &param(std::string n, ParamKind k, std::optional<std::string> dflt, std::string d = "",
                std::vector<std::string> choices = {}) {
     params.push_back({std::move(n), k, std::move(dflt), std::move(d), std::move(choices)});
     return *this;
   }
-  OpDef &arguments(std::vector<std::string> a) { args = std::move(a); return *this; }
-  OpDef &setPattern(int p) { pattern = p; return *this; }
-  OpDef &shape(InferShapeFn f) { inferShape = std::move(f); return *this; }
-  OpDef &type(InferTypeFn f) { inferType = std::move(f); return *this; }
-  OpDef &kernel(ComputeFn f) { compute = std::move(f); return *this; }
-  OpDef &alias(std::string a) { aliases.push_back(std::move(a)); return *this; }
-  OpDef &outputs(int n) { numOutputsFn = [n](const Attrs &) { return n; }; return *this; }
+  OpDef &arguments(std::vector<std::string> a) {
+    args = std::move(a);
+    return *this;
+  }
+  OpDef &setPattern(int p) {
+    pattern = p;
+    return *this;
+  }
+  OpDef &shape(InferShapeFn f) {
+    inferShape = std::move(f);
+    return *this;
+  }
+  OpDef &type(InferTypeFn f) {
+    inferType = std::move(f);
+    return *this;
+  }
+  OpDef &kernel(ComputeFn f) {
+    compute = std::move(f);
+    return *this;
+  }
+  OpDef &alias(std::string a) {
+    aliases.push_back(std::move(a));
+    return *this;
+  }
+  OpDef &outputs(int n) {
+    numOutputsFn = [n](const Attrs &) { return n; };
+    return *this;
+  }
   OpDef &visibleOutputs(int n) {
     numVisibleOutputsFn = [n](const Attrs &) { return n; };
     return *this;

@@ -157,7 +157,8 @@ PyValue nodeToPy(const IndexedGraph &idx, uint32_t nid) {
   }
   std::vector<PyValue> inputs;
   for (const auto &e : in.inputs)
-    inputs.push_back(PyValue::list({PyValue::i(e.nodeId), PyValue::i(e.index), PyValue::i(e.version)}));
+    inputs.push_back(
+        PyValue::list({PyValue::i(e.nodeId), PyValue::i(e.index), PyValue::i(e.version)}));
   d.emplace_back("inputs", PyValue::list(std::move(inputs)));
   if (!in.controlDeps.empty()) {
     std::vector<PyValue> cd;

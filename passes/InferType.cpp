@@ -55,8 +55,8 @@ Graph inferType(const Graph &src) {
   std::vector<bool> givenInput(idx.numEntries(), false);
   if (const GraphAttr *in = g.attr("dtype_inputs")) {
     if (in->type != GraphAttr::Type::ListInt || in->ints.size() != idx.argNodes.size())
-      fail("InferType: dtype_inputs must list one type code per input node (",
-           idx.argNodes.size(), ")");
+      fail("InferType: dtype_inputs must list one type code per input node (", idx.argNodes.size(),
+           ")");
     for (size_t i = 0; i < idx.argNodes.size(); ++i)
       if (in->ints[i] != -1) {
         uint32_t e = idx.entryId(idx.argNodes[i], 0);

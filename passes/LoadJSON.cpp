@@ -6,10 +6,13 @@
 namespace loupe {
 
 void registerLoadJSONPass() {
-  PassRegistry::get().add({"LoadJSON", "rebuilds the graph from the NNVM JSON in graph attr 'json'",
-                           0, {"json"}, {}, true, [](const Graph &g) {
-                             return loadJSON(g.attr("json")->str, "json");
-                           }});
+  PassRegistry::get().add({"LoadJSON",
+                           "rebuilds the graph from the NNVM JSON in graph attr 'json'",
+                           0,
+                           {"json"},
+                           {},
+                           true,
+                           [](const Graph &g) { return loadJSON(g.attr("json")->str, "json"); }});
 }
 
 } // namespace loupe

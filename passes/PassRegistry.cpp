@@ -67,7 +67,8 @@ Graph applyPasses(const Graph &g, const std::vector<std::string> &names) {
         for (const auto &q : prov)
           by += (by.empty() ? "" : " or ") + q;
         fail("Graph attr dependency ", need, " is required by pass ", p->name,
-             " but is not available.", by.empty() ? "" : " The attribute is provided by pass " + by);
+             " but is not available.",
+             by.empty() ? "" : " The attribute is provided by pass " + by);
       }
     cur = p->run(cur);
   }

@@ -6,18 +6,22 @@
 namespace loupe {
 
 void registerPrintGraphIRPass() {
-  PassRegistry::get().add(
-      {"PrintGraphIR", "prints the graph as text into graph attr 'graphir'", 0, {}, {"graphir"},
-       true, [](const Graph &g) {
-         std::vector<std::string> join;
-         if (const GraphAttr *j = g.attr("join_entry_attrs"))
-           join = j->strs;
-         Graph plain = g;
-         plain.attrs.erase("join_entry_attrs"); // consumed, as in NNVM
-         Graph out;
-         out.attrs["graphir"] = GraphAttr::string(printGraphIR(plain, join));
-         return out;
-       }});
+  PassRegistry::get().add({"PrintGraphIR",
+                           "prints the graph as text into graph attr 'graphir'",
+                           0,
+                           {},
+                           {"graphir"},
+                           true,
+                           [](const Graph &g) {
+                             std::vector<std::string> join;
+                             if (const GraphAttr *j = g.attr("join_entry_attrs"))
+                               join = j->strs;
+                             Graph plain = g;
+                             plain.attrs.erase("join_entry_attrs"); // consumed, as in NNVM
+                             Graph out;
+                             out.attrs["graphir"] = GraphAttr::string(printGraphIR(plain, join));
+                             return out;
+                           }});
 }
 
 } // namespace loupe

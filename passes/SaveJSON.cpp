@@ -6,8 +6,13 @@
 namespace loupe {
 
 void registerSaveJSONPass() {
-  PassRegistry::get().add({"SaveJSON", "writes the graph as NNVM JSON into graph attr 'json'", 0,
-                           {}, {"json"}, true, [](const Graph &g) {
+  PassRegistry::get().add({"SaveJSON",
+                           "writes the graph as NNVM JSON into graph attr 'json'",
+                           0,
+                           {},
+                           {"json"},
+                           true,
+                           [](const Graph &g) {
                              Graph out;
                              out.attrs["json"] = GraphAttr::string(saveJSON(g));
                              return out;

@@ -68,7 +68,7 @@ bool sameStructure(const Graph &a, const Graph &b) {
 
 // "graph unchanged; added shape, dtype" — what a step did, for `:apply` and `:history`.
 std::string describeChange(const Graph *before, const Graph &after) {
-  std::string s = !before ? "new graph"
+  std::string s = !before                         ? "new graph"
                   : sameStructure(*before, after) ? "graph unchanged"
                                                   : "graph changed";
   std::vector<std::string> added, removed, changed;
@@ -140,8 +140,8 @@ void printOpDetails(const OpDef &op, std::ostream &out) {
     out << "  inputs:  " << (op.args.empty() ? "none" : joinNames(op.args)) << "\n";
   if (op.numOutputsFn) {
     Attrs none;
-    out << "  outputs: " << (op.name == "split" ? "one per part" : std::to_string(op.numOutputs(none)))
-        << "\n";
+    out << "  outputs: "
+        << (op.name == "split" ? "one per part" : std::to_string(op.numOutputs(none))) << "\n";
   }
   if (!op.aliases.empty())
     out << "  aliases: " << joinNames(op.aliases) << "\n";
@@ -239,8 +239,8 @@ void Engine::registerCommands() {
           std::string n = a[0][0] == ':' ? a[0].substr(1) : a[0];
           for (const auto &c : e.commands_)
             if (c.name == n) {
-              out << ":" << c.name << (c.usage.empty() ? "" : " " + c.usage) << "\n  "
-                  << c.summary << "\n";
+              out << ":" << c.name << (c.usage.empty() ? "" : " " + c.usage) << "\n  " << c.summary
+                  << "\n";
               return;
             }
           if (const PassInfo *p = PassRegistry::get().find(n)) {
@@ -501,9 +501,8 @@ void Engine::registerCommands() {
       [](Engine &, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 0, 0, ":target");
         HostTarget t = detectHostTarget();
-        out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu
-            << "\nsimd " << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " "))
-            << "\n";
+        out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu << "\nsimd "
+            << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\n";
       });
 }
 

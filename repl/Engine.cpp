@@ -246,15 +246,14 @@ Value Engine::binaryOp(const std::string &op, const Value &a, const Value &b, co
     return ints ? Value::integer(static_cast<int64_t>(r)) : Value::real(r);
   }
   if (op == "+" && a.kind == b.kind &&
-      (a.kind == Value::Kind::Str || a.kind == Value::Kind::List ||
-       a.kind == Value::Kind::Tuple)) {
+      (a.kind == Value::Kind::Str || a.kind == Value::Kind::List || a.kind == Value::Kind::Tuple)) {
     Value r = a;
     r.s += b.s;
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
     return r;
   }
-  throw errAt(at, cat("unsupported operand types for ", op, ": ", kindName(a), " and ",
-                      kindName(b)));
+  throw errAt(at,
+              cat("unsupported operand types for ", op, ": ", kindName(a), " and ", kindName(b)));
 }
 
 Value Engine::callFunction(const Expr &call) {
@@ -270,8 +269,7 @@ Value Engine::callFunction(const Expr &call) {
     return makeVariable(call, pos, kw);
   if (callee == "Group") {
     std::vector<Value> syms = pos;
-    if (pos.size() == 1 &&
-        (pos[0].kind == Value::Kind::List || pos[0].kind == Value::Kind::Tuple))
+    if (pos.size() == 1 && (pos[0].kind == Value::Kind::List || pos[0].kind == Value::Kind::Tuple))
       syms = pos[0].items;
     if (!kw.empty() || syms.empty())
       throw errAt(call, "Group takes a list of symbols: Group([a, b])");
@@ -391,9 +389,9 @@ Value Engine::callOp(const OpDef &op, const std::string &hint, const std::vector
       inputs.push_back(entryOf(posSyms[i], "input " + std::to_string(i)));
   } else {
     if (posSyms.size() > argNames.size())
-      throw errAt(at, cat(where, " takes ", argNames.size(), " input",
-                          argNames.size() == 1 ? "" : "s", argList.empty() ? "" : " (" + argList + ")",
-                          ", got ", posSyms.size()));
+      throw errAt(at,
+                  cat(where, " takes ", argNames.size(), " input", argNames.size() == 1 ? "" : "s",
+                      argList.empty() ? "" : " (" + argList + ")", ", got ", posSyms.size()));
     std::vector<std::optional<NodeEntry>> slots(argNames.size());
     for (size_t i = 0; i < posSyms.size(); ++i)
       slots[i] = entryOf(posSyms[i], argNames[i]);

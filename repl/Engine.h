@@ -19,9 +19,9 @@ struct Expr;
 /// One step of the history: an immutable graph snapshot and what made it.
 struct Step {
   Graph graph;
-  std::string label; ///< the command that made it ("graph z", "apply InferShape InferType")
+  std::string label;  ///< the command that made it ("graph z", "apply InferShape InferType")
   std::string change; ///< what it did: "new graph", "graph unchanged; added shape, …"
-  double millis = 0;         ///< time the step took (shown only on request)
+  double millis = 0;  ///< time the step took (shown only on request)
 };
 
 /// The workbench. Each execute() runs one input — a graph-language statement or a `:command` —
@@ -87,9 +87,9 @@ private:
 
   std::string source_ = "<stdin>";
   std::map<std::string, Value> env_;
-  std::map<std::string, int> nameCounters_;       ///< NNVM NameManager: per-hint counters
-  std::map<const Node *, uint32_t> varVersions_;  ///< write counts of mutated variables
-  std::vector<NodePtr> keepAlive_;                ///< keeps counted variables' addresses unique
+  std::map<std::string, int> nameCounters_;      ///< NNVM NameManager: per-hint counters
+  std::map<const Node *, uint32_t> varVersions_; ///< write counts of mutated variables
+  std::vector<NodePtr> keepAlive_;               ///< keeps counted variables' addresses unique
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;

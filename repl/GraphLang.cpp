@@ -55,7 +55,8 @@ public:
         continue;
       }
       if (std::isdigit(static_cast<unsigned char>(c)) ||
-          (c == '.' && i_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_ + 1])))) {
+          (c == '.' && i_ + 1 < s_.size() &&
+           std::isdigit(static_cast<unsigned char>(s_[i_ + 1])))) {
         out.push_back(number());
         continue;
       }

@@ -10,9 +10,9 @@ namespace loupe {
 
 /// One input of a session file with its expected output.
 struct SessionBlock {
-  std::vector<std::string> prelude; ///< comment and blank lines before the input, kept verbatim
-  std::string input;                ///< the input text (continuation lines joined by '\n')
-  int line = 0;                     ///< line of the `> ` in the file
+  std::vector<std::string> prelude;  ///< comment and blank lines before the input, kept verbatim
+  std::string input;                 ///< the input text (continuation lines joined by '\n')
+  int line = 0;                      ///< line of the `> ` in the file
   std::vector<std::string> expected; ///< expected output lines (trailing blank lines dropped)
 };
 

@@ -24,8 +24,9 @@ std::vector<int64_t> pair(ShapeCtx *c, const Attrs &a, const char *key) {
 ConvParams convParams(const Attrs &a, ShapeCtx *c) {
   auto k = pair(c, a, "kernel_size"), s = pair(c, a, "strides"), p = pair(c, a, "padding"),
        d = pair(c, a, "dilation");
-  ConvParams r{a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1],
-               a.getInt("groups"), a.getBool("use_bias")};
+  ConvParams r{
+      a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], a.getInt("groups"),
+      a.getBool("use_bias")};
   if (c) {
     if (r.channels <= 0)
       c->error("attribute 'channels' must be positive");
@@ -80,8 +81,7 @@ void conv2dShape(ShapeCtx &c) {
   int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
   int64_t oh = (d[2] + 2 * p.ph - ekh) / p.sh + 1, ow = (d[3] + 2 * p.pw - ekw) / p.sw + 1;
   if (d[2] && d[3] && (d[2] + 2 * p.ph < ekh || d[3] + 2 * p.pw < ekw))
-    c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ",
-                shapeToList(d)));
+    c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
   c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
 }
 

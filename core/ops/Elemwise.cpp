@@ -23,8 +23,8 @@ OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, 
       .param("scalar", ParamKind::Float, std::nullopt, "the scalar operand")
       .setPattern(kElemWise)
       .shape(sameShapeRule)
-      .kernel(unaryAttrKernel(
-          [f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
+      .kernel(
+          unaryAttrKernel([f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
 }
 
 OpDef &binary(const char *name, const char *doc, int pattern,

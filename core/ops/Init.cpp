@@ -24,10 +24,10 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
         c.assignOut(0, s);
       })
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
-      .kernel([value](const Attrs &a, const std::vector<const Tensor *> &,
-                      std::vector<Tensor> &out) {
-        std::fill(out[0].data.begin(), out[0].data.end(), value(a));
-      });
+      .kernel(
+          [value](const Attrs &a, const std::vector<const Tensor *> &, std::vector<Tensor> &out) {
+            std::fill(out[0].data.begin(), out[0].data.end(), value(a));
+          });
 }
 
 } // namespace
@@ -35,9 +35,9 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
 void registerInitOps() {
   initOp("zeros", "a tensor of zeros", [](const Attrs &) { return 0.0; });
   initOp("ones", "a tensor of ones", [](const Attrs &) { return 1.0; });
-  initOp("full", "a tensor filled with fill_value",
-         [](const Attrs &a) { return a.getFloat("fill_value"); })
-      .param("fill_value", ParamKind::Float, std::nullopt, "the value");
+  initOp("full", "a tensor filled with fill_value", [](const Attrs &a) {
+    return a.getFloat("fill_value");
+  }).param("fill_value", ParamKind::Float, std::nullopt, "the value");
 }
 
 } // namespace loupe::ops

@@ -84,7 +84,8 @@ void matmulKernel(const Attrs &at, const std::vector<const Tensor *> &in,
 }
 
 // Calls fn(base, stride, length) for every 1-D line along `axis`.
-void forEachLine(const Shape &s, int axis, const std::function<void(int64_t, int64_t, int64_t)> &fn) {
+void forEachLine(const Shape &s, int axis,
+                 const std::function<void(int64_t, int64_t, int64_t)> &fn) {
   int64_t inner = 1, outer = 1;
   for (size_t d = axis + 1; d < s.size(); ++d)
     inner *= s[d];
@@ -169,8 +170,7 @@ void padShape(ShapeCtx &c) {
   if (c.in[0].empty())
     return;
   if (pw.size() != c.in[0].size())
-    c.error(cat("pad_width has ", pw.size(), " pairs but the input has ", c.in[0].size(),
-                " axes"));
+    c.error(cat("pad_width has ", pw.size(), " pairs but the input has ", c.in[0].size(), " axes"));
   Shape o = c.in[0];
   for (size_t d = 0; d < o.size(); ++d) {
     if (pw[d][0] < 0 || pw[d][1] < 0)

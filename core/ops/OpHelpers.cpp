@@ -87,8 +87,8 @@ ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f) {
     const Tensor &a = *in[0], &b = *in[1];
     int64_t k = 0;
     forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
-      out[0].data[k++] = f(a.data[broadcastOffset(a.shape, idx)],
-                           b.data[broadcastOffset(b.shape, idx)]);
+      out[0].data[k++] =
+          f(a.data[broadcastOffset(a.shape, idx)], b.data[broadcastOffset(b.shape, idx)]);
     });
   };
 }

@@ -53,8 +53,8 @@ void poolShape(ShapeCtx &c) {
   if (d.size() != 4)
     c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
   if (d[2] && d[3] && (d[2] + p.pt + p.pb < p.kh || d[3] + p.pl + p.pr < p.kw))
-    c.error(cat("pool_size ", p.kh, "x", p.kw, " is larger than the padded input ",
-                shapeToList(d)));
+    c.error(
+        cat("pool_size ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
   c.assignOut(0, {d[0], d[1], d[2] ? poolOut(d[2], p.kh, p.sh, p.pt, p.pb, p.ceil) : 0,
                   d[3] ? poolOut(d[3], p.kw, p.sw, p.pl, p.pr, p.ceil) : 0});
 }
@@ -188,7 +188,8 @@ void registerPoolOps() {
                 // align_corners: output corners map onto input corners.
                 double fy = OH > 1 ? static_cast<double>(oy) * (H - 1) / (OH - 1) : 0.0;
                 double fx = OW > 1 ? static_cast<double>(ox) * (W - 1) / (OW - 1) : 0.0;
-                int64_t y0 = static_cast<int64_t>(std::floor(fy)), x0x = static_cast<int64_t>(std::floor(fx));
+                int64_t y0 = static_cast<int64_t>(std::floor(fy)),
+                        x0x = static_cast<int64_t>(std::floor(fx));
                 int64_t y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0x + 1, W - 1);
                 double wy = fy - y0, wx = fx - x0x;
                 v = (1 - wy) * ((1 - wx) * src[y0 * W + x0x] + wx * src[y0 * W + x1]) +

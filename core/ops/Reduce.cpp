@@ -45,8 +45,8 @@ ComputeFn reduceKernel(Kind kind) {
     std::vector<bool> red(nd, false);
     for (int ax : axes)
       red[ax] = true;
-    double init = kind == Kind::Max   ? -std::numeric_limits<double>::infinity()
-                  : kind == Kind::Min ? std::numeric_limits<double>::infinity()
+    double init = kind == Kind::Max    ? -std::numeric_limits<double>::infinity()
+                  : kind == Kind::Min  ? std::numeric_limits<double>::infinity()
                   : kind == Kind::Prod ? 1.0
                                        : 0.0;
     std::vector<double> acc(out[0].size(), init);

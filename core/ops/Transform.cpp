@@ -24,8 +24,8 @@ Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &s
   int inferAt = -1;
   auto srcDim = [&](size_t i) {
     if (i >= src.size())
-      c.error(cat("shape ", shapeToTuple(spec), " uses more axes than the input ",
-                  shapeToList(src), " has"));
+      c.error(cat("shape ", shapeToTuple(spec), " uses more axes than the input ", shapeToList(src),
+                  " has"));
     return src[i];
   };
   for (size_t i = 0; i < spec.size(); ++i) {
@@ -253,16 +253,16 @@ void registerTransformOps() {
             }
             c.assignOut(0, o);
           })
-          .kernel([](const Attrs &a, const std::vector<const Tensor *> &in,
-                     std::vector<Tensor> &out) {
-            int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(out[0].shape.size()),
-                                     "concatenate");
-            int64_t at = 0;
-            for (const Tensor *t : in) {
-              copyAlongAxis(*t, out[0], axis, 0, at, t->shape[axis]);
-              at += t->shape[axis];
-            }
-          });
+          .kernel(
+              [](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+                int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(out[0].shape.size()),
+                                         "concatenate");
+                int64_t at = 0;
+                for (const Tensor *t : in) {
+                  copyAlongAxis(*t, out[0], axis, 0, at, t->shape[axis]);
+                  at += t->shape[axis];
+                }
+              });
   concat.variadic = true;
 
   OpDef &split =

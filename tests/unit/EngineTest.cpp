@@ -78,8 +78,7 @@ TEST(EngineErrors, InputsBothPositionalAndKeyword) {
   EXPECT_EQ(failing(e, "y = conv2d(x, weight=x, channels=4, kernel_size=(3,3))"),
             "<stdin>:1:5: error: conv2d: inputs must be all positional or all keyword, not both "
             "(got 1 positional and 'weight' by keyword)\n");
-  EXPECT_EQ(failing(e, "y = relu(x, x)"),
-            "<stdin>:1:5: error: relu takes 1 input (data), got 2\n");
+  EXPECT_EQ(failing(e, "y = relu(x, x)"), "<stdin>:1:5: error: relu takes 1 input (data), got 2\n");
   EXPECT_EQ(failing(e, "y = relu(dat=x)"),
             "<stdin>:1:5: error: relu: unknown input 'dat' (did you mean 'data'?); inputs are "
             "data\n");
@@ -107,7 +106,8 @@ TEST(EngineErrors, FailedCallsDoNotConsumeNames) {
 
 TEST(EngineErrors, CommandsAndPasses) {
   Engine e = withX();
-  EXPECT_EQ(failing(e, ":ir"), "error: no current graph: make one with :graph NAME or :load FILE\n");
+  EXPECT_EQ(failing(e, ":ir"),
+            "error: no current graph: make one with :graph NAME or :load FILE\n");
   run(e, "w = Variable(\"w\", shape=(4,2,3,3))\n"
          "y = conv2d(x, w, channels=4, kernel_size=(3,3), use_bias=False)\n:graph y");
   EXPECT_EQ(failing(e, ":apply InferShap"),

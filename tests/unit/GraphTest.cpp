@@ -16,8 +16,8 @@ TEST(Graph, PostOrderIdsMatchTheSeed) {
   std::vector<std::string> names;
   for (const auto &n : idx.nodes)
     names.push_back(n.node->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"x", "w", "b", "conv2d0", "conv2d1",
-                                             "__add_symbol__0"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"x", "w", "b", "conv2d0", "conv2d1", "__add_symbol__0"}));
   EXPECT_EQ(idx.argNodes, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_EQ(idx.rowPtr, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6}));
   ASSERT_EQ(idx.heads.size(), 1u);
@@ -85,9 +85,9 @@ TEST(Graph, NameCountersArePerHint) {
   std::vector<std::string> names;
   for (const auto &n : e.current()->graph.index().nodes)
     names.push_back(n.node->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"x", "relu0", "relu1", "__add_symbol__0",
-                                             "__mul_scalar__0", "__mul_scalar__1",
-                                             "__rsub_scalar__0", "__rdiv_scalar__0"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"x", "relu0", "relu1", "__add_symbol__0", "__mul_scalar__0",
+                                      "__mul_scalar__1", "__rsub_scalar__0", "__rdiv_scalar__0"}));
   const Node &neg = *e.current()->graph.index().nodes[5].node;
   EXPECT_EQ(*findAttr(neg.attrs, "scalar"), "-1.0");
 }

@@ -26,8 +26,10 @@ Tensor unary(const std::string &op, const std::string &attrs, Shape s, std::vect
 
 Tensor binary(const std::string &op, Shape sa, std::vector<double> a, Shape sb,
               std::vector<double> b) {
-  return eval("a = Variable(\"a\", shape=" + shapeToTuple(sa) + ", dtype=1)\nb = Variable(\"b\", "
-              "shape=" + shapeToTuple(sb) + ", dtype=1)\ny = " + op + "(a, b)",
+  return eval("a = Variable(\"a\", shape=" + shapeToTuple(sa) +
+                  ", dtype=1)\nb = Variable(\"b\", "
+                  "shape=" +
+                  shapeToTuple(sb) + ", dtype=1)\ny = " + op + "(a, b)",
               {{"a", tensor(sa, a, kFloat64)}, {"b", tensor(sb, b, kFloat64)}});
 }
 
@@ -67,8 +69,8 @@ TEST(OpKernel, ScalarOps) {
 }
 
 TEST(OpKernel, Float32ResultsAreRounded) {
-  Tensor t = eval("x = Variable(\"x\", shape=(1,), dtype=0)\ny = x / 3",
-                  {{"x", tensor({1}, {1.0})}});
+  Tensor t =
+      eval("x = Variable(\"x\", shape=(1,), dtype=0)\ny = x / 3", {{"x", tensor({1}, {1.0})}});
   EXPECT_EQ(t.data[0], static_cast<double>(1.0f / 3.0f));
 }
 
@@ -82,14 +84,10 @@ TEST(OpKernel, Binary) {
   expectValues(binary("greater", s, a, s, b), {0, 0, 1, 1});
   expectValues(binary("less", s, a, s, b), {1, 1, 0, 0});
   // Broadcasting (2,1) with (3,): rows of b shifted by a.
-  expectValues(binary("broadcast_add", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
-               {11, 12, 13, 21, 22, 23});
-  expectValues(binary("broadcast_sub", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
-               {9, 8, 7, 19, 18, 17});
-  expectValues(binary("broadcast_mul", {2, 1}, {10, 20}, {3}, {1, 2, 3}),
-               {10, 20, 30, 20, 40, 60});
-  expectValues(binary("broadcast_div", {2, 1}, {10, 20}, {3}, {1, 2, 4}),
-               {10, 5, 2.5, 20, 10, 5});
+  expectValues(binary("broadcast_add", {2, 1}, {10, 20}, {3}, {1, 2, 3}), {11, 12, 13, 21, 22, 23});
+  expectValues(binary("broadcast_sub", {2, 1}, {10, 20}, {3}, {1, 2, 3}), {9, 8, 7, 19, 18, 17});
+  expectValues(binary("broadcast_mul", {2, 1}, {10, 20}, {3}, {1, 2, 3}), {10, 20, 30, 20, 40, 60});
+  expectValues(binary("broadcast_div", {2, 1}, {10, 20}, {3}, {1, 2, 4}), {10, 5, 2.5, 20, 10, 5});
   expectValues(binary("reshape_like", {2, 3}, {1, 2, 3, 4, 5, 6}, {3, 2}, {0, 0, 0, 0, 0, 0}),
                {1, 2, 3, 4, 5, 6});
   expectValues(eval("a = Variable(\"a\", shape=(2,))\nb = Variable(\"b\", shape=(2,))\n"
@@ -155,16 +153,16 @@ TEST(OpKernel, Conv2d) {
                    {"w", tensor({1, 1, 3, 3}, std::vector<double>(9, 1.0))}});
   expectValues(z, {12, 16, 24, 28});
   // Groups: two channels, each convolved with its own 1x1 weight.
-  Tensor g = eval("x = Variable(\"x\", shape=(1,2,1,2))\nw = Variable(\"w\")\n"
-                  "y = conv2d(x, w, channels=2, kernel_size=(1,1), groups=2, use_bias=False)",
-                  {{"x", tensor({1, 2, 1, 2}, {1, 2, 3, 4})},
-                   {"w", tensor({2, 1, 1, 1}, {10, 100})}});
+  Tensor g =
+      eval("x = Variable(\"x\", shape=(1,2,1,2))\nw = Variable(\"w\")\n"
+           "y = conv2d(x, w, channels=2, kernel_size=(1,1), groups=2, use_bias=False)",
+           {{"x", tensor({1, 2, 1, 2}, {1, 2, 3, 4})}, {"w", tensor({2, 1, 1, 1}, {10, 100})}});
   expectValues(g, {10, 20, 300, 400});
   // Dilation 2 on a 1x5 row with a 1x2 kernel [1, 1]: x[j] + x[j+2].
-  Tensor d = eval("x = Variable(\"x\", shape=(1,1,1,5))\nw = Variable(\"w\")\n"
-                  "y = conv2d(x, w, channels=1, kernel_size=(1,2), dilation=(1,2), use_bias=False)",
-                  {{"x", tensor({1, 1, 1, 5}, {1, 2, 3, 4, 5})},
-                   {"w", tensor({1, 1, 1, 2}, {1, 1})}});
+  Tensor d =
+      eval("x = Variable(\"x\", shape=(1,1,1,5))\nw = Variable(\"w\")\n"
+           "y = conv2d(x, w, channels=1, kernel_size=(1,2), dilation=(1,2), use_bias=False)",
+           {{"x", tensor({1, 1, 1, 5}, {1, 2, 3, 4, 5})}, {"w", tensor({1, 1, 1, 2}, {1, 1})}});
   expectValues(d, {4, 6, 8});
 }
 
@@ -192,8 +190,8 @@ TEST(OpKernel, Pooling) {
   expectValues(unary("max_pool2d", "pool_size=(2,2), strides=(2,2)", s, x), {5, 7, 13, 15});
   expectValues(unary("avg_pool2d", "pool_size=(2,2), strides=(2,2)", s, x), {2.5, 4.5, 10.5, 12.5});
   // Padding 1 with a 2x2 window, stride 2: corner windows hold one real cell each edge.
-  expectValues(unary("avg_pool2d", "pool_size=(2,2), strides=(2,2), padding=(1,1)",
-                     {1, 1, 2, 2}, {1, 2, 3, 4}),
+  expectValues(unary("avg_pool2d", "pool_size=(2,2), strides=(2,2), padding=(1,1)", {1, 1, 2, 2},
+                     {1, 2, 3, 4}),
                {1, 2, 3, 4});
   expectValues(unary("avg_pool2d",
                      "pool_size=(2,2), strides=(2,2), padding=(1,1), count_include_pad=True",

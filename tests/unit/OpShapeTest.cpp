@@ -19,8 +19,8 @@ TEST(OpShape, Conv2dFromNnvmSpec) {
                      "dilation=(2,2), groups=2)"),
             (Shape{1, 6, 4, 5}));
   // The weight and bias shapes are inferred backwards from data and attributes.
-  Graph g = inferred(var("x", "(1,4,10,12)") +
-                     "y = conv2d(x, channels=6, kernel_size=(3,5), groups=2)");
+  Graph g =
+      inferred(var("x", "(1,4,10,12)") + "y = conv2d(x, channels=6, kernel_size=(3,5), groups=2)");
   EXPECT_EQ(g.attr("shape")->shapes[1], (Shape{6, 2, 3, 5}));
   EXPECT_EQ(g.attr("shape")->shapes[2], (Shape{6}));
   EXPECT_EQ(outShape(var("x", "(1,4,10,12)") +
@@ -32,10 +32,10 @@ TEST(OpShape, Conv2dErrors) {
   EXPECT_NE(inferError(var("x", "(1,4,10)") + "y = conv2d(x, channels=6, kernel_size=(3,3))")
                 .find("data must be 4-D"),
             std::string::npos);
-  EXPECT_NE(inferError(var("x", "(1,3,10,10)") +
-                       "y = conv2d(x, channels=6, kernel_size=(3,3), groups=2)")
-                .find("not divisible by groups"),
-            std::string::npos);
+  EXPECT_NE(
+      inferError(var("x", "(1,3,10,10)") + "y = conv2d(x, channels=6, kernel_size=(3,3), groups=2)")
+          .find("not divisible by groups"),
+      std::string::npos);
   EXPECT_NE(inferError(var("x", "(1,3,2,2)") + "y = conv2d(x, channels=6, kernel_size=(3,3))")
                 .find("larger than the padded input"),
             std::string::npos);
@@ -97,9 +97,9 @@ TEST(OpShape, Pooling) {
 }
 
 TEST(OpShape, Elementwise) {
-  for (const char *op : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "negative", "copy",
-                         "block_grad", "zeros_like", "ones_like", "leaky_relu", "softmax",
-                         "log_softmax"})
+  for (const char *op :
+       {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "negative", "copy", "block_grad",
+        "zeros_like", "ones_like", "leaky_relu", "softmax", "log_softmax"})
     EXPECT_EQ(outShape(var("x", "(2,3)") + "y = " + op + "(x)"), (Shape{2, 3})) << op;
   EXPECT_EQ(outShape(var("x", "(2,3)") + "y = clip(x, a_min=0, a_max=1)"), (Shape{2, 3}));
   EXPECT_EQ(outShape(var("x", "(2,3)") + "y = full_like(x, fill_value=2)"), (Shape{2, 3}));
@@ -120,13 +120,13 @@ TEST(OpShape, Broadcast) {
   EXPECT_EQ(outShape(var("a", "(2,1,4)") + var("b", "(3,1)") + "y = a + b"), (Shape{2, 3, 4}));
   EXPECT_EQ(outShape(var("a", "(5,)") + var("b", "(2,5)") + "y = broadcast_div(a, b)"),
             (Shape{2, 5}));
-  EXPECT_NE(inferError(var("a", "(2,3)") + var("b", "(2,4)") + "y = a - b")
-                .find("cannot be broadcast"),
-            std::string::npos);
+  EXPECT_NE(
+      inferError(var("a", "(2,3)") + var("b", "(2,4)") + "y = a - b").find("cannot be broadcast"),
+      std::string::npos);
   EXPECT_EQ(outShape(var("a", "(1,3)") + "y = broadcast_to(a, shape=(4,3))"), (Shape{4, 3}));
-  EXPECT_NE(inferError(var("a", "(2,3)") + "y = broadcast_to(a, shape=(4,3))")
-                .find("cannot broadcast"),
-            std::string::npos);
+  EXPECT_NE(
+      inferError(var("a", "(2,3)") + "y = broadcast_to(a, shape=(4,3))").find("cannot broadcast"),
+      std::string::npos);
 }
 
 TEST(OpShape, Reduce) {
@@ -137,8 +137,7 @@ TEST(OpShape, Reduce) {
   EXPECT_EQ(outShape(x + "y = min(x, axis=(0, 2), keepdims=True)"), (Shape{1, 3, 1}));
   EXPECT_EQ(outShape(x + "y = mean(x, axis=-1)"), (Shape{2, 3}));
   EXPECT_EQ(outShape(x + "y = prod(x, axis=1, exclude=True)"), (Shape{3}));
-  EXPECT_NE(inferError(x + "y = sum(x, axis=3)").find("axis 3 is out of range"),
-            std::string::npos);
+  EXPECT_NE(inferError(x + "y = sum(x, axis=3)").find("axis 3 is out of range"), std::string::npos);
 }
 
 TEST(OpShape, Transforms) {
@@ -160,8 +159,7 @@ TEST(OpShape, Transforms) {
   EXPECT_NE(inferError(x + "y = transpose(x, axes=(0, 0, 1))").find("repeat axis 0"),
             std::string::npos);
   EXPECT_EQ(outShape(x + var("z", "(2,5,4)") + "y = concatenate(x, z)"), (Shape{2, 8, 4}));
-  EXPECT_EQ(outShape(x + var("z", "(2,3,1)") + "y = concatenate(x, z, axis=-1)"),
-            (Shape{2, 3, 5}));
+  EXPECT_EQ(outShape(x + var("z", "(2,3,1)") + "y = concatenate(x, z, axis=-1)"), (Shape{2, 3, 5}));
   EXPECT_NE(inferError(x + var("z", "(2,5,5)") + "y = concatenate(x, z)").find("differs from"),
             std::string::npos);
   EXPECT_EQ(outShape(x + "s = split(x, indices_or_sections=2, axis=2)\ny = s[1]"),

@@ -153,8 +153,7 @@ TEST(Json, RoundTripKeepsEverything) {
   EXPECT_EQ(saveJSON(back), once);
   EXPECT_EQ(printGraphIR(back), printGraphIR(g));
   // The mutated-variable versions survive.
-  EXPECT_NE(once.find("[[3, 0, 0], [4, 0, 0], [5, 0, 0], [6, 0, 1], [7, 0, 1]]"),
-            std::string::npos)
+  EXPECT_NE(once.find("[[3, 0, 0], [4, 0, 0], [5, 0, 0], [6, 0, 1], [7, 0, 1]]"), std::string::npos)
       << once;
 }
 

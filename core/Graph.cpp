@@ -2,6 +2,7 @@
 #include "core/Graph.h"
 
 #include "core/Error.h"
+#include "core/PyFormat.h"
 
 #include <algorithm>
 #include <set>
@@ -114,23 +115,6 @@ const char *GraphAttr::typeName() const {
   return "?";
 }
 
-static std::string pyStr(const std::string &s) {
-  // Python repr of a str: single quotes unless the text holds a single quote and no double.
-  bool useDouble = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
-  char q = useDouble ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == '\\' || c == q)
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + q;
-}
-
 std::string GraphAttr::pyRepr() const {
   std::string out;
   auto list = [&](size_t n, auto item) {
@@ -151,10 +135,10 @@ std::string GraphAttr::pyRepr() const {
     break;
   case Type::ListStr:
   case Type::ListLayout:
-    list(strs.size(), [&](size_t i) { return pyStr(strs[i]); });
+    list(strs.size(), [&](size_t i) { return pyStrRepr(strs[i]); });
     break;
   case Type::Str:
-    out = pyStr(str);
+    out = pyStrRepr(str);
     break;
   case Type::SizeT:
   case Type::Int:
@@ -164,7 +148,7 @@ std::string GraphAttr::pyRepr() const {
     out = "{";
     bool first = true;
     for (const auto &[k, v] : dict) {
-      out += (first ? "" : ", ") + pyStr(k) + ": " + std::to_string(v);
+      out += (first ? "" : ", ") + pyStrRepr(k) + ": " + std::to_string(v);
       first = false;
     }
     out += "}";

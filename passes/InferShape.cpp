@@ -8,6 +8,7 @@
 // input and output shapes to its rule, which may fill in both (a conv2d's weight from its data
 // and attributes). A shape with no dims or a 0 dim is unknown. Sweeps stop when every entry is
 // known or a sweep made no progress; the count of still-unknown entries is recorded.
+#include "passes/InferAttr.h"
 #include "passes/Pass.h"
 
 #include "core/Error.h"
@@ -78,19 +79,7 @@ Graph inferShape(const Graph &src) {
     return u;
   };
 
-  size_t unknown = shapes.size(), last;
-  int sweep = 0;
-  do {
-    if (sweep % 2 == 0)
-      for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-        step(nid);
-    else
-      for (uint32_t nid = idx.numNodes(); nid-- > 0;)
-        step(nid);
-    last = unknown;
-    unknown = countUnknown();
-    ++sweep;
-  } while (unknown > 0 && unknown < last);
+  size_t unknown = inferSweeps(idx.numNodes(), step, countUnknown);
 
   g.attrs["shape"] = GraphAttr::listShape(std::move(shapes));
   g.attrs["shape_num_unknown_nodes"] = GraphAttr::sizeT(static_cast<int64_t>(unknown));

@@ -4,6 +4,7 @@
 // Same sweep scheme as InferShape. A variable reads its `dtype` attribute (key overridable by
 // `dtype_attr_key`) as an integer code — `dtype=1` is float64 — only when no `dtype_inputs`
 // value was given; a name such as "float32" there is an error, as in NNVM.
+#include "passes/InferAttr.h"
 #include "passes/Pass.h"
 
 #include "core/DType.h"
@@ -102,19 +103,7 @@ Graph inferType(const Graph &src) {
       u += t == -1;
     return u;
   };
-  size_t unknown = types.size(), last;
-  int sweep = 0;
-  do {
-    if (sweep % 2 == 0)
-      for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-        step(nid);
-    else
-      for (uint32_t nid = idx.numNodes(); nid-- > 0;)
-        step(nid);
-    last = unknown;
-    unknown = countUnknown();
-    ++sweep;
-  } while (unknown > 0 && unknown < last);
+  size_t unknown = inferSweeps(idx.numNodes(), step, countUnknown);
 
   g.attrs["dtype"] = GraphAttr::listInt(std::vector<int64_t>(types.begin(), types.end()));
   g.attrs["dtype_num_unknown_nodes"] = GraphAttr::sizeT(static_cast<int64_t>(unknown));

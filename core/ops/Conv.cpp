@@ -34,8 +34,6 @@ ConvParams convParams(const Attrs &a, ShapeCtx *c) {
       c->error("attribute 'groups' must be positive");
     if (r.sh <= 0 || r.sw <= 0 || r.dh <= 0 || r.dw <= 0 || r.kh <= 0 || r.kw <= 0)
       c->error("kernel_size, strides and dilation must be positive");
-    if (a.getStr("layout") != "NCHW")
-      c->error(cat("layout '", a.getStr("layout"), "' is not supported (only NCHW)"));
     if (a.getStr("kernel_layout") != "OIHW" && a.getStr("kernel_layout") != "IOHW")
       c->error(cat("kernel_layout '", a.getStr("kernel_layout"), "' is not supported"));
   }
@@ -58,19 +56,11 @@ OpDef &convCommon(const char *name, const char *doc) {
       .setPattern(kOutEWiseFusable);
 }
 
-std::vector<std::string> convArgs(const Attrs &a) {
-  if (a.getBool("use_bias"))
-    return {"data", "weight", "bias"};
-  return {"data", "weight"};
-}
-
 void conv2dShape(ShapeCtx &c) {
   ConvParams p = convParams(c.attrs, &c);
-  if (c.in[0].empty())
+  if (!nchwInput(c))
     return;
   const Shape &d = c.in[0];
-  if (d.size() != 4)
-    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
   if (d[1] % p.groups != 0)
     c.error(cat("input channels ", d[1], " are not divisible by groups ", p.groups));
   if (p.channels % p.groups != 0)
@@ -121,11 +111,9 @@ void conv2dTransposeShape(ShapeCtx &c) {
   const auto &op = c.attrs.getTuple("output_padding");
   if (op.size() != 2)
     c.error("attribute 'output_padding' must have 2 values");
-  if (c.in[0].empty())
+  if (!nchwInput(c))
     return;
   const Shape &d = c.in[0];
-  if (d.size() != 4)
-    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
   if (p.channels % p.groups != 0 || d[1] % p.groups != 0)
     c.error(cat("channels must be divisible by groups ", p.groups));
   c.assignIn(1, {d[1], p.channels / p.groups, p.kh, p.kw});
@@ -180,12 +168,12 @@ void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in
 void registerConvOps() {
   OpDef &conv = convCommon("conv2d", "2-D convolution");
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
-  conv.argsFn = convArgs;
+  conv.argsFn = dataWeightBias;
   conv.shape(conv2dShape).kernel(conv2dKernel);
 
   OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
-  convT.argsFn = convArgs;
+  convT.argsFn = dataWeightBias;
   convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel);
 }
 

@@ -213,11 +213,7 @@ void registerNnOps() {
                      .setPattern(kOutEWiseFusable)
                      .shape(denseShape)
                      .kernel(denseKernel);
-  dense.argsFn = [](const Attrs &a) -> std::vector<std::string> {
-    if (a.getBool("use_bias"))
-      return {"data", "weight", "bias"};
-    return {"data", "weight"};
-  };
+  dense.argsFn = dataWeightBias;
 
   OpRegistry::get()
       .add("matmul")

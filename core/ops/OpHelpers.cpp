@@ -29,6 +29,22 @@ void sameShapeRule(ShapeCtx &c) {
     c.assignOut(i, known);
 }
 
+bool nchwInput(ShapeCtx &c) {
+  if (c.attrs.getStr("layout") != "NCHW")
+    c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
+  if (c.in[0].empty())
+    return false;
+  if (c.in[0].size() != 4)
+    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
+  return true;
+}
+
+std::vector<std::string> dataWeightBias(const Attrs &a) {
+  if (a.getBool("use_bias"))
+    return {"data", "weight", "bias"};
+  return {"data", "weight"};
+}
+
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);

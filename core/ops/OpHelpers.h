@@ -16,6 +16,13 @@ void sameShapeRule(ShapeCtx &c);
 /// NumPy broadcasting of two shapes (right-aligned, 1 stretches); throws through `c`.
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
 
+/// Checks the `layout` attribute is NCHW and, once input 0 is known, that it is 4-D. Returns
+/// false while input 0 is still unknown (the rule should wait).
+bool nchwInput(ShapeCtx &c);
+
+/// Inputs (data, weight, bias), or (data, weight) when `use_bias` is False: conv2d, dense, ….
+std::vector<std::string> dataWeightBias(const Attrs &a);
+
 /// Kernel applying f to every element of input 0.
 ComputeFn unaryKernel(std::function<double(double)> f);
 

@@ -30,8 +30,6 @@ PoolParams poolParams(const Attrs &a, ShapeCtx *c) {
     err(cat("attribute 'padding' must have 2 or 4 values, got ", shapeToTuple(p)));
   if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0)
     err("pool_size and strides must be positive");
-  if (a.getStr("layout") != "NCHW")
-    err(cat("layout '", a.getStr("layout"), "' is not supported (only NCHW)"));
   PoolParams r{k[0], k[1], s[0], s[1], p[0], p[1], p[0], p[1], a.getBool("ceil_mode")};
   if (p.size() == 4) {
     r.pb = p[2];
@@ -47,11 +45,9 @@ int64_t poolOut(int64_t in, int64_t k, int64_t s, int64_t pa, int64_t pb, bool c
 
 void poolShape(ShapeCtx &c) {
   PoolParams p = poolParams(c.attrs, &c);
-  if (c.in[0].empty())
+  if (!nchwInput(c))
     return;
   const Shape &d = c.in[0];
-  if (d.size() != 4)
-    c.error(cat("data must be 4-D (NCHW), got ", shapeToList(d)));
   if (d[2] && d[3] && (d[2] + p.pt + p.pb < p.kh || d[3] + p.pl + p.pr < p.kw))
     c.error(
         cat("pool_size ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
@@ -132,12 +128,8 @@ void globalPool(const char *name, const char *doc, bool isMax) {
       .param("layout", ParamKind::Str, "NCHW", "data layout")
       .setPattern(kOutEWiseFusable)
       .shape([](ShapeCtx &c) {
-        if (c.attrs.getStr("layout") != "NCHW")
-          c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
-        if (c.in[0].empty())
+        if (!nchwInput(c))
           return;
-        if (c.in[0].size() != 4)
-          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
         c.assignOut(0, {c.in[0][0], c.in[0][1], 1, 1});
       })
       .kernel(globalPoolKernel(isMax));
@@ -164,12 +156,8 @@ void registerPoolOps() {
         int64_t s = c.attrs.getInt("scale");
         if (s <= 0)
           c.error("attribute 'scale' must be positive");
-        if (c.attrs.getStr("layout") != "NCHW")
-          c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
-        if (c.in[0].empty())
+        if (!nchwInput(c))
           return;
-        if (c.in[0].size() != 4)
-          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
         const Shape &d = c.in[0];
         c.assignOut(0, {d[0], d[1], d[2] * s, d[3] * s});
       })

@@ -2,8 +2,40 @@
 #include "core/Interpreter.h"
 
 #include "core/Error.h"
+#include "core/FusedModule.h"
 
 namespace loupe {
+
+namespace {
+
+// A tvm_op runs its fused function's body, with the arguments bound to the placeholders
+// (reshaped to the placeholder's shape, which is 1-D for flatten_data functions).
+std::vector<Tensor> callFused(const Graph &g, const Node &n,
+                              const std::vector<const Tensor *> &args) {
+  const GraphAttr *m = g.attr("module");
+  if (!m || !m->opaque)
+    fail("operator ", n.name, " (tvm_op) needs the graph's 'module' attribute");
+  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  const std::string &fname = n.parsed.getStr("func_name");
+  auto it = module->functions.find(fname);
+  if (it == module->functions.end())
+    fail("operator ", n.name, " (tvm_op): the module has no function ", fname);
+  const FusedFunction &f = *it->second;
+  if (args.size() != f.argNames.size())
+    fail("operator ", n.name, " (tvm_op): ", fname, " takes ", f.argNames.size(),
+         " arguments, got ", args.size());
+  const IndexedGraph &body = f.body.index();
+  std::map<std::string, Tensor> bound;
+  for (size_t i = 0; i < args.size(); ++i) {
+    Tensor t = *args[i];
+    int nid = body.findByName(f.argNames[i]);
+    t.shape = f.body.attr("shape")->shapes[body.entryId(nid, 0)];
+    bound[f.argNames[i]] = std::move(t);
+  }
+  return interpret(f.body, bound);
+}
+
+} // namespace
 
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs) {
   const GraphAttr *shapes = g.attr("shape");
@@ -32,11 +64,17 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
         v = roundToDType(v, values[e].dtype);
       continue;
     }
-    if (!n.op->compute)
-      fail("operator ", n.name, " (", n.op->name, ") has no reference kernel");
     std::vector<const Tensor *> args;
     for (const auto &e : in.inputs)
       args.push_back(&values[idx.entryId(e)]);
+    if (n.op->name == "tvm_op") {
+      auto outs = callFused(g, n, args);
+      for (uint32_t k = 0; k < n.numOutputs(); ++k)
+        values[idx.entryId(nid, k)] = std::move(outs.at(k));
+      continue;
+    }
+    if (!n.op->compute)
+      fail("operator ", n.name, " (", n.op->name, ") has no reference kernel");
     std::vector<Tensor> outs;
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       uint32_t e = idx.entryId(nid, k);

@@ -84,6 +84,8 @@ struct OpDef {
   InferTypeFn inferType; ///< unset: the "same type everywhere" rule
   int pattern = kOpaque;
   std::vector<int> mutateInputs; ///< FMutateInputs (batch_norm: 3, 4)
+  /// FInplaceOption: (input, output) pairs whose buffers PlanMemory may share.
+  std::vector<std::pair<int, int>> inplace;
   ComputeFn compute;
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;

@@ -17,7 +17,7 @@ namespace loupe {
 
 namespace {
 
-Graph inferShape(const Graph &src) {
+Graph inferShape(const Graph &src, const PassContext &) {
   Graph g = src;
   const IndexedGraph &idx = g.index();
   std::vector<Shape> shapes(idx.numEntries());

@@ -46,7 +46,7 @@ int parseTypeCode(const Node &n, const std::string &key, const std::string &s) {
   return v;
 }
 
-Graph inferType(const Graph &src) {
+Graph inferType(const Graph &src, const PassContext &) {
   Graph g = src;
   const IndexedGraph &idx = g.index();
   std::vector<int> types(idx.numEntries(), -1);

@@ -6,13 +6,14 @@
 namespace loupe {
 
 void registerLoadJSONPass() {
-  PassRegistry::get().add({"LoadJSON",
-                           "rebuilds the graph from the NNVM JSON in graph attr 'json'",
-                           0,
-                           {"json"},
-                           {},
-                           true,
-                           [](const Graph &g) { return loadJSON(g.attr("json")->str, "json"); }});
+  PassRegistry::get().add(
+      {"LoadJSON",
+       "rebuilds the graph from the NNVM JSON in graph attr 'json'",
+       0,
+       {"json"},
+       {},
+       true,
+       [](const Graph &g, const PassContext &) { return loadJSON(g.attr("json")->str, "json"); }});
 }
 
 } // namespace loupe

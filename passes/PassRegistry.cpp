@@ -54,7 +54,7 @@ const PassInfo &requirePass(const std::string &name) {
   return *p;
 }
 
-Graph applyPasses(const Graph &g, const std::vector<std::string> &names) {
+Graph applyPasses(const Graph &g, const std::vector<std::string> &names, const PassContext &ctx) {
   std::vector<const PassInfo *> passes;
   for (const auto &n : names)
     passes.push_back(&requirePass(n)); // all names are checked before anything runs
@@ -70,7 +70,7 @@ Graph applyPasses(const Graph &g, const std::vector<std::string> &names) {
              " but is not available.",
              by.empty() ? "" : " The attribute is provided by pass " + by);
       }
-    cur = p->run(cur);
+    cur = p->run(cur, ctx);
   }
   return cur;
 }

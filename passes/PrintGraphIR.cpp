@@ -12,7 +12,7 @@ void registerPrintGraphIRPass() {
                            {},
                            {"graphir"},
                            true,
-                           [](const Graph &g) {
+                           [](const Graph &g, const PassContext &) {
                              std::vector<std::string> join;
                              if (const GraphAttr *j = g.attr("join_entry_attrs"))
                                join = j->strs;

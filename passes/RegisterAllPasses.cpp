@@ -10,6 +10,9 @@ void registerInferTypePass();
 void registerSaveJSONPass();
 void registerLoadJSONPass();
 void registerPrintGraphIRPass();
+void registerGraphFusePartitionPass();
+void registerPlanMemoryPass();
+void registerGraphFuseCompilePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -20,6 +23,9 @@ void registerAllPasses() {
     registerSaveJSONPass();
     registerLoadJSONPass();
     registerPrintGraphIRPass();
+    registerGraphFusePartitionPass();
+    registerPlanMemoryPass();
+    registerGraphFuseCompilePass();
   });
 }
 

@@ -12,7 +12,7 @@ void registerSaveJSONPass() {
                            {},
                            {"json"},
                            true,
-                           [](const Graph &g) {
+                           [](const Graph &g, const PassContext &) {
                              Graph out;
                              out.attrs["json"] = GraphAttr::string(saveJSON(g));
                              return out;

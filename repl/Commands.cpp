@@ -365,7 +365,7 @@ void Engine::registerCommands() {
           fail("usage: :apply P1 [P2 …] (:passes lists them)");
         const Graph &before = e.requireGraph();
         auto t0 = Clock::now();
-        Graph after = applyPasses(before, a);
+        Graph after = applyPasses(before, a, e.passContext_);
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
         out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " ("
@@ -373,6 +373,88 @@ void Engine::registerCommands() {
         for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"})
           if (const GraphAttr *u = after.attr(k); u && u->num > 0)
             out << "warning: " << k << " = " << u->num << ": some entries are still unknown\n";
+      });
+
+  add("set", "[KEY VALUE]",
+      "sets an option: opt_level N, fusion_rules A|B|C, nofuse OP[,OP]|none, target T",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        PassContext &c = e.passContext_;
+        if (a.empty()) {
+          std::string nofuse;
+          for (const auto &op : c.noFuse)
+            nofuse += (nofuse.empty() ? "" : ",") + op;
+          out << "opt_level " << c.optLevel << "\nfusion_rules " << c.get("fusion_rules", "A")
+              << "\nnofuse " << (nofuse.empty() ? "none" : nofuse) << "\ntarget "
+              << c.get("target", "llvm") << "\n";
+          return;
+        }
+        needArgs(a, 2, 2, ":set KEY VALUE");
+        const std::string &k = a[0], &v = a[1];
+        if (k == "opt_level") {
+          if (v.size() != 1 || v[0] < '0' || v[0] > '3')
+            fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
+          c.optLevel = v[0] - '0';
+        } else if (k == "fusion_rules") {
+          if (v != "A" && v != "B" && v != "C")
+            fail("fusion_rules must be A (seed era), B (diamond fusion) or C (v0.5), got '", v,
+                 "'");
+          c.config["fusion_rules"] = v;
+        } else if (k == "nofuse") {
+          std::set<std::string> ops;
+          if (v != "none") {
+            size_t start = 0;
+            while (start <= v.size()) {
+              size_t comma = v.find(',', start);
+              std::string op = v.substr(start, comma == std::string::npos ? comma : comma - start);
+              if (!OpRegistry::get().find(op))
+                fail("unknown op '", op, "'", didYouMean(op, OpRegistry::get().names()));
+              ops.insert(OpRegistry::get().find(op)->name);
+              if (comma == std::string::npos)
+                break;
+              start = comma + 1;
+            }
+          }
+          c.noFuse = ops;
+        } else if (k == "target") {
+          if (v != "llvm")
+            fail("target must be llvm (the host CPU), got '", v, "'");
+          c.config["target"] = v;
+        } else {
+          fail("unknown option '", k, "'",
+               didYouMean(k, {"opt_level", "fusion_rules", "nofuse", "target"}),
+               "; options are opt_level, fusion_rules, nofuse, target");
+        }
+        out << k << " = " << v << "\n";
+      });
+
+  add("groups", "", "the fusion groups: roots, masters, one line per node, then each group",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":groups");
+        const Graph &g = e.requireGraph();
+        std::vector<FusedGroup> groups = fusedGroups(g);
+        const IndexedGraph &idx = g.index();
+        const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
+        out << "roots: " << roots.pyRepr() << "\nmasters: " << masters.pyRepr() << "\n\n";
+        auto nameOf = [&](int64_t id) {
+          return id >= 0 ? idx.nodes[id].node->name : std::string("None");
+        };
+        for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+          out << idx.nodes[nid].node->name << " has root " << nameOf(roots.ints[nid])
+              << " and master " << nameOf(masters.ints[nid]) << "\n";
+        // Names as GraphFuseCompile would give them now, without using them up.
+        FunctionNames names = e.functionNames_;
+        std::string target =
+            g.attr("target") ? g.attr("target")->str : e.passContext_.get("target", "llvm");
+        out << "\n";
+        for (const FusedGroup &grp : groups) {
+          std::vector<std::string> members;
+          for (uint32_t m : grp.members)
+            members.push_back(idx.nodes[m].node->name);
+          out << "group " << idx.nodes[grp.root].node->name << ": " << joinNames(members)
+              << "; pattern " << patternName(grp.pattern) << "; master " << nameOf(grp.master)
+              << "; function " << names.assign(kernelKey(g, grp, target), readableName(idx, grp))
+              << "\n";
+        }
       });
 
   add("passes", "", "lists the registered passes",

@@ -15,6 +15,7 @@ namespace loupe {
 
 Engine::Engine() {
   registerAllPasses();
+  passContext_.functionNames = &functionNames_;
   registerCommands();
 }
 

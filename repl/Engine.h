@@ -3,6 +3,8 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "passes/Fusion.h"
+#include "passes/Pass.h"
 #include "repl/Value.h"
 
 #include <chrono>
@@ -90,6 +92,8 @@ private:
   std::map<std::string, int> nameCounters_;      ///< NNVM NameManager: per-hint counters
   std::map<const Node *, uint32_t> varVersions_; ///< write counts of mutated variables
   std::vector<NodePtr> keepAlive_;               ///< keeps counted variables' addresses unique
+  PassContext passContext_;                      ///< options set with :set; passed to every pass
+  FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;

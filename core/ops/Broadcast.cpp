@@ -20,7 +20,8 @@ void binary(const char *name, const char *alias, const char *doc,
       .setPattern(kBroadcast)
       .shape(broadcastBinaryShape)
       .kernel(binaryBroadcastKernel(std::move(f)))
-      .alias(alias);
+      .alias(alias)
+      .inplace = {{0, 0}, {1, 0}};
 }
 
 } // namespace

@@ -7,35 +7,46 @@ namespace loupe::ops {
 
 namespace {
 
+// NNVM's unary elementwise ops may write into their input (FInplaceOption {0, 0}); binary
+// ones into either input ({0, 0}, {1, 0}).
+const std::vector<std::pair<int, int>> kUnaryInplace{{0, 0}};
+const std::vector<std::pair<int, int>> kBinaryInplace{{0, 0}, {1, 0}};
+
 OpDef &unary(const char *name, const char *doc, std::function<double(double)> f) {
-  return OpRegistry::get()
-      .add(name)
-      .describe(doc)
-      .setPattern(kElemWise)
-      .shape(sameShapeRule)
-      .kernel(unaryKernel(std::move(f)));
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .setPattern(kElemWise)
+                  .shape(sameShapeRule)
+                  .kernel(unaryKernel(std::move(f)));
+  op.inplace = kUnaryInplace;
+  return op;
 }
 
 OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, double)> f) {
-  return OpRegistry::get()
-      .add(name)
-      .describe(doc)
-      .param("scalar", ParamKind::Float, std::nullopt, "the scalar operand")
-      .setPattern(kElemWise)
-      .shape(sameShapeRule)
-      .kernel(
-          unaryAttrKernel([f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .param("scalar", ParamKind::Float, std::nullopt, "the scalar operand")
+                  .setPattern(kElemWise)
+                  .shape(sameShapeRule)
+                  .kernel(unaryAttrKernel(
+                      [f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
+  op.inplace = kUnaryInplace;
+  return op;
 }
 
 OpDef &binary(const char *name, const char *doc, int pattern,
               std::function<double(double, double)> f) {
-  return OpRegistry::get()
-      .add(name)
-      .describe(doc)
-      .arguments({"lhs", "rhs"})
-      .setPattern(pattern)
-      .shape(sameShapeRule)
-      .kernel(binaryBroadcastKernel(std::move(f)));
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .arguments({"lhs", "rhs"})
+                  .setPattern(pattern)
+                  .shape(sameShapeRule)
+                  .kernel(binaryBroadcastKernel(std::move(f)));
+  op.inplace = kBinaryInplace;
+  return op;
 }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }

@@ -53,5 +53,6 @@ void registerConvOps();
 void registerPoolOps();
 void registerTransformOps();
 void registerInitOps();
+void registerTvmOp();
 
 } // namespace loupe::ops

@@ -16,6 +16,7 @@ void registerAllOps() {
     ops::registerPoolOps();
     ops::registerTransformOps();
     ops::registerInitOps();
+    ops::registerTvmOp();
   });
 }
 

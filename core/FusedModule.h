@@ -1,0 +1,31 @@
+// FusedModule: the fused functions behind a deploy graph's tvm_op nodes, as sub-graphs the
+// reference interpreter can run (the LLVM backend compiles the same functions).
+#pragma once
+
+#include "core/Graph.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// One fused function: its body is a graph over placeholder variables `input0`, `input1`, …
+/// carrying `shape` and `dtype`; its outputs are the group root's outputs.
+struct FusedFunction {
+  std::string name;
+  Graph body;
+  /// Placeholder names in function-argument order (the tvm_op's input order).
+  std::vector<std::string> argNames;
+  bool flattenData = false;      ///< arguments arrive flattened to 1-D
+  uint32_t root = 0;             ///< node id of the group root in the partitioned graph
+  std::vector<uint32_t> members; ///< node ids of the group in the partitioned graph
+};
+
+/// The functions of a compiled graph by name (graph attribute `module`).
+struct FusedModule {
+  std::map<std::string, std::shared_ptr<const FusedFunction>> functions;
+};
+
+} // namespace loupe

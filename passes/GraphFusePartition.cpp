@@ -1,0 +1,221 @@
+// GraphFusePartition: assigns every node a fusion group (root) and master from op patterns
+// and shapes; writes `group_root`, `group_master` and `pattern` (one int per node).
+//
+// Algorithm A (NNVM at the seed's date, nnvm-spec §5), the default:
+//  * ref[n] counts input slots that read n, plus 2 per graph output that is n.
+//  * Phase 1, ids ascending. An elementwise/broadcast node absorbs producers whose pattern is
+//    ≤ injective, and at most one same-shape OutEWiseFusable producer, whose master it takes;
+//    its derived pattern is OutEWiseFusable if it took a master, ElemWise if every input was
+//    elementwise with its own shape, else Broadcast. Injective and reduce nodes absorb only
+//    producers ≤ injective (a reduce is its own master). OutEWiseFusable and opaque nodes absorb
+//    nothing and are their own masters; their producers become their own masters if unset.
+//    A node read more than once, or any node when opt_level < 1, is realized (ends a group).
+//  * Phase 2, ids descending: an unassigned node is a root; producers marked fuse-to-master
+//    join its group.
+// Algorithm B adds phase 3 (diamond fusion: a node whose single-input consumers all sit in one
+// elementwise group joins it). Algorithm C keeps injective producers out of conv-master groups.
+// `:set nofuse OP` treats OP as opaque. opt_level comes from the graph attribute (consumed),
+// else from the pass context.
+#include "passes/Pass.h"
+
+#include "core/Error.h"
+
+namespace loupe {
+
+namespace {
+
+enum Fuse { kUnknown, kFuseToMaster, kRealize };
+
+Graph partition(const Graph &src, const PassContext &ctx) {
+  Graph g = src;
+  const IndexedGraph &idx = g.index();
+  int optLevel = ctx.optLevel;
+  if (const GraphAttr *o = g.attr("opt_level")) {
+    optLevel = static_cast<int>(o->num);
+    g.attrs.erase("opt_level");
+  }
+  std::string rules = ctx.get("fusion_rules", "A");
+  if (rules != "A" && rules != "B" && rules != "C")
+    fail("GraphFusePartition: fusion_rules must be A, B or C, got '", rules, "'");
+  const auto &shapes = g.attr("shape")->shapes;
+  uint32_t n = idx.numNodes();
+
+  auto registered = [&](uint32_t nid) {
+    const Node &node = *idx.nodes[nid].node;
+    if (node.isVariable())
+      return static_cast<int>(kOpaque);
+    return ctx.noFuse.count(node.op->name) ? static_cast<int>(kOpaque) : node.op->pattern;
+  };
+  auto entryShape = [&](const IndexedGraph::Entry &e) -> const Shape & {
+    return shapes[idx.entryId(e)];
+  };
+
+  std::vector<int> ref(n, 0);
+  for (uint32_t nid = 0; nid < n; ++nid)
+    for (const auto &e : idx.nodes[nid].inputs)
+      ++ref[e.nodeId];
+  for (const auto &h : idx.heads)
+    ref[h.nodeId] += 2;
+
+  std::vector<Fuse> fuse(n, kUnknown);
+  std::vector<int> pattern(n, kOpaque), master(n, -1);
+  for (uint32_t nid = 0; nid < n; ++nid) {
+    const auto &in = idx.nodes[nid];
+    if (in.node->isVariable()) {
+      fuse[nid] = kRealize;
+      continue;
+    }
+    int pt = registered(nid);
+    if (pt <= kBroadcast) {
+      int chosen = -1;
+      bool ewise = in.node->numOutputs() == 1, injectiveIn = false;
+      const Shape &out0 = shapes[idx.entryId(nid, 0)];
+      for (const auto &e : in.inputs) {
+        uint32_t p = e.nodeId;
+        if (fuse[p] == kUnknown) {
+          if (pattern[p] != kElemWise)
+            ewise = false;
+          if (pattern[p] <= kInjective) {
+            fuse[p] = kFuseToMaster;
+            injectiveIn |= pattern[p] == kInjective;
+          } else if (pattern[p] == kOutEWiseFusable && chosen == -1 && out0 == entryShape(e)) {
+            chosen = master[p];
+            fuse[p] = kFuseToMaster;
+          } else {
+            fuse[p] = kRealize;
+          }
+        }
+        if (ewise && out0 != entryShape(e))
+          ewise = false;
+      }
+      master[nid] = chosen;
+      if (chosen != -1)
+        pt = kOutEWiseFusable;
+      else if (rules == "C" && injectiveIn)
+        pt = kInjective;
+      else
+        pt = ewise ? kElemWise : kBroadcast;
+    } else if (pt == kInjective || pt == kCommReduce) {
+      for (const auto &e : in.inputs)
+        if (fuse[e.nodeId] == kUnknown)
+          fuse[e.nodeId] = pattern[e.nodeId] <= kInjective ? kFuseToMaster : kRealize;
+      if (pt == kCommReduce)
+        master[nid] = static_cast<int>(nid);
+    } else {
+      master[nid] = static_cast<int>(nid);
+      for (const auto &e : in.inputs)
+        if (fuse[e.nodeId] == kUnknown) {
+          fuse[e.nodeId] = kRealize;
+          if (master[e.nodeId] == -1)
+            master[e.nodeId] = static_cast<int>(e.nodeId);
+        }
+    }
+    pattern[nid] = pt;
+    if (ref[nid] > 1 || optLevel < 1) {
+      fuse[nid] = kRealize;
+      if (master[nid] == -1)
+        master[nid] = static_cast<int>(nid);
+    }
+  }
+
+  // Phase 2: roots, ids descending.
+  std::vector<int> group(n, -1);
+  std::vector<std::vector<uint32_t>> members(n); // rule C/B: root first, then in pull order
+  for (uint32_t nid = n; nid-- > 0;) {
+    if (group[nid] == -1) {
+      group[nid] = static_cast<int>(nid);
+      members[nid].push_back(nid);
+    }
+    const auto &in = idx.nodes[nid];
+    bool split = false; // rule C: this node holds both a conv-like and an injective producer
+    if (rules == "C") {
+      bool hasOut = false, hasInj = false;
+      for (const auto &e : in.inputs)
+        if (fuse[e.nodeId] == kFuseToMaster) {
+          hasOut |= pattern[e.nodeId] == kOutEWiseFusable;
+          hasInj |= pattern[e.nodeId] == kInjective;
+        }
+      split = hasOut && hasInj;
+      if (split) {
+        master[nid] = static_cast<int>(nid);
+        if (group[nid] != static_cast<int>(nid))
+          for (uint32_t m : members[group[nid]])
+            master[m] = static_cast<int>(nid);
+      }
+    }
+    for (const auto &e : in.inputs) {
+      uint32_t p = e.nodeId;
+      if (fuse[p] != kFuseToMaster)
+        continue;
+      if (split && pattern[p] == kOutEWiseFusable)
+        continue; // rule C: the conv group stays apart
+      if (group[p] != -1 && group[p] != group[nid])
+        fail("GraphFusePartition: internal error: node ", idx.nodes[p].node->name,
+             " is pulled into two groups");
+      group[p] = group[nid];
+      members[group[nid]].push_back(p);
+      if (split && pattern[p] == kInjective)
+        master[p] = static_cast<int>(nid);
+    }
+  }
+
+  // Phase 3 (rules B and C): diamond fusion.
+  if (rules != "A" && optLevel >= 1) {
+    std::vector<std::vector<int>> children(n);
+    for (uint32_t c = n; c-- > 1;) {
+      const auto &in = idx.nodes[c];
+      if (!in.node->isVariable() && in.inputs.size() == 1 && ref[in.inputs[0].nodeId] > 1)
+        children[in.inputs[0].nodeId].push_back(group[c]);
+    }
+    std::vector<std::vector<uint32_t>> opMembers(n);
+    for (uint32_t m = 0; m < n; ++m)
+      if (!idx.nodes[m].node->isVariable())
+        opMembers[group[m]].push_back(m);
+    std::vector<int> newGroup(n, -1);
+    for (uint32_t v = n; v-- > 1;) {
+      if (newGroup[group[v]] != -1)
+        group[v] = newGroup[group[v]];
+      if (idx.nodes[v].node->isVariable() || registered(v) == kOpaque || children[v].size() < 2)
+        continue;
+      int g0 = children[v][0];
+      bool same = true;
+      for (int c : children[v])
+        same &= c == g0;
+      if (!same)
+        continue;
+      bool elementwise = true;
+      for (uint32_t m : opMembers[g0])
+        elementwise &= registered(m) <= kBroadcast;
+      if (!elementwise)
+        continue;
+      newGroup[group[v]] = g0;
+      group[v] = g0;
+      for (uint32_t m : opMembers[g0]) {
+        pattern[m] = pattern[v];
+        master[m] = master[v];
+      }
+    }
+  }
+
+  auto toList = [](const std::vector<int> &v) {
+    return GraphAttr::listInt(std::vector<int64_t>(v.begin(), v.end()));
+  };
+  g.attrs["group_root"] = toList(group);
+  g.attrs["group_master"] = toList(master);
+  g.attrs["pattern"] = toList(pattern);
+  return g;
+}
+
+} // namespace
+
+void registerGraphFusePartitionPass() {
+  PassRegistry::get().add({"GraphFusePartition",
+                           "groups nodes into fused kernels (roots and masters) from op patterns",
+                           1,
+                           {"shape", "dtype"},
+                           {"group_root", "group_master", "pattern"},
+                           false,
+                           partition});
+}
+
+} // namespace loupe

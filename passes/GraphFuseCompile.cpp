@@ -168,7 +168,7 @@ void registerGraphFuseCompilePass() {
                            "replaces each fused group by a tvm_op calling a named function",
                            1,
                            {"shape", "dtype", "group_root", "group_master", "pattern"},
-                           {"storage_id", "dtype", "dltype", "shape", "module"},
+                           {"storage_id", "dltype", "module"},
                            true,
                            fuseCompile});
 }

@@ -265,6 +265,8 @@ TEST(OpKernel, EveryOpHasAKernelTest) {
   registerAllOps();
   std::string self = readTextFile(__FILE__);
   for (const OpDef *op : OpRegistry::get().all()) {
+    if (op->name == "tvm_op")
+      continue; // runs its fused function's body; PassesTest checks deploy graphs numerically
     EXPECT_TRUE(op->compute) << op->name << " has no reference kernel";
     bool named = self.find("\"" + op->name + "\"") != std::string::npos ||
                  self.find(" " + op->name + "(") != std::string::npos;

@@ -1,0 +1,285 @@
+// PassesTest: GraphFusePartition, PlanMemory and GraphFuseCompile on small graphs whose
+// results are worked out by hand from nnvm-spec §5-7, plus randomized invariants.
+#include "TestUtil.h"
+
+#include "core/Error.h"
+
+#include <random>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+struct Partition {
+  std::vector<int64_t> root, master, pattern;
+};
+
+Partition partition(const std::string &program, const std::string &rules = "A",
+                    const std::string &out = "y") {
+  PassContext ctx;
+  ctx.config["fusion_rules"] = rules;
+  Graph g = applyPasses(inferred(program, out), {"GraphFusePartition"}, ctx);
+  return {g.attr("group_root")->ints, g.attr("group_master")->ints, g.attr("pattern")->ints};
+}
+
+using V = std::vector<int64_t>;
+
+const char *kDiamond = "x = Variable(\"x\", shape=(1,2,4,4))\n"
+                       "r = relu(conv2d(x, channels=2, kernel_size=(1,1)))\n"
+                       "y = exp(r) + log(r)";
+
+} // namespace
+
+TEST(GraphFusePartition, SeedTutorial) {
+  // nnvm-spec §5.5, the seed's printed lists.
+  Partition p =
+      partition("x = Variable(\"x\", shape=(1,13,100,100), dtype=1)\n"
+                "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+                "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+                "y = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)");
+  EXPECT_EQ(p.root, (V{0, 1, 2, 4, 4, 5, 6, 9, 9, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(p.master, (V{-1, -1, -1, 3, 3, -1, -1, 7, 7, 7, 10, -1, -1, 13, 14, 15}));
+}
+
+TEST(GraphFusePartition, SeveralConsumersEndAGroup) {
+  // ids: x0 w1 b2 conv3 relu4 exp5 log6 add7. relu4 has two readers, so it is realized with
+  // the conv; exp, log and add form an elementwise group rooted at the output.
+  Partition a = partition(kDiamond);
+  EXPECT_EQ(a.root, (V{0, 1, 2, 4, 4, 7, 7, 7}));
+  EXPECT_EQ(a.master, (V{-1, -1, -1, 3, 3, -1, -1, 7}));
+  EXPECT_EQ(a.pattern, (V{8, 8, 8, 4, 4, 0, 0, 0}));
+}
+
+TEST(GraphFusePartition, RuleBFusesTheDiamond) {
+  // Phase 3: relu4's single-input consumers (exp, log) share group 7, all elementwise, so the
+  // conv group joins it and every member takes relu's pattern and master.
+  Partition b = partition(kDiamond, "B");
+  EXPECT_EQ(b.root, (V{0, 1, 2, 7, 7, 7, 7, 7}));
+  EXPECT_EQ(b.master, (V{-1, -1, -1, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(b.pattern, (V{8, 8, 8, 4, 4, 4, 4, 4}));
+}
+
+TEST(GraphFusePartition, RuleCKeepsInjectiveProducersOutOfConvGroups) {
+  // ids: x0 w1 b2 conv3 t4 transpose5 add6. Under A the add absorbs both the conv and the
+  // transpose; under C it becomes its own master, the conv stays a group of its own, and the
+  // transpose joins the add with master 6.
+  std::string prog = "x = Variable(\"x\", shape=(1,2,3,3))\nt = Variable(\"t\", shape=(1,2,3,3))\n"
+                     "y = conv2d(x, channels=2, kernel_size=(1,1)) + transpose(t, axes=(0,1,3,2))";
+  Partition a = partition(prog);
+  EXPECT_EQ(a.root, (V{0, 1, 2, 6, 4, 6, 6}));
+  EXPECT_EQ(a.master, (V{-1, -1, -1, 3, -1, -1, 3}));
+  Partition c = partition(prog, "C");
+  EXPECT_EQ(c.root, (V{0, 1, 2, 3, 4, 6, 6}));
+  EXPECT_EQ(c.master, (V{-1, -1, -1, 3, -1, 6, 6}));
+}
+
+TEST(GraphFusePartition, MultiOutputProducer) {
+  // ids: x0 split1 relu2 relu3 add4. split has two readers: realized, its own master.
+  Partition p = partition("x = Variable(\"x\", shape=(4,2))\n"
+                          "s = split(x, indices_or_sections=2, axis=0)\n"
+                          "y = relu(s[0]) + relu(s[1])");
+  EXPECT_EQ(p.root, (V{0, 1, 4, 4, 4}));
+  EXPECT_EQ(p.master, (V{-1, 1, -1, -1, 4}));
+  EXPECT_EQ(p.pattern, (V{8, 2, 0, 0, 0}));
+}
+
+TEST(GraphFusePartition, ReductionsAndOpaqueOps) {
+  // ids: x0 exp1 sum2 relu3. The reduce absorbs the elementwise exp and is its own master; the
+  // relu after it cannot absorb a reduce, and turns Broadcast.
+  Partition r = partition("x = Variable(\"x\", shape=(2,3))\ny = relu(sum(exp(x), axis=1))");
+  EXPECT_EQ(r.root, (V{0, 2, 2, 3}));
+  EXPECT_EQ(r.master, (V{-1, -1, 2, 3}));
+  EXPECT_EQ(r.pattern, (V{8, 0, 3, 1}));
+  // ids: x0 relu1 softmax2. Opaque absorbs nothing; its producer becomes its own master.
+  Partition o = partition("x = Variable(\"x\", shape=(2,3))\ny = softmax(relu(x))");
+  EXPECT_EQ(o.root, (V{0, 1, 2}));
+  EXPECT_EQ(o.master, (V{-1, 1, 2}));
+  EXPECT_EQ(o.pattern, (V{8, 0, 8}));
+}
+
+TEST(GraphFusePartition, OptLevelZeroAndNoFuse) {
+  Graph g = inferred(kDiamond);
+  g.attrs["opt_level"] = GraphAttr::integer(0);
+  Graph p = applyPasses(g, {"GraphFusePartition"});
+  EXPECT_EQ(p.attr("group_root")->ints, (V{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p.attr("opt_level"), nullptr); // consumed, as in NNVM
+  PassContext ctx;
+  ctx.noFuse = {"exp"};
+  Graph n = applyPasses(inferred(kDiamond), {"GraphFusePartition"}, ctx);
+  // exp is now opaque: it stands alone and the add can no longer absorb it.
+  EXPECT_EQ(n.attr("group_root")->ints, (V{0, 1, 2, 4, 4, 5, 7, 7}));
+}
+
+TEST(GraphFusePartition, NeedsShapes) {
+  Engine e;
+  run(e, "x = Variable(\"x\")\ny = relu(x)\n:graph y");
+  try {
+    applyPasses(e.current()->graph, {"GraphFusePartition"});
+    FAIL() << "expected an error";
+  } catch (const Error &err) {
+    EXPECT_EQ(std::string(err.what()),
+              "Graph attr dependency shape is required by pass GraphFusePartition but is not "
+              "available. The attribute is provided by pass InferShape");
+  }
+}
+
+namespace {
+Graph compiled(const std::string &program, int optLevel, const std::string &rules = "A",
+               const std::string &out = "y") {
+  PassContext ctx;
+  ctx.optLevel = optLevel;
+  ctx.config["fusion_rules"] = rules;
+  return applyPasses(inferred(program, out), {"GraphFusePartition", "GraphFuseCompile"}, ctx);
+}
+} // namespace
+
+TEST(PlanMemory, SpecExamples) {
+  // Seed 000's deploy graph: [x, w, b, fuse_conv2d, fuse_conv2d_broadcast_add].
+  Graph s0 = compiled("x = Variable(\"x\", shape=(7,3,11,13), dtype=0)\nw = Variable(\"w\")\n"
+                      "b = Variable(\"b\")\nz = conv2d(x, w, b, channels=3, kernel_size=(5,5))\n"
+                      "y = z + conv2d(z, w, b, channels=3, kernel_size=(5,5), padding=(2,2))",
+                      2);
+  EXPECT_EQ(s0.attr("storage_id")->ints, (V{2, 3, 4, 0, 1}));
+  // A chain of four same-size kernels ping-pongs between two blocks (tvm_op never in place).
+  Graph chain =
+      compiled("x = Variable(\"x\", shape=(8,8), dtype=0)\ny = sqrt(log(exp(relu(x))))", 0);
+  EXPECT_EQ(chain.attr("storage_id")->ints, (V{2, 0, 1, 0, 1}));
+  // The same chain before fusion writes in place all the way down.
+  Graph plain = applyPasses(inferred("x = Variable(\"x\", shape=(8,8), dtype=0)\n"
+                                     "y = sqrt(log(exp(relu(x))))"),
+                            {"PlanMemory"});
+  EXPECT_EQ(plain.attr("storage_id")->ints, (V{-1, 0, 0, 0, 0}));
+  EXPECT_EQ(plain.attr("storage_inplace_index")->ints, (V{-1, -1, 0, 0, 0}));
+  EXPECT_EQ(plain.attr("storage_allocated_bytes")->num, 8 * 8 * 4);
+}
+
+TEST(PlanMemory, RandomGraphsNeverShareALiveBuffer) {
+  std::mt19937 rng(1234);
+  const char *unary[] = {"relu", "exp", "negative", "sigmoid"};
+  for (int trial = 0; trial < 40; ++trial) {
+    // Symbols s0.. of shape (4,8) or (4,1); each new op reads one or two earlier symbols.
+    std::string prog = "s0 = Variable(\"x\", shape=(4,8), dtype=0)\n";
+    std::vector<bool> wide{true};
+    int n = 25;
+    for (int i = 1; i < n; ++i) {
+      std::uniform_int_distribution<int> pick(0, i - 1), kind(0, 3);
+      int a = pick(rng), b = pick(rng);
+      std::string sa = "s" + std::to_string(a), sb = "s" + std::to_string(b), expr;
+      bool w = wide[a];
+      switch (kind(rng)) {
+      case 0:
+        expr = std::string(unary[pick(rng) % 4]) + "(" + sa + ")";
+        break;
+      case 1:
+        expr = sa + " + " + sb; // broadcasting (4,8) with (4,1) stays (4,8)
+        w = wide[a] || wide[b];
+        break;
+      case 2:
+        expr = "sum(" + sa + ", axis=1, keepdims=True)";
+        w = false;
+        break;
+      default:
+        expr = sa + " * 2";
+      }
+      prog += "s" + std::to_string(i) + " = " + expr + "\n";
+      wide.push_back(w);
+    }
+    std::string heads = "Group([s" + std::to_string(n - 1) + ", s" + std::to_string(n / 2) + "])";
+    Graph g = applyPasses(inferred(prog, heads), {"PlanMemory"});
+    const IndexedGraph &idx = g.index();
+    const auto &sid = g.attr("storage_id")->ints;
+    const auto &inplace = g.attr("storage_inplace_index")->ints;
+    // Live range of each op output: [producer, last reader] (heads live to the end).
+    std::vector<int> def(idx.numEntries(), -1), last(idx.numEntries(), -1);
+    for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+      for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k)
+        def[idx.entryId(nid, k)] = last[idx.entryId(nid, k)] = static_cast<int>(nid);
+      for (const auto &e : idx.nodes[nid].inputs)
+        last[idx.entryId(e)] = static_cast<int>(nid);
+    }
+    for (const auto &h : idx.heads)
+      last[idx.entryId(h)] = static_cast<int>(idx.numNodes());
+    for (uint32_t a = 0; a < idx.numEntries(); ++a)
+      for (uint32_t b = a + 1; b < idx.numEntries(); ++b) {
+        if (sid[a] < 0 || sid[a] != sid[b])
+          continue;
+        // b was defined after a; it may start where a ends only by writing in place.
+        bool touches = last[a] == def[b] && inplace[b] >= 0;
+        EXPECT_TRUE(last[a] < def[b] || touches)
+            << "trial " << trial << ": entries " << a << " and " << b << " share block " << sid[a]
+            << " while both are live";
+      }
+  }
+}
+
+TEST(GraphFuseCompile, DeployGraphComputesTheSameNumbers) {
+  // The reference interpreter runs tvm_op through the module's functions, so the deploy graph
+  // must equal the original graph exactly, at every opt level and with every rule set.
+  std::string prog = "x = Variable(\"x\", shape=(1,3,6,6), dtype=1)\n"
+                     "z = relu(conv2d(x, channels=3, kernel_size=(3,3), padding=(1,1)))\n"
+                     "r = relu(x + z)\ny = exp(r) + log(r + 1)\n"
+                     "y = sum(softmax(dense(flatten(max_pool2d(y, pool_size=(2,2))), units=4)), "
+                     "axis=1, keepdims=True)";
+  Graph original = inferred(prog);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::map<std::string, Tensor> inputs;
+  const IndexedGraph &idx = original.index();
+  for (uint32_t nid : idx.argNodes) {
+    Tensor t(original.attr("shape")->shapes[idx.entryId(nid, 0)], kFloat64);
+    for (double &v : t.data)
+      v = u(rng);
+    inputs[idx.nodes[nid].node->name] = t;
+  }
+  Tensor want = interpret(original, inputs).at(0);
+  for (int opt : {0, 1, 2})
+    for (const char *rules : {"A", "B", "C"}) {
+      Graph deploy = compiled(prog, opt, rules);
+      for (const auto &n : deploy.index().nodes)
+        EXPECT_TRUE(n.node->isVariable() || n.node->op->name == "tvm_op");
+      Tensor got = interpret(deploy, inputs).at(0);
+      ASSERT_EQ(got.shape, want.shape);
+      for (size_t i = 0; i < want.data.size(); ++i)
+        EXPECT_EQ(got.data[i], want.data[i]) << "opt " << opt << " rules " << rules;
+    }
+}
+
+TEST(GraphFuseCompile, NamesAreDeduplicatedAndSharedAcrossCompiles) {
+  // Two different conv shapes: fuse_conv2d then fuse_conv2d_1; an identical kernel later
+  // (another compile in the same session) keeps its name.
+  FunctionNames names;
+  PassContext ctx;
+  ctx.optLevel = 0;
+  ctx.functionNames = &names;
+  std::string prog = "x = Variable(\"x\", shape=(1,2,5,5), dtype=0)\n"
+                     "y = conv2d(conv2d(x, channels=2, kernel_size=(3,3)), channels=2, "
+                     "kernel_size=(3,3))";
+  Graph g = applyPasses(inferred(prog), {"GraphFusePartition", "GraphFuseCompile"}, ctx);
+  std::vector<std::string> fnames;
+  for (const auto &n : g.index().nodes)
+    if (!n.node->isVariable())
+      fnames.push_back(n.node->parsed.getStr("func_name"));
+  EXPECT_EQ(fnames, (std::vector<std::string>{"fuse_conv2d", "fuse_conv2d_1"}));
+  Graph again = applyPasses(inferred(prog), {"GraphFusePartition", "GraphFuseCompile"}, ctx);
+  std::vector<std::string> second;
+  for (const auto &n : again.index().nodes)
+    if (!n.node->isVariable())
+      second.push_back(n.node->parsed.getStr("func_name"));
+  EXPECT_EQ(second, fnames);
+}
+
+TEST(GraphFuseCompile, FlattenDataAndArgumentOrder) {
+  // An elementwise root gets flatten_data=1 and 1-D placeholders; arguments follow the DFS from
+  // the root (x first, then the relu output), placeholders the id-order scan.
+  Graph g = compiled("x = Variable(\"x\", shape=(2,3), dtype=0)\nw = Variable(\"w\", shape=(2,3), "
+                     "dtype=0)\nr = relu(w)\ny = exp(x) + r * 2\n:graph y",
+                     2);
+  const IndexedGraph &idx = g.index();
+  const Node &top = *idx.nodes[idx.heads[0].nodeId].node;
+  EXPECT_EQ(*findAttr(top.attrs, "flatten_data"), "1");
+  EXPECT_EQ(*findAttr(top.attrs, "func_name"), "fuse_exp_relu___mul_scalar___broadcast_add");
+  ASSERT_EQ(top.inputs.size(), 2u);
+  EXPECT_EQ(top.inputs[0].node->name, "x");
+  EXPECT_EQ(top.inputs[1].node->name, "w");
+}

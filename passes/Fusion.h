@@ -5,10 +5,23 @@
 #include "core/Graph.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace loupe {
+
+/// GraphFusePartition's answer for a graph, with the reason behind every edge.
+struct PartitionResult {
+  std::vector<int> root, master, pattern; ///< per node: group_root, group_master, pattern
+  /// (producer, consumer) → why the edge was fused or cut, in the words of the rules.
+  std::map<std::pair<uint32_t, uint32_t>, std::string> why;
+};
+
+/// Runs the partition (nnvm-spec §5) on a graph with `shape`; `rules` is "A", "B" or "C";
+/// ops in `noFuse` are treated as opaque.
+PartitionResult partitionGraph(const Graph &g, int optLevel, const std::string &rules,
+                               const std::set<std::string> &noFuse);
 
 /// One fused group of op nodes (nnvm-spec §6.1).
 struct FusedGroup {

@@ -16,6 +16,7 @@
 // elementwise group joins it). Algorithm C keeps injective producers out of conv-master groups.
 // `:set nofuse OP` treats OP as opaque. opt_level comes from the graph attribute (consumed),
 // else from the pass context.
+#include "passes/Fusion.h"
 #include "passes/Pass.h"
 
 #include "core/Error.h"
@@ -26,26 +27,33 @@ namespace {
 
 enum Fuse { kUnknown, kFuseToMaster, kRealize };
 
-Graph partition(const Graph &src, const PassContext &ctx) {
-  Graph g = src;
-  const IndexedGraph &idx = g.index();
-  int optLevel = ctx.optLevel;
-  if (const GraphAttr *o = g.attr("opt_level")) {
-    optLevel = static_cast<int>(o->num);
-    g.attrs.erase("opt_level");
-  }
-  std::string rules = ctx.get("fusion_rules", "A");
+std::string nm(const IndexedGraph &idx, uint32_t nid) { return idx.nodes[nid].node->name; }
+
+} // namespace
+
+PartitionResult partitionGraph(const Graph &g, int optLevel, const std::string &rules,
+                               const std::set<std::string> &noFuse) {
   if (rules != "A" && rules != "B" && rules != "C")
     fail("GraphFusePartition: fusion_rules must be A, B or C, got '", rules, "'");
+  const IndexedGraph &idx = g.index();
   const auto &shapes = g.attr("shape")->shapes;
   uint32_t n = idx.numNodes();
+  PartitionResult res;
+  auto &why = res.why;
 
   auto registered = [&](uint32_t nid) {
     const Node &node = *idx.nodes[nid].node;
     if (node.isVariable())
       return static_cast<int>(kOpaque);
-    return ctx.noFuse.count(node.op->name) ? static_cast<int>(kOpaque) : node.op->pattern;
+    return noFuse.count(node.op->name) ? static_cast<int>(kOpaque) : node.op->pattern;
   };
+  auto patternOf = [&](uint32_t nid) {
+    std::string s = patternName(registered(nid));
+    if (!idx.nodes[nid].node->isVariable() && noFuse.count(idx.nodes[nid].node->op->name))
+      s += " (nofuse)";
+    return s;
+  };
+  std::vector<std::string> realizedBecause(n);
   auto entryShape = [&](const IndexedGraph::Entry &e) -> const Shape & {
     return shapes[idx.entryId(e)];
   };
@@ -59,6 +67,12 @@ Graph partition(const Graph &src, const PassContext &ctx) {
 
   std::vector<Fuse> fuse(n, kUnknown);
   std::vector<int> pattern(n, kOpaque), master(n, -1);
+  // The reason an already-decided producer gives every later reader.
+  auto known = [&](uint32_t p, uint32_t c) {
+    if (!why.count({p, c}))
+      why[{p, c}] = idx.nodes[p].node->isVariable() ? "cut: variables are never fused"
+                                                    : "cut: " + realizedBecause[p];
+  };
   for (uint32_t nid = 0; nid < n; ++nid) {
     const auto &in = idx.nodes[nid];
     if (in.node->isVariable()) {
@@ -66,24 +80,44 @@ Graph partition(const Graph &src, const PassContext &ctx) {
       continue;
     }
     int pt = registered(nid);
+    std::string me = nm(idx, nid);
     if (pt <= kBroadcast) {
       int chosen = -1;
       bool ewise = in.node->numOutputs() == 1, injectiveIn = false;
       const Shape &out0 = shapes[idx.entryId(nid, 0)];
       for (const auto &e : in.inputs) {
         uint32_t p = e.nodeId;
+        std::string pn = nm(idx, p), pp = patternName(pattern[p]);
         if (fuse[p] == kUnknown) {
           if (pattern[p] != kElemWise)
             ewise = false;
           if (pattern[p] <= kInjective) {
             fuse[p] = kFuseToMaster;
             injectiveIn |= pattern[p] == kInjective;
+            why[{p, nid}] = cat("fused: ", me, " (", patternOf(nid), ") absorbs producers whose ",
+                                "pattern is at most Injective, and ", pn, " is ", pp);
           } else if (pattern[p] == kOutEWiseFusable && chosen == -1 && out0 == entryShape(e)) {
             chosen = master[p];
             fuse[p] = kFuseToMaster;
+            why[{p, nid}] = cat("fused: ", me, " (", patternOf(nid), ") absorbs one ",
+                                "OutEWiseFusable producer of its own shape and takes its master ",
+                                nm(idx, chosen));
           } else {
             fuse[p] = kRealize;
+            if (pattern[p] == kOutEWiseFusable && chosen != -1)
+              why[{p, nid}] = cat("cut: ", me, " already absorbed an OutEWiseFusable producer ",
+                                  "(master ", nm(idx, chosen), "); it can absorb only one");
+            else if (pattern[p] == kOutEWiseFusable)
+              why[{p, nid}] = cat("cut: shapes differ: ", pn, " gives ", shapeToList(entryShape(e)),
+                                  " but ", me, " produces ", shapeToList(out0),
+                                  "; an OutEWiseFusable producer is absorbed "
+                                  "only with the same shape");
+            else
+              why[{p, nid}] = cat("cut: ", pn, " is ", pp, ", which an elementwise consumer (", me,
+                                  ", ", patternOf(nid), ") cannot absorb");
           }
+        } else {
+          known(p, nid);
         }
         if (ewise && out0 != entryShape(e))
           ewise = false;
@@ -96,25 +130,45 @@ Graph partition(const Graph &src, const PassContext &ctx) {
       else
         pt = ewise ? kElemWise : kBroadcast;
     } else if (pt == kInjective || pt == kCommReduce) {
-      for (const auto &e : in.inputs)
-        if (fuse[e.nodeId] == kUnknown)
-          fuse[e.nodeId] = pattern[e.nodeId] <= kInjective ? kFuseToMaster : kRealize;
+      for (const auto &e : in.inputs) {
+        uint32_t p = e.nodeId;
+        if (fuse[p] != kUnknown) {
+          known(p, nid);
+          continue;
+        }
+        bool ok = pattern[p] <= kInjective;
+        fuse[p] = ok ? kFuseToMaster : kRealize;
+        why[{p, nid}] = cat(ok ? "fused: " : "cut: ", me, " (", patternOf(nid),
+                            ") absorbs only producers whose pattern is at most Injective, and ",
+                            nm(idx, p), " is ", patternName(pattern[p]));
+      }
       if (pt == kCommReduce)
         master[nid] = static_cast<int>(nid);
     } else {
       master[nid] = static_cast<int>(nid);
-      for (const auto &e : in.inputs)
-        if (fuse[e.nodeId] == kUnknown) {
-          fuse[e.nodeId] = kRealize;
-          if (master[e.nodeId] == -1)
-            master[e.nodeId] = static_cast<int>(e.nodeId);
+      for (const auto &e : in.inputs) {
+        uint32_t p = e.nodeId;
+        if (fuse[p] != kUnknown) {
+          known(p, nid);
+          continue;
         }
+        fuse[p] = kRealize;
+        why[{p, nid}] = cat("cut: ", me, " is ", patternOf(nid), " and absorbs no producer");
+        if (master[p] == -1)
+          master[p] = static_cast<int>(p);
+      }
     }
     pattern[nid] = pt;
     if (ref[nid] > 1 || optLevel < 1) {
       fuse[nid] = kRealize;
       if (master[nid] == -1)
         master[nid] = static_cast<int>(nid);
+      realizedBecause[nid] =
+          optLevel < 1 ? cat("opt_level ", optLevel, " < 1 keeps every op alone")
+          : ref[nid] >= 2 && std::any_of(idx.heads.begin(), idx.heads.end(),
+                                         [&](const auto &h) { return h.nodeId == nid; })
+              ? cat(me, " is a graph output, so it ends its group")
+              : cat(me, " has ", ref[nid], " readers, so it ends its group");
     }
   }
 
@@ -147,8 +201,12 @@ Graph partition(const Graph &src, const PassContext &ctx) {
       uint32_t p = e.nodeId;
       if (fuse[p] != kFuseToMaster)
         continue;
-      if (split && pattern[p] == kOutEWiseFusable)
+      if (split && pattern[p] == kOutEWiseFusable) {
+        why[{p, nid}] = cat("cut by rule C: ", nm(idx, nid),
+                            " has both an OutEWiseFusable and "
+                            "an Injective producer, so the OutEWiseFusable one keeps its group");
         continue; // rule C: the conv group stays apart
+      }
       if (group[p] != -1 && group[p] != group[nid])
         fail("GraphFusePartition: internal error: node ", idx.nodes[p].node->name,
              " is pulled into two groups");
@@ -190,6 +248,11 @@ Graph partition(const Graph &src, const PassContext &ctx) {
         continue;
       newGroup[group[v]] = g0;
       group[v] = g0;
+      for (uint32_t c = v + 1; c < n; ++c)
+        for (const auto &e : idx.nodes[c].inputs)
+          if (e.nodeId == v && group[c] == g0)
+            why[{v, c}] = cat("fused by rule B (diamond): every single-input reader of ",
+                              nm(idx, v), " is in the elementwise group of ", nm(idx, g0));
       for (uint32_t m : opMembers[g0]) {
         pattern[m] = pattern[v];
         master[m] = master[v];
@@ -197,12 +260,28 @@ Graph partition(const Graph &src, const PassContext &ctx) {
     }
   }
 
+  res.root = std::move(group);
+  res.master = std::move(master);
+  res.pattern = std::move(pattern);
+  return res;
+}
+
+namespace {
+
+Graph partition(const Graph &src, const PassContext &ctx) {
+  Graph g = src;
+  int optLevel = ctx.optLevel;
+  if (const GraphAttr *o = g.attr("opt_level")) {
+    optLevel = static_cast<int>(o->num);
+    g.attrs.erase("opt_level");
+  }
+  PartitionResult r = partitionGraph(g, optLevel, ctx.get("fusion_rules", "A"), ctx.noFuse);
   auto toList = [](const std::vector<int> &v) {
     return GraphAttr::listInt(std::vector<int64_t>(v.begin(), v.end()));
   };
-  g.attrs["group_root"] = toList(group);
-  g.attrs["group_master"] = toList(master);
-  g.attrs["pattern"] = toList(pattern);
+  g.attrs["group_root"] = toList(r.root);
+  g.attrs["group_master"] = toList(r.master);
+  g.attrs["pattern"] = toList(r.pattern);
   return g;
 }
 

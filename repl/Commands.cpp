@@ -129,6 +129,16 @@ std::string graphSize(const IndexedGraph &idx) {
          plural(idx.heads.size(), "output");
 }
 
+// True if one of the passes named in `names` provides attribute `key`.
+bool applies(const std::vector<std::string> &names, const std::string &key) {
+  for (const auto &n : names)
+    if (const PassInfo *p = PassRegistry::get().find(n))
+      for (const auto &k : p->provides)
+        if (k == key)
+          return true;
+  return false;
+}
+
 void printOpDetails(const OpDef &op, std::ostream &out) {
   out << op.name << ": " << op.doc << "\n";
   out << "  pattern: " << patternName(op.pattern) << " (" << op.pattern << ")\n";
@@ -370,9 +380,12 @@ void Engine::registerCommands() {
         e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
         out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " ("
             << e.current()->change << ")\n";
-        for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"})
-          if (const GraphAttr *u = after.attr(k); u && u->num > 0)
+        // Warn about unknown entries only when this step computed the count.
+        for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"}) {
+          const GraphAttr *u = e.current()->graph.attr(k), *was = before.attr(k);
+          if (u && u->num > 0 && (!was || !(*was == *u) || applies(a, k)))
             out << "warning: " << k << " = " << u->num << ": some entries are still unknown\n";
+        }
       });
 
   add("set", "[KEY VALUE]",
@@ -455,6 +468,50 @@ void Engine::registerCommands() {
               << "; function " << names.assign(kernelKey(g, grp, target), readableName(idx, grp))
               << "\n";
         }
+      });
+
+  add("why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 2, 2, ":why A B (two node names)");
+        const Graph &g = e.requireGraph();
+        if (!g.attr("shape"))
+          missingAttr(g, "shape");
+        const IndexedGraph &idx = g.index();
+        int ia = idx.findByName(a[0]), ib = idx.findByName(a[1]);
+        std::vector<std::string> names;
+        for (const auto &n : idx.nodes)
+          names.push_back(n.node->name);
+        if (ia < 0)
+          fail("no node named '", a[0], "'", didYouMean(a[0], names));
+        if (ib < 0)
+          fail("no node named '", a[1], "'", didYouMean(a[1], names));
+        int opt = g.attr("opt_level") ? static_cast<int>(g.attr("opt_level")->num)
+                                      : e.passContext_.optLevel;
+        std::string rules = e.passContext_.get("fusion_rules", "A");
+        PartitionResult r = partitionGraph(g, opt, rules, e.passContext_.noFuse);
+        auto reads = [&](int consumer, int producer) {
+          for (const auto &in : idx.nodes[consumer].inputs)
+            if (static_cast<int>(in.nodeId) == producer)
+              return true;
+          return false;
+        };
+        int p = ia, c = ib;
+        if (!reads(c, p))
+          std::swap(p, c);
+        auto groupText = [&](int nid) { return "group " + idx.nodes[r.root[nid]].node->name; };
+        out << "(rules " << rules << ", opt_level " << opt << ")\n";
+        if (!reads(c, p)) {
+          out << a[0] << " and " << a[1] << " are not connected by an edge; " << a[0] << " is in "
+              << groupText(ia) << ", " << a[1] << " in " << groupText(ib)
+              << (r.root[ia] == r.root[ib] ? " (the same group)" : "") << "\n";
+          return;
+        }
+        bool fused = r.root[p] == r.root[c];
+        out << names[p] << " -> " << names[c] << ": "
+            << (fused ? "fused, in " + groupText(c)
+                      : "not fused: " + names[p] + " is in " + groupText(p) + ", " + names[c] +
+                            " in " + groupText(c))
+            << "\n  " << r.why.at({static_cast<uint32_t>(p), static_cast<uint32_t>(c)}) << "\n";
       });
 
   add("passes", "", "lists the registered passes",

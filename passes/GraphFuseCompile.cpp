@@ -166,7 +166,7 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
 void registerGraphFuseCompilePass() {
   PassRegistry::get().add({"GraphFuseCompile",
                            "replaces each fused group by a tvm_op calling a named function",
-                           1,
+                           0,
                            {"shape", "dtype", "group_root", "group_master", "pattern"},
                            {"storage_id", "dltype", "module"},
                            true,

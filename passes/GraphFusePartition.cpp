@@ -290,11 +290,13 @@ Graph partition(const Graph &src, const PassContext &ctx) {
 void registerGraphFusePartitionPass() {
   PassRegistry::get().add({"GraphFusePartition",
                            "groups nodes into fused kernels (roots and masters) from op patterns",
-                           1,
+                           0, // always runs; opt_level < 1 makes every op its own group
                            {"shape", "dtype"},
                            {"group_root", "group_master", "pattern"},
                            false,
-                           partition});
+                           partition,
+                           {},
+                           {"fusion_rules"}});
 }
 
 } // namespace loupe

@@ -12,6 +12,24 @@
 namespace loupe {
 
 class FunctionNames;
+struct PassInfo;
+
+/// A hook object around pass runs (Relay's PassInstrument, relay-spec §1.6). Instruments are
+/// called in list order: shouldRun for all (ANDed, no short-circuit; skipped for passes in
+/// required_pass), then beforePass for all, the pass body (nested passes produce their own
+/// events), then afterPass for all.
+class PassInstrument {
+public:
+  virtual ~PassInstrument() = default;
+  /// Shown by `:instrument`.
+  virtual std::string name() const = 0;
+  virtual void enterContext() {}
+  virtual void exitContext() {}
+  virtual bool shouldRun(const Graph &, const PassInfo &) { return true; }
+  virtual void beforePass(const Graph &, const PassInfo &) {}
+  /// `before` is the pass's input, `after` its output.
+  virtual void afterPass(const Graph &before, const Graph &after, const PassInfo &) {}
+};
 
 /// What a pass run sees besides the graph: Relay's PassContext / NNVM's build_config options,
 /// and session-long state that outlives one pass (GraphFuseCompile's function-name table).
@@ -23,6 +41,11 @@ struct PassContext {
   std::set<std::string> noFuse;
   /// The session's fused-function name table; null means a fresh one per run.
   FunctionNames *functionNames = nullptr;
+  /// Passes a Sequential always runs (and whose shouldRun hooks are skipped).
+  std::set<std::string> requiredPass;
+  /// Passes a Sequential never runs (disabled wins over required and level).
+  std::set<std::string> disabledPass;
+  std::vector<std::shared_ptr<PassInstrument>> instruments;
 
   /// A config value, or `dflt` when unset.
   std::string get(const std::string &key, const std::string &dflt) const {
@@ -40,6 +63,10 @@ struct PassInfo {
   std::vector<std::string> provides; ///< graph attributes it writes
   bool changesGraph = false;         ///< transforms rebuild the graph; analyses only add attrs
   std::function<Graph(const Graph &, const PassContext &)> run;
+  /// Passes a Sequential runs before this one, every time (Relay's `required`).
+  std::vector<std::string> required = {};
+  /// Options `:pipeline` may set as NAME(key=value); they go into the context's config.
+  std::vector<std::string> options = {};
 };
 
 /// The process-wide pass registry, filled by registerAllPasses().
@@ -62,12 +89,36 @@ private:
 /// Registers every pass once (idempotent); also registers all ops.
 void registerAllPasses();
 
-/// Applies passes in order, like NNVM's ApplyPasses: each pass's needs are checked against the
-/// graph it receives ("Graph attr dependency shape is required by pass X but is not available.
-/// The attribute is provided by pass InferShape"). Never mutates `g`; throws Error on the first
-/// failure, so nothing is half-applied.
+/// Runs one pass as Relay's Pass::operator() does (relay-spec §1.2): instruments decide and
+/// observe; a skipped pass returns the graph unchanged. The pass's needs are checked first
+/// ("Graph attr dependency shape is required by pass X but is not available. The attribute is
+/// provided by pass InferShape"). Never checks opt level or disabled_pass.
+Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx);
+
+/// Applies passes in order, like NNVM's ApplyPasses: every name is checked first, then each
+/// pass runs through runPass. Never mutates `g`; throws Error on the first failure, so nothing
+/// is half-applied.
 Graph applyPasses(const Graph &g, const std::vector<std::string> &names,
                   const PassContext &ctx = {});
+
+/// One entry of a Sequential: a pass and the options written after its name.
+struct PipelineEntry {
+  const PassInfo *pass;
+  std::map<std::string, std::string> options;
+};
+
+/// Relay's PassEnabled: disabled wins, then required, then `ctx.optLevel >= pass level`.
+/// `reason` (optional) receives the rule that decided, in words.
+bool passEnabled(const PassInfo &p, const PassContext &ctx, std::string *reason = nullptr);
+
+/// Runs a Sequential (relay-spec §1.4): each enabled entry first runs its required passes
+/// (every time, without the enabled check), then itself; a disabled entry is skipped silently.
+Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
+                    const PassContext &ctx);
+
+/// Parses "InferShape,GraphFusePartition(fusion_rules=B),…" into entries; throws Error with the
+/// column of the problem for unknown passes, unknown options or malformed text.
+std::vector<PipelineEntry> parsePipeline(const std::string &text);
 
 /// Throws Error for an unknown pass name, with suggestions.
 const PassInfo &requirePass(const std::string &name);

@@ -3,6 +3,9 @@
 
 #include "core/Error.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace loupe {
 
 PassRegistry &PassRegistry::get() {
@@ -54,25 +57,143 @@ const PassInfo &requirePass(const std::string &name) {
   return *p;
 }
 
+Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
+  bool run = true;
+  if (!ctx.instruments.empty() && !ctx.requiredPass.count(p.name))
+    for (const auto &inst : ctx.instruments)
+      run = inst->shouldRun(g, p) && run; // every hook is called, results ANDed
+  if (!run)
+    return g;
+  for (const auto &need : p.needs)
+    if (!g.attr(need)) {
+      std::string by;
+      for (const auto &q : PassRegistry::get().providersOf(need))
+        by += (by.empty() ? "" : " or ") + q;
+      fail("Graph attr dependency ", need, " is required by pass ", p.name,
+           " but is not available.", by.empty() ? "" : " The attribute is provided by pass " + by);
+    }
+  for (const auto &inst : ctx.instruments)
+    inst->beforePass(g, p);
+  Graph out = p.run(g, ctx);
+  for (const auto &inst : ctx.instruments)
+    inst->afterPass(g, out, p);
+  return out;
+}
+
 Graph applyPasses(const Graph &g, const std::vector<std::string> &names, const PassContext &ctx) {
   std::vector<const PassInfo *> passes;
   for (const auto &n : names)
     passes.push_back(&requirePass(n)); // all names are checked before anything runs
   Graph cur = g;
-  for (const PassInfo *p : passes) {
-    for (const auto &need : p->needs)
-      if (!cur.attr(need)) {
-        auto prov = PassRegistry::get().providersOf(need);
-        std::string by;
-        for (const auto &q : prov)
-          by += (by.empty() ? "" : " or ") + q;
-        fail("Graph attr dependency ", need, " is required by pass ", p->name,
-             " but is not available.",
-             by.empty() ? "" : " The attribute is provided by pass " + by);
-      }
-    cur = p->run(cur, ctx);
+  for (const PassInfo *p : passes)
+    cur = runPass(cur, *p, ctx);
+  return cur;
+}
+
+bool passEnabled(const PassInfo &p, const PassContext &ctx, std::string *reason) {
+  auto say = [&](bool v, std::string r) {
+    if (reason)
+      *reason = std::move(r);
+    return v;
+  };
+  if (ctx.disabledPass.count(p.name))
+    return say(false, p.name + " is in disabled_pass (disabled wins)");
+  if (ctx.requiredPass.count(p.name))
+    return say(true, p.name + " is in required_pass");
+  if (ctx.optLevel >= p.optLevel)
+    return say(true, cat("opt_level ", ctx.optLevel, " >= ", p.name, "'s level ", p.optLevel));
+  return say(false, cat("opt_level ", ctx.optLevel, " < ", p.name, "'s level ", p.optLevel));
+}
+
+Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
+                    const PassContext &ctx) {
+  Graph cur = g;
+  for (const auto &e : entries) {
+    if (!passEnabled(*e.pass, ctx))
+      continue; // no instrument hears about it
+    for (const auto &r : e.pass->required)
+      cur = runPass(cur, requirePass(r), ctx);
+    if (e.options.empty()) {
+      cur = runPass(cur, *e.pass, ctx);
+    } else {
+      PassContext local = ctx;
+      for (const auto &[k, v] : e.options)
+        local.config[k] = v;
+      cur = runPass(cur, *e.pass, local);
+    }
   }
   return cur;
+}
+
+std::vector<PipelineEntry> parsePipeline(const std::string &text) {
+  std::vector<PipelineEntry> out;
+  size_t i = 0, n = text.size();
+  auto col = [&](size_t at) { return cat("column ", at + 1); };
+  auto skipSpace = [&] {
+    while (i < n && (text[i] == ' ' || text[i] == '\t'))
+      ++i;
+  };
+  auto word = [&] {
+    size_t start = i;
+    while (i < n && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' ||
+                     text[i] == '.' || text[i] == '-'))
+      ++i;
+    return text.substr(start, i - start);
+  };
+  while (true) {
+    skipSpace();
+    size_t at = i;
+    std::string name = word();
+    if (name.empty())
+      fail("pipeline: expected a pass name at ", col(at), " of '", text, "'");
+    const PassInfo *p = PassRegistry::get().find(name);
+    if (!p)
+      fail("pipeline: unknown pass '", name, "' at ", col(at),
+           didYouMean(name, PassRegistry::get().names()));
+    PipelineEntry e{p, {}};
+    skipSpace();
+    if (i < n && text[i] == '(') {
+      ++i;
+      while (true) {
+        skipSpace();
+        size_t kat = i;
+        std::string key = word();
+        skipSpace();
+        if (key.empty() || i >= n || text[i] != '=')
+          fail("pipeline: expected option=value at ", col(kat), " of '", text, "'");
+        ++i;
+        skipSpace();
+        std::string value = word();
+        if (value.empty())
+          fail("pipeline: expected a value at ", col(i), " of '", text, "'");
+        if (std::find(p->options.begin(), p->options.end(), key) == p->options.end()) {
+          std::string list;
+          for (const auto &o : p->options)
+            list += (list.empty() ? "" : ", ") + o;
+          fail("pipeline: ", name, " has no option '", key, "'", didYouMean(key, p->options),
+               p->options.empty() ? std::string("; it takes none") : "; options: " + list);
+        }
+        e.options[key] = value;
+        skipSpace();
+        if (i < n && text[i] == ',') {
+          ++i;
+          continue;
+        }
+        if (i < n && text[i] == ')') {
+          ++i;
+          break;
+        }
+        fail("pipeline: expected ',' or ')' at ", col(i), " of '", text, "'");
+      }
+    }
+    out.push_back(std::move(e));
+    skipSpace();
+    if (i >= n)
+      return out;
+    if (text[i] != ',')
+      fail("pipeline: expected ',' between passes at ", col(i), " of '", text, "'");
+    ++i;
+  }
 }
 
 } // namespace loupe

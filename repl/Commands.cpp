@@ -10,6 +10,8 @@
 #include "repl/SessionFile.h"
 #include "repl/TextFile.h"
 
+#include "core/Printer.h"
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -98,9 +100,13 @@ std::string describeChange(const Graph *before, const Graph &after) {
   return s;
 }
 
+// Pads to `w` columns, counting UTF-8 characters (not bytes); a longer text keeps two spaces
+// before whatever follows.
 std::string pad(std::string s, size_t w) {
-  if (s.size() < w)
-    s += std::string(w - s.size(), ' ');
+  size_t cols = 0;
+  for (unsigned char c : s)
+    cols += (c & 0xC0) != 0x80;
+  s += std::string(cols + 2 <= w ? w - cols : 2, ' ');
   return s;
 }
 
@@ -512,6 +518,199 @@ void Engine::registerCommands() {
                       : "not fused: " + names[p] + " is in " + groupText(p) + ", " + names[c] +
                             " in " + groupText(c))
             << "\n  " << r.why.at({static_cast<uint32_t>(p), static_cast<uint32_t>(c)}) << "\n";
+      });
+
+  add("trace", "on|off", "prints every pass applied and the graph after it",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":trace on|off");
+        auto &insts = e.passContext_.instruments;
+        auto isTrace = [](const auto &i) { return i->name() == "trace"; };
+        insts.erase(std::remove_if(insts.begin(), insts.end(), isTrace), insts.end());
+        if (a[0] == "on")
+          insts.push_back(std::make_shared<TraceInstrument>(e.sink_));
+        else if (a[0] != "off")
+          fail("usage: :trace on|off");
+        out << "trace " << a[0] << "\n";
+      });
+
+  add("instrument", "[KIND …]",
+      "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "
+      "timing, effects; `off` removes all; no argument lists them",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        auto &insts = e.passContext_.instruments;
+        if (a.empty()) {
+          if (insts.empty())
+            out << "(no instruments)\n";
+          for (const auto &i : insts)
+            out << i->name() << "\n";
+          return;
+        }
+        if (a[0] == "off") {
+          needArgs(a, 1, 1, ":instrument off");
+          insts.clear();
+          out << "instruments off\n";
+          return;
+        }
+        std::shared_ptr<PassInstrument> inst;
+        if (a[0] == "print-before" || a[0] == "print-after" || a[0] == "print-changed") {
+          if (a.size() < 2)
+            fail("usage: :instrument ", a[0], " PASS …|all");
+          std::set<std::string> names;
+          for (size_t i = 1; i < a.size(); ++i) {
+            if (a[i] == "all" && a.size() == 2)
+              break;
+            requirePass(a[i]);
+            names.insert(a[i]);
+          }
+          auto when =
+              a[0] == "print-before" ? PrintInstrument::When::Before : PrintInstrument::When::After;
+          inst = std::make_shared<PrintInstrument>(e.sink_, when, names, a[0] == "print-changed");
+        } else if (a[0] == "timing" || a[0] == "effects") {
+          needArgs(a, 1, 1, cat(":instrument ", a[0]));
+          if (a[0] == "timing")
+            inst = std::make_shared<TimingInstrument>();
+          else
+            inst = std::make_shared<EffectsInstrument>(e.sink_);
+        } else {
+          fail("unknown instrument '", a[0], "'",
+               didYouMean(a[0], {"print-before", "print-after", "print-changed", "timing",
+                                 "effects", "off"}),
+               "; kinds are print-before, print-after, print-changed, timing, effects, off");
+        }
+        insts.push_back(inst);
+        out << "instrument " << inst->name() << "\n";
+      });
+
+  add("timing", "", "prints the timing instrument's tree of pass times (µs) and clears it",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":timing");
+        for (const auto &i : e.passContext_.instruments)
+          if (auto t = std::dynamic_pointer_cast<TimingInstrument>(i)) {
+            std::string tree = t->render();
+            out << (tree.empty() ? "(no passes timed yet)\n" : tree);
+            return;
+          }
+        fail("no timing instrument: add one with :instrument timing");
+      });
+
+  add("pipeline", "P1,P2(opt=v),… [opt_level=N] [disabled=A,B] [required=C]",
+      "runs passes as a Sequential under a pass context, with Relay's rules",
+      [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+        // The pass list may contain spaces inside (…); the context options come after it.
+        std::string list = rest, opts;
+        for (const char *key : {" opt_level=", " disabled=", " required="}) {
+          size_t at = rest.find(key);
+          if (at != std::string::npos && at < list.size())
+            list = rest.substr(0, at);
+        }
+        opts = rest.substr(list.size());
+        if (list.find_first_not_of(" \t") == std::string::npos)
+          fail("usage: :pipeline P1,P2,… [opt_level=N] [disabled=A,B] [required=C]");
+        std::vector<PipelineEntry> entries = parsePipeline(list);
+        PassContext ctx = e.passContext_;
+        auto names = [](const std::string &v) {
+          std::set<std::string> out;
+          size_t start = 0;
+          while (start <= v.size()) {
+            size_t comma = v.find(',', start);
+            std::string n = v.substr(start, comma == std::string::npos ? comma : comma - start);
+            if (!n.empty())
+              out.insert(requirePass(n).name);
+            if (comma == std::string::npos)
+              break;
+            start = comma + 1;
+          }
+          return out;
+        };
+        for (const auto &o : splitArgs(opts)) {
+          size_t eq = o.find('=');
+          std::string k = o.substr(0, eq), v = eq == std::string::npos ? "" : o.substr(eq + 1);
+          if (k == "opt_level" && v.size() == 1 && v[0] >= '0' && v[0] <= '3')
+            ctx.optLevel = v[0] - '0';
+          else if (k == "disabled")
+            ctx.disabledPass = names(v);
+          else if (k == "required")
+            ctx.requiredPass = names(v);
+          else
+            fail("pipeline: bad context option '", o,
+                 "'; use opt_level=0..3, disabled=A,B or required=C");
+        }
+        const Graph &before = e.requireGraph();
+        for (const auto &en : entries) {
+          std::string why;
+          if (!passEnabled(*en.pass, ctx, &why))
+            out << "skipped " << en.pass->name << ": " << why << "\n";
+        }
+        auto t0 = Clock::now();
+        Graph after = runSequential(before, entries, ctx);
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        std::string label = "pipeline " + rest;
+        e.pushStep(after, label, ms, false);
+        out << "step " << e.cursor_ << ": " << label << " (" << e.current()->change << ")\n";
+      });
+
+  add("explain", "PASS", "would PASS run in a pipeline now, and why; what it needs and provides",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":explain PASS");
+        const PassInfo &p = requirePass(a[0]);
+        std::string why;
+        bool on = passEnabled(p, e.passContext_, &why);
+        out << p.name << ": " << p.summary << "\n";
+        out << "in a pipeline now: " << (on ? "runs" : "skipped") << " (" << why << ")\n";
+        if (!p.required.empty())
+          out << "runs first, every time: " << joinNames(p.required) << "\n";
+        const Graph *g = e.current() ? &e.current()->graph : nullptr;
+        for (const auto &n : p.needs) {
+          out << "needs " << n << ": ";
+          if (!g)
+            out << "no current graph\n";
+          else if (g->attr(n))
+            out << "present\n";
+          else
+            out << "missing; provided by " << joinNames(PassRegistry::get().providersOf(n), " or ")
+                << "\n";
+        }
+        if (!p.provides.empty())
+          out << "provides " << joinNames(p.provides) << "\n";
+        out << (p.changesGraph ? "rebuilds the graph\n" : "adds attributes, keeps the graph\n");
+      });
+
+  add("diff", "[A] [B]", "what changed between two history steps (default: the last step)",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 2, ":diff [A] [B]");
+        if (e.history_.empty())
+          fail("no history yet: make a graph with :graph NAME");
+        auto step = [&](const std::string &s) {
+          size_t n = 0;
+          try {
+            n = std::stoul(s);
+          } catch (...) {
+            fail("step must be a number, got '", s, "'");
+          }
+          if (n >= e.history_.size())
+            fail("no step ", n, " (the history has ", e.history_.size(), " steps)");
+          return n;
+        };
+        size_t from, to;
+        if (a.empty()) {
+          if (e.cursor_ == 0)
+            fail("step 0 has no previous step; give two steps: :diff A B");
+          from = e.cursor_ - 1;
+          to = e.cursor_;
+        } else if (a.size() == 1) {
+          from = step(a[0]);
+          to = e.cursor_;
+        } else {
+          from = step(a[0]);
+          to = step(a[1]);
+        }
+        const Graph &ga = e.history_[from].graph, &gb = e.history_[to].graph;
+        out << "step " << from << " (" << e.history_[from].label << ") -> step " << to << " ("
+            << e.history_[to].label << "): " << describeEffects(ga, gb) << "\n";
+        auto lines = [](const Graph &g) { return outputLines(printGraphIR(g)); };
+        auto la = lines(ga), lb = lines(gb);
+        if (la != lb)
+          out << unifiedDiff(la, lb, cat("step ", from), cat("step ", to));
       });
 
   add("passes", "", "lists the registered passes",

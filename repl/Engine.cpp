@@ -38,12 +38,15 @@ bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &
   auto env = env_;
   auto counters = nameCounters_;
   auto versions = varVersions_;
+  *sink_ = &buf; // instruments print into this input's output
   try {
     if (!trimmed.empty() && trimmed[0] == ':')
       runCommand(trimmed, buf);
     else
       runStatements(input, buf, line);
+    *sink_ = nullptr;
   } catch (const Error &e) {
+    *sink_ = nullptr;
     env_ = std::move(env);
     nameCounters_ = std::move(counters);
     varVersions_ = std::move(versions);

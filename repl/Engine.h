@@ -4,6 +4,7 @@
 
 #include "core/Graph.h"
 #include "passes/Fusion.h"
+#include "passes/Instruments.h"
 #include "passes/Pass.h"
 #include "repl/Value.h"
 
@@ -93,6 +94,7 @@ private:
   std::map<const Node *, uint32_t> varVersions_; ///< write counts of mutated variables
   std::vector<NodePtr> keepAlive_;               ///< keeps counted variables' addresses unique
   PassContext passContext_;                      ///< options set with :set; passed to every pass
+  Sink sink_ = std::make_shared<std::ostream *>(nullptr); ///< where instruments print
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_

@@ -13,6 +13,7 @@ void registerPrintGraphIRPass();
 void registerGraphFusePartitionPass();
 void registerPlanMemoryPass();
 void registerGraphFuseCompilePass();
+void registerSimplifyInferencePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -26,6 +27,7 @@ void registerAllPasses() {
     registerGraphFusePartitionPass();
     registerPlanMemoryPass();
     registerGraphFuseCompilePass();
+    registerSimplifyInferencePass();
   });
 }
 

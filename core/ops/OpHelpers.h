@@ -53,6 +53,6 @@ void registerConvOps();
 void registerPoolOps();
 void registerTransformOps();
 void registerInitOps();
-void registerTvmOp();
+void registerInternalOps();
 
 } // namespace loupe::ops

@@ -16,7 +16,7 @@ void registerAllOps() {
     ops::registerPoolOps();
     ops::registerTransformOps();
     ops::registerInitOps();
-    ops::registerTvmOp();
+    ops::registerInternalOps();
   });
 }
 

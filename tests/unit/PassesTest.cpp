@@ -283,3 +283,63 @@ TEST(GraphFuseCompile, FlattenDataAndArgumentOrder) {
   EXPECT_EQ(top.inputs[0].node->name, "x");
   EXPECT_EQ(top.inputs[1].node->name, "w");
 }
+
+namespace {
+/// Gives every variable the shape and dtype of its input tensor (as build does).
+Graph withInputs(Graph g, const std::map<std::string, Tensor> &inputs) {
+  const IndexedGraph &idx = g.index();
+  std::vector<Shape> shapes;
+  std::vector<int64_t> dtypes;
+  for (uint32_t nid : idx.argNodes) {
+    const Tensor &t = inputs.at(idx.nodes[nid].node->name);
+    shapes.push_back(t.shape);
+    dtypes.push_back(t.dtype);
+  }
+  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
+  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
+  return applyPasses(g, {"InferShape", "InferType"});
+}
+} // namespace
+
+TEST(SimplifyInference, MatchesBatchNormAndDropoutNumerically) {
+  for (const char *flags : {"", ", scale=False", ", center=False", ", axis=3, epsilon=0.001"}) {
+    Engine e;
+    run(e, std::string("x = Variable(\"x\")\ny = flatten(dropout(relu(batch_norm(x") + flags +
+               "))))\n:graph y");
+    Graph g = e.current()->graph;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(0.5, 2);
+    std::map<std::string, Tensor> in;
+    for (uint32_t nid : g.index().argNodes) {
+      const std::string &name = g.index().nodes[nid].node->name;
+      int c = std::string(flags).find("axis=3") != std::string::npos ? 5 : 3;
+      Tensor t(name == "x" ? Shape{2, 3, 4, 5} : Shape{c}, kFloat64);
+      for (double &v : t.data)
+        v = u(rng);
+      in[name] = t;
+    }
+    Graph inferredG = withInputs(g, in);
+    Tensor want = interpret(inferredG, in).at(0);
+    Graph simple = applyPasses(inferredG, {"SimplifyInference"});
+    EXPECT_TRUE(simple.attrs.empty());
+    for (const auto &n : simple.index().nodes)
+      EXPECT_TRUE(n.node->isVariable() ||
+                  (n.node->op->name != "batch_norm" && n.node->op->name != "dropout"))
+          << flags;
+    Tensor got = interpret(withInputs(simple, in), in).at(0);
+    ASSERT_EQ(got.shape, want.shape);
+    for (size_t i = 0; i < want.data.size(); ++i)
+      EXPECT_NEAR(got.data[i], want.data[i], 1e-12) << flags;
+  }
+}
+
+TEST(SimplifyInference, SharesUntouchedNodes) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(2,3))\nr = relu(x)\ny = exp(dropout(r))\n:graph y");
+  Graph g = applyPasses(e.current()->graph, {"InferShape"});
+  Graph s = applyPasses(g, {"SimplifyInference"});
+  const IndexedGraph &a = g.index(), &b = s.index();
+  EXPECT_EQ(a.nodes[1].node.get(), b.nodes[1].node.get());         // relu kept as is
+  EXPECT_EQ(b.numNodes(), 3u);                                     // x, relu, exp: dropout gone
+  EXPECT_NE(a.nodes.back().node.get(), b.nodes.back().node.get()); // exp copied
+}

@@ -1,10 +1,11 @@
-// tvm_op: one fused kernel in a deploy graph; it runs the function `func_name` of the graph's
-// module (see FusedModule and the interpreter).
+// Graph-internal ops that passes create: tvm_op (a fused kernel of a deploy graph, which runs
+// the function `func_name` of the graph's module) and __undef__ (an output that no longer has
+// a value, such as batch_norm's statistics after SimplifyInference).
 #include "core/ops/OpHelpers.h"
 
 namespace loupe::ops {
 
-void registerTvmOp() {
+void registerInternalOps() {
   OpDef &op = OpRegistry::get()
                   .add("tvm_op")
                   .describe("a fused kernel of a compiled graph, calling func_name")
@@ -15,6 +16,13 @@ void registerTvmOp() {
                   .setPattern(kOpaque);
   op.variadic = true;
   op.numOutputsFn = [](const Attrs &a) { return static_cast<int>(a.getInt("num_outputs")); };
+
+  // No shape, type or kernel: reading it is an error the interpreter reports.
+  OpRegistry::get()
+      .add("__undef__")
+      .describe("an undefined value left by a rewrite (never computed)")
+      .arguments({})
+      .setPattern(kOpaque);
 }
 
 } // namespace loupe::ops

@@ -57,12 +57,20 @@ struct TypeCtx {
   void assignOut(size_t i, int t);
 };
 
+struct Node;
+struct NodeEntry;
+
 using InferShapeFn = std::function<void(ShapeCtx &)>;
 using InferTypeFn = std::function<void(TypeCtx &)>;
 /// Reference kernel: inputs are read-only; outputs arrive shaped and typed (zero-filled) from
 /// shape/type inference and are filled in place.
 using ComputeFn =
     std::function<void(const Attrs &, const std::vector<const Tensor *> &, std::vector<Tensor> &)>;
+
+/// FGradient: given the forward node and the gradients of its outputs, the gradient entries of
+/// each of its inputs (new nodes built from ops, as NNVM's rewrites did).
+using GradientFn = std::function<std::vector<NodeEntry>(const std::shared_ptr<const Node> &,
+                                                        const std::vector<NodeEntry> &)>;
 
 /// Everything about one operator. Built with the chainable setters in a registration file of
 /// its family (core/ops/*.cpp).
@@ -87,6 +95,7 @@ struct OpDef {
   /// FInplaceOption: (input, output) pairs whose buffers PlanMemory may share.
   std::vector<std::pair<int, int>> inplace;
   ComputeFn compute;
+  GradientFn gradient; ///< unset: not differentiable (Gradient reports it)
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
@@ -117,6 +126,14 @@ struct OpDef {
   }
   OpDef &kernel(ComputeFn f) {
     compute = std::move(f);
+    return *this;
+  }
+  OpDef &inplaceWith(std::vector<std::pair<int, int>> pairs) {
+    inplace = std::move(pairs);
+    return *this;
+  }
+  OpDef &grad(GradientFn f) {
+    gradient = std::move(f);
     return *this;
   }
   OpDef &alias(std::string a) {

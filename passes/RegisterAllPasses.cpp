@@ -14,6 +14,7 @@ void registerGraphFusePartitionPass();
 void registerPlanMemoryPass();
 void registerGraphFuseCompilePass();
 void registerSimplifyInferencePass();
+void registerGradientPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -28,6 +29,7 @@ void registerAllPasses() {
     registerPlanMemoryPass();
     registerGraphFuseCompilePass();
     registerSimplifyInferencePass();
+    registerGradientPass();
   });
 }
 

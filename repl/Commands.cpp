@@ -305,6 +305,40 @@ void Engine::registerCommands() {
         out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(idx) << ")\n";
       });
 
+  add("grad", "OUT wrt IN …", "the gradient graph of OUT with respect to the inputs IN",
+      [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+        size_t wrt = rest.find(" wrt ");
+        if (wrt == std::string::npos)
+          fail("usage: :grad OUT wrt IN … (for example :grad z wrt x)");
+        std::string ys = rest.substr(0, wrt), xs = rest.substr(wrt + 5);
+        auto evalText = [&](const std::string &text, int offset) {
+          try {
+            auto stmts = parseStatements(text);
+            if (stmts.size() != 1 || !stmts[0].target.empty())
+              fail("usage: :grad OUT wrt IN …");
+            return std::make_pair(e.eval(*stmts[0].value), std::move(stmts));
+          } catch (const Error &err) {
+            if (err.line() == 1)
+              throw Error(err.what(), 1, err.col() + offset - 1);
+            throw;
+          }
+        };
+        // IN is a space-separated list of names: evaluate it as a list.
+        std::string list;
+        for (const auto &w : splitArgs(xs))
+          list += (list.empty() ? "" : ", ") + w;
+        auto [yv, ystmts] = evalText(ys, e.restColumn_);
+        auto [xv, xstmts] = evalText("[" + list + "]", e.restColumn_ + static_cast<int>(wrt) + 4);
+        Graph g;
+        try {
+          g = e.gradientOf(yv, xv, *ystmts[0].value);
+        } catch (const Error &err) {
+          fail(err.what()); // about the graph, not a place in the command text
+        }
+        e.pushStep(g, "grad " + rest, 0, true);
+        out << "step " << e.cursor_ << ": grad " << rest << " (" << graphSize(g.index()) << ")\n";
+      });
+
   add("ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         for (const auto &k : a)

@@ -3,6 +3,7 @@
 #include "repl/Engine.h"
 
 #include "core/Error.h"
+#include "passes/Gradient.h"
 #include "passes/Pass.h"
 #include "repl/GraphLang.h"
 
@@ -285,14 +286,55 @@ Value Engine::callFunction(const Expr &call) {
     }
     return Value::symbol(std::move(g));
   }
+  if (callee == "gradients") {
+    // nnvm.compiler.graph_util.gradients(ys, xs): a list with one symbol per x.
+    if (pos.size() != 2 || !kw.empty())
+      throw errAt(call, "gradients takes two arguments: gradients(ys, xs)");
+    Graph g = gradientOf(pos[0], pos[1], call);
+    Value out;
+    out.kind = Value::Kind::List;
+    for (const auto &e : g.outputs())
+      out.items.push_back(Value::symbol(Symbol{{e}}));
+    return out;
+  }
   const OpDef *op = OpRegistry::get().find(callee);
   if (!op) {
     std::vector<std::string> names = OpRegistry::get().names();
     names.push_back("Variable");
     names.push_back("Group");
+    names.push_back("gradients");
     throw errAt(call, cat("unknown op '", callee, "'", didYouMean(callee, names)));
   }
   return callOp(*op, callee, pos, kw, call);
+}
+
+Graph Engine::gradientOf(const Value &ys, const Value &xs, const Expr &at) {
+  auto symbols = [&](const Value &v, const char *what) {
+    std::vector<NodeEntry> out;
+    std::vector<Value> items = v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple
+                                   ? v.items
+                                   : std::vector<Value>{v};
+    for (const auto &i : items) {
+      if (i.kind != Value::Kind::Symbol)
+        throw errAt(at, cat("gradients: ", what, " must be symbols, got ", kindName(i)));
+      out.insert(out.end(), i.sym.outputs.begin(), i.sym.outputs.end());
+    }
+    if (out.empty())
+      throw errAt(at, cat("gradients: no ", what));
+    return out;
+  };
+  std::vector<NodeEntry> y = symbols(ys, "outputs"), x = symbols(xs, "inputs");
+  std::vector<NodeEntry> heads;
+  for (const auto &e : y) {
+    Value h = callOp(*OpRegistry::get().find("ones_like"), "ones_like",
+                     {Value::symbol(Symbol{{e}})}, {}, at);
+    heads.push_back(h.sym.outputs[0]);
+  }
+  try {
+    return gradientGraph(y, x, heads);
+  } catch (const Error &e) {
+    throw errAt(at, e.what());
+  }
 }
 
 Value Engine::makeVariable(const Expr &call, const std::vector<Value> &pos,

@@ -76,6 +76,9 @@ private:
   Value binaryOp(const std::string &op, const Value &a, const Value &b, const Expr &at);
   Value makeVariable(const Expr &call, const std::vector<Value> &pos,
                      const std::vector<std::pair<std::string, Value>> &kw);
+  /// The gradient graph of `ys` with respect to `xs`, with ones_like head gradients named by the
+  /// session's counters (NNVM's get_gradient_graph).
+  Graph gradientOf(const Value &ys, const Value &xs, const Expr &at);
 
   // Commands.
   void runCommand(const std::string &text, std::ostream &out);

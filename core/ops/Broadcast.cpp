@@ -11,9 +11,9 @@ void broadcastBinaryShape(ShapeCtx &c) {
   c.assignOut(0, broadcastShape(c, c.in[0], c.in[1]));
 }
 
-void binary(const char *name, const char *alias, const char *doc,
-            std::function<double(double, double)> f) {
-  OpRegistry::get()
+OpDef &binary(const char *name, const char *alias, const char *doc,
+              std::function<double(double, double)> f) {
+  return OpRegistry::get()
       .add(name)
       .describe(doc)
       .arguments({"lhs", "rhs"})
@@ -21,20 +21,49 @@ void binary(const char *name, const char *alias, const char *doc,
       .shape(broadcastBinaryShape)
       .kernel(binaryBroadcastKernel(std::move(f)))
       .alias(alias)
-      .inplace = {{0, 0}, {1, 0}};
+      .inplaceWith({{0, 0}, {1, 0}});
+}
+
+// The gradient for input i of a broadcasting node: `g` summed back to that input's shape.
+NodeEntry collapse(const NodePtr &n, size_t i, const NodeEntry &g) {
+  return mk("collapse_sum", n->name + "_grad_" + std::to_string(i), {g, n->inputs[i]});
 }
 
 } // namespace
 
 void registerBroadcastOps() {
-  binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting",
-         [](double a, double b) { return a + b; });
-  binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting",
-         [](double a, double b) { return a - b; });
-  binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting",
-         [](double a, double b) { return a * b; });
-  binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting",
-         [](double a, double b) { return a / b; });
+  // NNVM had no gradients for these; each input's gradient is the output gradient summed back
+  // over the broadcast axes (collapse_sum).
+  binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting", [](double a, double b) {
+    return a + b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{collapse(n, 0, g[0]), collapse(n, 1, g[0])};
+  });
+  binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting", [](double a, double b) {
+    return a - b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    NodeEntry neg = mk("negative", n->name + "_neg", {g[0]});
+    return std::vector<NodeEntry>{collapse(n, 0, g[0]), collapse(n, 1, neg)};
+  });
+  binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting", [](double a, double b) {
+    return a * b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    NodeEntry gb = mk("broadcast_mul", n->name + "_sub0", {g[0], n->inputs[1]});
+    NodeEntry ga = mk("broadcast_mul", n->name + "_sub1", {g[0], n->inputs[0]});
+    return std::vector<NodeEntry>{collapse(n, 0, gb), collapse(n, 1, ga)};
+  });
+  binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting", [](double a, double b) {
+    return a / b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // g / b and -(g a) / (b b)
+    const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+    NodeEntry q = mk("broadcast_div", n->name + "_sub0", {g[0], b});
+    NodeEntry ga = mk("broadcast_mul", n->name + "_sub1", {g[0], a});
+    NodeEntry bb = mk("broadcast_mul", n->name + "_sub2", {b, b});
+    NodeEntry r = mk("broadcast_div", n->name + "_sub3", {ga, bb});
+    NodeEntry neg = mk("negative", n->name + "_sub4", {r});
+    return std::vector<NodeEntry>{collapse(n, 0, q), collapse(n, 1, neg)};
+  });
 
   OpRegistry::get()
       .add("broadcast_to")
@@ -57,6 +86,35 @@ void registerBroadcastOps() {
         forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
           out[0].data[k++] = in[0]->data[broadcastOffset(in[0]->shape, idx)];
         });
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{collapse(n, 0, g[0])};
+      });
+
+  OpRegistry::get()
+      .add("collapse_sum")
+      .describe("sums lhs down to the shape of rhs (reverses NumPy broadcasting)")
+      .arguments({"lhs", "rhs"})
+      .setPattern(kCommReduce)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty() || c.in[1].empty())
+          return;
+        // rhs must broadcast to lhs.
+        if (broadcastShape(c, c.in[0], c.in[1]) != c.in[0])
+          c.error(cat("cannot sum ", shapeToList(c.in[0]), " down to ", shapeToList(c.in[1])));
+        c.assignOut(0, c.in[1]);
+      })
+      .kernel([](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        int64_t k = 0;
+        forEachIndex(in[0]->shape, [&](const std::vector<int64_t> &idx) {
+          out[0].data[broadcastOffset(out[0].shape, idx)] += in[0]->data[k++];
+        });
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g broadcast back to lhs's shape.
+        NodeEntry z = mk("zeros_like", n->name + "_sub0", {n->inputs[0]});
+        return std::vector<NodeEntry>{mk("broadcast_add", n->name + "_grad_0", {z, g[0]}),
+                                      mk("zeros_like", n->name + "_grad_1", {n->inputs[1]})};
       });
 }
 

@@ -163,6 +163,52 @@ void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in
       y.data[i] += in[2]->data[(i / (OH * OW)) % OC];
 }
 
+// _conv2d_grad(ograd, data, weight): gradients of data, weight and (with use_bias) bias.
+void conv2dGradShape(ShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, &c);
+  if (!c.in[1].empty())
+    c.assignOut(0, c.in[1]);
+  if (!c.in[2].empty())
+    c.assignOut(1, c.in[2]);
+  if (p.bias)
+    c.assignOut(2, {p.channels});
+}
+
+void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
+  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t OC = g.shape[1], OH = g.shape[2], OW = g.shape[3];
+  int64_t icg = C / p.groups, ocg = OC / p.groups;
+  Tensor &dx = out[0], &dw = out[1];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      int64_t grp = oc / ocg;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double gv = g.data[((n * OC + oc) * OH + oh) * OW + ow];
+          if (p.bias)
+            out[2].data[oc] += gv;
+          for (int64_t ic = 0; ic < icg; ++ic)
+            for (int64_t ky = 0; ky < p.kh; ++ky) {
+              int64_t iy = oh * p.sh - p.ph + ky * p.dh;
+              if (iy < 0 || iy >= H)
+                continue;
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                int64_t ix = ow * p.sw - p.pw + kx * p.dw;
+                if (ix < 0 || ix >= W)
+                  continue;
+                int64_t xi = ((n * C + grp * icg + ic) * H + iy) * W + ix;
+                int64_t wi = ((oc * icg + ic) * p.kh + ky) * p.kw + kx;
+                dx.data[xi] += gv * w.data[wi];
+                dw.data[wi] += gv * x.data[xi];
+              }
+            }
+        }
+    }
+}
+
 } // namespace
 
 void registerConvOps() {
@@ -170,6 +216,23 @@ void registerConvOps() {
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   conv.argsFn = dataWeightBias;
   conv.shape(conv2dShape).kernel(conv2dKernel);
+  conv.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // NNVM: one _conv2d_grad node carrying the conv2d's attributes; its outputs are the input
+    // gradients.
+    NodeEntry cg =
+        mk("_conv2d_grad", n->name + "_grad", {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
+    std::vector<NodeEntry> out;
+    for (uint32_t k = 0; k < n->inputs.size(); ++k)
+      out.push_back(outOf(cg.node, k));
+    return out;
+  });
+
+  OpDef &cgrad = convCommon("_conv2d_grad", "gradients of conv2d's data, weight and bias");
+  cgrad.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+  cgrad.arguments({"ograd", "data", "weight"});
+  cgrad.setPattern(kOpaque);
+  cgrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
+  cgrad.shape(conv2dGradShape).kernel(conv2dGradKernel);
 
   OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");

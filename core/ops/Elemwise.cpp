@@ -51,20 +51,82 @@ OpDef &binary(const char *name, const char *doc, int pattern,
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// Ops whose output does not depend on the input values: zero gradient for every input.
+std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &) {
+  std::vector<NodeEntry> out;
+  for (size_t i = 0; i < n->inputs.size(); ++i)
+    out.push_back(mk("zeros_like",
+                     n->name + (n->inputs.size() == 1 ? "_grad" : "_grad_" + std::to_string(i)),
+                     {n->inputs[i]}));
+  return out;
+}
+
+std::string scalarText(const NodePtr &n) { return n->parsed.raw("scalar"); }
+double scalarOf(const NodePtr &n) { return n->parsed.getFloat("scalar"); }
+
 } // namespace
 
 void registerElemwiseOps() {
-  unary("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; });
-  unary("sigmoid", "1 / (1 + exp(-x))", sigmoid);
-  unary("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); });
-  unary("exp", "e to the x", [](double x) { return std::exp(x); });
-  unary("log", "natural logarithm", [](double x) { return std::log(x); });
-  unary("sqrt", "square root", [](double x) { return std::sqrt(x); });
-  unary("negative", "-x", [](double x) { return -x; });
-  unary("copy", "identity copy", [](double x) { return x; });
-  unary("block_grad", "identity that stops gradients", [](double x) { return x; });
-  unary("zeros_like", "zeros of the input's shape and dtype", [](double) { return 0.0; });
-  unary("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; });
+  unary("relu", "max(x, 0)", [](double x) {
+    return x > 0 ? x : 0.0;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // NNVM: zeros_like, greater(x, zeros, exclude=true), elemwise_mul.
+    const NodeEntry &x = n->inputs[0];
+    NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
+    NodeEntry mask = mk("greater", n->name + "_sub1", {x, zero}, {{"exclude", "true"}});
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
+  });
+  unary("sigmoid", "1 / (1 + exp(-x))", sigmoid)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g * y * (1 - y)
+        NodeEntry y = outOf(n);
+        NodeEntry oneMinus = mk("__rsub_scalar__", n->name + "_sub0", {y}, {{"scalar", "1"}});
+        NodeEntry d = mk("elemwise_mul", n->name + "_sub1", {y, oneMinus});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+      });
+  unary("tanh", "hyperbolic tangent", [](double x) {
+    return std::tanh(x);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // g * (1 - y^2)
+    NodeEntry y = outOf(n);
+    NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {y, y});
+    NodeEntry d = mk("__rsub_scalar__", n->name + "_sub1", {sq}, {{"scalar", "1"}});
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+  });
+  unary("exp", "e to the x", [](double x) {
+    return std::exp(x);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
+  });
+  unary("log", "natural logarithm", [](double x) {
+    return std::log(x);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
+  });
+  unary("sqrt", "square root", [](double x) {
+    return std::sqrt(x);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // g / (2 y)
+    NodeEntry twoY = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)}, {{"scalar", "2"}});
+    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
+  });
+  unary("negative", "-x", [](double x) {
+    return -x;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
+  });
+  unary("copy", "identity copy", [](double x) {
+    return x;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
+  });
+  unary("block_grad", "identity that stops gradients", [](double x) { return x; }).grad(zeroGrad);
+  unary("zeros_like", "zeros of the input's shape and dtype", [](double) {
+    return 0.0;
+  }).grad(zeroGrad);
+  unary("ones_like", "ones of the input's shape and dtype", [](double) {
+    return 1.0;
+  }).grad(zeroGrad);
 
   OpRegistry::get()
       .add("leaky_relu")
@@ -73,7 +135,18 @@ void registerElemwiseOps() {
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel(
-          [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }));
+          [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g * (greater(x, 0) + alpha * less(x, 0))
+        const NodeEntry &x = n->inputs[0];
+        NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
+        NodeEntry pos = mk("greater", n->name + "_sub1", {x, zero});
+        NodeEntry neg = mk("less", n->name + "_sub2", {x, zero});
+        NodeEntry slope =
+            mk("__mul_scalar__", n->name + "_sub3", {neg}, {{"scalar", n->parsed.raw("alpha")}});
+        NodeEntry d = mk("elemwise_add", n->name + "_sub4", {pos, slope});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+      });
 
   OpRegistry::get()
       .add("clip")
@@ -84,7 +157,20 @@ void registerElemwiseOps() {
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
         return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
-      }));
+      }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g where a_min <= x <= a_max, else 0.
+        const NodeEntry &x = n->inputs[0];
+        NodeEntry lo =
+            mk("full_like", n->name + "_sub0", {x}, {{"fill_value", n->parsed.raw("a_min")}});
+        NodeEntry hi =
+            mk("full_like", n->name + "_sub1", {x}, {{"fill_value", n->parsed.raw("a_max")}});
+        NodeEntry below = mk("less", n->name + "_sub2", {x, lo});
+        NodeEntry above = mk("greater", n->name + "_sub3", {x, hi});
+        NodeEntry out = mk("elemwise_add", n->name + "_sub4", {below, above});
+        NodeEntry in = mk("__rsub_scalar__", n->name + "_sub5", {out}, {{"scalar", "1"}});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], in})};
+      });
 
   OpRegistry::get()
       .add("full_like")
@@ -92,7 +178,8 @@ void registerElemwiseOps() {
       .param("fill_value", ParamKind::Float, std::nullopt, "the value")
       .setPattern(kElemWise)
       .shape(sameShapeRule)
-      .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }));
+      .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
+      .grad(zeroGrad);
 
   std::vector<std::string> dtypes;
   for (int i = 0; i < kNumDTypes; ++i)
@@ -106,28 +193,92 @@ void registerElemwiseOps() {
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       .kernel(unaryKernel([](double x) { return x; }));
 
-  scalarOp("__add_scalar__", "x + scalar", [](double x, double s) { return x + s; });
-  scalarOp("__sub_scalar__", "x - scalar", [](double x, double s) { return x - s; });
-  scalarOp("__rsub_scalar__", "scalar - x", [](double x, double s) { return s - x; });
-  scalarOp("__mul_scalar__", "x * scalar", [](double x, double s) { return x * s; });
-  scalarOp("__div_scalar__", "x / scalar", [](double x, double s) { return x / s; });
-  scalarOp("__rdiv_scalar__", "scalar / x", [](double x, double s) { return s / x; });
-  scalarOp("__pow_scalar__", "x ** scalar", [](double x, double s) { return std::pow(x, s); });
-  scalarOp("__rpow_scalar__", "scalar ** x", [](double x, double s) { return std::pow(s, x); });
+  auto pass = [](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
+  };
+  scalarOp("__add_scalar__", "x + scalar", [](double x, double s) { return x + s; }).grad(pass);
+  scalarOp("__sub_scalar__", "x - scalar", [](double x, double s) { return x - s; }).grad(pass);
+  scalarOp("__rsub_scalar__", "scalar - x", [](double x, double s) {
+    return s - x;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
+  });
+  scalarOp("__mul_scalar__", "x * scalar", [](double x, double s) {
+    return x * s;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{
+        mk("__mul_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
+  });
+  scalarOp("__div_scalar__", "x / scalar", [](double x, double s) {
+    return x / s;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{
+        mk("__div_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
+  });
+  scalarOp("__rdiv_scalar__", "scalar / x", [](double x, double s) {
+    return s / x;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // d(s/x) = -s / x^2
+    const NodeEntry &x = n->inputs[0];
+    NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {x, x});
+    NodeEntry q = mk("elemwise_div", n->name + "_sub1", {g[0], sq});
+    return std::vector<NodeEntry>{
+        mk("__mul_scalar__", n->name + "_grad", {q}, {{"scalar", pyFloatRepr(-scalarOf(n))}})};
+  });
+  scalarOp("__pow_scalar__", "x ** scalar", [](double x, double s) {
+    return std::pow(x, s);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // s * x^(s-1)
+    NodeEntry p = mk("__pow_scalar__", n->name + "_sub0", {n->inputs[0]},
+                     {{"scalar", pyFloatRepr(scalarOf(n) - 1)}});
+    NodeEntry d = mk("__mul_scalar__", n->name + "_sub1", {p}, {{"scalar", scalarText(n)}});
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+  });
+  scalarOp("__rpow_scalar__", "scalar ** x", [](double x, double s) {
+    return std::pow(s, x);
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // s^x * ln(s)
+    NodeEntry d = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)},
+                     {{"scalar", pyFloatRepr(std::log(scalarOf(n)))}});
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+  });
 
   // NNVM registers elemwise_add/sub/mul/div with the Broadcast pattern (nnvm-spec §4).
-  binary("elemwise_add", "lhs + rhs (same shapes)", kBroadcast,
-         [](double a, double b) { return a + b; });
-  binary("elemwise_sub", "lhs - rhs (same shapes)", kBroadcast,
-         [](double a, double b) { return a - b; });
-  binary("elemwise_mul", "lhs * rhs (same shapes)", kBroadcast,
-         [](double a, double b) { return a * b; });
-  binary("elemwise_div", "lhs / rhs (same shapes)", kBroadcast,
-         [](double a, double b) { return a / b; });
-  binary("greater", "1 where lhs > rhs else 0", kElemWise,
-         [](double a, double b) { return a > b ? 1.0 : 0.0; });
-  binary("less", "1 where lhs < rhs else 0", kElemWise,
-         [](double a, double b) { return a < b ? 1.0 : 0.0; });
+  binary("elemwise_add", "lhs + rhs (same shapes)", kBroadcast, [](double a, double b) {
+    return a + b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
+                                  mk("copy", n->name + "_grad_1", {g[0]})};
+  });
+  binary("elemwise_sub", "lhs - rhs (same shapes)", kBroadcast, [](double a, double b) {
+    return a - b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
+                                  mk("negative", n->name + "_grad_1", {g[0]})};
+  });
+  binary("elemwise_mul", "lhs * rhs (same shapes)", kBroadcast, [](double a, double b) {
+    return a * b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad_0", {g[0], n->inputs[1]}),
+                                  mk("elemwise_mul", n->name + "_grad_1", {g[0], n->inputs[0]})};
+  });
+  binary("elemwise_div", "lhs / rhs (same shapes)", kBroadcast, [](double a, double b) {
+    return a / b;
+  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // g / b and -(g a) / (b b)
+    const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+    NodeEntry ga = mk("elemwise_mul", n->name + "_sub0", {g[0], a});
+    NodeEntry bb = mk("elemwise_mul", n->name + "_sub1", {b, b});
+    NodeEntry q = mk("elemwise_div", n->name + "_sub2", {ga, bb});
+    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad_0", {g[0], b}),
+                                  mk("negative", n->name + "_grad_1", {q})};
+  });
+  binary("greater", "1 where lhs > rhs else 0", kElemWise, [](double a, double b) {
+    return a > b ? 1.0 : 0.0;
+  }).grad(zeroGrad);
+  binary("less", "1 where lhs < rhs else 0", kElemWise, [](double a, double b) {
+    return a < b ? 1.0 : 0.0;
+  }).grad(zeroGrad);
 
   OpDef &sum = OpRegistry::get()
                    .add("elemwise_sum")
@@ -142,6 +293,12 @@ void registerElemwiseOps() {
                    });
   sum.variadic = true;
   sum.keyVarNumArgs = "num_args";
+  sum.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    std::vector<NodeEntry> out;
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      out.push_back(mk("copy", n->name + "_grad_" + std::to_string(i), {g[0]}));
+    return out;
+  });
 }
 
 } // namespace loupe::ops

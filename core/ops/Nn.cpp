@@ -114,6 +114,47 @@ ComputeFn softmaxKernel(bool logOut) {
   };
 }
 
+std::vector<NodeEntry> softmaxGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  // NNVM: s0 = g*y; s1 = sum(s0, axis, keepdims); s2 = s1*y; grad = s0 - s2.
+  NodeEntry y = outOf(n);
+  const std::string axis = n->parsed.raw("axis");
+  NodeEntry s0 = mk("elemwise_mul", n->name + "_grad_sub0", {g[0], y});
+  NodeEntry s1 = mk("sum", n->name + "_grad_sub1", {s0}, {{"keepdims", "true"}, {"axis", axis}});
+  NodeEntry s2 = mk("broadcast_mul", n->name + "_grad_sub2", {s1, y});
+  return {mk("elemwise_sub", n->name + "_grad", {s0, s2})};
+}
+
+std::vector<NodeEntry> logSoftmaxGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  // g - exp(y) * sum(g, axis, keepdims)
+  const std::string axis = n->parsed.raw("axis");
+  NodeEntry s0 = mk("sum", n->name + "_grad_sub0", {g[0]}, {{"keepdims", "true"}, {"axis", axis}});
+  NodeEntry s1 = mk("exp", n->name + "_grad_sub1", {outOf(n)});
+  NodeEntry s2 = mk("broadcast_mul", n->name + "_grad_sub2", {s0, s1});
+  return {mk("elemwise_sub", n->name + "_grad", {g[0], s2})};
+}
+
+// matmul: with Y = A'B' (A' = A or Aᵀ, B' likewise), dA' = G B'ᵀ and dB' = A'ᵀ G, transposed
+// back where the forward transposed.
+std::vector<NodeEntry> matmulGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  bool ta = n->parsed.getBool("transpose_a"), tb = n->parsed.getBool("transpose_b");
+  const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+  auto mm = [&](const char *suffix, NodeEntry x, NodeEntry y, bool tx, bool ty) {
+    AttrDict attrs;
+    if (tx)
+      attrs.emplace_back("transpose_a", "True");
+    if (ty)
+      attrs.emplace_back("transpose_b", "True");
+    return mk("matmul", n->name + suffix, {x, y}, attrs);
+  };
+  if (!ta && !tb)
+    return {mm("_grad_0", g[0], b, false, true), mm("_grad_1", a, g[0], true, false)};
+  if (!ta && tb)
+    return {mm("_grad_0", g[0], b, false, false), mm("_grad_1", g[0], a, true, false)};
+  if (ta && !tb)
+    return {mm("_grad_0", b, g[0], false, true), mm("_grad_1", a, g[0], false, false)};
+  return {mm("_grad_0", b, g[0], true, true), mm("_grad_1", g[0], a, true, true)};
+}
+
 void softmaxOp(const char *name, const char *doc, bool logOut) {
   OpRegistry::get()
       .add(name)
@@ -126,7 +167,8 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
           normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                         cat("operator ", c.node, " (", c.op, ")"));
       })
-      .kernel(softmaxKernel(logOut));
+      .kernel(softmaxKernel(logOut))
+      .grad(logOut ? logSoftmaxGrad : softmaxGrad);
 }
 
 void batchNormShape(ShapeCtx &c) {
@@ -214,6 +256,19 @@ void registerNnOps() {
                      .shape(denseShape)
                      .kernel(denseKernel);
   dense.argsFn = dataWeightBias;
+  dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // NNVM: data: matmul(g, weight); weight: sum(matmul(g, data, transpose_a), axis=[0,-1],
+    // exclude); bias: sum(g, axis=[-1], exclude).
+    std::vector<NodeEntry> out{mk("matmul", n->name + "_data_grad", {g[0], n->inputs[1]})};
+    NodeEntry wt = mk("matmul", n->name + "_weight_grad_sub0", {g[0], n->inputs[0]},
+                      {{"transpose_a", "true"}});
+    out.push_back(
+        mk("sum", n->name + "_weight_grad", {wt}, {{"axis", "(0, -1)"}, {"exclude", "true"}}));
+    if (n->parsed.getBool("use_bias"))
+      out.push_back(
+          mk("sum", n->name + "_bias_grad", {g[0]}, {{"axis", "(-1,)"}, {"exclude", "true"}}));
+    return out;
+  });
 
   OpRegistry::get()
       .add("matmul")
@@ -223,7 +278,8 @@ void registerNnOps() {
       .param("transpose_b", ParamKind::Bool, "False", "transpose rhs first")
       .setPattern(kOpaque)
       .shape(matmulShape)
-      .kernel(matmulKernel);
+      .kernel(matmulKernel)
+      .grad(matmulGrad);
 
   softmaxOp("softmax", "exp(x) / sum(exp(x)) along an axis", false);
   softmaxOp("log_softmax", "log of softmax along an axis", true);

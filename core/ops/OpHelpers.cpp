@@ -29,6 +29,21 @@ void sameShapeRule(ShapeCtx &c) {
     c.assignOut(i, known);
 }
 
+NodeEntry mk(const std::string &op, const std::string &name, std::vector<NodeEntry> inputs,
+             AttrDict attrs) {
+  const OpDef *def = OpRegistry::get().find(op);
+  if (!def)
+    fail("internal: gradient uses unknown op ", op);
+  return {makeOpNode(*def, name, std::move(attrs), std::move(inputs), {}, false), 0, 0};
+}
+
+std::string tshapeText(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 bool nchwInput(ShapeCtx &c) {
   if (c.attrs.getStr("layout") != "NCHW")
     c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/Error.h"
+#include "core/Graph.h"
 #include "core/Op.h"
 
 #include <functional>
@@ -43,6 +44,17 @@ int64_t broadcastOffset(const Shape &shape, const std::vector<int64_t> &idx);
 /// an empty `axis` means every axis.
 std::vector<int> reduceAxes(const std::vector<int64_t> &axis, bool exclude, int ndim,
                             const std::string &what);
+
+/// Makes a node for a gradient rewrite and returns its output 0. Attributes are kept as
+/// written in the given order (NNVM's gradient nodes carried attributes their ops do not parse).
+NodeEntry mk(const std::string &op, const std::string &name, std::vector<NodeEntry> inputs,
+             AttrDict attrs = {});
+
+/// Output k of a node, as an entry.
+inline NodeEntry outOf(const std::shared_ptr<const Node> &n, uint32_t k = 0) { return {n, k, 0}; }
+
+/// NNVM's TShape text for a gradient attribute: "[]", "[1,2]".
+std::string tshapeText(const std::vector<int64_t> &v);
 
 /// Registration functions of each op family (called by registerAllOps).
 void registerElemwiseOps();

@@ -92,6 +92,47 @@ ComputeFn poolKernel(bool isMax) {
   };
 }
 
+// Pool gradients: each window's output gradient goes to the window's maximum (the first one,
+// row-major, on ties) or is spread evenly over the cells the average counted.
+ComputeFn poolGradKernel(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    PoolParams p = poolParams(a, nullptr);
+    bool includePad = !isMax && a.getBool("count_include_pad");
+    const Tensor &g = *in[0], &x = *in[1];
+    int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+    int64_t OH = g.shape[2], OW = g.shape[3];
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double gv = g.data[(nc * OH + oy) * OW + ox];
+          int64_t y0 = oy * p.sh - p.pt, x0 = ox * p.sw - p.pl, best = -1, count = 0;
+          double bestV = 0;
+          std::vector<int64_t> cells;
+          for (int64_t ky = 0; ky < p.kh; ++ky)
+            for (int64_t kx = 0; kx < p.kw; ++kx) {
+              int64_t iy = y0 + ky, ix = x0 + kx;
+              if (includePad && iy < H + p.pb && ix < W + p.pr)
+                ++count;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                continue;
+              int64_t off = (nc * H + iy) * W + ix;
+              cells.push_back(off);
+              if (!includePad)
+                ++count;
+              if (best < 0 || x.data[off] > bestV) {
+                best = off;
+                bestV = x.data[off];
+              }
+            }
+          if (isMax && best >= 0)
+            out[0].data[best] += gv;
+          else if (!isMax && count > 0)
+            for (int64_t off : cells)
+              out[0].data[off] += gv / static_cast<double>(count);
+        }
+  };
+}
+
 OpDef &pool(const char *name, const char *doc, bool isMax) {
   OpDef &op = OpRegistry::get()
                   .add(name)
@@ -121,8 +162,8 @@ ComputeFn globalPoolKernel(bool isMax) {
   };
 }
 
-void globalPool(const char *name, const char *doc, bool isMax) {
-  OpRegistry::get()
+OpDef &globalPool(const char *name, const char *doc, bool isMax) {
+  return OpRegistry::get()
       .add(name)
       .describe(doc)
       .param("layout", ParamKind::Str, "NCHW", "data layout")
@@ -138,11 +179,58 @@ void globalPool(const char *name, const char *doc, bool isMax) {
 } // namespace
 
 void registerPoolOps() {
-  pool("max_pool2d", "2-D max pooling", true);
+  pool("max_pool2d", "2-D max pooling", true)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("_max_pool2d_grad", n->name + "_grad", {g[0], n->inputs[0], outOf(n)}, n->attrs)};
+      });
   pool("avg_pool2d", "2-D average pooling", false)
-      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean");
-  globalPool("global_max_pool2d", "max over H and W", true);
-  globalPool("global_avg_pool2d", "mean over H and W", false);
+      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("_avg_pool2d_grad", n->name + "_grad", {g[0], n->inputs[0]}, n->attrs)};
+      });
+  // The gradient ops take the pool's attributes; their output is shaped like the data.
+  auto gradShape = [](ShapeCtx &c) {
+    poolParams(c.attrs, &c);
+    if (!c.in[1].empty())
+      c.assignOut(0, c.in[1]);
+  };
+  pool("_max_pool2d_grad", "gradient of max_pool2d", true)
+      .arguments({"ograd", "data", "output"})
+      .setPattern(kOpaque)
+      .shape(gradShape)
+      .kernel(poolGradKernel(true));
+  pool("_avg_pool2d_grad", "gradient of avg_pool2d", false)
+      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
+      .arguments({"ograd", "data"})
+      .setPattern(kOpaque)
+      .shape(gradShape)
+      .kernel(poolGradKernel(false));
+  globalPool("global_max_pool2d", "max over H and W", true)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g to the elements equal to the maximum of their channel.
+        const NodeEntry &x = n->inputs[0];
+        AttrDict hw{{"exclude", "0"}, {"axis", "[2,3]"}};
+        NodeEntry y = mk("expand_like", n->name + "_grad_sub0", {outOf(n), x}, hw);
+        NodeEntry lt = mk("less", n->name + "_grad_sub1", {x, y});
+        NodeEntry gt = mk("greater", n->name + "_grad_sub2", {x, y});
+        NodeEntry off = mk("elemwise_add", n->name + "_grad_sub3", {lt, gt});
+        NodeEntry mask = mk("__rsub_scalar__", n->name + "_grad_sub4", {off}, {{"scalar", "1"}});
+        NodeEntry gx = mk("expand_like", n->name + "_grad_sub5", {g[0], x}, hw);
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {gx, mask})};
+      });
+  globalPool("global_avg_pool2d", "mean over H and W", false)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g / (H W), broadcast back over H and W.
+        const NodeEntry &x = n->inputs[0];
+        NodeEntry ones = mk("ones_like", n->name + "_grad_sub0", {x});
+        NodeEntry count =
+            mk("sum", n->name + "_grad_sub1", {ones}, {{"axis", "(2, 3)"}, {"keepdims", "1"}});
+        NodeEntry q = mk("elemwise_div", n->name + "_grad_sub2", {g[0], count});
+        return std::vector<NodeEntry>{
+            mk("expand_like", n->name + "_grad", {q, x}, {{"exclude", "0"}, {"axis", "[2,3]"}})};
+      });
 
   OpRegistry::get()
       .add("upsampling")

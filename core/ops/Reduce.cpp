@@ -86,8 +86,32 @@ ComputeFn reduceKernel(Kind kind) {
   };
 }
 
-void reduceOp(const char *name, const char *doc, Kind kind) {
-  OpRegistry::get()
+// The reduce attributes as a gradient node's dict: exclude then axis (the order seed 001 shows).
+AttrDict reduceAttrs(const NodePtr &n) {
+  return {{"exclude", n->parsed.getBool("exclude") ? "1" : "0"},
+          {"axis", tshapeText(n->parsed.getTuple("axis"))}};
+}
+
+// `g` (shaped like the reduce output) broadcast back over the reduced axes of the data.
+NodeEntry expandBack(const NodePtr &n, const NodeEntry &g, const std::string &name) {
+  return mk("expand_like", name, {g, n->inputs[0]}, reduceAttrs(n));
+}
+
+// max/min: the gradient flows to the elements equal to the result (NNVM's _max_mask/_min_mask
+// rewrite never computed this; Loupe builds the mask from the data).
+std::vector<NodeEntry> extremumGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  const NodeEntry &x = n->inputs[0];
+  NodeEntry y = expandBack(n, outOf(n), n->name + "_grad_sub0");
+  NodeEntry lt = mk("less", n->name + "_grad_sub1", {x, y});
+  NodeEntry gt = mk("greater", n->name + "_grad_sub2", {x, y});
+  NodeEntry off = mk("elemwise_add", n->name + "_grad_sub3", {lt, gt});
+  NodeEntry mask = mk("__rsub_scalar__", n->name + "_grad_sub4", {off}, {{"scalar", "1"}});
+  NodeEntry gx = expandBack(n, g[0], n->name + "_grad_sub5");
+  return {mk("elemwise_mul", n->name + "_grad", {gx, mask})};
+}
+
+OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
+  return OpRegistry::get()
       .add(name)
       .describe(doc)
       .param("axis", ParamKind::Tuple, "()", "axes to reduce; () means all")
@@ -101,10 +125,22 @@ void reduceOp(const char *name, const char *doc, Kind kind) {
 } // namespace
 
 void registerReduceOps() {
-  reduceOp("sum", "sum over axes", Kind::Sum);
-  reduceOp("max", "maximum over axes", Kind::Max);
-  reduceOp("min", "minimum over axes", Kind::Min);
-  reduceOp("mean", "mean over axes", Kind::Mean);
+  reduceOp("sum", "sum over axes", Kind::Sum)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{expandBack(n, g[0], n->name + "_grad")};
+      });
+  reduceOp("max", "maximum over axes", Kind::Max).grad(extremumGrad);
+  reduceOp("min", "minimum over axes", Kind::Min).grad(extremumGrad);
+  reduceOp("mean", "mean over axes", Kind::Mean)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g / count, broadcast back; the count is the same reduction of ones.
+        NodeEntry ones = mk("ones_like", n->name + "_grad_sub0", {n->inputs[0]});
+        AttrDict a = reduceAttrs(n);
+        a.emplace_back("keepdims", n->parsed.getBool("keepdims") ? "1" : "0");
+        NodeEntry count = mk("sum", n->name + "_grad_sub1", {ones}, a);
+        NodeEntry q = mk("elemwise_div", n->name + "_grad_sub2", {g[0], count});
+        return std::vector<NodeEntry>{expandBack(n, q, n->name + "_grad")};
+      });
   reduceOp("prod", "product over axes", Kind::Prod);
 }
 

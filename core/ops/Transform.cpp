@@ -152,6 +152,17 @@ void copyAlongAxis(const Tensor &src, Tensor &dst, int axis, int64_t srcStart, i
             src.data[(o * src.shape[axis] + srcStart + j) * inner + i];
 }
 
+// Ops that only reshape: the gradient is g reshaped like the data. NNVM's flatten gradient
+// carried a dict with one empty key (seed 001 prints `reshape_like(%17, %4, ='')`).
+GradientFn reshapeGrad(bool emptyKey) {
+  return [emptyKey](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    AttrDict a;
+    if (emptyKey)
+      a.emplace_back("", "");
+    return std::vector<NodeEntry>{mk("reshape_like", n->name + "_grad", {g[0], n->inputs[0]}, a)};
+  };
+}
+
 } // namespace
 
 void registerTransformOps() {
@@ -168,7 +179,8 @@ void registerTransformOps() {
           rest *= d[i];
         c.assignOut(0, {d[0], rest});
       })
-      .kernel(copyKernel);
+      .kernel(copyKernel)
+      .grad(reshapeGrad(true));
 
   r.add("reshape")
       .describe("reshapes with codes 0 (copy), -1 (infer), -2 (rest), -3 (merge), -4 (split)")
@@ -181,7 +193,8 @@ void registerTransformOps() {
         checkSameCount(c, c.in[0], t);
         c.assignOut(0, t);
       })
-      .kernel(copyKernel);
+      .kernel(copyKernel)
+      .grad(reshapeGrad(false));
 
   r.add("reshape_like")
       .describe("reshapes lhs to the shape of rhs")
@@ -193,7 +206,11 @@ void registerTransformOps() {
         checkSameCount(c, c.in[0], c.in[1]);
         c.assignOut(0, c.in[1]);
       })
-      .kernel(copyKernel);
+      .kernel(copyKernel)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("reshape_like", n->name + "_grad_0", {g[0], n->inputs[0]}),
+                                      mk("zeros_like", n->name + "_grad_1", {n->inputs[1]})};
+      });
 
   r.add("transpose")
       .describe("permutes axes; () reverses them")
@@ -223,7 +240,19 @@ void registerTransformOps() {
         }
         c.assignOut(0, o);
       })
-      .kernel(transposeKernel);
+      .kernel(transposeKernel)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // The inverse permutation (NNVM reused the forward axes, right only when self-inverse).
+        const auto &axes = n->parsed.getTuple("axes");
+        std::vector<int64_t> inv(axes.size());
+        for (size_t i = 0; i < axes.size(); ++i)
+          inv[axes[i] < 0 ? axes[i] + static_cast<int64_t>(axes.size()) : axes[i]] =
+              static_cast<int64_t>(i);
+        AttrDict a;
+        if (!axes.empty())
+          a.emplace_back("axes", shapeToTuple(inv));
+        return std::vector<NodeEntry>{mk("transpose", n->name + "_t", {g[0]}, a)};
+      });
 
   OpDef &concat =
       r.add("concatenate")
@@ -314,7 +343,8 @@ void registerTransformOps() {
         o.insert(o.begin() + ax, n, 1);
         c.assignOut(0, o);
       })
-      .kernel(copyKernel);
+      .kernel(copyKernel)
+      .grad(reshapeGrad(false));
 
   r.add("expand_like")
       .describe("broadcasts lhs back to rhs's shape over the axes a reduction removed")
@@ -350,6 +380,15 @@ void registerTransformOps() {
           }
           out[0].data[k++] = x.data[off];
         });
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // Sum g over the expanded axes (keeping them), then reshape like lhs.
+        AttrDict a{{"axis", n->parsed.raw("axis")},
+                   {"exclude", n->parsed.getBool("exclude") ? "1" : "0"},
+                   {"keepdims", "1"}};
+        NodeEntry s = mk("sum", n->name + "_grad_sub0", {g[0]}, a);
+        return std::vector<NodeEntry>{mk("reshape_like", n->name + "_grad_0", {s, n->inputs[0]}),
+                                      mk("zeros_like", n->name + "_grad_1", {n->inputs[1]})};
       });
 
   r.add("squeeze")
@@ -382,7 +421,8 @@ void registerTransformOps() {
           o = {1};
         c.assignOut(0, o);
       })
-      .kernel(copyKernel);
+      .kernel(copyKernel)
+      .grad(reshapeGrad(false));
 
   r.add("flip")
       .describe("reverses the order of elements along an axis")
@@ -405,6 +445,10 @@ void registerTransformOps() {
             off += (static_cast<int>(d) == axis ? x.shape[d] - 1 - idx[d] : idx[d]) * st[d];
           out[0].data[k++] = x.data[off];
         });
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("flip", n->name + "_grad", {g[0]}, {{"axis", n->parsed.raw("axis")}})};
       });
 }
 

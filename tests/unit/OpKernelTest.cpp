@@ -259,6 +259,37 @@ TEST(OpKernel, InitOps) {
   expectValues(eval("y = full(shape=(3,), fill_value=2.5)", {}), {2.5, 2.5, 2.5});
 }
 
+TEST(OpKernel, GradientOps) {
+  // collapse_sum sums back over broadcast axes: (2,3) -> (3,) and -> (2,1).
+  Shape s{2, 3};
+  std::vector<double> x{1, 2, 3, 4, 5, 6};
+  expectValues(binary("collapse_sum", s, x, {3}, {0, 0, 0}), {5, 7, 9});
+  expectValues(binary("collapse_sum", s, x, {2, 1}, {0, 0}), {6, 15});
+  // _conv2d_grad with a 1x1 weight 2: dx = 2 g, dw = sum(g x) = 10, db = sum(g) = 4.
+  Graph g = inferred("g = Variable(\"g\", shape=(1,1,2,2), dtype=1)\n"
+                     "x = Variable(\"x\", shape=(1,1,2,2), dtype=1)\n"
+                     "w = Variable(\"w\", shape=(1,1,1,1), dtype=1)\n"
+                     "y = _conv2d_grad(g, x, w, channels=1, kernel_size=(1,1))",
+                     "Group([y[0], y[1], y[2]])");
+  auto outs = interpret(g, {{"g", tensor({1, 1, 2, 2}, {1, 1, 1, 1}, kFloat64)},
+                            {"x", tensor({1, 1, 2, 2}, {1, 2, 3, 4}, kFloat64)},
+                            {"w", tensor({1, 1, 1, 1}, {2}, kFloat64)}});
+  expectValues(outs[0], {2, 2, 2, 2});
+  expectValues(outs[1], {10});
+  expectValues(outs[2], {4});
+  // Pool gradients over a 2x2 window holding [1, 4, 3, 2]: max routes to the 4, avg spreads.
+  expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\no = Variable(\"o\")\n"
+                    "y = _max_pool2d_grad(g, x, o, pool_size=(2,2))",
+                    {{"g", tensor({1, 1, 1, 1}, {5})},
+                     {"x", tensor({1, 1, 2, 2}, {1, 4, 3, 2})},
+                     {"o", tensor({1, 1, 1, 1}, {4})}}),
+               {0, 5, 0, 0});
+  expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\n"
+                    "y = _avg_pool2d_grad(g, x, pool_size=(2,2))",
+                    {{"g", tensor({1, 1, 1, 1}, {5})}, {"x", tensor({1, 1, 2, 2}, {1, 4, 3, 2})}}),
+               {1.25, 1.25, 1.25, 1.25});
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

@@ -295,7 +295,7 @@ void registerGraphFusePartitionPass() {
                            {"group_root", "group_master", "pattern"},
                            false,
                            partition,
-                           {},
+                           {"InferShape", "InferType"}, // in a pipeline, as FuseOps needs types
                            {"fusion_rules"}});
 }
 

@@ -22,7 +22,7 @@ bool sameGraph(const Graph &a, const Graph &b) {
 }
 
 void TraceInstrument::afterPass(const Graph &, const Graph &after, const PassInfo &p) {
-  if (--depth_ != 0 || !*sink_)
+  if (p.name == "sequential" || --depth_ != 0 || !*sink_)
     return;
   // Python's print(res.ir()): the IR text plus a newline.
   **sink_ << "Applied passes " << p.name << "\n" << printGraphIR(after) << "\n";

@@ -24,7 +24,10 @@ class TraceInstrument : public PassInstrument {
 public:
   explicit TraceInstrument(Sink sink) : sink_(std::move(sink)) {}
   std::string name() const override { return "trace"; }
-  void beforePass(const Graph &, const PassInfo &) override { ++depth_; }
+  void beforePass(const Graph &, const PassInfo &p) override {
+    if (p.name != "sequential") // a pipeline's passes count as applied, not the wrapper
+      ++depth_;
+  }
   void afterPass(const Graph &before, const Graph &after, const PassInfo &p) override;
 
 private:
@@ -51,6 +54,23 @@ private:
   When when_;
   std::set<std::string> passes_;
   bool onlyChanged_;
+};
+
+/// Prints the name of every pass as it starts, indented by nesting (seed 003's instrument).
+class NamesInstrument : public PassInstrument {
+public:
+  explicit NamesInstrument(Sink sink) : sink_(std::move(sink)) {}
+  std::string name() const override { return "names"; }
+  void beforePass(const Graph &, const PassInfo &p) override {
+    if (*sink_)
+      **sink_ << std::string(2 * depth_, ' ') << "running " << p.name << "\n";
+    ++depth_;
+  }
+  void afterPass(const Graph &, const Graph &, const PassInfo &) override { --depth_; }
+
+private:
+  Sink sink_;
+  int depth_ = 0;
 };
 
 /// Times every pass, nested passes as children (Relay's PassTimingInstrument).

@@ -107,22 +107,33 @@ bool passEnabled(const PassInfo &p, const PassContext &ctx, std::string *reason)
 
 Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
                     const PassContext &ctx) {
-  Graph cur = g;
-  for (const auto &e : entries) {
-    if (!passEnabled(*e.pass, ctx))
-      continue; // no instrument hears about it
-    for (const auto &r : e.pass->required)
-      cur = runPass(cur, requirePass(r), ctx);
-    if (e.options.empty()) {
-      cur = runPass(cur, *e.pass, ctx);
-    } else {
-      PassContext local = ctx;
-      for (const auto &[k, v] : e.options)
-        local.config[k] = v;
-      cur = runPass(cur, *e.pass, local);
-    }
-  }
-  return cur;
+  // A Sequential is itself a pass (named "sequential"), so instruments see it around its
+  // children (relay-spec §1.2).
+  PassInfo seq{"sequential",
+               "a pipeline of passes",
+               0,
+               {},
+               {},
+               true,
+               [&entries](const Graph &in, const PassContext &c) {
+                 Graph cur = in;
+                 for (const auto &e : entries) {
+                   if (!passEnabled(*e.pass, c))
+                     continue; // no instrument hears about it
+                   for (const auto &r : e.pass->required)
+                     cur = runPass(cur, requirePass(r), c);
+                   if (e.options.empty()) {
+                     cur = runPass(cur, *e.pass, c);
+                   } else {
+                     PassContext local = c;
+                     for (const auto &[k, v] : e.options)
+                       local.config[k] = v;
+                     cur = runPass(cur, *e.pass, local);
+                   }
+                 }
+                 return cur;
+               }};
+  return runPass(g, seq, ctx);
 }
 
 std::vector<PipelineEntry> parsePipeline(const std::string &text) {

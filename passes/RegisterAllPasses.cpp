@@ -15,6 +15,8 @@ void registerPlanMemoryPass();
 void registerGraphFuseCompilePass();
 void registerSimplifyInferencePass();
 void registerGradientPass();
+void registerFoldConstantPass();
+void registerEliminateCommonSubexprPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -30,6 +32,8 @@ void registerAllPasses() {
     registerGraphFuseCompilePass();
     registerSimplifyInferencePass();
     registerGradientPass();
+    registerFoldConstantPass();
+    registerEliminateCommonSubexprPass();
   });
 }
 

@@ -569,7 +569,7 @@ void Engine::registerCommands() {
 
   add("instrument", "[KIND …]",
       "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "
-      "timing, effects; `off` removes all; no argument lists them",
+      "names, timing, effects; `off` removes all; no argument lists them",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         auto &insts = e.passContext_.instruments;
         if (a.empty()) {
@@ -599,17 +599,20 @@ void Engine::registerCommands() {
           auto when =
               a[0] == "print-before" ? PrintInstrument::When::Before : PrintInstrument::When::After;
           inst = std::make_shared<PrintInstrument>(e.sink_, when, names, a[0] == "print-changed");
-        } else if (a[0] == "timing" || a[0] == "effects") {
+        } else if (a[0] == "timing" || a[0] == "effects" || a[0] == "names") {
           needArgs(a, 1, 1, cat(":instrument ", a[0]));
           if (a[0] == "timing")
             inst = std::make_shared<TimingInstrument>();
+          else if (a[0] == "names")
+            inst = std::make_shared<NamesInstrument>(e.sink_);
           else
             inst = std::make_shared<EffectsInstrument>(e.sink_);
         } else {
           fail("unknown instrument '", a[0], "'",
                didYouMean(a[0], {"print-before", "print-after", "print-changed", "timing",
-                                 "effects", "off"}),
-               "; kinds are print-before, print-after, print-changed, timing, effects, off");
+                                 "effects", "names", "off"}),
+               "; kinds are print-before, print-after, print-changed, names, timing, effects, "
+               "off");
         }
         insts.push_back(inst);
         out << "instrument " << inst->name() << "\n";

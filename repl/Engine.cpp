@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 namespace loupe {
@@ -285,6 +286,55 @@ Value Engine::callFunction(const Expr &call) {
       g.outputs.insert(g.outputs.end(), s.sym.outputs.begin(), s.sym.outputs.end());
     }
     return Value::symbol(std::move(g));
+  }
+  if (callee == "const") {
+    // const(2.0, shape=(1, 10)) or const([[1, 2], [3, 4]]): the value goes into attributes.
+    if (pos.size() != 1)
+      throw errAt(call, "const takes one value: const(2.0, shape=(1, 10)) or const([1, 2])");
+    std::vector<std::pair<std::string, Value>> attrs;
+    if (pos[0].isNumber()) {
+      attrs.emplace_back("value", Value::real(pos[0].asDouble()));
+    } else if (pos[0].kind == Value::Kind::List || pos[0].kind == Value::Kind::Tuple) {
+      std::vector<double> flat;
+      std::vector<int64_t> dims;
+      std::function<void(const Value &, size_t)> walk = [&](const Value &v, size_t depth) {
+        if (v.isNumber()) {
+          if (depth != dims.size())
+            throw errAt(call, "const: the nested lists are ragged");
+          flat.push_back(v.asDouble());
+          return;
+        }
+        if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+          throw errAt(call, cat("const: values must be numbers, got ", kindName(v)));
+        if (depth == dims.size())
+          dims.push_back(static_cast<int64_t>(v.items.size()));
+        else if (dims[depth] != static_cast<int64_t>(v.items.size()))
+          throw errAt(call, "const: the nested lists are ragged");
+        for (const auto &i : v.items)
+          walk(i, depth + 1);
+      };
+      walk(pos[0], 0);
+      Value data;
+      data.kind = Value::Kind::List;
+      for (double d : flat)
+        data.items.push_back(Value::real(d));
+      attrs.emplace_back("data", data);
+      bool hasShape = false;
+      for (const auto &[k, v] : kw)
+        hasShape |= k == "shape";
+      if (!hasShape) {
+        Value shape;
+        shape.kind = Value::Kind::Tuple;
+        for (int64_t d : dims)
+          shape.items.push_back(Value::integer(d));
+        attrs.emplace_back("shape", shape);
+      }
+    } else {
+      throw errAt(call, cat("const takes a number or a list of numbers, got ", kindName(pos[0])));
+    }
+    for (const auto &kv : kw)
+      attrs.push_back(kv);
+    return callOp(*OpRegistry::get().find("const"), "const", {}, attrs, call);
   }
   if (callee == "gradients") {
     // nnvm.compiler.graph_util.gradients(ys, xs): a list with one symbol per x.

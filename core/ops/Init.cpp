@@ -1,6 +1,9 @@
 // Init ops: zeros, ones and full — tensors made from attributes alone (no inputs).
 #include "core/ops/OpHelpers.h"
 
+#include <cstdlib>
+#include <sstream>
+
 namespace loupe::ops {
 
 namespace {
@@ -30,9 +33,56 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
           });
 }
 
+// const's values: `data` (a flat list such as "[1.0, 2.5]") when given, else `value` everywhere.
+std::vector<double> constValues(const Attrs &a, int64_t count) {
+  const std::string &data = a.getStr("data");
+  if (data.empty())
+    return std::vector<double>(count, a.getFloat("value"));
+  std::vector<double> v;
+  std::string body = data;
+  for (char &c : body)
+    if (c == '[' || c == ']' || c == ',')
+      c = ' ';
+  std::istringstream in(body);
+  std::string tok;
+  while (in >> tok) {
+    char *end = nullptr;
+    double d = std::strtod(tok.c_str(), &end);
+    if (*end != '\0')
+      fail("attribute 'data': '", tok, "' is not a number");
+    v.push_back(d);
+  }
+  if (static_cast<int64_t>(v.size()) != count)
+    fail("attribute 'data' has ", v.size(), " values but the shape holds ", count);
+  return v;
+}
+
 } // namespace
 
 void registerInitOps() {
+  // A constant tensor: Loupe's counterpart of Relay's constants (FoldConstant makes them too).
+  initOp("const", "a constant tensor: `value` everywhere, or the values in `data`",
+         [](const Attrs &a) { return a.getFloat("value"); })
+      .param("value", ParamKind::Float, "0", "the value of every element")
+      .param("data", ParamKind::Str, "", "all values, row-major, as a list")
+      .shape([](ShapeCtx &c) {
+        const auto &s = c.attrs.getTuple("shape");
+        if (s.empty())
+          c.error("a constant needs a shape, such as shape=(1,)");
+        for (int64_t d : s)
+          if (d <= 0)
+            c.error(cat("shape ", shapeToTuple(s), " must have positive dimensions"));
+        try {
+          constValues(c.attrs, numElements(s));
+        } catch (const Error &e) {
+          c.error(e.what());
+        }
+        c.assignOut(0, s);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &, std::vector<Tensor> &out) {
+        out[0].data = constValues(a, out[0].size());
+      });
+
   initOp("zeros", "a tensor of zeros", [](const Attrs &) { return 0.0; });
   initOp("ones", "a tensor of ones", [](const Attrs &) { return 1.0; });
   initOp("full", "a tensor filled with fill_value", [](const Attrs &a) {

@@ -259,6 +259,16 @@ TEST(OpKernel, InitOps) {
   expectValues(eval("y = full(shape=(3,), fill_value=2.5)", {}), {2.5, 2.5, 2.5});
 }
 
+TEST(OpKernel, Constants) {
+  expectValues(eval("y = const(2.5, shape=(3,))", {}), {2.5, 2.5, 2.5});
+  expectValues(eval("y = const([[1, 2], [3, 4]])", {}), {1, 2, 3, 4});
+  EXPECT_EQ(outShape("y = const([[1, 2], [3, 4]])"), (Shape{2, 2}));
+  EXPECT_NE(inferError("y = const([1, 2, 3], shape=(2,))")
+                .find("has 3 values but the shape "
+                      "holds 2"),
+            std::string::npos);
+}
+
 TEST(OpKernel, GradientOps) {
   // collapse_sum sums back over broadcast axes: (2,3) -> (3,) and -> (2,1).
   Shape s{2, 3};

@@ -1,0 +1,100 @@
+// FoldConstant: evaluates every op whose inputs are all constants and replaces it by a `const`
+// node (relay-spec §3.1); like Relay's FunctionPass it ends by running InferType.
+//
+// A node folds when it has at least one input, is not stateful (dropout) nor internal
+// (tvm_op, __undef__), and every input is a `const` node (after folding below it). Zero-input
+// ops (zeros, ones, const itself) are left alone, as Relay leaves zero-argument calls. The
+// value comes from the reference interpreter; the new constant keeps the node's name, with
+// `value` when every element is equal and `data` otherwise.
+#include "passes/Pass.h"
+
+#include "core/Attrs.h"
+#include "core/Error.h"
+#include "core/Interpreter.h"
+
+#include <map>
+
+namespace loupe {
+
+namespace {
+
+bool isConst(const NodeEntry &e) { return e.node->op && e.node->op->name == "const"; }
+
+bool foldable(const Node &n) {
+  static const char *kNever[] = {"dropout", "tvm_op", "__undef__", "batch_norm"};
+  if (n.isVariable() || n.inputs.empty() || n.numOutputs() != 1)
+    return false;
+  for (const char *op : kNever)
+    if (n.op->name == op)
+      return false;
+  for (const auto &e : n.inputs)
+    if (!isConst(e))
+      return false;
+  return true;
+}
+
+NodePtr constantFrom(const Tensor &t, const std::string &name) {
+  AttrDict attrs;
+  bool uniform = true;
+  for (double v : t.data)
+    uniform &= v == t.data[0];
+  if (uniform && !t.data.empty()) {
+    attrs.emplace_back("value", pyFloatRepr(t.data[0]));
+  } else {
+    std::string data = "[";
+    for (size_t i = 0; i < t.data.size(); ++i)
+      data += (i ? ", " : "") + pyFloatRepr(t.data[i]);
+    attrs.emplace_back("data", data + "]");
+  }
+  attrs.emplace_back("shape", shapeToTuple(t.shape));
+  attrs.emplace_back("dtype", std::string(dtypeName(t.dtype)));
+  return makeOpNode(*OpRegistry::get().find("const"), name, attrs, {});
+}
+
+Graph foldConstant(const Graph &src, const PassContext &ctx) {
+  const IndexedGraph &idx = src.index();
+  std::vector<NodePtr> now(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const auto &in = idx.nodes[nid];
+    const Node &n = *in.node;
+    std::vector<NodeEntry> inputs;
+    bool changed = false;
+    for (size_t i = 0; i < in.inputs.size(); ++i) {
+      NodeEntry e{now[in.inputs[i].nodeId], in.inputs[i].index, in.inputs[i].version};
+      changed |= e.node != n.inputs[i].node;
+      inputs.push_back(e);
+    }
+    NodePtr node = in.node;
+    if (changed) {
+      std::vector<NodePtr> deps;
+      for (uint32_t d : in.controlDeps)
+        deps.push_back(now[d]);
+      node = makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false);
+    }
+    if (!n.isVariable() && foldable(*node)) {
+      Graph one({NodeEntry{node, 0, 0}});
+      Graph typed = applyPasses(one, {"InferShape", "InferType"}); // private, uninstrumented
+      node = constantFrom(interpret(typed, {}).at(0), n.name);
+    }
+    now[nid] = node;
+  }
+  std::vector<NodeEntry> heads;
+  for (const auto &h : idx.heads)
+    heads.push_back({now[h.nodeId], h.index, h.version});
+  // Relay's FunctionPass re-types the module before returning; instruments see it nested.
+  return runPass(Graph(heads), requirePass("InferType"), ctx);
+}
+
+} // namespace
+
+void registerFoldConstantPass() {
+  PassRegistry::get().add({"FoldConstant",
+                           "evaluates ops whose inputs are all constants into constants",
+                           2,
+                           {},
+                           {},
+                           true,
+                           foldConstant});
+}
+
+} // namespace loupe

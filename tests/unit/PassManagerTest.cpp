@@ -103,22 +103,25 @@ TEST(PassManager, SequentialFiltersByDisabledRequiredAndLevel) {
   PassContext ctx;
   ctx.instruments = {std::make_shared<Recorder>("r", log)};
   std::vector<PipelineEntry> seq{{&hi, {}}};
-  // Level 2 < 3: skipped silently — no events, and its required pass does not run either.
+  // Level 2 < 3: skipped silently — only the Sequential's own events; its required pass does
+  // not run either.
   Graph out = runSequential(small(), seq, ctx);
-  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(log, (Log{"r:should:sequential", "r:before:sequential", "r:after:sequential"}));
   EXPECT_EQ(out.attr("visited"), nullptr);
+  log.clear();
   // Required: runs despite the level, with its own required pass first (every time).
   ctx.requiredPass = {"HighLevel"};
   out = runSequential(small(), {{&hi, {}}, {&hi, {}}}, ctx);
-  EXPECT_EQ(log, (Log{"r:should:InferShape", "r:before:InferShape", "r:after:InferShape",
-                      "r:before:HighLevel", "r:after:HighLevel", "r:should:InferShape",
+  EXPECT_EQ(log, (Log{"r:should:sequential", "r:before:sequential", "r:should:InferShape",
                       "r:before:InferShape", "r:after:InferShape", "r:before:HighLevel",
-                      "r:after:HighLevel"}));
+                      "r:after:HighLevel", "r:should:InferShape", "r:before:InferShape",
+                      "r:after:InferShape", "r:before:HighLevel", "r:after:HighLevel",
+                      "r:after:sequential"}));
   // Disabled wins over required.
   log.clear();
   ctx.disabledPass = {"HighLevel"};
   out = runSequential(small(), seq, ctx);
-  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(log, (Log{"r:should:sequential", "r:before:sequential", "r:after:sequential"}));
   std::string why;
   EXPECT_FALSE(passEnabled(hi, ctx, &why));
   EXPECT_EQ(why, "HighLevel is in disabled_pass (disabled wins)");

@@ -3,6 +3,7 @@
 
 #include "core/Graph.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -83,8 +84,19 @@ public:
   std::vector<std::string> providersOf(const std::string &attr) const;
 
 private:
-  std::vector<PassInfo> passes_;
+  std::deque<PassInfo> passes_; // a deque keeps references stable as plugins add passes
 };
+
+/// The entry point a pass plugin (a shared library loaded with `:load-pass`) exports:
+///   extern "C" void loupe_register_passes(std::vector<loupe::PassInfo> &passes);
+/// It appends its passes; the workbench checks them and adds all or none.
+using RegisterPassesFn = void (*)(std::vector<PassInfo> &);
+
+/// Loads a plugin: dlopen `path`, call its loupe_register_passes, and register what it returns.
+/// Throws Error (cannot load, no entry point, a pass without a name or function, a name already
+/// taken) without registering anything. Returns the names added.
+/// `shown` is how messages name the file (the user's spelling rather than a resolved path).
+std::vector<std::string> loadPassPlugin(const std::string &path, const std::string &shown);
 
 /// Registers every pass once (idempotent); also registers all ops.
 void registerAllPasses();

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 namespace loupe {
@@ -748,6 +750,42 @@ void Engine::registerCommands() {
         auto la = lines(ga), lb = lines(gb);
         if (la != lb)
           out << unifiedDiff(la, lb, cat("step ", from), cat("step ", to));
+      });
+
+  add("load-pass", "FILE.so",
+      "loads user-written passes from a shared library (a bare name is searched in "
+      "$LOUPE_PLUGIN_PATH, then in the build's plugins/ folder)",
+      [](Engine &, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":load-pass FILE.so");
+        std::string path = a[0];
+        if (path.find('/') == std::string::npos) {
+          std::vector<std::string> dirs;
+          if (const char *env = std::getenv("LOUPE_PLUGIN_PATH")) {
+            std::string list = env;
+            size_t start = 0;
+            while (start <= list.size()) {
+              size_t colon = list.find(':', start);
+              dirs.push_back(
+                  list.substr(start, colon == std::string::npos ? colon : colon - start));
+              if (colon == std::string::npos)
+                break;
+              start = colon + 1;
+            }
+          }
+          std::error_code ec;
+          auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+          if (!ec)
+            dirs.push_back((exe.parent_path().parent_path() / "plugins").string());
+          for (const auto &d : dirs)
+            if (!d.empty() && std::filesystem::exists(d + "/" + path)) {
+              path = d + "/" + path;
+              break;
+            }
+          if (path.find('/') == std::string::npos)
+            fail("no plugin '", a[0], "' in $LOUPE_PLUGIN_PATH or the build's plugins/ folder");
+        }
+        auto names = loadPassPlugin(path, a[0]);
+        out << "loaded " << joinNames(names) << " from " << a[0] << "\n";
       });
 
   add("passes", "", "lists the registered passes",

@@ -17,6 +17,7 @@ void registerSimplifyInferencePass();
 void registerGradientPass();
 void registerFoldConstantPass();
 void registerEliminateCommonSubexprPass();
+void registerFuseOpsPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -34,6 +35,7 @@ void registerAllPasses() {
     registerGradientPass();
     registerFoldConstantPass();
     registerEliminateCommonSubexprPass();
+    registerFuseOpsPass();
   });
 }
 

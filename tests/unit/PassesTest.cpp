@@ -413,3 +413,54 @@ TEST(EliminateCommonSubexpr, MergesOnlyIdenticalComputations) {
   const auto &sum = idx.nodes[idx.heads[0].nodeId];
   EXPECT_EQ(sum.inputs[0].nodeId, sum.inputs[1].nodeId);
 }
+
+namespace {
+Partition fuseOps(const std::string &program, int level = 2) {
+  PassContext ctx;
+  ctx.config["fuse_opt_level"] = std::to_string(level);
+  Graph g = applyPasses(inferred(program), {"FuseOps"}, ctx);
+  return {g.attr("group_root")->ints, g.attr("group_master")->ints, g.attr("pattern")->ints};
+}
+} // namespace
+
+TEST(FuseOps, DiamondFusesThroughThePostDominator) {
+  // ids: x0 w1 b2 conv3 relu4 exp5 log6 add7. relu4's post-dominator is add7 and every path
+  // is elementwise, so (unlike NNVM's rule A) the whole diamond is one group with the conv.
+  Partition p = fuseOps(kDiamond);
+  EXPECT_EQ(p.root, (V{0, 1, 2, 7, 7, 7, 7, 7}));
+  EXPECT_EQ(p.master, (V{-1, -1, -1, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(p.pattern[7], kOutEWiseFusable);
+  // fuse_opt_level 0: every node alone.
+  Partition none = fuseOps(kDiamond, 0);
+  EXPECT_EQ(none.root, (V{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(FuseOps, TwoAnchorsNeverShareAGroup) {
+  // conv -> relu -> conv -> relu: each conv anchors its own group with its relu.
+  // ids: x0 w1 b2 conv3 relu4 w5 b6 conv7 relu8
+  Partition p = fuseOps("x = Variable(\"x\", shape=(1,2,5,5))\n"
+                        "y = relu(conv2d(x, channels=2, kernel_size=(1,1)))\n"
+                        "y = relu(conv2d(y, channels=2, kernel_size=(1,1)))");
+  EXPECT_EQ(p.root, (V{0, 1, 2, 4, 4, 5, 6, 8, 8}));
+  EXPECT_EQ(p.master, (V{-1, -1, -1, 3, 3, -1, -1, 7, 7}));
+}
+
+TEST(FuseOps, ReductionsReceiveButDoNotStartFusion) {
+  // ids: x0 exp1 sum2 relu3. exp fuses into the sum (sink may be CommReduce); the sum never
+  // fuses forward into relu.
+  Partition p = fuseOps("x = Variable(\"x\", shape=(2,3))\ny = relu(sum(exp(x), axis=1))");
+  EXPECT_EQ(p.root, (V{0, 2, 2, 3}));
+  // Injective producers join in phase 1: transpose then exp then output.
+  Partition q = fuseOps("x = Variable(\"x\", shape=(2,3))\ny = exp(transpose(x))");
+  EXPECT_EQ(q.root, (V{0, 2, 2}));
+}
+
+TEST(FuseOps, FeedsGraphFuseCompile) {
+  PassContext ctx;
+  Graph g = applyPasses(inferred(kDiamond), {"FuseOps", "GraphFuseCompile"}, ctx);
+  std::vector<std::string> names;
+  for (const auto &n : g.index().nodes)
+    if (!n.node->isVariable())
+      names.push_back(n.node->parsed.getStr("func_name"));
+  EXPECT_EQ(names, (std::vector<std::string>{"fuse_conv2d_relu_exp_log_broadcast_add"}));
+}

@@ -431,14 +431,16 @@ void Engine::registerCommands() {
       });
 
   add("set", "[KEY VALUE]",
-      "sets an option: opt_level N, fusion_rules A|B|C, nofuse OP[,OP]|none, target T",
+      "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
+      "fusion_rules A|B|C, nofuse OP[,OP]|none, target T",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         PassContext &c = e.passContext_;
         if (a.empty()) {
           std::string nofuse;
           for (const auto &op : c.noFuse)
             nofuse += (nofuse.empty() ? "" : ",") + op;
-          out << "opt_level " << c.optLevel << "\nfusion_rules " << c.get("fusion_rules", "A")
+          out << "opt_level " << c.optLevel << "\nfuse_opt_level "
+              << c.get("fuse_opt_level", "-1") << "\nfusion_rules " << c.get("fusion_rules", "A")
               << "\nnofuse " << (nofuse.empty() ? "none" : nofuse) << "\ntarget "
               << c.get("target", "llvm") << "\n";
           return;
@@ -449,6 +451,10 @@ void Engine::registerCommands() {
           if (v.size() != 1 || v[0] < '0' || v[0] > '3')
             fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
           c.optLevel = v[0] - '0';
+        } else if (k == "fuse_opt_level") {
+          if (v != "-1" && (v.size() != 1 || v[0] < '0' || v[0] > '3'))
+            fail("fuse_opt_level must be -1 (follow opt_level) or 0-3, got '", v, "'");
+          c.config["fuse_opt_level"] = v;
         } else if (k == "fusion_rules") {
           if (v != "A" && v != "B" && v != "C")
             fail("fusion_rules must be A (seed era), B (diamond fusion) or C (v0.5), got '", v,
@@ -476,8 +482,8 @@ void Engine::registerCommands() {
           c.config["target"] = v;
         } else {
           fail("unknown option '", k, "'",
-               didYouMean(k, {"opt_level", "fusion_rules", "nofuse", "target"}),
-               "; options are opt_level, fusion_rules, nofuse, target");
+               didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target"}),
+               "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target");
         }
         out << k << " = " << v << "\n";
       });

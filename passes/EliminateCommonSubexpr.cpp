@@ -8,6 +8,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Rewrite.h"
 
 #include <map>
 
@@ -30,37 +31,18 @@ std::string keyOf(const Node &n) {
 }
 
 Graph eliminate(const Graph &src, const PassContext &ctx) {
-  const IndexedGraph &idx = src.index();
-  std::vector<NodePtr> now(idx.numNodes());
   std::map<std::string, NodePtr> seen;
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    const auto &in = idx.nodes[nid];
-    const Node &n = *in.node;
-    std::vector<NodeEntry> inputs;
-    bool changed = false;
-    for (size_t i = 0; i < in.inputs.size(); ++i) {
-      NodeEntry e{now[in.inputs[i].nodeId], in.inputs[i].index, in.inputs[i].version};
-      changed |= e.node != n.inputs[i].node;
-      inputs.push_back(e);
-    }
-    NodePtr node = in.node;
-    if (changed) {
-      std::vector<NodePtr> deps;
-      for (uint32_t d : in.controlDeps)
-        deps.push_back(now[d]);
-      node = makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false);
-    }
-    if (!n.isVariable() && !n.inputs.empty() && n.op->name != "dropout" && in.controlDeps.empty()) {
-      auto [it, fresh] = seen.emplace(keyOf(*node), node);
-      if (!fresh)
-        node = it->second;
-    }
-    now[nid] = node;
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads)
-    heads.push_back({now[h.nodeId], h.index, h.version});
-  return runPass(Graph(heads), requirePass("InferType"), ctx);
+  Graph out = rewriteGraph(src, [&](uint32_t, const NodePtr &node) -> std::vector<NodeEntry> {
+    if (node->isVariable() || node->inputs.empty() || node->op->name == "dropout" ||
+        !node->controlDeps.empty())
+      return {};
+    auto [it, fresh] = seen.emplace(keyOf(*node), node);
+    std::vector<NodeEntry> outs;
+    for (uint32_t k = 0; k < node->numOutputs(); ++k)
+      outs.push_back({it->second, k, 0});
+    return outs;
+  });
+  return runPass(out, requirePass("InferType"), ctx);
 }
 
 } // namespace

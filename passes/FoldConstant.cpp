@@ -11,8 +11,7 @@
 #include "core/Attrs.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
-
-#include <map>
+#include "core/Rewrite.h"
 
 namespace loupe {
 
@@ -52,37 +51,15 @@ NodePtr constantFrom(const Tensor &t, const std::string &name) {
 }
 
 Graph foldConstant(const Graph &src, const PassContext &ctx) {
-  const IndexedGraph &idx = src.index();
-  std::vector<NodePtr> now(idx.numNodes());
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    const auto &in = idx.nodes[nid];
-    const Node &n = *in.node;
-    std::vector<NodeEntry> inputs;
-    bool changed = false;
-    for (size_t i = 0; i < in.inputs.size(); ++i) {
-      NodeEntry e{now[in.inputs[i].nodeId], in.inputs[i].index, in.inputs[i].version};
-      changed |= e.node != n.inputs[i].node;
-      inputs.push_back(e);
-    }
-    NodePtr node = in.node;
-    if (changed) {
-      std::vector<NodePtr> deps;
-      for (uint32_t d : in.controlDeps)
-        deps.push_back(now[d]);
-      node = makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false);
-    }
-    if (!n.isVariable() && foldable(*node)) {
-      Graph one({NodeEntry{node, 0, 0}});
-      Graph typed = applyPasses(one, {"InferShape", "InferType"}); // private, uninstrumented
-      node = constantFrom(interpret(typed, {}).at(0), n.name);
-    }
-    now[nid] = node;
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads)
-    heads.push_back({now[h.nodeId], h.index, h.version});
+  Graph out = rewriteGraph(src, [](uint32_t, const NodePtr &node) -> std::vector<NodeEntry> {
+    if (!foldable(*node))
+      return {};
+    Graph one({NodeEntry{node, 0, 0}});
+    Graph typed = applyPasses(one, {"InferShape", "InferType"}); // private, uninstrumented
+    return {{constantFrom(interpret(typed, {}).at(0), node->name), 0, 0}};
+  });
   // Relay's FunctionPass re-types the module before returning; instruments see it nested.
-  return runPass(Graph(heads), requirePass("InferType"), ctx);
+  return runPass(out, requirePass("InferType"), ctx);
 }
 
 } // namespace

@@ -13,9 +13,9 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Rewrite.h"
 
 #include <cstdio>
-#include <map>
 
 namespace loupe {
 
@@ -46,75 +46,39 @@ NodeEntry expandToAxis(const NodeEntry &bias, int ndim, int axis) {
 Graph simplifyInference(const Graph &src, const PassContext &) {
   const IndexedGraph &idx = src.index();
   const auto &shapes = src.attr("shape")->shapes;
-  std::map<std::pair<uint32_t, uint32_t>, NodeEntry> mapped; // old (node, output) → new entry
-  std::vector<NodePtr> newNode(idx.numNodes());
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    const auto &in = idx.nodes[nid];
-    const Node &n = *in.node;
-    std::vector<NodeEntry> inputs;
-    bool changed = false;
-    for (size_t i = 0; i < in.inputs.size(); ++i) {
-      const auto &e = in.inputs[i];
-      NodeEntry ne = mapped.at({e.nodeId, e.index});
-      ne.version = e.version;
-      changed |= ne.node != n.inputs[i].node || ne.index != n.inputs[i].index;
-      inputs.push_back(ne);
-    }
-    if (n.isVariable()) {
-      mapped[{nid, 0}] = {in.node, 0, 0};
-      continue;
-    }
-    if (n.op->name == "batch_norm") {
-      const std::string &bn = n.name;
-      const Shape &dshape = shapes[idx.entryId(in.inputs[0])];
-      if (dshape.empty())
-        fail("SimplifyInference: ", bn, ": the data shape is unknown; apply InferShape first");
-      int ndim = static_cast<int>(dshape.size());
-      int axis = normalizeAxis(n.parsed.getInt("axis"), ndim, "SimplifyInference: " + bn);
-      const NodeEntry &data = inputs[0], &gamma = inputs[1], &beta = inputs[2], &mean = inputs[3],
-                      &var = inputs[4];
-      NodeEntry eps = make("__add_scalar__", bn + "_add_eps", {var},
-                           {{"scalar", cppToString(n.parsed.getFloat("epsilon"))}});
-      NodeEntry sqrtv = make("sqrt", bn + "_sqrt", {eps});
-      NodeEntry scale = make("__rdiv_scalar__", bn + "_div", {sqrtv}, {{"scalar", "1"}});
-      NodeEntry shift = make("negative", bn + "_neg_mean", {mean});
-      if (n.parsed.getBool("scale"))
-        scale = make("elemwise_mul", bn + "_gamma_mul_div", {scale, gamma});
-      shift = make("elemwise_mul", bn + "_neg_mean_mul_a", {shift, scale});
-      if (n.parsed.getBool("center"))
-        shift = make("elemwise_add", bn + "_add_beta", {shift, beta});
-      scale = expandToAxis(scale, ndim, axis);
-      shift = expandToAxis(shift, ndim, axis);
-      NodeEntry out = make("broadcast_mul", bn + "_a_mul_data", {data, scale});
-      out = make("broadcast_add", bn + "_out", {out, shift});
-      NodeEntry undef = make("__undef__", "undef", {});
-      mapped[{nid, 0}] = out;
-      mapped[{nid, 1}] = undef;
-      mapped[{nid, 2}] = undef;
-      continue;
-    }
-    if (n.op->name == "dropout") {
-      mapped[{nid, 0}] = inputs[0];
-      mapped[{nid, 1}] = make("__undef__", "undef", {});
-      continue;
-    }
-    NodePtr node = in.node;
-    if (changed) {
-      std::vector<NodePtr> deps;
-      for (uint32_t d : in.controlDeps)
-        deps.push_back(mapped.at({d, 0}).node);
-      node = makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false);
-    }
-    for (uint32_t k = 0; k < n.numOutputs(); ++k)
-      mapped[{nid, k}] = {node, k, 0};
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads) {
-    NodeEntry e = mapped.at({h.nodeId, h.index});
-    e.version = h.version;
-    heads.push_back(e);
-  }
-  return Graph(heads);
+  return rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
+    if (node->isVariable())
+      return {};
+    const std::vector<NodeEntry> &inputs = node->inputs;
+    if (node->op->name == "dropout")
+      return {inputs[0], make("__undef__", "undef", {})};
+    if (node->op->name != "batch_norm")
+      return {};
+    const std::string &bn = node->name;
+    const Shape &dshape = shapes[idx.entryId(idx.nodes[nid].inputs[0])];
+    if (dshape.empty())
+      fail("SimplifyInference: ", bn, ": the data shape is unknown; apply InferShape first");
+    int ndim = static_cast<int>(dshape.size());
+    int axis = normalizeAxis(node->parsed.getInt("axis"), ndim, "SimplifyInference: " + bn);
+    const NodeEntry &data = inputs[0], &gamma = inputs[1], &beta = inputs[2], &mean = inputs[3],
+                    &var = inputs[4];
+    NodeEntry eps = make("__add_scalar__", bn + "_add_eps", {var},
+                         {{"scalar", cppToString(node->parsed.getFloat("epsilon"))}});
+    NodeEntry sqrtv = make("sqrt", bn + "_sqrt", {eps});
+    NodeEntry scale = make("__rdiv_scalar__", bn + "_div", {sqrtv}, {{"scalar", "1"}});
+    NodeEntry shift = make("negative", bn + "_neg_mean", {mean});
+    if (node->parsed.getBool("scale"))
+      scale = make("elemwise_mul", bn + "_gamma_mul_div", {scale, gamma});
+    shift = make("elemwise_mul", bn + "_neg_mean_mul_a", {shift, scale});
+    if (node->parsed.getBool("center"))
+      shift = make("elemwise_add", bn + "_add_beta", {shift, beta});
+    scale = expandToAxis(scale, ndim, axis);
+    shift = expandToAxis(shift, ndim, axis);
+    NodeEntry out = make("broadcast_mul", bn + "_a_mul_data", {data, scale});
+    out = make("broadcast_add", bn + "_out", {out, shift});
+    NodeEntry undef = make("__undef__", "undef", {});
+    return {out, undef, undef};
+  });
 }
 
 } // namespace

@@ -439,10 +439,10 @@ void Engine::registerCommands() {
           std::string nofuse;
           for (const auto &op : c.noFuse)
             nofuse += (nofuse.empty() ? "" : ",") + op;
-          out << "opt_level " << c.optLevel << "\nfuse_opt_level "
-              << c.get("fuse_opt_level", "-1") << "\nfusion_rules " << c.get("fusion_rules", "A")
-              << "\nnofuse " << (nofuse.empty() ? "none" : nofuse) << "\ntarget "
-              << c.get("target", "llvm") << "\n";
+          out << "opt_level " << c.optLevel << "\nfuse_opt_level " << c.get("fuse_opt_level", "-1")
+              << "\nfusion_rules " << c.get("fusion_rules", "A") << "\nnofuse "
+              << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm")
+              << "\n";
           return;
         }
         needArgs(a, 2, 2, ":set KEY VALUE");

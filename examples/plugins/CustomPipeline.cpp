@@ -5,8 +5,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
-
-#include <map>
+#include "core/Rewrite.h"
 
 namespace {
 
@@ -15,28 +14,13 @@ using namespace loupe;
 Graph customPipeline(const Graph &src, const PassContext &ctx) {
   std::string multiplier = ctx.get("multiplier", "3");
   const OpDef &mul = *OpRegistry::get().find("__mul_scalar__");
-  const IndexedGraph &idx = src.index();
-  std::vector<NodePtr> now(idx.numNodes());
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    const auto &in = idx.nodes[nid];
-    const Node &n = *in.node;
-    std::vector<NodeEntry> inputs;
-    bool changed = false;
-    for (size_t i = 0; i < in.inputs.size(); ++i) {
-      NodeEntry e{now[in.inputs[i].nodeId], in.inputs[i].index, in.inputs[i].version};
-      changed |= e.node != n.inputs[i].node;
-      inputs.push_back(e);
-    }
-    NodePtr node = changed ? makeOpNode(*n.op, n.name, n.attrs, inputs, {}, false) : in.node;
-    if (!n.isVariable() && n.op->name == "const")
-      node = makeOpNode(mul, n.name + "_mul", {{"scalar", multiplier}}, {{node, 0, 0}});
-    now[nid] = node;
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads)
-    heads.push_back({now[h.nodeId], h.index, h.version});
+  Graph out = rewriteGraph(src, [&](uint32_t, const NodePtr &node) -> std::vector<NodeEntry> {
+    if (node->isVariable() || node->op->name != "const")
+      return {};
+    return {{makeOpNode(mul, node->name + "_mul", {{"scalar", multiplier}}, {{node, 0, 0}}), 0, 0}};
+  });
   // A function pass re-types its result, as Relay's do.
-  return runPass(Graph(heads), requirePass("InferType"), ctx);
+  return runPass(out, requirePass("InferType"), ctx);
 }
 
 } // namespace

@@ -14,20 +14,6 @@ using namespace loupe::test;
 
 namespace {
 
-Graph withShapes(Graph g, const std::map<std::string, Tensor> &inputs) {
-  const IndexedGraph &idx = g.index();
-  std::vector<Shape> shapes;
-  std::vector<int64_t> dtypes;
-  for (uint32_t nid : idx.argNodes) {
-    const Tensor &t = inputs.at(idx.nodes[nid].node->name);
-    shapes.push_back(t.shape);
-    dtypes.push_back(t.dtype);
-  }
-  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
-  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
-  return applyPasses(g, {"InferShape", "InferType"});
-}
-
 /// Checks d(sum(y * r))/d(x) for each x in `wrt` against central differences, where `program`
 /// defines y from the variables in `shapes` (filled with values from `lo` to `hi`).
 void checkGradient(const std::string &program, const std::map<std::string, Shape> &shapes,
@@ -46,7 +32,7 @@ void checkGradient(const std::string &program, const std::map<std::string, Shape
       v = u(rng);
     in[name] = t;
   }
-  Graph fwdInferred = withShapes(fwd, in);
+  Graph fwdInferred = withInputs(fwd, in);
   const IndexedGraph &fidx = fwdInferred.index();
   Tensor r(fwdInferred.attr("shape")->shapes[fidx.entryId(fidx.heads[0])], kFloat64);
   for (double &v : r.data)
@@ -60,7 +46,7 @@ void checkGradient(const std::string &program, const std::map<std::string, Shape
   }
   NodeEntry head{makeVariable("head_grad"), 0, 0};
   Graph grad = gradientGraph(fwd.outputs(), xs, {head});
-  auto analytic = interpret(withShapes(grad, in), in);
+  auto analytic = interpret(withInputs(grad, in), in);
   auto f = [&](const std::map<std::string, Tensor> &vals) {
     Tensor y = interpret(fwdInferred, vals).at(0);
     double s = 0;

@@ -284,23 +284,6 @@ TEST(GraphFuseCompile, FlattenDataAndArgumentOrder) {
   EXPECT_EQ(top.inputs[1].node->name, "w");
 }
 
-namespace {
-/// Gives every variable the shape and dtype of its input tensor (as build does).
-Graph withInputs(Graph g, const std::map<std::string, Tensor> &inputs) {
-  const IndexedGraph &idx = g.index();
-  std::vector<Shape> shapes;
-  std::vector<int64_t> dtypes;
-  for (uint32_t nid : idx.argNodes) {
-    const Tensor &t = inputs.at(idx.nodes[nid].node->name);
-    shapes.push_back(t.shape);
-    dtypes.push_back(t.dtype);
-  }
-  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
-  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
-  return applyPasses(g, {"InferShape", "InferType"});
-}
-} // namespace
-
 TEST(SimplifyInference, MatchesBatchNormAndDropoutNumerically) {
   for (const char *flags : {"", ", scale=False", ", center=False", ", axis=3, epsilon=0.001"}) {
     Engine e;

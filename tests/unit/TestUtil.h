@@ -63,6 +63,22 @@ inline std::string inferError(const std::string &program, const std::string &out
   return "";
 }
 
+/// Gives every variable the shape and dtype of its tensor in `inputs` (as build does through
+/// shape_inputs/dtype_inputs), then applies InferShape and InferType.
+inline Graph withInputs(Graph g, const std::map<std::string, Tensor> &inputs) {
+  const IndexedGraph &idx = g.index();
+  std::vector<Shape> shapes;
+  std::vector<int64_t> dtypes;
+  for (uint32_t nid : idx.argNodes) {
+    auto it = inputs.find(idx.nodes[nid].node->name);
+    shapes.push_back(it == inputs.end() ? Shape{} : it->second.shape);
+    dtypes.push_back(it == inputs.end() ? -1 : it->second.dtype);
+  }
+  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
+  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
+  return applyPasses(g, {"InferShape", "InferType"});
+}
+
 /// A float32 tensor from a shape and values.
 inline Tensor tensor(Shape s, std::vector<double> v, int dtype = kFloat32) {
   Tensor t(std::move(s), dtype);
@@ -77,18 +93,7 @@ inline Tensor eval(const std::string &program, const std::map<std::string, Tenso
   Engine e;
   run(e, program);
   run(e, ":graph " + out);
-  Graph g = e.current()->graph;
-  const IndexedGraph &idx = g.index();
-  std::vector<Shape> shapes;
-  std::vector<int64_t> dtypes;
-  for (uint32_t nid : idx.argNodes) {
-    auto it = inputs.find(idx.nodes[nid].node->name);
-    shapes.push_back(it == inputs.end() ? Shape{} : it->second.shape);
-    dtypes.push_back(it == inputs.end() ? -1 : it->second.dtype);
-  }
-  g.attrs["shape_inputs"] = GraphAttr::listShape(shapes);
-  g.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
-  return interpret(applyPasses(g, {"InferShape", "InferType"}), inputs).at(0);
+  return interpret(withInputs(e.current()->graph, inputs), inputs).at(0);
 }
 
 } // namespace loupe::test

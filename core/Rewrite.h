@@ -1,0 +1,21 @@
+// Rewrite: rebuilding a graph node by node, sharing every node a change does not reach.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <functional>
+#include <vector>
+
+namespace loupe {
+
+/// Called for node `nid` (its id in the source graph) with the node rebuilt over the rewritten
+/// inputs — the very same object when no input changed. Returns the entries that stand for the
+/// node's outputs from now on, or an empty vector to keep the node as it is.
+using NodeRewrite = std::function<std::vector<NodeEntry>(uint32_t nid, const NodePtr &node)>;
+
+/// Rebuilds `g` bottom-up in id order. Input versions and control dependencies are carried over;
+/// the result has no graph attributes. Throws Error if a rewrite returns the wrong number of
+/// outputs.
+Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite);
+
+} // namespace loupe

@@ -838,9 +838,23 @@ void Engine::registerCommands() {
   add("save", "FILE", "saves the current graph as NNVM graph JSON",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 1, 1, ":save FILE");
-        std::string text = saveJSON(e.requireGraph());
+        // As NNVM's build moved `module` out before graph.json(), attributes that hold
+        // compiled objects are left out of the file.
+        Graph g = e.requireGraph();
+        std::vector<std::string> dropped;
+        for (auto it = g.attrs.begin(); it != g.attrs.end();)
+          if (it->second.type == GraphAttr::Type::Opaque) {
+            dropped.push_back(it->first);
+            it = g.attrs.erase(it);
+          } else {
+            ++it;
+          }
+        std::string text = saveJSON(g);
         writeTextFile(a[0], text);
         out << "saved step " << e.cursor_ << " to " << a[0] << " (" << text.size() << " bytes)\n";
+        if (!dropped.empty())
+          out << "note: not saved: " << joinNames(dropped)
+              << " (compiled objects have no JSON form)\n";
       });
 
   add("history", "[times]", "lists the history steps; * marks the current one",

@@ -18,6 +18,7 @@ void registerGradientPass();
 void registerFoldConstantPass();
 void registerEliminateCommonSubexprPass();
 void registerFuseOpsPass();
+void registerPrecomputePrunePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -36,6 +37,7 @@ void registerAllPasses() {
     registerFoldConstantPass();
     registerEliminateCommonSubexprPass();
     registerFuseOpsPass();
+    registerPrecomputePrunePass();
   });
 }
 

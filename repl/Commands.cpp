@@ -2,6 +2,7 @@
 // a one-line summary and its handler.
 #include "backend/HostTarget.h"
 #include "core/Error.h"
+#include "core/FusedModule.h"
 #include "core/Json.h"
 #include "core/Printer.h"
 #include "passes/Pass.h"
@@ -409,6 +410,132 @@ void Engine::registerCommands() {
         default:
           fail("attribute '", a[0], "' is not a list");
         }
+      });
+
+  add("setattr", "KEY VALUE [TYPE]",
+      "sets a graph attribute as graph._set_json_attr does (TYPE: str, int, size_t, list_int, "
+      "list_str, list_shape, list_layout, dict_str_int; default str)",
+      [](Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
+        static const std::set<std::string> kTypes = {"str",         "int",         "size_t",
+                                                     "list_int",    "list_str",    "list_shape",
+                                                     "list_layout", "dict_str_int"};
+        if (a.size() < 2)
+          fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
+        const Graph &before = e.requireGraph();
+        std::string key = a[0], type = "str";
+        std::string value = rest.substr(rest.find(key) + key.size());
+        size_t sp = value.find_last_not_of(" \t");
+        value = value.substr(0, sp + 1);
+        size_t lastSpace = value.find_last_of(" \t");
+        if (lastSpace != std::string::npos && kTypes.count(value.substr(lastSpace + 1))) {
+          type = value.substr(lastSpace + 1);
+          value = value.substr(0, lastSpace);
+        }
+        value = value.substr(value.find_first_not_of(" \t"));
+        value = value.substr(0, value.find_last_not_of(" \t") + 1);
+        auto parse = [&]() -> Value {
+          try {
+            auto stmts = parseStatements(value);
+            if (stmts.size() != 1 || !stmts[0].target.empty())
+              fail("not one value");
+            return e.eval(*stmts[0].value);
+          } catch (const Error &err) {
+            fail(":setattr: cannot read '", value, "' as ", type, ": ", err.what());
+          }
+        };
+        auto ints = [&](const Value &v, const char *what) {
+          std::vector<int64_t> out;
+          if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+            fail(":setattr: ", type, " needs a list of ", what);
+          for (const auto &i : v.items) {
+            if (i.kind != Value::Kind::Int)
+              fail(":setattr: ", type, " needs a list of ", what, ", got ", kindName(i));
+            out.push_back(i.i);
+          }
+          return out;
+        };
+        GraphAttr attr;
+        if (type == "str") {
+          std::string s = value;
+          if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+            s = s.substr(1, s.size() - 2);
+          attr = GraphAttr::string(s);
+        } else if (type == "int" || type == "size_t") {
+          Value v = parse();
+          if (v.kind != Value::Kind::Int)
+            fail(":setattr: ", type, " needs an integer, got ", kindName(v));
+          attr = type == "int" ? GraphAttr::integer(v.i) : GraphAttr::sizeT(v.i);
+        } else if (type == "list_int") {
+          attr = GraphAttr::listInt(ints(parse(), "integers"));
+        } else if (type == "list_shape") {
+          Value v = parse();
+          if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+            fail(":setattr: list_shape needs a list of shapes");
+          std::vector<Shape> shapes;
+          for (const auto &i : v.items)
+            shapes.push_back(ints(i, "integers"));
+          attr = GraphAttr::listShape(shapes);
+        } else if (type == "list_str" || type == "list_layout") {
+          Value v = parse();
+          std::vector<std::string> strs;
+          if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+            fail(":setattr: ", type, " needs a list of strings");
+          for (const auto &i : v.items) {
+            if (i.kind != Value::Kind::Str)
+              fail(":setattr: ", type, " needs a list of strings, got ", kindName(i));
+            strs.push_back(i.s);
+          }
+          attr = type == "list_str" ? GraphAttr::listStr(strs) : GraphAttr::listLayout(strs);
+        } else { // dict_str_int, written as pairs: [("gpu", 1), ("cpu", 0)]
+          Value v = parse();
+          attr.type = GraphAttr::Type::DictStrInt;
+          if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+            fail(":setattr: dict_str_int needs a list of (name, number) pairs");
+          for (const auto &p : v.items) {
+            if (p.items.size() != 2 || p.items[0].kind != Value::Kind::Str ||
+                p.items[1].kind != Value::Kind::Int)
+              fail(":setattr: dict_str_int needs a list of (name, number) pairs");
+            attr.dict[p.items[0].s] = p.items[1].i;
+          }
+        }
+        Graph g = before;
+        g.attrs[key] = attr;
+        e.pushStep(g, "setattr " + key, 0, false);
+        out << "step " << e.cursor_ << ": setattr " << key << " = " << attr.pyRepr() << " ("
+            << attr.typeName() << ")\n";
+      });
+
+  add("open", "KEY [NAME]",
+      "opens a graph held in an attribute as a new step: precompute_graph, or function NAME of "
+      "module",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 2, ":open KEY [NAME]");
+        const Graph &g = e.requireGraph();
+        const GraphAttr *attr = g.attr(a[0]);
+        if (!attr)
+          missingAttr(g, a[0]);
+        Graph opened;
+        if (a[0] == "module") {
+          auto module = std::static_pointer_cast<const FusedModule>(attr->opaque);
+          std::vector<std::string> fns;
+          for (const auto &[name, f] : module->functions)
+            fns.push_back(name);
+          if (a.size() != 2)
+            fail("usage: :open module FUNCTION; functions: ", joinNames(fns));
+          auto it = module->functions.find(a[1]);
+          if (it == module->functions.end())
+            fail("the module has no function '", a[1], "'", didYouMean(a[1], fns),
+                 "; functions: ", joinNames(fns));
+          opened = it->second->body;
+        } else if (attr->type == GraphAttr::Type::Opaque && a[0] == "precompute_graph") {
+          needArgs(a, 1, 1, ":open precompute_graph");
+          opened = *std::static_pointer_cast<const Graph>(attr->opaque);
+        } else {
+          fail("attribute '", a[0], "' does not hold a graph (open precompute_graph or module)");
+        }
+        std::string label = "open " + a[0] + (a.size() == 2 ? " " + a[1] : "");
+        e.pushStep(opened, label, 0, true);
+        out << "step " << e.cursor_ << ": " << label << " (" << graphSize(opened.index()) << ")\n";
       });
 
   add("apply", "P1 [P2 …]", "applies passes in order; the result is a new history step",

@@ -18,7 +18,8 @@ using namespace loupe;
 
 namespace {
 
-const char *kUsage = R"(usage: loupe                        interactive REPL (:help lists the commands)
+const char *kUsage =
+    R"(usage: loupe                        interactive REPL (:help lists the commands)
        loupe FILE...               run scripts (statements and :commands), then exit
        loupe -i FILE               run a script, then continue interactively
        loupe --check SESSION...    replay sessions; on the first difference print a diff, exit 1

@@ -19,6 +19,7 @@ void registerFoldConstantPass();
 void registerEliminateCommonSubexprPass();
 void registerFuseOpsPass();
 void registerPrecomputePrunePass();
+void registerOrderMutationPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -38,6 +39,7 @@ void registerAllPasses() {
     registerEliminateCommonSubexprPass();
     registerFuseOpsPass();
     registerPrecomputePrunePass();
+    registerOrderMutationPass();
   });
 }
 

@@ -489,3 +489,25 @@ TEST(PrecomputePrune, PrecomputedParamsGiveTheSameResult) {
   EXPECT_EQ(same.outputs()[0].node, g.outputs()[0].node);
   EXPECT_EQ(same.attr("precompute_graph"), nullptr);
 }
+
+TEST(OrderMutation, ReadsAndWritesOfAVariableAreOrdered) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1,2,3,3))\nmm = Variable(\"mm\")\nbefore = mm * 2\n"
+         "bn = batch_norm(data=x, moving_mean=mm)\nafter = mm + 1\n"
+         ":graph Group([bn, before, after])");
+  Graph g = applyPasses(e.current()->graph, {"OrderMutation"});
+  const IndexedGraph &idx = g.index();
+  auto byName = [&](const char *n) { return idx.nodes[idx.findByName(n)]; };
+  // batch_norm writes version 1 of mm: after the version-0 read; the version-1 read after it.
+  ASSERT_EQ(byName("batch_norm0").controlDeps.size(), 1u);
+  EXPECT_EQ(idx.nodes[byName("batch_norm0").controlDeps[0]].node->name, "__mul_scalar__0");
+  ASSERT_EQ(byName("__add_scalar__0").controlDeps.size(), 1u);
+  EXPECT_EQ(idx.nodes[byName("__add_scalar__0").controlDeps[0]].node->name, "batch_norm0");
+  EXPECT_EQ(byName("__add_scalar__0").inputs[0].version, 1u);
+  EXPECT_TRUE(byName("__mul_scalar__0").controlDeps.empty());
+  // Without mutation the graph comes back as it was.
+  Engine f;
+  run(f, "x = Variable(\"x\")\ny = relu(x)\n:graph y");
+  Graph same = applyPasses(f.current()->graph, {"OrderMutation"});
+  EXPECT_EQ(same.outputs()[0].node, f.current()->graph.outputs()[0].node);
+}

@@ -20,6 +20,7 @@ void registerEliminateCommonSubexprPass();
 void registerFuseOpsPass();
 void registerPrecomputePrunePass();
 void registerOrderMutationPass();
+void registerPlaceDevicePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -40,6 +41,7 @@ void registerAllPasses() {
     registerFuseOpsPass();
     registerPrecomputePrunePass();
     registerOrderMutationPass();
+    registerPlaceDevicePass();
   });
 }
 

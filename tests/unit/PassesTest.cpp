@@ -511,3 +511,30 @@ TEST(OrderMutation, ReadsAndWritesOfAVariableAreOrdered) {
   Graph same = applyPasses(f.current()->graph, {"OrderMutation"});
   EXPECT_EQ(same.outputs()[0].node, f.current()->graph.outputs()[0].node);
 }
+
+TEST(PlaceDevice, CopiesCrossDeviceEdgesOnly) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(2,2), dtype=1)\na = relu(x, __ctx_group__=\"g1\")\n"
+         "b = exp(a, __ctx_group__=\"g2\")\ny = a + b + b\n:graph y");
+  Graph g = e.current()->graph;
+  g.attrs["device_group_attr_key"] = GraphAttr::string("__ctx_group__");
+  GraphAttr m;
+  m.type = GraphAttr::Type::DictStrInt;
+  m.dict = {{"g1", 0}, {"g2", 1}};
+  g.attrs["device_assign_map"] = m;
+  g.attrs["device_copy_op"] = GraphAttr::string("copy");
+  Graph placed = applyPasses(g, {"PlaceDevice"});
+  std::vector<std::string> copies;
+  for (const auto &n : placed.index().nodes)
+    if (!n.node->isVariable() && n.node->op->name == "copy")
+      copies.push_back(n.node->name);
+  // relu0 -> exp0 crosses to device 1; exp0 -> the adds crosses back once (shared copy).
+  EXPECT_EQ(copies, (std::vector<std::string>{"relu0_0_copy", "exp0_0_copy"}));
+  EXPECT_EQ(placed.attr("device")->ints.size(), placed.index().numNodes());
+  std::map<std::string, Tensor> in{{"x", tensor({2, 2}, {-1, 0.5, 2, -3}, kFloat64)}};
+  Tensor want = interpret(withInputs(g, in), in).at(0);
+  Graph plain = placed;
+  plain.attrs.clear();
+  Tensor got = interpret(withInputs(plain, in), in).at(0);
+  EXPECT_EQ(got.data, want.data);
+}

@@ -233,12 +233,10 @@ private:
 };
 
 Graph fuseOps(const Graph &src, const PassContext &ctx) {
-  int level = std::stoi(ctx.get("fuse_opt_level", "-1"));
+  int level = ctx.getInt("FuseOps", "fuse_opt_level", -1, -1, 3);
   if (level == -1)
     level = ctx.optLevel;
-  int maxDepth = std::stoi(ctx.get("max_depth", "256"));
-  if (maxDepth < 1)
-    fail("FuseOps: max_depth must be at least 1");
+  int maxDepth = ctx.getInt("FuseOps", "max_depth", 256, 1, 1 << 20);
   Graph g = src;
   Partitioner part(g, ctx.noFuse, maxDepth);
   part.run(level);

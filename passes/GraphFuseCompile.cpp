@@ -81,6 +81,13 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
   const IndexedGraph &idx = src.index();
   const auto &shapes = src.attr("shape")->shapes;
   const auto &dtypes = src.attr("dtype")->ints;
+  // Every buffer needs a static size: name the first entry whose shape is still unknown.
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k)
+      if (!shapeKnown(shapes.at(idx.entryId(nid, k))))
+        fail("GraphFuseCompile: the shape of ", idx.nodes[nid].node->name,
+             idx.nodes[nid].node->numOutputs() > 1 ? cat(" output ", k) : std::string(),
+             " is unknown; give the inputs' shapes and apply InferShape first");
   std::string target = src.attr("target") ? src.attr("target")->str : ctx.get("target", "llvm");
   FunctionNames local;
   FunctionNames &names = ctx.functionNames ? *ctx.functionNames : local;

@@ -53,6 +53,9 @@ struct PassContext {
     auto it = config.find(key);
     return it == config.end() ? dflt : it->second;
   }
+  /// An integer config value within [lo, hi], or `dflt` when unset; throws Error naming `pass`
+  /// and the key for anything else.
+  int getInt(const std::string &pass, const std::string &key, int dflt, int lo, int hi) const;
 };
 
 /// A registered pass: a function from graph to graph plus what the runner needs to know.

@@ -5,8 +5,22 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace loupe {
+
+int PassContext::getInt(const std::string &pass, const std::string &key, int dflt, int lo,
+                        int hi) const {
+  auto it = config.find(key);
+  if (it == config.end())
+    return dflt;
+  const std::string &v = it->second;
+  long long n = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < lo || n > hi)
+    fail(pass, ": ", key, " must be an integer from ", lo, " to ", hi, ", got '", v, "'");
+  return static_cast<int>(n);
+}
 
 PassRegistry &PassRegistry::get() {
   static PassRegistry r;

@@ -47,17 +47,23 @@ bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &
     else
       runStatements(input, buf, line);
     *sink_ = nullptr;
-  } catch (const Error &e) {
+  } catch (const std::exception &ex) {
     *sink_ = nullptr;
     env_ = std::move(env);
     nameCounters_ = std::move(counters);
     varVersions_ = std::move(versions);
     ok = false;
-    std::string msg = e.what();
-    if (e.line() > 0)
-      msg = cat(source_, ":", line + e.line() - 1, ":", e.col(), ": error: ", msg);
-    else
-      msg = "error: " + msg;
+    std::string msg;
+    if (const auto *e = dynamic_cast<const Error *>(&ex)) {
+      msg = e->what();
+      if (e->line() > 0)
+        msg = cat(source_, ":", line + e->line() - 1, ":", e->col(), ": error: ", msg);
+      else
+        msg = "error: " + msg;
+    } else {
+      // Anything else is a bug in Loupe; it still must not take the session down.
+      msg = cat("error: internal: ", ex.what(), " (please report this input)");
+    }
     out << buf.str();
     out.flush();
     err << msg << "\n";

@@ -328,12 +328,6 @@ TEST(SimplifyInference, SharesUntouchedNodes) {
 }
 
 namespace {
-Graph built(const std::string &program, const std::string &out = "y") {
-  Engine e;
-  run(e, program);
-  run(e, ":graph " + out);
-  return e.current()->graph;
-}
 std::vector<std::string> opsOf(const Graph &g) {
   std::vector<std::string> ops;
   for (const auto &n : g.index().nodes)

@@ -11,12 +11,6 @@ using namespace loupe;
 using namespace loupe::test;
 
 namespace {
-Graph build(const std::string &program, const std::string &out = "y") {
-  Engine e;
-  run(e, program);
-  run(e, ":graph " + out);
-  return e.current()->graph;
-}
 std::string loadError(const std::string &text) {
   registerAllOps();
   try {
@@ -36,7 +30,7 @@ TEST(Printer, EmptyGraphWithAttrs) {
 }
 
 TEST(Printer, MultiOutputEntriesAndHeads) {
-  Graph g = build("x = Variable(\"x\")\ns = split(x, indices_or_sections=2)\ny = relu(s[1])",
+  Graph g = built("x = Variable(\"x\")\ns = split(x, indices_or_sections=2)\ny = relu(s[1])",
                   "Group([y, s[0]])");
   EXPECT_EQ(printGraphIR(g), "Graph(%x) {\n"
                              "  %1 = split(%x, indices_or_sections='2')\n"
@@ -46,7 +40,7 @@ TEST(Printer, MultiOutputEntriesAndHeads) {
 }
 
 TEST(Printer, JoinedAttributesAndMultiOutputValues) {
-  Graph g = build("x = Variable(\"x\", shape=(4,2))\ns = split(x, indices_or_sections=2, axis=0)",
+  Graph g = built("x = Variable(\"x\", shape=(4,2))\ns = split(x, indices_or_sections=2, axis=0)",
                   "s[1]");
   g = applyPasses(g, {"InferShape"});
   EXPECT_EQ(printGraphIR(g, {"shape"}),
@@ -77,7 +71,7 @@ TEST(Printer, ControlDepsFromJson) {
 TEST(Json, DmlcLayoutByteForByte) {
   // The layout rules of nnvm-spec §1.3, derived by hand for a one-conv graph with the four
   // attributes of the spec's deploy-graph example.
-  Graph g = build("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+  Graph g = built("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
                   "y = conv2d(x, w, b, channels=3, kernel_size=(5,5))");
   g.attrs["storage_id"] = GraphAttr::listInt({1, 2, 3, 0});
   g.attrs["dtype"] = GraphAttr::listInt({0, 0, 0, 0});
@@ -132,19 +126,19 @@ TEST(Json, DmlcLayoutByteForByte) {
 }
 
 TEST(Json, SingleKeyMapsAndLongArrays) {
-  Graph g = build("x = Variable(\"x\")\ny = dense(x, units=10)");
+  Graph g = built("x = Variable(\"x\")\ny = dense(x, units=10)");
   g.attrs["opt_level"] = GraphAttr::integer(2);
   std::string s = saveJSON(g);
   EXPECT_NE(s.find("\"attrs\": {\"units\": \"10\"}, "), std::string::npos);
   EXPECT_NE(s.find("\"attrs\": {\"opt_level\": [\"int\", 2]}"), std::string::npos);
   // 12 entries in node_row_ptr: multi-line, one number per line.
-  Graph big = build("x = Variable(\"x\")\ny = relu(relu(relu(relu(relu(relu(relu(relu(relu(relu("
+  Graph big = built("x = Variable(\"x\")\ny = relu(relu(relu(relu(relu(relu(relu(relu(relu(relu("
                     "x))))))))))");
   EXPECT_NE(saveJSON(big).find("\"node_row_ptr\": [\n    0, \n    1, \n"), std::string::npos);
 }
 
 TEST(Json, RoundTripKeepsEverything) {
-  Graph g = build("x = Variable(\"x\", shape=(1,3,8,8))\n"
+  Graph g = built("x = Variable(\"x\", shape=(1,3,8,8))\n"
                   "y = conv2d(x, channels=4, kernel_size=(3,3), padding=(1,1))\n"
                   "y = batch_norm(y)\ny = max_pool2d(relu(y), pool_size=(2,2))");
   g = applyPasses(g, {"InferShape", "InferType"});
@@ -158,7 +152,7 @@ TEST(Json, RoundTripKeepsEverything) {
 }
 
 TEST(Json, SaveRefusesOpaqueAttributes) {
-  Graph g = build("x = Variable(\"x\")\ny = relu(x)");
+  Graph g = built("x = Variable(\"x\")\ny = relu(x)");
   GraphAttr m;
   m.type = GraphAttr::Type::Opaque;
   m.str = "compiled module";

@@ -32,12 +32,17 @@ inline std::string output(Engine &e, const std::string &input) {
   return out.str();
 }
 
-/// Builds `program`, makes symbol `out` the graph and applies InferShape and InferType.
-inline Graph inferred(const std::string &program, const std::string &out = "y") {
+/// Builds `program` and returns symbol `out` as a graph (nothing inferred).
+inline Graph built(const std::string &program, const std::string &out = "y") {
   Engine e;
   run(e, program);
   run(e, ":graph " + out);
-  return applyPasses(e.current()->graph, {"InferShape", "InferType"});
+  return e.current()->graph;
+}
+
+/// Builds `program`, makes symbol `out` the graph and applies InferShape and InferType.
+inline Graph inferred(const std::string &program, const std::string &out = "y") {
+  return applyPasses(built(program, out), {"InferShape", "InferType"});
 }
 
 /// The inferred shape of the graph's first output.

@@ -25,44 +25,42 @@ OpDef &binary(const char *name, const char *alias, const char *doc,
 }
 
 // The gradient for input i of a broadcasting node: `g` summed back to that input's shape.
-NodeEntry collapse(const NodePtr &n, size_t i, const NodeEntry &g) {
-  return mk("collapse_sum", n->name + "_grad_" + std::to_string(i), {g, n->inputs[i]});
+NodeEntry collapse(const NodePtr &n, size_t i, const NodeEntry &g, const char *suffix) {
+  return mk("collapse_sum", n->name + suffix, {g, n->inputs[i]});
 }
 
 } // namespace
 
 void registerBroadcastOps() {
-  // NNVM had no gradients for these; each input's gradient is the output gradient summed back
-  // over the broadcast axes (collapse_sum).
+  // The seed era had no gradients for these; later NNVM summed the output gradient back over
+  // the broadcast axes (collapse_sum), under the node names used here.
   binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting", [](double a, double b) {
     return a + b;
   }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{collapse(n, 0, g[0]), collapse(n, 1, g[0])};
+    return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, g[0], "_drhs")};
   });
   binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting", [](double a, double b) {
     return a - b;
   }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    NodeEntry neg = mk("negative", n->name + "_neg", {g[0]});
-    return std::vector<NodeEntry>{collapse(n, 0, g[0]), collapse(n, 1, neg)};
+    NodeEntry neg = mk("negative", n->name + "_drhs_neg", {g[0]});
+    return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, neg, "_drhs")};
   });
   binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting", [](double a, double b) {
     return a * b;
   }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    NodeEntry gb = mk("broadcast_mul", n->name + "_sub0", {g[0], n->inputs[1]});
-    NodeEntry ga = mk("broadcast_mul", n->name + "_sub1", {g[0], n->inputs[0]});
-    return std::vector<NodeEntry>{collapse(n, 0, gb), collapse(n, 1, ga)};
+    NodeEntry dl = mk("broadcast_mul", n->name + "_dlhs_mul", {n->inputs[1], g[0]});
+    NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {n->inputs[0], g[0]});
+    return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"), collapse(n, 1, dr, "_drhs_sum")};
   });
   binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting", [](double a, double b) {
     return a / b;
   }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // g / b and -(g a) / (b b)
-    const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
-    NodeEntry q = mk("broadcast_div", n->name + "_sub0", {g[0], b});
-    NodeEntry ga = mk("broadcast_mul", n->name + "_sub1", {g[0], a});
-    NodeEntry bb = mk("broadcast_mul", n->name + "_sub2", {b, b});
-    NodeEntry r = mk("broadcast_div", n->name + "_sub3", {ga, bb});
-    NodeEntry neg = mk("negative", n->name + "_sub4", {r});
-    return std::vector<NodeEntry>{collapse(n, 0, q), collapse(n, 1, neg)};
+    // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = y / -b
+    NodeEntry dl = mk("broadcast_div", n->name + "_dlhs_div", {g[0], n->inputs[1]});
+    NodeEntry negB = mk("negative", n->name + "_rhs_neg", {n->inputs[1]});
+    NodeEntry dy = mk("broadcast_div", n->name + "_drhs_div", {outOf(n), negB});
+    NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {dy, g[0]});
+    return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"), collapse(n, 1, dr, "_drhs_sum")};
   });
 
   OpRegistry::get()
@@ -88,7 +86,7 @@ void registerBroadcastOps() {
         });
       })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        return std::vector<NodeEntry>{collapse(n, 0, g[0])};
+        return std::vector<NodeEntry>{collapse(n, 0, g[0], "_grad")};
       });
 
   OpRegistry::get()

@@ -67,6 +67,13 @@ using InferTypeFn = std::function<void(TypeCtx &)>;
 using ComputeFn =
     std::function<void(const Attrs &, const std::vector<const Tensor *> &, std::vector<Tensor> &)>;
 
+/// FCorrectLayout: given the layouts the inputs arrive in (`in`, "__undef__" = unknown) and the
+/// ones the previous CorrectLayout run chose (`last`), sets the layouts the op requests for its
+/// inputs and the ones it produces (`out`). Throws Error on incompatible layouts.
+using CorrectLayoutFn =
+    std::function<void(const Attrs &, std::vector<std::string> &in,
+                       const std::vector<std::string> &last, std::vector<std::string> &out)>;
+
 /// FGradient: given the forward node and the gradients of its outputs, the gradient entries of
 /// each of its inputs (new nodes built from ops, as NNVM's rewrites did).
 using GradientFn = std::function<std::vector<NodeEntry>(const std::shared_ptr<const Node> &,
@@ -95,7 +102,8 @@ struct OpDef {
   /// FInplaceOption: (input, output) pairs whose buffers PlanMemory may share.
   std::vector<std::pair<int, int>> inplace;
   ComputeFn compute;
-  GradientFn gradient; ///< unset: not differentiable (Gradient reports it)
+  GradientFn gradient;           ///< unset: not differentiable (Gradient reports it)
+  CorrectLayoutFn correctLayout; ///< unset: inputs kept, outputs unknown
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
@@ -130,6 +138,10 @@ struct OpDef {
   }
   OpDef &inplaceWith(std::vector<std::pair<int, int>> pairs) {
     inplace = std::move(pairs);
+    return *this;
+  }
+  OpDef &layout(CorrectLayoutFn f) {
+    correctLayout = std::move(f);
     return *this;
   }
   OpDef &grad(GradientFn f) {

@@ -5,6 +5,7 @@
 
 namespace loupe {
 
+void registerCorrectLayoutPass();
 void registerInferShapePass();
 void registerInferTypePass();
 void registerSaveJSONPass();
@@ -26,6 +27,7 @@ void registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     registerAllOps();
+    registerCorrectLayoutPass();
     registerInferShapePass();
     registerInferTypePass();
     registerSaveJSONPass();

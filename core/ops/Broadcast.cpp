@@ -21,7 +21,8 @@ OpDef &binary(const char *name, const char *alias, const char *doc,
       .shape(broadcastBinaryShape)
       .kernel(binaryBroadcastKernel(std::move(f)))
       .alias(alias)
-      .inplaceWith({{0, 0}, {1, 0}});
+      .inplaceWith({{0, 0}, {1, 0}})
+      .layout(layoutBroadcast);
 }
 
 // The gradient for input i of a broadcasting node: `g` summed back to that input's shape.
@@ -66,6 +67,7 @@ void registerBroadcastOps() {
   OpRegistry::get()
       .add("broadcast_to")
       .describe("broadcasts the input to `shape` (same rank; 1 stretches)")
+      .layout(layoutFixed(1, false))
       .param("shape", ParamKind::Tuple, "()", "target shape")
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
@@ -92,6 +94,7 @@ void registerBroadcastOps() {
   OpRegistry::get()
       .add("collapse_sum")
       .describe("sums lhs down to the shape of rhs (reverses NumPy broadcasting)")
+      .layout(layoutFixed(1, false))
       .arguments({"lhs", "rhs"})
       .setPattern(kCommReduce)
       .shape([](ShapeCtx &c) {

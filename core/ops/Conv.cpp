@@ -1,6 +1,8 @@
 // Convolution ops: conv2d and conv2d_transpose (NCHW data, OIHW / IOHW weights).
 #include "core/ops/OpHelpers.h"
 
+#include <cctype>
+
 namespace loupe::ops {
 
 namespace {
@@ -209,13 +211,38 @@ void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
     }
 }
 
+// NNVM's Conv2DCorrectLayout: data in `layout`, weight in `kernel_layout`, bias in "C" (split
+// like the output's channel axis, e.g. "C16c"), output in `out_layout` or else `layout`.
+void convLayout(const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &,
+                std::vector<std::string> &out) {
+  std::string data = a.getStr("layout"), outLayout = data;
+  if (const auto *ol = a.given("out_layout") ? &a.getStr("out_layout") : nullptr;
+      ol && *ol != "__undef__")
+    outLayout = *ol;
+  in[0] = data;
+  in[1] = a.getStr("kernel_layout");
+  if (in.size() > 2) {
+    std::string bias = "C";
+    size_t sub = outLayout.find('c');
+    if (sub != std::string::npos) {
+      size_t digits = sub;
+      while (digits > 0 && std::isdigit(static_cast<unsigned char>(outLayout[digits - 1])))
+        --digits;
+      bias = outLayout.find('C') < sub ? "C" + outLayout.substr(digits, sub - digits + 1)
+                                       : outLayout.substr(digits, sub - digits + 1) + "C";
+    }
+    in[2] = bias;
+  }
+  out[0] = outLayout;
+}
+
 } // namespace
 
 void registerConvOps() {
   OpDef &conv = convCommon("conv2d", "2-D convolution");
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   conv.argsFn = dataWeightBias;
-  conv.shape(conv2dShape).kernel(conv2dKernel);
+  conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout);
   conv.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // NNVM: one _conv2d_grad node carrying the conv2d's attributes; its outputs are the input
     // gradients.
@@ -237,7 +264,7 @@ void registerConvOps() {
   OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
   convT.argsFn = dataWeightBias;
-  convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel);
+  convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel).layout(convLayout);
 }
 
 } // namespace loupe::ops

@@ -18,7 +18,8 @@ OpDef &unary(const char *name, const char *doc, std::function<double(double)> f)
                   .describe(doc)
                   .setPattern(kElemWise)
                   .shape(sameShapeRule)
-                  .kernel(unaryKernel(std::move(f)));
+                  .kernel(unaryKernel(std::move(f)))
+                  .layout(layoutArbitrary);
   op.inplace = kUnaryInplace;
   return op;
 }
@@ -33,6 +34,7 @@ OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, 
                   .kernel(unaryAttrKernel(
                       [f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
   op.inplace = kUnaryInplace;
+  op.layout(layoutArbitrary);
   return op;
 }
 
@@ -44,7 +46,8 @@ OpDef &binary(const char *name, const char *doc, int pattern,
                   .arguments({"lhs", "rhs"})
                   .setPattern(pattern)
                   .shape(sameShapeRule)
-                  .kernel(binaryBroadcastKernel(std::move(f)));
+                  .kernel(binaryBroadcastKernel(std::move(f)))
+                  .layout(layoutKeepLeft);
   op.inplace = kBinaryInplace;
   return op;
 }
@@ -132,6 +135,7 @@ void registerElemwiseOps() {
       .add("leaky_relu")
       .describe("x if x > 0 else alpha * x")
       .param("alpha", ParamKind::Float, "0.25", "slope for x < 0")
+      .layout(layoutArbitrary)
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel(
@@ -153,6 +157,7 @@ void registerElemwiseOps() {
       .describe("clamps x into [a_min, a_max]")
       .param("a_min", ParamKind::Float, std::nullopt, "lower bound")
       .param("a_max", ParamKind::Float, std::nullopt, "upper bound")
+      .layout(layoutArbitrary)
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
@@ -176,6 +181,7 @@ void registerElemwiseOps() {
       .add("full_like")
       .describe("fill_value in the input's shape and dtype")
       .param("fill_value", ParamKind::Float, std::nullopt, "the value")
+      .layout(layoutArbitrary)
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
@@ -188,6 +194,7 @@ void registerElemwiseOps() {
       .add("cast")
       .describe("converts to another dtype")
       .param("dtype", ParamKind::Enum, std::nullopt, "target dtype", dtypes)
+      .layout(layoutArbitrary)
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
@@ -292,6 +299,7 @@ void registerElemwiseOps() {
                          out[0].data[i] += t->data[i];
                    });
   sum.variadic = true;
+  sum.layout(layoutFixed(static_cast<size_t>(-1), true));
   sum.keyVarNumArgs = "num_args";
   sum.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     std::vector<NodeEntry> out;

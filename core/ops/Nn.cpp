@@ -161,6 +161,7 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
       .describe(doc)
       .param("axis", ParamKind::Int, "-1", "the axis to normalise over")
       .setPattern(kOpaque)
+      .layout(layoutArbitrary)
       .shape([](ShapeCtx &c) {
         sameShapeRule(c);
         if (!c.in[0].empty())
@@ -256,6 +257,7 @@ void registerNnOps() {
                      .shape(denseShape)
                      .kernel(denseKernel);
   dense.argsFn = dataWeightBias;
+  dense.layout(layoutFixed(1, true)); // weight and bias layouts stay unknown, as in NNVM
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // NNVM: data: matmul(g, weight); weight: sum(matmul(g, data, transpose_a), axis=[0,-1],
     // exclude); bias: sum(g, axis=[-1], exclude).
@@ -298,11 +300,19 @@ void registerNnOps() {
                   .shape(batchNormShape)
                   .kernel(batchNormKernel);
   bn.mutateInputs = {3, 4};
+  bn.layout([](const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &last,
+               std::vector<std::string> &out) {
+    std::vector<std::string> first{in[0]}, firstLast{last[0]}, o{out[0]};
+    layoutFixed(1, true)(a, first, firstLast, o);
+    in[0] = first[0];
+    out[0] = o[0];
+  });
 
   OpRegistry::get()
       .add("dropout")
       .describe("dropout; identity at inference, second output is the mask")
       .param("rate", ParamKind::Float, "0.5", "fraction dropped in training")
+      .layout(layoutArbitrary)
       .setPattern(kOpaque)
       .outputs(2)
       .visibleOutputs(1)
@@ -317,6 +327,7 @@ void registerNnOps() {
       .describe("x if x > 0 else alpha[c] * x, alpha per channel")
       .arguments({"data", "alpha"})
       .param("axis", ParamKind::Int, "1", "the channel axis")
+      .layout(layoutFixed(1, true))
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -344,6 +355,7 @@ void registerNnOps() {
       .describe("pads every axis with a constant")
       .param("pad_width", ParamKind::TupleOfPairs, std::nullopt, "((before, after), …) per axis")
       .param("pad_value", ParamKind::Float, "0.0", "the fill value")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape(padShape)
       .kernel(padKernel);

@@ -44,6 +44,80 @@ std::string tshapeText(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
+namespace {
+const std::string kUndef = "__undef__";
+bool defined(const std::string &l) { return !l.empty() && l != kUndef; }
+} // namespace
+
+void layoutArbitrary(const Attrs &, std::vector<std::string> &in, const std::vector<std::string> &,
+                     std::vector<std::string> &out) {
+  std::string l = in.empty() ? kUndef : in[0];
+  for (const auto &x : in)
+    if (x != l)
+      fail("inputs have different layouts ", l, " and ", x);
+  if (defined(l))
+    for (auto &o : out)
+      o = l;
+}
+
+void layoutKeepLeft(const Attrs &, std::vector<std::string> &in,
+                    const std::vector<std::string> &last, std::vector<std::string> &out) {
+  std::string &lhs = in[0], &rhs = in[1];
+  if (!defined(lhs) && !defined(rhs))
+    return;
+  if (!defined(lhs))
+    lhs = rhs;
+  else if (!defined(rhs) || rhs != lhs)
+    rhs = lhs; // the right side is converted to the left's layout
+  out[0] = lhs;
+  (void)last;
+}
+
+void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
+                     const std::vector<std::string> &last, std::vector<std::string> &out) {
+  std::string &lhs = in[0], &rhs = in[1];
+  if (defined(lhs) && defined(rhs)) {
+    if (lhs != rhs) {
+      // Keep the left layout when the right one is its trailing part (NCHW with CHW or W).
+      bool suffix =
+          lhs.size() >= rhs.size() && lhs.compare(lhs.size() - rhs.size(), rhs.size(), rhs) == 0;
+      if (!suffix)
+        fail("broadcast between layouts ", lhs, " and ", rhs, " is not supported");
+    }
+    out[0] = lhs;
+  } else if (defined(lhs) && defined(last[0])) {
+    lhs = last[0];
+  } else if (defined(rhs) && defined(last[1])) {
+    rhs = last[1];
+  }
+}
+
+CorrectLayoutFn layoutFixed(size_t n, bool copy) {
+  return [n, copy](const Attrs &, std::vector<std::string> &in,
+                   const std::vector<std::string> &last, std::vector<std::string> &out) {
+    size_t k = std::min(n, in.size());
+    auto agreed = [&](const std::vector<std::string> &v) {
+      std::string l = kUndef;
+      for (size_t i = 0; i < k; ++i)
+        if (defined(v[i])) {
+          if (defined(l) && l != v[i])
+            fail("inputs have different layouts ", l, " and ", v[i]);
+          l = v[i];
+        }
+      return l;
+    };
+    std::string cur = agreed(in), prev = agreed(last);
+    if (defined(prev))
+      cur = prev; // let CorrectLayout transform the input back to what it was
+    if (defined(cur))
+      for (size_t i = 0; i < k; ++i)
+        in[i] = cur;
+    if (copy && defined(cur))
+      for (auto &o : out)
+        o = cur;
+  };
+}
+
 bool nchwInput(ShapeCtx &c) {
   if (c.attrs.getStr("layout") != "NCHW")
     c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));

@@ -56,6 +56,21 @@ inline NodeEntry outOf(const std::shared_ptr<const Node> &n, uint32_t k = 0) { r
 /// NNVM's TShape text for a gradient attribute: "[]", "[1,2]".
 std::string tshapeText(const std::vector<int64_t> &v);
 
+/// NNVM's layout-rule families (FCorrectLayout), for CorrectLayout.
+/// Arbitrary: every input and output takes the inputs' (single, agreed) layout.
+void layoutArbitrary(const Attrs &, std::vector<std::string> &in,
+                     const std::vector<std::string> &last, std::vector<std::string> &out);
+/// KeepLeft (same-shape binary ops): an unknown side takes the other's layout; the output the
+/// left's.
+void layoutKeepLeft(const Attrs &, std::vector<std::string> &in,
+                    const std::vector<std::string> &last, std::vector<std::string> &out);
+/// Broadcast binary ops: equal layouts pass through; with one side unknown the output is unknown.
+void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
+                     const std::vector<std::string> &last, std::vector<std::string> &out);
+/// Fixed: the first `n` inputs keep the layout they had (or the last run's) and agree; the
+/// output copies it (`copy`) or stays unknown.
+CorrectLayoutFn layoutFixed(size_t n, bool copy);
+
 /// Registration functions of each op family (called by registerAllOps).
 void registerElemwiseOps();
 void registerBroadcastOps();

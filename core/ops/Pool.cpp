@@ -133,6 +133,13 @@ ComputeFn poolGradKernel(bool isMax) {
   };
 }
 
+// Pooling and upsampling work in their `layout`: data and output both use it.
+void layoutFromAttr(const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &,
+                    std::vector<std::string> &out) {
+  in[0] = a.getStr("layout");
+  out[0] = a.getStr("layout");
+}
+
 OpDef &pool(const char *name, const char *doc, bool isMax) {
   OpDef &op = OpRegistry::get()
                   .add(name)
@@ -144,6 +151,7 @@ OpDef &pool(const char *name, const char *doc, bool isMax) {
                   .param("layout", ParamKind::Str, "NCHW", "data layout")
                   .param("ceil_mode", ParamKind::Bool, "False", "round the output size up")
                   .setPattern(kOutEWiseFusable)
+                  .layout(layoutFromAttr)
                   .shape(poolShape)
                   .kernel(poolKernel(isMax));
   return op;
@@ -168,6 +176,7 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
       .describe(doc)
       .param("layout", ParamKind::Str, "NCHW", "data layout")
       .setPattern(kOutEWiseFusable)
+      .layout(layoutFromAttr)
       .shape([](ShapeCtx &c) {
         if (!nchwInput(c))
           return;
@@ -198,12 +207,14 @@ void registerPoolOps() {
   };
   pool("_max_pool2d_grad", "gradient of max_pool2d", true)
       .arguments({"ograd", "data", "output"})
+      .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
       .kernel(poolGradKernel(true));
   pool("_avg_pool2d_grad", "gradient of avg_pool2d", false)
       .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
       .arguments({"ograd", "data"})
+      .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
       .kernel(poolGradKernel(false));
@@ -240,6 +251,7 @@ void registerPoolOps() {
       .param("method", ParamKind::Enum, "NEAREST_NEIGHBOR", "interpolation",
              {"NEAREST_NEIGHBOR", "BILINEAR"})
       .setPattern(kInjective)
+      .layout(layoutFromAttr)
       .shape([](ShapeCtx &c) {
         int64_t s = c.attrs.getInt("scale");
         if (s <= 0)

@@ -118,6 +118,7 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .param("keepdims", ParamKind::Bool, "False", "keep reduced axes as size 1")
       .param("exclude", ParamKind::Bool, "False", "reduce every axis except `axis`")
       .setPattern(kCommReduce)
+      .layout(layoutFixed(1, false))
       .shape(reduceShape)
       .kernel(reduceKernel(kind));
 }

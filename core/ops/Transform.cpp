@@ -2,6 +2,8 @@
 // expand_like, squeeze and flip (the Injective family, plus expand_like).
 #include "core/ops/OpHelpers.h"
 
+#include "core/Layout.h"
+
 namespace loupe::ops {
 
 namespace {
@@ -169,6 +171,7 @@ void registerTransformOps() {
   OpRegistry &r = OpRegistry::get();
   r.add("flatten")
       .describe("collapses all axes but the first: (d0, d1·d2·…)")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -185,6 +188,7 @@ void registerTransformOps() {
   r.add("reshape")
       .describe("reshapes with codes 0 (copy), -1 (infer), -2 (rest), -3 (merge), -4 (split)")
       .param("shape", ParamKind::Tuple, std::nullopt, "the target shape")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (!shapeKnown(c.in[0]))
@@ -199,6 +203,7 @@ void registerTransformOps() {
   r.add("reshape_like")
       .describe("reshapes lhs to the shape of rhs")
       .arguments({"lhs", "rhs"})
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (c.in[1].empty())
@@ -215,6 +220,7 @@ void registerTransformOps() {
   r.add("transpose")
       .describe("permutes axes; () reverses them")
       .param("axes", ParamKind::Tuple, "()", "the permutation")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -258,6 +264,7 @@ void registerTransformOps() {
       r.add("concatenate")
           .describe("joins inputs along an axis")
           .param("axis", ParamKind::Int, "1", "the axis")
+          .layout(layoutFixed(static_cast<size_t>(-1), false))
           .setPattern(kInjective)
           .shape([](ShapeCtx &c) {
             Shape o;
@@ -300,6 +307,7 @@ void registerTransformOps() {
           .param("indices_or_sections", ParamKind::Tuple, std::nullopt,
                  "N for N equal parts, or a tuple of split indices")
           .param("axis", ParamKind::Int, "1", "the axis")
+          .layout(layoutFixed(static_cast<size_t>(-1), false))
           .setPattern(kInjective)
           .shape([](ShapeCtx &c) {
             if (c.in[0].empty())
@@ -327,6 +335,7 @@ void registerTransformOps() {
       .describe("inserts num_newaxis axes of size 1 at axis")
       .param("axis", ParamKind::Int, std::nullopt, "where to insert (-ndim-1 … ndim)")
       .param("num_newaxis", ParamKind::Int, "1", "how many axes")
+      .layout(layoutFixed(1, false))
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -351,6 +360,7 @@ void registerTransformOps() {
       .arguments({"lhs", "rhs"})
       .param("axis", ParamKind::Tuple, "()", "the reduced axes")
       .param("exclude", ParamKind::Bool, "False", "axis lists the kept axes instead")
+      .layout(layoutFixed(1, false))
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
         if (c.in[1].empty())
@@ -394,6 +404,7 @@ void registerTransformOps() {
   r.add("squeeze")
       .describe("removes axes of size 1 (all of them when axis is ())")
       .param("axis", ParamKind::Tuple, "()", "axes to remove")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -427,6 +438,7 @@ void registerTransformOps() {
   r.add("flip")
       .describe("reverses the order of elements along an axis")
       .param("axis", ParamKind::Int, "0", "the axis")
+      .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         sameShapeRule(c);
@@ -449,6 +461,38 @@ void registerTransformOps() {
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{
             mk("flip", n->name + "_grad", {g[0]}, {{"axis", n->parsed.raw("axis")}})};
+      });
+
+  // Inserted by CorrectLayout where a producer's layout differs from what a consumer needs.
+  r.add("__layout_transform__")
+      .describe("converts data between layouts such as NHWC, NCHW and NCHW16c")
+      .param("src_layout", ParamKind::Str, std::nullopt, "the input's layout")
+      .param("dst_layout", ParamKind::Str, std::nullopt, "the output's layout")
+      .setPattern(kInjective)
+      .layout([](const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &,
+                 std::vector<std::string> &out) {
+        in[0] = a.getStr("src_layout");
+        out[0] = a.getStr("dst_layout");
+      })
+      .shape([](ShapeCtx &c) {
+        try {
+          const std::string &src = c.attrs.getStr("src_layout"),
+                            &dst = c.attrs.getStr("dst_layout");
+          parseLayout(src);
+          parseLayout(dst);
+          if (shapeKnown(c.in[0]))
+            c.assignOut(0, convertLayoutShape(c.in[0], src, dst));
+        } catch (const Error &e) {
+          c.error(e.what());
+        }
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const std::string &src = a.getStr("src_layout"), &dst = a.getStr("dst_layout");
+        int64_t k = 0;
+        forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+          out[0].data[k++] =
+              in[0]->data[layoutSourceOffset(idx, out[0].shape, in[0]->shape, src, dst)];
+        });
       });
 }
 

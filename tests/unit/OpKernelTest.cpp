@@ -259,6 +259,28 @@ TEST(OpKernel, InitOps) {
   expectValues(eval("y = full(shape=(3,), fill_value=2.5)", {}), {2.5, 2.5, 2.5});
 }
 
+TEST(OpKernel, LayoutTransform) {
+  // NHWC (1,2,2,3) -> NCHW is transpose(0, 3, 1, 2).
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i)
+    x.push_back(i);
+  expectValues(
+      unary("__layout_transform__", "src_layout=\"NHWC\", dst_layout=\"NCHW\"", {1, 2, 2, 3}, x),
+      {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11});
+  // NCHW (1,4,1,1) -> NCHW2c (1,2,1,1,2): channels 0,1 then 2,3 — the same order here.
+  EXPECT_EQ(outShape("x = Variable(\"x\", shape=(1,4,1,3))\n"
+                     "y = __layout_transform__(x, src_layout=\"NCHW\", dst_layout=\"NCHW2c\")"),
+            (Shape{1, 2, 1, 3, 2}));
+  // Channel c at (h, w) of NCHW lands at [c / 2, h, w, c % 2] of NCHW2c.
+  expectValues(unary("__layout_transform__", "src_layout=\"NCHW\", dst_layout=\"NCHW2c\"",
+                     {1, 4, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7}),
+               {0, 2, 1, 3, 4, 6, 5, 7});
+  EXPECT_NE(inferError("x = Variable(\"x\", shape=(1,3,2,2))\n"
+                       "y = __layout_transform__(x, src_layout=\"NCHW\", dst_layout=\"NCHW2c\")")
+                .find("does not split by 2"),
+            std::string::npos);
+}
+
 TEST(OpKernel, Constants) {
   expectValues(eval("y = const(2.5, shape=(3,))", {}), {2.5, 2.5, 2.5});
   expectValues(eval("y = const([[1, 2], [3, 4]])", {}), {1, 2, 3, 4});

@@ -1,0 +1,124 @@
+// Layout: parsing layout strings and mapping shapes and element positions between layouts.
+#include "core/Layout.h"
+
+#include "core/Error.h"
+
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace loupe {
+
+std::vector<LayoutAxis> parseLayout(const std::string &layout) {
+  std::vector<LayoutAxis> axes;
+  std::set<char> seen;
+  int64_t factor = 0;
+  for (char c : layout) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      factor = factor * 10 + (c - '0');
+      continue;
+    }
+    bool upper = std::isupper(static_cast<unsigned char>(c)),
+         lower = std::islower(static_cast<unsigned char>(c));
+    if (!upper && !lower)
+      fail("layout '", layout, "': unexpected character '", c, "'");
+    if (lower && factor <= 0)
+      fail("layout '", layout, "': sub-axis '", c, "' needs a factor, as in 16", c);
+    if (upper && factor != 0)
+      fail("layout '", layout, "': a factor must be followed by a lower-case sub-axis");
+    if (!seen.insert(c).second)
+      fail("layout '", layout, "': axis '", c, "' appears twice");
+    axes.push_back({c, lower ? factor : 0});
+    factor = 0;
+  }
+  if (factor != 0)
+    fail("layout '", layout, "' ends with a number");
+  for (const auto &a : axes)
+    if (a.factor && !seen.count(static_cast<char>(std::toupper(a.name))))
+      fail("layout '", layout, "': sub-axis '", a.name, "' has no primal axis");
+  return axes;
+}
+
+namespace {
+
+// The full extent of every primal axis of a shape in a layout.
+std::map<char, int64_t> extents(const Shape &s, const std::vector<LayoutAxis> &axes,
+                                const std::string &layout) {
+  if (s.size() != axes.size())
+    fail("shape ", shapeToList(s), " does not have the ", axes.size(), " axes of layout ", layout);
+  std::map<char, int64_t> full;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (!axes[i].factor)
+      full[axes[i].name] = s[i];
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i].factor) {
+      if (s[i] != axes[i].factor)
+        fail("shape ", shapeToList(s), " has ", s[i], " where layout ", layout, " says ",
+             axes[i].factor);
+      full[static_cast<char>(std::toupper(axes[i].name))] *= axes[i].factor;
+    }
+  return full;
+}
+
+std::set<char> primal(const std::vector<LayoutAxis> &axes) {
+  std::set<char> p;
+  for (const auto &a : axes)
+    if (!a.factor)
+      p.insert(a.name);
+  return p;
+}
+
+int64_t subFactor(const std::vector<LayoutAxis> &axes, char primalAxis) {
+  for (const auto &a : axes)
+    if (a.factor && std::toupper(a.name) == primalAxis)
+      return a.factor;
+  return 1;
+}
+
+} // namespace
+
+Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst) {
+  auto sa = parseLayout(src), da = parseLayout(dst);
+  if (primal(sa) != primal(da))
+    fail("cannot convert layout ", src, " to ", dst, ": they have different axes");
+  auto full = extents(s, sa, src);
+  Shape out;
+  for (const auto &a : da) {
+    if (a.factor) {
+      out.push_back(a.factor);
+      continue;
+    }
+    int64_t f = subFactor(da, a.name);
+    if (full[a.name] % f != 0)
+      fail("cannot convert ", shapeToList(s), " from ", src, " to ", dst, ": axis ", a.name,
+           " of size ", full[a.name], " does not split by ", f);
+    out.push_back(full[a.name] / f);
+  }
+  return out;
+}
+
+int64_t layoutSourceOffset(const std::vector<int64_t> &dstIndex, const Shape &dstShape,
+                           const Shape &srcShape, const std::string &src, const std::string &dst) {
+  auto sa = parseLayout(src), da = parseLayout(dst);
+  // The logical coordinate of every primal axis.
+  std::map<char, int64_t> coord;
+  for (size_t i = 0; i < da.size(); ++i)
+    if (!da[i].factor)
+      coord[da[i].name] += dstIndex[i] * subFactor(da, da[i].name);
+  for (size_t i = 0; i < da.size(); ++i)
+    if (da[i].factor)
+      coord[static_cast<char>(std::toupper(da[i].name))] += dstIndex[i];
+  int64_t off = 0;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    int64_t c;
+    if (sa[i].factor)
+      c = coord[static_cast<char>(std::toupper(sa[i].name))] % sa[i].factor;
+    else
+      c = coord[sa[i].name] / subFactor(sa, sa[i].name);
+    off = off * srcShape[i] + c;
+  }
+  (void)dstShape;
+  return off;
+}
+
+} // namespace loupe

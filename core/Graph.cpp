@@ -203,6 +203,35 @@ std::vector<std::string> orderedAttrKeys(const GraphAttrs &attrs) {
   return out;
 }
 
+void validateGraphAttr(const Graph &g, const std::string &key) {
+  const GraphAttr *a = g.attr(key);
+  if (!a)
+    return;
+  static const std::set<std::string> kPerEntry = {"shape",      "dtype",  "dltype",
+                                                  "storage_id", "layout", "storage_inplace_index"};
+  static const std::set<std::string> kPerNode = {"group_root", "group_master", "pattern", "device"};
+  bool perEntry = kPerEntry.count(key) != 0, perNode = kPerNode.count(key) != 0;
+  if (!perEntry && !perNode)
+    return;
+  const IndexedGraph &idx = g.index();
+  size_t want = perEntry ? idx.numEntries() : idx.numNodes();
+  size_t have = a->type == GraphAttr::Type::ListShape ? a->shapes.size()
+                : a->type == GraphAttr::Type::ListInt ? a->ints.size()
+                : (a->type == GraphAttr::Type::ListStr || a->type == GraphAttr::Type::ListLayout)
+                    ? a->strs.size()
+                    : static_cast<size_t>(-1);
+  if (have == static_cast<size_t>(-1))
+    fail("graph attribute '", key, "' must be a list, not ", a->typeName());
+  if (have != want)
+    fail("graph attribute '", key, "' has ", have, " value", have == 1 ? "" : "s",
+         " but the graph has ", want,
+         perEntry ? (want == 1 ? " entry" : " entries") : (want == 1 ? " node" : " nodes"));
+  if (key == "group_root" || key == "group_master")
+    for (int64_t v : a->ints)
+      if (v < -1 || v >= static_cast<int64_t>(idx.numNodes()))
+        fail("graph attribute '", key, "' refers to node ", v, ", which does not exist");
+}
+
 const GraphAttr *Graph::attr(const std::string &k) const {
   auto it = attrs.find(k);
   return it == attrs.end() ? nullptr : &it->second;

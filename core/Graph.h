@@ -92,6 +92,14 @@ using GraphAttrs = std::map<std::string, GraphAttr>;
 std::vector<std::string> orderedAttrKeys(const GraphAttrs &attrs);
 
 struct IndexedGraph;
+class Graph;
+
+/// Checks that a graph attribute with a known meaning fits the graph: per-entry lists (shape,
+/// dtype, dltype, storage_id, layout, …) have one value per entry, per-node lists (group_root,
+/// group_master, pattern, device) one per node, and node references are valid ids. Throws Error
+/// ("graph attribute 'shape' has 1 value but the graph has 3 entries") otherwise; unknown keys
+/// pass.
+void validateGraphAttr(const Graph &g, const std::string &key);
 
 /// A graph: outputs plus graph attributes. Copies are cheap (nodes are shared).
 class Graph {

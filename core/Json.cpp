@@ -432,7 +432,15 @@ Graph loadJSON(const std::string &text, const std::string &source) {
     for (const auto &[k, v] : j.at("attrs").items())
       attrs[k] = decodeAttr(k, v, source);
   }
-  return Graph(std::move(heads), std::move(attrs));
+  Graph g(std::move(heads), std::move(attrs));
+  for (const auto &[k, v] : g.attrs) {
+    try {
+      validateGraphAttr(g, k);
+    } catch (const Error &e) {
+      fail(source, ": ", e.what());
+    }
+  }
+  return g;
 }
 
 } // namespace loupe

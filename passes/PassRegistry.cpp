@@ -79,6 +79,8 @@ Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
   if (!run)
     return g;
   for (const auto &need : p.needs)
+    validateGraphAttr(g, need); // a list that does not fit the graph is refused before use
+  for (const auto &need : p.needs)
     if (!g.attr(need)) {
       std::string by;
       for (const auto &q : PassRegistry::get().providersOf(need))

@@ -421,7 +421,7 @@ void Engine::registerCommands() {
                                                      "list_layout", "dict_str_int"};
         if (a.size() < 2)
           fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
-        const Graph &before = e.requireGraph();
+        const Graph before = e.requireGraph(); // a copy: pushStep may move the history
         std::string key = a[0], type = "str";
         std::string value = rest.substr(rest.find(key) + key.size());
         size_t sp = value.find_last_not_of(" \t");
@@ -500,6 +500,7 @@ void Engine::registerCommands() {
         }
         Graph g = before;
         g.attrs[key] = attr;
+        validateGraphAttr(g, key);
         e.pushStep(g, "setattr " + key, 0, false);
         out << "step " << e.cursor_ << ": setattr " << key << " = " << attr.pyRepr() << " ("
             << attr.typeName() << ")\n";
@@ -542,7 +543,7 @@ void Engine::registerCommands() {
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         if (a.empty())
           fail("usage: :apply P1 [P2 …] (:passes lists them)");
-        const Graph &before = e.requireGraph();
+        const Graph before = e.requireGraph(); // a copy: pushStep may move the history
         auto t0 = Clock::now();
         Graph after = applyPasses(before, a, e.passContext_);
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -619,6 +620,8 @@ void Engine::registerCommands() {
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 0, 0, ":groups");
         const Graph &g = e.requireGraph();
+        for (const char *k : {"group_root", "group_master", "pattern"})
+          validateGraphAttr(g, k);
         std::vector<FusedGroup> groups = fusedGroups(g);
         const IndexedGraph &idx = g.index();
         const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
@@ -807,7 +810,7 @@ void Engine::registerCommands() {
             fail("pipeline: bad context option '", o,
                  "'; use opt_level=0..3, disabled=A,B or required=C");
         }
-        const Graph &before = e.requireGraph();
+        const Graph before = e.requireGraph(); // a copy: pushStep may move the history
         for (const auto &en : entries) {
           std::string why;
           if (!passEnabled(*en.pass, ctx, &why))

@@ -10,6 +10,7 @@ PACKAGES=(
   libedit-dev          # REPL line editing
   nlohmann-json3-dev   # graph JSON
   libgtest-dev         # unit tests
+  valgrind             # memcheck of the sessions
 )
 
 missing=()

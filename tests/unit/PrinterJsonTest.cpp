@@ -182,6 +182,9 @@ TEST(Json, MalformedInputsSayWhatAndWhere) {
       "arg_nodes": [0], "heads": [[0,0,0]], "attrs": {"shape": ["list_tensor", []]}})"),
             "g.json: graph attribute 'shape': unknown type 'list_tensor'");
   EXPECT_EQ(loadError(R"({"nodes": [{"op": "null", "name": "a", "inputs": []}],
+      "arg_nodes": [0], "heads": [[0,0,0]], "attrs": {"shape": ["list_shape", [[1], [2]]]}})"),
+            "g.json: graph attribute 'shape' has 2 values but the graph has 1 entry");
+  EXPECT_EQ(loadError(R"({"nodes": [{"op": "null", "name": "a", "inputs": []}],
       "arg_nodes": [0], "heads": [[3,0,0]]})"),
             "g.json: heads refer to a missing node output [3,0,0]");
 }

@@ -57,6 +57,19 @@ Args splitArgs(const std::string &s) {
   return out;
 }
 
+// "a,b,c" -> {"a", "b", "c"} (empty pieces kept, so callers decide what they mean).
+std::vector<std::string> splitList(const std::string &text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t at = text.find(sep, start);
+    out.push_back(text.substr(start, at == std::string::npos ? at : at - start));
+    if (at == std::string::npos)
+      return out;
+    start = at + 1;
+  }
+}
+
 void needArgs(const Args &a, size_t lo, size_t hi, const std::string &usage) {
   if (a.size() < lo || a.size() > hi)
     fail("usage: ", usage);
@@ -590,19 +603,12 @@ void Engine::registerCommands() {
           c.config["fusion_rules"] = v;
         } else if (k == "nofuse") {
           std::set<std::string> ops;
-          if (v != "none") {
-            size_t start = 0;
-            while (start <= v.size()) {
-              size_t comma = v.find(',', start);
-              std::string op = v.substr(start, comma == std::string::npos ? comma : comma - start);
+          if (v != "none")
+            for (const auto &op : splitList(v, ',')) {
               if (!OpRegistry::get().find(op))
                 fail("unknown op '", op, "'", didYouMean(op, OpRegistry::get().names()));
               ops.insert(OpRegistry::get().find(op)->name);
-              if (comma == std::string::npos)
-                break;
-              start = comma + 1;
             }
-          }
           c.noFuse = ops;
         } else if (k == "target") {
           if (v != "llvm")
@@ -785,16 +791,9 @@ void Engine::registerCommands() {
         PassContext ctx = e.passContext_;
         auto names = [](const std::string &v) {
           std::set<std::string> out;
-          size_t start = 0;
-          while (start <= v.size()) {
-            size_t comma = v.find(',', start);
-            std::string n = v.substr(start, comma == std::string::npos ? comma : comma - start);
+          for (const auto &n : splitList(v, ','))
             if (!n.empty())
               out.insert(requirePass(n).name);
-            if (comma == std::string::npos)
-              break;
-            start = comma + 1;
-          }
           return out;
         };
         for (const auto &o : splitArgs(opts)) {
@@ -896,18 +895,8 @@ void Engine::registerCommands() {
         std::string path = a[0];
         if (path.find('/') == std::string::npos) {
           std::vector<std::string> dirs;
-          if (const char *env = std::getenv("LOUPE_PLUGIN_PATH")) {
-            std::string list = env;
-            size_t start = 0;
-            while (start <= list.size()) {
-              size_t colon = list.find(':', start);
-              dirs.push_back(
-                  list.substr(start, colon == std::string::npos ? colon : colon - start));
-              if (colon == std::string::npos)
-                break;
-              start = colon + 1;
-            }
-          }
+          if (const char *env = std::getenv("LOUPE_PLUGIN_PATH"))
+            dirs = splitList(env, ':');
           std::error_code ec;
           auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
           if (!ec)

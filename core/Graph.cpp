@@ -232,6 +232,30 @@ void validateGraphAttr(const Graph &g, const std::string &key) {
         fail("graph attribute '", key, "' refers to node ", v, ", which does not exist");
 }
 
+std::vector<AttrChange> diffAttrs(const GraphAttrs &before, const GraphAttrs &after) {
+  std::vector<AttrChange> c;
+  for (const auto &k : orderedAttrKeys(after)) {
+    auto it = before.find(k);
+    if (it == before.end())
+      c.push_back({'+', k});
+    else if (!(it->second == after.at(k)))
+      c.push_back({'~', k});
+  }
+  for (const auto &k : orderedAttrKeys(before))
+    if (!after.count(k))
+      c.push_back({'-', k});
+  return c;
+}
+
+bool Graph::sameOutputs(const Graph &other) const {
+  if (outputs_.size() != other.outputs_.size())
+    return false;
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i].node != other.outputs_[i].node || outputs_[i].index != other.outputs_[i].index)
+      return false;
+  return true;
+}
+
 const GraphAttr *Graph::attr(const std::string &k) const {
   auto it = attrs.find(k);
   return it == attrs.end() ? nullptr : &it->second;

@@ -86,6 +86,16 @@ struct GraphAttr {
 /// Graph attributes by key.
 using GraphAttrs = std::map<std::string, GraphAttr>;
 
+/// One attribute difference between two graphs: '+' added, '~' changed, '-' removed.
+struct AttrChange {
+  char kind;
+  std::string key;
+};
+
+/// Compares two attribute maps key by key (values compared exactly): the added and changed keys
+/// in the after-graph's print order, then the removed ones in the before-graph's.
+std::vector<AttrChange> diffAttrs(const GraphAttrs &before, const GraphAttrs &after);
+
 /// Graph attribute keys in Loupe's fixed print order (graph_attr_keys and SaveJSON). NNVM
 /// printed hash-map order; Loupe instead ranks known keys in one documented list (chosen so
 /// the orders the seeds show come out the same) and puts other keys after it, sorted.
@@ -116,6 +126,10 @@ public:
 
   /// The attribute or null.
   const GraphAttr *attr(const std::string &k) const;
+
+  /// True when both graphs have the same output entries. Nodes are immutable, so the same head
+  /// nodes mean the same graph structure.
+  bool sameOutputs(const Graph &other) const;
 
 private:
   std::vector<NodeEntry> outputs_;

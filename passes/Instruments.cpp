@@ -10,15 +10,7 @@
 namespace loupe {
 
 bool sameGraph(const Graph &a, const Graph &b) {
-  if (a.outputs().size() != b.outputs().size() || a.attrs.size() != b.attrs.size())
-    return false;
-  for (size_t i = 0; i < a.outputs().size(); ++i)
-    if (a.outputs()[i].node != b.outputs()[i].node || a.outputs()[i].index != b.outputs()[i].index)
-      return false;
-  for (const auto &[k, v] : a.attrs)
-    if (!b.attr(k) || !(*b.attr(k) == v))
-      return false;
-  return true;
+  return a.sameOutputs(b) && diffAttrs(a.attrs, b.attrs).empty();
 }
 
 void TraceInstrument::afterPass(const Graph &, const Graph &after, const PassInfo &p) {
@@ -120,15 +112,8 @@ std::string describeEffects(const Graph &a, const Graph &b) {
   std::string s = "nodes +" + std::to_string(added) + " -" + std::to_string(removed) + " ~" +
                   std::to_string(changed) + "; attrs";
   std::string attrs;
-  for (const auto &k : orderedAttrKeys(b.attrs)) {
-    if (!a.attr(k))
-      attrs += " +" + k;
-    else if (!(*a.attr(k) == b.attrs.at(k)))
-      attrs += " ~" + k;
-  }
-  for (const auto &k : orderedAttrKeys(a.attrs))
-    if (!b.attr(k))
-      attrs += " -" + k;
+  for (const auto &c : diffAttrs(a.attrs, b.attrs))
+    attrs += std::string(" ") + c.kind + c.key;
   return s + (attrs.empty() ? " unchanged" : attrs);
 }
 

@@ -75,44 +75,20 @@ void needArgs(const Args &a, size_t lo, size_t hi, const std::string &usage) {
     fail("usage: ", usage);
 }
 
-bool sameStructure(const Graph &a, const Graph &b) {
-  if (a.outputs().size() != b.outputs().size())
-    return false;
-  for (size_t i = 0; i < a.outputs().size(); ++i)
-    if (a.outputs()[i].node != b.outputs()[i].node || a.outputs()[i].index != b.outputs()[i].index)
-      return false;
-  return true; // nodes are immutable: the same head nodes mean the same graph
-}
-
 // "graph unchanged; added shape, dtype" — what a step did, for `:apply` and `:history`.
 std::string describeChange(const Graph *before, const Graph &after) {
-  std::string s = !before                         ? "new graph"
-                  : sameStructure(*before, after) ? "graph unchanged"
-                                                  : "graph changed";
-  std::vector<std::string> added, removed, changed;
-  for (const auto &k : orderedAttrKeys(after.attrs)) {
-    const GraphAttr *old = before ? before->attr(k) : nullptr;
-    if (!old)
-      added.push_back(k);
-    else if (!(*old == after.attrs.at(k)))
-      changed.push_back(k);
+  std::string s = !before                      ? "new graph"
+                  : before->sameOutputs(after) ? "graph unchanged"
+                                               : "graph changed";
+  auto changes = diffAttrs(before ? before->attrs : GraphAttrs{}, after.attrs);
+  for (auto [kind, word] : {std::pair{'+', "added"}, {'~', "changed"}, {'-', "removed"}}) {
+    std::string keys;
+    for (const auto &c : changes)
+      if (c.kind == kind)
+        keys += (keys.empty() ? "" : ", ") + c.key;
+    if (!keys.empty())
+      s += std::string("; ") + word + " " + keys;
   }
-  if (before)
-    for (const auto &k : orderedAttrKeys(before->attrs))
-      if (!after.attr(k))
-        removed.push_back(k);
-  auto list = [](const std::vector<std::string> &v) {
-    std::string r;
-    for (const auto &x : v)
-      r += (r.empty() ? "" : ", ") + x;
-    return r;
-  };
-  if (!added.empty())
-    s += "; added " + list(added);
-  if (!changed.empty())
-    s += "; changed " + list(changed);
-  if (!removed.empty())
-    s += "; removed " + list(removed);
   return s;
 }
 

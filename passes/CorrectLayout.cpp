@@ -11,6 +11,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Rewrite.h"
 
 #include <map>
 
@@ -35,65 +36,58 @@ Graph correctLayout(const Graph &src, const PassContext &) {
     auto it = layoutOf.find({e.node.get(), e.index});
     return it == layoutOf.end() ? kUndef : it->second;
   };
-  std::vector<NodePtr> now(idx.numNodes());
   size_t arg = 0;
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    const auto &in = idx.nodes[nid];
-    const NodePtr &orig = in.node;
-    if (orig->isVariable()) {
-      now[nid] = orig;
-      layoutOf[{orig.get(), 0}] = inputs ? inputs->strs[arg] : kUndef;
-      ++arg;
-      continue;
-    }
-    std::vector<NodeEntry> entries;
-    for (const auto &e : in.inputs)
-      entries.push_back({now[e.nodeId], e.index, e.version});
-    std::vector<std::string> request, produced, last(entries.size(), kUndef),
-        out(orig->numOutputs(), kUndef);
-    for (const auto &e : entries)
-      request.push_back(get(e));
-    produced = request;
-    if (previous) {
-      for (size_t i = 0; i < in.inputs.size(); ++i)
-        last[i] = previous->strs[idx.entryId(in.inputs[i])];
-      for (uint32_t k = 0; k < orig->numOutputs(); ++k)
-        out[k] = previous->strs[idx.entryId(nid, k)];
-    }
-    if (orig->op->correctLayout) {
-      try {
-        orig->op->correctLayout(orig->parsed, request, last, out);
-      } catch (const Error &e) {
-        fail("CorrectLayout: operator ", orig->name, " (", orig->op->name, "): ", e.what());
-      }
-    }
-    bool changed = false;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      changed |= entries[i].node != orig->inputs[i].node;
-      const std::string &have = produced[i], &need = request[i];
-      if (have != kUndef && need != kUndef && have != need) {
-        NodePtr t = makeOpNode(transform, idx.nodes[in.inputs[i].nodeId].node->name + "_" + need,
-                               {{"src_layout", have}, {"dst_layout", need}}, {entries[i]});
-        entries[i] = {t, 0, 0};
-        layoutOf[{t.get(), 0}] = need;
-        changed = true;
-      } else if (have == kUndef && need != kUndef) {
-        layoutOf[{entries[i].node.get(), entries[i].index}] = need; // fill in backwards
-      }
-    }
-    std::vector<NodePtr> deps;
-    for (uint32_t d : in.controlDeps)
-      deps.push_back(now[d]);
-    NodePtr node =
-        changed ? makeOpNode(*orig->op, orig->name, orig->attrs, entries, deps, false) : orig;
-    for (uint32_t k = 0; k < node->numOutputs(); ++k)
-      layoutOf[{node.get(), k}] = out[k].empty() ? kUndef : out[k];
-    now[nid] = node;
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads)
-    heads.push_back({now[h.nodeId], h.index, h.version});
-  Graph result(heads);
+  Graph result =
+      rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
+        if (node->isVariable()) {
+          layoutOf[{node.get(), 0}] = inputs ? inputs->strs[arg] : kUndef;
+          ++arg;
+          return {};
+        }
+        const auto &in = idx.nodes[nid];
+        std::vector<NodeEntry> entries = node->inputs;
+        std::vector<std::string> request, last(entries.size(), kUndef),
+            out(node->numOutputs(), kUndef);
+        for (const auto &e : entries)
+          request.push_back(get(e));
+        std::vector<std::string> produced = request;
+        if (previous) {
+          for (size_t i = 0; i < in.inputs.size(); ++i)
+            last[i] = previous->strs[idx.entryId(in.inputs[i])];
+          for (uint32_t k = 0; k < node->numOutputs(); ++k)
+            out[k] = previous->strs[idx.entryId(nid, k)];
+        }
+        if (node->op->correctLayout) {
+          try {
+            node->op->correctLayout(node->parsed, request, last, out);
+          } catch (const Error &e) {
+            fail("CorrectLayout: operator ", node->name, " (", node->op->name, "): ", e.what());
+          }
+        }
+        bool transformed = false;
+        for (size_t i = 0; i < entries.size(); ++i) {
+          const std::string &have = produced[i], &need = request[i];
+          if (have != kUndef && need != kUndef && have != need) {
+            NodePtr t =
+                makeOpNode(transform, idx.nodes[in.inputs[i].nodeId].node->name + "_" + need,
+                           {{"src_layout", have}, {"dst_layout", need}}, {entries[i]});
+            entries[i] = {t, 0, 0};
+            layoutOf[{t.get(), 0}] = need;
+            transformed = true;
+          } else if (have == kUndef && need != kUndef) {
+            layoutOf[{entries[i].node.get(), entries[i].index}] = need; // fill in backwards
+          }
+        }
+        NodePtr placed = transformed ? makeOpNode(*node->op, node->name, node->attrs, entries,
+                                                  node->controlDeps, false)
+                                     : node;
+        std::vector<NodeEntry> outs;
+        for (uint32_t k = 0; k < placed->numOutputs(); ++k) {
+          layoutOf[{placed.get(), k}] = out[k].empty() ? kUndef : out[k];
+          outs.push_back({placed, k, 0});
+        }
+        return outs;
+      });
   std::vector<std::string> layouts;
   for (const auto &n : result.index().nodes)
     for (uint32_t k = 0; k < n.node->numOutputs(); ++k)

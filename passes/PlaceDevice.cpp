@@ -11,6 +11,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Rewrite.h"
 
 #include <map>
 #include <set>
@@ -65,46 +66,40 @@ Graph placeDevice(const Graph &src, const PassContext &) {
     g.attrs["device"] = GraphAttr::listInt(device);
     return g;
   }
-  std::vector<NodePtr> now(n);
   std::map<std::tuple<uint32_t, uint32_t, int64_t>, NodePtr> copies;
   std::map<const Node *, int64_t> deviceOf;
-  for (uint32_t nid = 0; nid < n; ++nid) {
-    const auto &in = idx.nodes[nid];
-    bool changed = false;
-    std::vector<NodeEntry> inputs;
-    for (size_t i = 0; i < in.inputs.size(); ++i) {
-      const auto &e = in.inputs[i];
-      NodeEntry src_{now[e.nodeId], e.index, e.version};
-      changed |= now[e.nodeId] != idx.nodes[e.nodeId].node;
-      if (device[e.nodeId] != device[nid]) {
-        auto k = std::make_tuple(e.nodeId, e.index, device[nid]);
-        auto it = copies.find(k);
-        if (it == copies.end()) {
-          NodePtr c = makeOpNode(
-              *copyOp, idx.nodes[e.nodeId].node->name + "_" + std::to_string(e.index) + "_copy", {},
-              {src_}, {}, false);
-          deviceOf[c.get()] = device[nid];
-          it = copies.emplace(k, c).first;
-        }
-        inputs.push_back({it->second, 0, 0});
-        changed = true;
-      } else {
-        inputs.push_back(src_);
+  Graph out = rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
+    std::vector<NodeEntry> inputs = node->inputs;
+    bool crossed = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const auto &e = idx.nodes[nid].inputs[i];
+      if (device[e.nodeId] == device[nid])
+        continue;
+      // One copy per producer output and destination device, shared by its readers there.
+      auto k = std::make_tuple(e.nodeId, e.index, device[nid]);
+      auto it = copies.find(k);
+      if (it == copies.end()) {
+        NodePtr c = makeOpNode(
+            *copyOp, idx.nodes[e.nodeId].node->name + "_" + std::to_string(e.index) + "_copy", {},
+            {inputs[i]}, {}, false);
+        deviceOf[c.get()] = device[nid];
+        it = copies.emplace(k, c).first;
       }
+      inputs[i] = {it->second, 0, 0};
+      crossed = true;
     }
-    std::vector<NodePtr> deps;
-    for (uint32_t d : in.controlDeps) {
-      deps.push_back(now[d]);
-      changed |= now[d] != idx.nodes[d].node;
+    if (!crossed) {
+      deviceOf[node.get()] = device[nid];
+      return {};
     }
-    const NodePtr &orig = in.node;
-    now[nid] = changed ? makeOpNode(*orig->op, orig->name, orig->attrs, inputs, deps, false) : orig;
-    deviceOf[now[nid].get()] = device[nid];
-  }
-  std::vector<NodeEntry> heads;
-  for (const auto &h : idx.heads)
-    heads.push_back({now[h.nodeId], h.index, h.version});
-  Graph out(heads);
+    NodePtr moved =
+        makeOpNode(*node->op, node->name, node->attrs, inputs, node->controlDeps, false);
+    deviceOf[moved.get()] = device[nid];
+    std::vector<NodeEntry> outs;
+    for (uint32_t k = 0; k < moved->numOutputs(); ++k)
+      outs.push_back({moved, k, 0});
+    return outs;
+  });
   std::vector<int64_t> placed;
   for (const auto &node : out.index().nodes)
     placed.push_back(deviceOf.at(node.node.get()));

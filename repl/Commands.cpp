@@ -277,18 +277,7 @@ void Engine::registerCommands() {
       [](Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
         if (a.empty())
           fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
-        Value v;
-        try {
-          auto stmts = parseStatements(rest);
-          if (stmts.size() != 1 || !stmts[0].target.empty())
-            fail("usage: :graph EXPR (one expression)");
-          v = e.eval(*stmts[0].value);
-        } catch (const Error &err) {
-          // Point into the command line as typed, not into its argument.
-          if (err.line() == 1)
-            throw Error(err.what(), 1, err.col() + e.restColumn_ - 1);
-          throw;
-        }
+        Value v = e.evalArgument(rest, e.restColumn_, ":graph EXPR (one expression)");
         if (v.kind != Value::Kind::Symbol)
           fail(":graph needs a symbol, got ", kindName(v));
         Graph g(v.sym.outputs);
@@ -303,30 +292,16 @@ void Engine::registerCommands() {
         if (wrt == std::string::npos)
           fail("usage: :grad OUT wrt IN … (for example :grad z wrt x)");
         std::string ys = rest.substr(0, wrt), xs = rest.substr(wrt + 5);
-        auto evalText = [&](const std::string &text, int offset) {
-          try {
-            auto stmts = parseStatements(text);
-            if (stmts.size() != 1 || !stmts[0].target.empty())
-              fail("usage: :grad OUT wrt IN …");
-            return std::make_pair(e.eval(*stmts[0].value), std::move(stmts));
-          } catch (const Error &err) {
-            if (err.line() == 1)
-              throw Error(err.what(), 1, err.col() + offset - 1);
-            throw;
-          }
-        };
         // IN is a space-separated list of names: evaluate it as a list.
         std::string list;
         for (const auto &w : splitArgs(xs))
           list += (list.empty() ? "" : ", ") + w;
-        auto [yv, ystmts] = evalText(ys, e.restColumn_);
-        auto [xv, xstmts] = evalText("[" + list + "]", e.restColumn_ + static_cast<int>(wrt) + 4);
-        Graph g;
-        try {
-          g = e.gradientOf(yv, xv, *ystmts[0].value);
-        } catch (const Error &err) {
-          fail(err.what()); // about the graph, not a place in the command text
-        }
+        const char *usage = ":grad OUT wrt IN …";
+        Value yv = e.evalArgument(ys, e.restColumn_, usage);
+        Value xv =
+            e.evalArgument("[" + list + "]", e.restColumn_ + static_cast<int>(wrt) + 4, usage);
+        Expr at{}; // no position: these errors are about the graph, not the command text
+        Graph g = e.gradientOf(yv, xv, at);
         e.pushStep(g, "grad " + rest, 0, true);
         out << "step " << e.cursor_ << ": grad " << rest << " (" << graphSize(g.index()) << ")\n";
       });

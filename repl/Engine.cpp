@@ -204,6 +204,19 @@ Value Engine::eval(const Expr &e) {
   throw errAt(e, "internal: unknown expression");
 }
 
+Value Engine::evalArgument(const std::string &text, int column, const std::string &usage) {
+  try {
+    auto stmts = parseStatements(text);
+    if (stmts.size() != 1 || !stmts[0].target.empty())
+      fail("usage: ", usage);
+    return eval(*stmts[0].value);
+  } catch (const Error &err) {
+    if (err.line() == 1)
+      throw Error(err.what(), 1, err.col() + column - 1);
+    throw;
+  }
+}
+
 Value Engine::binaryOp(const std::string &op, const Value &a, const Value &b, const Expr &at) {
   bool symA = a.kind == Value::Kind::Symbol, symB = b.kind == Value::Kind::Symbol;
   auto call = [&](const char *name, const Value &s, std::vector<std::pair<std::string, Value>> kw,

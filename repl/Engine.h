@@ -70,6 +70,9 @@ private:
   // Graph language.
   void runStatements(const std::string &text, std::ostream &out, int line);
   Value eval(const Expr &e);
+  /// Evaluates a command argument that must be one expression; syntax and name errors point at
+  /// their place in the command line, whose argument text starts at `column`.
+  Value evalArgument(const std::string &text, int column, const std::string &usage);
   Value callFunction(const Expr &call);
   Value callOp(const OpDef &op, const std::string &hint, const std::vector<Value> &positional,
                const std::vector<std::pair<std::string, Value>> &keywords, const Expr &at);

@@ -77,19 +77,19 @@ void conv2dShape(ShapeCtx &c) {
   c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
 }
 
-void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
-  ConvParams p = convParams(a, nullptr);
-  const Tensor &x = *in[0], &w = *in[1];
-  const Shape &xs = x.shape, &os = out[0].shape;
+// Visits every (output, input, weight) triple of a grouped, strided, dilated, padded NCHW
+// convolution — the one window walk the forward kernel and its gradient share. Order: n, output
+// channel, output row, output column, then input channel and kernel taps.
+template <typename Tap>
+void forEachConvTap(const ConvParams &p, const Shape &xs, const Shape &os, Tap tap) {
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], OC = os[1], OH = os[2], OW = os[3];
   int64_t icg = C / p.groups, ocg = OC / p.groups;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oc = 0; oc < OC; ++oc) {
       int64_t g = oc / ocg;
-      double b = p.bias ? in[2]->data[oc] : 0.0;
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = 0;
+          int64_t oi = ((n * OC + oc) * OH + oh) * OW + ow;
           for (int64_t ic = 0; ic < icg; ++ic)
             for (int64_t ky = 0; ky < p.kh; ++ky) {
               int64_t iy = oh * p.sh - p.ph + ky * p.dh;
@@ -99,13 +99,27 @@ void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::ve
                 int64_t ix = ow * p.sw - p.pw + kx * p.dw;
                 if (ix < 0 || ix >= W)
                   continue;
-                acc += x.data[((n * C + g * icg + ic) * H + iy) * W + ix] *
-                       w.data[((oc * icg + ic) * p.kh + ky) * p.kw + kx];
+                tap(oi, ((n * C + g * icg + ic) * H + iy) * W + ix,
+                    ((oc * icg + ic) * p.kh + ky) * p.kw + kx);
               }
             }
-          out[0].data[((n * OC + oc) * OH + oh) * OW + ow] = acc + b;
         }
     }
+}
+
+// The bias channel of each output element, for adding the bias and for its gradient.
+int64_t outputChannel(const Shape &os, int64_t i) { return (i / (os[2] * os[3])) % os[1]; }
+
+void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &x = *in[0], &w = *in[1];
+  Tensor &y = out[0];
+  forEachConvTap(p, x.shape, y.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
+    y.data[oi] += x.data[xi] * w.data[wi];
+  });
+  if (p.bias)
+    for (int64_t i = 0; i < y.size(); ++i)
+      y.data[i] += in[2]->data[outputChannel(y.shape, i)];
 }
 
 void conv2dTransposeShape(ShapeCtx &c) {
@@ -162,7 +176,7 @@ void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in
     }
   if (p.bias)
     for (int64_t i = 0; i < y.size(); ++i)
-      y.data[i] += in[2]->data[(i / (OH * OW)) % OC];
+      y.data[i] += in[2]->data[outputChannel(y.shape, i)];
 }
 
 // _conv2d_grad(ograd, data, weight): gradients of data, weight and (with use_bias) bias.
@@ -180,35 +194,14 @@ void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
   ConvParams p = convParams(a, nullptr);
   const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
-  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  int64_t OC = g.shape[1], OH = g.shape[2], OW = g.shape[3];
-  int64_t icg = C / p.groups, ocg = OC / p.groups;
   Tensor &dx = out[0], &dw = out[1];
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t oc = 0; oc < OC; ++oc) {
-      int64_t grp = oc / ocg;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double gv = g.data[((n * OC + oc) * OH + oh) * OW + ow];
-          if (p.bias)
-            out[2].data[oc] += gv;
-          for (int64_t ic = 0; ic < icg; ++ic)
-            for (int64_t ky = 0; ky < p.kh; ++ky) {
-              int64_t iy = oh * p.sh - p.ph + ky * p.dh;
-              if (iy < 0 || iy >= H)
-                continue;
-              for (int64_t kx = 0; kx < p.kw; ++kx) {
-                int64_t ix = ow * p.sw - p.pw + kx * p.dw;
-                if (ix < 0 || ix >= W)
-                  continue;
-                int64_t xi = ((n * C + grp * icg + ic) * H + iy) * W + ix;
-                int64_t wi = ((oc * icg + ic) * p.kh + ky) * p.kw + kx;
-                dx.data[xi] += gv * w.data[wi];
-                dw.data[wi] += gv * x.data[xi];
-              }
-            }
-        }
-    }
+  forEachConvTap(p, x.shape, g.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
+    dx.data[xi] += g.data[oi] * w.data[wi];
+    dw.data[wi] += g.data[oi] * x.data[xi];
+  });
+  if (p.bias)
+    for (int64_t i = 0; i < g.size(); ++i)
+      out[2].data[outputChannel(g.shape, i)] += g.data[i];
 }
 
 // NNVM's Conv2DCorrectLayout: data in `layout`, weight in `kernel_layout`, bias in "C" (split

@@ -15,6 +15,13 @@ uint32_t Node::numVisibleOutputs() const {
   return op ? static_cast<uint32_t>(op->numVisibleOutputs(parsed)) : 1;
 }
 
+std::vector<NodeEntry> outputsOf(const NodePtr &node) {
+  std::vector<NodeEntry> outs;
+  for (uint32_t k = 0; k < node->numOutputs(); ++k)
+    outs.push_back({node, k, 0});
+  return outs;
+}
+
 NodePtr makeVariable(const std::string &name, AttrDict attrs) {
   auto n = std::make_shared<Node>();
   n->name = name;

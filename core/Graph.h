@@ -43,6 +43,9 @@ struct Node {
   uint32_t numVisibleOutputs() const;
 };
 
+/// Every output of a node, as entries (index 0, 1, …; version 0).
+std::vector<NodeEntry> outputsOf(const NodePtr &node);
+
 /// Makes a variable node.
 NodePtr makeVariable(const std::string &name, AttrDict attrs = {});
 

@@ -27,8 +27,7 @@ Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
     NodePtr node = changed ? makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false) : in.node;
     std::vector<NodeEntry> outs = rewrite(nid, node);
     if (outs.empty())
-      for (uint32_t k = 0; k < node->numOutputs(); ++k)
-        outs.push_back({node, k, 0});
+      outs = outputsOf(node);
     if (outs.size() != n.numOutputs())
       fail("internal: a rewrite of ", n.name, " gave ", outs.size(), " outputs for ",
            n.numOutputs());

@@ -37,10 +37,7 @@ Graph eliminate(const Graph &src, const PassContext &ctx) {
         !node->controlDeps.empty())
       return {};
     auto [it, fresh] = seen.emplace(keyOf(*node), node);
-    std::vector<NodeEntry> outs;
-    for (uint32_t k = 0; k < node->numOutputs(); ++k)
-      outs.push_back({it->second, k, 0});
-    return outs;
+    return outputsOf(it->second);
   });
   return runPass(out, requirePass("InferType"), ctx);
 }

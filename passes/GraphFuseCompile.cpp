@@ -55,10 +55,7 @@ std::shared_ptr<FusedFunction> buildFunction(const Graph &g, const FusedGroup &g
     }
     copies[m] = makeOpNode(*n.op, n.name, n.attrs, std::move(inputs), {}, false);
   }
-  std::vector<NodeEntry> outs;
-  for (uint32_t k = 0; k < idx.nodes[grp.root].node->numOutputs(); ++k)
-    outs.push_back({copies.at(grp.root), k, 0});
-  Graph body(outs);
+  Graph body(outputsOf(copies.at(grp.root)));
   // Placeholder shapes and dtypes, in the body's argument-node order.
   const IndexedGraph &bidx = body.index();
   for (uint32_t nid : bidx.argNodes) {

@@ -95,10 +95,7 @@ Graph placeDevice(const Graph &src, const PassContext &) {
     NodePtr moved =
         makeOpNode(*node->op, node->name, node->attrs, inputs, node->controlDeps, false);
     deviceOf[moved.get()] = device[nid];
-    std::vector<NodeEntry> outs;
-    for (uint32_t k = 0; k < moved->numOutputs(); ++k)
-      outs.push_back({moved, k, 0});
-    return outs;
+    return outputsOf(moved);
   });
   std::vector<int64_t> placed;
   for (const auto &node : out.index().nodes)

@@ -72,10 +72,7 @@ Graph precomputePrune(const Graph &src, const PassContext &) {
     if (!changed)
       return {};
     NodePtr copy = makeOpNode(*node->op, node->name, node->attrs, inputs, node->controlDeps, false);
-    std::vector<NodeEntry> outs;
-    for (uint32_t k = 0; k < copy->numOutputs(); ++k)
-      outs.push_back({copy, k, 0});
-    return outs;
+    return outputsOf(copy);
   });
   if (nonVariableCuts == 0)
     return src;

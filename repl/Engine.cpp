@@ -181,11 +181,8 @@ Value Engine::eval(const Expr &e) {
       // as NNVM's Symbol.__getitem__ does over list_outputs().
       const auto &outs = base.sym.outputs;
       std::vector<NodeEntry> all = outs;
-      if (outs.size() == 1 && outs[0].node->numOutputs() > 1) {
-        all.clear();
-        for (uint32_t k = 0; k < outs[0].node->numOutputs(); ++k)
-          all.push_back({outs[0].node, k, 0});
-      }
+      if (outs.size() == 1 && outs[0].node->numOutputs() > 1)
+        all = outputsOf(outs[0].node);
       int64_t n = static_cast<int64_t>(all.size());
       if (i < -n || i >= n)
         throw errAt(e, cat("index ", i, " is out of range for a symbol with ", n, " output",

@@ -63,8 +63,24 @@ std::vector<std::string> PassRegistry::providersOf(const std::string &attr) cons
   return v;
 }
 
+namespace {
+
+// Relay passes that have nothing to work on in NNVM's dataflow graph: asking for one explains
+// why instead of calling it unknown (and instead of a pass that would always do nothing).
+std::string notApplicable(const std::string &name) {
+  if (name == "DeadCodeElimination")
+    return "DeadCodeElimination has nothing to remove here: Relay's pass drops unused "
+           "let-bindings, and a graph holds only the nodes its outputs reach (a node nobody "
+           "reads is not part of it)";
+  return "";
+}
+
+} // namespace
+
 const PassInfo &requirePass(const std::string &name) {
   const PassInfo *p = PassRegistry::get().find(name);
+  if (!p && !notApplicable(name).empty())
+    fail(notApplicable(name));
   if (!p)
     fail("unknown pass '", name, "'", didYouMean(name, PassRegistry::get().names()),
          "; :passes lists them");
@@ -174,6 +190,8 @@ std::vector<PipelineEntry> parsePipeline(const std::string &text) {
     if (name.empty())
       fail("pipeline: expected a pass name at ", col(at), " of '", text, "'");
     const PassInfo *p = PassRegistry::get().find(name);
+    if (!p && !notApplicable(name).empty())
+      fail("pipeline: ", notApplicable(name));
     if (!p)
       fail("pipeline: unknown pass '", name, "' at ", col(at),
            didYouMean(name, PassRegistry::get().names()));

@@ -15,6 +15,7 @@ void registerGraphFusePartitionPass();
 void registerPlanMemoryPass();
 void registerGraphFuseCompilePass();
 void registerSimplifyInferencePass();
+void registerFoldScaleAxisPass();
 void registerGradientPass();
 void registerFoldConstantPass();
 void registerEliminateCommonSubexprPass();
@@ -37,6 +38,7 @@ void registerAllPasses() {
     registerPlanMemoryPass();
     registerGraphFuseCompilePass();
     registerSimplifyInferencePass();
+    registerFoldScaleAxisPass();
     registerGradientPass();
     registerFoldConstantPass();
     registerEliminateCommonSubexprPass();

@@ -11,6 +11,7 @@
 // `__undef__` node named "undef". Untouched nodes are shared; their consumers are copied
 // only when an input changed.
 #include "passes/Pass.h"
+#include "passes/PatternUtil.h"
 
 #include "core/Error.h"
 #include "core/Rewrite.h"
@@ -33,14 +34,6 @@ std::string cppToString(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%f", v);
   return buf;
-}
-
-NodeEntry expandToAxis(const NodeEntry &bias, int ndim, int axis) {
-  int pad = ndim - axis - 1;
-  if (pad <= 0)
-    return bias;
-  return make("expand_dims", bias.node->name + "_expand", {bias},
-              {{"axis", "1"}, {"num_newaxis", std::to_string(pad)}});
 }
 
 Graph simplifyInference(const Graph &src, const PassContext &) {
@@ -72,8 +65,8 @@ Graph simplifyInference(const Graph &src, const PassContext &) {
     shift = make("elemwise_mul", bn + "_neg_mean_mul_a", {shift, scale});
     if (node->parsed.getBool("center"))
       shift = make("elemwise_add", bn + "_add_beta", {shift, beta});
-    scale = expandToAxis(scale, ndim, axis);
-    shift = expandToAxis(shift, ndim, axis);
+    scale = expandBiasToMatchAxis(scale, ndim, 1, axis);
+    shift = expandBiasToMatchAxis(shift, ndim, 1, axis);
     NodeEntry out = make("broadcast_mul", bn + "_a_mul_data", {data, scale});
     out = make("broadcast_add", bn + "_out", {out, shift});
     NodeEntry undef = make("__undef__", "undef", {});

@@ -16,6 +16,7 @@ void registerPlanMemoryPass();
 void registerGraphFuseCompilePass();
 void registerSimplifyInferencePass();
 void registerFoldScaleAxisPass();
+void registerAlterOpLayoutPass();
 void registerGradientPass();
 void registerFoldConstantPass();
 void registerEliminateCommonSubexprPass();
@@ -39,6 +40,7 @@ void registerAllPasses() {
     registerGraphFuseCompilePass();
     registerSimplifyInferencePass();
     registerFoldScaleAxisPass();
+    registerAlterOpLayoutPass();
     registerGradientPass();
     registerFoldConstantPass();
     registerEliminateCommonSubexprPass();

@@ -524,7 +524,7 @@ void Engine::registerCommands() {
 
   add("set", "[KEY VALUE]",
       "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
-      "fusion_rules A|B|C, nofuse OP[,OP]|none, target T",
+      "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME]",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         PassContext &c = e.passContext_;
         if (a.empty()) {
@@ -537,8 +537,12 @@ void Engine::registerCommands() {
               << "\n";
           return;
         }
-        needArgs(a, 2, 2, ":set KEY VALUE");
-        const std::string &k = a[0], &v = a[1];
+        // A target string has options after its kind: "llvm -mcpu=skylake-avx512".
+        needArgs(a, 2, a[0] == "target" ? a.size() : 2, ":set KEY VALUE");
+        const std::string &k = a[0];
+        std::string v = a[1];
+        for (size_t i = 2; i < a.size(); ++i)
+          v += " " + a[i];
         if (k == "opt_level") {
           if (v.size() != 1 || v[0] < '0' || v[0] > '3')
             fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
@@ -562,8 +566,11 @@ void Engine::registerCommands() {
             }
           c.noFuse = ops;
         } else if (k == "target") {
-          if (v != "llvm")
+          if (a[1] != "llvm")
             fail("target must be llvm (the host CPU), got '", v, "'");
+          for (size_t i = 2; i < a.size(); ++i)
+            if (a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6)
+              fail("target option '", a[i], "' is not supported; write llvm -mcpu=NAME");
           c.config["target"] = v;
         } else {
           fail("unknown option '", k, "'",

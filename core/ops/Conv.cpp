@@ -1,5 +1,8 @@
-// Convolution ops: conv2d and conv2d_transpose (NCHW data, OIHW / IOHW weights).
+// Convolution ops: conv2d and conv2d_transpose (NCHW data, OIHW / IOHW weights) and the
+// blocked-layout _contrib_conv2d_NCHWc.
 #include "core/ops/OpHelpers.h"
+
+#include "core/Layout.h"
 
 #include <cctype>
 
@@ -23,7 +26,8 @@ std::vector<int64_t> pair(ShapeCtx *c, const Attrs &a, const char *key) {
   return t;
 }
 
-ConvParams convParams(const Attrs &a, ShapeCtx *c) {
+// Reads and (with `c`) checks the attributes; `blocked` ops check their layouts themselves.
+ConvParams convParams(const Attrs &a, ShapeCtx *c, bool blocked = false) {
   auto k = pair(c, a, "kernel_size"), s = pair(c, a, "strides"), p = pair(c, a, "padding"),
        d = pair(c, a, "dilation");
   ConvParams r{
@@ -36,7 +40,7 @@ ConvParams convParams(const Attrs &a, ShapeCtx *c) {
       c->error("attribute 'groups' must be positive");
     if (r.sh <= 0 || r.sw <= 0 || r.dh <= 0 || r.dw <= 0 || r.kh <= 0 || r.kw <= 0)
       c->error("kernel_size, strides and dilation must be positive");
-    if (a.getStr("kernel_layout") != "OIHW" && a.getStr("kernel_layout") != "IOHW")
+    if (!blocked && a.getStr("kernel_layout") != "OIHW" && a.getStr("kernel_layout") != "IOHW")
       c->error(cat("kernel_layout '", a.getStr("kernel_layout"), "' is not supported"));
   }
   return r;
@@ -204,29 +208,82 @@ void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
       out[2].data[outputChannel(g.shape, i)] += g.data[i];
 }
 
+// The output layout of a convolution: `out_layout`, or the data layout when it is unset.
+std::string convOutLayout(const Attrs &a) {
+  // conv2d_transpose has no out_layout; an unset one reads "__undef__".
+  if (a.given("out_layout") && a.getStr("out_layout") != "__undef__")
+    return a.getStr("out_layout");
+  return a.getStr("layout");
+}
+
+// The bias layout matching an output layout: "C", or "C16c" when the output splits its
+// channels by 16 (the block goes on the side the output has it).
+std::string biasLayout(const std::string &outLayout) {
+  size_t sub = outLayout.find('c');
+  if (sub == std::string::npos)
+    return "C";
+  size_t digits = sub;
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(outLayout[digits - 1])))
+    --digits;
+  std::string block = outLayout.substr(digits, sub - digits + 1);
+  return outLayout.find('C') < sub ? "C" + block : block + "C";
+}
+
 // NNVM's Conv2DCorrectLayout: data in `layout`, weight in `kernel_layout`, bias in "C" (split
 // like the output's channel axis, e.g. "C16c"), output in `out_layout` or else `layout`.
 void convLayout(const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &,
                 std::vector<std::string> &out) {
-  std::string data = a.getStr("layout"), outLayout = data;
-  if (const auto *ol = a.given("out_layout") ? &a.getStr("out_layout") : nullptr;
-      ol && *ol != "__undef__")
-    outLayout = *ol;
+  std::string data = a.getStr("layout"), outLayout = convOutLayout(a);
   in[0] = data;
   in[1] = a.getStr("kernel_layout");
-  if (in.size() > 2) {
-    std::string bias = "C";
-    size_t sub = outLayout.find('c');
-    if (sub != std::string::npos) {
-      size_t digits = sub;
-      while (digits > 0 && std::isdigit(static_cast<unsigned char>(outLayout[digits - 1])))
-        --digits;
-      bias = outLayout.find('C') < sub ? "C" + outLayout.substr(digits, sub - digits + 1)
-                                       : outLayout.substr(digits, sub - digits + 1) + "C";
-    }
-    in[2] = bias;
-  }
+  if (in.size() > 2)
+    in[2] = biasLayout(outLayout);
   out[0] = outLayout;
+}
+
+// _contrib_conv2d_NCHWc: conv2d with blocked layouts (data NCHW<i>c, weight OIHW<i>i<o>o,
+// output NCHW<o>c, bias C<o>c), which AlterOpLayout picks for x86. Its shapes are conv2d's
+// carried through the layouts; groups must be 1, as in NNVM.
+void conv2dNCHWcShape(ShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, &c, true);
+  const std::string &layout = c.attrs.getStr("layout"), &kernel = c.attrs.getStr("kernel_layout");
+  std::string out = convOutLayout(c.attrs);
+  if (p.groups != 1)
+    c.error(cat("groups must be 1, got ", p.groups));
+  if (!shapeKnown(c.in[0]))
+    return;
+  try {
+    Shape d = convertLayoutShape(c.in[0], layout, "NCHW");
+    c.assignIn(1, convertLayoutShape({p.channels, d[1], p.kh, p.kw}, "OIHW", kernel));
+    if (p.bias)
+      c.assignIn(2, convertLayoutShape({p.channels}, "C", biasLayout(out)));
+    int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+    if (d[2] + 2 * p.ph < ekh || d[3] + 2 * p.pw < ekw)
+      c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
+    Shape o = {d[0], p.channels, (d[2] + 2 * p.ph - ekh) / p.sh + 1,
+               (d[3] + 2 * p.pw - ekw) / p.sw + 1};
+    c.assignOut(0, convertLayoutShape(o, "NCHW", out));
+  } catch (const Error &e) {
+    c.error(e.what());
+  }
+}
+
+// Converts to NCHW/OIHW/C, runs conv2d's kernel, converts the result to the output layout.
+void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                       std::vector<Tensor> &out) {
+  std::string outLayout = convOutLayout(a);
+  Tensor x = transformLayout(*in[0], a.getStr("layout"), "NCHW");
+  Tensor w = transformLayout(*in[1], a.getStr("kernel_layout"), "OIHW");
+  std::vector<const Tensor *> plain = {&x, &w};
+  Tensor b;
+  if (in.size() > 2) {
+    b = transformLayout(*in[2], biasLayout(outLayout), "C");
+    plain.push_back(&b);
+  }
+  std::vector<Tensor> y = {
+      Tensor(convertLayoutShape(out[0].shape, outLayout, "NCHW"), out[0].dtype)};
+  conv2dKernel(a, plain, y);
+  out[0] = transformLayout(y[0], "NCHW", outLayout);
 }
 
 } // namespace
@@ -246,6 +303,12 @@ void registerConvOps() {
       out.push_back(outOf(cg.node, k));
     return out;
   });
+
+  OpDef &blocked =
+      convCommon("_contrib_conv2d_NCHWc", "2-D convolution in blocked layouts (NCHW8c, …)");
+  blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+  blocked.argsFn = dataWeightBias;
+  blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
 
   OpDef &cgrad = convCommon("_conv2d_grad", "gradients of conv2d's data, weight and bias");
   cgrad.param("out_layout", ParamKind::Str, "__undef__", "output layout");

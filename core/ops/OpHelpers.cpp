@@ -1,6 +1,8 @@
 // OpHelpers: implementations of the shared shape rules and kernel builders.
 #include "core/ops/OpHelpers.h"
 
+#include "core/Layout.h"
+
 #include <algorithm>
 
 namespace loupe::ops {
@@ -212,6 +214,15 @@ std::vector<int> reduceAxes(const std::vector<int64_t> &axis, bool exclude, int 
   for (int i = 0; i < ndim; ++i)
     if (in[i] != exclude)
       r.push_back(i);
+  return r;
+}
+
+Tensor transformLayout(const Tensor &t, const std::string &src, const std::string &dst) {
+  Tensor r(convertLayoutShape(t.shape, src, dst), t.dtype);
+  int64_t k = 0;
+  forEachIndex(r.shape, [&](const std::vector<int64_t> &idx) {
+    r.data[k++] = t.data[layoutSourceOffset(idx, r.shape, t.shape, src, dst)];
+  });
   return r;
 }
 

@@ -36,6 +36,9 @@ ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f);
 /// Calls fn(index) for every multi-index of `shape` in row-major order.
 void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn);
 
+/// The tensor `t` (in layout `src`) rearranged into layout `dst` ("NCHW" → "NCHW8c", …).
+Tensor transformLayout(const Tensor &t, const std::string &src, const std::string &dst);
+
 /// Flat offset of a multi-index for a shape whose leading dims may be missing or 1
 /// (broadcast): `idx` is right-aligned against `shape`.
 int64_t broadcastOffset(const Shape &shape, const std::vector<int64_t> &idx);

@@ -482,17 +482,14 @@ void registerTransformOps() {
           parseLayout(dst);
           if (shapeKnown(c.in[0]))
             c.assignOut(0, convertLayoutShape(c.in[0], src, dst));
+          else if (shapeKnown(c.out[0])) // e.g. a weight whose shape the consumer knows
+            c.assignIn(0, convertLayoutShape(c.out[0], dst, src));
         } catch (const Error &e) {
           c.error(e.what());
         }
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
-        const std::string &src = a.getStr("src_layout"), &dst = a.getStr("dst_layout");
-        int64_t k = 0;
-        forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
-          out[0].data[k++] =
-              in[0]->data[layoutSourceOffset(idx, out[0].shape, in[0]->shape, src, dst)];
-        });
+        out[0] = transformLayout(*in[0], a.getStr("src_layout"), a.getStr("dst_layout"));
       });
 }
 

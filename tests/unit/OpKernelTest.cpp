@@ -166,6 +166,23 @@ TEST(OpKernel, Conv2d) {
   expectValues(d, {4, 6, 8});
 }
 
+TEST(OpKernel, Conv2dNCHWc) {
+  // Two channels in blocks of 2, 1x1 kernel W = [[1, 2], [3, 4]] (OIHW), bias [100, 200].
+  // NCHW x: channel 0 = [1, 2], channel 1 = [10, 20]; NCHW2c stores (w, c): 1, 10, 2, 20.
+  // OIHW2i2o stores (i, o): W00, W10, W01, W11 = 1, 3, 2, 4.
+  // out channel 0 = x0 + 2 x1 + 100 = [121, 142]; channel 1 = 3 x0 + 4 x1 + 200 = [243, 286],
+  // stored (w, c).
+  Tensor y = eval("x = Variable(\"x\", shape=(1,1,1,2,2))\nw = Variable(\"w\")\n"
+                  "b = Variable(\"b\")\ny = _contrib_conv2d_NCHWc(x, w, b, channels=2, "
+                  "kernel_size=(1,1), layout=\"NCHW2c\", kernel_layout=\"OIHW2i2o\", "
+                  "out_layout=\"NCHW2c\")",
+                  {{"x", tensor({1, 1, 1, 2, 2}, {1, 10, 2, 20})},
+                   {"w", tensor({1, 1, 1, 1, 2, 2}, {1, 3, 2, 4})},
+                   {"b", tensor({1, 2}, {100, 200})}});
+  EXPECT_EQ(y.shape, (Shape{1, 1, 1, 2, 2}));
+  expectValues(y, {121, 243, 142, 286});
+}
+
 TEST(OpKernel, Conv2dTranspose) {
   // 1x1x2x2 input [[1, 2], [3, 4]], 2x2 ones kernel, stride 2: each input spreads to a 2x2 block.
   Tensor y = eval("x = Variable(\"x\", shape=(1,1,2,2))\nw = Variable(\"w\")\nb = Variable(\"b\")\n"

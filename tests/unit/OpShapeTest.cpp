@@ -28,6 +28,26 @@ TEST(OpShape, Conv2dFromNnvmSpec) {
             (Shape{1, 6, 8, 10}));
 }
 
+TEST(OpShape, Conv2dNCHWc) {
+  // Data (1, 16/8, 9, 9, 8); weight OIHW8i4o: (12/4, 16/8, 3, 3, 8, 4); bias C4c: (3, 4);
+  // output NCHW4c: (1, 3, 7, 7, 4).
+  std::string conv = "y = _contrib_conv2d_NCHWc(x, channels=12, kernel_size=(3,3), "
+                     "layout=\"NCHW8c\", kernel_layout=\"OIHW8i4o\", out_layout=\"NCHW4c\"";
+  Graph g = inferred(var("x", "(1,2,9,9,8)") + conv + ")");
+  EXPECT_EQ(g.attr("shape")->shapes[1], (Shape{3, 2, 3, 3, 8, 4}));
+  EXPECT_EQ(g.attr("shape")->shapes[2], (Shape{3, 4}));
+  EXPECT_EQ(g.attr("shape")->shapes[3], (Shape{1, 3, 7, 7, 4}));
+  EXPECT_NE(inferError(var("x", "(1,2,9,9,8)") + conv + ", groups=2)").find("groups must be 1"),
+            std::string::npos);
+  // 12 output channels do not split into blocks of 5.
+  std::string bad =
+      inferError(var("x", "(1,2,9,9,8)") + "y = _contrib_conv2d_NCHWc(x, "
+                                           "channels=12, kernel_size=(3,3), layout=\"NCHW8c\", "
+                                           "kernel_layout=\"OIHW8i5o\", out_layout=\"NCHW4c\")");
+  EXPECT_NE(bad, "");
+  EXPECT_NE(bad.find("_contrib_conv2d_NCHWc"), std::string::npos) << bad;
+}
+
 TEST(OpShape, Conv2dErrors) {
   EXPECT_NE(inferError(var("x", "(1,4,10)") + "y = conv2d(x, channels=6, kernel_size=(3,3))")
                 .find("data must be 4-D"),

@@ -1,0 +1,103 @@
+// AlterOpLayout: lets the target replace ops by layout-specific versions (nnvm-spec §8); on x86
+// an NCHW conv2d with groups=1 becomes `_contrib_conv2d_NCHWc` in NCHW<ic>c / OIHW<ic>i<oc>o /
+// NCHW<oc>c layouts, which CorrectLayout then feeds through `__layout_transform__` nodes.
+//
+// The block sizes follow TVM's x86 fallback schedule (topi conv2d_avx_common): oc_bn is the
+// largest divisor of the output channels not above the SIMD width in float32 lanes (16 with
+// `-mcpu=skylake-avx512` in the target, else 8), ic_bn the largest divisor of the input
+// channels not above oc_bn. Other targets and other convolutions are left alone.
+//
+// The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
+// `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When
+// the graph had `layout`, nodes the pass did not touch keep their layouts and new ones are
+// `__undef__` for the next CorrectLayout to work out.
+#include "passes/Pass.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Rewrite.h"
+
+#include <map>
+
+namespace loupe {
+
+namespace {
+
+int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
+  for (int64_t b = limit; b > 1; --b)
+    if (n % b == 0)
+      return b;
+  return 1;
+}
+
+// Sets `key` to `value`, in place if written before, else at the end.
+void setAttr(AttrDict &attrs, const std::string &key, const std::string &value) {
+  for (auto &[k, v] : attrs)
+    if (k == key) {
+      v = value;
+      return;
+    }
+  attrs.emplace_back(key, value);
+}
+
+// TVM's x86 conv2d_alter_layout with the fallback configuration, or null to keep the node.
+NodePtr alterConv2d(const NodePtr &n, const Shape &data, int dtype, const std::string &target) {
+  const Attrs &a = n->parsed;
+  if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" ||
+      a.getInt("groups") != 1 || data.size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
+    return nullptr;
+  int64_t simd = target.find("-mcpu=skylake-avx512") != std::string::npos ? 16 : 8;
+  int64_t ocBn = largestDivisorUpTo(a.getInt("channels"), simd);
+  int64_t icBn = largestDivisorUpTo(data[1], ocBn);
+  AttrDict attrs = n->attrs;
+  setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
+  setAttr(attrs, "out_layout", "NCHW" + std::to_string(ocBn) + "c");
+  setAttr(attrs, "kernel_layout", "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
+  return makeOpNode(*OpRegistry::get().find("_contrib_conv2d_NCHWc"), n->name, std::move(attrs),
+                    n->inputs, n->controlDeps);
+}
+
+Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
+  std::string target = ctx.get("target", "llvm");
+  bool cpu = target.rfind("llvm", 0) == 0;
+  const IndexedGraph &idx = src.index();
+  const auto &shapes = src.attr("shape")->shapes;
+  const auto &dtypes = src.attr("dtype")->ints;
+  std::map<const Node *, uint32_t> kept; // node of the result -> id in src
+  Graph out = rewriteGraph(src, [&](uint32_t nid, const NodePtr &n) -> std::vector<NodeEntry> {
+    if (cpu && !n->isVariable() && n->op->name == "conv2d") {
+      uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
+      if (NodePtr altered = alterConv2d(n, shapes[in], static_cast<int>(dtypes[in]), target))
+        return {{altered, 0, 0}};
+    }
+    kept[n.get()] = nid;
+    return {};
+  });
+  if (const GraphAttr *layout = src.attr("layout")) {
+    const IndexedGraph &ridx = out.index();
+    std::vector<std::string> layouts(ridx.numEntries(), "__undef__");
+    for (uint32_t nid = 0; nid < ridx.numNodes(); ++nid) {
+      auto it = kept.find(ridx.nodes[nid].node.get());
+      if (it == kept.end())
+        continue;
+      for (uint32_t k = 0; k < ridx.nodes[nid].node->numOutputs(); ++k)
+        layouts[ridx.entryId(nid, k)] = layout->strs[idx.entryId(it->second, k)];
+    }
+    out.attrs["layout"] = GraphAttr::listLayout(layouts);
+  }
+  return out;
+}
+
+} // namespace
+
+void registerAlterOpLayoutPass() {
+  PassRegistry::get().add({"AlterOpLayout",
+                           "replaces NCHW conv2d by _contrib_conv2d_NCHWc in blocked layouts (x86)",
+                           3,
+                           {"shape", "dtype"},
+                           {},
+                           true,
+                           alterOpLayout});
+}
+
+} // namespace loupe

@@ -1,0 +1,96 @@
+// AlterOpLayoutTest: the x86 conv2d → _contrib_conv2d_NCHWc replacement, its block sizes, and
+// that after CorrectLayout the graph computes what the NCHW graph did.
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+// Builds a conv → relu → flatten graph on a float64 input of `dshape`, applies CorrectLayout,
+// InferShape, InferType, AlterOpLayout under `target`, then CorrectLayout with the inputs'
+// first layouts (as build does). Checks the result against the original numerically and
+// returns the conv node's attributes (or its op name when it was not replaced).
+std::string alterChecked(const Shape &dshape, const std::string &convAttrs,
+                         const std::string &target = "llvm") {
+  Engine e;
+  run(e, "x = Variable(\"x\")\ny = flatten(relu(conv2d(x, " + convAttrs +
+             ", kernel_size=(3,3), padding=(1,1), name=\"conv\")))\n:graph y");
+  Graph g = e.current()->graph;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::map<std::string, Tensor> in;
+  in["x"] = Tensor(dshape, kFloat64);
+  Graph shaped = withInputs(g, in);
+  const IndexedGraph &idx = shaped.index();
+  for (uint32_t nid : idx.argNodes) {
+    Tensor t(shaped.attr("shape")->shapes[idx.entryId(nid, 0)], kFloat64);
+    for (double &v : t.data)
+      v = u(rng);
+    in[idx.nodes[nid].node->name] = t;
+  }
+  Tensor want = interpret(withInputs(g, in), in).at(0);
+
+  PassContext ctx;
+  ctx.config["target"] = target;
+  Graph laid = applyPasses(g, {"CorrectLayout"}, ctx);
+  std::vector<std::string> inputLayouts;
+  for (uint32_t nid : laid.index().argNodes)
+    inputLayouts.push_back(laid.attr("layout")->strs[laid.index().entryId(nid, 0)]);
+  Graph altered = applyPasses(withInputs(laid, in), {"AlterOpLayout"}, ctx);
+  EXPECT_TRUE(altered.attr("layout")); // kept because the input had it
+  altered.attrs["layout_inputs"] = GraphAttr::listLayout(inputLayouts);
+  Graph fixed = applyPasses(altered, {"CorrectLayout"}, ctx);
+  Tensor got = interpret(withInputs(fixed, in), in).at(0);
+  EXPECT_EQ(got.shape, want.shape);
+  for (size_t i = 0; i < want.data.size() && i < got.data.size(); ++i)
+    EXPECT_NEAR(got.data[i], want.data[i], 1e-12) << i;
+
+  const IndexedGraph &fidx = fixed.index();
+  const Node &conv = *fidx.nodes[fidx.findByName("conv")].node;
+  if (conv.op->name != "_contrib_conv2d_NCHWc")
+    return conv.op->name;
+  std::string s;
+  for (const char *k : {"layout", "kernel_layout", "out_layout"})
+    s += std::string(s.empty() ? "" : " ") + k + "=" + conv.parsed.getStr(k);
+  return s;
+}
+
+} // namespace
+
+TEST(AlterOpLayout, BlocksFollowTheX86FallbackSchedule) {
+  // oc_bn: largest divisor of the output channels up to 8 lanes; ic_bn: of the input channels
+  // up to oc_bn.
+  EXPECT_EQ(alterChecked({1, 3, 6, 6}, "channels=16"),
+            "layout=NCHW3c kernel_layout=OIHW3i8o out_layout=NCHW8c");
+  EXPECT_EQ(alterChecked({2, 4, 5, 7}, "channels=6"), // 4 divides 4 and is <= 6
+            "layout=NCHW4c kernel_layout=OIHW4i6o out_layout=NCHW6c");
+  EXPECT_EQ(alterChecked({1, 9, 4, 4}, "channels=8, use_bias=False"), // 9: 3 is the best <= 8
+            "layout=NCHW3c kernel_layout=OIHW3i8o out_layout=NCHW8c");
+  EXPECT_EQ(alterChecked({1, 12, 3, 3}, "channels=4"), // ic_bn is capped by oc_bn = 4
+            "layout=NCHW4c kernel_layout=OIHW4i4o out_layout=NCHW4c");
+  EXPECT_EQ(alterChecked({1, 5, 4, 4}, "channels=7"), // primes: whole-axis blocks
+            "layout=NCHW5c kernel_layout=OIHW5i7o out_layout=NCHW7c");
+  // AVX-512 has 16 float32 lanes.
+  EXPECT_EQ(alterChecked({1, 32, 4, 4}, "channels=32", "llvm -mcpu=skylake-avx512"),
+            "layout=NCHW16c kernel_layout=OIHW16i16o out_layout=NCHW16c");
+}
+
+TEST(AlterOpLayout, LeavesOtherConvolutionsAndTargetsAlone) {
+  EXPECT_EQ(alterChecked({1, 4, 5, 5}, "channels=4, groups=2"), "conv2d");
+  EXPECT_EQ(alterChecked({1, 3, 5, 5}, "channels=8", "cuda"), "conv2d");
+}
+
+TEST(AlterOpLayout, WithoutLayoutAddsNone) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1,3,4,4), dtype=0)\ny = conv2d(x, channels=4, "
+         "kernel_size=(1,1))\n:graph y\n:apply InferShape InferType AlterOpLayout");
+  const Graph &g = e.current()->graph;
+  EXPECT_FALSE(g.attr("layout"));
+  EXPECT_EQ(g.outputs()[0].node->op->name, "_contrib_conv2d_NCHWc");
+  EXPECT_EQ(g.outputs()[0].node->name, "conv2d0");
+}

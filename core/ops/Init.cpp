@@ -27,6 +27,10 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
         c.assignOut(0, s);
       })
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
+      // No inputs, so nothing to differentiate: the flow simply ends here (NNVM registered no
+      // FGradient and so refused any graph that reached one).
+      .grad(
+          [](const NodePtr &, const std::vector<NodeEntry> &) { return std::vector<NodeEntry>{}; })
       .kernel(
           [value](const Attrs &a, const std::vector<const Tensor *> &, std::vector<Tensor> &out) {
             std::fill(out[0].data.begin(), out[0].data.end(), value(a));

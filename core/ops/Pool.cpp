@@ -285,6 +285,19 @@ void registerPoolOps() {
               }
               out[0].data[(nc * OH + oy) * OW + ox] = v;
             }
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // Nearest neighbour copies each input cell into an s x s block, so the cell's gradient
+        // is the block's sum: s² times its average.
+        if (n->parsed.getStr("method") != "NEAREST_NEIGHBOR")
+          fail("operator ", n->name, " (upsampling): the gradient of method ",
+               n->parsed.getStr("method"), " is not available; NEAREST_NEIGHBOR has one");
+        int64_t s = n->parsed.getInt("scale");
+        std::string window = "(" + std::to_string(s) + ", " + std::to_string(s) + ")";
+        NodeEntry avg = mk("avg_pool2d", n->name + "_grad_sub0", {g[0]},
+                           {{"pool_size", window}, {"strides", window}});
+        return std::vector<NodeEntry>{
+            mk("__mul_scalar__", n->name + "_grad", {avg}, {{"scalar", std::to_string(s * s)}})};
       });
 }
 

@@ -300,6 +300,49 @@ void registerTransformOps() {
                 }
               });
   concat.variadic = true;
+  concat.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // One node cuts g back into the inputs' pieces (it reads the inputs for their sizes).
+    std::vector<NodeEntry> in = {g[0]};
+    in.insert(in.end(), n->inputs.begin(), n->inputs.end());
+    NodeEntry cut = mk("_concatenate_grad", n->name + "_grad", in,
+                       {{"axis", std::to_string(n->parsed.getInt("axis"))},
+                        {"num_args", std::to_string(n->inputs.size())}});
+    std::vector<NodeEntry> out;
+    for (uint32_t k = 0; k < n->inputs.size(); ++k)
+      out.push_back(outOf(cut.node, k));
+    return out;
+  });
+
+  OpDef &concatGrad =
+      r.add("_concatenate_grad")
+          .describe("gradient of concatenate: ograd cut into pieces shaped like the inputs")
+          .param("axis", ParamKind::Int, "1", "the concatenation axis")
+          .param("num_args", ParamKind::Int, std::nullopt, "number of concatenated inputs")
+          .setPattern(kOpaque)
+          .shape([](ShapeCtx &c) {
+            if (c.attrs.getInt("num_args") + 1 != static_cast<int64_t>(c.in.size()))
+              c.error(cat("num_args is ", c.attrs.getInt("num_args"), " but there are ",
+                          c.in.size() - 1, " inputs besides ograd"));
+            for (size_t i = 1; i < c.in.size(); ++i)
+              if (!c.in[i].empty())
+                c.assignOut(i - 1, c.in[i]);
+          })
+          .kernel(
+              [](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+                const Tensor &g = *in[0];
+                int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(g.shape.size()),
+                                         "_concatenate_grad");
+                int64_t at = 0;
+                for (Tensor &piece : out) {
+                  copyAlongAxis(g, piece, axis, at, 0, piece.shape[axis]);
+                  at += piece.shape[axis];
+                }
+              });
+  concatGrad.variadic = true;
+  concatGrad.arguments({"ograd"});
+  concatGrad.numOutputsFn = [](const Attrs &a) {
+    return static_cast<uint32_t>(std::max<int64_t>(a.getInt("num_args"), 1));
+  };
 
   OpDef &split =
       r.add("split")
@@ -330,6 +373,11 @@ void registerTransformOps() {
               copyAlongAxis(x, out[i], axis, pts[i], 0, pts[i + 1] - pts[i]);
           });
   split.numOutputsFn = numSplitOutputs;
+  split.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // The pieces' gradients joined back together (unused pieces arrive as zeros).
+    return std::vector<NodeEntry>{mk("concatenate", n->name + "_grad", g,
+                                     {{"axis", std::to_string(n->parsed.getInt("axis"))}})};
+  });
 
   r.add("expand_dims")
       .describe("inserts num_newaxis axes of size 1 at axis")
@@ -490,6 +538,12 @@ void registerTransformOps() {
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         out[0] = transformLayout(*in[0], a.getStr("src_layout"), a.getStr("dst_layout"));
+      })
+      // A pure rearrangement: the gradient is the transform back.
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("__layout_transform__", n->name + "_grad", {g[0]},
+                                         {{"src_layout", n->parsed.getStr("dst_layout")},
+                                          {"dst_layout", n->parsed.getStr("src_layout")}})};
       });
 }
 

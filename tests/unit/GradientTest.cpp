@@ -169,6 +169,39 @@ TEST(Gradient, Transforms) {
                 {{"a", {2, 4}}, {"t", {2, 3, 4}}}, {"a", "t"});
 }
 
+// Ops NNVM left without a gradient, where one exists mathematically.
+TEST(Gradient, BeyondNNVM) {
+  checkGradient(var("a") + var("b") + var("c") + "y = concatenate(a, b, c, axis=1)",
+                {{"a", {2, 1, 3}}, {"b", {2, 2, 3}}, {"c", {2, 3, 3}}}, {"a", "b", "c"});
+  checkGradient(var("a") + var("b") + "y = concatenate(a, b, axis=-1)",
+                {{"a", {2, 3}}, {"b", {2, 1}}}, {"a", "b"});
+  // s[1] is unused: its gradient enters the concatenate as zeros.
+  checkGradient(var("x") + "s = split(x, indices_or_sections=3, axis=1)\ny = s[0] * s[2]",
+                {{"x", {2, 6, 2}}}, {"x"});
+  checkGradient(var("x") + "s = split(x, indices_or_sections=(1, 4), axis=0)\ny = s[1]",
+                {{"x", {5, 2}}}, {"x"});
+  checkGradient(var("x") + "y = __layout_transform__(x, src_layout=\"NCHW\", "
+                           "dst_layout=\"NCHW2c\")",
+                {{"x", {1, 4, 2, 3}}}, {"x"});
+  checkGradient(var("x") + "y = dropout(x, rate=0.3) * x", {{"x", {2, 3}}}, {"x"});
+  checkGradient(var("x") + "y = upsampling(x, scale=2)", {{"x", {1, 2, 2, 3}}}, {"x"});
+  checkGradient(var("x") + "y = upsampling(x, scale=3) * upsampling(x, scale=3)",
+                {{"x", {2, 1, 2, 2}}}, {"x"});
+  checkGradient(var("x") + "d = \"float64\"\ny = x * const(2.5, shape=(3,), dtype=d) + "
+                           "zeros(shape=(3,), dtype=d) + full(shape=(3,), fill_value=1.5, "
+                           "dtype=d) * ones(shape=(3,), dtype=d)",
+                {{"x", {3}}}, {"x"});
+}
+
+TEST(Gradient, BilinearUpsamplingSaysItHasNone) {
+  Engine e;
+  run(e, var("x") + "y = upsampling(x, scale=2, method=\"BILINEAR\")");
+  std::ostringstream out;
+  EXPECT_FALSE(e.execute(":grad y wrt x", out, out));
+  EXPECT_EQ(out.str(), "error: operator upsampling0 (upsampling): the gradient of method BILINEAR "
+                       "is not available; NEAREST_NEIGHBOR has one\n");
+}
+
 TEST(Gradient, SharedInputsAreSummed) {
   checkGradient(var("x") + "r = relu(x)\ny = r * r + exp(r)", {{"x", {3}}}, {"x"}, 0.1, 1);
   Engine e;

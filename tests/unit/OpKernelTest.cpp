@@ -326,6 +326,17 @@ TEST(OpKernel, GradientOps) {
   expectValues(outs[0], {2, 2, 2, 2});
   expectValues(outs[1], {10});
   expectValues(outs[2], {4});
+  // _concatenate_grad cuts g = [[0, 1, 2], [3, 4, 5]] along axis 1 into widths 1 and 2.
+  Graph cg = inferred("g = Variable(\"g\", shape=(2,3), dtype=1)\n"
+                      "a = Variable(\"a\", shape=(2,1), dtype=1)\n"
+                      "b = Variable(\"b\", shape=(2,2), dtype=1)\n"
+                      "y = _concatenate_grad(g, a, b, axis=1, num_args=2)",
+                      "Group([y[0], y[1]])");
+  auto pieces = interpret(cg, {{"g", tensor({2, 3}, {0, 1, 2, 3, 4, 5}, kFloat64)},
+                               {"a", tensor({2, 1}, {0, 0}, kFloat64)},
+                               {"b", tensor({2, 2}, {0, 0, 0, 0}, kFloat64)}});
+  expectValues(pieces[0], {0, 3});
+  expectValues(pieces[1], {1, 2, 4, 5});
   // Pool gradients over a 2x2 window holding [1, 4, 3, 2]: max routes to the 4, avg spreads.
   expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\no = Variable(\"o\")\n"
                     "y = _max_pool2d_grad(g, x, o, pool_size=(2,2))",

@@ -147,21 +147,18 @@ void conv2dTransposeShape(ShapeCtx &c) {
   c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
 }
 
-void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
-                           std::vector<Tensor> &out) {
-  ConvParams p = convParams(a, nullptr);
-  const Tensor &x = *in[0], &w = *in[1];
-  const Shape &xs = x.shape, &os = out[0].shape;
+// Visits every (output, input, weight) triple of a transposed convolution: each input pixel
+// scatters its weighted kernel into the output. Shared by the kernel and its gradient.
+template <typename Tap>
+void forEachTransposeTap(const ConvParams &p, const Shape &xs, const Shape &os, Tap tap) {
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], OC = os[1], OH = os[2], OW = os[3];
   int64_t icg = C / p.groups, ocg = OC / p.groups;
-  Tensor &y = out[0];
-  // Scatter form: every input pixel adds its weighted kernel into the output.
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ic = 0; ic < C; ++ic) {
       int64_t g = ic / icg;
       for (int64_t iy = 0; iy < H; ++iy)
         for (int64_t ix = 0; ix < W; ++ix) {
-          double v = x.data[((n * C + ic) * H + iy) * W + ix];
+          int64_t xi = ((n * C + ic) * H + iy) * W + ix;
           for (int64_t o = 0; o < ocg; ++o)
             for (int64_t ky = 0; ky < p.kh; ++ky) {
               int64_t oy = iy * p.sh + ky * p.dh - p.ph;
@@ -172,15 +169,39 @@ void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in
                 if (ox < 0 || ox >= OW)
                   continue;
                 int64_t oc = g * ocg + o;
-                y.data[((n * OC + oc) * OH + oy) * OW + ox] +=
-                    v * w.data[((ic * ocg + o) * p.kh + ky) * p.kw + kx];
+                tap(((n * OC + oc) * OH + oy) * OW + ox, xi,
+                    ((ic * ocg + o) * p.kh + ky) * p.kw + kx);
               }
             }
         }
     }
+}
+
+void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                           std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &x = *in[0], &w = *in[1];
+  Tensor &y = out[0];
+  forEachTransposeTap(p, x.shape, y.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
+    y.data[oi] += x.data[xi] * w.data[wi];
+  });
   if (p.bias)
     for (int64_t i = 0; i < y.size(); ++i)
       y.data[i] += in[2]->data[outputChannel(y.shape, i)];
+}
+
+// _conv2d_transpose_grad(g, data, weight): the adjoint of each tap, plus the bias sum.
+void conv2dTransposeGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                               std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
+  forEachTransposeTap(p, x.shape, g.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
+    out[0].data[xi] += g.data[oi] * w.data[wi];
+    out[1].data[wi] += g.data[oi] * x.data[xi];
+  });
+  if (p.bias)
+    for (int64_t i = 0; i < g.size(); ++i)
+      out[2].data[outputChannel(g.shape, i)] += g.data[i];
 }
 
 // _conv2d_grad(ograd, data, weight): gradients of data, weight and (with use_bias) bias.
@@ -309,6 +330,33 @@ void registerConvOps() {
   blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   blocked.argsFn = dataWeightBias;
   blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
+  blocked.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // conv2d's gradient between layout transforms: everything to NCHW / OIHW, _conv2d_grad,
+    // and each input gradient back to its input's layout.
+    const Attrs &a = n->parsed;
+    std::string data = a.getStr("layout"), kernel = a.getStr("kernel_layout"),
+                out = convOutLayout(a);
+    auto to = [&](const NodeEntry &e, const std::string &from, const std::string &dst,
+                  const std::string &name) {
+      return from == dst ? e
+                         : mk("__layout_transform__", name, {e},
+                              {{"src_layout", from}, {"dst_layout", dst}});
+    };
+    AttrDict plain;
+    for (const auto &[k, v] : n->attrs)
+      if (k != "layout" && k != "kernel_layout" && k != "out_layout")
+        plain.emplace_back(k, v);
+    NodeEntry cg = mk("_conv2d_grad", n->name + "_grad",
+                      {to(g[0], out, "NCHW", n->name + "_grad_sub0"),
+                       to(n->inputs[0], data, "NCHW", n->name + "_grad_sub1"),
+                       to(n->inputs[1], kernel, "OIHW", n->name + "_grad_sub2")},
+                      plain);
+    std::vector<NodeEntry> res = {to(outOf(cg.node, 0), "NCHW", data, n->name + "_grad_data"),
+                                  to(outOf(cg.node, 1), "OIHW", kernel, n->name + "_grad_weight")};
+    if (n->inputs.size() > 2)
+      res.push_back(to(outOf(cg.node, 2), "C", biasLayout(out), n->name + "_grad_bias"));
+    return res;
+  });
 
   OpDef &cgrad = convCommon("_conv2d_grad", "gradients of conv2d's data, weight and bias");
   cgrad.param("out_layout", ParamKind::Str, "__undef__", "output layout");
@@ -321,6 +369,30 @@ void registerConvOps() {
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
   convT.argsFn = dataWeightBias;
   convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel).layout(convLayout);
+  convT.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    NodeEntry cg = mk("_conv2d_transpose_grad", n->name + "_grad",
+                      {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
+    std::vector<NodeEntry> out;
+    for (uint32_t k = 0; k < n->inputs.size(); ++k)
+      out.push_back(outOf(cg.node, k));
+    return out;
+  });
+  OpDef &convTGrad =
+      convCommon("_conv2d_transpose_grad", "gradients of conv2d_transpose's data, weight and bias");
+  convTGrad.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
+  convTGrad.arguments({"ograd", "data", "weight"});
+  convTGrad.setPattern(kOpaque);
+  convTGrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
+  convTGrad.shape([](ShapeCtx &c) {
+    ConvParams p = convParams(c.attrs, &c);
+    if (!c.in[1].empty())
+      c.assignOut(0, c.in[1]);
+    if (!c.in[2].empty())
+      c.assignOut(1, c.in[2]);
+    if (p.bias)
+      c.assignOut(2, {p.channels});
+  });
+  convTGrad.kernel(conv2dTransposeGradKernel);
 }
 
 } // namespace loupe::ops

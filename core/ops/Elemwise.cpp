@@ -198,6 +198,29 @@ void registerElemwiseOps() {
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
+      .kernel(unaryKernel([](double x) { return x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // A cast to an integer type is piecewise constant; to a float type, the identity.
+        int to = *dtypeFromName(n->parsed.getStr("dtype"));
+        if (!dtypeIsFloat(to))
+          return std::vector<NodeEntry>{mk("zeros_like", n->name + "_grad", {n->inputs[0]})};
+        return std::vector<NodeEntry>{mk("_cast_grad", n->name + "_grad", {g[0], n->inputs[0]})};
+      });
+  OpRegistry::get()
+      .add("_cast_grad")
+      .describe("gradient of cast: ograd converted back to the data's dtype")
+      .arguments({"ograd", "data"})
+      .setPattern(kOpaque)
+      .shape([](ShapeCtx &c) {
+        if (!c.in[0].empty())
+          c.assignOut(0, c.in[0]);
+        if (!c.in[1].empty())
+          c.assignOut(0, c.in[1]);
+      })
+      .type([](TypeCtx &c) {
+        if (c.in[1] != -1)
+          c.assignOut(0, c.in[1]);
+      })
       .kernel(unaryKernel([](double x) { return x; }));
 
   auto pass = [](const NodePtr &n, const std::vector<NodeEntry> &g) {

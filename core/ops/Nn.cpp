@@ -245,6 +245,75 @@ void padKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vecto
   });
 }
 
+// Channel of element i along `axis` (the channel-major inner block), and that block's size.
+int64_t innerSize(const Shape &s, int axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    inner *= s[d];
+  return inner;
+}
+
+// _batch_norm_grad(g, g_mean, g_var, data, gamma, beta, mean, var): the inference form's
+// gradients. With s = 1/sqrt(var + eps) and gm = gamma (or 1): dx = g gm s; dgamma = Σ g (x-μ) s;
+// dbeta = Σ g; dμ = -Σ g gm s + g_mean; dvar = -½ Σ g (x-μ) gm s³ + g_var (the mean and
+// variance outputs are the moving statistics themselves).
+void batchNormGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                         std::vector<Tensor> &out) {
+  const Tensor &g = *in[0], &x = *in[3], &gamma = *in[4], &mean = *in[6], &var = *in[7];
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "batch_norm");
+  double eps = a.getFloat("epsilon");
+  bool center = a.getBool("center"), scale = a.getBool("scale");
+  int64_t inner = innerSize(x.shape, axis), C = x.shape[axis];
+  for (int64_t i = 0; i < x.size(); ++i) {
+    int64_t ch = (i / inner) % C;
+    double s = 1 / std::sqrt(var.data[ch] + eps), gm = scale ? gamma.data[ch] : 1.0;
+    double xm = x.data[i] - mean.data[ch], gi = g.data[i];
+    out[0].data[i] = gi * gm * s;
+    if (scale)
+      out[1].data[ch] += gi * xm * s;
+    if (center)
+      out[2].data[ch] += gi;
+    out[3].data[ch] -= gi * gm * s;
+    out[4].data[ch] -= 0.5 * gi * xm * gm * s * s * s;
+  }
+  for (int64_t ch = 0; ch < C; ++ch) {
+    out[3].data[ch] += in[1]->data[ch];
+    out[4].data[ch] += in[2]->data[ch];
+  }
+}
+
+// _prelu_grad(g, data, alpha): dx = g where x > 0, else alpha g; dalpha = Σ g x over x <= 0.
+void preluGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &g = *in[0], &x = *in[1], &alpha = *in[2];
+  int axis = normalizeAxis(a.getInt("axis"), 4, "prelu");
+  int64_t inner = innerSize(x.shape, axis);
+  for (int64_t i = 0; i < x.size(); ++i) {
+    int64_t ch = (i / inner) % x.shape[axis];
+    if (x.data[i] > 0) {
+      out[0].data[i] = g.data[i];
+    } else {
+      out[0].data[i] = alpha.data[ch] * g.data[i];
+      out[1].data[ch] += g.data[i] * x.data[i];
+    }
+  }
+}
+
+// _pad_grad(g, data): the part of g that covers the data (the padding gets no gradient).
+void padGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                   std::vector<Tensor> &out) {
+  const auto &pw = a.getPairs("pad_width");
+  const Tensor &g = *in[0];
+  auto st = stridesOf(g.shape);
+  int64_t k = 0;
+  forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      off += (idx[d] + pw[d][0]) * st[d];
+    out[0].data[k++] = g.data[off];
+  });
+}
+
 } // namespace
 
 void registerNnOps() {
@@ -300,6 +369,29 @@ void registerNnOps() {
                   .shape(batchNormShape)
                   .kernel(batchNormKernel);
   bn.mutateInputs = {3, 4};
+  bn.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    std::vector<NodeEntry> in = g;
+    in.insert(in.end(), n->inputs.begin(), n->inputs.end());
+    NodeEntry bg = mk("_batch_norm_grad", n->name + "_grad", in, n->attrs);
+    return outputsOf(bg.node);
+  });
+  OpRegistry::get()
+      .add("_batch_norm_grad")
+      .describe("gradients of batch_norm (inference form) for its five inputs")
+      .arguments({"ograd", "mean_ograd", "var_ograd", "data", "gamma", "beta", "moving_mean",
+                  "moving_var"})
+      .param("axis", ParamKind::Int, "1", "the channel axis")
+      .param("epsilon", ParamKind::Float, "1e-05", "added to the variance")
+      .param("center", ParamKind::Bool, "True", "add beta")
+      .param("scale", ParamKind::Bool, "True", "multiply by gamma")
+      .setPattern(kOpaque)
+      .outputs(5)
+      .shape([](ShapeCtx &c) {
+        for (size_t k = 0; k < 5; ++k)
+          if (!c.in[3 + k].empty())
+            c.assignOut(k, c.in[3 + k]);
+      })
+      .kernel(batchNormGradKernel);
   bn.layout([](const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &last,
                std::vector<std::string> &out) {
     std::vector<std::string> first{in[0]}, firstLast{last[0]}, o{out[0]};
@@ -352,7 +444,25 @@ void registerNnOps() {
           double v = x.data[i];
           out[0].data[i] = v > 0 ? v : in[1]->data[(i / inner) % x.shape[axis]] * v;
         }
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        NodeEntry pg =
+            mk("_prelu_grad", n->name + "_grad", {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
+        return outputsOf(pg.node);
       });
+  OpRegistry::get()
+      .add("_prelu_grad")
+      .describe("gradients of prelu for data and alpha")
+      .arguments({"ograd", "data", "alpha"})
+      .param("axis", ParamKind::Int, "1", "the channel axis")
+      .setPattern(kOpaque)
+      .outputs(2)
+      .shape([](ShapeCtx &c) {
+        for (size_t k = 0; k < 2; ++k)
+          if (!c.in[1 + k].empty())
+            c.assignOut(k, c.in[1 + k]);
+      })
+      .kernel(preluGradKernel);
 
   OpRegistry::get()
       .add("pad")
@@ -362,7 +472,25 @@ void registerNnOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape(padShape)
-      .kernel(padKernel);
+      .kernel(padKernel)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        AttrDict a;
+        for (const auto &[k, v] : n->attrs)
+          if (k == "pad_width")
+            a.emplace_back(k, v);
+        return std::vector<NodeEntry>{mk("_pad_grad", n->name + "_grad", {g[0], n->inputs[0]}, a)};
+      });
+  OpRegistry::get()
+      .add("_pad_grad")
+      .describe("gradient of pad: the part of ograd over the unpadded data")
+      .arguments({"ograd", "data"})
+      .param("pad_width", ParamKind::TupleOfPairs, std::nullopt, "((before, after), …) per axis")
+      .setPattern(kOpaque)
+      .shape([](ShapeCtx &c) {
+        if (!c.in[1].empty())
+          c.assignOut(0, c.in[1]);
+      })
+      .kernel(padGradKernel);
 }
 
 } // namespace loupe::ops

@@ -1,6 +1,8 @@
 // Reduce ops: sum, max, min, mean and prod over axes, with NNVM's keepdims/exclude rules.
 #include "core/ops/OpHelpers.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -37,34 +39,45 @@ void reduceShape(ShapeCtx &c) {
 
 enum class Kind { Sum, Max, Min, Mean, Prod };
 
+// For each element of `x` (row-major), the offset of its reduction group in the output: the
+// kept axes, row-major. Also gives the group size.
+std::vector<int64_t> reductionGroups(const Attrs &a, const Shape &shape, int64_t *count) {
+  int nd = static_cast<int>(shape.size());
+  auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "reduce");
+  std::vector<bool> red(nd, false);
+  for (int ax : axes)
+    red[ax] = true;
+  Shape kept;
+  for (int d = 0; d < nd; ++d)
+    if (!red[d])
+      kept.push_back(shape[d]);
+  *count = 1;
+  for (int ax : axes)
+    *count *= shape[ax];
+  std::vector<int64_t> group;
+  forEachIndex(shape, [&](const std::vector<int64_t> &idx) {
+    int64_t o = 0, j = 0;
+    for (int d = 0; d < nd; ++d)
+      if (!red[d])
+        o = o * kept[j++] + idx[d];
+    group.push_back(o);
+  });
+  return group;
+}
+
 ComputeFn reduceKernel(Kind kind) {
   return [kind](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
     const Tensor &x = *in[0];
-    int nd = static_cast<int>(x.shape.size());
-    auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "reduce");
-    std::vector<bool> red(nd, false);
-    for (int ax : axes)
-      red[ax] = true;
+    int64_t count = 1;
+    std::vector<int64_t> group = reductionGroups(a, x.shape, &count);
     double init = kind == Kind::Max    ? -std::numeric_limits<double>::infinity()
                   : kind == Kind::Min  ? std::numeric_limits<double>::infinity()
                   : kind == Kind::Prod ? 1.0
                                        : 0.0;
     std::vector<double> acc(out[0].size(), init);
-    // Output offset of an input index: the kept axes, row-major.
-    Shape kept;
-    for (int d = 0; d < nd; ++d)
-      if (!red[d])
-        kept.push_back(x.shape[d]);
-    int64_t k = 0, count = 1;
-    for (int ax : axes)
-      count *= x.shape[ax];
-    forEachIndex(x.shape, [&](const std::vector<int64_t> &idx) {
-      int64_t o = 0, j = 0;
-      for (int d = 0; d < nd; ++d)
-        if (!red[d])
-          o = o * kept[j++] + idx[d];
-      double v = x.data[k++];
-      double &r = acc[o];
+    for (size_t k = 0; k < group.size(); ++k) {
+      double v = x.data[k];
+      double &r = acc[group[k]];
       switch (kind) {
       case Kind::Sum:
       case Kind::Mean:
@@ -80,10 +93,33 @@ ComputeFn reduceKernel(Kind kind) {
         r *= v;
         break;
       }
-    });
+    }
     for (size_t i = 0; i < acc.size(); ++i)
       out[0].data[i] = kind == Kind::Mean ? acc[i] / static_cast<double>(count) : acc[i];
   };
+}
+
+// _prod_others: each element's group product without that element, exact when the group
+// holds zeros (a y / x rewrite would divide by them).
+void prodOthersKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &x = *in[0];
+  int64_t count = 1;
+  std::vector<int64_t> group = reductionGroups(a, x.shape, &count);
+  int64_t groups = group.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
+  std::vector<double> nonzeroProduct(groups, 1.0);
+  std::vector<int64_t> zeros(groups, 0);
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (x.data[k] == 0)
+      ++zeros[group[k]];
+    else
+      nonzeroProduct[group[k]] *= x.data[k];
+  }
+  for (size_t k = 0; k < group.size(); ++k) {
+    int64_t z = zeros[group[k]];
+    double p = nonzeroProduct[group[k]];
+    out[0].data[k] = z == 0 ? p / x.data[k] : (z == 1 && x.data[k] == 0 ? p : 0.0);
+  }
 }
 
 // The reduce attributes as a gradient node's dict: exclude then axis (the order seed 001 shows).
@@ -142,7 +178,22 @@ void registerReduceOps() {
         NodeEntry q = mk("elemwise_div", n->name + "_grad_sub2", {g[0], count});
         return std::vector<NodeEntry>{expandBack(n, q, n->name + "_grad")};
       });
-  reduceOp("prod", "product over axes", Kind::Prod);
+  reduceOp("prod", "product over axes", Kind::Prod)
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // d prod / d x_i = product of the others in x_i's group.
+        AttrDict a = reduceAttrs(n);
+        NodeEntry others = mk("_prod_others", n->name + "_grad_sub0", {n->inputs[0]}, a);
+        NodeEntry gx = expandBack(n, g[0], n->name + "_grad_sub1");
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {gx, others})};
+      });
+  OpRegistry::get()
+      .add("_prod_others")
+      .describe("for prod's gradient: each element's group product without that element")
+      .param("axis", ParamKind::Tuple, "()", "the axes prod reduced")
+      .param("exclude", ParamKind::Bool, "False", "axis lists the kept axes instead")
+      .setPattern(kOpaque)
+      .shape(sameShapeRule)
+      .kernel(prodOthersKernel);
 }
 
 } // namespace loupe::ops

@@ -193,6 +193,42 @@ TEST(Gradient, BeyondNNVM) {
                 {{"x", {3}}}, {"x"});
 }
 
+TEST(Gradient, BeyondNNVMWithGradientOps) {
+  std::string bn = var("x") + var("g") + var("b") + var("m") + var("v");
+  std::map<std::string, Shape> bnShapes{
+      {"x", {2, 3, 2, 2}}, {"g", {3}}, {"b", {3}}, {"m", {3}}, {"v", {3}}};
+  for (const char *flags : {"", ", scale=False, center=False", ", epsilon=0.1"})
+    checkGradient(bn + "y = batch_norm(x, g, b, m, v" + flags + ")", bnShapes,
+                  {"x", "g", "b", "m", "v"}, 0.5, 1.5);
+  checkGradient(bn + "y = batch_norm(x, g, b, m, v, axis=3)",
+                {{"x", {2, 2, 2, 3}}, {"g", {3}}, {"b", {3}}, {"m", {3}}, {"v", {3}}},
+                {"x", "g", "b", "m", "v"}, 0.5, 1.5);
+  checkGradient(var("x") + var("a") + "y = prelu(x, a)", {{"x", {2, 3, 2, 2}}, {"a", {3}}},
+                {"x", "a"});
+  checkGradient(var("x") + "y = pad(x, pad_width=((0, 0), (1, 2), (2, 0)), pad_value=3.0)",
+                {{"x", {2, 3, 2}}}, {"x"});
+  for (const char *e : {"prod(x)", "prod(x, axis=1)", "prod(x, axis=(0, 2), keepdims=True)",
+                        "prod(x, axis=1, exclude=True)"})
+    checkGradient(var("x") + "y = " + e, {{"x", {2, 3, 2}}}, {"x"}, 0.5, 1.5);
+  checkGradient(var("x") + "y = cast(x, dtype=\"float64\") * x", {{"x", {4}}}, {"x"});
+  checkGradient(var("x") + "y = cast(cast(x * 10, dtype=\"int32\"), dtype=\"float64\") + x",
+                {{"x", {4}}}, {"x"});
+  checkGradient(var("x") + var("w") + var("b") +
+                    "y = conv2d_transpose(x, w, b, channels=2, kernel_size=(3,3), strides=(2,2), "
+                    "padding=(1,1))",
+                {{"x", {1, 2, 3, 3}}, {"w", {2, 2, 3, 3}}, {"b", {2}}}, {"x", "w", "b"});
+  checkGradient(var("x") + var("w") +
+                    "y = conv2d_transpose(x, w, channels=4, kernel_size=(2,1), groups=2, "
+                    "dilation=(2,1), use_bias=False)",
+                {{"x", {2, 2, 3, 2}}, {"w", {2, 2, 2, 1}}}, {"x", "w"});
+  checkGradient(var("x") + var("w") + var("b") +
+                    "y = _contrib_conv2d_NCHWc(x, w, b, channels=4, kernel_size=(3,3), "
+                    "padding=(1,1), layout=\"NCHW2c\", kernel_layout=\"OIHW2i2o\", "
+                    "out_layout=\"NCHW2c\")",
+                {{"x", {1, 2, 4, 3, 2}}, {"w", {2, 2, 3, 3, 2, 2}}, {"b", {2, 2}}},
+                {"x", "w", "b"});
+}
+
 TEST(Gradient, BilinearUpsamplingSaysItHasNone) {
   Engine e;
   run(e, var("x") + "y = upsampling(x, scale=2, method=\"BILINEAR\")");
@@ -213,10 +249,10 @@ TEST(Gradient, SharedInputsAreSummed) {
 
 TEST(Gradient, ErrorsNameTheOp) {
   Engine e;
-  run(e, var("x") + "y = batch_norm(x)");
+  run(e, var("x") + "y = _prod_others(x)");
   std::ostringstream out;
   EXPECT_FALSE(e.execute(":grad y wrt x", out, out));
-  EXPECT_EQ(out.str(), "error: Operator batch_norm is non-differentiable because it "
+  EXPECT_EQ(out.str(), "error: Operator _prod_others is non-differentiable because it "
                        "didn't register FGradient attribute.\n");
   std::ostringstream out2;
   run(e, "z = Variable(\"z\")\nw = relu(x)");

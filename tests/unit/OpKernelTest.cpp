@@ -337,6 +337,73 @@ TEST(OpKernel, GradientOps) {
                                {"b", tensor({2, 2}, {0, 0, 0, 0}, kFloat64)}});
   expectValues(pieces[0], {0, 3});
   expectValues(pieces[1], {1, 2, 4, 5});
+  // _prod_others: one zero -> only the zero's slot gets the product of the rest (2*3*4);
+  // per row [[1, 2], [3, 4]] -> [[2, 1], [4, 3]]; two zeros -> all 0.
+  expectValues(unary("_prod_others", "", {4}, {2, 0, 3, 4}), {0, 24, 0, 0});
+  expectValues(unary("_prod_others", "axis=(1,)", {2, 2}, {1, 2, 3, 4}), {2, 1, 4, 3});
+  expectValues(unary("_prod_others", "", {3}, {0, 0, 5}), {0, 0, 0});
+  // _pad_grad keeps the part of g over the data: pad (1, 1) of 2 elements -> g[1:3].
+  expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\n"
+                    "y = _pad_grad(g, x, pad_width=((1, 1),))",
+                    {{"g", tensor({4}, {1, 2, 3, 4})}, {"x", tensor({2}, {0, 0})}}),
+               {2, 3});
+  // _cast_grad: g's values in the data's dtype.
+  Graph cast = inferred("g = Variable(\"g\", shape=(2,), dtype=1)\n"
+                        "x = Variable(\"x\", shape=(2,), dtype=0)\ny = _cast_grad(g, x)");
+  EXPECT_EQ(cast.attr("dtype")->ints.back(), kFloat32);
+  expectValues(
+      interpret(cast, {{"g", tensor({2}, {3, -1}, kFloat64)}, {"x", tensor({2}, {0, 0})}})[0],
+      {3, -1});
+  // _prelu_grad, alpha [0.5, 0.25], x = [1, -2 | -3, 4], g = 1: dx = [1, 0.5 | 0.25, 1];
+  // dalpha = sum of g x where x <= 0 = [-2, -3].
+  Graph pg = inferred("g = Variable(\"g\", shape=(1,2,1,2), dtype=1)\n"
+                      "x = Variable(\"x\", shape=(1,2,1,2), dtype=1)\n"
+                      "a = Variable(\"a\", shape=(2,), dtype=1)\ny = _prelu_grad(g, x, a)",
+                      "Group([y[0], y[1]])");
+  auto pgo = interpret(pg, {{"g", tensor({1, 2, 1, 2}, {1, 1, 1, 1}, kFloat64)},
+                            {"x", tensor({1, 2, 1, 2}, {1, -2, -3, 4}, kFloat64)},
+                            {"a", tensor({2}, {0.5, 0.25}, kFloat64)}});
+  expectValues(pgo[0], {1, 0.5, 0.25, 1});
+  expectValues(pgo[1], {-2, -3});
+  // _batch_norm_grad on x = [1, 3], gamma 2, mean 1, var 3, eps 1 (s = 1/2), g = [1, 1]:
+  // dx = g gamma s = [1, 1]; dgamma = sum g (x - mean) s = 1; dbeta = 2;
+  // dmean = -sum g gamma s = -2; dvar = -1/2 sum g (x - mean) gamma s^3 = -0.25.
+  Graph bg = inferred("g = Variable(\"g\", shape=(1,1,1,2), dtype=1)\n"
+                      "gm = Variable(\"gm\", shape=(1,), dtype=1)\n"
+                      "gv = Variable(\"gv\", shape=(1,), dtype=1)\n"
+                      "x = Variable(\"x\", shape=(1,1,1,2), dtype=1)\n"
+                      "ga = Variable(\"ga\", shape=(1,), dtype=1)\n"
+                      "be = Variable(\"be\", shape=(1,), dtype=1)\n"
+                      "mu = Variable(\"mu\", shape=(1,), dtype=1)\n"
+                      "va = Variable(\"va\", shape=(1,), dtype=1)\n"
+                      "y = _batch_norm_grad(g, gm, gv, x, ga, be, mu, va, epsilon=1.0)",
+                      "Group([y[0], y[1], y[2], y[3], y[4]])");
+  auto bgo = interpret(bg, {{"g", tensor({1, 1, 1, 2}, {1, 1}, kFloat64)},
+                            {"gm", tensor({1}, {0}, kFloat64)},
+                            {"gv", tensor({1}, {0}, kFloat64)},
+                            {"x", tensor({1, 1, 1, 2}, {1, 3}, kFloat64)},
+                            {"ga", tensor({1}, {2}, kFloat64)},
+                            {"be", tensor({1}, {0}, kFloat64)},
+                            {"mu", tensor({1}, {1}, kFloat64)},
+                            {"va", tensor({1}, {3}, kFloat64)}});
+  expectValues(bgo[0], {1, 1});
+  expectValues(bgo[1], {1});
+  expectValues(bgo[2], {2});
+  expectValues(bgo[3], {-2});
+  expectValues(bgo[4], {-0.25});
+  // _conv2d_transpose_grad of x = [1, 2] with w = [1, 2] (output [1, 4, 4]) and g = 1: each
+  // input touches two outputs, dx = 1 + 2 = 3 each; dw = 1 + 2 = 3 each; db = 3.
+  Graph tg = inferred("g = Variable(\"g\", shape=(1,1,1,3), dtype=1)\n"
+                      "x = Variable(\"x\", shape=(1,1,1,2), dtype=1)\n"
+                      "w = Variable(\"w\", shape=(1,1,1,2), dtype=1)\n"
+                      "y = _conv2d_transpose_grad(g, x, w, channels=1, kernel_size=(1,2))",
+                      "Group([y[0], y[1], y[2]])");
+  auto tgo = interpret(tg, {{"g", tensor({1, 1, 1, 3}, {1, 1, 1}, kFloat64)},
+                            {"x", tensor({1, 1, 1, 2}, {1, 2}, kFloat64)},
+                            {"w", tensor({1, 1, 1, 2}, {1, 2}, kFloat64)}});
+  expectValues(tgo[0], {3, 3});
+  expectValues(tgo[1], {3, 3});
+  expectValues(tgo[2], {3});
   // Pool gradients over a 2x2 window holding [1, 4, 3, 2]: max routes to the 4, avg spreads.
   expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\no = Variable(\"o\")\n"
                     "y = _max_pool2d_grad(g, x, o, pool_size=(2,2))",

@@ -185,6 +185,52 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
       .kernel(globalPoolKernel(isMax));
 }
 
+// Visits, for every output pixel of upsampling, the input pixels it reads and their weights
+// (one at weight 1 for nearest neighbour, four for bilinear with align_corners). The kernel
+// and its gradient share it.
+template <typename Tap>
+void forEachUpsamplingTap(const Attrs &a, const Shape &xs, const Shape &os, Tap tap) {
+  int64_t H = xs[2], W = xs[3], OH = os[2], OW = os[3];
+  bool bilinear = a.getStr("method") == "BILINEAR";
+  for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        int64_t src = nc * H * W, oi = (nc * OH + oy) * OW + ox;
+        if (!bilinear) {
+          tap(oi, src + (oy * H / OH) * W + ox * W / OW, 1.0);
+          continue;
+        }
+        // align_corners: output corners map onto input corners.
+        double fy = OH > 1 ? static_cast<double>(oy) * (H - 1) / (OH - 1) : 0.0;
+        double fx = OW > 1 ? static_cast<double>(ox) * (W - 1) / (OW - 1) : 0.0;
+        int64_t y0 = static_cast<int64_t>(std::floor(fy)),
+                x0 = static_cast<int64_t>(std::floor(fx));
+        int64_t y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0 + 1, W - 1);
+        double wy = fy - y0, wx = fx - x0;
+        tap(oi, src + y0 * W + x0, (1 - wy) * (1 - wx));
+        tap(oi, src + y0 * W + x1, (1 - wy) * wx);
+        tap(oi, src + y1 * W + x0, wy * (1 - wx));
+        tap(oi, src + y1 * W + x1, wy * wx);
+      }
+}
+
+void upsamplingKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &x = *in[0];
+  forEachUpsamplingTap(a, x.shape, out[0].shape, [&](int64_t oi, int64_t xi, double w) {
+    out[0].data[oi] += w * x.data[xi];
+  });
+}
+
+// _upsampling_grad(g, data): each output's gradient back to the inputs it read, by weight.
+void upsamplingGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                          std::vector<Tensor> &out) {
+  const Tensor &g = *in[0];
+  forEachUpsamplingTap(a, out[0].shape, g.shape, [&](int64_t oi, int64_t xi, double w) {
+    out[0].data[xi] += w * g.data[oi];
+  });
+}
+
 } // namespace
 
 void registerPoolOps() {
@@ -261,37 +307,14 @@ void registerPoolOps() {
         const Shape &d = c.in[0];
         c.assignOut(0, {d[0], d[1], d[2] * s, d[3] * s});
       })
-      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
-        const Tensor &x = *in[0];
-        int64_t H = x.shape[2], W = x.shape[3], OH = out[0].shape[2], OW = out[0].shape[3];
-        bool bilinear = a.getStr("method") == "BILINEAR";
-        for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
-          for (int64_t oy = 0; oy < OH; ++oy)
-            for (int64_t ox = 0; ox < OW; ++ox) {
-              const double *src = &x.data[nc * H * W];
-              double v;
-              if (!bilinear) {
-                v = src[(oy * H / OH) * W + ox * W / OW];
-              } else {
-                // align_corners: output corners map onto input corners.
-                double fy = OH > 1 ? static_cast<double>(oy) * (H - 1) / (OH - 1) : 0.0;
-                double fx = OW > 1 ? static_cast<double>(ox) * (W - 1) / (OW - 1) : 0.0;
-                int64_t y0 = static_cast<int64_t>(std::floor(fy)),
-                        x0x = static_cast<int64_t>(std::floor(fx));
-                int64_t y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0x + 1, W - 1);
-                double wy = fy - y0, wx = fx - x0x;
-                v = (1 - wy) * ((1 - wx) * src[y0 * W + x0x] + wx * src[y0 * W + x1]) +
-                    wy * ((1 - wx) * src[y1 * W + x0x] + wx * src[y1 * W + x1]);
-              }
-              out[0].data[(nc * OH + oy) * OW + ox] = v;
-            }
-      })
+      .kernel(upsamplingKernel)
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // Nearest neighbour copies each input cell into an s x s block, so the cell's gradient
-        // is the block's sum: s² times its average.
+        // is the block's sum: s² times its average. Bilinear sends each output's gradient back
+        // to its four inputs by weight.
         if (n->parsed.getStr("method") != "NEAREST_NEIGHBOR")
-          fail("operator ", n->name, " (upsampling): the gradient of method ",
-               n->parsed.getStr("method"), " is not available; NEAREST_NEIGHBOR has one");
+          return std::vector<NodeEntry>{
+              mk("_upsampling_grad", n->name + "_grad", {g[0], n->inputs[0]}, n->attrs)};
         int64_t s = n->parsed.getInt("scale");
         std::string window = "(" + std::to_string(s) + ", " + std::to_string(s) + ")";
         NodeEntry avg = mk("avg_pool2d", n->name + "_grad_sub0", {g[0]},
@@ -299,6 +322,20 @@ void registerPoolOps() {
         return std::vector<NodeEntry>{
             mk("__mul_scalar__", n->name + "_grad", {avg}, {{"scalar", std::to_string(s * s)}})};
       });
+  OpRegistry::get()
+      .add("_upsampling_grad")
+      .describe("gradient of upsampling: each output's gradient back to the inputs it read")
+      .arguments({"ograd", "data"})
+      .param("scale", ParamKind::Int, std::nullopt, "integer scale factor")
+      .param("layout", ParamKind::Str, "NCHW", "data layout")
+      .param("method", ParamKind::Enum, "NEAREST_NEIGHBOR", "interpolation",
+             {"NEAREST_NEIGHBOR", "BILINEAR"})
+      .setPattern(kOpaque)
+      .shape([](ShapeCtx &c) {
+        if (!c.in[1].empty())
+          c.assignOut(0, c.in[1]);
+      })
+      .kernel(upsamplingGradKernel);
 }
 
 } // namespace loupe::ops

@@ -185,6 +185,8 @@ TEST(Gradient, BeyondNNVM) {
                 {{"x", {1, 4, 2, 3}}}, {"x"});
   checkGradient(var("x") + "y = dropout(x, rate=0.3) * x", {{"x", {2, 3}}}, {"x"});
   checkGradient(var("x") + "y = upsampling(x, scale=2)", {{"x", {1, 2, 2, 3}}}, {"x"});
+  checkGradient(var("x") + "y = upsampling(x, scale=2, method=\"BILINEAR\")", {{"x", {1, 2, 2, 3}}},
+                {"x"});
   checkGradient(var("x") + "y = upsampling(x, scale=3) * upsampling(x, scale=3)",
                 {{"x", {2, 1, 2, 2}}}, {"x"});
   checkGradient(var("x") + "d = \"float64\"\ny = x * const(2.5, shape=(3,), dtype=d) + "
@@ -227,15 +229,6 @@ TEST(Gradient, BeyondNNVMWithGradientOps) {
                     "out_layout=\"NCHW2c\")",
                 {{"x", {1, 2, 4, 3, 2}}, {"w", {2, 2, 3, 3, 2, 2}}, {"b", {2, 2}}},
                 {"x", "w", "b"});
-}
-
-TEST(Gradient, BilinearUpsamplingSaysItHasNone) {
-  Engine e;
-  run(e, var("x") + "y = upsampling(x, scale=2, method=\"BILINEAR\")");
-  std::ostringstream out;
-  EXPECT_FALSE(e.execute(":grad y wrt x", out, out));
-  EXPECT_EQ(out.str(), "error: operator upsampling0 (upsampling): the gradient of method BILINEAR "
-                       "is not available; NEAREST_NEIGHBOR has one\n");
 }
 
 TEST(Gradient, SharedInputsAreSummed) {

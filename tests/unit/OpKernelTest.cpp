@@ -404,6 +404,14 @@ TEST(OpKernel, GradientOps) {
   expectValues(tgo[0], {3, 3});
   expectValues(tgo[1], {3, 3});
   expectValues(tgo[2], {3});
+  // _upsampling_grad, bilinear, data 1x2 -> output 2x4 with g rows [1, 2, 3, 4]: output
+  // columns read x0 with weights 1, 2/3, 1/3, 0 and x1 with 0, 1/3, 2/3, 1, so
+  // dx0 = 2 (1 + 4/3 + 1) = 20/3 and dx1 = 2 (2/3 + 2 + 4) = 40/3.
+  expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\n"
+                    "y = _upsampling_grad(g, x, scale=2, method=\"BILINEAR\")",
+                    {{"g", tensor({1, 1, 2, 4}, {1, 2, 3, 4, 1, 2, 3, 4})},
+                     {"x", tensor({1, 1, 1, 2}, {0, 0})}}),
+               {20.0 / 3, 40.0 / 3}, 1e-5);
   // Pool gradients over a 2x2 window holding [1, 4, 3, 2]: max routes to the 4, avg spreads.
   expectValues(eval("g = Variable(\"g\")\nx = Variable(\"x\")\no = Variable(\"o\")\n"
                     "y = _max_pool2d_grad(g, x, o, pool_size=(2,2))",

@@ -4,6 +4,7 @@
 #include "core/Attrs.h"
 #include "core/Shape.h"
 #include "core/Tensor.h"
+#include "core/loop/Compute.h"
 
 #include <functional>
 #include <map>
@@ -79,6 +80,12 @@ using CorrectLayoutFn =
 using GradientFn = std::function<std::vector<NodeEntry>(const std::shared_ptr<const Node> &,
                                                         const std::vector<NodeEntry> &)>;
 
+/// Lowering rule (TVM's FTVMCompute): the op's outputs as compute stages over its inputs'
+/// stages, given the outputs' shapes and dtypes. Names its stages as TVM's topi did.
+using LowerFn = std::function<std::vector<loop::ComputeRef>(
+    const Attrs &, const std::vector<loop::ComputeRef> &inputs, const std::vector<Shape> &outShapes,
+    const std::vector<int> &outTypes)>;
+
 /// Everything about one operator. Built with the chainable setters in a registration file of
 /// its family (core/ops/*.cpp).
 struct OpDef {
@@ -104,6 +111,7 @@ struct OpDef {
   ComputeFn compute;
   GradientFn gradient;           ///< unset: not differentiable (Gradient reports it)
   CorrectLayoutFn correctLayout; ///< unset: inputs kept, outputs unknown
+  LowerFn lowering;              ///< unset: the op cannot be compiled yet
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
@@ -142,6 +150,10 @@ struct OpDef {
   }
   OpDef &layout(CorrectLayoutFn f) {
     correctLayout = std::move(f);
+    return *this;
+  }
+  OpDef &lower(LowerFn f) {
+    lowering = std::move(f);
     return *this;
   }
   OpDef &grad(GradientFn f) {

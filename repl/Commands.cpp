@@ -1,6 +1,7 @@
 // Commands: the `:command` table of the workbench — one entry per command with its usage,
 // a one-line summary and its handler.
 #include "backend/HostTarget.h"
+#include "backend/LowerFunction.h"
 #include "core/Error.h"
 #include "core/FusedModule.h"
 #include "core/Json.h"
@@ -122,6 +123,36 @@ std::string plural(size_t n, const char *word) {
 }
 
 // "16 nodes, 7 inputs, 1 output"
+// The fused functions of a compiled graph in the order its tvm_op nodes call them.
+std::vector<std::string> functionOrder(const Graph &g) {
+  const GraphAttr *attr = g.attr("module");
+  if (!attr)
+    missingAttr(g, "module");
+  std::vector<std::string> names;
+  for (const auto &n : g.index().nodes)
+    if (!n.node->isVariable() && n.node->op->name == "tvm_op") {
+      std::string fn = n.node->parsed.getStr("func_name");
+      if (std::find(names.begin(), names.end(), fn) == names.end())
+        names.push_back(fn);
+    }
+  return names;
+}
+
+// A function of the graph's module by name; the error lists the ones there are.
+const FusedFunction &findFunction(const Graph &g, const std::string &name) {
+  const GraphAttr *attr = g.attr("module");
+  if (!attr)
+    missingAttr(g, "module");
+  auto module = std::static_pointer_cast<const FusedModule>(attr->opaque);
+  auto it = module->functions.find(name);
+  if (it == module->functions.end()) {
+    std::vector<std::string> fns = functionOrder(g);
+    fail("the module has no function '", name, "'", didYouMean(name, fns),
+         "; functions: ", joinNames(fns));
+  }
+  return *it->second;
+}
+
 std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +
          plural(idx.heads.size(), "output");
@@ -481,17 +512,9 @@ void Engine::registerCommands() {
           missingAttr(g, a[0]);
         Graph opened;
         if (a[0] == "module") {
-          auto module = std::static_pointer_cast<const FusedModule>(attr->opaque);
-          std::vector<std::string> fns;
-          for (const auto &[name, f] : module->functions)
-            fns.push_back(name);
           if (a.size() != 2)
-            fail("usage: :open module FUNCTION; functions: ", joinNames(fns));
-          auto it = module->functions.find(a[1]);
-          if (it == module->functions.end())
-            fail("the module has no function '", a[1], "'", didYouMean(a[1], fns),
-                 "; functions: ", joinNames(fns));
-          opened = it->second->body;
+            fail("usage: :open module FUNCTION; functions: ", joinNames(functionOrder(g)));
+          opened = findFunction(g, a[1]).body;
         } else if (attr->type == GraphAttr::Type::Opaque && a[0] == "precompute_graph") {
           needArgs(a, 1, 1, ":open precompute_graph");
           opened = *std::static_pointer_cast<const Graph>(attr->opaque);
@@ -501,6 +524,26 @@ void Engine::registerCommands() {
         std::string label = "open " + a[0] + (a.size() == 2 ? " " + a[1] : "");
         e.pushStep(opened, label, 0, true);
         out << "step " << e.cursor_ << ": " << label << " (" << graphSize(opened.index()) << ")\n";
+      });
+
+  add("lower", "[FUNC]",
+      "the lowered loops of a fused function of the module (all of them without FUNC)",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":lower [FUNC]");
+        const Graph &g = e.requireGraph();
+        std::vector<std::string> names = a.empty() ? functionOrder(g) : a;
+        for (const std::string &name : names) {
+          backend::LoweredFunction f = backend::lowerFunction(findFunction(g, name));
+          out << "lower function " << name << "\n" << backend::printLowered(f);
+        }
+      });
+
+  add("schedule", "FUNC", "the schedule steps the default x86 schedule applied to a function",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":schedule FUNC");
+        backend::LoweredFunction f = backend::lowerFunction(findFunction(e.requireGraph(), a[0]));
+        std::string steps = f.schedule->describe();
+        out << (steps.empty() ? "no schedule steps: every loop as computed\n" : steps);
       });
 
   add("apply", "P1 [P2 …]", "applies passes in order; the result is a new history step",

@@ -35,34 +35,40 @@ NodeEntry collapse(const NodePtr &n, size_t i, const NodeEntry &g, const char *s
 void registerBroadcastOps() {
   // The seed era had no gradients for these; later NNVM summed the output gradient back over
   // the broadcast axes (collapse_sum), under the node names used here.
-  binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting", [](double a, double b) {
-    return a + b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, g[0], "_drhs")};
-  });
-  binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting", [](double a, double b) {
-    return a - b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    NodeEntry neg = mk("negative", n->name + "_drhs_neg", {g[0]});
-    return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, neg, "_drhs")};
-  });
-  binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting", [](double a, double b) {
-    return a * b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    NodeEntry dl = mk("broadcast_mul", n->name + "_dlhs_mul", {n->inputs[1], g[0]});
-    NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {n->inputs[0], g[0]});
-    return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"), collapse(n, 1, dr, "_drhs_sum")};
-  });
-  binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting", [](double a, double b) {
-    return a / b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = y / -b
-    NodeEntry dl = mk("broadcast_div", n->name + "_dlhs_div", {g[0], n->inputs[1]});
-    NodeEntry negB = mk("negative", n->name + "_rhs_neg", {n->inputs[1]});
-    NodeEntry dy = mk("broadcast_div", n->name + "_drhs_div", {outOf(n), negB});
-    NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {dy, g[0]});
-    return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"), collapse(n, 1, dr, "_drhs_sum")};
-  });
+  binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting",
+         [](double a, double b) { return a + b; })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a + b; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, g[0], "_drhs")};
+      });
+  binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting",
+         [](double a, double b) { return a - b; })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a - b; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        NodeEntry neg = mk("negative", n->name + "_drhs_neg", {g[0]});
+        return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, neg, "_drhs")};
+      });
+  binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting",
+         [](double a, double b) { return a * b; })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a * b; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        NodeEntry dl = mk("broadcast_mul", n->name + "_dlhs_mul", {n->inputs[1], g[0]});
+        NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {n->inputs[0], g[0]});
+        return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"),
+                                      collapse(n, 1, dr, "_drhs_sum")};
+      });
+  binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting",
+         [](double a, double b) { return a / b; })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a / b; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = y / -b
+        NodeEntry dl = mk("broadcast_div", n->name + "_dlhs_div", {g[0], n->inputs[1]});
+        NodeEntry negB = mk("negative", n->name + "_rhs_neg", {n->inputs[1]});
+        NodeEntry dy = mk("broadcast_div", n->name + "_drhs_div", {outOf(n), negB});
+        NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {dy, g[0]});
+        return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"),
+                                      collapse(n, 1, dr, "_drhs_sum")};
+      });
 
   OpRegistry::get()
       .add("broadcast_to")

@@ -111,6 +111,36 @@ void forEachConvTap(const ConvParams &p, const Shape &xs, const Shape &os, Tap t
     }
 }
 
+// topi's conv2d_nchw: `pad_temp` (when padding is non-zero), then a sum over rc, ry, rx on
+// axes nn, ff, yy, xx; with a bias, an add stage over it (as NNVM's compute did).
+std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                                          const std::vector<Shape> &shapes,
+                                          const std::vector<int> &types) {
+  using namespace loop;
+  ConvParams p = convParams(a, nullptr);
+  ComputeRef x = in[0], w = in[1];
+  // topi pads H by ph and W by pw on both sides; no padding, no stage.
+  ComputeRef data = p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw}, {0, 0, p.ph, p.pw}, 0) : x;
+  int64_t icg = x->shape[1] / p.groups, ocg = p.channels / p.groups;
+  IterVar rc = reduceAxis(icg, "rc"), ry = reduceAxis(p.kh, "ry"), rx = reduceAxis(p.kw, "rx");
+  ComputeRef conv = compute(shapes[0], types[0],
+                            [&](const std::vector<Expr> &i) {
+                              Expr channel = p.groups == 1 ? rc.var : (i[1] / ocg) * icg + rc.var;
+                              Expr src = read(data, {i[0], channel, i[2] * p.sh + ry.var * p.dh,
+                                                     i[3] * p.sw + rx.var * p.dw}) *
+                                         read(w, {i[1], rc.var, ry.var, rx.var});
+                              return reduce(Combiner::Sum, src, {rc, ry, rx});
+                            },
+                            "compute", "conv2d", "", {"nn", "ff", "yy", "xx"});
+  if (!p.bias)
+    return {conv};
+  ComputeRef b = in[2];
+  return {compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) { return read(conv, i) + read(b, {i[1]}); }, "compute",
+      "broadcast", "ax")};
+}
+
 // The bias channel of each output element, for adding the bias and for its gradient.
 int64_t outputChannel(const Shape &os, int64_t i) { return (i / (os[2] * os[3])) % os[1]; }
 
@@ -313,7 +343,7 @@ void registerConvOps() {
   OpDef &conv = convCommon("conv2d", "2-D convolution");
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   conv.argsFn = dataWeightBias;
-  conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout);
+  conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout).lower(conv2dLower);
   conv.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // NNVM: one _conv2d_grad node carrying the conv2d's attributes; its outputs are the input
     // gradients.

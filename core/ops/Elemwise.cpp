@@ -5,6 +5,8 @@
 
 namespace loupe::ops {
 
+using namespace loupe::loop;
+
 namespace {
 
 // NNVM's unary elementwise ops may write into their input (FInplaceOption {0, 0}); binary
@@ -64,22 +66,28 @@ std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &
   return out;
 }
 
+// The `scalar` attribute as a constant of x's dtype, for the lowering of the scalar ops.
+Expr sc(const Expr &x, const Attrs &a) { return constant(a.getFloat("scalar"), x->dtype); }
+
 std::string scalarText(const NodePtr &n) { return n->parsed.raw("scalar"); }
 double scalarOf(const NodePtr &n) { return n->parsed.getFloat("scalar"); }
 
 } // namespace
 
 void registerElemwiseOps() {
-  unary("relu", "max(x, 0)", [](double x) {
-    return x > 0 ? x : 0.0;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // NNVM: zeros_like, greater(x, zeros, exclude=true), elemwise_mul.
-    const NodeEntry &x = n->inputs[0];
-    NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
-    NodeEntry mask = mk("greater", n->name + "_sub1", {x, zero}, {{"exclude", "true"}});
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
-  });
+  unary("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; })
+      .lower(elementwiseLower(
+          [](const Expr &x, const Attrs &) { return max(x, constant(0, x->dtype)); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // NNVM: zeros_like, greater(x, zeros, exclude=true), elemwise_mul.
+        const NodeEntry &x = n->inputs[0];
+        NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
+        NodeEntry mask = mk("greater", n->name + "_sub1", {x, zero}, {{"exclude", "true"}});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
+      });
   unary("sigmoid", "1 / (1 + exp(-x))", sigmoid)
+      .lower(elementwiseLower(
+          [](const Expr &x, const Attrs &) { return call("sigmoid", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g * y * (1 - y)
         NodeEntry y = outOf(n);
@@ -87,49 +95,56 @@ void registerElemwiseOps() {
         NodeEntry d = mk("elemwise_mul", n->name + "_sub1", {y, oneMinus});
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
       });
-  unary("tanh", "hyperbolic tangent", [](double x) {
-    return std::tanh(x);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // g * (1 - y^2)
-    NodeEntry y = outOf(n);
-    NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {y, y});
-    NodeEntry d = mk("__rsub_scalar__", n->name + "_sub1", {sq}, {{"scalar", "1"}});
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-  });
-  unary("exp", "e to the x", [](double x) {
-    return std::exp(x);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
-  });
-  unary("log", "natural logarithm", [](double x) {
-    return std::log(x);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
-  });
-  unary("sqrt", "square root", [](double x) {
-    return std::sqrt(x);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // g / (2 y)
-    NodeEntry twoY = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)}, {{"scalar", "2"}});
-    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
-  });
-  unary("negative", "-x", [](double x) {
-    return -x;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
-  });
-  unary("copy", "identity copy", [](double x) {
-    return x;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
-  });
-  unary("block_grad", "identity that stops gradients", [](double x) { return x; }).grad(zeroGrad);
-  unary("zeros_like", "zeros of the input's shape and dtype", [](double) {
-    return 0.0;
-  }).grad(zeroGrad);
-  unary("ones_like", "ones of the input's shape and dtype", [](double) {
-    return 1.0;
-  }).grad(zeroGrad);
+  unary("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); })
+      .lower(elementwiseLower(
+          [](const Expr &x, const Attrs &) { return call("tanh", {x}, x->dtype); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g * (1 - y^2)
+        NodeEntry y = outOf(n);
+        NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {y, y});
+        NodeEntry d = mk("__rsub_scalar__", n->name + "_sub1", {sq}, {{"scalar", "1"}});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+      });
+  unary("exp", "e to the x", [](double x) { return std::exp(x); })
+      .lower(
+          elementwiseLower([](const Expr &x, const Attrs &) { return call("exp", {x}, x->dtype); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
+      });
+  unary("log", "natural logarithm", [](double x) { return std::log(x); })
+      .lower(
+          elementwiseLower([](const Expr &x, const Attrs &) { return call("log", {x}, x->dtype); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
+      });
+  unary("sqrt", "square root", [](double x) { return std::sqrt(x); })
+      .lower(elementwiseLower(
+          [](const Expr &x, const Attrs &) { return call("sqrt", {x}, x->dtype); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g / (2 y)
+        NodeEntry twoY = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)}, {{"scalar", "2"}});
+        return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
+      });
+  unary("negative", "-x", [](double x) { return -x; })
+      .lower(
+          elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype) - x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
+      });
+  unary("copy", "identity copy", [](double x) { return x; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
+      });
+  unary("block_grad", "identity that stops gradients", [](double x) { return x; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
+      .grad(zeroGrad);
+  unary("zeros_like", "zeros of the input's shape and dtype", [](double) { return 0.0; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype); }))
+      .grad(zeroGrad);
+  unary("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(1, x->dtype); }))
+      .grad(zeroGrad);
 
   OpRegistry::get()
       .add("leaky_relu")
@@ -140,6 +155,9 @@ void registerElemwiseOps() {
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel(
           [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+        return select(gt(x, constant(0, x->dtype)), x, x * constant(a.getFloat("alpha"), x->dtype));
+      }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g * (greater(x, 0) + alpha * less(x, 0))
         const NodeEntry &x = n->inputs[0];
@@ -163,6 +181,10 @@ void registerElemwiseOps() {
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
         return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
       }))
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+        return min(max(x, constant(a.getFloat("a_min"), x->dtype)),
+                   constant(a.getFloat("a_max"), x->dtype));
+      }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g where a_min <= x <= a_max, else 0.
         const NodeEntry &x = n->inputs[0];
@@ -185,6 +207,9 @@ void registerElemwiseOps() {
       .setPattern(kElemWise)
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+        return constant(a.getFloat("fill_value"), x->dtype);
+      }))
       .grad(zeroGrad);
 
   std::vector<std::string> dtypes;
@@ -226,89 +251,106 @@ void registerElemwiseOps() {
   auto pass = [](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
   };
-  scalarOp("__add_scalar__", "x + scalar", [](double x, double s) { return x + s; }).grad(pass);
-  scalarOp("__sub_scalar__", "x - scalar", [](double x, double s) { return x - s; }).grad(pass);
-  scalarOp("__rsub_scalar__", "scalar - x", [](double x, double s) {
-    return s - x;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
-  });
-  scalarOp("__mul_scalar__", "x * scalar", [](double x, double s) {
-    return x * s;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{
-        mk("__mul_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
-  });
-  scalarOp("__div_scalar__", "x / scalar", [](double x, double s) {
-    return x / s;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{
-        mk("__div_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
-  });
-  scalarOp("__rdiv_scalar__", "scalar / x", [](double x, double s) {
-    return s / x;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // d(s/x) = -s / x^2
-    const NodeEntry &x = n->inputs[0];
-    NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {x, x});
-    NodeEntry q = mk("elemwise_div", n->name + "_sub1", {g[0], sq});
-    return std::vector<NodeEntry>{
-        mk("__mul_scalar__", n->name + "_grad", {q}, {{"scalar", pyFloatRepr(-scalarOf(n))}})};
-  });
-  scalarOp("__pow_scalar__", "x ** scalar", [](double x, double s) {
-    return std::pow(x, s);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // s * x^(s-1)
-    NodeEntry p = mk("__pow_scalar__", n->name + "_sub0", {n->inputs[0]},
-                     {{"scalar", pyFloatRepr(scalarOf(n) - 1)}});
-    NodeEntry d = mk("__mul_scalar__", n->name + "_sub1", {p}, {{"scalar", scalarText(n)}});
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-  });
-  scalarOp("__rpow_scalar__", "scalar ** x", [](double x, double s) {
-    return std::pow(s, x);
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // s^x * ln(s)
-    NodeEntry d = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)},
-                     {{"scalar", pyFloatRepr(std::log(scalarOf(n)))}});
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-  });
+  scalarOp("__add_scalar__", "x + scalar", [](double x, double s) { return x + s; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x + sc(x, a); }))
+      .grad(pass);
+  scalarOp("__sub_scalar__", "x - scalar", [](double x, double s) { return x - s; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x - sc(x, a); }))
+      .grad(pass);
+  scalarOp("__rsub_scalar__", "scalar - x", [](double x, double s) { return s - x; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) - x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
+      });
+  scalarOp("__mul_scalar__", "x * scalar", [](double x, double s) { return x * s; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x * sc(x, a); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("__mul_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
+      });
+  scalarOp("__div_scalar__", "x / scalar", [](double x, double s) { return x / s; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x / sc(x, a); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("__div_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
+      });
+  scalarOp("__rdiv_scalar__", "scalar / x", [](double x, double s) { return s / x; })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) / x; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // d(s/x) = -s / x^2
+        const NodeEntry &x = n->inputs[0];
+        NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {x, x});
+        NodeEntry q = mk("elemwise_div", n->name + "_sub1", {g[0], sq});
+        return std::vector<NodeEntry>{
+            mk("__mul_scalar__", n->name + "_grad", {q}, {{"scalar", pyFloatRepr(-scalarOf(n))}})};
+      });
+  scalarOp("__pow_scalar__", "x ** scalar", [](double x, double s) { return std::pow(x, s); })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+        return call("pow", {x, sc(x, a)}, x->dtype);
+      }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // s * x^(s-1)
+        NodeEntry p = mk("__pow_scalar__", n->name + "_sub0", {n->inputs[0]},
+                         {{"scalar", pyFloatRepr(scalarOf(n) - 1)}});
+        NodeEntry d = mk("__mul_scalar__", n->name + "_sub1", {p}, {{"scalar", scalarText(n)}});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+      });
+  scalarOp("__rpow_scalar__", "scalar ** x", [](double x, double s) { return std::pow(s, x); })
+      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+        return call("pow", {sc(x, a), x}, x->dtype);
+      }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // s^x * ln(s)
+        NodeEntry d = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)},
+                         {{"scalar", pyFloatRepr(std::log(scalarOf(n)))}});
+        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
+      });
 
   // NNVM registers elemwise_add/sub/mul/div with the Broadcast pattern (nnvm-spec §4).
-  binary("elemwise_add", "lhs + rhs (same shapes)", kBroadcast, [](double a, double b) {
-    return a + b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
-                                  mk("copy", n->name + "_grad_1", {g[0]})};
-  });
-  binary("elemwise_sub", "lhs - rhs (same shapes)", kBroadcast, [](double a, double b) {
-    return a - b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
-                                  mk("negative", n->name + "_grad_1", {g[0]})};
-  });
-  binary("elemwise_mul", "lhs * rhs (same shapes)", kBroadcast, [](double a, double b) {
-    return a * b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad_0", {g[0], n->inputs[1]}),
-                                  mk("elemwise_mul", n->name + "_grad_1", {g[0], n->inputs[0]})};
-  });
-  binary("elemwise_div", "lhs / rhs (same shapes)", kBroadcast, [](double a, double b) {
-    return a / b;
-  }).grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // g / b and -(g a) / (b b)
-    const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
-    NodeEntry ga = mk("elemwise_mul", n->name + "_sub0", {g[0], a});
-    NodeEntry bb = mk("elemwise_mul", n->name + "_sub1", {b, b});
-    NodeEntry q = mk("elemwise_div", n->name + "_sub2", {ga, bb});
-    return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad_0", {g[0], b}),
-                                  mk("negative", n->name + "_grad_1", {q})};
-  });
-  binary("greater", "1 where lhs > rhs else 0", kElemWise, [](double a, double b) {
-    return a > b ? 1.0 : 0.0;
-  }).grad(zeroGrad);
-  binary("less", "1 where lhs < rhs else 0", kElemWise, [](double a, double b) {
-    return a < b ? 1.0 : 0.0;
-  }).grad(zeroGrad);
+  binary("elemwise_add", "lhs + rhs (same shapes)", kBroadcast,
+         [](double a, double b) { return a + b; })
+      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a + b; }, "elemwise"))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
+                                      mk("copy", n->name + "_grad_1", {g[0]})};
+      });
+  binary("elemwise_sub", "lhs - rhs (same shapes)", kBroadcast,
+         [](double a, double b) { return a - b; })
+      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a - b; }, "elemwise"))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
+                                      mk("negative", n->name + "_grad_1", {g[0]})};
+      });
+  binary("elemwise_mul", "lhs * rhs (same shapes)", kBroadcast,
+         [](double a, double b) { return a * b; })
+      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a * b; }, "elemwise"))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return std::vector<NodeEntry>{
+            mk("elemwise_mul", n->name + "_grad_0", {g[0], n->inputs[1]}),
+            mk("elemwise_mul", n->name + "_grad_1", {g[0], n->inputs[0]})};
+      });
+  binary("elemwise_div", "lhs / rhs (same shapes)", kBroadcast,
+         [](double a, double b) { return a / b; })
+      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a / b; }, "elemwise"))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // g / b and -(g a) / (b b)
+        const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+        NodeEntry ga = mk("elemwise_mul", n->name + "_sub0", {g[0], a});
+        NodeEntry bb = mk("elemwise_mul", n->name + "_sub1", {b, b});
+        NodeEntry q = mk("elemwise_div", n->name + "_sub2", {ga, bb});
+        return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad_0", {g[0], b}),
+                                      mk("negative", n->name + "_grad_1", {q})};
+      });
+  binary("greater", "1 where lhs > rhs else 0", kElemWise,
+         [](double a, double b) { return a > b ? 1.0 : 0.0; })
+      .lower(broadcastLower(
+          [](const Expr &a, const Expr &b) { return boolToValue(gt(a, b), a->dtype); }, "elemwise"))
+      .grad(zeroGrad);
+  binary("less", "1 where lhs < rhs else 0", kElemWise,
+         [](double a, double b) { return a < b ? 1.0 : 0.0; })
+      .lower(broadcastLower(
+          [](const Expr &a, const Expr &b) { return boolToValue(lt(a, b), a->dtype); }, "elemwise"))
+      .grad(zeroGrad);
 
   OpDef &sum = OpRegistry::get()
                    .add("elemwise_sum")

@@ -208,6 +208,30 @@ void batchNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   out[2].data = in[4]->data;
 }
 
+// topi's dense: sum over k of data[i, k] * weight[j, k], then the bias as its own stage.
+std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                                         const std::vector<Shape> &shapes,
+                                         const std::vector<int> &types) {
+  using namespace loop;
+  ComputeRef x = in[0], w = in[1];
+  IterVar k = reduceAxis(x->shape.back(), "k");
+  ComputeRef prod = compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) {
+        std::vector<Expr> xi(i.begin(), i.end() - 1);
+        xi.push_back(k.var);
+        return reduce(Combiner::Sum, read(x, xi) * read(w, {i.back(), k.var}), {k});
+      },
+      "compute", "dense");
+  if (!a.getBool("use_bias"))
+    return {prod};
+  ComputeRef b = in[2];
+  return {compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) { return read(prod, i) + read(b, {i.back()}); }, "compute",
+      "broadcast", "ax")};
+}
+
 void padShape(ShapeCtx &c) {
   const auto &pw = c.attrs.getPairs("pad_width");
   if (c.in[0].empty())
@@ -324,7 +348,8 @@ void registerNnOps() {
                      .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
                      .setPattern(kOutEWiseFusable)
                      .shape(denseShape)
-                     .kernel(denseKernel);
+                     .kernel(denseKernel)
+                     .lower(denseLower);
   dense.argsFn = dataWeightBias;
   dense.layout(layoutFixed(1, true)); // weight and bias layouts stay unknown, as in NNVM
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -473,6 +498,16 @@ void registerNnOps() {
       .setPattern(kInjective)
       .shape(padShape)
       .kernel(padKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in, const std::vector<Shape> &,
+                const std::vector<int> &) {
+        std::vector<int64_t> before, after;
+        for (const auto &pr : a.getPairs("pad_width")) {
+          before.push_back(pr[0]);
+          after.push_back(pr[1]);
+        }
+        return std::vector<loop::ComputeRef>{
+            padCompute(in[0], before, after, a.getFloat("pad_value"), "pad")};
+      })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         AttrDict a;
         for (const auto &[k, v] : n->attrs)

@@ -226,4 +226,87 @@ Tensor transformLayout(const Tensor &t, const std::string &src, const std::strin
   return r;
 }
 
+LowerFn elementwiseLower(std::function<loop::Expr(const loop::Expr &, const Attrs &)> f,
+                         const std::string &tag) {
+  return [f, tag](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                  const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    loop::ComputeRef x = in[0];
+    return std::vector<loop::ComputeRef>{loop::compute(
+        shapes[0], types[0],
+        [&](const std::vector<loop::Expr> &i) { return f(loop::read(x, i), a); }, "compute", tag)};
+  };
+}
+
+std::vector<loop::Expr> broadcastIndices(const Shape &in, const std::vector<loop::Expr> &out) {
+  std::vector<loop::Expr> idx;
+  size_t base = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    idx.push_back(in[d] == 1 ? loop::intImm(0) : out[base + d]);
+  return idx;
+}
+
+LowerFn broadcastLower(std::function<loop::Expr(const loop::Expr &, const loop::Expr &)> f,
+                       const std::string &tag) {
+  return [f, tag](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                  const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    loop::ComputeRef a = in[0], b = in[1];
+    return std::vector<loop::ComputeRef>{loop::compute(
+        shapes[0], types[0],
+        [&](const std::vector<loop::Expr> &i) {
+          return f(loop::read(a, broadcastIndices(a->shape, i)),
+                   loop::read(b, broadcastIndices(b->shape, i)));
+        },
+        "compute", tag)};
+  };
+}
+
+loop::Expr boolToValue(const loop::Expr &cond, int dtype) {
+  return loop::select(cond, loop::constant(1, dtype), loop::constant(0, dtype));
+}
+
+loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
+                            const std::vector<int64_t> &after, double value,
+                            const std::string &name) {
+  Shape shape = x->shape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] += before[d] + after[d];
+  return loop::compute(
+      shape, x->dtype,
+      [&](const std::vector<loop::Expr> &i) {
+        loop::Expr cond;
+        std::vector<loop::Expr> idx;
+        for (size_t d = 0; d < i.size(); ++d) {
+          idx.push_back(i[d] - before[d]);
+          if (before[d] == 0 && after[d] == 0)
+            continue;
+          // Left-nested as topi's all() built it: ((a && b) && c) && d.
+          loop::Expr lo = loop::le(loop::intImm(before[d]), i[d]),
+                     hi = loop::lt(i[d], loop::intImm(before[d] + x->shape[d]));
+          cond = cond ? loop::land(loop::land(cond, lo), hi) : loop::land(lo, hi);
+        }
+        loop::Expr v = loop::read(x, idx);
+        if (!cond)
+          return v;
+        return loop::call("tvm_if_then_else", {cond, v, loop::constant(value, x->dtype)}, x->dtype);
+      },
+      name, "pad");
+}
+
+loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape) {
+  return loop::compute(
+      shape, x->dtype,
+      [&](const std::vector<loop::Expr> &i) {
+        loop::Expr flat = loop::intImm(0);
+        for (size_t d = 0; d < i.size(); ++d)
+          flat = flat * shape[d] + i[d];
+        std::vector<loop::Expr> idx(x->shape.size());
+        for (size_t d = x->shape.size(); d-- > 0;) {
+          idx[d] = d == 0 ? flat : flat % x->shape[d];
+          flat = flat / x->shape[d];
+        }
+        return loop::read(x, idx);
+      },
+      "compute", "injective", "ax");
+}
+
 } // namespace loupe::ops

@@ -33,6 +33,31 @@ ComputeFn unaryAttrKernel(std::function<double(double, const Attrs &)> f);
 /// Kernel applying f elementwise to inputs 0 and 1 with NumPy broadcasting into output 0.
 ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f);
 
+/// Lowering of an op applying `f` to every element of input 0 (a "compute" stage over i0, i1, …
+/// tagged `tag`).
+LowerFn elementwiseLower(std::function<loop::Expr(const loop::Expr &, const Attrs &)> f,
+                         const std::string &tag = "elemwise");
+
+/// Lowering of a binary op with NumPy broadcasting of its two inputs.
+LowerFn broadcastLower(std::function<loop::Expr(const loop::Expr &, const loop::Expr &)> f,
+                       const std::string &tag = "broadcast");
+
+/// The indices of an input of shape `in` read at output indices `out` under NumPy broadcasting
+/// (right-aligned; size-1 axes read 0).
+std::vector<loop::Expr> broadcastIndices(const Shape &in, const std::vector<loop::Expr> &out);
+
+/// topi's pad: `name` over x padded by `before`/`after` per axis with `value`, reading x through
+/// tvm_if_then_else under `(before <= i) && (i < before + n)` for each padded axis.
+loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
+                            const std::vector<int64_t> &after, double value,
+                            const std::string &name = "pad_temp");
+
+/// A stage of `shape` reading x's elements in row-major order (reshape, flatten, …).
+loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape);
+
+/// 1 where `cond` holds, else 0, in `dtype` (comparison ops return numbers).
+loop::Expr boolToValue(const loop::Expr &cond, int dtype);
+
 /// Calls fn(index) for every multi-index of `shape` in row-major order.
 void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn);
 

@@ -122,6 +122,52 @@ void prodOthersKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   }
 }
 
+// topi's reductions: one stage reducing over k<axis> (mean: then a division stage).
+LowerFn reduceLower(Kind kind) {
+  return [kind](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    ComputeRef x = in[0];
+    int nd = static_cast<int>(x->shape.size());
+    auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "reduce");
+    std::vector<bool> red(nd, false);
+    std::vector<IterVar> r;
+    int64_t count = 1;
+    for (int ax : axes) {
+      red[ax] = true;
+      r.push_back(reduceAxis(x->shape[ax], "k" + std::to_string(ax)));
+      count *= x->shape[ax];
+    }
+    bool keep = static_cast<int>(shapes[0].size()) == nd;
+    Combiner c = kind == Kind::Max    ? Combiner::Max
+                 : kind == Kind::Min  ? Combiner::Min
+                 : kind == Kind::Prod ? Combiner::Prod
+                                      : Combiner::Sum;
+    ComputeRef out = compute(
+        shapes[0], types[0],
+        [&](const std::vector<Expr> &i) {
+          std::vector<Expr> idx;
+          size_t j = 0, k = 0;
+          for (int d = 0; d < nd; ++d) {
+            if (red[d]) {
+              idx.push_back(r[k++].var);
+              j += keep;
+            } else {
+              idx.push_back(i[j++]);
+            }
+          }
+          return reduce(c, read(x, idx), r);
+        },
+        "compute", "reduce", "ax");
+    if (kind != Kind::Mean)
+      return std::vector<ComputeRef>{out};
+    return std::vector<ComputeRef>{compute(
+        shapes[0], types[0],
+        [&](const std::vector<Expr> &i) { return read(out, i) / constant(count, types[0]); },
+        "compute", "elemwise", "ax")};
+  };
+}
+
 // The reduce attributes as a gradient node's dict: exclude then axis (the order seed 001 shows).
 AttrDict reduceAttrs(const NodePtr &n) {
   return {{"exclude", n->parsed.getBool("exclude") ? "1" : "0"},
@@ -156,7 +202,8 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .setPattern(kCommReduce)
       .layout(layoutFixed(1, false))
       .shape(reduceShape)
-      .kernel(reduceKernel(kind));
+      .kernel(reduceKernel(kind))
+      .lower(reduceLower(kind));
 }
 
 } // namespace

@@ -172,6 +172,10 @@ void registerTransformOps() {
   r.add("flatten")
       .describe("collapses all axes but the first: (d0, d1·d2·…)")
       .layout(layoutFixed(1, false))
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &) {
+        return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
+      })
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
@@ -189,6 +193,10 @@ void registerTransformOps() {
       .describe("reshapes with codes 0 (copy), -1 (infer), -2 (rest), -3 (merge), -4 (split)")
       .param("shape", ParamKind::Tuple, std::nullopt, "the target shape")
       .layout(layoutFixed(1, false))
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &) {
+        return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
+      })
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         if (!shapeKnown(c.in[0]))

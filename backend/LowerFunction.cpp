@@ -1,0 +1,88 @@
+// LowerFunction: from a fused function's body graph to a scheduled loop statement.
+#include "backend/LowerFunction.h"
+
+#include "core/Error.h"
+#include "core/loop/Eval.h"
+
+#include <map>
+
+namespace loupe::backend {
+
+using namespace loop;
+
+LoweredFunction lowerFunction(const FusedFunction &f) {
+  const Graph &g = f.body;
+  const IndexedGraph &idx = g.index();
+  const GraphAttr *shapes = g.attr("shape"), *types = g.attr("dtype");
+  if (!shapes || !types)
+    fail("lower ", f.name, ": the function body has no shapes or dtypes");
+  LoweredFunction out;
+  out.name = f.name;
+  std::map<std::pair<uint32_t, uint32_t>, ComputeRef> value;
+  std::map<std::string, ComputeRef> byName;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (n.isVariable()) {
+      uint32_t e = idx.entryId(nid, 0);
+      ComputeRef p = placeholder(n.name, shapes->shapes[e], static_cast<int>(types->ints[e]));
+      value[{nid, 0}] = p;
+      byName[n.name] = p;
+      continue;
+    }
+    if (!n.op->lowering)
+      fail("operator ", n.name, " (", n.op->name, ") has no lowering to loops yet");
+    std::vector<ComputeRef> in;
+    for (const auto &e : idx.nodes[nid].inputs)
+      in.push_back(value.at({e.nodeId, e.index}));
+    std::vector<Shape> outShapes;
+    std::vector<int> outTypes;
+    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+      outShapes.push_back(shapes->shapes[idx.entryId(nid, k)]);
+      outTypes.push_back(static_cast<int>(types->ints[idx.entryId(nid, k)]));
+    }
+    std::vector<ComputeRef> res = n.op->lowering(n.parsed, in, outShapes, outTypes);
+    if (res.size() != n.numOutputs())
+      fail("internal: the lowering of ", n.op->name, " gave ", res.size(), " outputs for ",
+           n.numOutputs());
+    for (uint32_t k = 0; k < res.size(); ++k)
+      value[{nid, k}] = res[k];
+  }
+  for (const std::string &a : f.argNames)
+    out.inputs.push_back(byName.at(a));
+  for (const auto &h : idx.heads)
+    out.outputs.push_back(value.at({h.nodeId, h.index}));
+  out.schedule = std::make_shared<Schedule>(out.outputs);
+  applyDefaultSchedule(*out.schedule);
+  for (const ComputeRef &o : out.outputs)
+    out.outputBuffers.push_back(out.schedule->stage(o).buffer);
+  out.body = lower(*out.schedule);
+  return out;
+}
+
+std::vector<Tensor> evalLowered(const LoweredFunction &f, const std::vector<Tensor> &args) {
+  if (args.size() != f.inputs.size())
+    fail(f.name, " takes ", f.inputs.size(), " arguments, got ", args.size());
+  Buffers buffers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Compute &p = *f.inputs[i];
+    if (static_cast<int64_t>(args[i].data.size()) != numElements(p.shape))
+      fail(f.name, ": argument ", i, " (", p.name, ") has ", args[i].data.size(),
+           " elements, expected ", numElements(p.shape));
+    buffers[p.name] = Buffer{p.dtype, args[i].data};
+  }
+  for (size_t k = 0; k < f.outputs.size(); ++k)
+    buffers[f.outputBuffers[k]] =
+        Buffer{f.outputs[k]->dtype, std::vector<double>(numElements(f.outputs[k]->shape), 0.0)};
+  run(f.body, buffers);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < f.outputs.size(); ++k) {
+    Tensor t(f.outputs[k]->shape, f.outputs[k]->dtype);
+    t.data = buffers.at(f.outputBuffers[k]).data;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string printLowered(const LoweredFunction &f) { return printStmt(f.body); }
+
+} // namespace loupe::backend

@@ -1,0 +1,41 @@
+// LowerFunction: a fused function of GraphFuseCompile's module, lowered to loops — its compute
+// graph from each op's lowering rule, the default x86 schedule, and the loop statement.
+#pragma once
+
+#include "backend/Schedule.h"
+#include "core/FusedModule.h"
+#include "core/Tensor.h"
+
+#include <memory>
+
+namespace loupe::backend {
+
+/// A lowered function: arguments (inputs in the tvm_op's order, then outputs) as flat buffers,
+/// the schedule chosen, and the loops.
+struct LoweredFunction {
+  std::string name;
+  std::vector<loop::ComputeRef> inputs;  ///< placeholders `input0`, … in argument order
+  std::vector<loop::ComputeRef> outputs; ///< the function's result stages
+  std::vector<std::string> outputBuffers;
+  std::shared_ptr<Schedule> schedule;
+  loop::Stmt body;
+};
+
+/// Applies the default x86 schedules of nnvm-spec §11: injective stages inlined, the output
+/// stage's outer axes fused and parallel; conv2d with `pad_temp` materialised (fuse N, C +
+/// parallel), the convolution's N and C fused and parallel, W split by 16 with the inner part
+/// vectorised and the kernel taps unrolled; reductions with their output axes fused.
+void applyDefaultSchedule(Schedule &s);
+
+/// Lowers one fused function. Throws Error naming the op when one of its ops has no lowering.
+LoweredFunction lowerFunction(const FusedFunction &f);
+
+/// Runs a lowered function with the loop-IR interpreter (inputs in argument order, any shape
+/// with the right number of elements) and returns its outputs: lowering and schedules are
+/// checked against the reference interpreter this way, without LLVM.
+std::vector<Tensor> evalLowered(const LoweredFunction &f, const std::vector<Tensor> &args);
+
+/// The function's loops as `:lower` prints them.
+std::string printLowered(const LoweredFunction &f);
+
+} // namespace loupe::backend

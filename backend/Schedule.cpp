@@ -1,0 +1,437 @@
+// Schedule: TVM's schedule primitives over compute stages, and lowering a schedule to loops.
+#include "backend/Schedule.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace loupe::backend {
+
+using namespace loop;
+
+using VarMap = std::vector<std::pair<const ExprNode *, Expr>>;
+
+Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
+  std::map<std::string, int> used;
+  for (const ComputeRef &t : topoOrder(outs)) {
+    int n = used[t->name]++;
+    if (t->placeholder)
+      continue;
+    Stage s;
+    s.tensor = t;
+    s.buffer = n == 0 ? t->name : t->name + "_" + std::to_string(n);
+    for (size_t d = 0; d < t->axes.size(); ++d) {
+      s.leaves.push_back({t->axes[d], t->shape[d]});
+      s.axisValue.push_back({t->axes[d].get(), t->axes[d]});
+    }
+    if (t->body->kind == ExprKind::Reduce)
+      for (const IterVar &r : t->body->reduceAxes) {
+        s.leaves.push_back({r.var, r.extent, ForKind::Serial, true});
+        s.axisValue.push_back({r.var.get(), r.var});
+      }
+    stages.push_back(std::move(s));
+  }
+}
+
+Stage &Schedule::stage(const ComputeRef &t) {
+  for (Stage &s : stages)
+    if (s.tensor == t)
+      return s;
+  fail("schedule: ", t->name, " is not a stage of this function");
+}
+
+Expr Schedule::leaf(Stage &s, const std::string &name) const {
+  for (const Leaf &l : s.leaves)
+    if (l.var->name == name)
+      return l.var;
+  fail("schedule: stage ", s.buffer, " has no loop ", name);
+}
+
+Leaf &Schedule::findLeaf(Stage &s, const Expr &v, size_t *pos) {
+  for (size_t i = 0; i < s.leaves.size(); ++i)
+    if (s.leaves[i].var == v) {
+      if (pos)
+        *pos = i;
+      return s.leaves[i];
+    }
+  fail("schedule: stage ", s.buffer, " has no loop ", v->name);
+}
+
+namespace {
+
+void rewriteAxes(Stage &s, const VarMap &m) {
+  for (auto &[axis, value] : s.axisValue)
+    value = substitute(value, m);
+  for (Expr &g : s.guards)
+    g = substitute(g, m);
+}
+
+} // namespace
+
+std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
+  if (factor <= 0)
+    fail("schedule: split factor must be positive, got ", factor);
+  size_t pos;
+  Leaf l = findLeaf(s, v, &pos);
+  Expr outer = var(v->name + ".outer"), inner = var(v->name + ".inner");
+  Expr value = outer * factor + inner;
+  s.leaves[pos] = {inner, factor, ForKind::Serial, l.reduce};
+  s.leaves.insert(s.leaves.begin() + pos,
+                  {outer, (l.extent + factor - 1) / factor, ForKind::Serial, l.reduce});
+  rewriteAxes(s, {{v.get(), value}});
+  if (l.extent % factor != 0)
+    s.guards.push_back(lt(value, intImm(l.extent)));
+  log_.push_back(s.buffer + ": split " + v->name + " by " + std::to_string(factor));
+  return {outer, inner};
+}
+
+Expr Schedule::fuse(Stage &s, Expr a, Expr b) {
+  size_t pa, pb;
+  Leaf la = findLeaf(s, a, &pa), lb = findLeaf(s, b, &pb);
+  if (pb != pa + 1)
+    fail("schedule: can only fuse adjacent loops, ", a->name, " and ", b->name, " are not");
+  Expr fused = var(a->name + "." + b->name + ".fused");
+  s.leaves[pa] = {fused, la.extent * lb.extent, ForKind::Serial, la.reduce};
+  s.leaves.erase(s.leaves.begin() + pb);
+  rewriteAxes(s, {{a.get(), fused / lb.extent}, {b.get(), fused % lb.extent}});
+  log_.push_back(s.buffer + ": fuse " + a->name + ", " + b->name);
+  return fused;
+}
+
+void Schedule::reorder(Stage &s, const std::vector<Expr> &order) {
+  std::vector<size_t> positions;
+  std::vector<Leaf> picked;
+  for (const Expr &v : order) {
+    size_t p;
+    picked.push_back(findLeaf(s, v, &p));
+    positions.push_back(p);
+  }
+  std::vector<size_t> sorted = positions;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    s.leaves[sorted[i]] = picked[i];
+  std::string names;
+  for (const Expr &v : order)
+    names += (names.empty() ? "" : ", ") + v->name;
+  log_.push_back(s.buffer + ": reorder " + names);
+}
+
+void Schedule::parallel(Stage &s, Expr v) {
+  findLeaf(s, v, nullptr).kind = ForKind::Parallel;
+  log_.push_back(s.buffer + ": parallel " + v->name);
+}
+
+void Schedule::vectorize(Stage &s, Expr v) {
+  findLeaf(s, v, nullptr).kind = ForKind::Vectorized;
+  log_.push_back(s.buffer + ": vectorize " + v->name);
+}
+
+void Schedule::unroll(Stage &s, Expr v) {
+  findLeaf(s, v, nullptr).kind = ForKind::Unrolled;
+  log_.push_back(s.buffer + ": unroll " + v->name);
+}
+
+void Schedule::computeInline(Stage &s) {
+  if (s.tensor->body->kind == ExprKind::Reduce)
+    fail("schedule: cannot inline the reduction ", s.buffer);
+  for (const ComputeRef &o : outputs)
+    if (o == s.tensor)
+      fail("schedule: cannot inline the output ", s.buffer);
+  s.inlined = true;
+  log_.push_back(s.buffer + ": compute_inline");
+}
+
+std::string Schedule::describe() const {
+  std::string out;
+  for (const std::string &l : log_)
+    out += l + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Expr flatIndex(const std::vector<Expr> &indices, const Shape &shape) {
+  // Each index as (non-constant part, constant offset).
+  std::vector<Expr> parts;
+  std::vector<int64_t> consts;
+  Shape dims = shape;
+  for (const Expr &e : indices) {
+    Expr p = e;
+    int64_t c = 0, k;
+    while (p && p->kind == ExprKind::Binary && (p->op == BinOp::Add || p->op == BinOp::Sub) &&
+           constValue(p->args[1], &k)) {
+      c += p->op == BinOp::Add ? k : -k;
+      p = p->args[0];
+    }
+    if (p && constValue(p, &k)) {
+      c += k;
+      p = nullptr;
+    }
+    parts.push_back(p);
+    consts.push_back(c);
+  }
+  int64_t total = 0, stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    total += consts[d] * stride;
+    stride *= dims[d];
+  }
+  // v/c followed by v%c over a dimension of size c is just v (a fused loop, taken apart).
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t d = 0; d + 1 < parts.size(); ++d) {
+      const Expr &a = parts[d], &b = parts[d + 1];
+      int64_t ca, cb;
+      if (a && b && a->kind == ExprKind::Binary && a->op == BinOp::Div &&
+          b->kind == ExprKind::Binary && b->op == BinOp::Mod && a->args[0] == b->args[0] &&
+          constValue(a->args[1], &ca) && constValue(b->args[1], &cb) && ca == cb &&
+          cb == dims[d + 1]) {
+        parts[d] = a->args[0];
+        dims[d] *= dims[d + 1];
+        parts.erase(parts.begin() + d + 1);
+        dims.erase(dims.begin() + d + 1);
+        merged = true;
+        break;
+      }
+    }
+  }
+  Expr acc = intImm(0);
+  for (size_t d = 0; d < parts.size(); ++d)
+    acc = acc * dims[d] + (parts[d] ? parts[d] : intImm(0));
+  return total == 0 ? acc : acc + total;
+}
+
+namespace {
+
+bool uses(const Expr &e, const ExprNode *v) {
+  if (e.get() == v)
+    return true;
+  return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return uses(a, v); });
+}
+
+class Lowerer {
+public:
+  explicit Lowerer(const Schedule &s) : sch_(s) {
+    for (const Stage &st : s.stages)
+      stageOf_[st.tensor.get()] = &st;
+  }
+
+  Stmt run() {
+    std::vector<Stmt> produces;
+    std::vector<const Stage *> intermediates;
+    for (const Stage &st : sch_.stages) {
+      if (st.inlined)
+        continue;
+      produces.push_back(produce(st.buffer, lowerStage(st)));
+      bool isOutput = std::any_of(sch_.outputs.begin(), sch_.outputs.end(),
+                                  [&](const ComputeRef &o) { return o == st.tensor; });
+      if (!isOutput)
+        intermediates.push_back(&st);
+    }
+    Stmt body = seq(produces);
+    for (size_t i = intermediates.size(); i-- > 0;) {
+      const Stage &st = *intermediates[i];
+      body = attr(st.buffer, "storage_scope", "\"global\"",
+                  allocate(st.buffer, st.tensor->dtype, st.tensor->shape, body));
+    }
+    return body;
+  }
+
+private:
+  // Inlined stages' bodies in place of reads of them.
+  Expr inlineReads(const Expr &e) {
+    if (e->kind == ExprKind::TensorRead) {
+      std::vector<Expr> args;
+      for (const Expr &a : e->args)
+        args.push_back(inlineReads(a));
+      auto it = stageOf_.find(e->tensor.get());
+      if (it != stageOf_.end() && it->second->inlined) {
+        const Compute &t = *e->tensor;
+        VarMap m;
+        for (size_t d = 0; d < t.axes.size(); ++d)
+          m.push_back({t.axes[d].get(), args[d]});
+        return substitute(inlineReads(t.body), m);
+      }
+      return read(e->tensor, args);
+    }
+    if (e->args.empty())
+      return e;
+    std::vector<Expr> args;
+    for (const Expr &a : e->args)
+      args.push_back(inlineReads(a));
+    return rebuild(e, args);
+  }
+
+  static Expr rebuild(const Expr &e, std::vector<Expr> args) {
+    if (e->kind == ExprKind::Binary)
+      return binary(e->op, args[0], args[1]);
+    ExprNode n = *e;
+    n.args = std::move(args);
+    return std::make_shared<const ExprNode>(std::move(n));
+  }
+
+  // Remaining tensor reads become loads of their buffers.
+  Expr toLoads(const Expr &e) {
+    if (e->args.empty())
+      return e;
+    std::vector<Expr> args;
+    for (const Expr &a : e->args)
+      args.push_back(toLoads(a));
+    if (e->kind == ExprKind::TensorRead) {
+      auto it = stageOf_.find(e->tensor.get());
+      const std::string &buf = it == stageOf_.end() ? e->tensor->name : it->second->buffer;
+      return load(buf, e->dtype, flatIndex(args, e->tensor->shape));
+    }
+    return rebuild(e, args);
+  }
+
+  static Stmt guarded(const std::vector<Expr> &guards, Stmt s) {
+    for (size_t i = guards.size(); i-- > 0;)
+      s = ifThenElse(call("likely", {guards[i]}, kBool), s);
+    return s;
+  }
+
+  // Loops around `body`, innermost last in `leaves`: extent-1 loops vanish, unrolled ones are
+  // expanded, vectorised ones that carry a guard run scalar under a `.s` name.
+  static Stmt nest(std::vector<Leaf> leaves, const std::vector<Expr> &guards, Stmt body) {
+    for (size_t i = leaves.size(); i-- > 0;) {
+      Leaf l = leaves[i];
+      if (l.extent == 1) {
+        body = substitute(body, {{l.var.get(), intImm(0)}});
+        continue;
+      }
+      if (l.kind == ForKind::Unrolled) {
+        std::vector<Stmt> copies;
+        for (int64_t k = 0; k < l.extent; ++k)
+          copies.push_back(substitute(body, {{l.var.get(), intImm(k)}}));
+        body = seq(copies);
+        continue;
+      }
+      if (l.kind == ForKind::Vectorized &&
+          std::any_of(guards.begin(), guards.end(),
+                      [&](const Expr &g) { return uses(g, l.var.get()); })) {
+        Expr s = var(l.var->name + ".s");
+        body = substitute(body, {{l.var.get(), s}});
+        l.var = s;
+        l.kind = ForKind::Serial;
+      }
+      body = forLoop(l.var, intImm(0), intImm(l.extent), l.kind, body);
+    }
+    return body;
+  }
+
+  Stmt lowerStage(const Stage &st) {
+    const Compute &t = *st.tensor;
+    Expr value = inlineReads(t.body);
+    bool isReduce = value->kind == ExprKind::Reduce;
+    std::vector<Expr> idx;
+    for (const Expr &a : t.axes)
+      idx.push_back(substitute(a, st.axisValue));
+    Expr index = flatIndex(idx, t.shape);
+    if (!isReduce) {
+      Stmt s = store(st.buffer, index, toLoads(substitute(value, st.axisValue)));
+      return nest(st.leaves, st.guards, guarded(st.guards, s));
+    }
+    Expr source = toLoads(substitute(value->args[0], st.axisValue));
+    if (value->args.size() > 1)
+      source = select(toLoads(substitute(value->args[1], st.axisValue)), source,
+                      identity(value->combiner, t.dtype));
+    Expr acc = load(st.buffer, t.dtype, index);
+    Expr updated;
+    switch (value->combiner) {
+    case Combiner::Sum:
+      updated = acc + source;
+      break;
+    case Combiner::Prod:
+      updated = acc * source;
+      break;
+    case Combiner::Max:
+      updated = max(acc, source);
+      break;
+    case Combiner::Min:
+      updated = min(acc, source);
+      break;
+    }
+    size_t r = 0;
+    while (r < st.leaves.size() && !st.leaves[r].reduce)
+      ++r;
+    std::vector<Leaf> outer(st.leaves.begin(), st.leaves.begin() + r),
+        inner(st.leaves.begin() + r, st.leaves.end());
+    // The init nest: the data-parallel loops inside the first reduce loop, renamed `.init`.
+    std::vector<Leaf> init;
+    VarMap rename;
+    for (const Leaf &l : inner)
+      if (!l.reduce) {
+        Leaf c = l;
+        c.var = var(l.var->name + ".init");
+        rename.push_back({l.var.get(), c.var});
+        init.push_back(c);
+      }
+    std::vector<Expr> initGuards, mainGuards = st.guards;
+    for (const Expr &g : st.guards) {
+      bool onReduce = std::any_of(inner.begin(), inner.end(),
+                                  [&](const Leaf &l) { return l.reduce && uses(g, l.var.get()); });
+      if (!onReduce)
+        initGuards.push_back(substitute(g, rename));
+    }
+    Stmt initStmt = nest(init, initGuards,
+                         guarded(initGuards, store(st.buffer, substitute(index, rename),
+                                                   identity(value->combiner, t.dtype))));
+    Stmt mainStmt = nest(inner, mainGuards, guarded(mainGuards, store(st.buffer, index, updated)));
+    return nest(outer, st.guards, seq({initStmt, mainStmt}));
+  }
+
+  // The largest finite value of a dtype (TVM's max_value), the identity of min.
+  static double largest(int dtype) {
+    switch (dtype) {
+    case kFloat32:
+      return std::numeric_limits<float>::max();
+    case kFloat64:
+      return std::numeric_limits<double>::max();
+    case kFloat16:
+      return 65504.0;
+    case kInt8:
+      return 127;
+    case kUint8:
+      return 255;
+    case kInt16:
+      return 32767;
+    case kUint16:
+      return 65535;
+    case kInt32:
+      return 2147483647.0;
+    case kUint32:
+      return 4294967295.0;
+    default:
+      return 9007199254740992.0; // 64-bit integers: the largest exact double
+    }
+  }
+
+  static Expr identity(Combiner c, int dtype) {
+    switch (c) {
+    case Combiner::Sum:
+      return constant(0, dtype);
+    case Combiner::Prod:
+      return constant(1, dtype);
+    case Combiner::Max:
+      return constant(-largest(dtype), dtype);
+    case Combiner::Min:
+      return constant(largest(dtype), dtype);
+    }
+    return constant(0, dtype);
+  }
+
+  const Schedule &sch_;
+  std::map<const Compute *, const Stage *> stageOf_;
+};
+
+} // namespace
+
+Stmt lower(const Schedule &s) { return Lowerer(s).run(); }
+
+} // namespace loupe::backend

@@ -1,0 +1,83 @@
+// Schedule: how each stage of a fused function becomes loops — TVM's schedule primitives
+// (split, fuse, reorder, parallel, vectorize, unroll, compute_inline) over the loop IR, and the
+// lowering of a scheduled compute graph to one statement.
+#pragma once
+
+#include "core/loop/Compute.h"
+
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// One loop of a stage's nest (outermost first): its variable, extent and kind, and whether it
+/// runs over a reduction axis.
+struct Leaf {
+  loop::Expr var;
+  int64_t extent = 0;
+  loop::ForKind kind = loop::ForKind::Serial;
+  bool reduce = false;
+};
+
+/// A stage of the compute graph and the loops chosen for it.
+struct Stage {
+  loop::ComputeRef tensor;
+  std::string buffer; ///< the buffer it writes (its name, made unique in the function)
+  bool inlined = false;
+  std::vector<Leaf> leaves;
+  /// Each original axis (data-parallel and reduce) as an expression of the leaf variables.
+  std::vector<std::pair<const loop::ExprNode *, loop::Expr>> axisValue;
+  /// Conditions a split that does not divide its axis adds: `value < extent`.
+  std::vector<loop::Expr> guards;
+};
+
+/// The schedule of one function: a stage per computed tensor (producers first) and the steps
+/// applied, which `describe` prints (a schedule is data the user can read).
+class Schedule {
+public:
+  /// Stages for everything `outputs` need; inputs are the function's placeholders.
+  explicit Schedule(const std::vector<loop::ComputeRef> &outputs);
+
+  std::vector<Stage> stages;
+  std::vector<loop::ComputeRef> outputs;
+
+  /// The stage computing `t`; throws Error if there is none.
+  Stage &stage(const loop::ComputeRef &t);
+  /// The leaf variable named `name` in a stage; throws Error if there is none.
+  loop::Expr leaf(Stage &s, const std::string &name) const;
+
+  /// Splits a leaf into `<name>.outer` and `<name>.inner` (extent `factor`); a factor that does
+  /// not divide adds a guard. Returns {outer, inner}.
+  std::pair<loop::Expr, loop::Expr> split(Stage &s, loop::Expr v, int64_t factor);
+  /// Fuses two adjacent leaves into `<a>.<b>.fused`.
+  loop::Expr fuse(Stage &s, loop::Expr a, loop::Expr b);
+  /// Puts the given leaves in this order, in the positions they occupy now.
+  void reorder(Stage &s, const std::vector<loop::Expr> &order);
+  // Leaves are taken by value: a caller's reference into `s.leaves` would change under us.
+  void parallel(Stage &s, loop::Expr v);
+  void vectorize(Stage &s, loop::Expr v);
+  void unroll(Stage &s, loop::Expr v);
+  /// Computes the stage where it is used instead of in its own loops.
+  void computeInline(Stage &s);
+
+  /// The steps applied so far, one per line ("compute: split xx by 16").
+  std::string describe() const;
+
+private:
+  Leaf &findLeaf(Stage &s, const loop::Expr &v, size_t *pos);
+  std::vector<std::string> log_;
+};
+
+/// Lowers a scheduled function to one statement: intermediate stages allocated (`// attr
+/// [name] storage_scope = "global"` + `allocate`), one `produce` per materialised stage,
+/// inlined stages substituted into their readers, reductions with an init nest, extent-1 loops
+/// removed, unrolled loops expanded, guarded vector loops scalarised (`.s`). Placeholders are
+/// read as flat buffers under their names.
+loop::Stmt lower(const Schedule &s);
+
+/// Row-major flat index of `indices` in a buffer of `shape`, in the form TVM's simplifier
+/// printed: nested `((a*7) + b)`, constants collected at the end, a fused variable's `v/c` and
+/// `v%c` recombined into `v`.
+loop::Expr flatIndex(const std::vector<loop::Expr> &indices, const Shape &shape);
+
+} // namespace loupe::backend

@@ -1,0 +1,575 @@
+// LoopIR: node builders with integer constant folding, substitution, and the seed-style printer.
+#include "core/loop/LoopIR.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace loupe::loop {
+
+namespace {
+
+Expr make(ExprNode n) { return std::make_shared<const ExprNode>(std::move(n)); }
+
+bool isIntType(int t) { return t != kBool && !dtypeIsFloat(t); }
+
+// Integer folding of two constants; false when not both constant or not foldable.
+bool fold(BinOp op, const Expr &a, const Expr &b, Expr *out) {
+  int64_t x, y;
+  if (!constValue(a, &x) || !constValue(b, &y))
+    return false;
+  int64_t r;
+  switch (op) {
+  case BinOp::Add:
+    r = x + y;
+    break;
+  case BinOp::Sub:
+    r = x - y;
+    break;
+  case BinOp::Mul:
+    r = x * y;
+    break;
+  case BinOp::Div:
+    if (y == 0)
+      return false;
+    r = x / y;
+    break;
+  case BinOp::Mod:
+    if (y == 0)
+      return false;
+    r = x % y;
+    break;
+  case BinOp::Min:
+    r = std::min(x, y);
+    break;
+  case BinOp::Max:
+    r = std::max(x, y);
+    break;
+  default:
+    return false;
+  }
+  *out = intImm(r, a->dtype);
+  return true;
+}
+
+} // namespace
+
+Expr intImm(int64_t v, int dtype) {
+  ExprNode n(ExprKind::IntImm);
+  n.dtype = dtype;
+  n.intValue = v;
+  return make(std::move(n));
+}
+
+Expr floatImm(double v, int dtype) {
+  ExprNode n(ExprKind::FloatImm);
+  n.dtype = dtype;
+  n.floatValue = v;
+  return make(std::move(n));
+}
+
+Expr boolImm(bool v) { return intImm(v ? 1 : 0, kBool); }
+
+Expr var(const std::string &name, int dtype) {
+  ExprNode n(ExprKind::Var);
+  n.dtype = dtype;
+  n.name = name;
+  return make(std::move(n));
+}
+
+bool constValue(const Expr &e, int64_t *v) {
+  if (e->kind != ExprKind::IntImm)
+    return false;
+  *v = e->intValue;
+  return true;
+}
+
+bool isConst(const Expr &e, int64_t v) {
+  int64_t x;
+  return constValue(e, &x) && x == v;
+}
+
+Expr binary(BinOp op, Expr a, Expr b) {
+  if (isIntType(a->dtype) && isIntType(b->dtype)) {
+    Expr folded;
+    if (fold(op, a, b, &folded))
+      return folded;
+    if ((op == BinOp::Add && isConst(b, 0)) || (op == BinOp::Sub && isConst(b, 0)) ||
+        (op == BinOp::Mul && isConst(b, 1)) || (op == BinOp::Div && isConst(b, 1)))
+      return a;
+    if ((op == BinOp::Add && isConst(a, 0)) || (op == BinOp::Mul && isConst(a, 1)))
+      return b;
+    if (op == BinOp::Mul && (isConst(a, 0) || isConst(b, 0)))
+      return intImm(0, a->dtype);
+    if (op == BinOp::Mod && isConst(b, 1))
+      return intImm(0, a->dtype);
+    // (x*k1)*k2 -> x*(k1*k2), as TVM's simplifier folded strides.
+    int64_t k1, k2;
+    if (op == BinOp::Mul && a->kind == ExprKind::Binary && a->op == BinOp::Mul &&
+        constValue(a->args[1], &k1) && constValue(b, &k2))
+      return binary(BinOp::Mul, a->args[0], intImm(k1 * k2, a->dtype));
+  }
+  bool logic = op >= BinOp::EQ;
+  ExprNode n(ExprKind::Binary);
+  n.dtype = logic ? kBool : a->dtype;
+  n.op = op;
+  n.args = {std::move(a), std::move(b)};
+  return make(std::move(n));
+}
+
+Expr operator+(Expr a, Expr b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
+Expr operator-(Expr a, Expr b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
+Expr operator*(Expr a, Expr b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
+Expr operator/(Expr a, Expr b) { return binary(BinOp::Div, std::move(a), std::move(b)); }
+Expr operator%(Expr a, Expr b) { return binary(BinOp::Mod, std::move(a), std::move(b)); }
+Expr operator+(Expr a, int64_t b) { return std::move(a) + intImm(b); }
+Expr operator-(Expr a, int64_t b) { return std::move(a) - intImm(b); }
+Expr operator*(Expr a, int64_t b) { return std::move(a) * intImm(b); }
+Expr operator/(Expr a, int64_t b) { return std::move(a) / intImm(b); }
+Expr operator%(Expr a, int64_t b) { return std::move(a) % intImm(b); }
+Expr min(Expr a, Expr b) { return binary(BinOp::Min, std::move(a), std::move(b)); }
+Expr max(Expr a, Expr b) { return binary(BinOp::Max, std::move(a), std::move(b)); }
+Expr lt(Expr a, Expr b) { return binary(BinOp::LT, std::move(a), std::move(b)); }
+Expr le(Expr a, Expr b) { return binary(BinOp::LE, std::move(a), std::move(b)); }
+Expr gt(Expr a, Expr b) { return binary(BinOp::GT, std::move(a), std::move(b)); }
+Expr ge(Expr a, Expr b) { return binary(BinOp::GE, std::move(a), std::move(b)); }
+Expr eq(Expr a, Expr b) { return binary(BinOp::EQ, std::move(a), std::move(b)); }
+Expr ne(Expr a, Expr b) { return binary(BinOp::NE, std::move(a), std::move(b)); }
+Expr land(Expr a, Expr b) { return binary(BinOp::And, std::move(a), std::move(b)); }
+Expr lor(Expr a, Expr b) { return binary(BinOp::Or, std::move(a), std::move(b)); }
+
+Expr lnot(Expr a) {
+  ExprNode n(ExprKind::Not);
+  n.dtype = kBool;
+  n.args = {std::move(a)};
+  return make(std::move(n));
+}
+
+Expr select(Expr cond, Expr a, Expr b) {
+  ExprNode n(ExprKind::Select);
+  n.dtype = a->dtype;
+  n.args = {std::move(cond), std::move(a), std::move(b)};
+  return make(std::move(n));
+}
+
+Expr cast(int dtype, Expr a) {
+  if (a->dtype == dtype)
+    return a;
+  ExprNode n(ExprKind::Cast);
+  n.dtype = dtype;
+  n.args = {std::move(a)};
+  return make(std::move(n));
+}
+
+Expr call(const std::string &intrinsic, std::vector<Expr> args, int dtype) {
+  ExprNode n(ExprKind::Call);
+  n.dtype = dtype;
+  n.name = intrinsic;
+  n.args = std::move(args);
+  return make(std::move(n));
+}
+
+Expr load(const std::string &buffer, int dtype, Expr index) {
+  ExprNode n(ExprKind::Load);
+  n.dtype = dtype;
+  n.name = buffer;
+  n.args = {canonicalIndex(index)};
+  return make(std::move(n));
+}
+
+Expr reduce(Combiner c, Expr source, std::vector<IterVar> axes, Expr cond) {
+  ExprNode n(ExprKind::Reduce);
+  n.dtype = source->dtype;
+  n.combiner = c;
+  n.args = {std::move(source)};
+  if (cond)
+    n.args.push_back(std::move(cond));
+  n.reduceAxes = std::move(axes);
+  return make(std::move(n));
+}
+
+namespace {
+
+// e as (the part without constant terms, the constant), through +, - and * by constants.
+std::pair<Expr, int64_t> splitConstant(const Expr &e) {
+  int64_t k;
+  if (constValue(e, &k))
+    return {nullptr, k};
+  if (e->kind == ExprKind::Binary && isIntType(e->dtype)) {
+    if (e->op == BinOp::Add || e->op == BinOp::Sub) {
+      auto [a, ca] = splitConstant(e->args[0]);
+      auto [b, cb] = splitConstant(e->args[1]);
+      if (e->op == BinOp::Sub) {
+        if (b)
+          return {binary(BinOp::Sub, a ? a : intImm(0, e->dtype), b), ca - cb};
+        return {a, ca - cb};
+      }
+      if (!a)
+        return {b, ca + cb};
+      return {b ? binary(BinOp::Add, a, b) : a, ca + cb};
+    }
+    if (e->op == BinOp::Mul && constValue(e->args[1], &k)) {
+      auto [a, ca] = splitConstant(e->args[0]);
+      return {a ? binary(BinOp::Mul, a, e->args[1]) : nullptr, ca * k};
+    }
+  }
+  return {e, 0};
+}
+
+} // namespace
+
+Expr canonicalIndex(const Expr &e) {
+  auto [rest, c] = splitConstant(e);
+  if (!rest)
+    return intImm(c, e->dtype);
+  return c == 0 ? rest : binary(BinOp::Add, rest, intImm(c, e->dtype));
+}
+
+Expr substitute(const Expr &e, const std::vector<std::pair<const ExprNode *, Expr>> &map) {
+  if (e->kind == ExprKind::Var) {
+    for (const auto &[from, to] : map)
+      if (from == e.get())
+        return to;
+    return e;
+  }
+  if (e->args.empty())
+    return e;
+  std::vector<Expr> args;
+  bool changed = false;
+  for (const Expr &a : e->args) {
+    args.push_back(substitute(a, map));
+    changed |= args.back() != a;
+  }
+  if (!changed)
+    return e;
+  if (e->kind == ExprKind::Binary)
+    return binary(e->op, args[0], args[1]);
+  if (e->kind == ExprKind::Load)
+    return load(e->name, e->dtype, args[0]);
+  ExprNode n = *e;
+  n.args = std::move(args);
+  return make(std::move(n));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+Stmt makeStmt(StmtNode n) { return std::make_shared<const StmtNode>(std::move(n)); }
+
+} // namespace
+
+Stmt forLoop(Expr v, Expr min, Expr extent, ForKind kind, Stmt body) {
+  StmtNode n(StmtKind::For);
+  n.var = std::move(v);
+  n.a = std::move(min);
+  n.b = std::move(extent);
+  n.forKind = kind;
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
+Stmt store(const std::string &buffer, Expr index, Expr value) {
+  StmtNode n(StmtKind::Store);
+  n.name = buffer;
+  n.a = canonicalIndex(index);
+  n.b = std::move(value);
+  return makeStmt(std::move(n));
+}
+
+Stmt allocate(const std::string &buffer, int dtype, std::vector<int64_t> extents, Stmt body) {
+  StmtNode n(StmtKind::Allocate);
+  n.name = buffer;
+  n.dtype = dtype;
+  n.extents = std::move(extents);
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
+Stmt attr(const std::string &node, const std::string &key, const std::string &value, Stmt body) {
+  StmtNode n(StmtKind::Attr);
+  n.name = node;
+  n.key = key;
+  n.value = value;
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
+Stmt produce(const std::string &name, Stmt body) {
+  StmtNode n(StmtKind::Produce);
+  n.name = name;
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
+Stmt ifThenElse(Expr cond, Stmt then, Stmt otherwise) {
+  StmtNode n(StmtKind::IfThenElse);
+  n.a = std::move(cond);
+  n.body = {std::move(then)};
+  if (otherwise)
+    n.body.push_back(std::move(otherwise));
+  return makeStmt(std::move(n));
+}
+
+Stmt seq(std::vector<Stmt> stmts) {
+  std::vector<Stmt> flat;
+  for (Stmt &s : stmts) {
+    if (!s)
+      continue;
+    if (s->kind == StmtKind::Seq)
+      flat.insert(flat.end(), s->body.begin(), s->body.end());
+    else
+      flat.push_back(std::move(s));
+  }
+  if (flat.size() == 1)
+    return flat[0];
+  StmtNode n(StmtKind::Seq);
+  n.body = std::move(flat);
+  return makeStmt(std::move(n));
+}
+
+Stmt letStmt(Expr v, Expr value, Stmt body) {
+  StmtNode n(StmtKind::LetStmt);
+  n.var = std::move(v);
+  n.a = std::move(value);
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
+Stmt substitute(const Stmt &s, const std::vector<std::pair<const ExprNode *, Expr>> &map) {
+  if (s->kind == StmtKind::Store)
+    return store(s->name, substitute(s->a, map), substitute(s->b, map));
+  StmtNode n = *s;
+  if (n.a)
+    n.a = substitute(n.a, map);
+  if (n.b)
+    n.b = substitute(n.b, map);
+  for (Stmt &c : n.body)
+    if (c)
+      c = substitute(c, map);
+  return makeStmt(std::move(n));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+const char *binText(BinOp op) {
+  switch (op) {
+  case BinOp::Add:
+    return " + ";
+  case BinOp::Sub:
+    return " - ";
+  case BinOp::Mul:
+    return "*";
+  case BinOp::Div:
+    return "/";
+  case BinOp::Mod:
+    return " % ";
+  case BinOp::EQ:
+    return " == ";
+  case BinOp::NE:
+    return " != ";
+  case BinOp::LT:
+    return " < ";
+  case BinOp::LE:
+    return " <= ";
+  case BinOp::GT:
+    return " > ";
+  case BinOp::GE:
+    return " >= ";
+  case BinOp::And:
+    return " && ";
+  case BinOp::Or:
+    return " || ";
+  default:
+    return "";
+  }
+}
+
+const char *combinerName(Combiner c) {
+  switch (c) {
+  case Combiner::Sum:
+    return "sum";
+  case Combiner::Max:
+    return "max";
+  case Combiner::Min:
+    return "min";
+  case Combiner::Prod:
+    return "prod";
+  }
+  return "";
+}
+
+void print(std::ostream &o, const Expr &e);
+
+void printArgs(std::ostream &o, const std::vector<Expr> &args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i)
+      o << ", ";
+    print(o, args[i]);
+  }
+}
+
+void print(std::ostream &o, const Expr &e) {
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    if (e->dtype == kBool)
+      o << (e->intValue ? "(bool)1" : "(bool)0");
+    else if (e->dtype == kInt32)
+      o << e->intValue;
+    else
+      o << "(" << dtypeName(e->dtype) << ")" << e->intValue;
+    return;
+  case ExprKind::FloatImm: {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%f", e->floatValue);
+    o << buf << (e->dtype == kFloat32 ? "f" : e->dtype == kFloat16 ? "h" : "");
+    return;
+  }
+  case ExprKind::Var:
+    o << e->name;
+    return;
+  case ExprKind::Binary:
+    if (e->op == BinOp::Min || e->op == BinOp::Max) {
+      o << (e->op == BinOp::Min ? "min(" : "max(");
+      printArgs(o, e->args);
+      o << ")";
+      return;
+    }
+    o << "(";
+    print(o, e->args[0]);
+    o << binText(e->op);
+    print(o, e->args[1]);
+    o << ")";
+    return;
+  case ExprKind::Not:
+    o << "!";
+    print(o, e->args[0]);
+    return;
+  case ExprKind::Select:
+    o << "select(";
+    printArgs(o, e->args);
+    o << ")";
+    return;
+  case ExprKind::Cast:
+    o << dtypeName(e->dtype) << "(";
+    print(o, e->args[0]);
+    o << ")";
+    return;
+  case ExprKind::Call:
+    o << e->name << "(";
+    printArgs(o, e->args);
+    o << ")";
+    return;
+  case ExprKind::Load:
+    o << e->name << "[";
+    print(o, e->args[0]);
+    o << "]";
+    return;
+  case ExprKind::TensorRead:
+    o << e->name << "(";
+    printArgs(o, e->args);
+    o << ")";
+    return;
+  case ExprKind::Reduce:
+    o << "reduce_" << combinerName(e->combiner) << "(";
+    print(o, e->args[0]);
+    o << ", axis=[";
+    for (size_t i = 0; i < e->reduceAxes.size(); ++i)
+      o << (i ? ", " : "") << e->reduceAxes[i].var->name << ":" << e->reduceAxes[i].extent;
+    o << "])";
+    return;
+  }
+}
+
+const char *forText(ForKind k) {
+  switch (k) {
+  case ForKind::Serial:
+    return "for";
+  case ForKind::Parallel:
+    return "parallel";
+  case ForKind::Vectorized:
+    return "vectorized";
+  case ForKind::Unrolled:
+    return "unrolled";
+  }
+  return "for";
+}
+
+void print(std::ostream &o, const Stmt &s, int indent) {
+  std::string pad(indent * 2, ' ');
+  switch (s->kind) {
+  case StmtKind::For:
+    o << pad << forText(s->forKind) << " (" << s->var->name << ", ";
+    print(o, s->a);
+    o << ", ";
+    print(o, s->b);
+    o << ") {\n";
+    print(o, s->body[0], indent + 1);
+    o << pad << "}\n";
+    return;
+  case StmtKind::Store:
+    o << pad << s->name << "[";
+    print(o, s->a);
+    o << "] = ";
+    print(o, s->b);
+    o << "\n";
+    return;
+  case StmtKind::Allocate:
+    o << pad << "allocate " << s->name << "[" << dtypeName(s->dtype);
+    for (int64_t e : s->extents)
+      o << " * " << e;
+    o << "]\n";
+    print(o, s->body[0], indent);
+    return;
+  case StmtKind::Attr:
+    o << pad << "// attr [" << s->name << "] " << s->key << " = " << s->value << "\n";
+    print(o, s->body[0], indent);
+    return;
+  case StmtKind::Produce:
+    o << pad << "produce " << s->name << " {\n";
+    print(o, s->body[0], indent + 1);
+    o << pad << "}\n";
+    return;
+  case StmtKind::IfThenElse:
+    o << pad << "if (";
+    print(o, s->a);
+    o << ") {\n";
+    print(o, s->body[0], indent + 1);
+    if (s->body.size() > 1) {
+      o << pad << "} else {\n";
+      print(o, s->body[1], indent + 1);
+    }
+    o << pad << "}\n";
+    return;
+  case StmtKind::Seq:
+    for (const Stmt &c : s->body)
+      print(o, c, indent);
+    return;
+  case StmtKind::LetStmt:
+    o << pad << "let " << s->var->name << " = ";
+    print(o, s->a);
+    o << "\n";
+    print(o, s->body[0], indent);
+    return;
+  }
+}
+
+} // namespace
+
+std::string printExpr(const Expr &e) {
+  std::ostringstream o;
+  print(o, e);
+  return o.str();
+}
+
+std::string printStmt(const Stmt &s) {
+  std::ostringstream o;
+  print(o, s, 0);
+  return o.str();
+}
+
+} // namespace loupe::loop

@@ -1,8 +1,10 @@
 // LoweringTest: every op with a lowering, alone and inside fused groups, on several shapes and
 // both float types: the lowered, scheduled loops (run by the loop-IR interpreter) must give what
-// the reference interpreter gives for the same fused function.
+// the reference interpreter gives for the same fused function, and so must the same loops
+// compiled by LLVM and run through the JIT.
 #include "TestUtil.h"
 
+#include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
 #include "core/FusedModule.h"
 #include "repl/TextFile.h"
@@ -30,6 +32,55 @@ std::string vars(const std::vector<Shape> &shapes, int dtype) {
   return s;
 }
 
+void expectClose(const std::vector<Tensor> &got, const std::vector<Tensor> &want, double tol,
+                 const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].data.size(), want[k].data.size()) << what;
+    for (size_t i = 0; i < want[k].data.size(); ++i)
+      ASSERT_NEAR(got[k].data[i], want[k].data[i], tol * (1 + std::fabs(want[k].data[i])))
+          << what << ": output " << k << " element " << i;
+  }
+}
+
+// Runs a JIT-compiled function on tensors: arguments are packed into typed buffers.
+std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
+                                const backend::LoweredFunction &lf,
+                                const std::vector<Tensor> &args) {
+  std::vector<std::vector<float>> f32;
+  std::vector<std::vector<double>> f64;
+  std::vector<void *> ptrs;
+  auto add = [&](const std::vector<double> &v, int dtype) {
+    if (dtype == kFloat32) {
+      f32.emplace_back(v.begin(), v.end());
+      ptrs.push_back(f32.back().data());
+    } else {
+      f64.push_back(v);
+      ptrs.push_back(f64.back().data());
+    }
+  };
+  f32.reserve(16);
+  f64.reserve(16);
+  for (const Tensor &t : args)
+    add(t.data, t.dtype);
+  for (const auto &o : lf.outputs)
+    add(std::vector<double>(numElements(o->shape), 0.0), o->dtype);
+  m.call(lf.name, ptrs);
+  std::vector<Tensor> out;
+  size_t i32 = 0, i64 = 0;
+  for (const Tensor &t : args)
+    (t.dtype == kFloat32 ? i32 : i64)++;
+  for (const auto &o : lf.outputs) {
+    Tensor t(o->shape, o->dtype);
+    if (o->dtype == kFloat32)
+      t.data.assign(f32[i32].begin(), f32[i32].end()), ++i32;
+    else
+      t.data = f64[i64++];
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // Builds, fuses and compiles the program, then checks every fused function of the module.
 void checkLowering(const std::string &program, double lo, double hi, int dtype) {
   SCOPED_TRACE(program);
@@ -40,9 +91,14 @@ void checkLowering(const std::string &program, double lo, double hi, int dtype) 
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(lo, hi);
   double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
+  std::vector<backend::LoweredFunction> lowered;
+  for (const auto &[name, f] : module->functions)
+    lowered.push_back(backend::lowerFunction(*f));
+  auto compiled = backend::CompiledModule::compile(lowered);
+  size_t fi = 0;
   for (const auto &[name, f] : module->functions) {
     SCOPED_TRACE(name);
-    backend::LoweredFunction lf = backend::lowerFunction(*f);
+    const backend::LoweredFunction &lf = lowered[fi++];
     std::map<std::string, Tensor> byName;
     std::vector<Tensor> args;
     for (const auto &p : lf.inputs) {
@@ -54,13 +110,8 @@ void checkLowering(const std::string &program, double lo, double hi, int dtype) 
     }
     std::vector<Tensor> want = interpret(f->body, byName);
     std::vector<Tensor> got = backend::evalLowered(lf, args);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t k = 0; k < want.size(); ++k) {
-      ASSERT_EQ(got[k].data.size(), want[k].data.size());
-      for (size_t i = 0; i < want[k].data.size(); ++i)
-        ASSERT_NEAR(got[k].data[i], want[k].data[i], tol * (1 + std::fabs(want[k].data[i])))
-            << "output " << k << " element " << i;
-    }
+    expectClose(got, want, tol, "loop interpreter");
+    expectClose(runCompiled(*compiled, lf, args), want, tol, "LLVM");
   }
 }
 

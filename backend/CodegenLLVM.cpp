@@ -1,0 +1,673 @@
+// CodegenLLVM: one visitor from loop IR to LLVM IR, the O3 pipeline for the host, ORC LLJIT,
+// and IR/assembly/object output. Parallel loops are outlined into `<fn>_parallel<k>(i, closure)`
+// and run through loupe_parallel_for; vectorised loops carry llvm.loop.vectorize metadata.
+#include "backend/Codegen.h"
+
+#include "backend/Runtime.h"
+#include "core/DType.h"
+#include "core/Error.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace loupe::backend {
+
+using namespace loop;
+
+namespace {
+
+std::string llvmMessage(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return s;
+}
+
+template <typename T> T check(llvm::Expected<T> v, const char *what) {
+  if (!v)
+    fail(what, ": ", llvmMessage(v.takeError()));
+  return std::move(*v);
+}
+
+void initLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+bool isFloat(int dtype) { return dtype != kBool && dtypeIsFloat(dtype); }
+
+// Variables and buffers used by a statement (to build a parallel body's closure).
+void collectUses(const Expr &e, std::set<const ExprNode *> &vars, std::set<std::string> &bufs) {
+  if (e->kind == ExprKind::Var)
+    vars.insert(e.get());
+  if (e->kind == ExprKind::Load)
+    bufs.insert(e->name);
+  for (const Expr &a : e->args)
+    collectUses(a, vars, bufs);
+}
+
+void collectUses(const Stmt &s, std::set<const ExprNode *> &vars, std::set<std::string> &bufs) {
+  for (const Expr &e : {s->a, s->b})
+    if (e)
+      collectUses(e, vars, bufs);
+  if (s->kind == StmtKind::Store)
+    bufs.insert(s->name);
+  for (const Stmt &c : s->body)
+    if (c)
+      collectUses(c, vars, bufs);
+}
+
+class FunctionGen {
+public:
+  FunctionGen(llvm::Module &m, const LoweredFunction &f)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f) {}
+
+  void run() {
+    std::vector<llvm::Type *> params;
+    std::vector<std::pair<std::string, int>> args;
+    for (const ComputeRef &p : f_.inputs)
+      args.push_back({p->name, p->dtype});
+    for (size_t k = 0; k < f_.outputs.size(); ++k)
+      args.push_back({f_.outputBuffers[k], f_.outputs[k]->dtype});
+    for (size_t i = 0; i < args.size(); ++i)
+      params.push_back(b_.getPtrTy());
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, m_);
+    for (size_t i = 0; i < args.size(); ++i) {
+      llvm::Argument *a = fn_->getArg(i);
+      a->setName(args[i].first);
+      a->addAttr(llvm::Attribute::NoAlias);
+      buffers_[args[i].first] = {a, args[i].second};
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    emit(f_.body);
+    b_.CreateRetVoid();
+    packedWrapper(args.size());
+  }
+
+private:
+  struct BufferRef {
+    llvm::Value *ptr;
+    int dtype;
+  };
+
+  llvm::Type *elemType(int dtype) {
+    switch (dtype) {
+    case kFloat32:
+      return b_.getFloatTy();
+    case kFloat64:
+      return b_.getDoubleTy();
+    case kFloat16:
+      return b_.getHalfTy();
+    case kInt8:
+    case kUint8:
+      return b_.getInt8Ty();
+    case kInt16:
+    case kUint16:
+      return b_.getInt16Ty();
+    case kInt32:
+    case kUint32:
+      return b_.getInt32Ty();
+    case kBool:
+      return b_.getInt1Ty();
+    default:
+      return b_.getInt64Ty();
+    }
+  }
+
+  // The type expressions of a dtype compute in: floats as themselves, integers as i64.
+  llvm::Type *valueType(int dtype) {
+    if (dtype == kBool)
+      return b_.getInt1Ty();
+    return isFloat(dtype) ? elemType(dtype) : b_.getInt64Ty();
+  }
+
+  llvm::Value *convert(llvm::Value *v, int from, int to) {
+    llvm::Type *t = valueType(to);
+    if (v->getType() == t)
+      return v;
+    bool ff = isFloat(from), tf = isFloat(to);
+    if (ff && tf)
+      return b_.CreateFPCast(v, t);
+    if (ff)
+      return to == kBool ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                         : b_.CreateFPToSI(v, t);
+    if (tf)
+      return from == kBool ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
+    if (to == kBool)
+      return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    return from == kBool ? b_.CreateZExt(v, t) : b_.CreateSExtOrTrunc(v, t);
+  }
+
+  BufferRef buffer(const std::string &name) {
+    auto it = buffers_.find(name);
+    if (it == buffers_.end())
+      fail("codegen ", f_.name, ": unknown buffer ", name);
+    return it->second;
+  }
+
+  llvm::Value *address(const BufferRef &buf, const Expr &index) {
+    return b_.CreateGEP(elemType(buf.dtype), buf.ptr, expr(index));
+  }
+
+  llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
+    return b_.CreateUnaryIntrinsic(id, x);
+  }
+
+  llvm::Value *libm(const char *base, llvm::Value *x) {
+    std::string name = std::string(base) + (x->getType()->isFloatTy() ? "f" : "");
+    llvm::FunctionCallee callee =
+        m_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
+    return b_.CreateCall(callee, {x});
+  }
+
+  llvm::Value *call(const ExprNode &e) {
+    const std::string &f = e.name;
+    if (f == "tvm_if_then_else") {
+      // Lazy: the untaken side may read out of bounds (padding), so branch.
+      llvm::Value *c = expr(e.args[0]);
+      llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "if_then", fn_),
+                       *elseBB = llvm::BasicBlock::Create(ctx_, "if_else", fn_),
+                       *done = llvm::BasicBlock::Create(ctx_, "if_end", fn_);
+      b_.CreateCondBr(c, thenBB, elseBB);
+      b_.SetInsertPoint(thenBB);
+      llvm::Value *a = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+      llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+      b_.CreateBr(done);
+      b_.SetInsertPoint(elseBB);
+      llvm::Value *bv = convert(expr(e.args[2]), e.args[2]->dtype, e.dtype);
+      llvm::BasicBlock *elseEnd = b_.GetInsertBlock();
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
+      phi->addIncoming(a, thenEnd);
+      phi->addIncoming(bv, elseEnd);
+      return phi;
+    }
+    if (f == "likely")
+      return expr(e.args[0]);
+    llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
+    if (f == "exp")
+      return intrinsic(llvm::Intrinsic::exp, x);
+    if (f == "log")
+      return intrinsic(llvm::Intrinsic::log, x);
+    if (f == "sqrt")
+      return intrinsic(llvm::Intrinsic::sqrt, x);
+    if (f == "fabs")
+      return intrinsic(llvm::Intrinsic::fabs, x);
+    if (f == "floor")
+      return intrinsic(llvm::Intrinsic::floor, x);
+    if (f == "ceil")
+      return intrinsic(llvm::Intrinsic::ceil, x);
+    if (f == "round")
+      return intrinsic(llvm::Intrinsic::round, x);
+    if (f == "tanh")
+      return libm("tanh", x);
+    if (f == "sigmoid") {
+      llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
+      llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
+    }
+    if (f == "pow") {
+      llvm::Value *y = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+    }
+    fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
+  }
+
+  llvm::Value *binary(const ExprNode &e) {
+    int t = e.args[0]->dtype;
+    llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
+    a = convert(a, t, t);
+    if (e.op == BinOp::And)
+      return b_.CreateAnd(a, bv);
+    if (e.op == BinOp::Or)
+      return b_.CreateOr(a, bv);
+    if (isFloat(t)) {
+      switch (e.op) {
+      case BinOp::Add:
+        return b_.CreateFAdd(a, bv);
+      case BinOp::Sub:
+        return b_.CreateFSub(a, bv);
+      case BinOp::Mul:
+        return b_.CreateFMul(a, bv);
+      case BinOp::Div:
+        return b_.CreateFDiv(a, bv);
+      case BinOp::Mod:
+        return b_.CreateFRem(a, bv);
+      case BinOp::Min:
+        return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
+      case BinOp::Max:
+        return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
+      case BinOp::EQ:
+        return b_.CreateFCmpOEQ(a, bv);
+      case BinOp::NE:
+        return b_.CreateFCmpUNE(a, bv);
+      case BinOp::LT:
+        return b_.CreateFCmpOLT(a, bv);
+      case BinOp::LE:
+        return b_.CreateFCmpOLE(a, bv);
+      case BinOp::GT:
+        return b_.CreateFCmpOGT(a, bv);
+      case BinOp::GE:
+        return b_.CreateFCmpOGE(a, bv);
+      default:
+        break;
+      }
+    } else {
+      switch (e.op) {
+      case BinOp::Add:
+        return b_.CreateAdd(a, bv);
+      case BinOp::Sub:
+        return b_.CreateSub(a, bv);
+      case BinOp::Mul:
+        return b_.CreateMul(a, bv);
+      case BinOp::Div:
+        return b_.CreateSDiv(a, bv);
+      case BinOp::Mod:
+        return b_.CreateSRem(a, bv);
+      case BinOp::Min:
+        return b_.CreateSelect(b_.CreateICmpSLT(bv, a), bv, a);
+      case BinOp::Max:
+        return b_.CreateSelect(b_.CreateICmpSLT(a, bv), bv, a);
+      case BinOp::EQ:
+        return b_.CreateICmpEQ(a, bv);
+      case BinOp::NE:
+        return b_.CreateICmpNE(a, bv);
+      case BinOp::LT:
+        return b_.CreateICmpSLT(a, bv);
+      case BinOp::LE:
+        return b_.CreateICmpSLE(a, bv);
+      case BinOp::GT:
+        return b_.CreateICmpSGT(a, bv);
+      case BinOp::GE:
+        return b_.CreateICmpSGE(a, bv);
+      default:
+        break;
+      }
+    }
+    fail("codegen ", f_.name, ": unsupported operator in ",
+         printExpr(std::make_shared<ExprNode>(e)));
+  }
+
+  llvm::Value *expr(const Expr &e) {
+    switch (e->kind) {
+    case ExprKind::IntImm:
+      return e->dtype == kBool ? b_.getInt1(e->intValue != 0)
+                               : static_cast<llvm::Value *>(b_.getInt64(e->intValue));
+    case ExprKind::FloatImm:
+      return llvm::ConstantFP::get(elemType(e->dtype), e->floatValue);
+    case ExprKind::Var: {
+      auto it = vars_.find(e.get());
+      if (it == vars_.end())
+        fail("codegen ", f_.name, ": variable ", e->name, " is not bound");
+      return it->second;
+    }
+    case ExprKind::Binary:
+      return binary(*e);
+    case ExprKind::Not:
+      return b_.CreateNot(convert(expr(e->args[0]), e->args[0]->dtype, kBool));
+    case ExprKind::Select:
+      return b_.CreateSelect(convert(expr(e->args[0]), e->args[0]->dtype, kBool),
+                             convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
+                             convert(expr(e->args[2]), e->args[2]->dtype, e->dtype));
+    case ExprKind::Cast:
+      return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);
+    case ExprKind::Call:
+      return call(*e);
+    case ExprKind::Load: {
+      BufferRef buf = buffer(e->name);
+      llvm::Value *v = b_.CreateLoad(elemType(buf.dtype), address(buf, e->args[0]));
+      if (!isFloat(buf.dtype) && buf.dtype != kBool)
+        v = b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
+      return v;
+    }
+    case ExprKind::TensorRead:
+    case ExprKind::Reduce:
+      fail("codegen ", f_.name, ": ", printExpr(e), " was not lowered");
+    }
+    return nullptr;
+  }
+
+  void loop(const StmtNode &s) {
+    llvm::Value *lo = expr(s.a), *extent = expr(s.b);
+    llvm::Value *hi = b_.CreateAdd(lo, extent);
+    llvm::BasicBlock *pre = b_.GetInsertBlock(),
+                     *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
+                     *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
+                     *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, s.var->name);
+    i->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), body, exit);
+    b_.SetInsertPoint(body);
+    vars_[s.var.get()] = i;
+    emit(s.body[0]);
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1));
+    llvm::BranchInst *back = b_.CreateBr(head);
+    i->addIncoming(next, b_.GetInsertBlock());
+    if (s.forKind == ForKind::Vectorized) {
+      llvm::MDNode *enable =
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                   llvm::ConstantAsMetadata::get(b_.getTrue())});
+      llvm::MDNode *self = llvm::MDNode::getDistinct(ctx_, {nullptr, enable});
+      self->replaceOperandWith(0, self);
+      back->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
+    vars_.erase(s.var.get());
+    b_.SetInsertPoint(exit);
+  }
+
+  // The body of a parallel loop becomes `<fn>_parallel<k>(i, closure)`; the closure holds the
+  // variables and buffer pointers it uses, one 8-byte slot each.
+  void parallelLoop(const StmtNode &s) {
+    std::set<const ExprNode *> usedVars;
+    std::set<std::string> usedBufs;
+    collectUses(s.body[0], usedVars, usedBufs);
+    std::vector<const ExprNode *> vars;
+    for (const ExprNode *v : usedVars)
+      if (vars_.count(v))
+        vars.push_back(v);
+    std::vector<std::string> bufs(usedBufs.begin(), usedBufs.end());
+    size_t slots = vars.size() + bufs.size();
+    llvm::Type *i64 = b_.getInt64Ty();
+    llvm::Value *closure = b_.CreateAlloca(i64, b_.getInt64(std::max<size_t>(slots, 1)));
+    size_t k = 0;
+    for (const ExprNode *v : vars)
+      b_.CreateStore(vars_.at(v), b_.CreateConstGEP1_64(i64, closure, k++));
+    for (const std::string &bname : bufs)
+      b_.CreateStore(buffer(bname).ptr, b_.CreateConstGEP1_64(i64, closure, k++));
+
+    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy()}, false);
+    auto *bodyFn =
+        llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                               f_.name + "_parallel" + std::to_string(parallelCount_++), m_);
+    // Generate the body in the new function, then come back.
+    llvm::Function *savedFn = fn_;
+    llvm::BasicBlock *savedBlock = b_.GetInsertBlock();
+    auto savedVars = vars_;
+    auto savedBufs = buffers_;
+    fn_ = bodyFn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
+    llvm::Value *cl = bodyFn->getArg(1);
+    k = 0;
+    for (const ExprNode *v : vars)
+      vars_[v] = b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++));
+    for (const std::string &bname : bufs) {
+      int dt = buffers_.at(bname).dtype;
+      buffers_[bname] = {b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)), dt};
+    }
+    vars_[s.var.get()] = b_.CreateAdd(bodyFn->getArg(0), expr(s.a));
+    emit(s.body[0]);
+    b_.CreateRetVoid();
+    fn_ = savedFn;
+    vars_ = savedVars;
+    buffers_ = savedBufs;
+    b_.SetInsertPoint(savedBlock);
+
+    llvm::FunctionCallee pfor = m_.getOrInsertFunction(
+        "loupe_parallel_for",
+        llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy(), b_.getPtrTy()}, false));
+    b_.CreateCall(pfor, {expr(s.b), bodyFn, closure});
+  }
+
+  void emit(const Stmt &s) {
+    switch (s->kind) {
+    case StmtKind::For:
+      if (s->forKind == ForKind::Parallel)
+        parallelLoop(*s);
+      else
+        loop(*s);
+      return;
+    case StmtKind::Store: {
+      BufferRef buf = buffer(s->name);
+      llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
+      if (!isFloat(buf.dtype) && buf.dtype != kBool)
+        v = b_.CreateSExtOrTrunc(v, elemType(buf.dtype));
+      b_.CreateStore(v, address(buf, s->a));
+      return;
+    }
+    case StmtKind::Allocate: {
+      int64_t n = 1;
+      for (int64_t e : s->extents)
+        n *= e;
+      llvm::Type *et = elemType(s->dtype);
+      uint64_t bytes = m_.getDataLayout().getTypeAllocSize(et) * static_cast<uint64_t>(n);
+      llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
+          "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
+      llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
+          "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
+      llvm::Value *p = b_.CreateCall(mallocFn, {b_.getInt64(bytes)}, s->name);
+      buffers_[s->name] = {p, s->dtype};
+      emit(s->body[0]);
+      buffers_.erase(s->name);
+      b_.CreateCall(freeFn, {p});
+      return;
+    }
+    case StmtKind::Attr:
+    case StmtKind::Produce:
+      emit(s->body[0]);
+      return;
+    case StmtKind::IfThenElse: {
+      llvm::Value *c = convert(expr(s->a), s->a->dtype, kBool);
+      llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_),
+                       *done = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+      llvm::BasicBlock *elseBB =
+          s->body.size() > 1 ? llvm::BasicBlock::Create(ctx_, "else", fn_) : done;
+      b_.CreateCondBr(c, thenBB, elseBB);
+      b_.SetInsertPoint(thenBB);
+      emit(s->body[0]);
+      b_.CreateBr(done);
+      if (s->body.size() > 1) {
+        b_.SetInsertPoint(elseBB);
+        emit(s->body[1]);
+        b_.CreateBr(done);
+      }
+      b_.SetInsertPoint(done);
+      return;
+    }
+    case StmtKind::Seq:
+      for (const Stmt &c : s->body)
+        emit(c);
+      return;
+    case StmtKind::LetStmt:
+      vars_[s->var.get()] = expr(s->a);
+      emit(s->body[0]);
+      vars_.erase(s->var.get());
+      return;
+    }
+  }
+
+  // `<name>_packed(void **args)`: the same function with its buffers in one array.
+  void packedWrapper(size_t nargs) {
+    auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
+    auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, f_.name + "_packed", m_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", w));
+    std::vector<llvm::Value *> args;
+    for (size_t i = 0; i < nargs; ++i)
+      args.push_back(
+          b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), w->getArg(0), i)));
+    b_.CreateCall(fn_, args);
+    b_.CreateRetVoid();
+  }
+
+  llvm::Module &m_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  const LoweredFunction &f_;
+  llvm::Function *fn_ = nullptr;
+  std::map<const ExprNode *, llvm::Value *> vars_;
+  std::map<std::string, BufferRef> buffers_;
+  int parallelCount_ = 0;
+};
+
+} // namespace
+
+struct CompiledModule::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::LLVMContext> printCtx; ///< owns `optimized`
+  std::unique_ptr<llvm::Module> optimized;     ///< a copy kept for IR, assembly and objects
+  std::map<std::string, void (*)(void **)> packed;
+};
+
+CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
+CompiledModule::~CompiledModule() = default;
+
+std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<LoweredFunction> &fns) {
+  initLLVM();
+  std::unique_ptr<CompiledModule> cm(new CompiledModule());
+  Impl &impl = *cm->impl_;
+  auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM host detection");
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  impl.tm = check(jtmb.createTargetMachine(), "LLVM target machine");
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = std::make_unique<llvm::Module>("loupe", *ctx);
+  m->setDataLayout(impl.tm->createDataLayout());
+  m->setTargetTriple(impl.tm->getTargetTriple().str());
+  for (const LoweredFunction &f : fns)
+    FunctionGen(*m, f).run();
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(*m, &es))
+    fail("LLVM verification failed: ", es.str());
+
+  // O3 for the host, with the target's cost model for vectorisation.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(impl.tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+
+  // A copy in a context of its own for printing and object output: the JIT frees its module
+  // (and context) once compiled.
+  {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m->print(os, nullptr);
+    impl.printCtx = std::make_unique<llvm::LLVMContext>();
+    llvm::SMDiagnostic diag;
+    impl.optimized = llvm::parseIR(llvm::MemoryBufferRef(os.str(), "loupe"), diag, *impl.printCtx);
+    if (!impl.optimized)
+      fail("internal: re-reading the optimised module failed: ", diag.getMessage().str());
+  }
+
+  impl.jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(), "LLJIT");
+  auto &dylib = impl.jit->getMainJITDylib();
+  dylib.addGenerator(check(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                               impl.jit->getDataLayout().getGlobalPrefix()),
+                           "process symbols"));
+  llvm::orc::SymbolMap runtime;
+  runtime[impl.jit->mangleAndIntern("loupe_parallel_for")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&loupe_parallel_for), llvm::JITSymbolFlags::Exported};
+  if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    fail("LLJIT: ", llvmMessage(std::move(e)));
+  if (auto e = impl.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    fail("LLJIT: ", llvmMessage(std::move(e)));
+  for (const LoweredFunction &f : fns) {
+    auto addr = check(impl.jit->lookup(f.name + "_packed"), "LLJIT lookup");
+    impl.packed[f.name] = addr.toPtr<void (*)(void **)>();
+  }
+  return cm;
+}
+
+void CompiledModule::call(const std::string &name, const std::vector<void *> &args) const {
+  auto it = impl_->packed.find(name);
+  if (it == impl_->packed.end())
+    fail("the compiled module has no function '", name, "'");
+  std::vector<void *> a = args;
+  it->second(a.data());
+}
+
+std::vector<std::string> CompiledModule::functions() const {
+  std::vector<std::string> v;
+  for (const auto &[name, f] : impl_->packed)
+    v.push_back(name);
+  return v;
+}
+
+std::string CompiledModule::llvmIR(const std::string &name) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (name.empty()) {
+    impl_->optimized->print(os, nullptr);
+    return os.str();
+  }
+  bool any = false;
+  for (const llvm::Function &f : *impl_->optimized)
+    if (!f.isDeclaration() &&
+        (f.getName() == name || f.getName().starts_with(name + "_parallel"))) {
+      f.print(os);
+      any = true;
+    }
+  if (!any)
+    fail("the compiled module has no function '", name, "'");
+  return os.str();
+}
+
+std::string CompiledModule::assembly(const std::string &name) const {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*impl_->optimized);
+  if (!name.empty()) {
+    bool found = false;
+    for (llvm::Function &f : *copy) {
+      bool keep = f.getName() == name || f.getName().starts_with(name + "_parallel");
+      found |= keep && !f.isDeclaration();
+      if (!keep && !f.isDeclaration()) {
+        f.deleteBody(); // a declaration must not be internal
+        f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      }
+    }
+    if (!found)
+      fail("the compiled module has no function '", name, "'");
+  }
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    fail("LLVM cannot emit assembly for this target");
+  pm.run(*copy);
+  return std::string(buf.begin(), buf.end());
+}
+
+void CompiledModule::writeObject(const std::string &path) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    fail("cannot write ", path, ": ", ec.message());
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*impl_->optimized);
+  llvm::legacy::PassManager pm;
+  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    fail("LLVM cannot emit object files for this target");
+  pm.run(*copy);
+}
+
+} // namespace loupe::backend

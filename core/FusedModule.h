@@ -26,6 +26,9 @@ struct FusedFunction {
 /// The functions of a compiled graph by name (graph attribute `module`).
 struct FusedModule {
   std::map<std::string, std::shared_ptr<const FusedFunction>> functions;
+  /// After `build`: the backend's compiled library (backend::BuiltLibrary). Core only carries
+  /// it, so a snapshot and its machine code live and die together.
+  std::shared_ptr<const void> compiled;
 };
 
 } // namespace loupe

@@ -7,6 +7,7 @@
 #include "core/Json.h"
 #include "core/Printer.h"
 #include "passes/Pass.h"
+#include "repl/CommandHelpers.h"
 #include "repl/Engine.h"
 #include "repl/GraphLang.h"
 #include "repl/SessionFile.h"
@@ -22,9 +23,8 @@
 
 namespace loupe {
 
-namespace {
-
-using Args = std::vector<std::string>;
+// The helpers other command files share (repl/CommandHelpers.h) come first, outside the
+// anonymous namespace.
 
 // Splits command arguments at white space; quotes group words.
 Args splitArgs(const std::string &s) {
@@ -103,7 +103,7 @@ std::string pad(std::string s, size_t w) {
   return s;
 }
 
-std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ") {
+std::string joinNames(const std::vector<std::string> &v, const char *sep) {
   std::string r;
   for (const auto &x : v)
     r += (r.empty() ? "" : sep) + x;
@@ -157,6 +157,8 @@ std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +
          plural(idx.heads.size(), "output");
 }
+
+namespace {
 
 // True if one of the passes named in `names` provides attribute `key`.
 bool applies(const std::vector<std::string> &names, const std::string &key) {
@@ -1057,6 +1059,7 @@ void Engine::registerCommands() {
         out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu << "\nsimd "
             << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\n";
       });
+  registerBuildCommands();
 }
 
 } // namespace loupe

@@ -86,6 +86,8 @@ private:
   // Commands.
   void runCommand(const std::string &text, std::ostream &out);
   void registerCommands();
+  /// The backend's commands (repl/BuildCommands.cpp).
+  void registerBuildCommands();
   const Graph &requireGraph() const;
   /// Adds a step after the current one (dropping any redo tail). `fresh` marks a graph that
   /// does not derive from the current one (`:graph`, `:load`).

@@ -1,0 +1,42 @@
+// Build: nnvm.compiler.build — the pass pipeline of nnvm-spec §9 for an opt level, then every
+// fused function lowered, scheduled and compiled; the result is the deploy graph whose `module`
+// attribute carries the compiled code.
+#pragma once
+
+#include "backend/Codegen.h"
+#include "core/FusedModule.h"
+#include "core/Graph.h"
+#include "passes/Pass.h"
+
+#include <map>
+#include <memory>
+#include <ostream>
+
+namespace loupe::backend {
+
+/// What `:build` takes besides the graph.
+struct BuildOptions {
+  int optLevel = 2;
+  std::map<std::string, Shape> shapes; ///< input shapes (else the variables' `shape` attribute)
+  std::map<std::string, int> dtypes;   ///< input dtypes (else `dtype`, else `defaultDType`)
+  int defaultDType = 0;                ///< float32
+};
+
+/// The compiled side of a built module (FusedModule::compiled): each function's loops and the
+/// machine code.
+struct BuiltLibrary {
+  std::map<std::string, LoweredFunction> lowered;
+  std::unique_ptr<CompiledModule> code;
+};
+
+/// Runs the build. Passes go through the runner (so `ctx`'s instruments, such as the trace, see
+/// each `Graph.apply` of the original, including the throw-away SaveJSON that graph.index
+/// caused); with `trace`, each function's lowered loops are printed as `lower function NAME`.
+/// Throws Error, with nothing changed, when an input shape is missing or anything fails.
+Graph build(const Graph &g, const BuildOptions &opts, const PassContext &ctx,
+            std::ostream *trace = nullptr);
+
+/// The library of a built deploy graph, or null when the graph was not built.
+std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g);
+
+} // namespace loupe::backend

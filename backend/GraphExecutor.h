@@ -1,0 +1,38 @@
+// GraphExecutor: runs a built deploy graph — one buffer per PlanMemory storage id, inputs
+// copied in, each tvm_op's compiled function called in node order, per-kernel times.
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Tensor.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// One storage slot of a deploy graph: its size and which entries share it, with the node
+/// positions (execution order) of their first and last use.
+struct StorageSlot {
+  int64_t id = 0;
+  int64_t bytes = 0;
+  int dtype = 0;
+  std::vector<uint32_t> entries;
+  std::vector<std::string> names; ///< "node" or "node.k" per entry
+  uint32_t firstUse = 0, lastUse = 0;
+};
+
+/// The storage slots of a deploy graph (needs storage_id, shape, dtype).
+std::vector<StorageSlot> storageSlots(const Graph &deploy);
+
+/// What a run gives: the outputs and each kernel call's time in milliseconds.
+struct RunResult {
+  std::vector<Tensor> outputs;
+  std::vector<std::pair<std::string, double>> kernelMillis;
+};
+
+/// Runs a built deploy graph on the inputs (every variable, by name; shapes must match).
+/// Throws Error for a missing or wrongly shaped input or a graph that was not built.
+RunResult runDeployGraph(const Graph &deploy, const std::map<std::string, Tensor> &inputs);
+
+} // namespace loupe::backend

@@ -1,0 +1,108 @@
+// Npy: a reader for NumPy's .npy format (version 1 to 3 headers).
+#include "core/Npy.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace loupe {
+
+namespace {
+
+// The value text of `'key': value` in the header dictionary.
+std::string headerValue(const std::string &header, const std::string &key,
+                        const std::string &path) {
+  size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos)
+    fail(path, ": the .npy header has no '", key, "'");
+  size_t colon = header.find(':', k);
+  size_t start = header.find_first_not_of(' ', colon + 1);
+  size_t end =
+      header[start] == '(' ? header.find(')', start) + 1 : header.find_first_of(",}", start);
+  return header.substr(start, end - start);
+}
+
+} // namespace
+
+Tensor readNpy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail("cannot read ", path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    fail(path, ": not a .npy file");
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+    offset = 10;
+  } else {
+    if (bytes.size() < 12)
+      fail(path, ": truncated .npy header");
+    headerLen = 0;
+    for (int i = 3; i >= 0; --i)
+      headerLen = headerLen << 8 | static_cast<unsigned char>(bytes[8 + i]);
+    offset = 12;
+  }
+  if (offset + headerLen > bytes.size())
+    fail(path, ": truncated .npy header");
+  std::string header = bytes.substr(offset, headerLen);
+  std::string descr = headerValue(header, "descr", path);
+  if (headerValue(header, "fortran_order", path) != "False")
+    fail(path, ": Fortran-order arrays are not supported");
+  std::string shapeText = headerValue(header, "shape", path);
+  Shape shape;
+  for (size_t i = 0; i < shapeText.size();) {
+    if (std::isdigit(static_cast<unsigned char>(shapeText[i]))) {
+      size_t j = i;
+      while (j < shapeText.size() && std::isdigit(static_cast<unsigned char>(shapeText[j])))
+        ++j;
+      shape.push_back(std::stoll(shapeText.substr(i, j - i)));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  int dtype;
+  size_t width;
+  if (descr == "'<f4'")
+    dtype = kFloat32, width = 4;
+  else if (descr == "'<f8'")
+    dtype = kFloat64, width = 8;
+  else if (descr == "'<i4'")
+    dtype = kInt32, width = 4;
+  else if (descr == "'<i8'")
+    dtype = kInt64, width = 8;
+  else
+    fail(path, ": dtype ", descr, " is not supported (float32, float64, int32, int64 are)");
+  Tensor t(shape, dtype);
+  const char *data = bytes.data() + offset + headerLen;
+  if (bytes.size() - offset - headerLen < t.data.size() * width)
+    fail(path, ": the data is shorter than shape ", shapeToList(shape), " needs");
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    const char *p = data + i * width;
+    if (dtype == kFloat32) {
+      float v;
+      std::memcpy(&v, p, 4);
+      t.data[i] = v;
+    } else if (dtype == kFloat64) {
+      double v;
+      std::memcpy(&v, p, 8);
+      t.data[i] = v;
+    } else if (dtype == kInt32) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      t.data[i] = v;
+    } else {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      t.data[i] = static_cast<double>(v);
+    }
+  }
+  return t;
+}
+
+} // namespace loupe

@@ -1,0 +1,37 @@
+// CommandHelpers: the small helpers the command files share (argument splitting, usage checks,
+// step descriptions, name lists, looking up a compiled graph's functions).
+#pragma once
+
+#include "core/FusedModule.h"
+#include "core/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+using Args = std::vector<std::string>;
+
+/// Splits command arguments at white space; quotes group words.
+Args splitArgs(const std::string &s);
+/// "a,b,c" -> {"a", "b", "c"} (empty pieces kept).
+std::vector<std::string> splitList(const std::string &text, char sep);
+/// Throws Error("usage: …") unless lo <= a.size() <= hi.
+void needArgs(const Args &a, size_t lo, size_t hi, const std::string &usage);
+/// "graph unchanged; added shape, dtype" — what a step did, for `:apply` and `:history`.
+std::string describeChange(const Graph *before, const Graph &after);
+/// Pads to `w` display columns (UTF-8 aware), at least two spaces.
+std::string pad(std::string s, size_t w);
+std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ");
+/// "the graph has no attribute 'shape'; it is provided by InferShape", thrown.
+[[noreturn]] void missingAttr(const Graph &g, const std::string &key);
+/// "1 node", "3 nodes".
+std::string plural(size_t n, const char *word);
+/// The fused functions of a compiled graph in the order its tvm_op nodes call them.
+std::vector<std::string> functionOrder(const Graph &g);
+/// A function of the graph's module by name; the error lists the ones there are.
+const FusedFunction &findFunction(const Graph &g, const std::string &name);
+/// "6 nodes, 3 inputs, 1 output".
+std::string graphSize(const IndexedGraph &idx);
+
+} // namespace loupe

@@ -339,8 +339,11 @@ private:
     }
     Expr source = toLoads(substitute(value->args[0], st.axisValue));
     if (value->args.size() > 1)
-      source = select(toLoads(substitute(value->args[1], st.axisValue)), source,
-                      identity(value->combiner, t.dtype));
+      // Lazy, as the source may read outside its tensor where the condition fails.
+      source = call("tvm_if_then_else",
+                    {toLoads(substitute(value->args[1], st.axisValue)), source,
+                     identity(value->combiner, t.dtype)},
+                    t.dtype);
     Expr acc = load(st.buffer, t.dtype, index);
     Expr updated;
     switch (value->combiner) {

@@ -44,7 +44,7 @@ NodePtr makeOpNode(const OpDef &op, const std::string &name, AttrDict attrs,
     size_t want = op.argNames(n->parsed).size();
     if (inputs.size() != want)
       fail("operator ", name, " (", op.name, "): expects ", want, " inputs, got ", inputs.size());
-  } else if (inputs.empty()) {
+  } else if (inputs.size() < op.minInputs) {
     fail("operator ", name, " (", op.name, "): expects at least one input");
   }
   for (const auto &e : inputs)

@@ -98,6 +98,8 @@ struct OpDef {
   std::function<std::vector<std::string>(const Attrs &)> argsFn;
   /// Variadic ops take any number (≥1) of positional inputs (concatenate, elemwise_sum).
   bool variadic = false;
+  /// The fewest inputs a variadic op takes (a tvm_op of constants has none).
+  size_t minInputs = 1;
   /// Attribute that records the number of variadic inputs (`num_args` for elemwise_sum).
   std::string keyVarNumArgs;
   std::function<int(const Attrs &)> numOutputsFn;

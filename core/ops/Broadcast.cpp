@@ -93,6 +93,16 @@ void registerBroadcastOps() {
           out[0].data[k++] = in[0]->data[broadcastOffset(in[0]->shape, idx)];
         });
       })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef x = in[0];
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              return loop::read(x, broadcastIndices(x->shape, i));
+            },
+            "compute", "broadcast", "ax")};
+      })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{collapse(n, 0, g[0], "_grad")};
       });

@@ -5,6 +5,7 @@
 #include "core/Layout.h"
 
 #include <cctype>
+#include <functional>
 
 namespace loupe::ops {
 
@@ -111,6 +112,18 @@ void forEachConvTap(const ConvParams &p, const Shape &xs, const Shape &os, Tap t
     }
 }
 
+// The bias as its own stage over a convolution's result, on the output's channel index.
+loop::ComputeRef
+addBias(const loop::ComputeRef &conv, const loop::ComputeRef &b,
+        const std::function<std::vector<loop::Expr>(const std::vector<loop::Expr> &)> &biasIndex) {
+  return loop::compute(
+      conv->shape, conv->dtype,
+      [&](const std::vector<loop::Expr> &i) {
+        return loop::read(conv, i) + loop::read(b, biasIndex(i));
+      },
+      "compute", "broadcast", "ax");
+}
+
 // topi's conv2d_nchw: `pad_temp` (when padding is non-zero), then a sum over rc, ry, rx on
 // axes nn, ff, yy, xx; with a bias, an add stage over it (as NNVM's compute did).
 std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
@@ -134,11 +147,7 @@ std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop
                             "compute", "conv2d", "", {"nn", "ff", "yy", "xx"});
   if (!p.bias)
     return {conv};
-  ComputeRef b = in[2];
-  return {compute(
-      shapes[0], types[0],
-      [&](const std::vector<Expr> &i) { return read(conv, i) + read(b, {i[1]}); }, "compute",
-      "broadcast", "ax")};
+  return {addBias(conv, in[2], [](const std::vector<Expr> &i) { return std::vector<Expr>{i[1]}; })};
 }
 
 // The bias channel of each output element, for adding the bias and for its gradient.
@@ -337,6 +346,80 @@ void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   out[0] = transformLayout(y[0], "NCHW", outLayout);
 }
 
+// conv2d_transpose: every output gathers the input pixels whose scatter reaches it, i.e.
+// iy = (y + ph - ky*dh) / sh when that divides and lies inside the input (read lazily).
+std::vector<loop::ComputeRef> conv2dTransposeLower(const Attrs &a,
+                                                   const std::vector<loop::ComputeRef> &in,
+                                                   const std::vector<Shape> &shapes,
+                                                   const std::vector<int> &types) {
+  using namespace loop;
+  ConvParams p = convParams(a, nullptr);
+  ComputeRef x = in[0], w = in[1];
+  int64_t H = x->shape[2], W = x->shape[3];
+  int64_t icg = x->shape[1] / p.groups, ocg = p.channels / p.groups;
+  IterVar rc = reduceAxis(icg, "rc"), ry = reduceAxis(p.kh, "ry"), rx = reduceAxis(p.kw, "rx");
+  ComputeRef conv = compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) {
+        Expr ty = i[2] + p.ph - ry.var * p.dh, tx = i[3] + p.pw - rx.var * p.dw;
+        Expr qy = ty / p.sh, qx = tx / p.sw;
+        Expr cond =
+            land(land(land(le(intImm(0), ty), eq(ty % p.sh, intImm(0))), lt(qy, intImm(H))),
+                 land(land(le(intImm(0), tx), eq(tx % p.sw, intImm(0))), lt(qx, intImm(W))));
+        Expr ic = p.groups == 1 ? rc.var : (i[1] / ocg) * icg + rc.var;
+        Expr o = p.groups == 1 ? i[1] : i[1] % ocg;
+        return reduce(Combiner::Sum, read(x, {i[0], ic, qy, qx}) * read(w, {ic, o, ry.var, rx.var}),
+                      {rc, ry, rx}, cond);
+      },
+      "compute", "conv2d_transpose", "", {"nn", "ff", "yy", "xx"});
+  if (!p.bias)
+    return {conv};
+  return {addBias(conv, in[2], [](const std::vector<Expr> &i) { return std::vector<Expr>{i[1]}; })};
+}
+
+// _contrib_conv2d_NCHWc with data NCHW<ib>c, weight OIHW<ib>i<ob>o, output NCHW<ob>c: the sum
+// runs over every input channel ic, read at block ic / ib, lane ic % ib.
+std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
+                                               const std::vector<loop::ComputeRef> &in,
+                                               const std::vector<Shape> &shapes,
+                                               const std::vector<int> &types) {
+  using namespace loop;
+  ConvParams p = convParams(a, nullptr, true);
+  auto block = [](const std::string &layout, char sub) {
+    auto axes = parseLayout(layout);
+    for (const LayoutAxis &x : axes)
+      if (x.name == sub)
+        return x.factor;
+    return int64_t{0};
+  };
+  std::string out = convOutLayout(a);
+  int64_t ib = block(a.getStr("layout"), 'c'), ob = block(out, 'c');
+  std::string want = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
+  if (a.getStr("layout") != "NCHW" + std::to_string(ib) + "c" ||
+      out != "NCHW" + std::to_string(ob) + "c" || a.getStr("kernel_layout") != want || !ib || !ob)
+    fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o, NCHW<o>c only, got ",
+         a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
+  ComputeRef x = in[0], w = in[1];
+  int64_t C = x->shape[1] * ib;
+  ComputeRef data =
+      p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw, 0}, {0, 0, p.ph, p.pw, 0}, 0) : x;
+  IterVar rc = reduceAxis(C, "ic"), ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
+  ComputeRef conv =
+      compute(shapes[0], types[0],
+              [&](const std::vector<Expr> &i) {
+                Expr src = read(data, {i[0], rc.var / ib, i[2] * p.sh + ry.var * p.dh,
+                                       i[3] * p.sw + rx.var * p.dw, rc.var % ib}) *
+                           read(w, {i[1], rc.var / ib, ry.var, rx.var, rc.var % ib, i[4]});
+                return reduce(Combiner::Sum, src, {rc, ry, rx});
+              },
+              "conv2d_NCHWc", "conv2d_NCHWc", "", {"n", "oc_chunk", "oh", "ow", "oc_block"});
+  if (!p.bias)
+    return {conv};
+  return {addBias(conv, in[2], [](const std::vector<Expr> &i) {
+    return std::vector<Expr>{i[1], i[4]};
+  })};
+}
+
 } // namespace
 
 void registerConvOps() {
@@ -360,6 +443,7 @@ void registerConvOps() {
   blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   blocked.argsFn = dataWeightBias;
   blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
+  blocked.lower(conv2dNCHWcLower);
   blocked.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // conv2d's gradient between layout transforms: everything to NCHW / OIHW, _conv2d_grad,
     // and each input gradient back to its input's layout.
@@ -399,6 +483,7 @@ void registerConvOps() {
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
   convT.argsFn = dataWeightBias;
   convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel).layout(convLayout);
+  convT.lower(conv2dTransposeLower);
   convT.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     NodeEntry cg = mk("_conv2d_transpose_grad", n->name + "_grad",
                       {g[0], n->inputs[0], n->inputs[1]}, n->attrs);

@@ -224,6 +224,14 @@ void registerElemwiseOps() {
       .shape(sameShapeRule)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       .kernel(unaryKernel([](double x) { return x; }))
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0];
+        return std::vector<ComputeRef>{
+            loop::compute(shapes[0], types[0], [&](const std::vector<Expr> &i) {
+              return loop::cast(types[0], read(x, i));
+            })};
+      })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // A cast to an integer type is piecewise constant; to a float type, the identity.
         int to = *dtypeFromName(n->parsed.getStr("dtype"));
@@ -362,6 +370,16 @@ void registerElemwiseOps() {
                      for (const Tensor *t : in)
                        for (int64_t i = 0; i < out[0].size(); ++i)
                          out[0].data[i] += t->data[i];
+                   })
+                   .lower([](const Attrs &, const std::vector<ComputeRef> &in,
+                             const std::vector<Shape> &shapes, const std::vector<int> &types) {
+                     return std::vector<ComputeRef>{
+                         loop::compute(shapes[0], types[0], [&](const std::vector<Expr> &i) {
+                           Expr v = read(in[0], i);
+                           for (size_t k = 1; k < in.size(); ++k)
+                             v = v + read(in[k], i);
+                           return v;
+                         })};
                    });
   sum.variadic = true;
   sum.layout(layoutFixed(static_cast<size_t>(-1), true));

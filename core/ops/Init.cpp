@@ -34,7 +34,19 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
       .kernel(
           [value](const Attrs &a, const std::vector<const Tensor *> &, std::vector<Tensor> &out) {
             std::fill(out[0].data.begin(), out[0].data.end(), value(a));
-          });
+          })
+      .lower([value, name = std::string(name)](
+                 const Attrs &a, const std::vector<loop::ComputeRef> &,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        if (name == "const" && !a.getStr("data").empty())
+          fail("const with `data` has no lowering to loops yet (FoldConstant or PrecomputePrune "
+               "turn it into an input)");
+        double v = value(a);
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &) { return loop::constant(v, types[0]); }, "compute",
+            "elemwise", "ax")};
+      });
 }
 
 // const's values: `data` (a flat list such as "[1.0, 2.5]") when given, else `value` everywhere.

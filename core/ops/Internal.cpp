@@ -15,6 +15,7 @@ void registerInternalOps() {
                   .param("func_name", ParamKind::Str, std::nullopt, "the fused function")
                   .setPattern(kOpaque);
   op.variadic = true;
+  op.minInputs = 0; // a function of constants only (zeros, full, …) takes no arguments
   op.numOutputsFn = [](const Attrs &a) { return static_cast<int>(a.getInt("num_outputs")); };
 
   // No shape, type or kernel: reading it is an error the interpreter reports.

@@ -155,6 +155,62 @@ std::vector<NodeEntry> matmulGrad(const NodePtr &n, const std::vector<NodeEntry>
   return {mm("_grad_0", b, g[0], true, true), mm("_grad_1", g[0], a, true, true)};
 }
 
+// topi's softmax: the maximum along the axis, the sum of exp(x - max), then exp(x - max) / sum
+// (log_softmax: x - max - log(sum)).
+LowerFn softmaxLower(bool logOut) {
+  return [logOut](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                  const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    ComputeRef x = in[0];
+    int nd = static_cast<int>(x->shape.size());
+    int axis = normalizeAxis(a.getInt("axis"), nd, "softmax");
+    Shape reduced = x->shape;
+    reduced.erase(reduced.begin() + axis);
+    if (reduced.empty())
+      reduced = {1};
+    int dt = types[0];
+    auto at = [&](const std::vector<Expr> &i, const Expr &k) { // i without the axis, k on it
+      std::vector<Expr> idx;
+      size_t j = 0;
+      for (int d = 0; d < nd; ++d)
+        idx.push_back(d == axis ? k : i[nd == 1 ? 0 : j++]);
+      if (nd == 1)
+        idx = {k};
+      return idx;
+    };
+    auto without = [&](const std::vector<Expr> &i) {
+      std::vector<Expr> r;
+      for (int d = 0; d < nd; ++d)
+        if (d != axis)
+          r.push_back(i[d]);
+      return r.empty() ? std::vector<Expr>{intImm(0)} : r;
+    };
+    IterVar k1 = reduceAxis(x->shape[axis], "k"), k2 = reduceAxis(x->shape[axis], "k");
+    ComputeRef mx = compute(
+        reduced, dt,
+        [&](const std::vector<Expr> &i) {
+          return reduce(Combiner::Max, read(x, at(i, k1.var)), {k1});
+        },
+        "T_softmax_maxelem", "reduce");
+    ComputeRef sum = compute(
+        reduced, dt,
+        [&](const std::vector<Expr> &i) {
+          return reduce(Combiner::Sum, call("exp", {read(x, at(i, k2.var)) - read(mx, i)}, dt),
+                        {k2});
+        },
+        "T_softmax_expsum", "reduce");
+    return std::vector<ComputeRef>{compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          Expr shifted = read(x, i) - read(mx, without(i));
+          if (logOut)
+            return shifted - call("log", {read(sum, without(i))}, dt);
+          return call("exp", {shifted}, dt) / read(sum, without(i));
+        },
+        "T_softmax_norm", "injective")};
+  };
+}
+
 void softmaxOp(const char *name, const char *doc, bool logOut) {
   OpRegistry::get()
       .add(name)
@@ -169,6 +225,7 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
                         cat("operator ", c.node, " (", c.op, ")"));
       })
       .kernel(softmaxKernel(logOut))
+      .lower(softmaxLower(logOut))
       .grad(logOut ? logSoftmaxGrad : softmaxGrad);
 }
 
@@ -375,6 +432,38 @@ void registerNnOps() {
       .setPattern(kOpaque)
       .shape(matmulShape)
       .kernel(matmulKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        ComputeRef x = in[0], y = in[1];
+        bool ta = a.getBool("transpose_a"), tb = a.getBool("transpose_b");
+        int64_t kn = ta ? x->shape.front() : x->shape.back();
+        IterVar k = reduceAxis(kn, "k");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              // lhs: all but its contracted axis come first in the output, then rhs's.
+              size_t na = x->shape.size() - 1;
+              std::vector<Expr> xi, yi;
+              if (ta) {
+                xi.push_back(k.var);
+                xi.insert(xi.end(), i.begin(), i.begin() + na);
+              } else {
+                xi.assign(i.begin(), i.begin() + na);
+                xi.push_back(k.var);
+              }
+              std::vector<Expr> rest(i.begin() + na, i.end());
+              if (tb) {
+                yi = rest;
+                yi.push_back(k.var);
+              } else {
+                yi.push_back(k.var);
+                yi.insert(yi.end(), rest.begin(), rest.end());
+              }
+              return reduce(Combiner::Sum, read(x, xi) * read(y, yi), {k});
+            },
+            "tensor", "matmul")};
+      })
       .grad(matmulGrad);
 
   softmaxOp("softmax", "exp(x) / sum(exp(x)) along an axis", false);
@@ -394,6 +483,29 @@ void registerNnOps() {
                   .shape(batchNormShape)
                   .kernel(batchNormKernel);
   bn.mutateInputs = {3, 4};
+  bn.lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+              const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    ComputeRef x = in[0], gamma = in[1], beta = in[2], mean = in[3], var = in[4];
+    int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "batch_norm");
+    int dt = types[0];
+    double eps = a.getFloat("epsilon");
+    bool center = a.getBool("center"), scale = a.getBool("scale");
+    ComputeRef out = compute(shapes[0], dt, [&](const std::vector<Expr> &i) {
+      Expr c = i[axis];
+      Expr v =
+          (read(x, i) - read(mean, {c})) / call("sqrt", {read(var, {c}) + constant(eps, dt)}, dt);
+      if (scale)
+        v = v * read(gamma, {c});
+      if (center)
+        v = v + read(beta, {c});
+      return v;
+    });
+    auto copyOf = [&](const ComputeRef &t, size_t k) {
+      return compute(shapes[k], types[k], [&](const std::vector<Expr> &i) { return read(t, i); });
+    };
+    return std::vector<ComputeRef>{out, copyOf(mean, 1), copyOf(var, 2)};
+  });
   bn.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     std::vector<NodeEntry> in = g;
     in.insert(in.end(), n->inputs.begin(), n->inputs.end());
@@ -438,6 +550,15 @@ void registerNnOps() {
         out[0].data = in[0]->data;
         std::fill(out[1].data.begin(), out[1].data.end(), 1.0);
       })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        ComputeRef x = in[0];
+        return std::vector<ComputeRef>{
+            compute(shapes[0], types[0], [&](const std::vector<Expr> &i) { return read(x, i); }),
+            compute(shapes[1], types[1],
+                    [&](const std::vector<Expr> &) { return constant(1, types[1]); })};
+      })
       // The identity it computes at inference passes the gradient straight through.
       .grad([](const NodePtr &, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{g[0]};
@@ -458,6 +579,19 @@ void registerNnOps() {
         int axis = normalizeAxis(c.attrs.getInt("axis"), 4, cat("operator ", c.node));
         c.assignIn(1, {c.in[0][axis]});
         c.assignOut(0, c.in[0]);
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        ComputeRef x = in[0], alpha = in[1];
+        int axis = normalizeAxis(a.getInt("axis"), 4, "prelu");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              Expr v = read(x, i);
+              return select(gt(v, constant(0, types[0])), v, read(alpha, {i[axis]}) * v);
+            },
+            "tensor", "broadcast")};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];

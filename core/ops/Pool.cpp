@@ -140,6 +140,69 @@ void layoutFromAttr(const Attrs &a, std::vector<std::string> &in, const std::vec
   out[0] = a.getStr("layout");
 }
 
+// topi's pool: a max or sum over the window (cells outside the input skipped, read lazily),
+// then for the average a division by the count the reference kernel uses.
+LowerFn poolLower(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    PoolParams p = poolParams(a, nullptr);
+    ComputeRef x = in[0];
+    int64_t H = x->shape[2], W = x->shape[3];
+    int dt = types[0];
+    IterVar rv = reduceAxis(p.kh, "rv"), rw = reduceAxis(p.kw, "rw");
+    ComputeRef acc = compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          Expr iy = i[2] * p.sh + rv.var - p.pt, ix = i[3] * p.sw + rw.var - p.pl;
+          Expr inside = land(land(land(le(intImm(0), iy), lt(iy, intImm(H))), le(intImm(0), ix)),
+                             lt(ix, intImm(W)));
+          return reduce(isMax ? Combiner::Max : Combiner::Sum, read(x, {i[0], i[1], iy, ix}),
+                        {rv, rw}, inside);
+        },
+        "tensor", "pool", "ax");
+    if (isMax)
+      return std::vector<ComputeRef>{acc};
+    bool includePad = a.getBool("count_include_pad");
+    return std::vector<ComputeRef>{compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          Expr y0 = i[2] * p.sh - p.pt, x0 = i[3] * p.sw - p.pl;
+          Expr rows = includePad ? min(intImm(p.kh), intImm(H + p.pb) - y0)
+                                 : min(y0 + p.kh, intImm(H)) - max(y0, intImm(0));
+          Expr cols = includePad ? min(intImm(p.kw), intImm(W + p.pr) - x0)
+                                 : min(x0 + p.kw, intImm(W)) - max(x0, intImm(0));
+          Expr count = rows * cols;
+          return select(gt(count, intImm(0)), read(acc, i) / cast(dt, count), constant(0, dt));
+        },
+        "tensor", "elemwise", "ax")};
+  };
+}
+
+// Global pools: max or mean over H and W.
+LowerFn globalPoolLower(bool isMax) {
+  return [isMax](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    ComputeRef x = in[0];
+    IterVar rv = reduceAxis(x->shape[2], "rv"), rw = reduceAxis(x->shape[3], "rw");
+    ComputeRef acc = compute(
+        shapes[0], types[0],
+        [&](const std::vector<Expr> &i) {
+          return reduce(isMax ? Combiner::Max : Combiner::Sum,
+                        read(x, {i[0], i[1], rv.var, rw.var}), {rv, rw});
+        },
+        "tensor", "pool", "ax");
+    if (isMax)
+      return std::vector<ComputeRef>{acc};
+    double n = static_cast<double>(x->shape[2] * x->shape[3]);
+    return std::vector<ComputeRef>{compute(
+        shapes[0], types[0],
+        [&](const std::vector<Expr> &i) { return read(acc, i) / constant(n, types[0]); }, "tensor",
+        "elemwise", "ax")};
+  };
+}
+
 OpDef &pool(const char *name, const char *doc, bool isMax) {
   OpDef &op = OpRegistry::get()
                   .add(name)
@@ -154,6 +217,8 @@ OpDef &pool(const char *name, const char *doc, bool isMax) {
                   .layout(layoutFromAttr)
                   .shape(poolShape)
                   .kernel(poolKernel(isMax));
+  if (std::string(name)[0] != '_')
+    op.lower(poolLower(isMax));
   return op;
 }
 
@@ -182,7 +247,8 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
           return;
         c.assignOut(0, {c.in[0][0], c.in[0][1], 1, 1});
       })
-      .kernel(globalPoolKernel(isMax));
+      .kernel(globalPoolKernel(isMax))
+      .lower(globalPoolLower(isMax));
 }
 
 // Visits, for every output pixel of upsampling, the input pixels it reads and their weights
@@ -308,6 +374,21 @@ void registerPoolOps() {
         c.assignOut(0, {d[0], d[1], d[2] * s, d[3] * s});
       })
       .kernel(upsamplingKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        if (a.getStr("method") != "NEAREST_NEIGHBOR")
+          fail("upsampling with method ", a.getStr("method"),
+               " has no lowering to loops yet (NEAREST_NEIGHBOR has)");
+        ComputeRef x = in[0];
+        int64_t s = a.getInt("scale");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              return read(x, {i[0], i[1], i[2] / s, i[3] / s});
+            },
+            "tensor", "injective", "ax")};
+      })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // Nearest neighbour copies each input cell into an s x s block, so the cell's gradient
         // is the block's sum: s² times its average. Bilinear sends each output's gradient back

@@ -4,6 +4,9 @@
 
 #include "core/Layout.h"
 
+#include <cctype>
+#include <map>
+
 namespace loupe::ops {
 
 namespace {
@@ -139,6 +142,47 @@ int numSplitOutputs(const Attrs &a) {
   return static_cast<int>(v.size()) + 1;
 }
 
+// __layout_transform__ as a stage: each primal axis's full coordinate is rebuilt from the
+// destination's axes (outer * block + inner), then cut as the source layout cuts it.
+loop::ComputeRef layoutTransformCompute(const loop::ComputeRef &x, const std::string &src,
+                                        const std::string &dst, const Shape &shape, int dtype) {
+  auto sa = parseLayout(src), da = parseLayout(dst);
+  auto blockOf = [](const std::vector<LayoutAxis> &l, char primal) {
+    for (const LayoutAxis &a : l)
+      if (a.name == std::tolower(primal))
+        return a.factor;
+    return int64_t{0};
+  };
+  return loop::compute(
+      shape, dtype,
+      [&](const std::vector<loop::Expr> &i) {
+        std::map<char, loop::Expr> coord;
+        for (size_t d = 0; d < da.size(); ++d)
+          if (std::isupper(static_cast<unsigned char>(da[d].name))) {
+            int64_t b = blockOf(da, da[d].name);
+            loop::Expr c = i[d];
+            if (b) {
+              size_t inner = 0;
+              while (da[inner].name != std::tolower(da[d].name))
+                ++inner;
+              c = c * b + i[inner];
+            }
+            coord[da[d].name] = c;
+          }
+        std::vector<loop::Expr> idx;
+        for (const LayoutAxis &a : sa) {
+          char p = static_cast<char>(std::toupper(a.name));
+          int64_t b = blockOf(sa, p);
+          if (std::isupper(static_cast<unsigned char>(a.name)))
+            idx.push_back(b ? coord.at(p) / b : coord.at(p));
+          else
+            idx.push_back(coord.at(p) % b);
+        }
+        return loop::read(x, idx);
+      },
+      "T_layout_trans", "injective", "ax");
+}
+
 // Copies a block of `src` into `dst` at an offset along `axis` (concatenate / split).
 void copyAlongAxis(const Tensor &src, Tensor &dst, int axis, int64_t srcStart, int64_t dstStart,
                    int64_t len) {
@@ -219,6 +263,10 @@ void registerTransformOps() {
         checkSameCount(c, c.in[0], c.in[1]);
         c.assignOut(0, c.in[1]);
       })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &) {
+        return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
+      })
       .kernel(copyKernel)
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("reshape_like", n->name + "_grad_0", {g[0], n->inputs[0]}),
@@ -253,6 +301,21 @@ void registerTransformOps() {
           }
         }
         c.assignOut(0, o);
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef x = in[0];
+        const auto &ax = a.getTuple("axes");
+        int nd = static_cast<int>(x->shape.size());
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              std::vector<loop::Expr> idx(nd);
+              for (int d = 0; d < nd; ++d)
+                idx[ax.empty() ? nd - 1 - d : normalizeAxis(ax[d], nd, "transpose")] = i[d];
+              return loop::read(x, idx);
+            },
+            "compute", "injective", "ax")};
       })
       .kernel(transposeKernel)
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -296,6 +359,34 @@ void registerTransformOps() {
               o[axis] += s[axis];
             }
             c.assignOut(0, o);
+          })
+          .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                    const std::vector<Shape> &shapes, const std::vector<int> &types) {
+            int axis =
+                normalizeAxis(a.getInt("axis"), static_cast<int>(shapes[0].size()), "concatenate");
+            return std::vector<loop::ComputeRef>{loop::compute(
+                shapes[0], types[0],
+                [&](const std::vector<loop::Expr> &i) {
+                  // The last input, then each earlier one where the index falls before it.
+                  std::vector<int64_t> start;
+                  int64_t at = 0;
+                  for (const auto &t : in) {
+                    start.push_back(at);
+                    at += t->shape[axis];
+                  }
+                  auto piece = [&](size_t k) {
+                    std::vector<loop::Expr> idx = i;
+                    idx[axis] = i[axis] - start[k];
+                    return loop::read(in[k], idx);
+                  };
+                  loop::Expr v = piece(in.size() - 1);
+                  for (size_t k = in.size() - 1; k-- > 0;)
+                    v = loop::call("tvm_if_then_else",
+                                   {loop::lt(i[axis], loop::intImm(start[k + 1])), piece(k), v},
+                                   types[0]);
+                  return v;
+                },
+                "compute", "injective", "ax")};
           })
           .kernel(
               [](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
@@ -372,6 +463,23 @@ void registerTransformOps() {
               c.assignOut(i, o);
             }
           })
+          .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                    const std::vector<Shape> &shapes, const std::vector<int> &types) {
+            loop::ComputeRef x = in[0];
+            int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "split");
+            auto pts = splitPoints(a, x->shape[axis], nullptr);
+            std::vector<loop::ComputeRef> out;
+            for (size_t k = 0; k + 1 < pts.size(); ++k)
+              out.push_back(loop::compute(
+                  shapes[k], types[k],
+                  [&](const std::vector<loop::Expr> &i) {
+                    std::vector<loop::Expr> idx = i;
+                    idx[axis] = i[axis] + pts[k];
+                    return loop::read(x, idx);
+                  },
+                  "compute", "injective", "ax"));
+            return out;
+          })
           .kernel([](const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) {
             const Tensor &x = *in[0];
@@ -407,6 +515,10 @@ void registerTransformOps() {
         Shape o = c.in[0];
         o.insert(o.begin() + ax, n, 1);
         c.assignOut(0, o);
+      })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &) {
+        return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .kernel(copyKernel)
       .grad(reshapeGrad(false));
@@ -488,6 +600,10 @@ void registerTransformOps() {
           o = {1};
         c.assignOut(0, o);
       })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &) {
+        return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
+      })
       .kernel(copyKernel)
       .grad(reshapeGrad(false));
 
@@ -501,6 +617,19 @@ void registerTransformOps() {
         if (!c.in[0].empty())
           normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                         cat("operator ", c.node));
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef x = in[0];
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "flip");
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              std::vector<loop::Expr> idx = i;
+              idx[axis] = loop::intImm(x->shape[axis] - 1) - i[axis];
+              return loop::read(x, idx);
+            },
+            "compute", "injective", "ax")};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
@@ -543,6 +672,11 @@ void registerTransformOps() {
         } catch (const Error &e) {
           c.error(e.what());
         }
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        return std::vector<loop::ComputeRef>{layoutTransformCompute(
+            in[0], a.getStr("src_layout"), a.getStr("dst_layout"), shapes[0], types[0])};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         out[0] = transformLayout(*in[0], a.getStr("src_layout"), a.getStr("dst_layout"));

@@ -6,6 +6,7 @@
 
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
+#include "core/DType.h"
 #include "core/FusedModule.h"
 #include "repl/TextFile.h"
 
@@ -43,39 +44,43 @@ void expectClose(const std::vector<Tensor> &got, const std::vector<Tensor> &want
   }
 }
 
-// Runs a JIT-compiled function on tensors: arguments are packed into typed buffers.
+// Runs a JIT-compiled function on tensors: arguments go into buffers of their dtypes.
 std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
                                 const backend::LoweredFunction &lf,
                                 const std::vector<Tensor> &args) {
-  std::vector<std::vector<float>> f32;
-  std::vector<std::vector<double>> f64;
-  std::vector<void *> ptrs;
-  auto add = [&](const std::vector<double> &v, int dtype) {
-    if (dtype == kFloat32) {
-      f32.emplace_back(v.begin(), v.end());
-      ptrs.push_back(f32.back().data());
-    } else {
-      f64.push_back(v);
-      ptrs.push_back(f64.back().data());
+  struct Buf {
+    int dtype;
+    std::vector<double> f64;
+    std::vector<float> f32;
+    std::vector<int32_t> i32;
+    void *ptr() {
+      return dtype == kFloat32 ? static_cast<void *>(f32.data())
+             : dtype == kInt32 ? static_cast<void *>(i32.data())
+                               : static_cast<void *>(f64.data());
     }
   };
-  f32.reserve(16);
-  f64.reserve(16);
+  std::vector<Buf> bufs;
+  auto add = [&](const std::vector<double> &v, int dtype) {
+    ASSERT_TRUE(dtype == kFloat32 || dtype == kFloat64 || dtype == kInt32) << dtype;
+    Buf b{dtype, v, std::vector<float>(v.begin(), v.end()), {}};
+    for (double x : v)
+      b.i32.push_back(static_cast<int32_t>(x));
+    bufs.push_back(std::move(b));
+  };
   for (const Tensor &t : args)
     add(t.data, t.dtype);
   for (const auto &o : lf.outputs)
     add(std::vector<double>(numElements(o->shape), 0.0), o->dtype);
+  std::vector<void *> ptrs;
+  for (Buf &b : bufs)
+    ptrs.push_back(b.ptr());
   m.call(lf.name, ptrs);
   std::vector<Tensor> out;
-  size_t i32 = 0, i64 = 0;
-  for (const Tensor &t : args)
-    (t.dtype == kFloat32 ? i32 : i64)++;
-  for (const auto &o : lf.outputs) {
-    Tensor t(o->shape, o->dtype);
-    if (o->dtype == kFloat32)
-      t.data.assign(f32[i32].begin(), f32[i32].end()), ++i32;
-    else
-      t.data = f64[i64++];
+  for (size_t k = 0; k < lf.outputs.size(); ++k) {
+    Buf &b = bufs[args.size() + k];
+    Tensor t(lf.outputs[k]->shape, b.dtype);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = b.dtype == kFloat32 ? b.f32[i] : b.dtype == kInt32 ? b.i32[i] : b.f64[i];
     out.push_back(std::move(t));
   }
   return out;
@@ -171,6 +176,64 @@ std::vector<Case> cases() {
                {{{1, 4, 3, 5}}, {{2, 2, 1, 19}}}});
   c.push_back({"y = dense(a, units=5)", {{{3, 7}}, {{1, 16}}, {{2, 1}}}});
   c.push_back({"y = dense(a, units=3, use_bias=False)", {{{4, 5}}}});
+  std::vector<std::vector<Shape>> nchw = {{{1, 3, 7, 9}}, {{2, 2, 5, 17}}, {{1, 1, 3, 3}}};
+  c.push_back({"y = softmax(a)", {{{3, 5}}, {{2, 3, 17}}, {{7}}}});
+  c.push_back({"y = softmax(a, axis=0)", {{{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = log_softmax(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = max_pool2d(a, pool_size=(2,2), strides=(2,2))", nchw});
+  c.push_back(
+      {"y = max_pool2d(a, pool_size=(3,3), strides=(2,2), padding=(1,1), ceil_mode=True)", nchw});
+  c.push_back({"y = avg_pool2d(a, pool_size=(3,2), strides=(1,2), padding=(1,1))", nchw});
+  c.push_back({"y = avg_pool2d(a, pool_size=(3,3), strides=(2,2), padding=(1,1), "
+               "count_include_pad=True, ceil_mode=True)",
+               nchw});
+  c.push_back({"y = global_max_pool2d(a)", nchw});
+  c.push_back({"y = global_avg_pool2d(a)", nchw});
+  c.push_back({"y = upsampling(a, scale=2)", nchw});
+  c.push_back({"y = matmul(a, b)", {{{3, 4}, {4, 5}}, {{1, 7}, {7, 1}}}});
+  c.push_back({"y = matmul(a, b, transpose_a=True, transpose_b=True)", {{{4, 3}, {5, 4}}}});
+  c.push_back({"y = prelu(a, b)", {{{1, 3, 7, 9}, {3}}, {{2, 2, 5, 17}, {2}}}});
+  c.push_back({"y = dropout(a, rate=0.3)", same(1)});
+  c.push_back({"y = batch_norm(a, b, b, b, c, epsilon=0.01)",
+               {{{2, 3, 4, 5}, {3}, {3}}, {{1, 4, 3, 19}, {4}, {4}}},
+               0.5,
+               2});
+  c.push_back({"y = transpose(a)", {{{3, 5}}, {{2, 3, 17}}, {{1, 4, 3, 19}}}});
+  c.push_back({"y = transpose(a, axes=(1, 2, 0))", {{{2, 3, 17}}}});
+  c.push_back({"y = expand_dims(a, axis=1, num_newaxis=2)", {{{3, 5}}, {{7}}}});
+  c.push_back({"y = squeeze(a)", {{{1, 4, 1, 19}}, {{3, 1}}}});
+  c.push_back({"y = reshape_like(a, b)", {{{3, 4}, {2, 6}}, {{1, 4, 3, 19}, {12, 19}}}});
+  c.push_back({"y = flip(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = concatenate(a, b, c, axis=1)", {{{2, 1, 3}, {2, 4, 3}, {2, 2, 3}}}});
+  c.push_back({"y = concatenate(a, b, axis=0)", {{{3, 5}, {1, 5}}, {{7}, {9}}}});
+  c.push_back({"y = split(a, indices_or_sections=(1, 3), axis=1)", {{{2, 5, 3}}, {{1, 4, 3, 19}}}});
+  c.push_back({"y = split(a, indices_or_sections=3, axis=0)", {{{6, 5}}, {{3}}}});
+  c.push_back({"y = __layout_transform__(a, src_layout=\"NCHW\", dst_layout=\"NCHW2c\")",
+               {{{1, 4, 3, 5}}, {{2, 6, 1, 17}}}});
+  c.push_back({"y = __layout_transform__(a, src_layout=\"NCHW4c\", dst_layout=\"NCHW2c\")",
+               {{{1, 2, 3, 5, 4}}}});
+  c.push_back(
+      {"y = __layout_transform__(a, src_layout=\"NCHW\", dst_layout=\"NHWC\")", {{{2, 3, 4, 5}}}});
+  c.push_back(
+      {"y = a + zeros(shape=(3, 5), dtype=dt) + ones(shape=(3, 5), dtype=dt)"
+       " * full(shape=(3, 5), fill_value=2.5, dtype=dt) + const(0.5, shape=(3, 5), dtype=dt)",
+       {{{3, 5}}}});
+  c.push_back({"y = elemwise_sum(a, b, c)", same(3)});
+  c.push_back({"y = cast(a * 4, dtype=\"int32\")", same(1)});
+  c.push_back({"y = broadcast_to(a, shape=(4, 3, 5))", {{{4, 1, 5}}, {{1, 3, 1}}}});
+  c.push_back({"y = conv2d_transpose(a, channels=3, kernel_size=(3,3), strides=(2,2), "
+               "padding=(1,1))",
+               img});
+  c.push_back({"y = conv2d_transpose(a, channels=4, kernel_size=(2,1), groups=2, "
+               "dilation=(2,1), use_bias=False)",
+               {{{1, 2, 3, 5}}, {{2, 4, 1, 17}}}});
+  c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=8, kernel_size=(3,3), padding=(1,1), "
+               "layout=\"NCHW2c\", kernel_layout=\"OIHW2i4o\", out_layout=\"NCHW4c\")",
+               {{{1, 2, 5, 9, 2}}, {{2, 1, 3, 17, 2}}}});
+  c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=4, kernel_size=(1,1), strides=(2,2), "
+               "use_bias=False, layout=\"NCHW3c\", kernel_layout=\"OIHW3i2o\", "
+               "out_layout=\"NCHW2c\")",
+               {{{1, 1, 5, 7, 3}}}});
   // Fused groups: conv2d with bias, relu and a residual add (seed 000/001 shapes), elementwise
   // chains (flatten_data), broadcast chains, a reduction after elementwise work.
   c.push_back({"y = relu(conv2d(a, channels=3, kernel_size=(5,5), padding=(2,2))) + a",
@@ -191,7 +254,9 @@ TEST_P(Lowering, MatchesTheReferenceInterpreter) {
   int dtype = GetParam();
   for (const Case &cs : cases())
     for (const auto &shapes : cs.shapes)
-      checkLowering(vars(shapes, dtype) + cs.expr, cs.lo, cs.hi, dtype);
+      checkLowering(vars(shapes, dtype) + "dt = \"" + std::string(dtypeName(dtype)) + "\"\n" +
+                        cs.expr,
+                    cs.lo, cs.hi, dtype);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Lowering, ::testing::Values(kFloat32, kFloat64));
@@ -213,13 +278,23 @@ TEST(LoweringCoverage, EveryLoweredOpIsSwept) {
 
 TEST(LoweringErrors, AnOpWithoutLoweringIsNamed) {
   Engine e;
-  run(e, "a = Variable(\"a\", shape=(2, 3), dtype=0)\ny = softmax(a)\n:graph y\n"
+  run(e, "a = Variable(\"a\", shape=(2, 3), dtype=0)\nb = Variable(\"b\", shape=(2, 1), dtype=0)\n"
+         "y = expand_like(b, a, axis=1)\n:graph y\n"
          ":apply InferShape InferType GraphFusePartition GraphFuseCompile");
   std::ostringstream out;
   EXPECT_FALSE(e.execute(":lower", out, out));
-  EXPECT_EQ(out.str(), "error: operator softmax0 (softmax) has no lowering to loops yet\n");
+  EXPECT_EQ(out.str(), "error: operator expand_like0 (expand_like) has no lowering to loops yet\n");
   std::ostringstream out2;
   EXPECT_FALSE(e.execute(":lower fuse_nothing", out2, out2));
   EXPECT_NE(out2.str().find("the module has no function 'fuse_nothing'"), std::string::npos)
       << out2.str();
+  // An op whose lowering covers only some of its attributes says which.
+  Engine f;
+  run(f, "a = Variable(\"a\", shape=(1, 1, 2, 2), dtype=0)\n"
+         "y = upsampling(a, scale=2, method=\"BILINEAR\")\n:graph y\n"
+         ":apply InferShape InferType GraphFusePartition GraphFuseCompile");
+  std::ostringstream out3;
+  EXPECT_FALSE(f.execute(":lower", out3, out3));
+  EXPECT_EQ(out3.str(), "error: upsampling with method BILINEAR has no lowering to loops yet "
+                        "(NEAREST_NEIGHBOR has)\n");
 }

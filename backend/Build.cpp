@@ -3,6 +3,7 @@
 
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Interpreter.h"
 
 namespace loupe::backend {
 
@@ -70,9 +71,10 @@ template <typename T, typename F> std::map<std::string, T> perInput(const Graph 
 
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
-Graph compileFunctions(Graph g, std::ostream *trace) {
+Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params) {
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   auto lib = std::make_shared<BuiltLibrary>();
+  lib->params = std::move(params);
   std::vector<LoweredFunction> fns;
   for (const auto &n : g.index().nodes) {
     if (n.node->isVariable() || n.node->op->name != "tvm_op")
@@ -92,6 +94,41 @@ Graph compileFunctions(Graph g, std::ostream *trace) {
   GraphAttr attr = *g.attr("module");
   attr.opaque = built;
   g.attrs["module"] = attr;
+  return g;
+}
+
+// NNVM's precompute_prune: PrecomputePrune, then the cut-off graph evaluated once on the params
+// (NNVM built and ran it; the reference interpreter gives the same numbers). Its outputs become
+// the params, and their shapes and dtypes the inputs'.
+Graph precompute(Graph g, std::map<std::string, Tensor> &params,
+                 std::map<std::string, Shape> &shapes, std::map<std::string, int> &dtypes,
+                 const PassContext &ctx) {
+  std::vector<std::string> names;
+  for (const auto &[n, t] : params)
+    names.push_back(n);
+  g.attrs["param_name_list"] = GraphAttr::listStr(names);
+  g = apply(g, {"PrecomputePrune"}, ctx);
+  auto it = g.attrs.find("precompute_graph");
+  if (it == g.attrs.end())
+    return g;
+  Graph pre = *std::static_pointer_cast<const Graph>(it->second.opaque);
+  g.attrs.erase(it); // moved out, as _move_out_graph does
+  pre = withShapeInputs(pre, shapes);
+  std::vector<int64_t> dts;
+  for (const std::string &n : inputNames(pre))
+    dts.push_back(params.at(n).dtype);
+  pre.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
+  PassContext quiet = ctx; // the precompute run is not one of the build's Graph.apply calls
+  quiet.instruments.clear();
+  pre = applyPasses(pre, {"InferShape", "InferType"}, quiet);
+  std::vector<Tensor> values = interpret(pre, params);
+  const std::vector<std::string> &outNames = pre.attr("output_names")->strs;
+  params.clear();
+  for (size_t i = 0; i < outNames.size(); ++i) {
+    shapes[outNames[i]] = values[i].shape;
+    dtypes[outNames[i]] = values[i].dtype;
+    params[outNames[i]] = std::move(values[i]);
+  }
   return g;
 }
 
@@ -123,6 +160,18 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   for (const auto &[name, s] : opts.shapes)
     if (sidx.findByName(name) < 0)
       fail("build: the graph has no input '", name, "'");
+  // 1. The params' shapes and dtypes are merged in.
+  std::map<std::string, int> dtypes = opts.dtypes;
+  for (const auto &[name, t] : opts.params) {
+    if (sidx.findByName(name) < 0 || !sidx.nodes[sidx.findByName(name)].node->isVariable())
+      fail("build: the graph has no input '", name, "' to bind a param to");
+    auto given = opts.shapes.find(name);
+    if (given != opts.shapes.end() && given->second != t.shape)
+      fail("build: param ", name, " has shape ", shapeToTuple(t.shape), " but shape ", name, "=",
+           shapeToTuple(given->second), " was given");
+    shapes[name] = t.shape;
+    dtypes[name] = t.dtype;
+  }
 
   Graph g = src;
   // 2. CorrectLayout with the inputs' layouts; read the layouts it chose.
@@ -152,8 +201,8 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     Graph typed = withShapeInputs(g, shapes);
     std::vector<int64_t> dts;
     for (const std::string &n : inputNames(typed)) {
-      auto it = opts.dtypes.find(n);
-      dts.push_back(it == opts.dtypes.end() ? opts.defaultDType : it->second);
+      auto it = dtypes.find(n);
+      dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
     }
     typed.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
     g = apply(typed, {"InferShape", "InferType", "AlterOpLayout"}, ctx);
@@ -162,6 +211,13 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx);
   if (opts.optLevel >= 3)
     g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx);
+  // 6. Params the graph no longer reads are dropped; PrecomputePrune from level 2.
+  std::map<std::string, Tensor> params;
+  for (const std::string &n : inputNames(g))
+    if (opts.params.count(n))
+      params[n] = opts.params.at(n);
+  if (!params.empty() && opts.optLevel >= 2)
+    g = precompute(g, params, shapes, dtypes, ctx);
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
   index(g, ctx);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
@@ -171,9 +227,9 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     const IndexedGraph &idx = g.index();
     for (uint32_t nid : idx.argNodes) {
       const Node &v = *idx.nodes[nid].node;
-      auto it = opts.dtypes.find(v.name);
+      auto it = dtypes.find(v.name);
       int dt = opts.defaultDType;
-      if (it != opts.dtypes.end())
+      if (it != dtypes.end())
         dt = it->second;
       else
         for (const auto &[k, val] : v.attrs)
@@ -194,7 +250,7 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   PassInfo compile = requirePass("GraphFuseCompile");
   PassInfo inner = compile;
   compile.run = [&](const Graph &in, const PassContext &c) {
-    return compileFunctions(inner.run(in, c), trace);
+    return compileFunctions(inner.run(in, c), trace, params);
   };
   g = runPass(g, compile, ctx);
   return g;

@@ -6,6 +6,7 @@
 #include "backend/Codegen.h"
 #include "core/FusedModule.h"
 #include "core/Graph.h"
+#include "core/Tensor.h"
 #include "passes/Pass.h"
 
 #include <map>
@@ -20,6 +21,10 @@ struct BuildOptions {
   std::map<std::string, Shape> shapes; ///< input shapes (else the variables' `shape` attribute)
   std::map<std::string, int> dtypes;   ///< input dtypes (else `dtype`, else `defaultDType`)
   int defaultDType = 0;                ///< float32
+  /// Bound parameter values (NNVM's `params`); their shapes and dtypes count as given. At opt
+  /// level 2 and up PrecomputePrune cuts off what depends only on them, and the cut part is
+  /// evaluated once, so the built library's params are the values the deploy graph reads.
+  std::map<std::string, Tensor> params;
 };
 
 /// The compiled side of a built module (FusedModule::compiled): each function's loops and the
@@ -27,6 +32,8 @@ struct BuildOptions {
 struct BuiltLibrary {
   std::map<std::string, LoweredFunction> lowered;
   std::unique_ptr<CompiledModule> code;
+  /// The params the deploy graph reads (after precomputation), by variable name.
+  std::map<std::string, Tensor> params;
 };
 
 /// Runs the build. Passes go through the runner (so `ctx`'s instruments, such as the trace, see

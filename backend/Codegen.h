@@ -29,8 +29,12 @@ public:
   std::string llvmIR(const std::string &name = "") const;
   /// The host assembly of one function (or the whole module for "").
   std::string assembly(const std::string &name = "") const;
-  /// Writes the module as a relocatable object file for the host.
+  /// Writes the module as a relocatable (position-independent) object file for the host. It
+  /// carries a weak, serial `loupe_parallel_for`, so a shared library made from it works on its
+  /// own and uses the host's thread pool when the host process defines one.
   void writeObject(const std::string &path) const;
+  /// Writes a C header declaring each function (`void f(float *input0, …, float *out);`).
+  std::string cHeader() const;
 
 private:
   CompiledModule();

@@ -525,12 +525,42 @@ private:
 
 } // namespace
 
+// A weak `loupe_parallel_for(n, body, closure)` that runs the bodies in order, for exported code.
+void addSerialParallelFor(llvm::Module &m) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ty =
+      llvm::FunctionType::get(b.getVoidTy(), {b.getInt64Ty(), b.getPtrTy(), b.getPtrTy()}, false);
+  llvm::Function *f = m.getFunction("loupe_parallel_for");
+  if (!f)
+    f = llvm::Function::Create(ty, llvm::Function::WeakAnyLinkage, "loupe_parallel_for", m);
+  f->setLinkage(llvm::Function::WeakAnyLinkage);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", f),
+       *head = llvm::BasicBlock::Create(ctx, "head", f),
+       *body = llvm::BasicBlock::Create(ctx, "body", f),
+       *done = llvm::BasicBlock::Create(ctx, "done", f);
+  b.SetInsertPoint(entry);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode *i = b.CreatePHI(b.getInt64Ty(), 2);
+  i->addIncoming(b.getInt64(0), entry);
+  b.CreateCondBr(b.CreateICmpSLT(i, f->getArg(0)), body, done);
+  b.SetInsertPoint(body);
+  auto *bodyTy = llvm::FunctionType::get(b.getVoidTy(), {b.getInt64Ty(), b.getPtrTy()}, false);
+  b.CreateCall(bodyTy, f->getArg(1), {i, f->getArg(2)});
+  i->addIncoming(b.CreateAdd(i, b.getInt64(1)), body);
+  b.CreateBr(head);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+}
+
 struct CompiledModule::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::LLVMContext> printCtx; ///< owns `optimized`
   std::unique_ptr<llvm::Module> optimized;     ///< a copy kept for IR, assembly and objects
   std::map<std::string, void (*)(void **)> packed;
+  std::string header; ///< C declarations of the functions
 };
 
 CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
@@ -542,6 +572,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   Impl &impl = *cm->impl_;
   auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM host detection");
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  jtmb.setRelocationModel(llvm::Reloc::PIC_); // the same code can go into a shared library
   impl.tm = check(jtmb.createTargetMachine(), "LLVM target machine");
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
@@ -594,6 +625,24 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   if (auto e = impl.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     fail("LLJIT: ", llvmMessage(std::move(e)));
   for (const LoweredFunction &f : fns) {
+    std::string decl = "void " + f.name + "(";
+    auto ctype = [](int dt) {
+      return dt == kFloat64 ? "double"
+             : dt == kInt32 ? "int32_t"
+             : dt == kInt64 ? "int64_t"
+                            : "float";
+    };
+    bool first = true;
+    for (const ComputeRef &p : f.inputs) {
+      decl += std::string(first ? "" : ", ") + ctype(p->dtype) + " *" + p->name;
+      first = false;
+    }
+    for (size_t k = 0; k < f.outputs.size(); ++k) {
+      decl +=
+          std::string(first ? "" : ", ") + ctype(f.outputs[k]->dtype) + " *" + f.outputBuffers[k];
+      first = false;
+    }
+    impl.header += decl + ");\nvoid " + f.name + "_packed(void **args);\n";
     auto addr = check(impl.jit->lookup(f.name + "_packed"), "LLJIT lookup");
     impl.packed[f.name] = addr.toPtr<void (*)(void **)>();
   }
@@ -658,12 +707,19 @@ std::string CompiledModule::assembly(const std::string &name) const {
   return std::string(buf.begin(), buf.end());
 }
 
+std::string CompiledModule::cHeader() const {
+  return "// Functions of a Loupe build: inputs first, then outputs, as flat arrays.\n"
+         "#include <stdint.h>\n\n" +
+         impl_->header;
+}
+
 void CompiledModule::writeObject(const std::string &path) const {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     fail("cannot write ", path, ": ", ec.message());
   std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*impl_->optimized);
+  addSerialParallelFor(*copy);
   llvm::legacy::PassManager pm;
   if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     fail("LLVM cannot emit object files for this target");

@@ -437,4 +437,45 @@ private:
 
 Stmt lower(const Schedule &s) { return Lowerer(s).run(); }
 
+namespace {
+
+int64_t flopsIn(const Expr &e, const std::map<const Compute *, const Stage *> &stageOf) {
+  int64_t n = 0;
+  if (e->kind == ExprKind::TensorRead) {
+    auto it = stageOf.find(e->tensor.get());
+    if (it != stageOf.end() && it->second->inlined)
+      n += flopsIn(e->tensor->body, stageOf);
+  } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
+              e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
+             (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
+              e->name != "tvm_if_then_else" && e->name != "likely")) {
+    n += 1;
+  }
+  for (const Expr &a : e->args)
+    n += flopsIn(a, stageOf);
+  return n;
+}
+
+} // namespace
+
+int64_t countFlops(const Schedule &s) {
+  std::map<const Compute *, const Stage *> stageOf;
+  for (const Stage &st : s.stages)
+    stageOf[st.tensor.get()] = &st;
+  int64_t total = 0;
+  for (const Stage &st : s.stages) {
+    if (st.inlined)
+      continue;
+    const Expr &body = st.tensor->body;
+    int64_t per = flopsIn(body, stageOf), extent = numElements(st.tensor->shape);
+    if (body->kind == ExprKind::Reduce) {
+      per += 1; // the combine
+      for (const IterVar &r : body->reduceAxes)
+        extent *= r.extent;
+    }
+    total += per * extent;
+  }
+  return total;
+}
+
 } // namespace loupe::backend

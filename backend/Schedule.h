@@ -75,6 +75,11 @@ private:
 /// read as flat buffers under their names.
 loop::Stmt lower(const Schedule &s);
 
+/// Floating-point operations one run of the scheduled function performs: per materialised
+/// stage, the arithmetic and math calls of its body (inlined producers included) times its
+/// elements and reduction extents. Index arithmetic and padding selects are not counted.
+int64_t countFlops(const Schedule &s);
+
 /// Row-major flat index of `indices` in a buffer of `shape`, in the form TVM's simplifier
 /// printed: nested `((a*7) + b)`, constants collected at the end, a fused variable's `v/c` and
 /// `v%c` recombined into `v`.

@@ -239,6 +239,17 @@ void validateGraphAttr(const Graph &g, const std::string &key) {
         fail("graph attribute '", key, "' refers to node ", v, ", which does not exist");
 }
 
+Graph withoutOpaqueAttrs(Graph g, std::vector<std::string> &dropped) {
+  for (auto it = g.attrs.begin(); it != g.attrs.end();)
+    if (it->second.type == GraphAttr::Type::Opaque) {
+      dropped.push_back(it->first);
+      it = g.attrs.erase(it);
+    } else {
+      ++it;
+    }
+  return g;
+}
+
 std::vector<AttrChange> diffAttrs(const GraphAttrs &before, const GraphAttrs &after) {
   std::vector<AttrChange> c;
   for (const auto &k : orderedAttrKeys(after)) {

@@ -139,6 +139,10 @@ private:
   mutable std::shared_ptr<const IndexedGraph> index_;
 };
 
+/// The graph without its opaque attributes (compiled objects, which have no JSON form), as
+/// NNVM's build moved `module` out before graph.json(); `dropped` receives their keys.
+Graph withoutOpaqueAttrs(Graph g, std::vector<std::string> &dropped);
+
 /// NNVM's IndexedGraph: dense node ids (post-order DFS from the outputs, inputs left to right,
 /// then control deps), entry ids via node_row_ptr, argument nodes, heads.
 struct IndexedGraph {

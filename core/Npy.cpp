@@ -1,4 +1,4 @@
-// Npy: a reader for NumPy's .npy format (version 1 to 3 headers).
+// Npy: NumPy's .npy format — a reader (version 1 to 3 headers) and a version 1.0 writer.
 #include "core/Npy.h"
 
 #include "core/DType.h"
@@ -103,6 +103,53 @@ Tensor readNpy(const std::string &path) {
     }
   }
   return t;
+}
+
+void writeNpy(const std::string &path, const Tensor &t) {
+  const char *descr = t.dtype == kFloat32   ? "<f4"
+                      : t.dtype == kFloat64 ? "<f8"
+                      : t.dtype == kInt32   ? "<i4"
+                      : t.dtype == kInt64   ? "<i8"
+                                            : nullptr;
+  if (!descr)
+    fail("cannot write dtype ", dtypeName(t.dtype), " to a .npy file");
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    shape += std::to_string(t.shape[i]) + (t.shape.size() == 1      ? ","
+                                           : i + 1 < t.shape.size() ? ", "
+                                                                    : "");
+  shape += ")";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Magic, version and length take 10 bytes; the header is padded so the data starts 64-aligned.
+  size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header += std::string(total - 10 - header.size() - 1, ' ') + "\n";
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  for (double v : t.data) {
+    char buf[8];
+    size_t w = 8;
+    if (t.dtype == kFloat32) {
+      float f = static_cast<float>(v);
+      std::memcpy(buf, &f, w = 4);
+    } else if (t.dtype == kFloat64) {
+      std::memcpy(buf, &v, 8);
+    } else if (t.dtype == kInt32) {
+      int32_t i = static_cast<int32_t>(v);
+      std::memcpy(buf, &i, w = 4);
+    } else {
+      int64_t i = static_cast<int64_t>(v);
+      std::memcpy(buf, &i, 8);
+    }
+    bytes.append(buf, w);
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    fail("cannot write ", path);
 }
 
 } // namespace loupe

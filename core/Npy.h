@@ -1,4 +1,4 @@
-// Npy: reading NumPy .npy files (float32/float64/int32/int64, C order) as tensors — run inputs.
+// Npy: NumPy .npy files (float32/float64/int32/int64, C order) as tensors — run inputs, params.
 #pragma once
 
 #include "core/Tensor.h"
@@ -10,5 +10,9 @@ namespace loupe {
 /// Reads a .npy file. Throws Error naming the file for anything unreadable or unsupported
 /// (bad magic, Fortran order, an unsupported dtype, a truncated body).
 Tensor readNpy(const std::string &path);
+
+/// Writes `t` as a version 1.0 .npy file in its own dtype (float32, float64, int32 or int64).
+/// Throws Error when the file cannot be written or the dtype has no .npy spelling here.
+void writeNpy(const std::string &path, const Tensor &t);
 
 } // namespace loupe

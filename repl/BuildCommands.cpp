@@ -1,5 +1,6 @@
-// BuildCommands: the backend's commands — :build, :run, :buffers, :llvm, :asm, :profile.
+// BuildCommands: the backend's commands — :build, :run, :buffers, :profile, :export, :llvm, :asm.
 #include "backend/Build.h"
+#include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
 #include "core/Error.h"
@@ -12,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <random>
 
 namespace loupe {
@@ -48,21 +51,50 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
-const char *kBuildUsage =
-    ":build [opt_level=N] [dtype=TYPE] [shape NAME=(…) …] [dtype NAME=TYPE …]";
+const char *kBuildUsage = ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
+                          "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
 const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy …] [seed=N]";
 
-backend::BuildOptions parseBuild(const std::string &rest, int optLevel) {
+// A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
+// zeros, ones, or a .npy file whose shape must match (values rounded to `dt`).
+Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
+                  const std::string &what) {
+  Tensor t(shape, dt);
+  if (how == "random") {
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (double &x : t.data)
+      x = roundToDType(u(rng), dt);
+  } else if (how == "zeros" || how == "ones") {
+    std::fill(t.data.begin(), t.data.end(), how == "ones" ? 1.0 : 0.0);
+  } else {
+    Tensor f = readNpy(how);
+    if (f.shape != shape)
+      fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
+           shapeToList(shape));
+    t.data = f.data;
+    for (double &x : t.data)
+      x = roundToDType(x, dt);
+  }
+  return t;
+}
+
+unsigned parseSeed(const std::string &v) {
+  if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), ::isdigit))
+    fail("seed must be a non-negative integer, got '", v, "'");
+  return static_cast<unsigned>(std::stoul(v));
+}
+
+// The build options of `:build`'s words; params are bound against the graph's variables (a
+// param's shape comes from `shape NAME=`, else the variable's `shape`, else its .npy file).
+backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Graph &g) {
   backend::BuildOptions o;
   o.optLevel = optLevel;
-  enum { None, Shape_, DType_ } mode = None;
+  std::map<std::string, std::string> params;
+  unsigned seed = 0;
+  enum { None, Shape_, DType_, Param_ } mode = None;
   for (const std::string &w : splitKeepingTuples(rest)) {
-    if (w == "shape") {
-      mode = Shape_;
-      continue;
-    }
-    if (w == "dtype") {
-      mode = DType_;
+    if (w == "shape" || w == "dtype" || w == "param") {
+      mode = w == "shape" ? Shape_ : w == "dtype" ? DType_ : Param_;
       continue;
     }
     auto [k, v] = keyValue(w, kBuildUsage);
@@ -75,6 +107,10 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel) {
       if (v.size() != 1 || v[0] < '0' || v[0] > '3')
         fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
       o.optLevel = v[0] - '0';
+    } else if (k == "seed") {
+      seed = parseSeed(v);
+    } else if (mode == Param_) {
+      params[k] = v;
     } else if (mode == Shape_) {
       o.shapes[k] = parseIntTuple(v);
       for (int64_t d : o.shapes[k])
@@ -88,6 +124,30 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel) {
     } else {
       fail("unknown option '", k, "'; usage: ", kBuildUsage);
     }
+  }
+  std::mt19937 rng(seed);
+  const IndexedGraph &idx = g.index();
+  for (const auto &[name, how] : params) {
+    int nid = idx.findByName(name);
+    if (nid < 0 || !idx.nodes[nid].node->isVariable())
+      fail("build: the graph has no input '", name, "' to bind a param to");
+    const Node &v = *idx.nodes[nid].node;
+    std::optional<Shape> shape;
+    if (o.shapes.count(name))
+      shape = o.shapes[name];
+    for (const auto &[key, val] : v.attrs)
+      if (key == "shape" && !shape)
+        shape = parseIntTuple(val);
+    std::optional<Tensor> file;
+    if (how != "random" && how != "zeros" && how != "ones") {
+      file = readNpy(how);
+      if (!shape)
+        shape = file->shape;
+    }
+    if (!shape)
+      fail("build: param ", name, "=", how, " needs a shape; give it with shape ", name, "=(…)");
+    int dt = o.dtypes.count(name) ? o.dtypes[name] : file ? file->dtype : o.defaultDType;
+    o.params[name] = fillTensor(how, *shape, dt, rng, "param " + name);
   }
   return o;
 }
@@ -109,21 +169,17 @@ std::string sci(double v) {
   return buf;
 }
 
-// The inputs of a run: every variable random (uniform in [-1, 1) from `seed`) unless given.
+// The inputs of a run: every variable as the words say, else its bound param, else random
+// (uniform in [-1, 1) from `seed`).
 std::map<std::string, Tensor> runInputs(const Graph &g, const std::string &rest) {
   std::map<std::string, std::string> how;
   unsigned seed = 0;
   for (const std::string &w : splitKeepingTuples(rest)) {
     auto [k, v] = keyValue(w, kRunUsage);
-    if (k == "seed") {
-      try {
-        seed = static_cast<unsigned>(std::stoul(v));
-      } catch (const std::exception &) {
-        fail("seed must be a non-negative integer, got '", v, "'");
-      }
-    } else {
+    if (k == "seed")
+      seed = parseSeed(v);
+    else
       how[k] = v;
-    }
   }
   const IndexedGraph &idx = g.index();
   const auto &shapes = g.attr("shape")->shapes;
@@ -131,32 +187,28 @@ std::map<std::string, Tensor> runInputs(const Graph &g, const std::string &rest)
   for (const auto &[name, v] : how)
     if (idx.findByName(name) < 0 || !idx.nodes[idx.findByName(name)].node->isVariable())
       fail("run: the graph has no input '", name, "'");
+  auto lib = backend::builtLibrary(g);
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
   std::map<std::string, Tensor> in;
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
     uint32_t e = idx.entryId(nid, 0);
-    int dt = static_cast<int>(dtypes[e]);
-    std::string h = how.count(name) ? how[name] : "random";
-    Tensor t(shapes[e], dt);
-    if (h == "random") {
-      for (double &x : t.data)
-        x = roundToDType(u(rng), dt);
-    } else if (h == "zeros" || h == "ones") {
-      std::fill(t.data.begin(), t.data.end(), h == "ones" ? 1.0 : 0.0);
-    } else {
-      Tensor f = readNpy(h);
-      if (f.shape != shapes[e])
-        fail("run: ", h, " holds shape ", shapeToList(f.shape), " but input '", name,
-             "' has shape ", shapeToList(shapes[e]));
-      t.data = f.data;
-      for (double &x : t.data)
-        x = roundToDType(x, dt);
+    if (!how.count(name) && lib && lib->params.count(name)) {
+      in[name] = lib->params.at(name);
+      continue;
     }
-    in[name] = std::move(t);
+    in[name] = fillTensor(how.count(name) ? how[name] : "random", shapes[e],
+                          static_cast<int>(dtypes[e]), rng, "input '" + name + "'");
   }
   return in;
+}
+
+std::vector<std::string> paramNames(const Graph &g) {
+  std::vector<std::string> names;
+  if (auto lib = backend::builtLibrary(g))
+    for (const auto &[n, t] : lib->params)
+      names.push_back(n);
+  return names;
 }
 
 } // namespace
@@ -166,12 +218,13 @@ void Engine::registerBuildCommands() {
     commands_.push_back({std::move(name), std::move(usage), std::move(summary), fn});
   };
 
-  add("build", "[opt_level=N] [dtype=TYPE] [shape NAME=(…) …] [dtype NAME=TYPE …]",
-      "nnvm.compiler.build: the passes of the opt level, then every fused function lowered and "
-      "compiled; the deploy graph becomes a new step",
+  add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
+      "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what depends "
+      "on params only), then every fused function lowered and compiled; the deploy graph becomes "
+      "a new step",
       [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
         const Graph before = e.requireGraph();
-        backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel);
+        backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
         bool trace =
             std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                         [](const auto &i) { return i->name() == "trace"; });
@@ -184,7 +237,10 @@ void Engine::registerBuildCommands() {
         std::string label = "build opt_level=" + std::to_string(o.optLevel);
         e.pushStep(g, label, ms, false);
         out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
-            << plural(functionOrder(g).size(), "function") << ")\n";
+            << plural(functionOrder(g).size(), "function");
+        if (!o.params.empty())
+          out << "; params " << joinNames(paramNames(g));
+        out << ")\n";
       });
 
   add("run", "[NAME=random|zeros|ones|FILE.npy …] [seed=N]",
@@ -234,6 +290,70 @@ void Engine::registerBuildCommands() {
           naive += numElements(shapes[i]) * (dtypes[i] == kFloat64 ? 8 : 4);
         out << "planned " << planned << " bytes; one buffer per entry would take " << naive
             << " bytes\n";
+      });
+
+  add("profile", "[N]",
+      "runs the built graph N times (default 10) on random inputs and the bound params: each "
+      "kernel's median time and GFLOP/s",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 1, ":profile [N]");
+        int n = 10;
+        if (a.size() == 1) {
+          try {
+            n = std::stoi(a[0]);
+          } catch (const std::exception &) {
+            n = 0;
+          }
+          if (n < 1 || n > 100000)
+            fail("N must be a number of runs from 1 to 100000, got '", a[0], "'");
+        }
+        const Graph &g = e.requireGraph();
+        auto lib = backend::builtLibrary(g);
+        if (!lib)
+          fail("the current graph was not built; run :build first");
+        std::map<std::string, Tensor> in = runInputs(g, "");
+        backend::runDeployGraph(g, in); // warm-up: first touches of memory and code
+        std::vector<std::vector<double>> times;
+        std::vector<std::string> names;
+        for (int r = 0; r < n; ++r) {
+          backend::RunResult rr = backend::runDeployGraph(g, in);
+          times.resize(rr.kernelMillis.size());
+          names.clear();
+          for (size_t k = 0; k < rr.kernelMillis.size(); ++k) {
+            times[k].push_back(rr.kernelMillis[k].second);
+            names.push_back(rr.kernelMillis[k].first);
+          }
+        }
+        double totalMs = 0, totalFlops = 0;
+        size_t width = 8;
+        for (const std::string &nm : names)
+          width = std::max(width, nm.size() + 2);
+        out << pad("kernel", width) << "median ms   GFLOP/s\n";
+        for (size_t k = 0; k < names.size(); ++k) {
+          std::vector<double> t = times[k];
+          std::sort(t.begin(), t.end());
+          double med = t[t.size() / 2];
+          double flops =
+              static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
+          totalMs += med;
+          totalFlops += flops;
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%9.4f %9.2f", med, med > 0 ? flops / (med * 1e6) : 0.0);
+          out << pad(names[k], width) << buf << "\n";
+        }
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%9.4f %9.2f", totalMs,
+                      totalMs > 0 ? totalFlops / (totalMs * 1e6) : 0.0);
+        out << pad("total", width) << buf << "\n" << n << " runs, median per kernel\n";
+      });
+
+  add("export", "DIR",
+      "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
+      "deploy.h and params/NAME.npy",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":export DIR");
+        std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
+        out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
       });
 
   auto code = [](Engine &e, const Args &a, const char *usage) {

@@ -960,17 +960,8 @@ void Engine::registerCommands() {
   add("save", "FILE", "saves the current graph as NNVM graph JSON",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 1, 1, ":save FILE");
-        // As NNVM's build moved `module` out before graph.json(), attributes that hold
-        // compiled objects are left out of the file.
-        Graph g = e.requireGraph();
         std::vector<std::string> dropped;
-        for (auto it = g.attrs.begin(); it != g.attrs.end();)
-          if (it->second.type == GraphAttr::Type::Opaque) {
-            dropped.push_back(it->first);
-            it = g.attrs.erase(it);
-          } else {
-            ++it;
-          }
+        Graph g = withoutOpaqueAttrs(e.requireGraph(), dropped);
         std::string text = saveJSON(g);
         writeTextFile(a[0], text);
         out << "saved step " << e.cursor_ << " to " << a[0] << " (" << text.size() << " bytes)\n";

@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   cmake ninja-build g++ ccache
+  gcc libc6-dev        # cc links exported shared libraries; BuildTest compiles a C program
   llvm-19-dev          # backend: LLVM 19 (shared libLLVM)
   libedit-dev          # REPL line editing
   nlohmann-json3-dev   # graph JSON
   libgtest-dev         # unit tests
+  libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)
   valgrind             # memcheck of the sessions
 )
 

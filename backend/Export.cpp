@@ -1,0 +1,104 @@
+// Export: deploy graph JSON, a shared library linked from the object file, a C header, params.
+#include "backend/Export.h"
+
+#include "backend/Build.h"
+#include "core/Error.h"
+#include "core/Json.h"
+#include "core/Npy.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace loupe::backend {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void writeFile(const fs::path &p, const std::string &text) {
+  std::ofstream out(p, std::ios::binary);
+  if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size())))
+    fail("cannot write ", p.string());
+}
+
+// Runs `cc -shared -o so obj -lm`; a failure reports the compiler's first line of complaint.
+void linkShared(const fs::path &obj, const fs::path &so, const fs::path &log) {
+  const char *env = std::getenv("CC");
+  std::string cc = env && *env ? env : "cc";
+  std::vector<std::string> words = {cc, "-shared", "-o", so.string(), obj.string(), "-lm"};
+  std::vector<char *> argv;
+  for (std::string &w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, cc.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    fail("export: cannot run the C compiler '", cc, "' to link the shared library (",
+         std::strerror(rc), "); set CC to one");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log);
+    std::string first;
+    std::getline(in, first);
+    fail("export: linking the shared library with '", cc, "' failed: ", first);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir) {
+  auto lib = builtLibrary(deploy);
+  if (!lib)
+    fail("the current graph was not built; run :build first");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    fail("export: cannot make directory ", dir, (ec ? ": " + ec.message() : std::string()));
+  // Named per process: two exports into one directory at once must not share it.
+  fs::path scratch = fs::path(dir) / (".loupe-export-" + std::to_string(::getpid()));
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch / "params", ec);
+  if (ec)
+    fail("export: cannot write in ", dir, ": ", ec.message());
+  std::vector<std::string> files;
+  try {
+    std::vector<std::string> dropped;
+    writeFile(scratch / "deploy.json", saveJSON(withoutOpaqueAttrs(deploy, dropped)));
+    lib->code->writeObject((scratch / "deploy.o").string());
+    linkShared(scratch / "deploy.o", scratch / "deploy.so", scratch / "link.log");
+    writeFile(scratch / "deploy.h", lib->code->cHeader());
+    files = {"deploy.json", "deploy.so", "deploy.h"};
+    for (const auto &[name, t] : lib->params) {
+      writeNpy((scratch / "params" / (name + ".npy")).string(), t);
+      files.push_back("params/" + name + ".npy");
+    }
+    if (!lib->params.empty())
+      fs::create_directories(fs::path(dir) / "params", ec);
+    for (const std::string &f : files) {
+      fs::rename(scratch / f, fs::path(dir) / f, ec);
+      if (ec)
+        fail("export: cannot move ", f, " into ", dir, ": ", ec.message());
+    }
+  } catch (...) {
+    fs::remove_all(scratch, ec);
+    throw;
+  }
+  fs::remove_all(scratch, ec);
+  return files;
+}
+
+} // namespace loupe::backend

@@ -1,0 +1,236 @@
+// BuildTest: what `:build` produces beyond the kernels — params and their precomputation, the
+// export a C program can use, .npy files, flop counts and `:profile`.
+#include "TestUtil.h"
+
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+#include "core/DType.h"
+#include "core/Npy.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+const char *kConvGraph = "x = Variable(\"x\", shape=(1, 3, 8, 8), dtype=0)\n"
+                         "w = Variable(\"w\", shape=(4, 3, 3, 3), dtype=0)\n"
+                         "s = Variable(\"s\", shape=(4, 1, 1), dtype=0)\n"
+                         "y = relu(conv2d(x, w, channels=4, kernel_size=(3,3), padding=(1,1), "
+                         "use_bias=False) * (s * 2))\n"
+                         ":graph y";
+
+Tensor ramp(const Shape &shape, double scale) {
+  Tensor t(shape, kFloat32);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = roundToDType(std::sin(static_cast<double>(i) * scale), kFloat32);
+  return t;
+}
+
+std::filesystem::path scratchDir(const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("loupe-build-test-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// The shell's output of `command`, and its exit status.
+std::pair<std::string, int> shell(const std::string &command) {
+  FILE *p = popen((command + " 2>&1").c_str(), "r");
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    text.append(buf, n);
+  int status = pclose(p);
+  return {text, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+} // namespace
+
+TEST(Npy, WriteThenReadGivesTheSameTensor) {
+  auto dir = scratchDir("npy");
+  std::filesystem::create_directories(dir);
+  for (int dt : {kFloat32, kFloat64, kInt32, kInt64})
+    for (const Shape &shape : {Shape{}, Shape{5}, Shape{2, 3, 4}}) {
+      Tensor t(shape, dt);
+      for (size_t i = 0; i < t.data.size(); ++i)
+        t.data[i] = dtypeIsFloat(dt) ? roundToDType(0.1 * static_cast<double>(i) - 1, dt)
+                                     : static_cast<double>(i) - 7;
+      std::string path = (dir / "t.npy").string();
+      writeNpy(path, t);
+      Tensor back = readNpy(path);
+      EXPECT_EQ(back.shape, t.shape);
+      EXPECT_EQ(back.dtype, dt);
+      EXPECT_EQ(back.data, t.data);
+      // numpy's own rule: the header is padded so the data starts at a multiple of 64.
+      EXPECT_EQ(std::filesystem::file_size(path) % 64,
+                (t.data.size() * (dt == kFloat64 || dt == kInt64 ? 8 : 4)) % 64);
+    }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CountFlops, ConvolutionAndDenseByHand) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 3, 5, 5))\n"
+         "y = relu(conv2d(x, channels=4, kernel_size=(3,3), padding=(1,1), use_bias=False) + 1)\n"
+         ":graph y\n:build");
+  auto lib = backend::builtLibrary(e.current()->graph);
+  ASSERT_TRUE(lib);
+  // 4*5*5 outputs, each 3*3*3 taps of a multiply and an add; then +1 and max(…, 0) per output.
+  ASSERT_EQ(lib->lowered.size(), 1u);
+  EXPECT_EQ(backend::countFlops(*lib->lowered.begin()->second.schedule), 2 * 100 * 27 + 2 * 100);
+  Engine d;
+  run(d, "x = Variable(\"x\", shape=(2, 5))\ny = dense(x, units=3)\n:graph y\n:build");
+  lib = backend::builtLibrary(d.current()->graph);
+  ASSERT_TRUE(lib);
+  // 2*3 outputs of 5 multiply-adds, then the bias.
+  ASSERT_EQ(lib->lowered.size(), 1u);
+  EXPECT_EQ(backend::countFlops(*lib->lowered.begin()->second.schedule), 2 * 3 * 5 * 2 + 6);
+}
+
+TEST(BuildParams, PrecomputePruneFoldsTheParamOnlyPart) {
+  Engine e;
+  run(e, kConvGraph);
+  Graph source = e.current()->graph;
+  run(e, ":build param w=random s=ones seed=3");
+  const Graph &deploy = e.current()->graph;
+  auto lib = backend::builtLibrary(deploy);
+  ASSERT_TRUE(lib);
+  // s * 2 depends on params only: it became the param __mul_scalar__0, computed once.
+  ASSERT_EQ(lib->params.size(), 2u);
+  const Tensor &scale = lib->params.at("__mul_scalar__0");
+  EXPECT_EQ(scale.shape, (Shape{4, 1, 1}));
+  EXPECT_EQ(scale.data, std::vector<double>(4, 2.0));
+  EXPECT_EQ(lib->params.at("w").shape, (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(deploy.index().argNodes.size(), 3u);
+  EXPECT_FALSE(deploy.attr("precompute_graph"));
+
+  // The run binds the params; it must equal the source graph on the same values.
+  Tensor x = ramp({1, 3, 8, 8}, 0.37);
+  std::map<std::string, Tensor> in = lib->params;
+  in["x"] = x;
+  backend::RunResult r = backend::runDeployGraph(deploy, in);
+  Tensor s({4, 1, 1}, kFloat32);
+  std::fill(s.data.begin(), s.data.end(), 1.0);
+  std::vector<Tensor> want = interpret(applyPasses(source, {"InferShape", "InferType"}),
+                                       {{"x", x}, {"w", lib->params.at("w")}, {"s", s}});
+  ASSERT_EQ(r.outputs[0].data.size(), want[0].data.size());
+  for (size_t i = 0; i < want[0].data.size(); ++i)
+    EXPECT_NEAR(r.outputs[0].data[i], want[0].data[i], 1e-5 * (1 + std::fabs(want[0].data[i])));
+  // :run uses the bound params unless told otherwise.
+  std::string ran = output(e, ":run x=zeros");
+  EXPECT_NE(ran.find("sum 0\n"), std::string::npos) << ran;
+
+  // Below opt level 2 nothing is precomputed: the params stay as given.
+  Engine e1;
+  run(e1, kConvGraph);
+  run(e1, ":build opt_level=1 param w=random s=ones");
+  lib = backend::builtLibrary(e1.current()->graph);
+  ASSERT_EQ(lib->params.size(), 2u);
+  EXPECT_TRUE(lib->params.count("s") && lib->params.count("w"));
+}
+
+TEST(BuildParams, BadParamsAreRefusedWithNothingChanged) {
+  Engine e;
+  run(e, "x = Variable(\"x\")\nw = Variable(\"w\")\ny = dense(x, w, units=3, use_bias=False)\n"
+         ":graph y");
+  size_t steps = e.history().size();
+  EXPECT_EQ(output(e, ":build shape x=(2, 5) param v=random"),
+            "error: build: the graph has no input 'v' to bind a param to\n");
+  EXPECT_EQ(output(e, ":build shape x=(2, 5) param w=random"),
+            "error: build: param w=random needs a shape; give it with shape w=(…)\n");
+  std::string ramp = LOUPE_SOURCE_DIR "/tests/data/ramp_2x3.npy";
+  EXPECT_EQ(output(e, ":build shape x=(2, 5) w=(3, 5) param w=" + ramp),
+            "error: " + ramp + " holds shape [2, 3] but param w has shape [3, 5]\n");
+  EXPECT_EQ(output(e, ":build shape x=(2, 5) param w=" + ramp),
+            "error: operator dense0 (dense): input 'weight' has shape [2, 3] but [3, 5] is "
+            "required\n");
+  EXPECT_EQ(e.history().size(), steps);
+}
+
+TEST(Export, ExportedLibraryWorksFromC) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, ":build param w=random s=ones seed=5");
+  auto dir = scratchDir("export");
+  std::string said = output(e, ":export " + dir.string());
+  EXPECT_EQ(said, "exported step 1 to " + dir.string() +
+                      ": deploy.json, deploy.so, deploy.h, params/__mul_scalar__0.npy, "
+                      "params/w.npy\n");
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    EXPECT_NE(entry.path().filename().string().rfind(".loupe-export", 0), 0u) << entry.path();
+  // The deploy graph reloads as a graph with the build's attributes.
+  Engine reload;
+  std::string loaded = output(reload, ":load " + (dir / "deploy.json").string());
+  EXPECT_NE(loaded.find("4 nodes, 3 inputs, 1 output"), std::string::npos) << loaded;
+
+  // A C program compiled against deploy.h calls the function from deploy.so.
+  Tensor x = ramp({1, 3, 8, 8}, 0.11);
+  writeNpy((dir / "x.npy").string(), x);
+  std::string bin = (dir / "call_deploy").string();
+  auto [ccOut, ccStatus] = shell("cc -std=c11 -Wall -Werror -I" + dir.string() + " " +
+                                 LOUPE_SOURCE_DIR "/tests/c/call_deploy.c -o " + bin + " -ldl");
+  ASSERT_EQ(ccStatus, 0) << ccOut;
+  auto [text, status] = shell(bin + " " + dir.string() + " " + (dir / "x.npy").string() + " 256");
+  ASSERT_EQ(status, 0) << text;
+  std::vector<double> got;
+  std::istringstream lines(text);
+  for (float v; lines >> v;) // %.9g gives back the float exactly
+    got.push_back(v);
+
+  auto lib = backend::builtLibrary(e.current()->graph);
+  std::map<std::string, Tensor> in = lib->params;
+  in["x"] = x;
+  const Tensor inProcess = backend::runDeployGraph(e.current()->graph, in).outputs[0];
+  // The same machine code, so the same bits; the sum shows the outputs are not all zero.
+  EXPECT_EQ(got, inProcess.data);
+  double sum = 0;
+  for (double v : got)
+    sum += std::fabs(v);
+  EXPECT_GT(sum, 1.0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Export, RefusesAnUnbuiltGraphAndWritesNothing) {
+  Engine e;
+  run(e, kConvGraph);
+  auto dir = scratchDir("unbuilt");
+  EXPECT_EQ(output(e, ":export " + dir.string()),
+            "error: the current graph was not built; run :build first\n");
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  // A compiler that fails: the message says so and the directory gets no files.
+  run(e, ":build param w=random s=ones");
+  setenv("CC", "false", 1);
+  std::string said = output(e, ":export " + dir.string());
+  unsetenv("CC");
+  EXPECT_EQ(said, "error: export: linking the shared library with 'false' failed: \n");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Profile, ReportsEveryKernelAndTheTotal) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, ":build opt_level=0");
+  std::string p = output(e, ":profile 3");
+  std::istringstream lines(p);
+  std::string line;
+  std::vector<std::string> names;
+  while (std::getline(lines, line))
+    names.push_back(line.substr(0, line.find(' ')));
+  // opt level 0: one kernel per op, in node order.
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "fuse_conv2d", "fuse___mul_scalar__",
+                                             "fuse_broadcast_mul", "fuse_relu", "total", "3"}))
+      << p;
+  EXPECT_NE(p.find("3 runs, median per kernel"), std::string::npos);
+  EXPECT_EQ(output(e, ":profile 0"),
+            "error: N must be a number of runs from 1 to 100000, got '0'\n");
+  Engine u;
+  run(u, kConvGraph);
+  EXPECT_EQ(output(u, ":profile"), "error: the current graph was not built; run :build first\n");
+}

@@ -219,7 +219,8 @@ void Engine::registerBuildCommands() {
   };
 
   add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
-      "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what depends "
+      "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
+      "depends "
       "on params only), then every fused function lowered and compiled; the deploy graph becomes "
       "a new step",
       [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {

@@ -195,6 +195,21 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     }
     shapes = perInput<Shape>(g, [&](uint32_t e) { return sh.shapes[e]; });
   }
+  // NNVM's dtype is a string (every input that type; a variable's own dtype does not count) or
+  // a dict (those inputs; InferType fills in the rest, reading the variables' own dtypes too).
+  // `dtype NAME=…` and params make the dict; otherwise `dtype=…` is the string.
+  if (!dtypes.empty()) {
+    Graph typed = g;
+    std::vector<int64_t> given;
+    for (const std::string &n : inputNames(typed))
+      given.push_back(dtypes.count(n) ? dtypes.at(n) : -1);
+    typed.attrs["dtype_inputs"] = GraphAttr::listInt(given);
+    typed = apply(typed, {"InferType"}, ctx);
+    const GraphAttr &dt = *typed.attr("dtype");
+    dtypes = perInput<int>(typed, [&](uint32_t e) {
+      return dt.ints[e] == -1 ? opts.defaultDType : static_cast<int>(dt.ints[e]);
+    });
+  }
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
@@ -226,16 +241,8 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     std::vector<int64_t> dts;
     const IndexedGraph &idx = g.index();
     for (uint32_t nid : idx.argNodes) {
-      const Node &v = *idx.nodes[nid].node;
-      auto it = dtypes.find(v.name);
-      int dt = opts.defaultDType;
-      if (it != dtypes.end())
-        dt = it->second;
-      else
-        for (const auto &[k, val] : v.attrs)
-          if (k == "dtype")
-            dt = static_cast<int>(parseIntTuple("(" + val + ",)").at(0));
-      dts.push_back(dt);
+      auto it = dtypes.find(idx.nodes[nid].node->name);
+      dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
     }
     g.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
   }

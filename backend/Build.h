@@ -19,8 +19,11 @@ namespace loupe::backend {
 struct BuildOptions {
   int optLevel = 2;
   std::map<std::string, Shape> shapes; ///< input shapes (else the variables' `shape` attribute)
-  std::map<std::string, int> dtypes;   ///< input dtypes (else `dtype`, else `defaultDType`)
-  int defaultDType = 0;                ///< float32
+  /// NNVM's dtype dict: these inputs' dtypes, the others inferred (from the graph's type rules
+  /// and the variables' own `dtype`). When empty (and without params), NNVM's dtype string:
+  /// every input `defaultDType`, whatever the variables say.
+  std::map<std::string, int> dtypes;
+  int defaultDType = 0; ///< float32
   /// Bound parameter values (NNVM's `params`); their shapes and dtypes count as given. At opt
   /// level 2 and up PrecomputePrune cuts off what depends only on them, and the cut part is
   /// evaluated once, so the built library's params are the values the deploy graph reads.

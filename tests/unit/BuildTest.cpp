@@ -234,3 +234,24 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
   run(u, kConvGraph);
   EXPECT_EQ(output(u, ":profile"), "error: the current graph was not built; run :build first\n");
 }
+
+TEST(BuildDTypes, AStringForAllInputsOrADictWithTheRestInferred) {
+  auto inputDTypes = [](const std::string &buildLine) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1, 3, 5, 5), dtype=1)\n"
+           "y = conv2d(x, channels=2, kernel_size=(3,3))\n:graph y\n" +
+               buildLine);
+    const Graph &g = e.current()->graph;
+    const IndexedGraph &idx = g.index();
+    std::vector<std::string> names;
+    for (uint32_t nid : idx.argNodes)
+      names.emplace_back(dtypeName(static_cast<int>(g.attr("dtype")->ints[idx.entryId(nid, 0)])));
+    return names;
+  };
+  using V = std::vector<std::string>;
+  // NNVM's default dtype="float32" is a string: every input float32, x's own dtype=1 ignored.
+  EXPECT_EQ(inputDTypes(":build"), (V{"float32", "float32", "float32"}));
+  EXPECT_EQ(inputDTypes(":build dtype=float64"), (V{"float64", "float64", "float64"}));
+  // A dict: the weight and bias follow x through conv2d's type rule.
+  EXPECT_EQ(inputDTypes(":build dtype x=float64"), (V{"float64", "float64", "float64"}));
+}

@@ -1,0 +1,123 @@
+// SeedBench: compile time, run time and GFLOP/s of the seed graphs (and one larger convolution)
+// built by backend::build. Run by hand (`build/tests/bench/loupe_bench`), never by ctest.
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+#include "core/DType.h"
+#include "repl/Engine.h"
+
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+using namespace loupe;
+
+namespace {
+
+// The graph `out` of a graph-language program.
+Graph graphOf(const std::string &program, const std::string &out) {
+  Engine e;
+  std::istringstream in(program + "\n:graph " + out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::ostringstream o, err;
+    if (!e.execute(line, o, err))
+      throw std::runtime_error(line + ": " + err.str());
+  }
+  return e.current()->graph;
+}
+
+struct Workload {
+  const char *program;
+  const char *out;
+  std::map<std::string, Shape> shapes;
+  int dtype;
+};
+
+// Seed 000: conv2d, then conv2d + add, on x (7, 3, 11, 13).
+const Workload kSeed000 = {
+    "x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+    "z = conv2d(data=x, weight=w, bias=b, channels=3, kernel_size=(5,5))\n"
+    "z = z + conv2d(data=z, weight=w, bias=b, channels=3, kernel_size=(5,5), padding=[2,2])",
+    "z",
+    {{"x", {7, 3, 11, 13}}},
+    kFloat32};
+
+// Seed 001's tutorial network: two 13-channel 3x3 convolutions on (1, 13, 100, 100), a residual
+// add, dense to 10, softmax, sum.
+const char *kSeed001Program =
+    "x = Variable(\"x\", shape=(1,13,100,100))\n"
+    "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+    "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+    "z = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)";
+const Workload kSeed001F64 = {kSeed001Program, "z", {}, kFloat64};
+const Workload kSeed001F32 = {kSeed001Program, "z", {}, kFloat32};
+
+// A ResNet-style layer: 64 -> 64 channels, 3x3, on 56x56, with bias and relu.
+const Workload kResNetConv = {"x = Variable(\"x\", shape=(1,64,56,56))\n"
+                              "y = relu(conv2d(x, channels=64, kernel_size=(3,3), padding=(1,1)))",
+                              "y",
+                              {},
+                              kFloat32};
+
+backend::BuildOptions optionsFor(const Workload &w) {
+  backend::BuildOptions o;
+  o.shapes = w.shapes;
+  o.defaultDType = w.dtype;
+  return o;
+}
+
+void BM_Build(benchmark::State &state, const Workload *w) {
+  Graph g = graphOf(w->program, w->out);
+  for (auto _ : state) {
+    Graph deploy = backend::build(g, optionsFor(*w), PassContext{});
+    benchmark::DoNotOptimize(deploy);
+  }
+}
+
+// One executor run per iteration (buffers, input copies and every kernel). The counters give
+// the kernels' own share: their summed time per run and the GFLOP/s over it.
+void BM_Run(benchmark::State &state, const Workload *w) {
+  Graph deploy = backend::build(graphOf(w->program, w->out), optionsFor(*w), PassContext{});
+  auto lib = backend::builtLibrary(deploy);
+  const IndexedGraph &idx = deploy.index();
+  const auto &shapes = deploy.attr("shape")->shapes;
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::map<std::string, Tensor> in;
+  for (uint32_t nid : idx.argNodes) {
+    Tensor t(shapes[idx.entryId(nid, 0)], w->dtype);
+    for (double &x : t.data)
+      x = roundToDType(u(rng), w->dtype);
+    in[idx.nodes[nid].node->name] = std::move(t);
+  }
+  double flops = 0;
+  for (const auto &n : idx.nodes)
+    if (!n.node->isVariable())
+      flops += static_cast<double>(
+          backend::countFlops(*lib->lowered.at(n.node->parsed.getStr("func_name")).schedule));
+  double kernelMs = 0;
+  for (auto _ : state) {
+    backend::RunResult r = backend::runDeployGraph(deploy, in);
+    for (const auto &[name, ms] : r.kernelMillis)
+      kernelMs += ms;
+    benchmark::DoNotOptimize(r);
+  }
+  double runs = static_cast<double>(state.iterations());
+  state.counters["kernel_ms"] = kernelMs / runs;
+  state.counters["kernel_GFLOP/s"] = flops * runs / (kernelMs * 1e6);
+  state.counters["MFLOP"] = flops / 1e6;
+}
+
+} // namespace
+
+BENCHMARK_CAPTURE(BM_Build, seed000, &kSeed000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Build, seed001_f64, &kSeed001F64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Build, resnet_conv, &kResNetConv)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, seed000, &kSeed000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, seed001_f64, &kSeed001F64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, seed001_f32, &kSeed001F32)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, resnet_conv, &kResNetConv)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

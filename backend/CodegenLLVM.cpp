@@ -6,6 +6,7 @@
 #include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/loop/Visitor.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -58,25 +59,22 @@ void initLLVM() {
 bool isFloat(int dtype) { return dtype != kBool && dtypeIsFloat(dtype); }
 
 // Variables and buffers used by a statement (to build a parallel body's closure).
-void collectUses(const Expr &e, std::set<const ExprNode *> &vars, std::set<std::string> &bufs) {
-  if (e->kind == ExprKind::Var)
-    vars.insert(e.get());
-  if (e->kind == ExprKind::Load)
-    bufs.insert(e->name);
-  for (const Expr &a : e->args)
-    collectUses(a, vars, bufs);
-}
-
-void collectUses(const Stmt &s, std::set<const ExprNode *> &vars, std::set<std::string> &bufs) {
-  for (const Expr &e : {s->a, s->b})
-    if (e)
-      collectUses(e, vars, bufs);
-  if (s->kind == StmtKind::Store)
-    bufs.insert(s->name);
-  for (const Stmt &c : s->body)
-    if (c)
-      collectUses(c, vars, bufs);
-}
+struct UseCollector : loop::IRVisitor {
+  std::set<const ExprNode *> vars;
+  std::set<std::string> bufs;
+  void visitExpr(const Expr &e) override {
+    if (e->kind == ExprKind::Var)
+      vars.insert(e.get());
+    if (e->kind == ExprKind::Load)
+      bufs.insert(e->name);
+    IRVisitor::visitExpr(e);
+  }
+  void visitStmt(const Stmt &s) override {
+    if (s->kind == StmtKind::Store)
+      bufs.insert(s->name);
+    IRVisitor::visitStmt(s);
+  }
+};
 
 class FunctionGen {
 public:
@@ -383,11 +381,11 @@ private:
   // The body of a parallel loop becomes `<fn>_parallel<k>(i, closure)`; the closure holds the
   // variables and buffer pointers it uses, one 8-byte slot each.
   void parallelLoop(const StmtNode &s) {
-    std::set<const ExprNode *> usedVars;
-    std::set<std::string> usedBufs;
-    collectUses(s.body[0], usedVars, usedBufs);
+    UseCollector uses;
+    uses.visitStmt(s.body[0]);
+    const std::set<std::string> &usedBufs = uses.bufs;
     std::vector<const ExprNode *> vars;
-    for (const ExprNode *v : usedVars)
+    for (const ExprNode *v : uses.vars)
       if (vars_.count(v))
         vars.push_back(v);
     std::vector<std::string> bufs(usedBufs.begin(), usedBufs.end());

@@ -1,5 +1,6 @@
 // Schedule: TVM's schedule primitives over compute stages, and lowering a schedule to loops.
 #include "backend/Schedule.h"
+#include "core/loop/Visitor.h"
 
 #include "core/DType.h"
 #include "core/Error.h"
@@ -244,51 +245,46 @@ public:
 
 private:
   // Inlined stages' bodies in place of reads of them.
-  Expr inlineReads(const Expr &e) {
-    if (e->kind == ExprKind::TensorRead) {
-      std::vector<Expr> args;
-      for (const Expr &a : e->args)
-        args.push_back(inlineReads(a));
-      auto it = stageOf_.find(e->tensor.get());
-      if (it != stageOf_.end() && it->second->inlined) {
-        const Compute &t = *e->tensor;
-        VarMap m;
-        for (size_t d = 0; d < t.axes.size(); ++d)
-          m.push_back({t.axes[d].get(), args[d]});
-        return substitute(inlineReads(t.body), m);
-      }
-      return read(e->tensor, args);
+  class Inliner : public IRMutator {
+  public:
+    explicit Inliner(const std::map<const Compute *, const Stage *> &stageOf) : stageOf_(stageOf) {}
+    Expr mutateExpr(const Expr &e) override {
+      Expr m = IRMutator::mutateExpr(e); // indices first
+      if (m->kind != ExprKind::TensorRead)
+        return m;
+      auto it = stageOf_.find(m->tensor.get());
+      if (it == stageOf_.end() || !it->second->inlined)
+        return m;
+      const Compute &t = *m->tensor;
+      VarMap vars;
+      for (size_t d = 0; d < t.axes.size(); ++d)
+        vars.push_back({t.axes[d].get(), m->args[d]});
+      return substitute(mutateExpr(t.body), vars);
     }
-    if (e->args.empty())
-      return e;
-    std::vector<Expr> args;
-    for (const Expr &a : e->args)
-      args.push_back(inlineReads(a));
-    return rebuild(e, args);
-  }
 
-  static Expr rebuild(const Expr &e, std::vector<Expr> args) {
-    if (e->kind == ExprKind::Binary)
-      return binary(e->op, args[0], args[1]);
-    ExprNode n = *e;
-    n.args = std::move(args);
-    return std::make_shared<const ExprNode>(std::move(n));
-  }
+  private:
+    const std::map<const Compute *, const Stage *> &stageOf_;
+  };
+  Expr inlineReads(const Expr &e) { return Inliner(stageOf_).mutateExpr(e); }
 
   // Remaining tensor reads become loads of their buffers.
-  Expr toLoads(const Expr &e) {
-    if (e->args.empty())
-      return e;
-    std::vector<Expr> args;
-    for (const Expr &a : e->args)
-      args.push_back(toLoads(a));
-    if (e->kind == ExprKind::TensorRead) {
-      auto it = stageOf_.find(e->tensor.get());
-      const std::string &buf = it == stageOf_.end() ? e->tensor->name : it->second->buffer;
-      return load(buf, e->dtype, flatIndex(args, e->tensor->shape));
+  class LoadMaker : public IRMutator {
+  public:
+    explicit LoadMaker(const std::map<const Compute *, const Stage *> &stageOf)
+        : stageOf_(stageOf) {}
+    Expr mutateExpr(const Expr &e) override {
+      Expr m = IRMutator::mutateExpr(e);
+      if (m->kind != ExprKind::TensorRead)
+        return m;
+      auto it = stageOf_.find(m->tensor.get());
+      const std::string &buf = it == stageOf_.end() ? m->tensor->name : it->second->buffer;
+      return load(buf, m->dtype, flatIndex(m->args, m->tensor->shape));
     }
-    return rebuild(e, args);
-  }
+
+  private:
+    const std::map<const Compute *, const Stage *> &stageOf_;
+  };
+  Expr toLoads(const Expr &e) { return LoadMaker(stageOf_).mutateExpr(e); }
 
   static Stmt guarded(const std::vector<Expr> &guards, Stmt s) {
     for (size_t i = guards.size(); i-- > 0;)
@@ -439,22 +435,29 @@ Stmt lower(const Schedule &s) { return Lowerer(s).run(); }
 
 namespace {
 
-int64_t flopsIn(const Expr &e, const std::map<const Compute *, const Stage *> &stageOf) {
-  int64_t n = 0;
-  if (e->kind == ExprKind::TensorRead) {
-    auto it = stageOf.find(e->tensor.get());
-    if (it != stageOf.end() && it->second->inlined)
-      n += flopsIn(e->tensor->body, stageOf);
-  } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
-              e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
-             (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
-              e->name != "tvm_if_then_else" && e->name != "likely")) {
-    n += 1;
+// Floating-point arithmetic and math calls in an expression, inlined producers included.
+class FlopCounter : public IRVisitor {
+public:
+  explicit FlopCounter(const std::map<const Compute *, const Stage *> &stageOf)
+      : stageOf_(stageOf) {}
+  int64_t count = 0;
+  void visitExpr(const Expr &e) override {
+    if (e->kind == ExprKind::TensorRead) {
+      auto it = stageOf_.find(e->tensor.get());
+      if (it != stageOf_.end() && it->second->inlined)
+        visitExpr(e->tensor->body);
+    } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
+                e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
+               (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
+                e->name != "tvm_if_then_else" && e->name != "likely")) {
+      ++count;
+    }
+    IRVisitor::visitExpr(e);
   }
-  for (const Expr &a : e->args)
-    n += flopsIn(a, stageOf);
-  return n;
-}
+
+private:
+  const std::map<const Compute *, const Stage *> &stageOf_;
+};
 
 } // namespace
 
@@ -467,7 +470,9 @@ int64_t countFlops(const Schedule &s) {
     if (st.inlined)
       continue;
     const Expr &body = st.tensor->body;
-    int64_t per = flopsIn(body, stageOf), extent = numElements(st.tensor->shape);
+    FlopCounter c(stageOf);
+    c.visitExpr(body);
+    int64_t per = c.count, extent = numElements(st.tensor->shape);
     if (body->kind == ExprKind::Reduce) {
       per += 1; // the combine
       for (const IterVar &r : body->reduceAxes)

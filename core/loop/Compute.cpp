@@ -1,5 +1,6 @@
 // Compute: building tensor-expression stages and walking the compute graph.
 #include "core/loop/Compute.h"
+#include "core/loop/Visitor.h"
 
 #include "core/DType.h"
 
@@ -48,17 +49,18 @@ Expr tensorRead(const ComputeRef &t, std::vector<Expr> indices) {
 }
 
 std::vector<ComputeRef> inputsOf(const Compute &c) {
-  std::vector<ComputeRef> out;
-  std::set<const Compute *> seen;
-  std::function<void(const Expr &)> walk = [&](const Expr &e) {
-    if (e->kind == ExprKind::TensorRead && seen.insert(e->tensor.get()).second)
-      out.push_back(e->tensor);
-    for (const Expr &a : e->args)
-      walk(a);
-  };
+  struct Reads : IRVisitor {
+    std::vector<ComputeRef> out;
+    std::set<const Compute *> seen;
+    void visitExpr(const Expr &e) override {
+      if (e->kind == ExprKind::TensorRead && seen.insert(e->tensor.get()).second)
+        out.push_back(e->tensor);
+      IRVisitor::visitExpr(e);
+    }
+  } reads;
   if (c.body)
-    walk(c.body);
-  return out;
+    reads.visitExpr(c.body);
+  return reads.out;
 }
 
 std::vector<ComputeRef> topoOrder(const std::vector<ComputeRef> &outputs) {

@@ -1,5 +1,6 @@
 // LoopIR: node builders with integer constant folding, substitution, and the seed-style printer.
 #include "core/loop/LoopIR.h"
+#include "core/loop/Visitor.h"
 
 #include "core/DType.h"
 #include "core/Error.h"
@@ -227,30 +228,30 @@ Expr canonicalIndex(const Expr &e) {
   return c == 0 ? rest : binary(BinOp::Add, rest, intImm(c, e->dtype));
 }
 
+namespace {
+
+// Variables (by identity) replaced by expressions.
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const std::vector<std::pair<const ExprNode *, Expr>> &map) : map_(map) {}
+  Expr mutateExpr(const Expr &e) override {
+    if (e->kind == ExprKind::Var) {
+      for (const auto &[from, to] : map_)
+        if (from == e.get())
+          return to;
+      return e;
+    }
+    return IRMutator::mutateExpr(e);
+  }
+
+private:
+  const std::vector<std::pair<const ExprNode *, Expr>> &map_;
+};
+
+} // namespace
+
 Expr substitute(const Expr &e, const std::vector<std::pair<const ExprNode *, Expr>> &map) {
-  if (e->kind == ExprKind::Var) {
-    for (const auto &[from, to] : map)
-      if (from == e.get())
-        return to;
-    return e;
-  }
-  if (e->args.empty())
-    return e;
-  std::vector<Expr> args;
-  bool changed = false;
-  for (const Expr &a : e->args) {
-    args.push_back(substitute(a, map));
-    changed |= args.back() != a;
-  }
-  if (!changed)
-    return e;
-  if (e->kind == ExprKind::Binary)
-    return binary(e->op, args[0], args[1]);
-  if (e->kind == ExprKind::Load)
-    return load(e->name, e->dtype, args[0]);
-  ExprNode n = *e;
-  n.args = std::move(args);
-  return make(std::move(n));
+  return Substituter(map).mutateExpr(e);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,17 +340,7 @@ Stmt letStmt(Expr v, Expr value, Stmt body) {
 }
 
 Stmt substitute(const Stmt &s, const std::vector<std::pair<const ExprNode *, Expr>> &map) {
-  if (s->kind == StmtKind::Store)
-    return store(s->name, substitute(s->a, map), substitute(s->b, map));
-  StmtNode n = *s;
-  if (n.a)
-    n.a = substitute(n.a, map);
-  if (n.b)
-    n.b = substitute(n.b, map);
-  for (Stmt &c : n.body)
-    if (c)
-      c = substitute(c, map);
-  return makeStmt(std::move(n));
+  return Substituter(map).mutateStmt(s);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
       continue;
     Stage s;
     s.tensor = t;
+    s.body = t->body;
     s.buffer = n == 0 ? t->name : t->name + "_" + std::to_string(n);
     for (size_t d = 0; d < t->axes.size(); ++d) {
       s.leaves.push_back({t->axes[d], t->shape[d]});
@@ -65,6 +66,35 @@ Leaf &Schedule::findLeaf(Stage &s, const Expr &v, size_t *pos) {
 }
 
 namespace {
+
+// Inlined stages' bodies in place of reads of them.
+class Inliner : public IRMutator {
+public:
+  explicit Inliner(const std::map<const Compute *, const Stage *> &stageOf) : stageOf_(stageOf) {}
+  Expr mutateExpr(const Expr &e) override {
+    Expr m = IRMutator::mutateExpr(e); // indices first
+    if (m->kind != ExprKind::TensorRead)
+      return m;
+    auto it = stageOf_.find(m->tensor.get());
+    if (it == stageOf_.end() || !it->second->inlined)
+      return m;
+    const Compute &t = *m->tensor;
+    VarMap vars;
+    for (size_t d = 0; d < t.axes.size(); ++d)
+      vars.push_back({t.axes[d].get(), m->args[d]});
+    return substitute(mutateExpr(it->second->body), vars);
+  }
+
+private:
+  const std::map<const Compute *, const Stage *> &stageOf_;
+};
+
+std::map<const Compute *, const Stage *> stageMap(const std::vector<Stage> &stages) {
+  std::map<const Compute *, const Stage *> m;
+  for (const Stage &st : stages)
+    m[st.tensor.get()] = &st;
+  return m;
+}
 
 void rewriteAxes(Stage &s, const VarMap &m) {
   for (auto &[axis, value] : s.axisValue)
@@ -139,13 +169,170 @@ void Schedule::unroll(Stage &s, Expr v) {
 }
 
 void Schedule::computeInline(Stage &s) {
-  if (s.tensor->body->kind == ExprKind::Reduce)
+  if (s.body->kind == ExprKind::Reduce)
     fail("schedule: cannot inline the reduction ", s.buffer);
   for (const ComputeRef &o : outputs)
     if (o == s.tensor)
       fail("schedule: cannot inline the output ", s.buffer);
   s.inlined = true;
   log_.push_back(s.buffer + ": compute_inline");
+}
+
+Stage &Schedule::cacheWrite(Stage &s) {
+  const Compute &t = *s.tensor;
+  for (size_t d = 0; d < s.leaves.size(); ++d)
+    if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
+      fail("schedule: cache_write of ", s.buffer, " after its loops were scheduled");
+  auto cache = std::make_shared<Compute>();
+  cache->name = t.name + ".global";
+  cache->shape = t.shape;
+  cache->dtype = t.dtype;
+  cache->tag = t.tag;
+  VarMap rename;
+  for (const Expr &a : t.axes) {
+    cache->axes.push_back(var(a->name + ".c"));
+    rename.push_back({a.get(), cache->axes.back()});
+  }
+  cache->body = substitute(s.body, rename);
+  Stage c;
+  c.tensor = cache;
+  c.body = cache->body;
+  c.buffer = s.buffer + ".global";
+  for (size_t d = 0; d < cache->axes.size(); ++d) {
+    c.leaves.push_back({cache->axes[d], t.shape[d]});
+    c.axisValue.push_back({cache->axes[d].get(), cache->axes[d]});
+  }
+  if (c.body->kind == ExprKind::Reduce)
+    for (const IterVar &r : c.body->reduceAxes) {
+      c.leaves.push_back({r.var, r.extent, ForKind::Serial, true});
+      c.axisValue.push_back({r.var.get(), r.var});
+    }
+  // The original stage now copies the cache: only its data axes remain.
+  s.body = read(cache, t.axes);
+  s.leaves.resize(t.axes.size());
+  s.axisValue.resize(t.axes.size());
+  log_.push_back(s.buffer + ": cache_write -> " + c.buffer);
+  size_t pos = static_cast<size_t>(&s - stages.data());
+  stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
+  return stages[pos];
+}
+
+namespace {
+
+// An integer expression as constant + sum of coefficient * variable, if it is one.
+bool affine(const Expr &e, int64_t scale, std::map<const ExprNode *, int64_t> &coef,
+            int64_t &constant) {
+  int64_t k;
+  if (constValue(e, &k)) {
+    constant += scale * k;
+    return true;
+  }
+  if (e->kind == ExprKind::Var) {
+    coef[e.get()] += scale;
+    return true;
+  }
+  if (e->kind != ExprKind::Binary)
+    return false;
+  switch (e->op) {
+  case BinOp::Add:
+    return affine(e->args[0], scale, coef, constant) && affine(e->args[1], scale, coef, constant);
+  case BinOp::Sub:
+    return affine(e->args[0], scale, coef, constant) && affine(e->args[1], -scale, coef, constant);
+  case BinOp::Mul:
+    if (constValue(e->args[1], &k))
+      return affine(e->args[0], scale * k, coef, constant);
+    if (constValue(e->args[0], &k))
+      return affine(e->args[1], scale * k, coef, constant);
+    return false;
+  default:
+    return false;
+  }
+}
+
+// Every read of `t` in `e`: its index expressions.
+struct ReadCollector : IRVisitor {
+  const Compute *target;
+  std::vector<std::vector<Expr>> reads;
+  void visitExpr(const Expr &e) override {
+    if (e->kind == ExprKind::TensorRead && e->tensor.get() == target)
+      reads.push_back(e->args);
+    IRVisitor::visitExpr(e);
+  }
+};
+
+} // namespace
+
+void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
+  const Compute &p = *producer.tensor;
+  size_t pos;
+  findLeaf(consumer, at, &pos);
+  for (size_t d = 0; d < p.axes.size(); ++d)
+    if (producer.leaves[d].var != p.axes[d] || producer.axisValue[d].second != p.axes[d])
+      fail("schedule: compute_at of ", producer.buffer, " after its data axes were scheduled");
+  // The consumer's reads of the producer, in the consumer's loop variables.
+  ReadCollector rc;
+  rc.target = &p;
+  rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(consumer.body));
+  if (rc.reads.empty())
+    fail("schedule: ", consumer.buffer, " does not read ", producer.buffer);
+  std::map<const ExprNode *, int64_t> extentOf;
+  std::set<const ExprNode *> outer;
+  for (size_t i = 0; i < consumer.leaves.size(); ++i) {
+    extentOf[consumer.leaves[i].var.get()] = consumer.leaves[i].extent;
+    if (i <= pos)
+      outer.insert(consumer.leaves[i].var.get());
+  }
+  VarMap rename;
+  for (size_t d = 0; d < p.axes.size(); ++d) {
+    // Per read: the part fixed by the outer loops, and the offsets the inner loops reach.
+    std::map<const ExprNode *, int64_t> outerCoef;
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (size_t r = 0; r < rc.reads.size(); ++r) {
+      std::map<const ExprNode *, int64_t> coef;
+      int64_t c = 0;
+      if (!affine(substitute(rc.reads[r][d], consumer.axisValue), 1, coef, c))
+        fail("schedule: compute_at of ", producer.buffer, ": the index ", printExpr(rc.reads[r][d]),
+             " is not affine in ", consumer.buffer, "'s loops");
+      std::map<const ExprNode *, int64_t> oc;
+      int64_t rlo = c, rhi = c;
+      for (const auto &[v, k] : coef) {
+        if (k == 0)
+          continue;
+        if (outer.count(v)) {
+          oc[v] = k;
+        } else {
+          int64_t span = k * (extentOf.count(v) ? extentOf.at(v) - 1 : 0);
+          (span < 0 ? rlo : rhi) += span;
+        }
+      }
+      if (r > 0 && oc != outerCoef)
+        fail("schedule: compute_at of ", producer.buffer, ": reads at different outer positions");
+      outerCoef = oc;
+      lo = std::min(lo, rlo);
+      hi = std::max(hi, rhi);
+    }
+    Expr min = intImm(lo);
+    int64_t maxMin = lo; // the largest value `min` takes
+    for (const auto &[v, k] : outerCoef) {
+      Expr term = nullptr;
+      for (const Leaf &l : consumer.leaves)
+        if (l.var.get() == v)
+          term = l.var;
+      min = term * k + min;
+      maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
+    }
+    min = canonicalIndex(min);
+    int64_t extent = hi - lo + 1;
+    producer.leaves[d].extent = extent;
+    Expr value = min + p.axes[d];
+    rename.push_back({p.axes[d].get(), value});
+    if (lo < 0 || maxMin + extent > p.shape[d])
+      producer.guards.push_back(lt(value, intImm(p.shape[d])));
+  }
+  for (auto &[axis, value] : producer.axisValue)
+    value = substitute(value, rename);
+  producer.attachedAt = at;
+  log_.push_back(producer.buffer + ": compute_at " + consumer.buffer + " " + at->name);
 }
 
 std::string Schedule::describe() const {
@@ -217,10 +404,7 @@ bool uses(const Expr &e, const ExprNode *v) {
 
 class Lowerer {
 public:
-  explicit Lowerer(const Schedule &s) : sch_(s) {
-    for (const Stage &st : s.stages)
-      stageOf_[st.tensor.get()] = &st;
-  }
+  explicit Lowerer(const Schedule &s) : sch_(s), stageOf_(stageMap(s.stages)) {}
 
   Stmt run() {
     std::vector<Stmt> produces;
@@ -228,7 +412,13 @@ public:
     for (const Stage &st : sch_.stages) {
       if (st.inlined)
         continue;
-      produces.push_back(produce(st.buffer, lowerStage(st)));
+      // A stage computed at a consumer's loop is lowered first (producers come first) and
+      // placed when that loop is built.
+      Stmt p = produce(st.buffer, lowerStage(st));
+      if (st.attachedAt)
+        attached_[st.attachedAt.get()].push_back(p);
+      else
+        produces.push_back(p);
       bool isOutput = std::any_of(sch_.outputs.begin(), sch_.outputs.end(),
                                   [&](const ComputeRef &o) { return o == st.tensor; });
       if (!isOutput)
@@ -240,31 +430,13 @@ public:
       body = attr(st.buffer, "storage_scope", "\"global\"",
                   allocate(st.buffer, st.tensor->dtype, st.tensor->shape, body));
     }
+    if (!attached_.empty())
+      fail("schedule: a stage is computed at loop ", attached_.begin()->first->name,
+           ", which no longer exists (split or fused after compute_at)");
     return body;
   }
 
 private:
-  // Inlined stages' bodies in place of reads of them.
-  class Inliner : public IRMutator {
-  public:
-    explicit Inliner(const std::map<const Compute *, const Stage *> &stageOf) : stageOf_(stageOf) {}
-    Expr mutateExpr(const Expr &e) override {
-      Expr m = IRMutator::mutateExpr(e); // indices first
-      if (m->kind != ExprKind::TensorRead)
-        return m;
-      auto it = stageOf_.find(m->tensor.get());
-      if (it == stageOf_.end() || !it->second->inlined)
-        return m;
-      const Compute &t = *m->tensor;
-      VarMap vars;
-      for (size_t d = 0; d < t.axes.size(); ++d)
-        vars.push_back({t.axes[d].get(), m->args[d]});
-      return substitute(mutateExpr(t.body), vars);
-    }
-
-  private:
-    const std::map<const Compute *, const Stage *> &stageOf_;
-  };
   Expr inlineReads(const Expr &e) { return Inliner(stageOf_).mutateExpr(e); }
 
   // Remaining tensor reads become loads of their buffers.
@@ -294,9 +466,15 @@ private:
 
   // Loops around `body`, innermost last in `leaves`: extent-1 loops vanish, unrolled ones are
   // expanded, vectorised ones that carry a guard run scalar under a `.s` name.
-  static Stmt nest(std::vector<Leaf> leaves, const std::vector<Expr> &guards, Stmt body) {
+  Stmt nest(std::vector<Leaf> leaves, const std::vector<Expr> &guards, Stmt body) {
     for (size_t i = leaves.size(); i-- > 0;) {
       Leaf l = leaves[i];
+      if (auto it = attached_.find(l.var.get()); it != attached_.end()) {
+        std::vector<Stmt> inside = it->second;
+        inside.push_back(body);
+        body = seq(inside);
+        attached_.erase(it);
+      }
       if (l.extent == 1) {
         body = substitute(body, {{l.var.get(), intImm(0)}});
         continue;
@@ -323,7 +501,7 @@ private:
 
   Stmt lowerStage(const Stage &st) {
     const Compute &t = *st.tensor;
-    Expr value = inlineReads(t.body);
+    Expr value = inlineReads(st.body);
     bool isReduce = value->kind == ExprKind::Reduce;
     std::vector<Expr> idx;
     for (const Expr &a : t.axes)
@@ -427,6 +605,7 @@ private:
 
   const Schedule &sch_;
   std::map<const Compute *, const Stage *> stageOf_;
+  std::map<const ExprNode *, std::vector<Stmt>> attached_; ///< compute_at stages by loop var
 };
 
 } // namespace
@@ -445,7 +624,7 @@ public:
     if (e->kind == ExprKind::TensorRead) {
       auto it = stageOf_.find(e->tensor.get());
       if (it != stageOf_.end() && it->second->inlined)
-        visitExpr(e->tensor->body);
+        visitExpr(it->second->body);
     } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
                 e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
                (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
@@ -469,7 +648,7 @@ int64_t countFlops(const Schedule &s) {
   for (const Stage &st : s.stages) {
     if (st.inlined)
       continue;
-    const Expr &body = st.tensor->body;
+    const Expr &body = st.body;
     FlopCounter c(stageOf);
     c.visitExpr(body);
     int64_t per = c.count, extent = numElements(st.tensor->shape);

@@ -22,8 +22,13 @@ struct Leaf {
 /// A stage of the compute graph and the loops chosen for it.
 struct Stage {
   loop::ComputeRef tensor;
+  /// What it computes at its axes: the tensor's body, or after cache_write a read of the cache.
+  loop::Expr body;
   std::string buffer; ///< the buffer it writes (its name, made unique in the function)
   bool inlined = false;
+  /// compute_at: the consumer loop (a leaf variable of another stage) it runs under, once per
+  /// iteration, over the region that iteration reads; null for its own loop nest.
+  loop::Expr attachedAt;
   std::vector<Leaf> leaves;
   /// Each original axis (data-parallel and reduce) as an expression of the leaf variables.
   std::vector<std::pair<const loop::ExprNode *, loop::Expr>> axisValue;
@@ -59,6 +64,15 @@ public:
   void unroll(Stage &s, loop::Expr v);
   /// Computes the stage where it is used instead of in its own loops.
   void computeInline(Stage &s);
+  /// TVM's cache_write: a new stage `<name>.global` computes what `s` computed, and `s` becomes
+  /// a copy of it. `s` must not be scheduled yet. Returns the new stage (references into
+  /// `stages` taken before are invalid afterwards).
+  Stage &cacheWrite(Stage &s);
+  /// Runs `producer` inside `consumer`'s loop `at`, for each iteration over just the region of
+  /// its data axes that the iteration reads (bounds from the consumer's reads, which must be
+  /// affine in its loop variables). Schedule the consumer's loops first; `producer`'s data axes
+  /// must not be split or fused yet (its reduce axes may be, before or after).
+  void computeAt(Stage &producer, Stage &consumer, loop::Expr at);
 
   /// The steps applied so far, one per line ("compute: split xx by 16").
   std::string describe() const;

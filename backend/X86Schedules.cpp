@@ -15,7 +15,7 @@ bool isOutput(const Schedule &s, const Stage &st) {
                      [&](const ComputeRef &o) { return o == st.tensor; });
 }
 
-bool isReduction(const Stage &st) { return st.tensor->body->kind == ExprKind::Reduce; }
+bool isReduction(const Stage &st) { return st.body->kind == ExprKind::Reduce; }
 
 // The output of an injective group: ≥5-D fuse the first three axes, 3–4-D the first two, and
 // run the fused loop in parallel; otherwise axis 0 in parallel.
@@ -45,9 +45,41 @@ void conv2dStage(Schedule &s, Stage &st) {
   s.vectorize(st, xi);
 }
 
+// topi x86 dense: the product written through a cache; the result tiled 1 x 4 with the tile
+// column loop parallel and the 4 columns vectorised; the cache computed per tile, its k split by
+// 4 and unrolled, the 4 columns vectorised innermost. Stages after it stay as they are (topi
+// left the output of a dense group unscheduled). Returns false for a dense that is not 2-D.
+bool denseStages(Schedule &s, size_t idx) {
+  if (s.stages[idx].tensor->shape.size() != 2)
+    return false;
+  Stage &cache = s.cacheWrite(s.stages[idx]);
+  Stage &c = s.stages[idx + 1];
+  Expr x = c.leaves[0].var, y = c.leaves[1].var;
+  auto [xo, xi] = s.split(c, x, 1);
+  auto [yo, yi] = s.split(c, y, 4);
+  s.reorder(c, {xo, yo, xi, yi});
+  s.computeAt(cache, c, yo);
+  Expr xc = cache.leaves[0].var, yc = cache.leaves[1].var, k = cache.leaves[2].var;
+  auto [ko, ki] = s.split(cache, k, 4);
+  s.reorder(cache, {ko, xc, ki, yc});
+  s.unroll(cache, ki);
+  s.vectorize(cache, yc);
+  s.vectorize(c, yi);
+  s.parallel(c, yo);
+  return true;
+}
+
 } // namespace
 
 void applyDefaultSchedule(Schedule &s) {
+  for (size_t i = 0; i < s.stages.size(); ++i)
+    if (s.stages[i].tensor->tag == "dense" && isReduction(s.stages[i]) && denseStages(s, i)) {
+      // The stages before and after: inline what is not an output, as topi's traverse did.
+      for (Stage &st : s.stages)
+        if (st.tensor->tag != "dense" && !isOutput(s, st) && !isReduction(st))
+          s.computeInline(st);
+      return;
+    }
   bool conv = std::any_of(s.stages.begin(), s.stages.end(),
                           [](const Stage &st) { return st.tensor->tag == "conv2d"; });
   for (Stage &st : s.stages) {

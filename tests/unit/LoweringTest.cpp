@@ -7,6 +7,7 @@
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
 #include "core/DType.h"
+#include "core/Error.h"
 #include "core/FusedModule.h"
 #include "repl/TextFile.h"
 
@@ -175,7 +176,8 @@ std::vector<Case> cases() {
   c.push_back({"y = conv2d(a, channels=4, kernel_size=(1,1), groups=2)",
                {{{1, 4, 3, 5}}, {{2, 2, 1, 19}}}});
   c.push_back({"y = dense(a, units=5)", {{{3, 7}}, {{1, 16}}, {{2, 1}}}});
-  c.push_back({"y = dense(a, units=3, use_bias=False)", {{{4, 5}}}});
+  c.push_back({"y = dense(a, units=3, use_bias=False)", {{{4, 5}}, {{1, 8}}}});
+  c.push_back({"y = relu(dense(a, units=9)) * 2", {{{3, 13}}, {{1, 4}}}});
   std::vector<std::vector<Shape>> nchw = {{{1, 3, 7, 9}}, {{2, 2, 5, 17}}, {{1, 1, 3, 3}}};
   c.push_back({"y = softmax(a)", {{{3, 5}}, {{2, 3, 17}}, {{7}}}});
   c.push_back({"y = softmax(a, axis=0)", {{{3, 5}}, {{2, 3, 17}}}});
@@ -297,4 +299,80 @@ TEST(LoweringErrors, AnOpWithoutLoweringIsNamed) {
   EXPECT_FALSE(f.execute(":lower", out3, out3));
   EXPECT_EQ(out3.str(), "error: upsampling with method BILINEAR has no lowering to loops yet "
                         "(NEAREST_NEIGHBOR has)\n");
+}
+
+TEST(ScheduleComputeAt, BoundsComeFromTheConsumersReads) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read, loop::constant;
+  using E = std::vector<loop::Expr>;
+  // p = a + 1 over (6, 10); c reads p at (i, j) and (i, j + 2) over (6, 8).
+  ComputeRef a = placeholder("a", {6, 10}, kFloat32);
+  ComputeRef p =
+      compute({6, 10}, kFloat32, [&](const E &i) { return read(a, i) + constant(1, kFloat32); });
+  ComputeRef c = compute(
+      {6, 8}, kFloat32,
+      [&](const E &i) {
+        return read(p, i) + read(p, {i[0], i[1] + 2});
+      },
+      "out");
+  backend::Schedule s({c});
+  backend::Stage &cs = s.stage(c);
+  auto [jo, ji] = s.split(cs, cs.leaves[1].var, 4);
+  s.computeAt(s.stage(p), s.stage(c), jo);
+  // Per (i0, i1.outer): row i0, columns i1.outer*4 .. i1.outer*4 + 5 — six of them.
+  EXPECT_EQ(s.stage(p).leaves[0].extent, 1);
+  EXPECT_EQ(s.stage(p).leaves[1].extent, 6);
+  std::string loops = loop::printStmt(backend::lower(s));
+  EXPECT_NE(loops.find("for (i1.outer, 0, 2) {\n      produce compute {"), std::string::npos)
+      << loops;
+  // The last tile reads columns 4..9 — inside p — so no guard is needed.
+  EXPECT_TRUE(s.stage(p).guards.empty());
+  // Run it: out = 2*a... shifted, checked against the formula.
+  Tensor in({6, 10}, kFloat32);
+  for (size_t i = 0; i < in.data.size(); ++i)
+    in.data[i] = static_cast<double>(i % 13) - 6;
+  backend::LoweredFunction lf;
+  lf.name = "f";
+  lf.inputs = {a};
+  lf.outputs = {c};
+  lf.outputBuffers = {"out"};
+  lf.schedule = std::make_shared<backend::Schedule>(s);
+  lf.body = backend::lower(s);
+  std::vector<Tensor> got = backend::evalLowered(lf, {in});
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      EXPECT_EQ(got[0].data[i * 8 + j], in.data[i * 10 + j] + 1 + in.data[i * 10 + j + 2] + 1)
+          << i << ", " << j;
+}
+
+TEST(ScheduleComputeAt, RefusesWhatItCannotBound) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read, loop::constant;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {12}, kFloat32);
+  ComputeRef p = compute({12}, kFloat32, [&](const E &i) { return read(a, i); });
+  ComputeRef c = compute(
+      {3, 4}, kFloat32, [&](const E &i) { return read(p, {i[0] * 4 + i[1]}); }, "out");
+  {
+    backend::Schedule s({c});
+    backend::Stage &cs = s.stage(c);
+    loop::Expr f = s.fuse(cs, cs.leaves[0].var, cs.leaves[1].var);
+    try {
+      s.computeAt(s.stage(p), s.stage(c), f);
+      FAIL() << "a fused index has no affine bound";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("is not affine in out's loops"), std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    backend::Schedule s({c});
+    backend::Stage &ps = s.stage(p);
+    s.split(ps, ps.leaves[0].var, 2);
+    try {
+      s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var);
+      FAIL() << "the producer's data axes were already split";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("after its data axes were scheduled"), std::string::npos)
+          << e.what();
+    }
+  }
 }

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Interpreter.h"
 #include "core/Npy.h"
+#include "core/Printer.h"
 #include "repl/CommandHelpers.h"
 #include "repl/Engine.h"
 
@@ -221,8 +222,8 @@ void Engine::registerBuildCommands() {
   add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
       "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
       "depends "
-      "on params only), then every fused function lowered and compiled; the deploy graph becomes "
-      "a new step",
+      "on params only), then every fused function lowered and compiled; prints the deploy graph, "
+      "which becomes a new step",
       [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
         const Graph before = e.requireGraph();
         backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
@@ -242,6 +243,9 @@ void Engine::registerBuildCommands() {
         if (!o.params.empty())
           out << "; params " << joinNames(paramNames(g));
         out << ")\n";
+        // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
+        std::string ir = printGraphIR(g);
+        out << ir << (ir.back() == '\n' ? "" : "\n");
       });
 
   add("run", "[NAME=random|zeros|ones|FILE.npy …] [seed=N]",

@@ -127,6 +127,34 @@ void registerBroadcastOps() {
           out[0].data[broadcastOffset(out[0].shape, idx)] += in[0]->data[k++];
         });
       })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        // A sum over the lhs axes that broadcasting added or stretched from 1.
+        using namespace loop;
+        ComputeRef x = in[0];
+        const Shape &xs = x->shape, &os = shapes[0];
+        size_t lead = xs.size() - os.size();
+        std::vector<IterVar> r;
+        std::vector<int> reduced(xs.size(), -1);
+        for (size_t d = 0; d < xs.size(); ++d)
+          if (d < lead || (os[d - lead] == 1 && xs[d] != 1)) {
+            reduced[d] = static_cast<int>(r.size());
+            r.push_back(reduceAxis(xs[d], "k" + std::to_string(d)));
+          }
+        return std::vector<ComputeRef>{compute(
+            os, types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> idx;
+              for (size_t d = 0; d < xs.size(); ++d)
+                idx.push_back(reduced[d] >= 0 ? r[reduced[d]].var
+                              : xs[d] == 1    ? intImm(0)
+                                              : i[d - lead]);
+              if (r.empty())
+                return read(x, idx);
+              return reduce(Combiner::Sum, read(x, idx), r);
+            },
+            "compute", r.empty() ? "injective" : "reduce", "ax")};
+      })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g broadcast back to lhs's shape.
         NodeEntry z = mk("zeros_like", n->name + "_sub0", {n->inputs[0]});

@@ -268,6 +268,119 @@ void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
       out[2].data[outputChannel(g.shape, i)] += g.data[i];
 }
 
+// The bias gradient: ograd summed over N, H and W per channel.
+loop::ComputeRef biasGrad(const loop::ComputeRef &g, int64_t channels, int dtype) {
+  using namespace loop;
+  IterVar rn = reduceAxis(g->shape[0], "rn"), ry = reduceAxis(g->shape[2], "ry"),
+          rx = reduceAxis(g->shape[3], "rx");
+  return compute(
+      {channels}, dtype,
+      [&](const std::vector<Expr> &c) {
+        return reduce(Combiner::Sum, read(g, {rn.var, c[0], ry.var, rx.var}), {rn, ry, rx});
+      },
+      "compute", "reduce", "ax");
+}
+
+// `v / s` when `v` is a non-negative multiple of `s` below `s * n` — the output position a
+// gathering gradient reads — as the position and the condition.
+std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n) {
+  using namespace loop;
+  Expr q = v / s;
+  Expr cond = land(le(intImm(0), v), lt(q, intImm(n)));
+  if (s != 1)
+    cond = land(cond, eq(v % s, intImm(0)));
+  return {q, cond};
+}
+
+// _conv2d_grad lowered as gathers: the data gradient sums, for each input pixel, the output
+// gradients whose window read it (a transposed convolution); the weight gradient correlates
+// ograd with the data; the bias gradient sums ograd per channel.
+std::vector<loop::ComputeRef> conv2dGradLower(const Attrs &a,
+                                              const std::vector<loop::ComputeRef> &in,
+                                              const std::vector<Shape> &shapes,
+                                              const std::vector<int> &types) {
+  using namespace loop;
+  ConvParams p = convParams(a, nullptr);
+  ComputeRef g = in[0], x = in[1], w = in[2];
+  int64_t H = x->shape[2], W = x->shape[3], OH = g->shape[2], OW = g->shape[3];
+  int64_t icg = x->shape[1] / p.groups, ocg = p.channels / p.groups;
+  int dt = types[0];
+  IterVar ro = reduceAxis(ocg, "ro"), ky = reduceAxis(p.kh, "ky"), kx = reduceAxis(p.kw, "kx");
+  ComputeRef dx = compute(
+      shapes[0], dt,
+      [&](const std::vector<Expr> &i) {
+        auto [oy, cy] = exactQuotient(i[2] + p.ph - ky.var * p.dh, p.sh, OH);
+        auto [ox, cx] = exactQuotient(i[3] + p.pw - kx.var * p.dw, p.sw, OW);
+        Expr oc = p.groups == 1 ? ro.var : (i[1] / icg) * ocg + ro.var;
+        Expr ic = p.groups == 1 ? i[1] : i[1] % icg;
+        return reduce(Combiner::Sum,
+                      read(g, {i[0], oc, oy, ox}) * read(w, {oc, ic, ky.var, kx.var}), {ro, ky, kx},
+                      land(cy, cx));
+      },
+      "compute", "conv2d_grad", "ax");
+  IterVar rn = reduceAxis(g->shape[0], "rn"), ry = reduceAxis(OH, "ry"), rx = reduceAxis(OW, "rx");
+  ComputeRef dw = compute(
+      shapes[1], dt,
+      [&](const std::vector<Expr> &i) {
+        Expr iy = ry.var * p.sh - p.ph + i[2] * p.dh, ix = rx.var * p.sw - p.pw + i[3] * p.dw;
+        Expr inside = land(land(le(intImm(0), iy), lt(iy, intImm(H))),
+                           land(le(intImm(0), ix), lt(ix, intImm(W))));
+        Expr c = p.groups == 1 ? i[1] : (i[0] / ocg) * icg + i[1];
+        return reduce(Combiner::Sum,
+                      read(g, {rn.var, i[0], ry.var, rx.var}) * read(x, {rn.var, c, iy, ix}),
+                      {rn, ry, rx}, inside);
+      },
+      "compute", "conv2d_grad", "ax");
+  if (!p.bias)
+    return {dx, dw};
+  return {dx, dw, biasGrad(g, p.channels, types[2])};
+}
+
+// _conv2d_transpose_grad: the data gradient is a convolution of ograd with the weight (each
+// input pixel scattered to outputs it now gathers from), the weight gradient a correlation of
+// ograd with the data, the bias gradient a per-channel sum.
+std::vector<loop::ComputeRef> conv2dTransposeGradLower(const Attrs &a,
+                                                       const std::vector<loop::ComputeRef> &in,
+                                                       const std::vector<Shape> &shapes,
+                                                       const std::vector<int> &types) {
+  using namespace loop;
+  ConvParams p = convParams(a, nullptr);
+  ComputeRef g = in[0], x = in[1], w = in[2];
+  int64_t OH = g->shape[2], OW = g->shape[3];
+  int64_t icg = x->shape[1] / p.groups, ocg = p.channels / p.groups;
+  int dt = types[0];
+  auto inside = [&](const Expr &oy, const Expr &ox) {
+    return land(land(le(intImm(0), oy), lt(oy, intImm(OH))),
+                land(le(intImm(0), ox), lt(ox, intImm(OW))));
+  };
+  IterVar ro = reduceAxis(ocg, "ro"), ky = reduceAxis(p.kh, "ky"), kx = reduceAxis(p.kw, "kx");
+  ComputeRef dx = compute(
+      shapes[0], dt,
+      [&](const std::vector<Expr> &i) {
+        Expr oy = i[2] * p.sh + ky.var * p.dh - p.ph, ox = i[3] * p.sw + kx.var * p.dw - p.pw;
+        Expr oc = p.groups == 1 ? ro.var : (i[1] / icg) * ocg + ro.var;
+        return reduce(Combiner::Sum,
+                      read(g, {i[0], oc, oy, ox}) * read(w, {i[1], ro.var, ky.var, kx.var}),
+                      {ro, ky, kx}, inside(oy, ox));
+      },
+      "compute", "conv2d_grad", "ax");
+  IterVar rn = reduceAxis(x->shape[0], "rn"), ry = reduceAxis(x->shape[2], "ry"),
+          rx = reduceAxis(x->shape[3], "rx");
+  ComputeRef dw = compute(
+      shapes[1], dt,
+      [&](const std::vector<Expr> &i) {
+        Expr oy = ry.var * p.sh + i[2] * p.dh - p.ph, ox = rx.var * p.sw + i[3] * p.dw - p.pw;
+        Expr oc = p.groups == 1 ? i[1] : (i[0] / icg) * ocg + i[1];
+        return reduce(Combiner::Sum,
+                      read(g, {rn.var, oc, oy, ox}) * read(x, {rn.var, i[0], ry.var, rx.var}),
+                      {rn, ry, rx}, inside(oy, ox));
+      },
+      "compute", "conv2d_grad", "ax");
+  if (!p.bias)
+    return {dx, dw};
+  return {dx, dw, biasGrad(g, p.channels, types[2])};
+}
+
 // The output layout of a convolution: `out_layout`, or the data layout when it is unset.
 std::string convOutLayout(const Attrs &a) {
   // conv2d_transpose has no out_layout; an unset one reads "__undef__".
@@ -477,7 +590,7 @@ void registerConvOps() {
   cgrad.arguments({"ograd", "data", "weight"});
   cgrad.setPattern(kOpaque);
   cgrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
-  cgrad.shape(conv2dGradShape).kernel(conv2dGradKernel);
+  cgrad.shape(conv2dGradShape).kernel(conv2dGradKernel).lower(conv2dGradLower);
 
   OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
@@ -507,7 +620,7 @@ void registerConvOps() {
     if (p.bias)
       c.assignOut(2, {p.channels});
   });
-  convTGrad.kernel(conv2dTransposeGradKernel);
+  convTGrad.kernel(conv2dTransposeGradKernel).lower(conv2dTransposeGradLower);
 }
 
 } // namespace loupe::ops

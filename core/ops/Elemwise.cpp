@@ -254,7 +254,15 @@ void registerElemwiseOps() {
         if (c.in[1] != -1)
           c.assignOut(0, c.in[1]);
       })
-      .kernel(unaryKernel([](double x) { return x; }));
+      .kernel(unaryKernel([](double x) { return x; }))
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef g = in[0];
+        return std::vector<loop::ComputeRef>{
+            loop::compute(shapes[0], types[0], [&](const std::vector<loop::Expr> &i) {
+              return loop::cast(types[0], loop::read(g, i));
+            })};
+      });
 
   auto pass = [](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};

@@ -8,6 +8,8 @@ namespace loupe::ops {
 
 namespace {
 
+loop::ComputeRef constDataCompute(const Attrs &a, const Shape &shape, int dtype);
+
 OpDef &initOp(const char *name, const char *doc, std::function<double(const Attrs &)> value) {
   std::vector<std::string> dtypes;
   for (int i = 0; i < kNumDTypes; ++i)
@@ -39,8 +41,7 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
                  const Attrs &a, const std::vector<loop::ComputeRef> &,
                  const std::vector<Shape> &shapes, const std::vector<int> &types) {
         if (name == "const" && !a.getStr("data").empty())
-          fail("const with `data` has no lowering to loops yet (FoldConstant or PrecomputePrune "
-               "turn it into an input)");
+          return std::vector<loop::ComputeRef>{constDataCompute(a, shapes[0], types[0])};
         double v = value(a);
         return std::vector<loop::ComputeRef>{loop::compute(
             shapes[0], types[0],
@@ -71,6 +72,32 @@ std::vector<double> constValues(const Attrs &a, int64_t count) {
   if (static_cast<int64_t>(v.size()) != count)
     fail("attribute 'data' has ", v.size(), " values but the shape holds ", count);
   return v;
+}
+
+// const's `data` in loops: a balanced tree of selects on the flat index, so each element costs
+// log2(n) comparisons. The machine code grows with n, hence the limit.
+loop::ComputeRef constDataCompute(const Attrs &a, const Shape &shape, int dtype) {
+  constexpr int64_t kMaxElements = 4096;
+  int64_t n = numElements(shape);
+  if (n > kMaxElements)
+    fail("const with ", n, " values in `data` is too large to lower to loops (at most ",
+         kMaxElements, "; FoldConstant or PrecomputePrune make it an input)");
+  std::vector<double> v = constValues(a, n);
+  return loop::compute(
+      shape, dtype,
+      [&](const std::vector<loop::Expr> &i) {
+        loop::Expr flat = loop::intImm(0);
+        for (size_t d = 0; d < i.size(); ++d)
+          flat = flat * shape[d] + i[d];
+        std::function<loop::Expr(int64_t, int64_t)> pick = [&](int64_t lo, int64_t hi) {
+          if (hi - lo == 1)
+            return loop::constant(v[lo], dtype);
+          int64_t mid = (lo + hi) / 2;
+          return loop::select(loop::lt(flat, loop::intImm(mid)), pick(lo, mid), pick(mid, hi));
+        };
+        return pick(0, n);
+      },
+      "compute", "elemwise", "ax");
 }
 
 } // namespace

@@ -338,6 +338,28 @@ int64_t innerSize(const Shape &s, int axis) {
 // gradients. With s = 1/sqrt(var + eps) and gm = gamma (or 1): dx = g gm s; dgamma = Σ g (x-μ) s;
 // dbeta = Σ g; dμ = -Σ g gm s + g_mean; dvar = -½ Σ g (x-μ) gm s³ + g_var (the mean and
 // variance outputs are the moving statistics themselves).
+// A (C)-shaped stage summing `term(i)` over every axis of `shape` except `axis` (i is the full
+// index) — the per-channel sums of the batch_norm and prelu gradients.
+loop::ComputeRef
+channelSum(const Shape &shape, int axis, int dtype,
+           const std::function<loop::Expr(const std::vector<loop::Expr> &)> &term) {
+  using namespace loop;
+  std::vector<IterVar> r;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int>(d) != axis)
+      r.push_back(reduceAxis(shape[d], "k" + std::to_string(d)));
+  return compute(
+      {shape[axis]}, dtype,
+      [&](const std::vector<Expr> &c) {
+        std::vector<Expr> idx;
+        size_t k = 0;
+        for (size_t d = 0; d < shape.size(); ++d)
+          idx.push_back(static_cast<int>(d) == axis ? c[0] : r[k++].var);
+        return reduce(Combiner::Sum, term(idx), r);
+      },
+      "compute", "reduce", "ax");
+}
+
 void batchNormGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                          std::vector<Tensor> &out) {
   const Tensor &g = *in[0], &x = *in[3], &gamma = *in[4], &mean = *in[6], &var = *in[7];
@@ -528,7 +550,50 @@ void registerNnOps() {
           if (!c.in[3 + k].empty())
             c.assignOut(k, c.in[3 + k]);
       })
-      .kernel(batchNormGradKernel);
+      .kernel(batchNormGradKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        // The kernel's sums, one channel stage each (a zero stage for a disabled gamma/beta).
+        using namespace loop;
+        ComputeRef g = in[0], x = in[3], gamma = in[4], mean = in[6], var = in[7];
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "batch_norm");
+        int dt = types[0];
+        double eps = a.getFloat("epsilon");
+        bool center = a.getBool("center"), scale = a.getBool("scale");
+        auto inv = [&](const Expr &c) {
+          return constant(1, dt) / call("sqrt", {read(var, {c}) + constant(eps, dt)}, dt);
+        };
+        auto gm = [&](const Expr &c) { return scale ? read(gamma, {c}) : constant(1, dt); };
+        auto xm = [&](const std::vector<Expr> &i) { return read(x, i) - read(mean, {i[axis]}); };
+        ComputeRef dx = compute(shapes[0], dt, [&](const std::vector<Expr> &i) {
+          return read(g, i) * gm(i[axis]) * inv(i[axis]);
+        });
+        auto zeros = [&](size_t k) {
+          return compute(shapes[k], types[k],
+                         [&](const std::vector<Expr> &) { return constant(0, types[k]); });
+        };
+        ComputeRef dgamma = scale ? channelSum(x->shape, axis, dt,
+                                               [&](const std::vector<Expr> &i) {
+                                                 return read(g, i) * xm(i) * inv(i[axis]);
+                                               })
+                                  : zeros(1);
+        ComputeRef dbeta = center
+                               ? channelSum(x->shape, axis, dt,
+                                            [&](const std::vector<Expr> &i) { return read(g, i); })
+                               : zeros(2);
+        ComputeRef sumG =
+            channelSum(x->shape, axis, dt, [&](const std::vector<Expr> &i) { return read(g, i); });
+        ComputeRef sumGX = channelSum(
+            x->shape, axis, dt, [&](const std::vector<Expr> &i) { return read(g, i) * xm(i); });
+        ComputeRef dmean = compute(shapes[3], dt, [&](const std::vector<Expr> &c) {
+          return read(in[1], c) - read(sumG, c) * gm(c[0]) * inv(c[0]);
+        });
+        ComputeRef dvar = compute(shapes[4], dt, [&](const std::vector<Expr> &c) {
+          Expr s = inv(c[0]);
+          return read(in[2], c) - constant(0.5, dt) * read(sumGX, c) * gm(c[0]) * s * s * s;
+        });
+        return std::vector<ComputeRef>{dx, dgamma, dbeta, dmean, dvar};
+      });
   bn.layout([](const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &last,
                std::vector<std::string> &out) {
     std::vector<std::string> first{in[0]}, firstLast{last[0]}, o{out[0]};
@@ -621,7 +686,22 @@ void registerNnOps() {
           if (!c.in[1 + k].empty())
             c.assignOut(k, c.in[1 + k]);
       })
-      .kernel(preluGradKernel);
+      .kernel(preluGradKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        ComputeRef g = in[0], x = in[1], alpha = in[2];
+        int axis = normalizeAxis(a.getInt("axis"), 4, "prelu");
+        int dt = types[0];
+        auto positive = [&](const std::vector<Expr> &i) { return gt(read(x, i), constant(0, dt)); };
+        ComputeRef dx = compute(shapes[0], dt, [&](const std::vector<Expr> &i) {
+          return select(positive(i), read(g, i), read(alpha, {i[axis]}) * read(g, i));
+        });
+        ComputeRef dalpha = channelSum(x->shape, axis, types[1], [&](const std::vector<Expr> &i) {
+          return select(positive(i), constant(0, dt), read(g, i) * read(x, i));
+        });
+        return std::vector<ComputeRef>{dx, dalpha};
+      });
 
   OpRegistry::get()
       .add("pad")
@@ -659,7 +739,22 @@ void registerNnOps() {
         if (!c.in[1].empty())
           c.assignOut(0, c.in[1]);
       })
-      .kernel(padGradKernel);
+      .kernel(padGradKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        // The data's part of ograd: read it shifted by the padding before each axis.
+        const auto &pw = a.getPairs("pad_width");
+        loop::ComputeRef g = in[0];
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              std::vector<loop::Expr> idx;
+              for (size_t d = 0; d < i.size(); ++d)
+                idx.push_back(i[d] + pw[d][0]);
+              return loop::read(g, idx);
+            },
+            "compute", "injective", "ax")};
+      });
 }
 
 } // namespace loupe::ops

@@ -140,6 +140,82 @@ void layoutFromAttr(const Attrs &a, std::vector<std::string> &in, const std::vec
   out[0] = a.getStr("layout");
 }
 
+// How many cells the average of window (oy, ox) divides by, as the reference kernel counts.
+loop::Expr windowCount(const PoolParams &p, int64_t H, int64_t W, bool includePad,
+                       const loop::Expr &oy, const loop::Expr &ox) {
+  using namespace loop;
+  Expr y0 = oy * p.sh - p.pt, x0 = ox * p.sw - p.pl;
+  Expr rows = includePad ? min(intImm(p.kh), intImm(H + p.pb) - y0)
+                         : min(y0 + p.kh, intImm(H)) - max(y0, intImm(0));
+  Expr cols = includePad ? min(intImm(p.kw), intImm(W + p.pr) - x0)
+                         : min(x0 + p.kw, intImm(W)) - max(x0, intImm(0));
+  return rows * cols;
+}
+
+// `v / s` when `v` is a non-negative multiple of `s` below `s * n` (the window a gradient
+// gathers from), as the position and the condition.
+std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n) {
+  using namespace loop;
+  Expr q = v / s;
+  Expr cond = land(le(intImm(0), v), lt(q, intImm(n)));
+  if (s != 1)
+    cond = land(cond, eq(v % s, intImm(0)));
+  return {q, cond};
+}
+
+// Pool gradients gather: each data cell sums over the kernel taps (ry, rx) whose window
+// (oy, ox) = ((h + pt - ry) / sh, (w + pl - rx) / sw) exists. Max sends a window's gradient to
+// its first maximum in row-major order (a stage finds the maximum, another its first tap);
+// average divides it by the window's count.
+LowerFn poolGradLower(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    PoolParams p = poolParams(a, nullptr);
+    ComputeRef g = in[0], x = in[1];
+    int64_t H = x->shape[2], W = x->shape[3], OH = g->shape[2], OW = g->shape[3];
+    int dt = types[0];
+    ComputeRef first;
+    if (isMax) {
+      auto windowStage = [&](Combiner c,
+                             const std::function<Expr(const std::vector<Expr> &, const Expr &,
+                                                      const Expr &, const Expr &)> &term) {
+        IterVar rv = reduceAxis(p.kh, "rv"), rw = reduceAxis(p.kw, "rw");
+        return compute(
+            g->shape, dt,
+            [&](const std::vector<Expr> &i) {
+              Expr iy = i[2] * p.sh + rv.var - p.pt, ix = i[3] * p.sw + rw.var - p.pl;
+              Expr inside = land(land(le(intImm(0), iy), lt(iy, intImm(H))),
+                                 land(le(intImm(0), ix), lt(ix, intImm(W))));
+              return reduce(c, term(i, read(x, {i[0], i[1], iy, ix}), rv.var, rw.var), {rv, rw},
+                            inside);
+            },
+            "tensor", "pool", "ax");
+      };
+      ComputeRef m = windowStage(Combiner::Max, [](const std::vector<Expr> &, const Expr &v,
+                                                   const Expr &, const Expr &) { return v; });
+      first = windowStage(Combiner::Min, [&](const std::vector<Expr> &i, const Expr &v,
+                                             const Expr &ry, const Expr &rx) {
+        return select(eq(v, read(m, i)), cast(dt, ry * p.kw + rx), constant(p.kh * p.kw, dt));
+      });
+    }
+    bool includePad = !isMax && a.getBool("count_include_pad");
+    IterVar ry = reduceAxis(p.kh, "ry"), rx = reduceAxis(p.kw, "rx");
+    return std::vector<ComputeRef>{compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          auto [oy, cy] = exactQuotient(i[2] + p.pt - ry.var, p.sh, OH);
+          auto [ox, cx] = exactQuotient(i[3] + p.pl - rx.var, p.sw, OW);
+          std::vector<Expr> o = {i[0], i[1], oy, ox};
+          Expr v = isMax ? select(eq(read(first, o), cast(dt, ry.var * p.kw + rx.var)), read(g, o),
+                                  constant(0, dt))
+                         : read(g, o) / cast(dt, windowCount(p, H, W, includePad, oy, ox));
+          return reduce(Combiner::Sum, v, {ry, rx}, land(cy, cx));
+        },
+        "compute", "pool_grad", "ax")};
+  };
+}
+
 // topi's pool: a max or sum over the window (cells outside the input skipped, read lazily),
 // then for the average a division by the count the reference kernel uses.
 LowerFn poolLower(bool isMax) {
@@ -167,12 +243,7 @@ LowerFn poolLower(bool isMax) {
     return std::vector<ComputeRef>{compute(
         shapes[0], dt,
         [&](const std::vector<Expr> &i) {
-          Expr y0 = i[2] * p.sh - p.pt, x0 = i[3] * p.sw - p.pl;
-          Expr rows = includePad ? min(intImm(p.kh), intImm(H + p.pb) - y0)
-                                 : min(y0 + p.kh, intImm(H)) - max(y0, intImm(0));
-          Expr cols = includePad ? min(intImm(p.kw), intImm(W + p.pr) - x0)
-                                 : min(x0 + p.kw, intImm(W)) - max(x0, intImm(0));
-          Expr count = rows * cols;
+          Expr count = windowCount(p, H, W, includePad, i[2], i[3]);
           return select(gt(count, intImm(0)), read(acc, i) / cast(dt, count), constant(0, dt));
         },
         "tensor", "elemwise", "ax")};
@@ -251,6 +322,31 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
       .lower(globalPoolLower(isMax));
 }
 
+// Bilinear upsampling with aligned corners along one axis: output position `o` of `out` reads
+// input positions `lo` and `hi` of `in` with weights 1 - w and w (as forEachUpsamplingTap).
+struct AlignedTap {
+  loop::Expr lo, hi, w;
+  AlignedTap(const loop::Expr &o, int64_t in, int64_t out, int dt) {
+    using namespace loop;
+    if (out == 1 || in == 1) {
+      lo = hi = intImm(0);
+      w = constant(0, dt);
+      return;
+    }
+    Expr scaled = o * (in - 1); // the source position is scaled / (out - 1)
+    lo = scaled / (out - 1);
+    hi = min(lo + 1, intImm(in - 1));
+    w = cast(dt, scaled % (out - 1)) / constant(static_cast<double>(out - 1), dt);
+  }
+  /// The weight with which this output reads input position `h`.
+  loop::Expr weightOf(const loop::Expr &h) const {
+    using namespace loop;
+    int dt = w->dtype;
+    return select(eq(lo, h), constant(1, dt) - w, constant(0, dt)) +
+           select(eq(hi, h), w, constant(0, dt));
+  }
+};
+
 // Visits, for every output pixel of upsampling, the input pixels it reads and their weights
 // (one at weight 1 for nearest neighbour, four for bilinear with align_corners). The kernel
 // and its gradient share it.
@@ -322,14 +418,16 @@ void registerPoolOps() {
       .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
-      .kernel(poolGradKernel(true));
+      .kernel(poolGradKernel(true))
+      .lower(poolGradLower(true));
   pool("_avg_pool2d_grad", "gradient of avg_pool2d", false)
       .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
       .arguments({"ograd", "data"})
       .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
-      .kernel(poolGradKernel(false));
+      .kernel(poolGradKernel(false))
+      .lower(poolGradLower(false));
   globalPool("global_max_pool2d", "max over H and W", true)
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g to the elements equal to the maximum of their channel.
@@ -377,11 +475,25 @@ void registerPoolOps() {
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
         using namespace loop;
-        if (a.getStr("method") != "NEAREST_NEIGHBOR")
-          fail("upsampling with method ", a.getStr("method"),
-               " has no lowering to loops yet (NEAREST_NEIGHBOR has)");
         ComputeRef x = in[0];
         int64_t s = a.getInt("scale");
+        if (a.getStr("method") == "BILINEAR") {
+          int dt = types[0];
+          return std::vector<ComputeRef>{compute(
+              shapes[0], dt,
+              [&](const std::vector<Expr> &i) {
+                AlignedTap ty(i[2], x->shape[2], shapes[0][2], dt),
+                    tx(i[3], x->shape[3], shapes[0][3], dt);
+                auto at = [&](const Expr &y, const Expr &xx) {
+                  return read(x, {i[0], i[1], y, xx});
+                };
+                Expr one = constant(1, dt);
+                return (one - ty.w) * (one - tx.w) * at(ty.lo, tx.lo) +
+                       (one - ty.w) * tx.w * at(ty.lo, tx.hi) +
+                       ty.w * (one - tx.w) * at(ty.hi, tx.lo) + ty.w * tx.w * at(ty.hi, tx.hi);
+              },
+              "tensor", "injective", "ax")};
+        }
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],
             [&](const std::vector<Expr> &i) {
@@ -416,7 +528,48 @@ void registerPoolOps() {
         if (!c.in[1].empty())
           c.assignOut(0, c.in[1]);
       })
-      .kernel(upsamplingGradKernel);
+      .kernel(upsamplingGradKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        ComputeRef g = in[0];
+        int64_t s = a.getInt("scale"), H = shapes[0][2], W = shapes[0][3], OH = g->shape[2],
+                OW = g->shape[3];
+        int dt = types[0];
+        if (a.getStr("method") != "BILINEAR") {
+          // Nearest neighbour: the sum of the cell's s x s block.
+          IterVar ry = reduceAxis(s, "ry"), rx = reduceAxis(s, "rx");
+          return std::vector<ComputeRef>{compute(
+              shapes[0], dt,
+              [&](const std::vector<Expr> &i) {
+                return reduce(Combiner::Sum,
+                              read(g, {i[0], i[1], i[2] * s + ry.var, i[3] * s + rx.var}),
+                              {ry, rx});
+              },
+              "compute", "upsampling_grad", "ax")};
+        }
+        // Bilinear: the outputs whose taps reach cell (h, w) have their lower tap at h - 1 or h;
+        // they lie in a window of the outputs starting at the first with lower tap h - 1.
+        auto window = [](int64_t in, int64_t out) {
+          return in == 1 ? out : 2 * ((out - 1) / (in - 1) + 1) + 1;
+        };
+        auto start = [](const Expr &h, int64_t in, int64_t out) {
+          if (in == 1)
+            return intImm(0);
+          return select(gt(h, intImm(0)), ((h - 1) * (out - 1) + (in - 2)) / (in - 1), intImm(0));
+        };
+        IterVar ry = reduceAxis(window(H, OH), "ry"), rx = reduceAxis(window(W, OW), "rx");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], dt,
+            [&](const std::vector<Expr> &i) {
+              Expr oy = start(i[2], H, OH) + ry.var, ox = start(i[3], W, OW) + rx.var;
+              AlignedTap ty(oy, H, OH, dt), tx(ox, W, OW, dt);
+              Expr wy = ty.weightOf(i[2]), wx = tx.weightOf(i[3]);
+              return reduce(Combiner::Sum, read(g, {i[0], i[1], oy, ox}) * wy * wx, {ry, rx},
+                            land(lt(oy, intImm(OH)), lt(ox, intImm(OW))));
+            },
+            "compute", "upsampling_grad", "ax")};
+      });
 }
 
 } // namespace loupe::ops

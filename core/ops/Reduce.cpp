@@ -240,7 +240,50 @@ void registerReduceOps() {
       .param("exclude", ParamKind::Bool, "False", "axis lists the kept axes instead")
       .setPattern(kOpaque)
       .shape(sameShapeRule)
-      .kernel(prodOthersKernel);
+      .kernel(prodOthersKernel)
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        // As the kernel: per group, the count of zeros and the product of the non-zeros; then
+        // each element's product of the others from those two.
+        using namespace loop;
+        ComputeRef x = in[0];
+        int nd = static_cast<int>(x->shape.size()), dt = types[0];
+        auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "_prod_others");
+        std::vector<bool> red(nd, false);
+        for (int ax : axes)
+          red[ax] = true;
+        Shape kept = x->shape;
+        for (int ax : axes)
+          kept[ax] = 1;
+        auto groupStage = [&](Combiner c, const std::function<Expr(const Expr &)> &term) {
+          std::vector<IterVar> r;
+          for (int ax : axes)
+            r.push_back(reduceAxis(x->shape[ax], "k" + std::to_string(ax)));
+          return compute(
+              kept, dt,
+              [&](const std::vector<Expr> &i) {
+                std::vector<Expr> idx;
+                size_t k = 0;
+                for (int d = 0; d < nd; ++d)
+                  idx.push_back(red[d] ? r[k++].var : i[d]);
+                return reduce(c, term(read(x, idx)), r);
+              },
+              "compute", "reduce", "ax");
+        };
+        Expr zero = constant(0, dt), one = constant(1, dt);
+        ComputeRef zeros = groupStage(
+            Combiner::Sum, [&](const Expr &v) { return select(eq(v, zero), one, zero); });
+        ComputeRef prod =
+            groupStage(Combiner::Prod, [&](const Expr &v) { return select(eq(v, zero), one, v); });
+        return std::vector<ComputeRef>{compute(
+            shapes[0], dt,
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> g = broadcastIndices(kept, i);
+              Expr z = read(zeros, g), p = read(prod, g), v = read(x, i);
+              return select(eq(z, zero), p / v, select(land(eq(z, one), eq(v, zero)), p, zero));
+            },
+            "compute", "injective", "ax")};
+      });
 }
 
 } // namespace loupe::ops

@@ -436,7 +436,28 @@ void registerTransformOps() {
                   copyAlongAxis(g, piece, axis, at, 0, piece.shape[axis]);
                   at += piece.shape[axis];
                 }
-              });
+              })
+          // Each piece reads ograd shifted along the axis by the pieces before it.
+          .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                    const std::vector<Shape> &shapes, const std::vector<int> &types) {
+            loop::ComputeRef g = in[0];
+            int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(g->shape.size()),
+                                     "_concatenate_grad");
+            std::vector<loop::ComputeRef> out;
+            int64_t at = 0;
+            for (size_t k = 0; k < shapes.size(); ++k) {
+              out.push_back(loop::compute(
+                  shapes[k], types[k],
+                  [&](const std::vector<loop::Expr> &i) {
+                    std::vector<loop::Expr> idx = i;
+                    idx[axis] = i[axis] + at;
+                    return loop::read(g, idx);
+                  },
+                  "compute", "injective", "ax"));
+              at += shapes[k][axis];
+            }
+            return out;
+          });
   concatGrad.variadic = true;
   concatGrad.arguments({"ograd"});
   concatGrad.numOutputsFn = [](const Attrs &a) {
@@ -558,6 +579,31 @@ void registerTransformOps() {
           }
           out[0].data[k++] = x.data[off];
         });
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        // As the kernel: same rank reads like broadcasting, else the kept axes in order.
+        loop::ComputeRef x = in[0];
+        int nd = static_cast<int>(shapes[0].size());
+        auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "expand_like");
+        std::vector<bool> red(nd, false);
+        for (int ax : axes)
+          red[ax] = true;
+        bool sameRank = static_cast<int>(x->shape.size()) == nd;
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              if (sameRank)
+                return loop::read(x, broadcastIndices(x->shape, i));
+              std::vector<loop::Expr> idx;
+              for (int d = 0; d < nd; ++d)
+                if (!red[d])
+                  idx.push_back(i[d]);
+              if (idx.size() != x->shape.size()) // everything reduced: x holds one value
+                idx.assign(x->shape.size(), loop::intImm(0));
+              return loop::read(x, idx);
+            },
+            "compute", "broadcast", "ax")};
       })
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // Sum g over the expanded axes (keeping them), then reshape like lhs.

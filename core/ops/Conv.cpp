@@ -281,17 +281,6 @@ loop::ComputeRef biasGrad(const loop::ComputeRef &g, int64_t channels, int dtype
       "compute", "reduce", "ax");
 }
 
-// `v / s` when `v` is a non-negative multiple of `s` below `s * n` — the output position a
-// gathering gradient reads — as the position and the condition.
-std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n) {
-  using namespace loop;
-  Expr q = v / s;
-  Expr cond = land(le(intImm(0), v), lt(q, intImm(n)));
-  if (s != 1)
-    cond = land(cond, eq(v % s, intImm(0)));
-  return {q, cond};
-}
-
 // _conv2d_grad lowered as gathers: the data gradient sums, for each input pixel, the output
 // gradients whose window read it (a transposed convolution); the weight gradient correlates
 // ograd with the data; the bias gradient sums ograd per channel.

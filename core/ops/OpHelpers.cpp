@@ -260,6 +260,15 @@ LowerFn broadcastLower(std::function<loop::Expr(const loop::Expr &, const loop::
   };
 }
 
+std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n) {
+  using namespace loop;
+  Expr q = v / s;
+  Expr cond = land(le(intImm(0), v), lt(q, intImm(n)));
+  if (s != 1)
+    cond = land(cond, eq(v % s, intImm(0)));
+  return {q, cond};
+}
+
 loop::Expr boolToValue(const loop::Expr &cond, int dtype) {
   return loop::select(cond, loop::constant(1, dtype), loop::constant(0, dtype));
 }

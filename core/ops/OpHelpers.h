@@ -55,6 +55,10 @@ loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t
 /// A stage of `shape` reading x's elements in row-major order (reshape, flatten, …).
 loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape);
 
+/// `v / s` when `v` is a non-negative multiple of `s` below `s * n` — the output position a
+/// gathering gradient (convolution, pooling) reads — as {position, condition}.
+std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n);
+
 /// 1 where `cond` holds, else 0, in `dtype` (comparison ops return numbers).
 loop::Expr boolToValue(const loop::Expr &cond, int dtype);
 

@@ -152,17 +152,6 @@ loop::Expr windowCount(const PoolParams &p, int64_t H, int64_t W, bool includePa
   return rows * cols;
 }
 
-// `v / s` when `v` is a non-negative multiple of `s` below `s * n` (the window a gradient
-// gathers from), as the position and the condition.
-std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, int64_t n) {
-  using namespace loop;
-  Expr q = v / s;
-  Expr cond = land(le(intImm(0), v), lt(q, intImm(n)));
-  if (s != 1)
-    cond = land(cond, eq(v % s, intImm(0)));
-  return {q, cond};
-}
-
 // Pool gradients gather: each data cell sums over the kernel taps (ry, rx) whose window
 // (oy, ox) = ((h + pt - ry) / sh, (w + pl - rx) / sw) exists. Max sends a window's gradient to
 // its first maximum in row-major order (a stage finds the maximum, another its first tap);

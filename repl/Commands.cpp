@@ -2,6 +2,7 @@
 // a one-line summary and its handler.
 #include "backend/HostTarget.h"
 #include "backend/LowerFunction.h"
+#include "core/Dot.h"
 #include "core/Error.h"
 #include "core/FusedModule.h"
 #include "core/Json.h"
@@ -955,6 +956,16 @@ void Engine::registerCommands() {
         const IndexedGraph &idx = g.index();
         e.pushStep(g, "load " + a[0], 0, true);
         out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(idx) << ")\n";
+      });
+
+  add("dot", "FILE", "writes the current graph as Graphviz DOT (fusion groups as clusters)",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 1, 1, ":dot FILE");
+        const Graph &g = e.requireGraph();
+        std::string text = graphToDot(g);
+        writeTextFile(a[0], text);
+        out << "wrote step " << e.cursor_ << " to " << a[0] << " (" << graphSize(g.index())
+            << "); render it with: dot -Tsvg " << a[0] << " -o graph.svg\n";
       });
 
   add("save", "FILE", "saves the current graph as NNVM graph JSON",

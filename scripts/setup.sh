@@ -11,6 +11,7 @@ PACKAGES=(
   libedit-dev          # REPL line editing
   nlohmann-json3-dev   # graph JSON
   libgtest-dev         # unit tests
+  libgraphviz-dev pkg-config  # DotTest parses :dot's output with Graphviz's cgraph
   libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)
   valgrind             # memcheck of the sessions
 )

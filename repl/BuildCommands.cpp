@@ -22,29 +22,6 @@ namespace loupe {
 
 namespace {
 
-// Splits at white space outside parentheses, so `x=(1, 3, 8, 8)` stays one word.
-Args splitKeepingTuples(const std::string &s) {
-  Args out;
-  std::string cur;
-  int depth = 0;
-  for (char c : s) {
-    if (c == '(' || c == '[')
-      ++depth;
-    if (c == ')' || c == ']')
-      --depth;
-    if (std::isspace(static_cast<unsigned char>(c)) && depth == 0) {
-      if (!cur.empty())
-        out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty())
-    out.push_back(cur);
-  return out;
-}
-
 std::pair<std::string, std::string> keyValue(const std::string &word, const std::string &usage) {
   size_t eq = word.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == word.size())
@@ -226,7 +203,17 @@ void Engine::registerBuildCommands() {
       "which becomes a new step",
       [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
         const Graph before = e.requireGraph();
+        if (backend::builtLibrary(before))
+          fail("step ", e.cursor_,
+               " is already a built deploy graph; :undo to the graph it was "
+               "built from and :build that");
         backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
+        // The last :model's params, for the variables this graph has and the command left.
+        const IndexedGraph &bidx = before.index();
+        for (const auto &[name, t] : e.modelParams_)
+          if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
+              bidx.nodes[bidx.findByName(name)].node->isVariable())
+            o.params[name] = t;
         bool trace =
             std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                         [](const auto &i) { return i->name() == "trace"; });
@@ -240,8 +227,10 @@ void Engine::registerBuildCommands() {
         e.pushStep(g, label, ms, false);
         out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
             << plural(functionOrder(g).size(), "function");
-        if (!o.params.empty())
-          out << "; params " << joinNames(paramNames(g));
+        if (std::vector<std::string> ps = paramNames(g); ps.size() > 4)
+          out << "; " << ps.size() << " params";
+        else if (!ps.empty())
+          out << "; params " << joinNames(ps);
         out << ")\n";
         // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
         std::string ir = printGraphIR(g);
@@ -360,6 +349,8 @@ void Engine::registerBuildCommands() {
         std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
         out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
       });
+
+  registerModelCommands();
 
   auto code = [](Engine &e, const Args &a, const char *usage) {
     needArgs(a, 0, 1, usage);

@@ -14,6 +14,8 @@ using Args = std::vector<std::string>;
 
 /// Splits command arguments at white space; quotes group words.
 Args splitArgs(const std::string &s);
+/// Splits at white space outside parentheses and brackets, so `x=(1, 3, 8, 8)` stays one word.
+Args splitKeepingTuples(const std::string &s);
 /// "a,b,c" -> {"a", "b", "c"} (empty pieces kept).
 std::vector<std::string> splitList(const std::string &text, char sep);
 /// Throws Error("usage: …") unless lo <= a.size() <= hi.

@@ -60,6 +60,28 @@ Args splitArgs(const std::string &s) {
 }
 
 // "a,b,c" -> {"a", "b", "c"} (empty pieces kept, so callers decide what they mean).
+Args splitKeepingTuples(const std::string &s) {
+  Args out;
+  std::string cur;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '(' || c == '[')
+      ++depth;
+    if (c == ')' || c == ']')
+      --depth;
+    if (std::isspace(static_cast<unsigned char>(c)) && depth == 0) {
+      if (!cur.empty())
+        out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty())
+    out.push_back(cur);
+  return out;
+}
+
 std::vector<std::string> splitList(const std::string &text, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/Tensor.h"
 #include "passes/Fusion.h"
 #include "passes/Instruments.h"
 #include "passes/Pass.h"
@@ -88,6 +89,8 @@ private:
   void registerCommands();
   /// The backend's commands (repl/BuildCommands.cpp).
   void registerBuildCommands();
+  /// `:model` (repl/ModelCommands.cpp).
+  void registerModelCommands();
   const Graph &requireGraph() const;
   /// Adds a step after the current one (dropping any redo tail). `fresh` marks a graph that
   /// does not derive from the current one (`:graph`, `:load`).
@@ -104,6 +107,8 @@ private:
   PassContext passContext_;                      ///< options set with :set; passed to every pass
   Sink sink_ = std::make_shared<std::ostream *>(nullptr); ///< where instruments print
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
+  /// Params of the last `:model`, bound by `:build` to the variables of those names.
+  std::map<std::string, Tensor> modelParams_;
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;

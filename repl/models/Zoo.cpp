@@ -1,0 +1,140 @@
+// Zoo: the program writer, the layer calls every network uses, and the table of networks.
+#include "repl/models/Zoo.h"
+
+#include "core/DType.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+namespace loupe::models {
+
+namespace {
+
+std::string tuple2(int64_t a) { return "(" + std::to_string(a) + ", " + std::to_string(a) + ")"; }
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  std::string s = buf;
+  return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
+}
+
+} // namespace
+
+std::string NetWriter::input(const Options &o) {
+  Shape s = {o.batch};
+  s.insert(s.end(), o.sample.begin(), o.sample.end());
+  return variable("data", s, o.dtype);
+}
+
+std::string NetWriter::variable(const std::string &name, const Shape &shape, int dtype) {
+  return let("Variable(\"" + name + "\", shape=" + shapeToTuple(shape) +
+             ", dtype=" + std::to_string(dtype) + ")");
+}
+
+std::string NetWriter::let(const std::string &call) {
+  std::string v = "v" + std::to_string(next_++);
+  text_ += v + " = " + call + "\n";
+  return v;
+}
+
+std::string NetWriter::finish(const std::string &out) const {
+  return text_ + "out = " + out + "\n";
+}
+
+std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
+                 int64_t stride, int64_t pad, bool bias, int64_t groups) {
+  std::string s = "conv2d(" + in + ", channels=" + std::to_string(channels) +
+                  ", kernel_size=" + tuple2(k) + ", strides=" + tuple2(stride) +
+                  ", padding=" + tuple2(pad);
+  if (groups != 1)
+    s += ", groups=" + std::to_string(groups);
+  if (!bias)
+    s += ", use_bias=False";
+  return s + ", name=\"" + name + "\")";
+}
+
+std::string batchNorm(const std::string &in, const std::string &name, double eps, bool scale) {
+  return "batch_norm(" + in + ", epsilon=" + number(eps) + (scale ? "" : ", scale=False") +
+         ", name=\"" + name + "\")";
+}
+
+std::string unary(const char *op, const std::string &in, const std::string &name) {
+  return std::string(op) + "(" + in + ", name=\"" + name + "\")";
+}
+
+std::string pool(const char *op, const std::string &in, const std::string &name, int64_t k,
+                 int64_t stride, int64_t pad, bool ceil) {
+  return std::string(op) + "(" + in + ", pool_size=" + tuple2(k) + ", strides=" + tuple2(stride) +
+         ", padding=" + tuple2(pad) + (ceil ? ", ceil_mode=True" : "") + ", name=\"" + name + "\")";
+}
+
+std::string dense(const std::string &in, const std::string &name, int64_t units, bool bias) {
+  return "dense(" + in + ", units=" + std::to_string(units) + (bias ? "" : ", use_bias=False") +
+         ", name=\"" + name + "\")";
+}
+
+std::string poolingHead(NetWriter &w, const std::string &in, const HeadNames &names,
+                        int64_t classes) {
+  std::string x = w.let(unary("global_avg_pool2d", in, names.pool));
+  x = w.let(unary("flatten", x, names.flatten));
+  x = w.let(dense(x, names.fc, classes));
+  return w.let(unary("softmax", x, "softmax"));
+}
+
+const std::vector<Network> &zoo() {
+  static const std::vector<Network> all = [] {
+    std::vector<Network> z;
+    addMlp(z);
+    addResnet(z);
+    addSqueezenet(z);
+    addMobilenet(z);
+    addVgg(z);
+    addDcgan(z);
+    return z;
+  }();
+  return all;
+}
+
+const Network *findNetwork(const std::string &name) {
+  for (const Network &n : zoo())
+    if (n.name == name || n.name == name + "_v2" ||
+        (name == "squeezenet" && n.name == "squeezenet1.0"))
+      return &n;
+  return nullptr;
+}
+
+std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned seed) {
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  std::mt19937 rng(seed);
+  std::map<std::string, Tensor> params;
+  auto endsWith = [](const std::string &s, const std::string &tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    if (name == "data")
+      continue;
+    Tensor t(shapes[idx.entryId(nid, 0)], dtype);
+    if (endsWith(name, "weight")) {
+      const Shape &s = t.shape;
+      double hw = 1;
+      for (size_t d = 2; d < s.size(); ++d)
+        hw *= static_cast<double>(s[d]);
+      double fanIn = (s.size() > 1 ? static_cast<double>(s[1]) : 1) * hw,
+             fanOut = static_cast<double>(s[0]) * hw;
+      double scale = std::sqrt(3.0 / ((fanIn + fanOut) / 2));
+      std::uniform_real_distribution<double> u(-scale, scale);
+      for (double &v : t.data)
+        v = roundToDType(u(rng), dtype);
+    } else if (endsWith(name, "gamma") || endsWith(name, "moving_var")) {
+      std::fill(t.data.begin(), t.data.end(), 1.0);
+    }
+    params[name] = std::move(t);
+  }
+  return params;
+}
+
+} // namespace loupe::models

@@ -1,0 +1,87 @@
+// Zoo: the built-in networks (`:model NAME`) — NNVM's nnvm.testing models and the gluon
+// squeezenet of seed 002, written as graph-language programs with the originals' layer names.
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Shape.h"
+#include "core/Tensor.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe::models {
+
+/// Options of `:model`: batch size, the input's per-sample shape (empty: the network's
+/// default) and the number of classes (0: the default).
+struct Options {
+  int64_t batch = 1;
+  Shape sample;
+  int64_t classes = 0;
+  int dtype = 0;
+};
+
+/// Writes a program line by line, naming each intermediate symbol `vN`.
+class NetWriter {
+public:
+  /// The network's input: `data` of shape (batch, *sample) and the options' dtype.
+  std::string input(const Options &o);
+  /// `vN = Variable("name", shape=…, dtype=…)`; returns the symbol.
+  std::string variable(const std::string &name, const Shape &shape, int dtype);
+  /// `vN = CALL`; returns the symbol.
+  std::string let(const std::string &call);
+  /// The program, its output bound to `out`.
+  std::string finish(const std::string &out) const;
+
+private:
+  std::string text_;
+  int next_ = 0;
+};
+
+// Calls in the graph language, each named explicitly (`name="…"`).
+std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
+                 int64_t stride, int64_t pad, bool bias, int64_t groups = 1);
+std::string batchNorm(const std::string &in, const std::string &name, double eps,
+                      bool scale = true);
+std::string unary(const char *op, const std::string &in, const std::string &name);
+std::string pool(const char *op, const std::string &in, const std::string &name, int64_t k,
+                 int64_t stride, int64_t pad, bool ceil = false);
+std::string dense(const std::string &in, const std::string &name, int64_t units, bool bias = true);
+
+/// Layer names of a classifier head.
+struct HeadNames {
+  std::string pool, flatten, fc;
+};
+/// global_avg_pool2d, flatten, dense to `classes`, softmax (named "softmax"); the last symbol.
+std::string poolingHead(NetWriter &w, const std::string &in, const HeadNames &names,
+                        int64_t classes);
+
+/// One network of the zoo.
+struct Network {
+  std::string name;    ///< as `:model` takes it ("resnet-18")
+  std::string summary; ///< one line for the list
+  Shape sample;        ///< default per-sample input shape
+  int64_t classes;     ///< default number of classes (0 when not a classifier)
+  std::function<std::string(const Options &)> program;
+};
+
+/// Parameters for every variable but `data`, as nnvm.testing's Xavier initializer makes them:
+/// weights uniform in ±sqrt(3 / ((fan_in + fan_out) / 2)) from `seed`, biases, betas and moving
+/// means 0, gammas and moving variances 1. `g` must carry shape (InferShape).
+std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned seed);
+
+/// Every network, in listing order.
+const std::vector<Network> &zoo();
+/// The network called `name` (`resnet-18` means nnvm.testing's, `resnet-18_v2`), or null.
+const Network *findNetwork(const std::string &name);
+
+// One registration function per network file.
+void addMlp(std::vector<Network> &z);
+void addResnet(std::vector<Network> &z);
+void addSqueezenet(std::vector<Network> &z);
+void addMobilenet(std::vector<Network> &z);
+void addVgg(std::vector<Network> &z);
+void addDcgan(std::vector<Network> &z);
+
+} // namespace loupe::models

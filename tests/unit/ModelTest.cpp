@@ -1,0 +1,89 @@
+// ModelTest: the model zoo's networks have the published parameter counts (so the layers are
+// the originals'), build and run, and `:model` refuses bad requests with nothing changed.
+#include "TestUtil.h"
+
+#include "repl/models/Zoo.h"
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+// The values :model reports ("… 52 params holding 1248424 values)").
+int64_t valuesOf(const std::string &modelCommand) {
+  Engine e;
+  std::string out = output(e, modelCommand);
+  size_t at = out.find(" holding ");
+  EXPECT_NE(at, std::string::npos) << out;
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 9));
+}
+
+} // namespace
+
+TEST(Models, ParameterCountsMatchThePublishedNetworks) {
+  // torchvision's squeezenet1_0 / 1_1 (no batch norm, so the counts agree exactly).
+  EXPECT_EQ(valuesOf(":model squeezenet1.0"), 1248424);
+  EXPECT_EQ(valuesOf(":model squeezenet1.1"), 1235496);
+  // 784*128 + 128 + 128*64 + 64 + 64*10 + 10.
+  EXPECT_EQ(valuesOf(":model mlp"), 109386);
+  // Keras MobileNet (alpha 1, 224): 4,253,864 including batch norm's moving statistics.
+  EXPECT_EQ(valuesOf(":model mobilenet"), 4253864);
+  // torchvision resnet18: 11,689,512, plus 2 x 4,800 moving statistics of its batch norms.
+  EXPECT_EQ(valuesOf(":model resnet-18_v1"), 11699112);
+  // By hand: dense 100 -> 16384, transposed convolutions 1024->512->256->128->3 (4x4), batch
+  // norms over 512, 256, 128 channels (4 values each).
+  EXPECT_EQ(valuesOf(":model dcgan"),
+            1638400 + 8388608 + 2048 + 2097152 + 1024 + 524288 + 512 + 6144);
+  // VGG-11's convolutions (9,220,480) and, on 32x32 images, dense 512->4096->4096->10.
+  EXPECT_EQ(valuesOf(":model vgg-11 shape=(3, 32, 32) classes=10"),
+            9220480 + 2101248 + 16781312 + 40970);
+}
+
+TEST(Models, EveryNetworkInfersShapesAndSmallOnesRun) {
+  for (const models::Network &n : models::zoo()) {
+    SCOPED_TRACE(n.name);
+    Engine e;
+    // Small images keep the test quick; every network accepts 64x64 (dcgan takes a code).
+    std::string cmd = ":model " + n.name;
+    if (n.sample.size() == 3)
+      cmd += n.name.rfind("squeezenet", 0) == 0 ? "" : " shape=(3, 64, 64)";
+    run(e, cmd);
+    run(e, ":apply InferShape InferType");
+    EXPECT_EQ(e.current()->graph.attr("shape_num_unknown_nodes")->num, 0);
+  }
+  Engine e;
+  run(e, ":model mlp batch=2 dtype=float64");
+  run(e, ":build");
+  std::string ran = output(e, ":run");
+  EXPECT_NE(ran.find("output 0: shape (2, 10) float64"), std::string::npos) << ran;
+  EXPECT_NE(ran.find("max abs error 0.0e+00"), std::string::npos) << ran;
+}
+
+TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
+  Engine e;
+  run(e, ":model mlp");
+  size_t steps = e.history().size();
+  EXPECT_EQ(output(e, ":model resnet-19"),
+            "error: unknown model 'resnet-19'; models: mlp, "
+            "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
+            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan\n");
+  EXPECT_EQ(output(e, ":model squeezenet1.2"),
+            "error: unknown model 'squeezenet1.2' (did you mean 'squeezenet1.0', "
+            "'squeezenet1.1'?); models: "
+            "mlp, "
+            "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
+            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan\n");
+  EXPECT_EQ(output(e, ":model mlp batch=0"), "error: batch must be a positive integer, got '0'\n");
+  EXPECT_EQ(output(e, ":model mlp colour=red"),
+            "error: unknown option 'colour'; usage: :model NAME [batch=N] [shape=(C, H, W)] "
+            "[classes=N] [dtype=TYPE] [seed=N]\n");
+  EXPECT_EQ(output(e, ":model dcgan classes=3"),
+            "error: dcgan is not a classifier; it has no classes option\n");
+  EXPECT_EQ(output(e, ":model resnet-18 shape=(3, 224)"),
+            "error: resnet-18_v2 takes a 3-value sample shape such as (3, 224, 224), got (3, "
+            "224)\n");
+  // Too small for squeezenet's pooling: InferShape names the layer.
+  EXPECT_EQ(output(e, ":model squeezenet shape=(3, 16, 16)").substr(0, 40),
+            "error: operator squeezenet0_pool1 (max_p");
+  EXPECT_EQ(e.history().size(), steps);
+}

@@ -1,5 +1,6 @@
-// SeedBench: compile time, run time and GFLOP/s of the seed graphs (and one larger convolution)
-// built by backend::build. Run by hand (`build/tests/bench/loupe_bench`), never by ctest.
+// SeedBench: compile time, run time, GFLOP/s and memory of what backend::build makes of the seed
+// graphs, one larger convolution and three networks of the model zoo. Run by hand
+// (`build/tests/bench/loupe_bench`), never by ctest.
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
@@ -15,10 +16,11 @@ using namespace loupe;
 
 namespace {
 
-// The graph `out` of a graph-language program.
+// The graph `out` of a graph-language program (or, with no `out`, the graph the program's
+// commands made, such as `:model`).
 Graph graphOf(const std::string &program, const std::string &out) {
   Engine e;
-  std::istringstream in(program + "\n:graph " + out);
+  std::istringstream in(program + (out[0] ? "\n:graph " + std::string(out) : ""));
   std::string line;
   while (std::getline(in, line)) {
     std::ostringstream o, err;
@@ -53,6 +55,11 @@ const char *kSeed001Program =
     "z = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)";
 const Workload kSeed001F64 = {kSeed001Program, "z", {}, kFloat64};
 const Workload kSeed001F32 = {kSeed001Program, "z", {}, kFloat32};
+
+// Whole networks of the model zoo at batch 1, 224x224 (weights as random inputs).
+const Workload kSqueezenet = {":model squeezenet1.0", "", {}, kFloat32};
+const Workload kResnet18 = {":model resnet-18", "", {}, kFloat32};
+const Workload kMobilenet = {":model mobilenet", "", {}, kFloat32};
 
 // A ResNet-style layer: 64 -> 64 channels, 3x3, on 56x56, with bias and relu.
 const Workload kResNetConv = {"x = Variable(\"x\", shape=(1,64,56,56))\n"
@@ -108,6 +115,15 @@ void BM_Run(benchmark::State &state, const Workload *w) {
   state.counters["kernel_ms"] = kernelMs / runs;
   state.counters["kernel_GFLOP/s"] = flops * runs / (kernelMs * 1e6);
   state.counters["MFLOP"] = flops / 1e6;
+  // PlanMemory's storage against one buffer per entry.
+  double planned = 0, naive = 0;
+  for (const backend::StorageSlot &slot : backend::storageSlots(deploy))
+    planned += static_cast<double>(slot.bytes);
+  const auto &dtypes = deploy.attr("dtype")->ints;
+  for (uint32_t e = 0; e < idx.numEntries(); ++e)
+    naive += static_cast<double>(numElements(shapes[e]) * (dtypes[e] == kFloat64 ? 8 : 4));
+  state.counters["planned_MB"] = planned / 1e6;
+  state.counters["naive_MB"] = naive / 1e6;
 }
 
 } // namespace
@@ -115,9 +131,15 @@ void BM_Run(benchmark::State &state, const Workload *w) {
 BENCHMARK_CAPTURE(BM_Build, seed000, &kSeed000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Build, seed001_f64, &kSeed001F64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Build, resnet_conv, &kResNetConv)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Build, squeezenet1_0, &kSqueezenet)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Build, resnet18, &kResnet18)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Build, mobilenet, &kMobilenet)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Run, seed000, &kSeed000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Run, seed001_f64, &kSeed001F64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Run, seed001_f32, &kSeed001F32)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Run, resnet_conv, &kResNetConv)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, squeezenet1_0, &kSqueezenet)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, resnet18, &kResnet18)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, mobilenet, &kMobilenet)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -7,6 +7,7 @@
 #include "core/Interpreter.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
+#include "frontend/OnnxImport.h"
 #include "repl/CommandHelpers.h"
 #include "repl/Engine.h"
 
@@ -31,7 +32,7 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
 
 const char *kBuildUsage = ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
                           "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
-const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy …] [seed=N]";
+const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N]";
 
 // A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
 // zeros, ones, or a .npy file whose shape must match (values rounded to `dt`).
@@ -45,7 +46,8 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
   } else if (how == "zeros" || how == "ones") {
     std::fill(t.data.begin(), t.data.end(), how == "ones" ? 1.0 : 0.0);
   } else {
-    Tensor f = readNpy(how);
+    bool pb = how.size() > 3 && how.compare(how.size() - 3, 3, ".pb") == 0;
+    Tensor f = pb ? frontend::readTensorProto(how) : readNpy(how);
     if (f.shape != shape)
       fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
            shapeToList(shape));
@@ -118,7 +120,8 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
         shape = parseIntTuple(val);
     std::optional<Tensor> file;
     if (how != "random" && how != "zeros" && how != "ones") {
-      file = readNpy(how);
+      bool pb = how.size() > 3 && how.compare(how.size() - 3, 3, ".pb") == 0;
+      file = pb ? frontend::readTensorProto(how) : readNpy(how);
       if (!shape)
         shape = file->shape;
     }

@@ -7,6 +7,7 @@
 #include "core/FusedModule.h"
 #include "core/Json.h"
 #include "core/Printer.h"
+#include "frontend/OnnxImport.h"
 #include "passes/Pass.h"
 #include "repl/CommandHelpers.h"
 #include "repl/Engine.h"
@@ -971,9 +972,19 @@ void Engine::registerCommands() {
           fail("no op matches '", a[0], "'", didYouMean(a[0], OpRegistry::get().names()));
       });
 
-  add("load", "FILE", "loads an NNVM graph JSON file as a new step",
+  add("load", "FILE",
+      "loads an NNVM graph JSON file, or an ONNX model (.onnx, its initializers "
+      "as params), as a new step",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 1, 1, ":load FILE");
+        if (a[0].size() > 5 && a[0].compare(a[0].size() - 5, 5, ".onnx") == 0) {
+          frontend::OnnxModel m = frontend::importOnnx(a[0]);
+          e.pushStep(m.graph, "load " + a[0], 0, true);
+          e.modelParams_ = std::move(m.params);
+          out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(m.graph.index())
+              << "; opset " << m.opset << "; " << plural(e.modelParams_.size(), "param") << ")\n";
+          return;
+        }
         Graph g = loadJSON(readTextFile(a[0]), a[0]);
         const IndexedGraph &idx = g.index();
         e.pushStep(g, "load " + a[0], 0, true);

@@ -11,6 +11,8 @@ PACKAGES=(
   libedit-dev          # REPL line editing
   nlohmann-json3-dev   # graph JSON
   libgtest-dev         # unit tests
+  libonnx-dev libprotobuf-dev  # ONNX import (frontend/)
+  libonnx-testdata     # ONNX's backend test data: the onnx/conformance test
   libgraphviz-dev pkg-config  # DotTest parses :dot's output with Graphviz's cgraph
   libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)
   valgrind             # memcheck of the sessions

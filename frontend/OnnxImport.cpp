@@ -1,0 +1,702 @@
+// OnnxImport: the ONNX protobuf (Debian's libonnx) read with protobuf, each operator converted
+// by one function of the table below into the workbench's NNVM ops.
+#include "frontend/OnnxImport.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Op.h"
+#include "passes/Pass.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace loupe::frontend {
+
+namespace {
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail("cannot read ", path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// ONNX's element types that have a workbench dtype.
+int dtypeOf(int32_t onnxType, const std::string &what) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return kFloat32;
+  case onnx::TensorProto::DOUBLE:
+    return kFloat64;
+  case onnx::TensorProto::INT32:
+    return kInt32;
+  case onnx::TensorProto::INT64:
+    return kInt64;
+  default:
+    fail(what, ": ONNX element type ",
+         onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType)),
+         " is not supported (float, double, int32 and int64 are)");
+  }
+}
+
+Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
+  int dt = dtypeOf(t.data_type(), what);
+  Shape shape(t.dims().begin(), t.dims().end());
+  Tensor out(shape, dt);
+  size_t n = out.data.size();
+  auto fromRaw = [&](size_t width, auto convert) {
+    if (t.raw_data().size() != n * width)
+      fail(what, ": raw_data holds ", t.raw_data().size(), " bytes but shape ", shapeToList(shape),
+           " needs ", n * width);
+    for (size_t i = 0; i < n; ++i)
+      out.data[i] = convert(t.raw_data().data() + i * width);
+  };
+  if (t.has_raw_data()) {
+    if (dt == kFloat32)
+      fromRaw(4, [](const char *p) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return double(v);
+      });
+    else if (dt == kFloat64)
+      fromRaw(8, [](const char *p) {
+        double v;
+        std::memcpy(&v, p, 8);
+        return v;
+      });
+    else if (dt == kInt32)
+      fromRaw(4, [](const char *p) {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return double(v);
+      });
+    else
+      fromRaw(8, [](const char *p) {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        return double(v);
+      });
+    return out;
+  }
+  auto take = [&](const auto &field) {
+    if (static_cast<size_t>(field.size()) != n)
+      fail(what, ": holds ", field.size(), " values but shape ", shapeToList(shape), " needs ", n);
+    for (size_t i = 0; i < n; ++i)
+      out.data[i] = static_cast<double>(field[static_cast<int>(i)]);
+  };
+  if (dt == kFloat32)
+    take(t.float_data());
+  else if (dt == kFloat64)
+    take(t.double_data());
+  else if (dt == kInt32)
+    take(t.int32_data());
+  else
+    take(t.int64_data());
+  return out;
+}
+
+std::string tupleText(const std::vector<int64_t> &v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+std::string floatText(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+class Importer;
+using Converter = std::function<std::vector<NodeEntry>(Importer &, const onnx::NodeProto &)>;
+const std::map<std::string, Converter> &converters();
+
+class Importer {
+public:
+  Importer(const onnx::ModelProto &m, std::string path) : model_(m), path_(std::move(path)) {
+    for (const auto &o : m.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx")
+        opset_ = o.version();
+  }
+
+  OnnxModel run() {
+    const onnx::GraphProto &g = model_.graph();
+    for (const auto &init : g.initializer())
+      addParam(init.name(), toTensor(init, path_ + ": initializer " + init.name()));
+    for (const auto &in : g.input()) {
+      if (values_.count(in.name()))
+        continue; // an initializer listed as an input too (older exporters did)
+      const auto &tt = in.type().tensor_type();
+      Shape shape;
+      for (const auto &d : tt.shape().dim()) {
+        if (!d.has_dim_value())
+          fail(path_, ": input ", in.name(), " has a symbolic dimension '", d.dim_param(),
+               "'; its shape cannot be inferred");
+        shape.push_back(d.dim_value());
+      }
+      if (shape.empty())
+        fail(path_, ": input ", in.name(),
+             " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+      int dt = dtypeOf(tt.elem_type(), path_ + ": input " + in.name());
+      declared_[in.name()] = shape;
+      values_[in.name()] = {
+          makeVariable(in.name(), {{"shape", tupleText(shape)}, {"dtype", std::to_string(dt)}}), 0,
+          0};
+      out_.inputs.push_back(in.name());
+    }
+    const auto &table = converters();
+    for (const auto &n : g.node()) {
+      if (!n.domain().empty() && n.domain() != "ai.onnx")
+        fail(where(n), ": operator domain '", n.domain(), "' is not supported");
+      auto it = table.find(n.op_type());
+      if (it == table.end())
+        fail(where(n), ": operator ", n.op_type(), " is not supported");
+      std::vector<NodeEntry> outs = it->second(*this, n);
+      for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k)
+        if (!n.output(k).empty())
+          values_[n.output(k)] = outs[k];
+    }
+    std::vector<NodeEntry> heads;
+    for (const auto &o : g.output()) {
+      auto it = values_.find(o.name());
+      if (it == values_.end())
+        fail(path_, ": graph output ", o.name(), " is never computed");
+      heads.push_back(it->second);
+    }
+    out_.graph = Graph(heads);
+    out_.opset = opset_;
+    // Every shape must be inferable from the inputs' (a clear error now rather than at :build),
+    // and the ranks some conversions rely on are checked.
+    Graph shaped;
+    try {
+      shaped = applyPasses(out_.graph, {"InferShape"});
+    } catch (const Error &e) {
+      // A node whose conversion needs a certain rank says so rather than its op's complaint.
+      for (const RankCheck &c : rankChecks_)
+        if (std::string(e.what()).find("operator " + c.node->name + " (") != std::string::npos)
+          fail(c.message);
+      fail(path_, ": shapes cannot be inferred: ", e.what());
+    }
+    const IndexedGraph &idx = shaped.index();
+    for (const RankCheck &c : rankChecks_) {
+      const Shape &s =
+          shaped.attr("shape")->shapes[idx.entryId(idx.nodes[idx.idOf.at(c.node)].inputs[c.input])];
+      if (s.size() != c.rank)
+        fail(c.message);
+    }
+    // Params the graph does not read are left out.
+    std::set<std::string> used;
+    for (uint32_t nid : out_.graph.index().argNodes)
+      used.insert(out_.graph.index().nodes[nid].node->name);
+    for (auto it = out_.params.begin(); it != out_.params.end();)
+      it = used.count(it->first) ? std::next(it) : out_.params.erase(it);
+    return out_;
+  }
+
+  // --- what converters use ---
+  std::string where(const onnx::NodeProto &n) const {
+    return path_ + ": node " + (n.name().empty() ? n.output(0) : n.name()) + " (" + n.op_type() +
+           ")";
+  }
+  int64_t opset() const { return opset_; }
+  /// The node's name for the workbench: the ONNX node name, else its first output.
+  std::string nameOf(const onnx::NodeProto &n, const std::string &suffix = "") const {
+    return (n.name().empty() ? n.output(0) : n.name()) + suffix;
+  }
+  bool hasInput(const onnx::NodeProto &n, int k) const {
+    return n.input_size() > k && !n.input(k).empty();
+  }
+  NodeEntry input(const onnx::NodeProto &n, int k) {
+    if (!hasInput(n, k))
+      fail(where(n), ": input ", k, " is missing");
+    auto it = values_.find(n.input(k));
+    if (it == values_.end())
+      fail(where(n), ": input '", n.input(k), "' is not defined before it");
+    return it->second;
+  }
+  /// The value of a constant input (an initializer or a Constant's output), if it is one.
+  const Tensor *constant(const onnx::NodeProto &n, int k) const {
+    if (!hasInput(n, k))
+      return nullptr;
+    auto it = out_.params.find(n.input(k));
+    return it == out_.params.end() ? nullptr : &it->second;
+  }
+  /// The shape of input `k` when it is a param or a graph input (declared), else null.
+  const Shape *knownShape(const onnx::NodeProto &n, int k) const {
+    if (const Tensor *t = constant(n, k))
+      return &t->shape;
+    auto it = hasInput(n, k) ? declared_.find(n.input(k)) : declared_.end();
+    return it == declared_.end() ? nullptr : &it->second;
+  }
+  std::vector<int64_t> constInts(const onnx::NodeProto &n, int k, const char *what) {
+    const Tensor *t = constant(n, k);
+    if (!t)
+      fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
+    return std::vector<int64_t>(t->data.begin(), t->data.end());
+  }
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n, const std::string &key) const {
+    for (const auto &a : n.attribute())
+      if (a.name() == key)
+        return &a;
+    return nullptr;
+  }
+  int64_t attrInt(const onnx::NodeProto &n, const std::string &key, int64_t dflt) const {
+    const auto *a = attr(n, key);
+    return a ? a->i() : dflt;
+  }
+  double attrFloat(const onnx::NodeProto &n, const std::string &key, double dflt) const {
+    const auto *a = attr(n, key);
+    return a ? a->f() : dflt;
+  }
+  std::string attrString(const onnx::NodeProto &n, const std::string &key,
+                         const std::string &dflt) const {
+    const auto *a = attr(n, key);
+    return a ? a->s() : dflt;
+  }
+  std::vector<int64_t> attrInts(const onnx::NodeProto &n, const std::string &key) const {
+    const auto *a = attr(n, key);
+    return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+  }
+  /// Refuses attributes the conversion does not honour (so nothing is silently wrong).
+  void only(const onnx::NodeProto &n, std::initializer_list<const char *> known) const {
+    for (const auto &a : n.attribute()) {
+      bool ok = false;
+      for (const char *k : known)
+        ok |= a.name() == k;
+      if (!ok)
+        fail(where(n), ": attribute '", a.name(), "' is not supported");
+    }
+  }
+  NodeEntry op(const onnx::NodeProto &n, const std::string &opName, AttrDict attrs,
+               std::vector<NodeEntry> ins, const std::string &suffix = "") {
+    const OpDef *def = OpRegistry::get().find(opName);
+    try {
+      return {makeOpNode(*def, nameOf(n, suffix), std::move(attrs), std::move(ins)), 0, 0};
+    } catch (const Error &e) {
+      fail(where(n), ": ", e.what());
+    }
+  }
+  std::vector<NodeEntry> opOutputs(const onnx::NodeProto &n, const std::string &opName,
+                                   AttrDict attrs, std::vector<NodeEntry> ins) {
+    NodeEntry e = op(n, opName, std::move(attrs), std::move(ins));
+    return outputsOf(e.node);
+  }
+  /// Remembers that input `k` of `e`'s node must have rank `rank`, else `message` (checked
+  /// once shapes are known).
+  void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message) {
+    rankChecks_.push_back({e.node.get(), k, rank, std::move(message)});
+  }
+  void addParam(const std::string &name, Tensor t) {
+    if (t.shape.empty())
+      fail(path_, ": ", name, " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+    values_[name] = {
+        makeVariable(name, {{"shape", tupleText(t.shape)}, {"dtype", std::to_string(t.dtype)}}), 0,
+        0};
+    out_.params[name] = std::move(t);
+  }
+
+private:
+  const onnx::ModelProto &model_;
+  std::string path_;
+  int64_t opset_ = 1;
+  std::map<std::string, NodeEntry> values_;
+  std::map<std::string, Shape> declared_; ///< graph inputs' shapes
+  OnnxModel out_;
+  struct RankCheck {
+    const Node *node;
+    uint32_t input;
+    size_t rank;
+    std::string message;
+  };
+  std::vector<RankCheck> rankChecks_;
+};
+
+Converter unary(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {});
+    return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0)})};
+  };
+}
+
+Converter binary(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {});
+    return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0), im.input(n, 1)})};
+  };
+}
+
+// Conv and pooling pads: ONNX gives (top, left, bottom, right); symmetric ones go into the op.
+std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n) {
+  if (im.attrString(n, "auto_pad", "NOTSET") != "NOTSET")
+    fail(im.where(n), ": auto_pad ", im.attrString(n, "auto_pad", ""), " is not supported");
+  std::vector<int64_t> p = im.attrInts(n, "pads");
+  if (p.empty())
+    return {0, 0, 0, 0};
+  if (p.size() != 4)
+    fail(im.where(n), ": only 2-D operators are supported (pads ", tupleText(p), ")");
+  return p;
+}
+
+void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &kernel) {
+  if (kernel.size() != 2)
+    fail(im.where(n), ": only 2-D kernels are supported, got ", tupleText(kernel));
+}
+
+std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  const Shape *w = im.knownShape(n, 1);
+  if (!w)
+    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
+  if (k.empty() && w->size() == 4)
+    k = {(*w)[2], (*w)[3]};
+  need2d(im, n, k);
+  std::vector<int64_t> p = pads2d(im, n), s = im.attrInts(n, "strides"),
+                       d = im.attrInts(n, "dilations");
+  if (s.empty())
+    s = {1, 1};
+  if (d.empty())
+    d = {1, 1};
+  NodeEntry x = im.input(n, 0);
+  if (p[0] != p[2] || p[1] != p[3]) {
+    x = im.op(
+        n, "pad",
+        {{"pad_width", "((0, 0), (0, 0), (" + std::to_string(p[0]) + ", " + std::to_string(p[2]) +
+                           "), (" + std::to_string(p[1]) + ", " + std::to_string(p[3]) + "))"}},
+        {x}, "_pad");
+    p = {0, 0, 0, 0};
+  }
+  bool bias = im.hasInput(n, 2);
+  std::vector<NodeEntry> ins = {x, im.input(n, 1)};
+  if (bias)
+    ins.push_back(im.input(n, 2));
+  return {im.op(n, "conv2d",
+                {{"channels", std::to_string((*w)[0])},
+                 {"kernel_size", tupleText(k)},
+                 {"strides", tupleText(s)},
+                 {"padding", tupleText({p[0], p[1]})},
+                 {"dilation", tupleText(d)},
+                 {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                 {"use_bias", bias ? "True" : "False"}},
+                ins)};
+}
+
+Converter pool(const char *op, bool isMax) {
+  return [op, isMax](Importer &im, const onnx::NodeProto &n) {
+    if (isMax)
+      im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad", "storage_order"});
+    else
+      im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad", "count_include_pad"});
+    if (n.output_size() > 1 && !n.output(1).empty())
+      fail(im.where(n), ": the Indices output is not supported");
+    std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+    need2d(im, n, k);
+    std::vector<int64_t> s = im.attrInts(n, "strides");
+    if (s.empty())
+      s = {1, 1};
+    std::vector<int64_t> p = pads2d(im, n);
+    AttrDict a = {{"pool_size", tupleText(k)},
+                  {"strides", tupleText(s)},
+                  {"padding", tupleText(p)},
+                  {"ceil_mode", im.attrInt(n, "ceil_mode", 0) ? "True" : "False"}};
+    if (!isMax)
+      a.push_back({"count_include_pad", im.attrInt(n, "count_include_pad", 0) ? "True" : "False"});
+    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
+  };
+}
+
+Converter reduce(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"axes", "keepdims", "noop_with_empty_axes"});
+    std::vector<int64_t> axes = im.attrInts(n, "axes");
+    if (im.hasInput(n, 1))
+      axes = im.constInts(n, 1, "axes");
+    if (axes.empty() && im.attrInt(n, "noop_with_empty_axes", 0))
+      return std::vector<NodeEntry>{im.op(n, "copy", {}, {im.input(n, 0)})};
+    return std::vector<NodeEntry>{im.op(
+        n, op,
+        {{"axis", tupleText(axes)}, {"keepdims", im.attrInt(n, "keepdims", 1) ? "True" : "False"}},
+        {im.input(n, 0)})};
+  };
+}
+
+Converter softmax(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"axis"});
+    int64_t axis = im.attrInt(n, "axis", im.opset() >= 13 ? -1 : 1);
+    // Before opset 13 the input was flattened to 2-D at `axis`; that equals a softmax over the
+    // last axis only when `axis` is the last one, which InferShape confirms below.
+    AttrDict a = {{"axis", std::to_string(im.opset() >= 13 ? axis : -1)}};
+    NodeEntry e = im.op(n, op, a, {im.input(n, 0)});
+    if (im.opset() < 13 && axis != -1)
+      im.requireRank(e, 0, static_cast<size_t>(axis + 1),
+                     im.where(n) + ": before opset 13 this softmax runs over the axes from " +
+                         std::to_string(axis) + " on, flattened; only the last axis is supported");
+    return std::vector<NodeEntry>{e};
+  };
+}
+
+const std::map<std::string, Converter> &converters() {
+  static const std::map<std::string, Converter> table = {
+      {"Relu", unary("relu")},
+      {"Sigmoid", unary("sigmoid")},
+      {"Tanh", unary("tanh")},
+      {"Exp", unary("exp")},
+      {"Log", unary("log")},
+      {"Sqrt", unary("sqrt")},
+      {"Neg", unary("negative")},
+      {"Identity", unary("copy")},
+      {"Add", binary("broadcast_add")},
+      {"Sub", binary("broadcast_sub")},
+      {"Mul", binary("broadcast_mul")},
+      {"Div", binary("broadcast_div")},
+      {"Conv", conv},
+      {"MaxPool", pool("max_pool2d", true)},
+      {"AveragePool", pool("avg_pool2d", false)},
+      {"GlobalAveragePool", unary("global_avg_pool2d")},
+      {"GlobalMaxPool", unary("global_max_pool2d")},
+      {"ReduceSum", reduce("sum")},
+      {"ReduceMean", reduce("mean")},
+      {"ReduceMax", reduce("max")},
+      {"ReduceMin", reduce("min")},
+      {"ReduceProd", reduce("prod")},
+      {"Softmax", softmax("softmax")},
+      {"LogSoftmax", softmax("log_softmax")},
+      {"Sum",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         NodeEntry acc = im.input(n, 0);
+         for (int k = 1; k < n.input_size(); ++k)
+           acc = im.op(n, "broadcast_add", {}, {acc, im.input(n, k)},
+                       k + 1 < n.input_size() ? "_sum" + std::to_string(k) : "");
+         if (n.input_size() == 1)
+           acc = im.op(n, "copy", {}, {acc});
+         return std::vector<NodeEntry>{acc};
+       }},
+      {"Dropout",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"ratio", "seed", "is_test"});
+         if (n.output_size() > 1 && !n.output(1).empty())
+           fail(im.where(n), ": the mask output is not supported");
+         return std::vector<NodeEntry>{im.op(n, "copy", {}, {im.input(n, 0)})};
+       }},
+      {"LeakyRelu",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"alpha"});
+         return std::vector<NodeEntry>{im.op(n, "leaky_relu",
+                                             {{"alpha", floatText(im.attrFloat(n, "alpha", 0.01))}},
+                                             {im.input(n, 0)})};
+       }},
+      {"Clip",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"min", "max"});
+         double lo = im.attrFloat(n, "min", -3.4028234663852886e38),
+                hi = im.attrFloat(n, "max", 3.4028234663852886e38);
+         if (const Tensor *t = im.constant(n, 1))
+           lo = t->data.at(0);
+         else if (im.hasInput(n, 1))
+           fail(im.where(n), ": min must be a constant");
+         if (const Tensor *t = im.constant(n, 2))
+           hi = t->data.at(0);
+         else if (im.hasInput(n, 2))
+           fail(im.where(n), ": max must be a constant");
+         return std::vector<NodeEntry>{im.op(
+             n, "clip", {{"a_min", floatText(lo)}, {"a_max", floatText(hi)}}, {im.input(n, 0)})};
+       }},
+      {"BatchNormalization",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"epsilon", "momentum", "spatial"});
+         if (n.output_size() > 1)
+           fail(im.where(n), ": training-mode outputs are not supported");
+         return std::vector<NodeEntry>{im.op(
+             n, "batch_norm", {{"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+             {im.input(n, 0), im.input(n, 1), im.input(n, 2), im.input(n, 3), im.input(n, 4)})};
+       }},
+      {"Gemm",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"alpha", "beta", "transA", "transB"});
+         double alpha = im.attrFloat(n, "alpha", 1), beta = im.attrFloat(n, "beta", 1);
+         bool hasC = im.hasInput(n, 2);
+         // The last node of the chain takes the ONNX node's name.
+         bool last = !hasC && alpha == 1;
+         NodeEntry y = im.op(n, "matmul",
+                             {{"transpose_a", im.attrInt(n, "transA", 0) ? "True" : "False"},
+                              {"transpose_b", im.attrInt(n, "transB", 0) ? "True" : "False"}},
+                             {im.input(n, 0), im.input(n, 1)}, last ? "" : "_matmul");
+         if (alpha != 1)
+           y = im.op(n, "__mul_scalar__", {{"scalar", floatText(alpha)}}, {y},
+                     hasC ? "_alpha" : "");
+         if (!hasC)
+           return std::vector<NodeEntry>{y};
+         NodeEntry c = im.input(n, 2);
+         if (beta != 1)
+           c = im.op(n, "__mul_scalar__", {{"scalar", floatText(beta)}}, {c}, "_beta");
+         return std::vector<NodeEntry>{im.op(n, "broadcast_add", {}, {y, c})};
+       }},
+      {"MatMul",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         NodeEntry e = im.op(n, "matmul", {}, {im.input(n, 0), im.input(n, 1)});
+         for (uint32_t k : {0u, 1u})
+           im.requireRank(e, k, 2, im.where(n) + ": only 2-D operands are supported");
+         return std::vector<NodeEntry>{e};
+       }},
+      {"Concat",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axis"});
+         std::vector<NodeEntry> ins;
+         for (int k = 0; k < n.input_size(); ++k)
+           ins.push_back(im.input(n, k));
+         return std::vector<NodeEntry>{
+             im.op(n, "concatenate", {{"axis", std::to_string(im.attrInt(n, "axis", 1))}}, ins)};
+       }},
+      {"Flatten",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axis"});
+         if (im.attrInt(n, "axis", 1) != 1)
+           fail(im.where(n), ": only axis=1 is supported, got ", im.attrInt(n, "axis", 1));
+         return std::vector<NodeEntry>{im.op(n, "flatten", {}, {im.input(n, 0)})};
+       }},
+      {"Reshape",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"shape", "allowzero"});
+         if (im.attrInt(n, "allowzero", 0))
+           fail(im.where(n), ": allowzero is not supported");
+         std::vector<int64_t> s =
+             im.hasInput(n, 1) ? im.constInts(n, 1, "shape") : im.attrInts(n, "shape");
+         return std::vector<NodeEntry>{
+             im.op(n, "reshape", {{"shape", tupleText(s)}}, {im.input(n, 0)})};
+       }},
+      {"Transpose",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"perm"});
+         std::vector<int64_t> p = im.attrInts(n, "perm");
+         AttrDict a;
+         if (!p.empty())
+           a.push_back({"axes", tupleText(p)});
+         return std::vector<NodeEntry>{im.op(n, "transpose", a, {im.input(n, 0)})};
+       }},
+      {"Squeeze",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axes"});
+         std::vector<int64_t> axes =
+             im.hasInput(n, 1) ? im.constInts(n, 1, "axes") : im.attrInts(n, "axes");
+         AttrDict a;
+         if (!axes.empty())
+           a.push_back({"axis", tupleText(axes)});
+         return std::vector<NodeEntry>{im.op(n, "squeeze", a, {im.input(n, 0)})};
+       }},
+      {"Unsqueeze",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axes"});
+         std::vector<int64_t> axes =
+             im.hasInput(n, 1) ? im.constInts(n, 1, "axes") : im.attrInts(n, "axes");
+         std::sort(axes.begin(), axes.end());
+         if (!axes.empty() && axes[0] < 0)
+           fail(im.where(n), ": negative axes are not supported");
+         NodeEntry x = im.input(n, 0);
+         // Inserting in increasing order gives each axis its final position.
+         for (size_t i = 0; i < axes.size(); ++i)
+           x = im.op(n, "expand_dims", {{"axis", std::to_string(axes[i])}}, {x},
+                     i + 1 < axes.size() ? "_" + std::to_string(i) : "");
+         return std::vector<NodeEntry>{x};
+       }},
+      {"Split",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axis", "split"});
+         std::vector<int64_t> sizes =
+             im.hasInput(n, 1) ? im.constInts(n, 1, "split") : im.attrInts(n, "split");
+         std::string sections;
+         if (sizes.empty()) {
+           sections = std::to_string(n.output_size());
+         } else {
+           std::vector<int64_t> at;
+           int64_t sum = 0;
+           for (size_t i = 0; i + 1 < sizes.size(); ++i)
+             at.push_back(sum += sizes[i]);
+           sections = tupleText(at);
+         }
+         return im.opOutputs(n, "split",
+                             {{"indices_or_sections", sections},
+                              {"axis", std::to_string(im.attrInt(n, "axis", 0))}},
+                             {im.input(n, 0)});
+       }},
+      {"Pad",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"mode", "pads", "value"});
+         if (im.attrString(n, "mode", "constant") != "constant")
+           fail(im.where(n), ": mode ", im.attrString(n, "mode", ""), " is not supported");
+         std::vector<int64_t> p =
+             im.hasInput(n, 1) ? im.constInts(n, 1, "pads") : im.attrInts(n, "pads");
+         double value = im.attrFloat(n, "value", 0);
+         if (const Tensor *t = im.constant(n, 2))
+           value = t->data.at(0);
+         size_t nd = p.size() / 2;
+         std::string width = "(";
+         for (size_t d = 0; d < nd; ++d)
+           width +=
+               (d ? ", (" : "(") + std::to_string(p[d]) + ", " + std::to_string(p[d + nd]) + ")";
+         width += nd == 1 ? ",)" : ")";
+         return std::vector<NodeEntry>{im.op(
+             n, "pad", {{"pad_width", width}, {"pad_value", floatText(value)}}, {im.input(n, 0)})};
+       }},
+      {"Cast",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"to"});
+         int dt = dtypeOf(static_cast<int32_t>(im.attrInt(n, "to", 1)), im.where(n));
+         return std::vector<NodeEntry>{
+             im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
+       }},
+      {"Constant",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"value"});
+         const auto *a = im.attr(n, "value");
+         if (!a)
+           fail(im.where(n), ": only a tensor `value` is supported");
+         im.addParam(n.output(0), toTensor(a->t(), im.where(n)));
+         return std::vector<NodeEntry>{}; // the output is now a param
+       }},
+  };
+  return table;
+}
+
+} // namespace
+
+OnnxModel importOnnx(const std::string &path) {
+  registerAllOps();
+  std::string bytes = readBytes(path);
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes))
+    fail(path, ": not an ONNX model (the protobuf does not parse)");
+  if (!m.has_graph())
+    fail(path, ": not an ONNX model (it has no graph)");
+  OnnxModel out = Importer(m, path).run();
+  for (const auto &o : m.opset_import())
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > 17)
+      fail(path, ": opset ", o.version(), " is newer than this importer knows (up to 17)");
+  return out;
+}
+
+Tensor readTensorProto(const std::string &path) {
+  onnx::TensorProto t;
+  if (!t.ParseFromString(readBytes(path)))
+    fail(path, ": not an ONNX TensorProto file");
+  return toTensor(t, path);
+}
+
+std::vector<std::string> supportedOnnxOps() {
+  std::vector<std::string> v;
+  for (const auto &[k, f] : converters())
+    v.push_back(k);
+  return v;
+}
+
+} // namespace loupe::frontend

@@ -1,0 +1,35 @@
+// OnnxImport: ONNX models (`:load model.onnx`) as workbench graphs, initializers as params, and
+// ONNX TensorProto files (`.pb`) as tensors.
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Tensor.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe::frontend {
+
+/// An imported model: the graph (inputs as variables with shape and dtype; initializers and
+/// Constant nodes as variables too) and the values of those params.
+struct OnnxModel {
+  Graph graph;
+  std::map<std::string, Tensor> params;
+  std::vector<std::string> inputs; ///< the graph inputs that are not params, in ONNX order
+  int64_t opset = 0;
+};
+
+/// Reads and converts an ONNX file. Throws Error naming the file for anything it cannot read,
+/// and naming the node and operator for anything the workbench's ops cannot express; nothing
+/// is half-made.
+OnnxModel importOnnx(const std::string &path);
+
+/// Reads an ONNX TensorProto file (the `input_0.pb` of ONNX's test data). Throws Error naming
+/// the file when it is not one or holds a data type other than float, double, int32 or int64.
+Tensor readTensorProto(const std::string &path);
+
+/// The ONNX operators importOnnx maps, sorted.
+std::vector<std::string> supportedOnnxOps();
+
+} // namespace loupe::frontend

@@ -1,0 +1,158 @@
+// OnnxTest: importing ONNX models — a small model written here with the protobuf API, a model of
+// ONNX's own test data end to end, and every kind of bad file refused with the state unchanged.
+#include "TestUtil.h"
+
+#include "frontend/OnnxImport.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+const std::string kData = "/usr/share/libonnx-testdata/data/node/";
+
+std::string tempPath(const std::string &name) {
+  return (std::filesystem::temp_directory_path() /
+          ("loupe-onnx-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// conv (weights as an initializer) -> relu -> flatten -> gemm, with a given opset; `symbolic`
+// makes the batch dimension a name instead of a number.
+std::string writeModel(const std::string &name, int64_t opset, bool symbolic = false,
+                       const std::string &extraOp = "") {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(opset);
+  onnx::GraphProto *g = m.mutable_graph();
+  auto *in = g->add_input();
+  in->set_name("x");
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 2, 4, 4}) {
+    auto *dim = tt->mutable_shape()->add_dim();
+    if (symbolic && d == 1)
+      dim->set_dim_param("N");
+    else
+      dim->set_dim_value(d);
+  }
+  auto initializer = [&](const std::string &n, std::vector<int64_t> dims) {
+    onnx::TensorProto *t = g->add_initializer();
+    t->set_name(n);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      count *= d;
+    }
+    for (int64_t i = 0; i < count; ++i)
+      t->add_float_data(static_cast<float>((i % 5) - 2) * 0.25f);
+  };
+  initializer("w", {3, 2, 3, 3});
+  initializer("fc", {5, 48});
+  auto node = [&](const std::string &op, std::vector<std::string> ins, const std::string &out) {
+    onnx::NodeProto *n = g->add_node();
+    n->set_op_type(op);
+    for (auto &i : ins)
+      n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  onnx::NodeProto *conv = node("Conv", {"x", "w"}, "c");
+  auto *pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {1, 1, 1, 1})
+    pads->add_ints(p);
+  node("Relu", {"c"}, "r");
+  node("Flatten", {"r"}, "f");
+  onnx::NodeProto *gemm = node(extraOp.empty() ? "Gemm" : extraOp, {"f", "fc"}, "y");
+  auto *tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(onnx::AttributeProto::INT);
+  tb->set_i(1);
+  g->add_output()->set_name("y");
+  std::string path = tempPath(name);
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+} // namespace
+
+TEST(Onnx, ImportsConvReluGemmAndRunsIt) {
+  std::string path = writeModel("good.onnx", 13);
+  Engine e;
+  EXPECT_EQ(output(e, ":load " + path),
+            "step 0: load " + path + " (7 nodes, 3 inputs, 1 output; opset 13; 2 params)\n");
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("conv2d(%x, %w, channels='3', kernel_size='(3, 3)', strides='(1, 1)', "
+                    "padding='(1, 1)', dilation='(1, 1)', groups='1', use_bias='False')"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("matmul(%4, %fc, transpose_a='False', transpose_b='True')"), std::string::npos)
+      << ir;
+  run(e, ":build");
+  std::string ran = output(e, ":run");
+  EXPECT_NE(ran.find("output 0: shape (1, 5) float32"), std::string::npos) << ran;
+  // float32 kernels against the reference interpreter: agreement to rounding.
+  EXPECT_TRUE(std::regex_search(ran, std::regex("max abs error [0-9.]+e-(0[6-9]|1[0-9])"))) << ran;
+  std::filesystem::remove(path);
+}
+
+TEST(Onnx, TestDataModelAndTensorProtoInputs) {
+  Tensor x = frontend::readTensorProto(kData + "test_relu/test_data_set_0/input_0.pb");
+  Tensor y = frontend::readTensorProto(kData + "test_relu/test_data_set_0/output_0.pb");
+  ASSERT_EQ(x.shape, (Shape{3, 4, 5}));
+  for (size_t i = 0; i < x.data.size(); ++i)
+    EXPECT_EQ(y.data[i], std::max(x.data[i], 0.0));
+  Engine e;
+  run(e, ":load " + kData + "test_relu/model.onnx");
+  run(e, ":build");
+  std::string ran = output(e, ":run x=" + kData + "test_relu/test_data_set_0/input_0.pb");
+  EXPECT_NE(ran.find("shape (3, 4, 5) float32"), std::string::npos) << ran;
+}
+
+TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
+  Engine e;
+  run(e, "x = Variable(\"x\")\n:graph relu(x)");
+  size_t steps = e.history().size();
+  std::string good = writeModel("t.onnx", 13);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string truncated = tempPath("truncated.onnx");
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::string text = tempPath("text.onnx");
+  std::ofstream(text) << "this is not protobuf at all \xff\xff";
+  std::string newer = writeModel("newer.onnx", 18);
+  std::string symbolic = writeModel("symbolic.onnx", 13, true);
+  std::string unsupported = writeModel("unsupported.onnx", 13, false, "Sign");
+
+  EXPECT_EQ(output(e, ":load " + truncated),
+            "error: " + truncated + ": not an ONNX model (the protobuf does not parse)\n");
+  EXPECT_EQ(output(e, ":load " + text),
+            "error: " + text + ": not an ONNX model (the protobuf does not parse)\n");
+  EXPECT_EQ(output(e, ":load /nonexistent.onnx"), "error: cannot read /nonexistent.onnx\n");
+  EXPECT_EQ(output(e, ":load " + newer),
+            "error: " + newer + ": opset 18 is newer than this importer knows (up to 17)\n");
+  EXPECT_EQ(output(e, ":load " + symbolic),
+            "error: " + symbolic +
+                ": input x has a symbolic dimension 'N'; its shape cannot be inferred\n");
+  EXPECT_EQ(output(e, ":load " + unsupported),
+            "error: " + unsupported + ": node y (Sign): operator Sign is not supported\n");
+  EXPECT_EQ(output(e, ":load " + kData + "test_matmul_3d/model.onnx"),
+            "error: " + kData +
+                "test_matmul_3d/model.onnx: node c (MatMul): only 2-D operands are "
+                "supported\n");
+  EXPECT_EQ(e.history().size(), steps);
+  for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
+    std::filesystem::remove(p);
+}

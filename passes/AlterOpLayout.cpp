@@ -9,8 +9,8 @@
 //
 // The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
 // `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When
-// the graph had `layout`, nodes the pass did not touch keep their layouts and new ones are
-// `__undef__` for the next CorrectLayout to work out.
+// the graph had `layout`, nodes the pass did not touch keep their layouts (for their outputs and
+// the entries they read) and new ones are `__undef__` for the next CorrectLayout to work out.
 #include "passes/Pass.h"
 
 #include "core/DType.h"
@@ -80,6 +80,13 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
       auto it = kept.find(ridx.nodes[nid].node.get());
       if (it == kept.end())
         continue;
+      // As NNVM: a kept node's inputs are recorded with the layouts it read before, even when a
+      // replaced producer now makes another one, so that the next CorrectLayout sees what the
+      // node was written for as its last layout and converts back where the op needs it.
+      const auto &inputs = ridx.nodes[nid].inputs;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        layouts[ridx.entryId(inputs[i])] =
+            layout->strs[idx.entryId(idx.nodes[it->second].inputs[i])];
       for (uint32_t k = 0; k < ridx.nodes[nid].node->numOutputs(); ++k)
         layouts[ridx.entryId(nid, k)] = layout->strs[idx.entryId(it->second, k)];
     }

@@ -98,19 +98,17 @@ CorrectLayoutFn layoutFixed(size_t n, bool copy) {
   return [n, copy](const Attrs &, std::vector<std::string> &in,
                    const std::vector<std::string> &last, std::vector<std::string> &out) {
     size_t k = std::min(n, in.size());
-    auto agreed = [&](const std::vector<std::string> &v) {
-      std::string l = kUndef;
+    auto firstDefined = [&](const std::vector<std::string> &v) {
       for (size_t i = 0; i < k; ++i)
-        if (defined(v[i])) {
-          if (defined(l) && l != v[i])
-            fail("inputs have different layouts ", l, " and ", v[i]);
-          l = v[i];
-        }
-      return l;
+        if (defined(v[i]))
+          return v[i];
+      return kUndef;
     };
-    std::string cur = agreed(in), prev = agreed(last);
-    if (defined(prev))
-      cur = prev; // let CorrectLayout transform the input back to what it was
+    // As NNVM's ElemwiseFixedLayout: the last run's layout wins, so that CorrectLayout
+    // transforms an altered input back to what the op was written for.
+    std::string cur = firstDefined(last);
+    if (!defined(cur))
+      cur = firstDefined(in);
     if (defined(cur))
       for (size_t i = 0; i < k; ++i)
         in[i] = cur;
@@ -118,6 +116,42 @@ CorrectLayoutFn layoutFixed(size_t n, bool copy) {
       for (auto &o : out)
         o = cur;
   };
+}
+
+namespace {
+// The dimension letters of a layout ("NCHW8c" -> "NCHWc"); empty when undefined.
+std::string layoutAxes(const std::string &l) {
+  std::string axes;
+  if (defined(l))
+    for (const LayoutAxis &x : parseLayout(l))
+      axes += x.name;
+  return axes;
+}
+} // namespace
+
+void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
+                       const std::vector<std::string> &last, std::vector<std::string> &out) {
+  if (in.empty())
+    return;
+  std::string layout;
+  std::string cur = layoutAxes(in[0]), prev = layoutAxes(last[0]);
+  int64_t axis = a.getInt("axis");
+  if (axis < 0)
+    axis += static_cast<int64_t>(cur.size());
+  if (!defined(in[0]))
+    layout = last[0];
+  else if (axis < 0 || axis >= static_cast<int64_t>(cur.size()))
+    layout = last[0]; // the axis does not exist in the current layout: go back
+  else if (defined(last[0]) && axis < static_cast<int64_t>(prev.size()) &&
+           cur[static_cast<size_t>(axis)] != prev[static_cast<size_t>(axis)])
+    layout = last[0]; // the axis would join a different dimension than the program meant
+  else
+    layout = in[0];
+  if (!defined(layout))
+    return;
+  for (auto &l : in)
+    l = layout;
+  out[0] = layout;
 }
 
 bool nchwInput(ShapeCtx &c) {

@@ -99,9 +99,14 @@ void layoutKeepLeft(const Attrs &, std::vector<std::string> &in,
 /// Broadcast binary ops: equal layouts pass through; with one side unknown the output is unknown.
 void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
                      const std::vector<std::string> &last, std::vector<std::string> &out);
-/// Fixed: the first `n` inputs keep the layout they had (or the last run's) and agree; the
-/// output copies it (`copy`) or stays unknown.
+/// Fixed: the first `n` inputs take the last run's layout of the first input that had one, else
+/// the first defined current layout (CorrectLayout transforms the others to it); the output copies
+/// it (`copy`) or stays unknown.
 CorrectLayoutFn layoutFixed(size_t n, bool copy);
+/// Concatenate: every input and the output take the first input's layout, unless `axis` names a
+/// different dimension in it than in the last run's layout (then the last run's is kept).
+void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
+                       const std::vector<std::string> &last, std::vector<std::string> &out);
 
 /// Registration functions of each op family (called by registerAllOps).
 void registerElemwiseOps();

@@ -335,7 +335,7 @@ void registerTransformOps() {
       r.add("concatenate")
           .describe("joins inputs along an axis")
           .param("axis", ParamKind::Int, "1", "the axis")
-          .layout(layoutFixed(static_cast<size_t>(-1), false))
+          .layout(layoutConcatenate)
           .setPattern(kInjective)
           .shape([](ShapeCtx &c) {
             Shape o;
@@ -470,7 +470,7 @@ void registerTransformOps() {
           .param("indices_or_sections", ParamKind::Tuple, std::nullopt,
                  "N for N equal parts, or a tuple of split indices")
           .param("axis", ParamKind::Int, "1", "the axis")
-          .layout(layoutFixed(static_cast<size_t>(-1), false))
+          .layout(layoutConcatenate)
           .setPattern(kInjective)
           .shape([](ShapeCtx &c) {
             if (c.in[0].empty())

@@ -94,3 +94,56 @@ TEST(AlterOpLayout, WithoutLayoutAddsNone) {
   EXPECT_EQ(g.outputs()[0].node->op->name, "_contrib_conv2d_NCHWc");
   EXPECT_EQ(g.outputs()[0].node->name, "conv2d0");
 }
+
+namespace {
+
+// The relative error `:run` reports against the reference interpreter.
+double runError(Engine &e) {
+  std::string out = output(e, ":run");
+  size_t at = out.find("max rel error ");
+  EXPECT_NE(at, std::string::npos) << out;
+  return at == std::string::npos ? 1.0 : std::stod(out.substr(at + 14));
+}
+
+} // namespace
+
+TEST(AlterOpLayout, BlockedConvolutionsFeedBatchNormPoolsAndConcatenateAtOptLevel3) {
+  // Batch norm after a replaced convolution used to see NCHW8c data with 64-channel params;
+  // AlterOpLayout now records the layouts kept nodes read, so CorrectLayout converts back.
+  // The concatenate joins a blocked branch and an NCHW pool branch in the first's layout.
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 8, 9, 9))\n"
+         "c = conv2d(x, channels=16, kernel_size=(3, 3), padding=(1, 1), use_bias=False)\n"
+         "b = relu(batch_norm(c, epsilon=2e-5))\n"
+         "p = avg_pool2d(x, pool_size=(3, 3), padding=(1, 1), count_include_pad=True)\n"
+         "y = concatenate(b, p, axis=1)\n"
+         "z = conv2d(y, channels=8, kernel_size=(1, 1))\n"
+         ":graph z");
+  run(e, ":build opt_level=3 param conv2d0_weight=random conv2d1_weight=random "
+         "conv2d1_bias=random batch_norm0_gamma=random batch_norm0_beta=random "
+         "batch_norm0_moving_mean=random seed=3");
+  EXPECT_LT(runError(e), 1e-5);
+}
+
+TEST(AlterOpLayout, ConcatenateTakesTheFirstInputsLayoutAsNnvmDoes) {
+  registerAllOps();
+  const OpDef *concat = OpRegistry::get().find("concatenate");
+  Attrs axis1 = concat->parse({{"axis", "1"}}, true);
+  auto correct = [&](const Attrs &a, std::vector<std::string> in, std::vector<std::string> last) {
+    std::vector<std::string> out{"__undef__"};
+    concat->correctLayout(a, in, last, out);
+    std::string s;
+    for (const auto &l : in)
+      s += l + " ";
+    return s + "-> " + out[0];
+  };
+  // The first input's blocked layout is requested from every input.
+  EXPECT_EQ(correct(axis1, {"NCHW8c", "NCHW"}, {"NCHW", "NCHW"}), "NCHW8c NCHW8c -> NCHW8c");
+  // An unknown first input takes the last run's layout.
+  EXPECT_EQ(correct(axis1, {"__undef__", "NCHW"}, {"NCHW", "NCHW"}), "NCHW NCHW -> NCHW");
+  // Axis 1 would join H in NHWC instead of C: back to the last run's NCHW.
+  EXPECT_EQ(correct(axis1, {"NHWC", "NHWC"}, {"NCHW", "NCHW"}), "NCHW NCHW -> NCHW");
+  // Axis 4 does not exist in NCHW: the last run's NCHW8c is kept.
+  Attrs axis4 = concat->parse({{"axis", "4"}}, true);
+  EXPECT_EQ(correct(axis4, {"NCHW", "NCHW"}, {"NCHW8c", "NCHW8c"}), "NCHW8c NCHW8c -> NCHW8c");
+}

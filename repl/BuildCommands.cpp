@@ -65,7 +65,8 @@ unsigned parseSeed(const std::string &v) {
 }
 
 // The build options of `:build`'s words; params are bound against the graph's variables (a
-// param's shape comes from `shape NAME=`, else the variable's `shape`, else its .npy file).
+// param's shape comes from `shape NAME=`, else the variable's `shape`, else its file, else
+// InferShape).
 backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Graph &g) {
   backend::BuildOptions o;
   o.optLevel = optLevel;
@@ -107,6 +108,30 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
   }
   std::mt19937 rng(seed);
   const IndexedGraph &idx = g.index();
+  // A param with no shape of its own takes the one InferShape gives it from the others (a
+  // convolution's weight from its data and attributes), as a user of `random` expects.
+  std::optional<Graph> inferred;
+  auto inferredShape = [&](uint32_t nid) -> std::optional<Shape> {
+    if (!inferred) {
+      std::vector<Shape> given;
+      for (uint32_t a : idx.argNodes) {
+        auto it = o.shapes.find(idx.nodes[a].node->name);
+        given.push_back(it == o.shapes.end() ? Shape{} : it->second);
+      }
+      Graph s = g;
+      s.attrs["shape_inputs"] = GraphAttr::listShape(given);
+      try {
+        inferred = applyPasses(s, {"InferShape"}, PassContext{});
+      } catch (const Error &) {
+        inferred = Graph{}; // build reports the shape error itself
+      }
+    }
+    const GraphAttr *shapes = inferred->attr("shape");
+    if (!shapes)
+      return std::nullopt;
+    const Shape &sh = shapes->shapes[inferred->index().entryId(nid, 0)];
+    return sh.empty() ? std::nullopt : std::optional<Shape>(sh);
+  };
   for (const auto &[name, how] : params) {
     int nid = idx.findByName(name);
     if (nid < 0 || !idx.nodes[nid].node->isVariable())
@@ -125,6 +150,8 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
       if (!shape)
         shape = file->shape;
     }
+    if (!shape)
+      shape = inferredShape(static_cast<uint32_t>(nid));
     if (!shape)
       fail("build: param ", name, "=", how, " needs a shape; give it with shape ", name, "=(…)");
     int dt = o.dtypes.count(name) ? o.dtypes[name] : file ? file->dtype : o.defaultDType;

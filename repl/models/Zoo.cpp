@@ -65,9 +65,10 @@ std::string unary(const char *op, const std::string &in, const std::string &name
 }
 
 std::string pool(const char *op, const std::string &in, const std::string &name, int64_t k,
-                 int64_t stride, int64_t pad, bool ceil) {
+                 int64_t stride, int64_t pad, bool ceil, bool countIncludePad) {
   return std::string(op) + "(" + in + ", pool_size=" + tuple2(k) + ", strides=" + tuple2(stride) +
-         ", padding=" + tuple2(pad) + (ceil ? ", ceil_mode=True" : "") + ", name=\"" + name + "\")";
+         ", padding=" + tuple2(pad) + (ceil ? ", ceil_mode=True" : "") +
+         (countIncludePad ? ", count_include_pad=True" : "") + ", name=\"" + name + "\")";
 }
 
 std::string dense(const std::string &in, const std::string &name, int64_t units, bool bias) {
@@ -92,6 +93,8 @@ const std::vector<Network> &zoo() {
     addMobilenet(z);
     addVgg(z);
     addDcgan(z);
+    addDensenet(z);
+    addInception(z);
     return z;
   }();
   return all;

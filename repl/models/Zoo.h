@@ -46,7 +46,7 @@ std::string batchNorm(const std::string &in, const std::string &name, double eps
                       bool scale = true);
 std::string unary(const char *op, const std::string &in, const std::string &name);
 std::string pool(const char *op, const std::string &in, const std::string &name, int64_t k,
-                 int64_t stride, int64_t pad, bool ceil = false);
+                 int64_t stride, int64_t pad, bool ceil = false, bool countIncludePad = false);
 std::string dense(const std::string &in, const std::string &name, int64_t units, bool bias = true);
 
 /// Layer names of a classifier head.
@@ -83,5 +83,7 @@ void addSqueezenet(std::vector<Network> &z);
 void addMobilenet(std::vector<Network> &z);
 void addVgg(std::vector<Network> &z);
 void addDcgan(std::vector<Network> &z);
+void addDensenet(std::vector<Network> &z);
+void addInception(std::vector<Network> &z);
 
 } // namespace loupe::models

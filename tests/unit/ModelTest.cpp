@@ -34,6 +34,14 @@ TEST(Models, ParameterCountsMatchThePublishedNetworks) {
   // norms over 512, 256, 128 channels (4 values each).
   EXPECT_EQ(valuesOf(":model dcgan"),
             1638400 + 8388608 + 2048 + 2097152 + 1024 + 524288 + 512 + 6144);
+  // Keras DenseNet121 / 169 / 201 (same layers, batch norms with scale and moving statistics):
+  // 8,062,504 / 14,307,880 / 20,242,984.
+  EXPECT_EQ(valuesOf(":model densenet-121"), 8062504);
+  EXPECT_EQ(valuesOf(":model densenet-169"), 14307880);
+  EXPECT_EQ(valuesOf(":model densenet-201"), 20242984);
+  // Keras InceptionV3: 23,851,784 with batch norms without scale; NNVM's have gamma too, one
+  // per channel of its 94 batch norms (17,216 in all, half the 34,432 moving statistics).
+  EXPECT_EQ(valuesOf(":model inception-v3"), 23851784 + 17216);
   // VGG-11's convolutions (9,220,480) and, on 32x32 images, dense 512->4096->4096->10.
   EXPECT_EQ(valuesOf(":model vgg-11 shape=(3, 32, 32) classes=10"),
             9220480 + 2101248 + 16781312 + 40970);
@@ -45,8 +53,11 @@ TEST(Models, EveryNetworkInfersShapesAndSmallOnesRun) {
     Engine e;
     // Small images keep the test quick; every network accepts 64x64 (dcgan takes a code).
     std::string cmd = ":model " + n.name;
-    if (n.sample.size() == 3)
-      cmd += n.name.rfind("squeezenet", 0) == 0 ? "" : " shape=(3, 64, 64)";
+    // Networks whose last pooling has a fixed window keep their own image size.
+    bool fixedSize = n.name.rfind("squeezenet", 0) == 0 || n.name.rfind("densenet", 0) == 0 ||
+                     n.name == "inception-v3";
+    if (n.sample.size() == 3 && !fixedSize)
+      cmd += " shape=(3, 64, 64)";
     run(e, cmd);
     run(e, ":apply InferShape InferType");
     EXPECT_EQ(e.current()->graph.attr("shape_num_unknown_nodes")->num, 0);
@@ -66,13 +77,15 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
   EXPECT_EQ(output(e, ":model resnet-19"),
             "error: unknown model 'resnet-19'; models: mlp, "
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
-            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan\n");
+            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
+            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3\n");
   EXPECT_EQ(output(e, ":model squeezenet1.2"),
             "error: unknown model 'squeezenet1.2' (did you mean 'squeezenet1.0', "
             "'squeezenet1.1'?); models: "
             "mlp, "
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
-            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan\n");
+            "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
+            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3\n");
   EXPECT_EQ(output(e, ":model mlp batch=0"), "error: batch must be a positive integer, got '0'\n");
   EXPECT_EQ(output(e, ":model mlp colour=red"),
             "error: unknown option 'colour'; usage: :model NAME [batch=N] [shape=(C, H, W)] "

@@ -13,24 +13,6 @@ namespace loupe::backend {
 
 namespace {
 
-int64_t elementBytes(int dtype) {
-  switch (dtype) {
-  case kFloat64:
-  case kInt64:
-  case kUint64:
-    return 8;
-  case kFloat16:
-  case kInt16:
-  case kUint16:
-    return 2;
-  case kInt8:
-  case kUint8:
-    return 1;
-  default:
-    return 4;
-  }
-}
-
 const GraphAttr &need(const Graph &g, const char *key) {
   const GraphAttr *a = g.attr(key);
   if (!a)
@@ -72,7 +54,7 @@ std::vector<StorageSlot> storageSlots(const Graph &g) {
       StorageSlot &s = slots[sid[e]];
       s.id = sid[e];
       s.dtype = static_cast<int>(dtypes[e]);
-      s.bytes = std::max(s.bytes, numElements(shapes[e]) * elementBytes(s.dtype));
+      s.bytes = std::max(s.bytes, numElements(shapes[e]) * dtypeBytes(s.dtype));
       s.entries.push_back(e);
       s.names.push_back(n.numOutputs() > 1 ? n.name + "." + std::to_string(k) : n.name);
       if (s.entries.size() == 1)

@@ -82,4 +82,22 @@ double roundToDType(double v, int code) {
   }
 }
 
+int64_t dtypeBytes(int dtype) {
+  switch (dtype) {
+  case kFloat64:
+  case kInt64:
+  case kUint64:
+    return 8;
+  case kFloat16:
+  case kInt16:
+  case kUint16:
+    return 2;
+  case kInt8:
+  case kUint8:
+    return 1;
+  default:
+    return 4;
+  }
+}
+
 } // namespace loupe

@@ -1,6 +1,7 @@
 // DType: NNVM's integer dtype codes (0-10) and their names.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ std::string_view dtypeName(int code);
 
 /// The code for a name such as "float64", or nullopt if the name is not a dtype.
 std::optional<int> dtypeFromName(std::string_view name);
+
+/// Bytes per element of a code (4 for unknown codes, the size buffers are planned with).
+int64_t dtypeBytes(int code);
 
 /// True for the floating-point codes (float16/32/64).
 bool dtypeIsFloat(int code);

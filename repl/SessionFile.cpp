@@ -3,6 +3,7 @@
 
 #include "core/Error.h"
 #include "repl/Engine.h"
+#include "repl/GraphLang.h"
 #include "repl/TextFile.h"
 
 #include <fstream>
@@ -172,6 +173,40 @@ int checkSession(const std::string &path, bool bless, std::ostream &report) {
   }
   report << "ok " << path << " (" << s.blocks.size() << " inputs)\n";
   return 0;
+}
+
+std::vector<ScriptInput> splitScript(const std::string &text) {
+  std::vector<ScriptInput> inputs;
+  std::istringstream in(text);
+  std::string line, pending;
+  int lineNo = 0, startLine = 1;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (pending.empty())
+      startLine = lineNo;
+    pending += (pending.empty() ? "" : "\n") + line;
+    if (pending.find_first_not_of(" \t\r") == std::string::npos) {
+      pending.clear();
+      continue;
+    }
+    if (pending[pending.find_first_not_of(" \t")] != ':' && needsMoreInput(pending))
+      continue;
+    inputs.push_back({pending, startLine});
+    pending.clear();
+  }
+  if (!pending.empty())
+    inputs.push_back({pending, startLine});
+  return inputs;
+}
+
+std::vector<ScriptInput> scriptInputs(const std::string &text, const std::string &path) {
+  bool session = text.rfind("> ", 0) == 0 || text.find("\n> ") != std::string::npos;
+  if (!session)
+    return splitScript(text);
+  std::vector<ScriptInput> inputs;
+  for (const SessionBlock &b : parseSession(text, path).blocks)
+    inputs.push_back({b.input, b.line});
+  return inputs;
 }
 
 } // namespace loupe

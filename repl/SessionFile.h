@@ -40,6 +40,20 @@ std::string unifiedDiff(const std::vector<std::string> &expected,
                         const std::vector<std::string> &actual, const std::string &expectedName,
                         const std::string &actualName);
 
+/// One input of a plain script, with the line it starts on.
+struct ScriptInput {
+  std::string text;
+  int line = 1;
+};
+
+/// Splits a script into inputs: one per line, or several lines while brackets are open;
+/// blank lines are skipped.
+std::vector<ScriptInput> splitScript(const std::string &text);
+
+/// The inputs of a file the tools open as a script: a session file's `> ` inputs when it has
+/// any, else the file as a plain script. Throws Error for a malformed session.
+std::vector<ScriptInput> scriptInputs(const std::string &text, const std::string &path);
+
 /// Replays a session file in a fresh engine. With `bless`, rewrites the file's expected outputs
 /// and returns 0; otherwise stops at the first difference, writes a unified diff to `report`
 /// and returns 1. Returns 2 when the file cannot be read or parsed.

@@ -56,26 +56,9 @@ std::string historyPath() {
 
 /// Runs a script's text: each input is a line, or several while brackets are open.
 bool runScript(Engine &engine, const std::string &text) {
-  std::istringstream in(text);
-  std::string line, pending;
-  int lineNo = 0, startLine = 1;
   bool ok = true;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (pending.empty())
-      startLine = lineNo;
-    pending += (pending.empty() ? "" : "\n") + line;
-    if (pending.find_first_not_of(" \t\r") == std::string::npos) {
-      pending.clear();
-      continue;
-    }
-    if (pending[pending.find_first_not_of(" \t")] != ':' && needsMoreInput(pending))
-      continue;
-    ok &= engine.execute(pending, std::cout, std::cerr, startLine);
-    pending.clear();
-  }
-  if (!pending.empty())
-    ok &= engine.execute(pending, std::cout, std::cerr, startLine);
+  for (const ScriptInput &in : splitScript(text))
+    ok &= engine.execute(in.text, std::cout, std::cerr, in.line);
   return ok;
 }
 

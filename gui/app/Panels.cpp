@@ -1,0 +1,847 @@
+// Panels: every panel reads the engine and the view models; every action that asks the compiler
+// something runs a command through the viewer, so the console and `:record` see it.
+#include "gui/app/Panels.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/FusedModule.h"
+#include "core/Op.h"
+#include "gui/model/BufferChart.h"
+#include "gui/model/FusionView.h"
+#include "gui/model/StepDiff.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace loupe::gui {
+
+using view::Change;
+using view::GraphLayout;
+using view::GroupView;
+using view::LaidNode;
+using view::NodeKind;
+
+bool parsePanel(const std::string &name, Panel &out) {
+  static const std::pair<const char *, Panel> names[] = {{"graph", Panel::Graph},
+                                                         {"timeline", Panel::Timeline},
+                                                         {"fusion", Panel::Fusion},
+                                                         {"loops", Panel::Loops},
+                                                         {"buffers", Panel::Buffers}};
+  for (const auto &[n, p] : names)
+    if (name == n) {
+      out = p;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+ImU32 rgba(uint32_t c, uint8_t alpha = 255) {
+  return IM_COL32((c >> 24) & 0xff, (c >> 16) & 0xff, (c >> 8) & 0xff, alpha);
+}
+
+const ImU32 kOpFill = IM_COL32(221, 230, 240, 255);
+const ImU32 kInputFill = IM_COL32(200, 230, 201, 255);
+const ImU32 kParamFill = IM_COL32(245, 230, 200, 255);
+const ImU32 kText = IM_COL32(20, 20, 20, 255);
+const ImU32 kEdge = IM_COL32(110, 110, 120, 255);
+const ImU32 kSelected = IM_COL32(230, 40, 40, 255);
+const ImU32 kAdded = IM_COL32(30, 160, 60, 255);
+const ImU32 kChangedCol = IM_COL32(240, 150, 0, 255);
+const ImU32 kRemoved = IM_COL32(210, 30, 30, 255);
+
+// Runs a read-only command once per snapshot and keeps its output (loops, IR, assembly, why).
+const std::string &cachedCommand(AppState &s, const std::string &cmd) {
+  const Step *cur = s.viewer.engine().current();
+  const void *snap = cur ? static_cast<const void *>(&cur->graph.index()) : nullptr;
+  if (snap != s.cacheSnapshot) {
+    s.commandCache.clear();
+    s.cacheSnapshot = snap;
+  }
+  auto it = s.commandCache.find(cmd);
+  if (it != s.commandCache.end())
+    return it->second;
+  size_t before = s.viewer.console().size();
+  s.viewer.run(cmd);
+  std::string out = s.viewer.console().substr(before);
+  out = out.substr(out.find('\n') + 1); // drop the echoed input line
+  return s.commandCache.emplace(cmd, out).first->second;
+}
+
+/// How one canvas colours its nodes.
+struct Styler {
+  const std::vector<GroupView> *groups = nullptr; ///< fusion colours and regions
+  const view::StepDiff *diff = nullptr;           ///< change outlines
+  bool removedSide = false;                       ///< the "before" side of a diff
+  std::vector<uint32_t> highlighted;              ///< search hits
+};
+
+void fit(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
+  double zx = size.x / std::max(1.0, l.width + 40), zy = size.y / std::max(1.0, l.height + 40);
+  cv.zoom = std::clamp(std::min(zx, zy), 0.05, 1.5);
+  cv.panX = (size.x - l.width * cv.zoom) / 2;
+  cv.panY = std::max(10.0, (size.y - l.height * cv.zoom) / 2);
+  cv.fitPending = false;
+  cv.fitted = &l;
+}
+
+// Draws a laid-out graph in a canvas of `size` and handles pan, zoom and node clicks. Returns
+// the node id clicked this frame (-1 for none); `ctrl` tells whether ctrl was held.
+int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView &cv, ImVec2 size,
+               const Styler &st, int selected, int second, bool *ctrl) {
+  ImGui::BeginChild(id, size, true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (cv.fitPending || cv.fitted != &l)
+    fit(cv, l, avail);
+  ImGui::InvisibleButton("canvas", avail,
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  ImGuiIO &io = ImGui::GetIO();
+  bool hovered = ImGui::IsItemHovered();
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    cv.panX += io.MouseDelta.x;
+    cv.panY += io.MouseDelta.y;
+  }
+  if (hovered && io.MouseWheel != 0) {
+    double old = cv.zoom;
+    cv.zoom = std::clamp(cv.zoom * std::pow(1.15, io.MouseWheel), 0.03, 4.0);
+    double mx = io.MousePos.x - origin.x, my = io.MousePos.y - origin.y;
+    cv.panX = mx - (mx - cv.panX) * cv.zoom / old;
+    cv.panY = my - (my - cv.panY) * cv.zoom / old;
+  }
+  auto at = [&](double x, double y) {
+    return ImVec2(static_cast<float>(origin.x + cv.panX + x * cv.zoom),
+                  static_cast<float>(origin.y + cv.panY + y * cv.zoom));
+  };
+  ImDrawList *dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, ImVec2(origin.x + avail.x, origin.y + avail.y), true);
+
+  // Group regions first, under everything.
+  const IndexedGraph &idx = g.index();
+  std::vector<int> groupOf(idx.numNodes(), -1);
+  std::string hoverTip;
+  if (st.groups)
+    for (const GroupView &gv : *st.groups) {
+      for (uint32_t m : gv.members)
+        if (m < groupOf.size())
+          groupOf[m] = gv.index;
+      if (gv.members.size() < 2)
+        continue;
+      double x0 = 1e30, y0 = 1e30, x1 = -1e30, y1 = -1e30;
+      for (uint32_t m : gv.members) {
+        int k = l.find(m);
+        if (k < 0)
+          continue;
+        const LaidNode &n = l.nodes[static_cast<size_t>(k)];
+        x0 = std::min(x0, n.x - n.w / 2);
+        y0 = std::min(y0, n.y - n.h / 2);
+        x1 = std::max(x1, n.x + n.w / 2);
+        y1 = std::max(y1, n.y + n.h / 2);
+      }
+      if (x0 > x1)
+        continue;
+      ImVec2 a = at(x0 - 8, y0 - 8), b = at(x1 + 8, y1 + 8);
+      dl->AddRectFilled(a, b, rgba(gv.colour, 60), 8.0f);
+      dl->AddRect(a, b, rgba(gv.colour), 8.0f, 0, 2.0f);
+      if (hovered && io.MousePos.x >= a.x && io.MousePos.x <= b.x && io.MousePos.y >= a.y &&
+          io.MousePos.y <= b.y)
+        hoverTip = gv.function + "\npattern " + gv.pattern + "\nroot " + gv.rootName + "\nmaster " +
+                   (gv.masterName.empty() ? "None" : gv.masterName);
+    }
+
+  for (const view::LaidEdge &e : l.edges) {
+    const auto &p = e.points;
+    for (size_t i = 1; i + 2 < p.size(); i += 3)
+      dl->AddBezierCubic(at(p[i - 1].x, p[i - 1].y), at(p[i].x, p[i].y), at(p[i + 1].x, p[i + 1].y),
+                         at(p[i + 2].x, p[i + 2].y), kEdge, 1.2f);
+    if (!p.empty()) {
+      ImVec2 tail = at(p.back().x, p.back().y), head = at(e.head.x, e.head.y);
+      dl->AddLine(tail, head, kEdge, 1.2f);
+      float dx = head.x - tail.x, dy = head.y - tail.y, len = std::sqrt(dx * dx + dy * dy);
+      if (len > 0.5f) {
+        dx /= len;
+        dy /= len;
+        float s = static_cast<float>(std::max(3.0, 7 * cv.zoom));
+        dl->AddTriangleFilled(
+            head, ImVec2(head.x - dx * s - dy * s / 2, head.y - dy * s + dx * s / 2),
+            ImVec2(head.x - dx * s + dy * s / 2, head.y - dy * s - dx * s / 2), kEdge);
+      }
+      if (e.labelled && cv.zoom > 0.3) {
+        ImVec2 q = at(p.front().x + 4, p.front().y + 2);
+        dl->AddText(q, kSelected, std::to_string(e.output).c_str());
+      }
+    }
+  }
+
+  int clicked = -1;
+  bool showText = cv.zoom > 0.35;
+  for (const LaidNode &n : l.nodes) {
+    ImVec2 a = at(n.x - n.w / 2, n.y - n.h / 2), b = at(n.x + n.w / 2, n.y + n.h / 2);
+    ImU32 fill = n.kind == NodeKind::Input   ? kInputFill
+                 : n.kind == NodeKind::Param ? kParamFill
+                                             : kOpFill;
+    if (st.groups && groupOf[n.nid] >= 0)
+      fill = rgba(view::groupColour(groupOf[n.nid]));
+    float rounding = n.kind == NodeKind::Op ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
+    dl->AddRectFilled(a, b, fill, rounding);
+    ImU32 outline = IM_COL32(60, 60, 70, 255);
+    float thick = 1.0f;
+    if (st.diff) {
+      Change c = st.diff->of(n.name);
+      if (c == Change::Added && !st.removedSide)
+        outline = kAdded, thick = 3.0f;
+      else if (c == Change::Changed)
+        outline = kChangedCol, thick = 3.0f;
+      else if (c == Change::Removed && st.removedSide)
+        outline = kRemoved, thick = 3.0f;
+    }
+    if (std::find(st.highlighted.begin(), st.highlighted.end(), n.nid) != st.highlighted.end())
+      outline = IM_COL32(0, 120, 255, 255), thick = 3.0f;
+    if (static_cast<int>(n.nid) == selected || static_cast<int>(n.nid) == second)
+      outline = kSelected, thick = 3.0f;
+    dl->AddRect(a, b, outline, rounding, 0, thick);
+    if (st.groups && groupOf[n.nid] >= 0) {
+      const GroupView &gv = (*st.groups)[static_cast<size_t>(groupOf[n.nid])];
+      // Root and master badges in the corner.
+      std::string badge =
+          std::string(gv.rootName == n.name ? "R" : "") + (gv.masterName == n.name ? "M" : "");
+      if (!badge.empty())
+        dl->AddText(ImVec2(b.x - 9.0f * static_cast<float>(badge.size()) - 2, a.y + 1), kSelected,
+                    badge.c_str());
+    }
+    if (showText) {
+      float lineH = static_cast<float>(14 * cv.zoom);
+      float fontSize = static_cast<float>(13 * cv.zoom);
+      for (size_t i = 0; i < n.lines.size(); ++i)
+        dl->AddText(ImGui::GetFont(), fontSize,
+                    ImVec2(a.x + static_cast<float>(6 * cv.zoom),
+                           a.y + static_cast<float>(6 * cv.zoom) + lineH * static_cast<float>(i)),
+                    kText, n.lines[i].c_str());
+    }
+    if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+        io.MouseDragMaxDistanceSqr[0] < 16.0f && io.MousePos.x >= a.x && io.MousePos.x <= b.x &&
+        io.MousePos.y >= a.y && io.MousePos.y <= b.y) {
+      clicked = static_cast<int>(n.nid);
+      if (ctrl)
+        *ctrl = io.KeyCtrl;
+    }
+  }
+  dl->PopClipRect();
+  if (!hoverTip.empty())
+    ImGui::SetTooltip("%s", hoverTip.c_str());
+  ImGui::EndChild();
+  return clicked;
+}
+
+const Graph *currentGraph(AppState &s) {
+  const Step *cur = s.viewer.engine().current();
+  return cur ? &cur->graph : nullptr;
+}
+
+size_t currentStepIndex(AppState &s) {
+  const Engine &e = s.viewer.engine();
+  const Step *cur = e.current();
+  for (size_t i = 0; i < e.history().size(); ++i)
+    if (&e.history()[i] == cur)
+      return i;
+  return 0;
+}
+
+// Node selection from a canvas click: a plain click selects; ctrl-click picks the second node
+// and asks the engine `:why` about the pair.
+void handleClick(AppState &s, const Graph &g, int clicked, bool ctrl) {
+  if (clicked < 0)
+    return;
+  if (ctrl && s.selectedNode >= 0 && clicked != s.selectedNode) {
+    s.secondNode = clicked;
+    const IndexedGraph &idx = g.index();
+    std::string cmd = ":why " + idx.nodes[static_cast<uint32_t>(s.selectedNode)].node->name + " " +
+                      idx.nodes[static_cast<uint32_t>(clicked)].node->name;
+    s.whyText = cachedCommand(s, cmd);
+  } else {
+    s.selectedNode = clicked;
+    s.secondNode = -1;
+  }
+}
+
+void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a program below."); }
+
+void graphPanel(AppState &s, ImVec2 size, bool fusion) {
+  const Graph *g = currentGraph(s);
+  if (!g)
+    return noGraph();
+  size_t step = currentStepIndex(s);
+  Styler st;
+  std::vector<GroupView> groups;
+  if (fusion) {
+    if (!view::hasGroups(*g)) {
+      ImGui::TextDisabled(
+          "No fusion groups in this snapshot: :apply GraphFusePartition or :build.");
+    } else {
+      groups = view::fusionGroups(*g);
+      st.groups = &groups;
+      ImGui::Text("%zu groups. Hover a region for its pattern and function; click a node, then "
+                  "ctrl-click another to ask why they did or did not fuse.",
+                  groups.size());
+    }
+    if (!s.whyText.empty())
+      ImGui::TextWrapped("%s", s.whyText.c_str());
+  } else {
+    ImGui::SetNextItemWidth(200);
+    ImGui::InputTextWithHint("##search", "search by name", s.search, sizeof s.search);
+    ImGui::SameLine();
+    ImGui::Checkbox("neighbourhood of the selected node", &s.neighbourhoodOnly);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(100);
+    ImGui::SliderInt("radius", &s.radius, 1, 8);
+    if (s.search[0])
+      st.highlighted = view::searchNodes(*g, s.search);
+  }
+  CanvasView &cv = s.canvases[fusion ? Panel::Fusion : Panel::Graph];
+  ImGui::SameLine();
+  if (ImGui::Button("Fit"))
+    cv.fitPending = true;
+  bool part = !fusion && s.neighbourhoodOnly && s.selectedNode >= 0 &&
+              static_cast<uint32_t>(s.selectedNode) < g->index().numNodes();
+  const GraphLayout &l =
+      part ? s.viewer.layout(step, s.selectedNode, s.radius) : s.viewer.layout(step);
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  bool ctrl = false;
+  int clicked = drawCanvas(fusion ? "fusion" : "graph", *g, l, cv, avail, st, s.selectedNode,
+                           s.secondNode, &ctrl);
+  handleClick(s, *g, clicked, ctrl);
+  (void)size;
+}
+
+bool changedStep(const Step &st) { return st.change.rfind("graph unchanged", 0) != 0; }
+
+void coloredDiff(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    ImVec4 c = line.rfind("+", 0) == 0   ? ImVec4(0.1f, 0.55f, 0.2f, 1)
+               : line.rfind("-", 0) == 0 ? ImVec4(0.75f, 0.1f, 0.1f, 1)
+                                         : ImVec4(0.2f, 0.2f, 0.2f, 1);
+    ImGui::TextColored(c, "%s", line.c_str());
+  }
+}
+
+void timelinePanel(AppState &s) {
+  const Engine &e = s.viewer.engine();
+  if (e.history().empty())
+    return noGraph();
+  ImGui::BeginChild("steps", ImVec2(300, 0), true);
+  ImGui::Checkbox("hide unchanged steps", &s.hideUnchanged);
+  ImGui::Checkbox("overlay before and after", &s.overlay);
+  ImGui::Separator();
+  size_t chosen = s.timelineStep >= 0 ? static_cast<size_t>(s.timelineStep) : currentStepIndex(s);
+  chosen = std::min(chosen, e.history().size() - 1);
+  for (size_t i = 0; i < e.history().size(); ++i) {
+    const Step &st = e.history()[i];
+    bool changed = changedStep(st);
+    if (s.hideUnchanged && !changed)
+      continue;
+    char label[512];
+    std::snprintf(label, sizeof label, "%s %zu  %s  (%.1f ms)", changed ? "*" : " ", i,
+                  st.label.c_str(), st.millis);
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          changed ? ImVec4(0.05f, 0.05f, 0.05f, 1) : ImVec4(0.5f, 0.5f, 0.5f, 1));
+    if (ImGui::Selectable(label, i == chosen))
+      s.timelineStep = static_cast<int>(i);
+    ImGui::PopStyleColor();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("stepview", ImVec2(0, 0), false);
+  const Step &after = e.history()[chosen];
+  ImGui::Text("step %zu: %s (%s)", chosen, after.label.c_str(), after.change.c_str());
+  if (chosen == 0) {
+    ImGui::TextDisabled("The first step has nothing before it.");
+    ImGui::EndChild();
+    return;
+  }
+  const Step &before = e.history()[chosen - 1];
+  view::StepDiff d =
+      view::diffGraphs(before.graph, after.graph, "step " + std::to_string(chosen - 1),
+                       "step " + std::to_string(chosen));
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  float graphH = avail.y * 0.62f;
+  Styler sb, sa;
+  sb.diff = sa.diff = &d;
+  sb.removedSide = true;
+  if (s.overlay) {
+    drawCanvas("overlay", after.graph, s.viewer.layout(chosen), s.after, ImVec2(avail.x, graphH),
+               sa, -1, -1, nullptr);
+  } else {
+    float half = avail.x / 2 - 4;
+    drawCanvas("before", before.graph, s.viewer.layout(chosen - 1), s.before, ImVec2(half, graphH),
+               sb, -1, -1, nullptr);
+    ImGui::SameLine();
+    drawCanvas("after", after.graph, s.viewer.layout(chosen), s.after, ImVec2(half, graphH), sa, -1,
+               -1, nullptr);
+  }
+  ImGui::BeginChild("changes", ImVec2(0, 0), true);
+  for (const view::NodeChange &c : d.nodes) {
+    const char *kind = c.change == Change::Added     ? "added"
+                       : c.change == Change::Removed ? "removed"
+                                                     : "changed";
+    ImU32 col = c.change == Change::Added     ? kAdded
+                : c.change == Change::Removed ? kRemoved
+                                              : kChangedCol;
+    ImGui::PushStyleColor(ImGuiCol_Text, col);
+    ImGui::Text("%s %s", kind, c.name.c_str());
+    ImGui::PopStyleColor();
+    for (const std::string &det : c.details)
+      ImGui::BulletText("%s", det.c_str());
+  }
+  if (d.nodes.empty())
+    ImGui::TextDisabled("No node changed.");
+  ImGui::Separator();
+  coloredDiff(d.irDiff);
+  ImGui::EndChild();
+  ImGui::EndChild();
+}
+
+// The lowered loops as a tree: a line ending in `{` opens a node, `}` closes it.
+void loopTree(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<bool> open; // whether each enclosing node is expanded
+  int id = 0;
+  auto visible = [&] { return std::all_of(open.begin(), open.end(), [](bool b) { return b; }); };
+  while (std::getline(in, line)) {
+    std::string trimmed = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+    if (trimmed == "}") {
+      if (!open.empty()) {
+        bool wasOpen = open.back();
+        open.pop_back();
+        if (wasOpen && visible())
+          ImGui::TreePop();
+      }
+      continue;
+    }
+    bool parallel = trimmed.find("parallel") == 0, vec = trimmed.find("vectorized") == 0,
+         unrolled = trimmed.find("unrolled") == 0;
+    ImVec4 col = parallel   ? ImVec4(0.75f, 0.2f, 0.1f, 1)
+                 : vec      ? ImVec4(0.1f, 0.3f, 0.8f, 1)
+                 : unrolled ? ImVec4(0.5f, 0.2f, 0.6f, 1)
+                            : ImVec4(0.1f, 0.1f, 0.1f, 1);
+    if (!trimmed.empty() && trimmed.back() == '{') {
+      if (!visible()) {
+        open.push_back(false);
+        continue;
+      }
+      ImGui::PushID(id++);
+      ImGui::PushStyleColor(ImGuiCol_Text, col);
+      bool o = ImGui::TreeNodeEx(trimmed.c_str(), ImGuiTreeNodeFlags_DefaultOpen, "%s%s",
+                                 trimmed.c_str(),
+                                 parallel ? "   [parallel]"
+                                 : vec    ? "   [vectorized]"
+                                          : "");
+      ImGui::PopStyleColor();
+      ImGui::PopID();
+      open.push_back(o);
+    } else if (visible()) {
+      ImGui::TextColored(col, "%s", trimmed.c_str());
+    }
+  }
+  while (!open.empty()) {
+    bool wasOpen = open.back();
+    open.pop_back();
+    if (wasOpen && visible())
+      ImGui::TreePop();
+  }
+}
+
+void loopsPanel(AppState &s) {
+  const Graph *g = currentGraph(s);
+  if (!g)
+    return noGraph();
+  const GraphAttr *m = g->attr("module");
+  if (!m || !m->opaque) {
+    ImGui::TextDisabled("No fused functions in this snapshot: :apply GraphFuseCompile or :build.");
+    return;
+  }
+  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  ImGui::BeginChild("functions", ImVec2(260, 0), true);
+  for (const auto &[name, fn] : module->functions)
+    if (ImGui::Selectable(name.c_str(), name == s.loopFunction))
+      s.loopFunction = name;
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("code", ImVec2(0, 0), false);
+  if (s.loopFunction.empty() || !module->functions.count(s.loopFunction))
+    s.loopFunction = module->functions.begin()->first;
+  bool compiled = module->compiled != nullptr;
+  if (ImGui::BeginTabBar("codeTabs")) {
+    if (ImGui::BeginTabItem("Loops")) {
+      ImGui::BeginChild("loops");
+      loopTree(cachedCommand(s, ":lower " + s.loopFunction));
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("LLVM IR")) {
+      ImGui::BeginChild("llvm", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+      if (compiled)
+        ImGui::TextUnformatted(cachedCommand(s, ":llvm " + s.loopFunction).c_str());
+      else
+        ImGui::TextDisabled("Not compiled yet: :build makes the LLVM module.");
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Assembly")) {
+      ImGui::BeginChild("asm", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+      if (compiled)
+        ImGui::TextUnformatted(cachedCommand(s, ":asm " + s.loopFunction).c_str());
+      else
+        ImGui::TextDisabled("Not compiled yet: :build makes the machine code.");
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+}
+
+std::string bytesText(int64_t b) {
+  char buf[32];
+  if (b >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(b) / (1 << 20));
+  else if (b >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.1f KB", static_cast<double>(b) / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  return buf;
+}
+
+void buffersPanel(AppState &s) {
+  const Graph *g = currentGraph(s);
+  if (!g)
+    return noGraph();
+  if (!g->attr("storage_id") || !g->attr("shape") || !g->attr("dtype")) {
+    ImGui::TextDisabled("No storage plan in this snapshot: :build (or PlanMemory) makes one.");
+    return;
+  }
+  view::BufferChart c;
+  try {
+    c = view::bufferChart(*g);
+  } catch (const Error &e) {
+    ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", e.what());
+    return;
+  }
+  ImGui::Text("planned %s in %zu slots; one buffer per entry would take %s (%.0f%%)",
+              bytesText(c.planned).c_str(), c.rows.size(), bytesText(c.naive).c_str(),
+              c.naive ? 100.0 * static_cast<double>(c.planned) / static_cast<double>(c.naive) : 0);
+  ImGui::BeginChild("chart", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  ImDrawList *dl = ImGui::GetWindowDrawList();
+  const float labelW = 170, rowH = 22;
+  float width = std::max(300.0f, ImGui::GetContentRegionAvail().x - labelW - 10);
+  float step = width / static_cast<float>(std::max<uint32_t>(1, c.steps));
+  ImVec2 o = ImGui::GetCursorScreenPos();
+  ImGuiIO &io = ImGui::GetIO();
+  std::string tip;
+  for (size_t r = 0; r < c.rows.size(); ++r) {
+    const view::BufferRow &row = c.rows[r];
+    float y = o.y + static_cast<float>(r) * rowH;
+    std::string label = "storage " + std::to_string(row.storage) + "  " + bytesText(row.bytes);
+    dl->AddText(ImVec2(o.x, y + 3), kText, label.c_str());
+    dl->AddRectFilled(ImVec2(o.x + labelW, y + 1), ImVec2(o.x + labelW + width, y + rowH - 1),
+                      IM_COL32(240, 240, 240, 255));
+    for (size_t b = 0; b < row.bars.size(); ++b) {
+      const view::BufferBar &bar = row.bars[b];
+      ImVec2 a(o.x + labelW + step * static_cast<float>(bar.first), y + 3);
+      ImVec2 z(o.x + labelW + step * static_cast<float>(bar.last + 1), y + rowH - 3);
+      dl->AddRectFilled(a, z, rgba(view::groupColour(static_cast<int>(r + b))), 3.0f);
+      if (z.x - a.x > 40)
+        dl->AddText(ImVec2(a.x + 3, a.y + 1), kText, bar.name.c_str());
+      if (io.MousePos.x >= a.x && io.MousePos.x <= z.x && io.MousePos.y >= a.y &&
+          io.MousePos.y <= z.y)
+        tip = bar.name + ": " + bytesText(bar.bytes) + ", nodes " + std::to_string(bar.first) +
+              "-" + std::to_string(bar.last);
+    }
+  }
+  ImGui::Dummy(ImVec2(labelW + width, rowH * static_cast<float>(c.rows.size()) + 4));
+  ImGui::TextDisabled("x: node id (execution order, %u nodes); one bar per entry from the node "
+                      "that makes it to the last node that reads it",
+                      c.steps);
+  ImGui::EndChild();
+  if (!tip.empty())
+    ImGui::SetTooltip("%s", tip.c_str());
+}
+
+void inspector(AppState &s) {
+  const Graph *g = currentGraph(s);
+  if (!g || s.selectedNode < 0 || static_cast<uint32_t>(s.selectedNode) >= g->index().numNodes()) {
+    ImGui::TextDisabled("Click a node to inspect it.");
+    return;
+  }
+  const IndexedGraph &idx = g->index();
+  uint32_t nid = static_cast<uint32_t>(s.selectedNode);
+  const Node &n = *idx.nodes[nid].node;
+  ImGui::Text("%s", n.name.c_str());
+  ImGui::TextDisabled("node %u, %s", nid, n.isVariable() ? "variable" : n.op->name.c_str());
+  ImGui::Separator();
+  if (ImGui::CollapsingHeader("Attributes", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (n.attrs.empty())
+      ImGui::TextDisabled("none");
+    for (const auto &[k, v] : n.attrs)
+      ImGui::TextWrapped("%s = %s", k.c_str(), v.c_str());
+  }
+  if (ImGui::CollapsingHeader("Outputs", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const GraphAttr *sid = g->attr("storage_id");
+    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+      uint32_t e = idx.entryId(nid, k);
+      std::vector<std::string> lines = view::nodeLines(*g, nid, false);
+      std::string text = "output " + std::to_string(k);
+      if (const GraphAttr *sh = g->attr("shape"); sh && e < sh->shapes.size())
+        text += ": shape " + shapeToTuple(sh->shapes[e]);
+      if (const GraphAttr *dt = g->attr("dtype"); dt && e < dt->ints.size())
+        text += " " + std::string(dtypeName(static_cast<int>(dt->ints[e])));
+      if (sid && e < sid->ints.size())
+        text += ", storage " + std::to_string(sid->ints[e]);
+      ImGui::TextWrapped("%s", text.c_str());
+    }
+  }
+  if (const GraphAttr *pat = g->attr("pattern"); pat && nid < pat->ints.size())
+    ImGui::Text("pattern %s", patternName(static_cast<int>(pat->ints[nid])));
+  if (view::hasGroups(*g))
+    for (const GroupView &gv : view::fusionGroups(*g))
+      if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
+        ImGui::TextWrapped("group %s (%s): root %s, master %s; members %zu", gv.function.c_str(),
+                           gv.pattern.c_str(), gv.rootName.c_str(),
+                           gv.masterName.empty() ? "None" : gv.masterName.c_str(),
+                           gv.memberNames.size());
+      }
+  // The value summary of the last :run, when this node is one of the graph's outputs.
+  const std::string &con = s.viewer.console();
+  size_t run = con.rfind("loupe> :run");
+  if (run != std::string::npos)
+    for (size_t k = 0; k < idx.heads.size(); ++k)
+      if (idx.heads[k].nodeId == nid) {
+        std::string key = "output " + std::to_string(k) + ":";
+        size_t at = con.find(key, run);
+        if (at == std::string::npos)
+          continue;
+        size_t end = con.find("\noutput ", at + 1);
+        size_t next = con.find("loupe> ", at);
+        end = std::min(end, next);
+        ImGui::Separator();
+        ImGui::TextWrapped("last :run\n%s", con.substr(at, end - at).c_str());
+      }
+}
+
+int consoleCallback(ImGuiInputTextCallbackData *data) {
+  auto &s = *static_cast<AppState *>(data->UserData);
+  if (data->EventFlag == ImGuiInputTextFlags_CallbackHistory && !s.consoleHistory.empty()) {
+    int n = static_cast<int>(s.consoleHistory.size());
+    if (data->EventKey == ImGuiKey_UpArrow)
+      s.consoleHistoryPos = s.consoleHistoryPos < 0 ? n - 1 : std::max(0, s.consoleHistoryPos - 1);
+    else if (data->EventKey == ImGuiKey_DownArrow && s.consoleHistoryPos >= 0)
+      s.consoleHistoryPos = s.consoleHistoryPos + 1 >= n ? -1 : s.consoleHistoryPos + 1;
+    data->DeleteChars(0, data->BufTextLen);
+    if (s.consoleHistoryPos >= 0)
+      data->InsertChars(0, s.consoleHistory[static_cast<size_t>(s.consoleHistoryPos)].c_str());
+  } else if (data->EventFlag == ImGuiInputTextFlags_CallbackCompletion) {
+    std::string line(data->Buf, static_cast<size_t>(data->CursorPos));
+    size_t start = line.find_last_of(" (,=");
+    start = start == std::string::npos ? 0 : start + 1;
+    std::string word = line.substr(start);
+    std::vector<std::string> c = s.viewer.engine().completions(line, word);
+    if (c.size() == 1) {
+      data->DeleteChars(static_cast<int>(start), static_cast<int>(word.size()));
+      data->InsertChars(static_cast<int>(start), (c[0] + " ").c_str());
+    } else if (c.size() > 1) {
+      std::string all;
+      for (const std::string &x : c)
+        all += x + "  ";
+      s.viewer.note(all + "\n"); // the choices, as the REPL lists them on a double Tab
+      s.scrollConsole = true;
+    }
+  }
+  return 0;
+}
+
+void console(AppState &s) {
+  float inputH = ImGui::GetFrameHeightWithSpacing();
+  ImGui::BeginChild("consoleText", ImVec2(0, -inputH), true, ImGuiWindowFlags_HorizontalScrollbar);
+  ImGui::TextUnformatted(s.viewer.console().c_str());
+  if (s.scrollConsole) {
+    ImGui::SetScrollHereY(1.0f);
+    s.scrollConsole = false;
+  }
+  ImGui::EndChild();
+  ImGui::SetNextItemWidth(-1);
+  ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue |
+                              ImGuiInputTextFlags_CallbackHistory |
+                              ImGuiInputTextFlags_CallbackCompletion;
+  if (ImGui::InputTextWithHint("##console", "loupe> statement or :command (Tab completes)",
+                               s.consoleInput, sizeof s.consoleInput, flags, consoleCallback, &s)) {
+    std::string in = s.consoleInput;
+    if (!in.empty()) {
+      s.viewer.run(in);
+      s.consoleHistory.push_back(in);
+      s.consoleHistoryPos = -1;
+      s.scrollConsole = true;
+      s.timelineStep = -1;
+    }
+    s.consoleInput[0] = 0;
+    ImGui::SetKeyboardFocusHere(-1);
+  }
+}
+
+void toolbar(AppState &s) {
+  if (ImGui::Button("Open..."))
+    s.showOpen = true;
+  ImGui::SameLine();
+  const auto &script = s.viewer.script();
+  if (!script.empty()) {
+    if (ImGui::Button("|<"))
+      s.viewer.runTo(0);
+    ImGui::SameLine();
+    if (ImGui::Button("< back"))
+      s.viewer.stepBack();
+    ImGui::SameLine();
+    if (ImGui::Button("forward >"))
+      s.viewer.stepForward();
+    ImGui::SameLine();
+    if (ImGui::Button(">|"))
+      s.viewer.runTo(script.size());
+    ImGui::SameLine();
+    size_t pos = s.viewer.scriptPos();
+    std::string next = pos < script.size() ? script[pos].text : "(end)";
+    next = next.substr(0, next.find('\n'));
+    ImGui::Text("input %zu/%zu; next: %s", pos, script.size(), next.c_str());
+    ImGui::SameLine();
+  }
+  if (const Step *cur = s.viewer.engine().current())
+    ImGui::TextDisabled("| step %zu: %s", currentStepIndex(s), cur->label.c_str());
+}
+
+void openDialog(AppState &s) {
+  if (s.showOpen) {
+    ImGui::OpenPopup("Open");
+    s.showOpen = false;
+    if (!s.openPath[0]) {
+      std::string cwd = std::filesystem::current_path().string() + "/";
+      std::snprintf(s.openPath, sizeof s.openPath, "%s", cwd.c_str());
+    }
+  }
+  ImGui::SetNextWindowSize(ImVec2(620, 420), ImGuiCond_Appearing);
+  if (!ImGui::BeginPopupModal("Open"))
+    return;
+  ImGui::TextUnformatted("A session (.session), a script, a graph JSON or an ONNX model:");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText("##path", s.openPath, sizeof s.openPath);
+  std::filesystem::path p(s.openPath);
+  std::filesystem::path dir = std::filesystem::is_directory(p) ? p : p.parent_path();
+  ImGui::BeginChild("files", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 2), true);
+  std::error_code ec;
+  if (ImGui::Selectable("../")) {
+    std::snprintf(s.openPath, sizeof s.openPath, "%s/", dir.parent_path().string().c_str());
+  }
+  std::vector<std::filesystem::directory_entry> entries;
+  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+    entries.push_back(e);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto &a, const auto &b) { return a.path() < b.path(); });
+  for (const auto &e : entries) {
+    std::string name = e.path().filename().string() + (e.is_directory() ? "/" : "");
+    if (ImGui::Selectable(name.c_str()))
+      std::snprintf(s.openPath, sizeof s.openPath, "%s%s", e.path().string().c_str(),
+                    e.is_directory() ? "/" : "");
+  }
+  ImGui::EndChild();
+  if (!s.openError.empty())
+    ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", s.openError.c_str());
+  if (ImGui::Button("Open") && !std::filesystem::is_directory(p)) {
+    s.openError = s.viewer.open(s.openPath);
+    if (s.openError.empty()) {
+      s.selectedNode = s.secondNode = -1;
+      ImGui::CloseCurrentPopup();
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel"))
+    ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+}
+
+} // namespace
+
+void drawFrame(AppState &s, float w, float h) {
+  const float toolbarH = 36, consoleH = std::max(140.0f, h * 0.24f), inspectorW = 330;
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImVec2(w, toolbarH));
+  ImGui::Begin("toolbar", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
+  toolbar(s);
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(0, toolbarH));
+  ImGui::SetNextWindowSize(ImVec2(w - inspectorW, h - toolbarH - consoleH));
+  ImGui::Begin("main", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
+  if (ImGui::BeginTabBar("panels")) {
+    struct Tab {
+      const char *name;
+      Panel panel;
+    };
+    const Tab tabs[] = {{"Graph", Panel::Graph},
+                        {"Timeline", Panel::Timeline},
+                        {"Fusion", Panel::Fusion},
+                        {"Loops", Panel::Loops},
+                        {"Buffers", Panel::Buffers}};
+    for (const Tab &t : tabs) {
+      ImGuiTabItemFlags f = s.selectPanel && s.panel == t.panel ? ImGuiTabItemFlags_SetSelected : 0;
+      if (ImGui::BeginTabItem(t.name, nullptr, f)) {
+        if (!s.selectPanel)
+          s.panel = t.panel;
+        ImVec2 avail = ImGui::GetContentRegionAvail();
+        switch (t.panel) {
+        case Panel::Graph:
+          graphPanel(s, avail, false);
+          break;
+        case Panel::Fusion:
+          graphPanel(s, avail, true);
+          break;
+        case Panel::Timeline:
+          timelinePanel(s);
+          break;
+        case Panel::Loops:
+          loopsPanel(s);
+          break;
+        case Panel::Buffers:
+          buffersPanel(s);
+          break;
+        }
+        ImGui::EndTabItem();
+      }
+    }
+    s.selectPanel = false;
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(w - inspectorW, toolbarH));
+  ImGui::SetNextWindowSize(ImVec2(inspectorW, h - toolbarH - consoleH));
+  ImGui::Begin("Inspector", nullptr, fixed);
+  inspector(s);
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(0, h - consoleH));
+  ImGui::SetNextWindowSize(ImVec2(w, consoleH));
+  ImGui::Begin("Console", nullptr, fixed);
+  console(s);
+  ImGui::End();
+
+  openDialog(s);
+}
+
+} // namespace loupe::gui

@@ -1,0 +1,62 @@
+// Panels: loupe-gui's window contents — graph, timeline, fusion, loops and buffers panels, the
+// node inspector and the console — drawn with Dear ImGui from the view models.
+#pragma once
+
+#include "gui/model/Viewer.h"
+
+#include <map>
+#include <string>
+
+namespace loupe::gui {
+
+/// The panels of the main area (the `--panel` names).
+enum class Panel { Graph, Timeline, Fusion, Loops, Buffers };
+
+/// Parses a `--panel` name; false for an unknown one.
+bool parsePanel(const std::string &name, Panel &out);
+
+/// Pan and zoom of one graph canvas.
+struct CanvasView {
+  double zoom = 1, panX = 0, panY = 0;
+  bool fitPending = true;       ///< fit the graph on the next frame it is drawn
+  const void *fitted = nullptr; ///< the layout it was last fitted to
+};
+
+/// Everything the window shows and remembers between frames.
+struct AppState {
+  view::Viewer viewer;
+  Panel panel = Panel::Graph;
+  bool selectPanel = true; ///< make `panel` the open tab on the next frame
+
+  int selectedNode = -1; ///< node id in the current snapshot
+  int secondNode = -1;   ///< with ctrl-click: the other node of `:why`
+  std::string whyText;   ///< the last `:why` answer
+  char search[128] = "";
+  bool neighbourhoodOnly = false;
+  int radius = 2;
+
+  int timelineStep = -1; ///< chosen history step (-1: the current one)
+  bool hideUnchanged = false;
+  bool overlay = false;
+
+  std::string loopFunction;                        ///< chosen fused function
+  std::map<std::string, std::string> commandCache; ///< command -> its output, per snapshot
+  const void *cacheSnapshot = nullptr;
+
+  char consoleInput[512] = "";
+  std::vector<std::string> consoleHistory;
+  int consoleHistoryPos = -1;
+  bool scrollConsole = true;
+
+  bool showOpen = false;
+  char openPath[512] = "";
+  std::string openError;
+
+  std::map<Panel, CanvasView> canvases;
+  CanvasView before, after;
+};
+
+/// Draws one frame of the whole window (display size `w` x `h`).
+void drawFrame(AppState &s, float w, float h);
+
+} // namespace loupe::gui

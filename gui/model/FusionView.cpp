@@ -1,0 +1,79 @@
+// FusionView: groups from passes/Fusion (the same reading GraphFuseCompile and `:groups` use)
+// and, for deploy graphs, from the FusedModule's functions; colours by group order, which is
+// the same order in both (GraphFuseCompile emits tvm_ops in root order).
+#include "gui/model/FusionView.h"
+
+#include "core/FusedModule.h"
+#include "core/Op.h"
+#include "passes/Fusion.h"
+
+namespace loupe::view {
+
+namespace {
+
+// Twelve hues far apart (ColorBrewer's Paired, reordered so neighbours differ), as RGBA.
+constexpr uint32_t kPalette[] = {0x1f78b4ff, 0xe31a1cff, 0x33a02cff, 0xff7f00ff,
+                                 0x6a3d9aff, 0xb15928ff, 0xa6cee3ff, 0xfb9a99ff,
+                                 0xb2df8aff, 0xfdbf6fff, 0xcab2d6ff, 0xffff99ff};
+
+} // namespace
+
+int paletteSize() { return static_cast<int>(sizeof kPalette / sizeof kPalette[0]); }
+
+uint32_t groupColour(int index) { return kPalette[index % paletteSize()]; }
+
+bool hasGroups(const Graph &g) {
+  return (g.attr("group_root") && g.attr("group_master") && g.attr("pattern")) || g.attr("module");
+}
+
+std::vector<GroupView> fusionGroups(const Graph &g) {
+  std::vector<GroupView> groups;
+  const IndexedGraph &idx = g.index();
+  if (g.attr("group_root") && g.attr("group_master") && g.attr("pattern")) {
+    for (const FusedGroup &fg : fusedGroups(g)) {
+      GroupView v;
+      v.index = static_cast<int>(groups.size());
+      v.members = fg.members;
+      for (uint32_t m : fg.members)
+        v.memberNames.push_back(idx.nodes[m].node->name);
+      v.root = fg.root;
+      v.rootName = idx.nodes[fg.root].node->name;
+      if (fg.master >= 0)
+        v.masterName = idx.nodes[static_cast<uint32_t>(fg.master)].node->name;
+      v.pattern = patternName(fg.pattern);
+      v.function = readableName(idx, fg);
+      v.colour = groupColour(v.index);
+      groups.push_back(std::move(v));
+    }
+    return groups;
+  }
+  const GraphAttr *m = g.attr("module");
+  if (!m || !m->opaque)
+    return groups;
+  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (n.isVariable() || n.op->name != "tvm_op")
+      continue;
+    GroupView v;
+    v.index = static_cast<int>(groups.size());
+    v.members = {nid};
+    v.root = nid;
+    v.function = n.parsed.getStr("func_name");
+    auto it = module->functions.find(v.function);
+    if (it != module->functions.end()) {
+      const Graph &body = it->second->body;
+      const IndexedGraph &bidx = body.index();
+      for (uint32_t b = 0; b < bidx.numNodes(); ++b)
+        if (!bidx.nodes[b].node->isVariable())
+          v.memberNames.push_back(bidx.nodes[b].node->name);
+      if (!body.outputs().empty())
+        v.rootName = body.outputs()[0].node->name;
+    }
+    v.colour = groupColour(v.index);
+    groups.push_back(std::move(v));
+  }
+  return groups;
+}
+
+} // namespace loupe::view

@@ -1,0 +1,38 @@
+// FusionView: the fusion groups of a snapshot as the viewer colours them — after
+// GraphFusePartition from its attributes, and on a built deploy graph from the fused functions
+// behind each tvm_op — with the same colour for the same group in both.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loupe::view {
+
+/// One group as drawn.
+struct GroupView {
+  int index = 0;                        ///< position among the snapshot's groups (colour choice)
+  std::vector<uint32_t> members;        ///< node ids in this snapshot (a deploy graph: its tvm_op)
+  std::vector<std::string> memberNames; ///< source op names (for a tvm_op, its function's ops)
+  uint32_t root = 0;                    ///< node id of the root in this snapshot
+  std::string rootName, masterName;     ///< masterName empty when the group has no master
+  std::string pattern;                  ///< the root's derived pattern name
+  std::string function;                 ///< the fused function's name (`fuse_conv2d_relu`)
+  uint32_t colour = 0;                  ///< RGBA (0xRRGGBBAA)
+};
+
+/// Whether a snapshot has groups to show (partition attributes or a compiled module).
+bool hasGroups(const Graph &g);
+
+/// The groups of a partitioned graph (group_root, group_master, pattern) or of a deploy graph
+/// (tvm_op nodes and `module`), in root order; empty when there are none.
+std::vector<GroupView> fusionGroups(const Graph &g);
+
+/// The colour of the `index`-th group: a palette of clearly different hues, repeated.
+uint32_t groupColour(int index);
+/// Number of colours in the palette.
+int paletteSize();
+
+} // namespace loupe::view

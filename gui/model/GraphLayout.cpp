@@ -1,0 +1,236 @@
+// GraphLayout: builds a cgraph graph with fixed-size boxes, lets dot place it, reads back the
+// positions (flipping Graphviz's y-up points) and the edge splines.
+#include "gui/model/GraphLayout.h"
+
+#include "backend/Build.h"
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Op.h"
+
+#include <graphviz/gvc.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+
+namespace loupe::view {
+
+namespace {
+
+// One Graphviz context for the process: creating it loads the plugin configuration, which is
+// slow, and dot's layout is not re-entrant anyway.
+GVC_t *context() {
+  static GVC_t *gvc = gvContext();
+  return gvc;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Sets a node attribute, declaring it with a default first as cgraph requires.
+void set(Agraph_t *g, Agnode_t *n, const char *key, const std::string &value) {
+  agsafeset(n, const_cast<char *>(key), const_cast<char *>(value.c_str()), const_cast<char *>(""));
+  (void)g;
+}
+
+} // namespace
+
+int GraphLayout::find(uint32_t nid) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].nid == nid)
+      return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param) {
+  const IndexedGraph &idx = g.index();
+  const Node &n = *idx.nodes[nid].node;
+  std::vector<std::string> lines;
+  if (n.isVariable())
+    lines.push_back(param ? "param" : "input");
+  else if (n.op->name == "tvm_op")
+    lines.push_back(n.parsed.getStr("func_name"));
+  else
+    lines.push_back(n.op->name);
+  lines.push_back(n.name);
+  const GraphAttr *shape = g.attr("shape");
+  const GraphAttr *dtype = g.attr("dtype");
+  bool shapeFits = shape && shape->shapes.size() == idx.numEntries();
+  bool dtypeFits = dtype && dtype->ints.size() == idx.numEntries();
+  for (uint32_t k = 0; k < n.numVisibleOutputs(); ++k) {
+    uint32_t e = idx.entryId(nid, k);
+    std::string s;
+    if (shapeFits && shapeKnown(shape->shapes[e]))
+      s = shapeToTuple(shape->shapes[e]);
+    if (dtypeFits && dtype->ints[e] >= 0)
+      s += std::string(s.empty() ? "" : " ") +
+           std::string(dtypeName(static_cast<int>(dtype->ints[e])));
+    if (!s.empty())
+      lines.push_back(n.numVisibleOutputs() > 1 ? std::to_string(k) + ": " + s : s);
+  }
+  return lines;
+}
+
+std::set<std::string> paramNames(const Graph &g) {
+  std::set<std::string> params;
+  const IndexedGraph &idx = g.index();
+  for (const auto &in : idx.nodes) {
+    const Node &n = *in.node;
+    if (n.isVariable())
+      continue;
+    std::vector<std::string> args = n.op->argNames(n.parsed);
+    for (size_t i = 0; i < n.inputs.size() && i < args.size(); ++i) {
+      const Node &p = *n.inputs[i].node;
+      if (p.isVariable() && p.name == n.name + "_" + args[i])
+        params.insert(p.name);
+    }
+  }
+  if (auto lib = backend::builtLibrary(g))
+    for (const auto &[name, t] : lib->params)
+      params.insert(name);
+  return params;
+}
+
+GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vector<uint32_t> *only) {
+  const IndexedGraph &idx = g.index();
+  std::vector<bool> shown(idx.numNodes(), only == nullptr);
+  if (only)
+    for (uint32_t nid : *only)
+      if (nid < shown.size())
+        shown[nid] = true;
+
+  std::unique_ptr<Agraph_t, int (*)(Agraph_t *)> graph(
+      agopen(const_cast<char *>("loupe"), Agdirected, nullptr), agclose);
+  Agraph_t *G = graph.get();
+  agattr(G, AGRAPH, const_cast<char *>("rankdir"), const_cast<char *>("TB"));
+  agattr(G, AGRAPH, const_cast<char *>("nodesep"), const_cast<char *>("0.25"));
+  agattr(G, AGRAPH, const_cast<char *>("ranksep"), const_cast<char *>("0.35"));
+  agattr(G, AGNODE, const_cast<char *>("shape"), const_cast<char *>("box"));
+  agattr(G, AGNODE, const_cast<char *>("fixedsize"), const_cast<char *>("true"));
+  agattr(G, AGNODE, const_cast<char *>("label"), const_cast<char *>(""));
+
+  GraphLayout out;
+  std::vector<Agnode_t *> agNodes(idx.numNodes(), nullptr);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    if (!shown[nid])
+      continue;
+    const Node &n = *idx.nodes[nid].node;
+    LaidNode ln;
+    ln.nid = nid;
+    ln.name = n.name;
+    bool param = n.isVariable() && o.params.count(n.name);
+    ln.kind = !n.isVariable() ? NodeKind::Op : param ? NodeKind::Param : NodeKind::Input;
+    ln.op = n.isVariable() ? "" : n.op->name;
+    ln.lines = nodeLines(g, nid, param);
+    size_t chars = 0;
+    for (const std::string &l : ln.lines)
+      chars = std::max(chars, l.size());
+    ln.w = static_cast<double>(chars) * o.charWidth + 2 * o.padding;
+    ln.h = static_cast<double>(ln.lines.size()) * o.lineHeight + 2 * o.padding;
+    std::string key = "n" + std::to_string(nid);
+    Agnode_t *an = agnode(G, key.data(), 1);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", ln.w / 72.0); // Graphviz sizes are inches
+    set(G, an, "width", buf);
+    std::snprintf(buf, sizeof buf, "%.4f", ln.h / 72.0);
+    set(G, an, "height", buf);
+    agNodes[nid] = an;
+    out.nodes.push_back(std::move(ln));
+  }
+  std::vector<std::pair<Agedge_t *, LaidEdge>> agEdges;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    if (!shown[nid])
+      continue;
+    for (const auto &e : idx.nodes[nid].inputs) {
+      if (!shown[e.nodeId])
+        continue;
+      LaidEdge le;
+      le.from = e.nodeId;
+      le.to = nid;
+      le.output = e.index;
+      le.labelled = idx.nodes[e.nodeId].node->numVisibleOutputs() > 1;
+      // A distinct key per (producer output, consumer input) keeps parallel edges apart.
+      std::string key = std::to_string(agEdges.size());
+      Agedge_t *ae = agedge(G, agNodes[e.nodeId], agNodes[nid], key.data(), 1);
+      agEdges.emplace_back(ae, std::move(le));
+    }
+  }
+
+  if (gvLayout(context(), G, "dot") != 0)
+    fail("Graphviz could not lay out the graph");
+  const boxf bb = GD_bb(G);
+  out.width = bb.UR.x - bb.LL.x;
+  out.height = bb.UR.y - bb.LL.y;
+  auto flip = [&](pointf p) { return Point{p.x - bb.LL.x, bb.UR.y - p.y}; };
+  for (LaidNode &ln : out.nodes) {
+    Agnode_t *an = agNodes[ln.nid];
+    Point c = flip(ND_coord(an));
+    ln.x = c.x;
+    ln.y = c.y;
+    // dot rounds sizes to whole points; draw the boxes its edges were clipped to.
+    ln.w = ND_lw(an) + ND_rw(an);
+    ln.h = ND_ht(an);
+  }
+  for (auto &[ae, le] : agEdges) {
+    if (const splines *spl = ED_spl(ae))
+      for (int b = 0; b < spl->size; ++b) {
+        const bezier &bz = spl->list[b];
+        for (int i = 0; i < bz.size; ++i)
+          le.points.push_back(flip(bz.list[i]));
+        le.head = bz.eflag ? flip(bz.ep) : le.points.empty() ? Point{} : le.points.back();
+      }
+    out.edges.push_back(std::move(le));
+  }
+  gvFreeLayout(context(), G);
+  return out;
+}
+
+std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius) {
+  const IndexedGraph &idx = g.index();
+  std::vector<std::vector<uint32_t>> adj(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    for (const auto &e : idx.nodes[nid].inputs) {
+      adj[nid].push_back(e.nodeId);
+      adj[e.nodeId].push_back(nid);
+    }
+  std::vector<int> dist(idx.numNodes(), -1);
+  std::deque<uint32_t> queue;
+  if (centre < idx.numNodes()) {
+    dist[centre] = 0;
+    queue.push_back(centre);
+  }
+  while (!queue.empty()) {
+    uint32_t n = queue.front();
+    queue.pop_front();
+    if (dist[n] == radius)
+      continue;
+    for (uint32_t m : adj[n])
+      if (dist[m] < 0) {
+        dist[m] = dist[n] + 1;
+        queue.push_back(m);
+      }
+  }
+  std::vector<uint32_t> ids;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (dist[nid] >= 0)
+      ids.push_back(nid);
+  return ids;
+}
+
+std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text) {
+  const IndexedGraph &idx = g.index();
+  std::string needle = lower(text);
+  std::vector<uint32_t> ids;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (lower(idx.nodes[nid].node->name).find(needle) != std::string::npos)
+      ids.push_back(nid);
+  return ids;
+}
+
+} // namespace loupe::view

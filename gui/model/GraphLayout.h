@@ -1,0 +1,73 @@
+// GraphLayout: a graph snapshot laid out top to bottom by Graphviz's dot (through its C
+// library), with the node boxes and edge curves the viewer draws, and the node queries it needs.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loupe::view {
+
+/// What a node is drawn as: graph inputs and params are variables, drawn apart from ops.
+enum class NodeKind { Input, Param, Op };
+
+struct Point {
+  double x = 0, y = 0;
+};
+
+/// A laid-out node: centre and size in layout units (pixels at zoom 1), y growing downwards.
+struct LaidNode {
+  uint32_t nid = 0;
+  NodeKind kind = NodeKind::Op;
+  std::string name, op;           ///< op is empty for variables
+  std::vector<std::string> lines; ///< label text: op (or kind), name, then shape and dtype
+  double x = 0, y = 0, w = 0, h = 0;
+};
+
+/// An edge from output `output` of `from` to an input of `to`, as a cubic B-spline (Graphviz's
+/// control points: 1 + 3k points). `labelled` when the producer has several outputs.
+struct LaidEdge {
+  uint32_t from = 0, to = 0, output = 0;
+  bool labelled = false;
+  std::vector<Point> points;
+  Point head; ///< where the arrowhead points (on the consumer's box)
+};
+
+/// A laid-out graph (or part of one).
+struct GraphLayout {
+  std::vector<LaidNode> nodes;
+  std::vector<LaidEdge> edges;
+  double width = 0, height = 0;
+  /// Index in `nodes` of node id `nid`, or -1 when it is not laid out.
+  int find(uint32_t nid) const;
+};
+
+/// Text metrics of the viewer's font, so that boxes fit their labels.
+struct LayoutOptions {
+  double charWidth = 7, lineHeight = 14, padding = 6;
+  /// Variables drawn as params (see paramNames); the others are inputs.
+  std::set<std::string> params;
+};
+
+/// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.
+/// Throws Error when Graphviz fails.
+GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o,
+                        const std::vector<uint32_t> *only = nullptr);
+
+/// The label lines of node `nid`: its op (or `input`/`param`), its name, and per output its
+/// shape and dtype once inferred (a tvm_op shows its function name).
+std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param);
+
+/// Variables that are params: those an op made for one of its arguments (NNVM names them
+/// `<op name>_<argument>`, like conv0_weight), and the params bound by `:build`.
+std::set<std::string> paramNames(const Graph &g);
+
+/// Node ids within `radius` edges of `centre`, either direction, in id order.
+std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius);
+
+/// Node ids whose name contains `text` (case-insensitive), in id order.
+std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text);
+
+} // namespace loupe::view

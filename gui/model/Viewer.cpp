@@ -1,0 +1,100 @@
+// Viewer: console, script stepping by replay, and the per-snapshot layout cache.
+#include "gui/model/Viewer.h"
+
+#include "core/Error.h"
+#include "repl/TextFile.h"
+
+#include <sstream>
+
+namespace loupe::view {
+
+Viewer::Viewer() : engine_(std::make_unique<Engine>()) {}
+
+bool Viewer::run(const std::string &input) {
+  std::ostringstream out;
+  bool ok = engine_->execute(input, out, out);
+  console_ += "loupe> " + input + "\n" + out.str();
+  return ok;
+}
+
+std::string Viewer::open(const std::string &path) {
+  auto endsWith = [&](const char *tail) {
+    std::string t = tail;
+    return path.size() >= t.size() && path.compare(path.size() - t.size(), t.size(), t) == 0;
+  };
+  if (endsWith(".json") || endsWith(".onnx")) {
+    size_t before = console_.size();
+    if (run(":load " + path))
+      return "";
+    // The engine's one-line error, without its prefix.
+    std::string msg = console_.substr(before);
+    size_t at = msg.find("error: ");
+    msg = at == std::string::npos ? msg : msg.substr(at + 7);
+    while (!msg.empty() && msg.back() == '\n')
+      msg.pop_back();
+    return msg;
+  }
+  try {
+    std::string text = readTextFile(path);
+    std::vector<ScriptInput> inputs = scriptInputs(text, path);
+    script_ = std::move(inputs);
+    scriptPath_ = path;
+    scriptPos_ = 0;
+    engine_ = std::make_unique<Engine>();
+    engine_->setSourceName(path);
+    console_ += "# script " + path + " (" + std::to_string(script_.size()) + " inputs)\n";
+    return "";
+  } catch (const Error &e) {
+    return e.what();
+  }
+}
+
+bool Viewer::stepForward() {
+  if (scriptPos_ >= script_.size())
+    return false;
+  std::ostringstream out;
+  const ScriptInput &in = script_[scriptPos_++];
+  engine_->execute(in.text, out, out, in.line);
+  console_ += "loupe> " + in.text + "\n" + out.str();
+  return true;
+}
+
+bool Viewer::stepBack() {
+  if (scriptPos_ == 0)
+    return false;
+  runTo(scriptPos_ - 1);
+  return true;
+}
+
+void Viewer::runTo(size_t n) {
+  n = std::min(n, script_.size());
+  if (n < scriptPos_) {
+    engine_ = std::make_unique<Engine>();
+    engine_->setSourceName(scriptPath_);
+    scriptPos_ = 0;
+    console_ += "# replaying " + std::to_string(n) + " inputs of " + scriptPath_ + "\n";
+  }
+  while (scriptPos_ < n)
+    stepForward();
+}
+
+const GraphLayout &Viewer::layout(size_t step, int centre, int radius) {
+  const Graph &g = engine_->history().at(step).graph;
+  auto key =
+      std::make_tuple(static_cast<const void *>(&g.index()), radius < 0 ? -1 : centre, radius);
+  auto it = layouts_.find(key);
+  if (it != layouts_.end())
+    return it->second.layout;
+  LayoutOptions o = metrics;
+  o.params = paramNames(g);
+  CachedLayout c{g, {}};
+  if (radius >= 0 && centre >= 0) {
+    std::vector<uint32_t> only = neighbourhood(g, static_cast<uint32_t>(centre), radius);
+    c.layout = layoutGraph(g, o, &only);
+  } else {
+    c.layout = layoutGraph(g, o);
+  }
+  return layouts_.emplace(key, std::move(c)).first->second.layout;
+}
+
+} // namespace loupe::view

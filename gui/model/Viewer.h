@@ -1,0 +1,67 @@
+// Viewer: the viewer's state without any drawing — the engine, the console, a script stepped
+// one input at a time (forward and back), and layouts cached per snapshot. loupe-gui draws it;
+// the unit tests drive it directly.
+#pragma once
+
+#include "gui/model/GraphLayout.h"
+#include "repl/Engine.h"
+#include "repl/SessionFile.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loupe::view {
+
+class Viewer {
+public:
+  Viewer();
+
+  /// Runs one input as the console does: it is echoed with `loupe> ` and what `loupe` prints
+  /// follows it. Returns false when the input failed.
+  bool run(const std::string &input);
+
+  /// Opens a file: a session or script (`.session`, or any text with `:` commands) becomes the
+  /// script to step through (nothing runs yet); a graph JSON or ONNX model is loaded with
+  /// `:load`. Returns an error message, or empty on success.
+  std::string open(const std::string &path);
+
+  /// The script's inputs and how many of them have run.
+  const std::vector<ScriptInput> &script() const { return script_; }
+  size_t scriptPos() const { return scriptPos_; }
+  /// Runs the next input of the script; false at its end.
+  bool stepForward();
+  /// Goes back one input by replaying the first ones in a fresh engine (commands typed in the
+  /// console meanwhile are dropped); false at the start.
+  bool stepBack();
+  /// Runs or replays the script up to `n` inputs.
+  void runTo(size_t n);
+
+  const Engine &engine() const { return *engine_; }
+  /// Everything the console printed so far.
+  const std::string &console() const { return console_; }
+  /// Adds text to the console without running anything (completion lists).
+  void note(const std::string &text) { console_ += text; }
+
+  /// The layout of history step `step`, or of its nodes within `radius` of `centre` when
+  /// `radius` >= 0; computed once per snapshot and view.
+  const GraphLayout &layout(size_t step, int centre = -1, int radius = -1);
+
+  /// The text metrics layouts are made with (the GUI sets its font's).
+  LayoutOptions metrics;
+
+private:
+  struct CachedLayout {
+    Graph graph; // keeps the snapshot (and so its index's address) alive
+    GraphLayout layout;
+  };
+  std::unique_ptr<Engine> engine_;
+  std::string console_;
+  std::vector<ScriptInput> script_;
+  std::string scriptPath_;
+  size_t scriptPos_ = 0;
+  std::map<std::tuple<const void *, int, int>, CachedLayout> layouts_;
+};
+
+} // namespace loupe::view

@@ -1,0 +1,242 @@
+// ViewModelTest: the viewer's models without ImGui — dot layout, neighbourhoods and search,
+// step diffs, fusion groups and their colours on the seed 001 graph, PlanMemory's buffer chart
+// on the seed 000 build, and script stepping.
+#include "TestUtil.h"
+
+#include "core/Error.h"
+#include "gui/model/BufferChart.h"
+#include "gui/model/FusionView.h"
+#include "gui/model/StepDiff.h"
+#include "gui/model/Viewer.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace loupe;
+using namespace loupe::view;
+
+namespace {
+
+const char *kSeed000 = "x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                       "z = conv2d(data=x, weight=w, bias=b, channels=3, kernel_size=(5,5))\n"
+                       "z = z + conv2d(data=z, weight=w, bias=b, channels=3, kernel_size=(5,5), "
+                       "padding=[2,2])\n:graph z";
+
+const char *kSeed001 = "x = Variable(\"x\", shape=(1,13,100,100), dtype=1)\n"
+                       "z = conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1])\n"
+                       "z = relu(data=z)\n"
+                       "z = conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1])\n"
+                       "z = relu(data=z)\nz = x + z\nz = flatten(z)\nz = dense(data=z, units=10)\n"
+                       "z = softmax(data=z)\nz = sum(z, keepdims=True)\n:graph z";
+
+void runAll(Viewer &v, const std::string &program) {
+  std::istringstream in(program);
+  std::string line;
+  while (std::getline(in, line))
+    ASSERT_TRUE(v.run(line)) << line << "\n" << v.console();
+}
+
+} // namespace
+
+TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":apply InferShape InferType");
+  const Graph &g = v.engine().current()->graph;
+  const GraphLayout &l = v.layout(v.engine().history().size() - 1);
+  ASSERT_EQ(l.nodes.size(), g.index().numNodes());
+  size_t edges = 0;
+  for (const auto &n : g.index().nodes)
+    edges += n.inputs.size();
+  EXPECT_EQ(l.edges.size(), edges);
+  // dot puts every producer above its consumers, and edges start at the producer's box.
+  for (const LaidEdge &e : l.edges) {
+    const LaidNode &a = l.nodes[l.find(e.from)], &b = l.nodes[l.find(e.to)];
+    EXPECT_LT(a.y, b.y) << a.name << " -> " << b.name;
+    ASSERT_GE(e.points.size(), 4u);
+    // dot clips edges at the boxes: the curve starts on the producer's box and its arrowhead
+    // ends on the consumer's.
+    auto onBox = [](const Point &p, const LaidNode &n) {
+      bool inside = std::abs(p.x - n.x) <= n.w / 2 + 2 && std::abs(p.y - n.y) <= n.h / 2 + 2;
+      bool edge = std::abs(p.x - n.x) >= n.w / 2 - 2 || std::abs(p.y - n.y) >= n.h / 2 - 2;
+      return inside && edge;
+    };
+    EXPECT_TRUE(onBox(e.points.front(), a)) << a.name << " -> " << b.name;
+    EXPECT_TRUE(onBox(e.head, b)) << a.name << " -> " << b.name;
+  }
+  for (size_t i = 0; i < l.nodes.size(); ++i)
+    for (size_t j = i + 1; j < l.nodes.size(); ++j) {
+      const LaidNode &a = l.nodes[i], &b = l.nodes[j];
+      bool apart = std::abs(a.x - b.x) >= (a.w + b.w) / 2 || std::abs(a.y - b.y) >= (a.h + b.h) / 2;
+      EXPECT_TRUE(apart) << a.name << " overlaps " << b.name;
+    }
+  // Labels: op, name, then shape and dtype; params apart from the input x.
+  const LaidNode &conv = l.nodes[l.find(g.index().findByName("conv2d0"))];
+  EXPECT_EQ(conv.lines,
+            (std::vector<std::string>{"conv2d", "conv2d0", "(1, 13, 100, 100) float64"}));
+  EXPECT_EQ(l.nodes[l.find(g.index().findByName("conv2d0_weight"))].kind, NodeKind::Param);
+  EXPECT_EQ(l.nodes[l.find(g.index().findByName("x"))].kind, NodeKind::Input);
+  EXPECT_EQ(l.nodes[l.find(g.index().findByName("x"))].lines[0], "input");
+  // Boxes are as wide as the longest line at the given metrics (dot rounds to whole points).
+  EXPECT_NEAR(conv.w, 25 * v.metrics.charWidth + 2 * v.metrics.padding, 1.0);
+  // Cached: the same snapshot gives the same object.
+  EXPECT_EQ(&l, &v.layout(v.engine().history().size() - 1));
+}
+
+TEST(GraphLayout, NeighbourhoodAndSearch) {
+  Viewer v;
+  runAll(v, "x = Variable(\"x\")\ny = exp(tanh(relu(sigmoid(x))))\n:graph y");
+  const Graph &g = v.engine().current()->graph;
+  const IndexedGraph &idx = g.index();
+  uint32_t relu = static_cast<uint32_t>(idx.findByName("relu0"));
+  std::vector<std::string> names;
+  for (uint32_t nid : neighbourhood(g, relu, 1))
+    names.push_back(idx.nodes[nid].node->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sigmoid0", "relu0", "tanh0"}));
+  EXPECT_EQ(neighbourhood(g, relu, 0).size(), 1u);
+  EXPECT_EQ(neighbourhood(g, relu, 10).size(), 5u);
+  const GraphLayout &part = v.layout(0, static_cast<int>(relu), 1);
+  EXPECT_EQ(part.nodes.size(), 3u);
+  EXPECT_EQ(part.edges.size(), 2u);
+  std::vector<uint32_t> found = searchNodes(g, "TANH");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(idx.nodes[found[0]].node->name, "tanh0");
+  EXPECT_TRUE(searchNodes(g, "nothing").empty());
+}
+
+TEST(StepDiff, SimplifyInferenceRewritesBatchNorm) {
+  Viewer v;
+  runAll(v, "x = Variable(\"x\", shape=(1, 4, 3, 3))\ny = relu(batch_norm(x, name=\"bn\"))\n"
+            ":graph y\n:apply InferShape SimplifyInference");
+  const auto &h = v.engine().history();
+  StepDiff d = diffGraphs(h[0].graph, h[1].graph, "step 0", "step 1");
+  EXPECT_EQ(d.of("bn"), Change::Removed);
+  EXPECT_EQ(d.of("relu0"), Change::Changed);
+  EXPECT_EQ(d.of("x"), Change::Same);
+  ASSERT_LT(d.index.at("relu0"), d.nodes.size());
+  const NodeChange &relu = d.nodes[d.index.at("relu0")];
+  ASSERT_EQ(relu.details.size(), 1u);
+  EXPECT_EQ(relu.details[0].rfind("inputs: bn.0 -> ", 0), 0u) << relu.details[0];
+  size_t added = std::count_if(d.nodes.begin(), d.nodes.end(),
+                               [](const NodeChange &c) { return c.change == Change::Added; });
+  EXPECT_GE(added, 2u); // at least the scale multiply and the shift add
+  EXPECT_NE(d.irDiff.find("--- step 0"), std::string::npos);
+  EXPECT_NE(d.irDiff.find("-  %5 = batch_norm("), std::string::npos) << d.irDiff;
+  // An unchanged step has no differences.
+  StepDiff same = diffGraphs(h[1].graph, h[1].graph);
+  EXPECT_TRUE(same.nodes.empty());
+  EXPECT_TRUE(same.irDiff.empty());
+}
+
+TEST(StepDiff, AttributeChangesAreListed) {
+  Viewer v;
+  runAll(v, "x = Variable(\"x\", shape=(1,3,8,8), dtype=0)\n"
+            "y = conv2d(x, channels=16, kernel_size=(3,3), padding=(1,1), name=\"conv\")\n"
+            ":graph y\n:apply InferShape InferType AlterOpLayout");
+  const auto &h = v.engine().history();
+  StepDiff d = diffGraphs(h[0].graph, h[1].graph);
+  ASSERT_EQ(d.of("conv"), Change::Changed);
+  const auto &det = d.nodes[d.index.at("conv")].details;
+  EXPECT_EQ(det[0], "op conv2d -> _contrib_conv2d_NCHWc");
+  EXPECT_NE(std::find(det.begin(), det.end(), "attr layout: (unset) -> NCHW3c"), det.end());
+  EXPECT_NE(std::find(det.begin(), det.end(), "attr out_layout: (unset) -> NCHW8c"), det.end());
+}
+
+TEST(FusionView, Seed001GroupsKeepTheirColoursOnTheDeployGraph) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":apply InferShape InferType\n:apply GraphFusePartition");
+  const Graph &part = v.engine().current()->graph;
+  ASSERT_TRUE(hasGroups(part));
+  std::vector<GroupView> groups = fusionGroups(part);
+  // The six op groups of `:groups` (plus one per variable, which GraphFusePartition gives a
+  // root of its own but no function).
+  std::vector<std::string> functions;
+  for (const GroupView &gv : groups)
+    functions.push_back(gv.function);
+  EXPECT_EQ(functions,
+            (std::vector<std::string>{"fuse_conv2d_relu", "fuse_conv2d_relu_broadcast_add",
+                                      "fuse_flatten", "fuse_dense", "fuse_softmax", "fuse_sum"}));
+  // (Names are this program's: the seed's session made two convolutions before.)
+  EXPECT_EQ(groups[1].rootName, "__add_symbol__0");
+  EXPECT_EQ(groups[1].masterName, "conv2d1");
+  EXPECT_EQ(groups[1].pattern, "OutEWiseFusable");
+  EXPECT_EQ(groups[1].memberNames,
+            (std::vector<std::string>{"conv2d1", "relu1", "__add_symbol__0"}));
+  std::set<uint32_t> colours;
+  for (const GroupView &gv : groups)
+    colours.insert(gv.colour);
+  EXPECT_EQ(colours.size(), 6u);
+
+  runAll(v, ":setattr target llvm str\n:apply GraphFuseCompile");
+  std::vector<GroupView> deploy = fusionGroups(v.engine().current()->graph);
+  ASSERT_EQ(deploy.size(), groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    EXPECT_EQ(deploy[i].function, groups[i].function);
+    EXPECT_EQ(deploy[i].colour, groups[i].colour);
+    EXPECT_EQ(deploy[i].rootName, groups[i].rootName);
+    std::vector<std::string> a = deploy[i].memberNames, b = groups[i].memberNames;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << groups[i].function;
+  }
+  EXPECT_FALSE(hasGroups(v.engine().history()[0].graph));
+}
+
+TEST(BufferChart, Seed000BuildMatchesBuffersCommand) {
+  Viewer v;
+  runAll(v, kSeed000);
+  runAll(v, ":build shape x=(7,3,11,13)");
+  BufferChart c = bufferChart(v.engine().current()->graph);
+  // :buffers of seed 000: five slots, 23508 bytes planned and naive.
+  ASSERT_EQ(c.rows.size(), 5u);
+  EXPECT_EQ(c.planned, 23508);
+  EXPECT_EQ(c.naive, 23508);
+  std::vector<int64_t> bytes;
+  for (const BufferRow &r : c.rows)
+    bytes.push_back(r.bytes);
+  EXPECT_EQ(bytes, (std::vector<int64_t>{5292, 5292, 12012, 900, 12}));
+  // storage 2 holds x from node 0 to its last reader, node 3 (the first tvm_op).
+  ASSERT_EQ(c.rows[2].bars.size(), 1u);
+  EXPECT_EQ(c.rows[2].bars[0].name, "x");
+  EXPECT_EQ(c.rows[2].bars[0].first, 0u);
+  EXPECT_EQ(c.rows[2].bars[0].last, 3u);
+  // The output lives to the end.
+  EXPECT_EQ(c.rows[1].bars[0].last, c.steps - 1);
+}
+
+TEST(BufferChart, PlannedSlotsNeverHoldTwoLiveEntries) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":build");
+  BufferChart c = bufferChart(v.engine().current()->graph);
+  EXPECT_LT(c.planned, c.naive); // seed 001 reuses storage
+  for (const BufferRow &r : c.rows)
+    for (size_t i = 0; i + 1 < r.bars.size(); ++i)
+      // An entry may start where the previous one ends (in place), never before.
+      EXPECT_LE(r.bars[i].last, r.bars[i + 1].first) << r.bars[i].name;
+  Viewer none;
+  runAll(none, kSeed000);
+  EXPECT_THROW(bufferChart(none.engine().current()->graph), Error);
+}
+
+TEST(Viewer, StepsThroughASessionForwardAndBack) {
+  Viewer v;
+  ASSERT_EQ(v.open(LOUPE_SOURCE_DIR "/sessions/seed001/fusion.session"), "");
+  ASSERT_GT(v.script().size(), 15u);
+  EXPECT_EQ(v.engine().history().size(), 0u);
+  v.runTo(17); // the 16 statements and :graph z
+  EXPECT_EQ(v.engine().history().size(), 1u);
+  ASSERT_TRUE(v.stepForward()); // :apply InferShape InferType
+  EXPECT_EQ(v.engine().history().size(), 2u);
+  ASSERT_TRUE(v.stepBack());
+  EXPECT_EQ(v.scriptPos(), 17u);
+  EXPECT_EQ(v.engine().history().size(), 1u);
+  EXPECT_NE(v.console().find("loupe> :graph z\nstep 0: graph z"), std::string::npos);
+  v.runTo(0);
+  EXPECT_FALSE(v.stepBack());
+  size_t inputs = v.script().size();
+  EXPECT_EQ(v.open("/nonexistent.session"),
+            "/nonexistent.session: cannot open: No such file or directory");
+  EXPECT_EQ(v.script().size(), inputs); // a failed open changes nothing
+}

@@ -193,19 +193,21 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     dl->AddRectFilled(a, b, fill, rounding);
     ImU32 outline = IM_COL32(60, 60, 70, 255);
     float thick = 1.0f;
+    // Marks scale down with the graph so that, zoomed out, they do not swallow the boxes.
+    const float mark = std::max(1.5f, static_cast<float>(3 * std::min(1.0, cv.zoom)));
     if (st.diff) {
       Change c = st.diff->of(n.name);
       if (c == Change::Added && !st.removedSide)
-        outline = kAdded, thick = 3.0f;
+        outline = kAdded, thick = mark;
       else if (c == Change::Changed)
-        outline = kChangedCol, thick = 3.0f;
+        outline = kChangedCol, thick = mark;
       else if (c == Change::Removed && st.removedSide)
-        outline = kRemoved, thick = 3.0f;
+        outline = kRemoved, thick = mark;
     }
     if (std::find(st.highlighted.begin(), st.highlighted.end(), n.nid) != st.highlighted.end())
-      outline = IM_COL32(0, 120, 255, 255), thick = 3.0f;
+      outline = IM_COL32(0, 120, 255, 255), thick = mark;
     if (static_cast<int>(n.nid) == selected || static_cast<int>(n.nid) == second)
-      outline = kSelected, thick = 3.0f;
+      outline = kSelected, thick = mark;
     dl->AddRect(a, b, outline, rounding, 0, thick);
     if (st.groups && groupOf[n.nid] >= 0) {
       const GroupView &gv = (*st.groups)[static_cast<size_t>(groupOf[n.nid])];
@@ -217,8 +219,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
                     badge.c_str());
     }
     if (showText) {
-      float lineH = static_cast<float>(14 * cv.zoom);
-      float fontSize = static_cast<float>(13 * cv.zoom);
+      float fontSize = static_cast<float>(ImGui::GetFontSize() * cv.zoom);
+      float lineH = static_cast<float>((ImGui::GetFontSize() + 1) * cv.zoom);
       for (size_t i = 0; i < n.lines.size(); ++i)
         dl->AddText(ImGui::GetFont(), fontSize,
                     ImVec2(a.x + static_cast<float>(6 * cv.zoom),

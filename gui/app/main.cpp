@@ -123,8 +123,19 @@ int main(int argc, char **argv) {
   ImGui::StyleColorsLight();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
-  // Layouts are sized for the default font's metrics (13 px, about 7 px per character).
-  s.viewer.metrics.charWidth = 7.0;
+  // DejaVu Sans Mono when installed: the engine prints "…", "→" and "×", which ImGui's built-in
+  // font lacks. Layouts are sized for whichever font is used.
+  const char *fontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+  if (FILE *f = std::fopen(fontPath, "rb")) {
+    std::fclose(f);
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2000, 0x206F, 0x2190, 0x21FF,
+                                     0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
+    io.Fonts->AddFontFromFileTTF(fontPath, 14.0f, nullptr, ranges);
+  }
+  ImFont *font = io.Fonts->Fonts.empty() ? io.Fonts->AddFontDefault() : io.Fonts->Fonts[0];
+  io.Fonts->Build();
+  s.viewer.metrics.charWidth = font->CalcTextSizeA(font->FontSize, 1e9f, 0, "M").x;
+  s.viewer.metrics.lineHeight = font->FontSize + 1;
 
   int frames = 0, status = 0;
   while (!glfwWindowShouldClose(window)) {

@@ -127,27 +127,14 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   const IndexedGraph &idx = g.index();
   std::vector<int> groupOf(idx.numNodes(), -1);
   std::string hoverTip;
-  if (st.groups)
-    for (const GroupView &gv : *st.groups) {
+  if (st.groups) {
+    for (const GroupView &gv : *st.groups)
       for (uint32_t m : gv.members)
         if (m < groupOf.size())
           groupOf[m] = gv.index;
-      if (gv.members.size() < 2)
-        continue;
-      double x0 = 1e30, y0 = 1e30, x1 = -1e30, y1 = -1e30;
-      for (uint32_t m : gv.members) {
-        int k = l.find(m);
-        if (k < 0)
-          continue;
-        const LaidNode &n = l.nodes[static_cast<size_t>(k)];
-        x0 = std::min(x0, n.x - n.w / 2);
-        y0 = std::min(y0, n.y - n.h / 2);
-        x1 = std::max(x1, n.x + n.w / 2);
-        y1 = std::max(y1, n.y + n.h / 2);
-      }
-      if (x0 > x1)
-        continue;
-      ImVec2 a = at(x0 - 8, y0 - 8), b = at(x1 + 8, y1 + 8);
+    for (const view::GroupRegion &r : view::groupRegions(*st.groups, l, 8)) {
+      const GroupView &gv = (*st.groups)[static_cast<size_t>(r.group)];
+      ImVec2 a = at(r.x0, r.y0), b = at(r.x1, r.y1);
       dl->AddRectFilled(a, b, rgba(gv.colour, 60), 8.0f);
       dl->AddRect(a, b, rgba(gv.colour), 8.0f, 0, 2.0f);
       if (hovered && io.MousePos.x >= a.x && io.MousePos.x <= b.x && io.MousePos.y >= a.y &&
@@ -155,6 +142,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
         hoverTip = gv.function + "\npattern " + gv.pattern + "\nroot " + gv.rootName + "\nmaster " +
                    (gv.masterName.empty() ? "None" : gv.masterName);
     }
+  }
 
   for (const view::LaidEdge &e : l.edges) {
     const auto &p = e.points;

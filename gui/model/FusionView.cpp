@@ -7,6 +7,8 @@
 #include "core/Op.h"
 #include "passes/Fusion.h"
 
+#include <algorithm>
+
 namespace loupe::view {
 
 namespace {
@@ -74,6 +76,29 @@ std::vector<GroupView> fusionGroups(const Graph &g) {
     groups.push_back(std::move(v));
   }
   return groups;
+}
+
+std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
+                                      const GraphLayout &layout, double margin) {
+  std::vector<GroupRegion> regions;
+  for (const GroupView &gv : groups) {
+    if (gv.members.size() < 2)
+      continue;
+    GroupRegion r{gv.index, 1e300, 1e300, -1e300, -1e300};
+    for (uint32_t m : gv.members) {
+      int k = layout.find(m);
+      if (k < 0)
+        continue;
+      const LaidNode &n = layout.nodes[static_cast<size_t>(k)];
+      r.x0 = std::min(r.x0, n.x - n.w / 2 - margin);
+      r.y0 = std::min(r.y0, n.y - n.h / 2 - margin);
+      r.x1 = std::max(r.x1, n.x + n.w / 2 + margin);
+      r.y1 = std::max(r.y1, n.y + n.h / 2 + margin);
+    }
+    if (r.x0 <= r.x1)
+      regions.push_back(r);
+  }
+  return regions;
 }
 
 } // namespace loupe::view

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "gui/model/GraphLayout.h"
 
 #include <cstdint>
 #include <string>
@@ -29,6 +30,17 @@ bool hasGroups(const Graph &g);
 /// The groups of a partitioned graph (group_root, group_master, pattern) or of a deploy graph
 /// (tvm_op nodes and `module`), in root order; empty when there are none.
 std::vector<GroupView> fusionGroups(const Graph &g);
+
+/// The region drawn around a group of two or more nodes: the bounding box of its members'
+/// boxes in a layout, grown by `margin`.
+struct GroupRegion {
+  int group = 0; ///< GroupView::index
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+/// Regions of the groups with two or more members laid out in `layout`.
+std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
+                                      const GraphLayout &layout, double margin);
 
 /// The colour of the `index`-th group: a palette of clearly different hues, repeated.
 uint32_t groupColour(int index);

@@ -168,6 +168,32 @@ TEST(FusionView, Seed001GroupsKeepTheirColoursOnTheDeployGraph) {
     colours.insert(gv.colour);
   EXPECT_EQ(colours.size(), 6u);
 
+  // Regions: only the two multi-node groups, each around exactly its members' boxes.
+  const GraphLayout &l = v.layout(v.engine().history().size() - 1);
+  std::vector<GroupRegion> regions = groupRegions(groups, l, 8);
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[0].group, 0);
+  EXPECT_EQ(regions[1].group, 1);
+  for (const GroupRegion &r : regions) {
+    // Every member's box lies inside, and the region is tight: 8 units from the outermost ones.
+    double left = 1e9, top = 1e9, right = -1e9, bottom = -1e9;
+    for (uint32_t m : groups[static_cast<size_t>(r.group)].members) {
+      const LaidNode &n = l.nodes[static_cast<size_t>(l.find(m))];
+      EXPECT_GE(n.x - n.w / 2, r.x0) << n.name;
+      EXPECT_LE(n.x + n.w / 2, r.x1) << n.name;
+      EXPECT_GE(n.y - n.h / 2, r.y0) << n.name;
+      EXPECT_LE(n.y + n.h / 2, r.y1) << n.name;
+      left = std::min(left, n.x - n.w / 2);
+      top = std::min(top, n.y - n.h / 2);
+      right = std::max(right, n.x + n.w / 2);
+      bottom = std::max(bottom, n.y + n.h / 2);
+    }
+    EXPECT_DOUBLE_EQ(r.x0, left - 8);
+    EXPECT_DOUBLE_EQ(r.y0, top - 8);
+    EXPECT_DOUBLE_EQ(r.x1, right + 8);
+    EXPECT_DOUBLE_EQ(r.y1, bottom + 8);
+  }
+
   runAll(v, ":setattr target llvm str\n:apply GraphFuseCompile");
   std::vector<GroupView> deploy = fusionGroups(v.engine().current()->graph);
   ASSERT_EQ(deploy.size(), groups.size());

@@ -98,6 +98,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   ImGui::BeginChild(id, size, true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImVec2 origin = ImGui::GetCursorScreenPos();
+  cv.originX = origin.x;
+  cv.originY = origin.y;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (cv.fitPending || cv.fitted != &l)
     fit(cv, l, avail);

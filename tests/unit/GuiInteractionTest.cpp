@@ -1,0 +1,132 @@
+// GuiInteractionTest: the viewer's panels driven by a simulated mouse in a headless ImGui
+// context (no window, no GL): clicking selects a node, ctrl-clicking a second asks the engine
+// `:why`, dragging pans, the wheel zooms around the pointer, and a panel tab can be chosen.
+#include "TestUtil.h"
+
+#include "gui/app/Panels.h"
+
+#include <imgui.h>
+
+using namespace loupe;
+using namespace loupe::gui;
+
+namespace {
+
+// A headless ImGui frame loop over an AppState.
+class Headless {
+public:
+  Headless() {
+    ImGui::CreateContext();
+    ImGuiIO &io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1600, 1000);
+    io.DeltaTime = 1.0f / 60;
+    unsigned char *pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h); // builds the font atlas
+    ImFont *font = io.Fonts->Fonts[0];
+    s.viewer.metrics.charWidth = font->CalcTextSizeA(font->FontSize, 1e9f, 0, "M").x;
+  }
+  ~Headless() { ImGui::DestroyContext(); }
+
+  void frame() {
+    ImGui::NewFrame();
+    drawFrame(s, 1600, 1000);
+    ImGui::Render();
+  }
+  // Moves the pointer, presses and releases the left button, a frame for each.
+  void click(double x, double y, bool ctrl = false) {
+    ImGuiIO &io = ImGui::GetIO();
+    io.KeyCtrl = ctrl;
+    io.MousePos = ImVec2(static_cast<float>(x), static_cast<float>(y));
+    frame();
+    io.MouseDown[0] = true;
+    frame();
+    io.MouseDown[0] = false;
+    frame();
+    io.KeyCtrl = false;
+  }
+
+  AppState s;
+};
+
+// The centre of node `name` on screen in the panel's canvas.
+std::pair<double, double> nodeAt(AppState &s, Panel p, const std::string &name) {
+  const Graph &g = s.viewer.engine().current()->graph;
+  int nid = g.index().findByName(name);
+  const view::GraphLayout &l = s.viewer.layout(s.viewer.engine().history().size() - 1);
+  const view::LaidNode &n = l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(nid)))];
+  const CanvasView &cv = s.canvases[p];
+  return {cv.screenX(n.x), cv.screenY(n.y)};
+}
+
+const char *kProgram = "x = Variable(\"x\", shape=(1, 3, 8, 8))\n"
+                       "y = relu(conv2d(x, channels=4, kernel_size=(3, 3), padding=(1, 1)))\n"
+                       "z = softmax(flatten(y))\n:graph z\n:apply InferShape InferType\n"
+                       ":apply GraphFusePartition";
+
+void load(AppState &s) {
+  std::istringstream in(kProgram);
+  std::string line;
+  while (std::getline(in, line))
+    ASSERT_TRUE(s.viewer.run(line)) << s.viewer.console();
+}
+
+} // namespace
+
+TEST(GuiInteraction, ClickSelectsAndCtrlClickAsksWhy) {
+  Headless h;
+  load(h.s);
+  h.s.panel = Panel::Fusion;
+  h.frame(); // opens the Fusion tab
+  h.frame(); // lays out and fits its graph
+  auto [cx, cy] = nodeAt(h.s, Panel::Fusion, "conv2d0");
+  h.click(cx, cy);
+  const IndexedGraph &idx = h.s.viewer.engine().current()->graph.index();
+  EXPECT_EQ(h.s.selectedNode, idx.findByName("conv2d0"));
+  auto [fx, fy] = nodeAt(h.s, Panel::Fusion, "flatten0");
+  h.click(fx, fy, true);
+  EXPECT_EQ(h.s.secondNode, idx.findByName("flatten0"));
+  // The answer is the engine's, and the question went through the console like any command.
+  EXPECT_NE(h.s.viewer.console().find("loupe> :why conv2d0 flatten0\n"), std::string::npos);
+  Engine e;
+  test::run(e, kProgram);
+  EXPECT_EQ(h.s.whyText, test::output(e, ":why conv2d0 flatten0"));
+  // A plain click elsewhere on a node starts a new selection.
+  h.click(fx, fy);
+  EXPECT_EQ(h.s.selectedNode, idx.findByName("flatten0"));
+  EXPECT_EQ(h.s.secondNode, -1);
+}
+
+TEST(GuiInteraction, DragPansAndWheelZoomsAroundThePointer) {
+  Headless h;
+  load(h.s);
+  h.frame();
+  CanvasView &cv = h.s.canvases[Panel::Graph];
+  double pan = cv.panX, zoom = cv.zoom;
+  ImGuiIO &io = ImGui::GetIO();
+  // Press on empty canvas (left edge), drag 100 px right, release: the graph moves with it.
+  io.MousePos = ImVec2(static_cast<float>(cv.originX + 20), static_cast<float>(cv.originY + 20));
+  h.frame();
+  io.MouseDown[0] = true;
+  h.frame();
+  for (int i = 1; i <= 4; ++i) {
+    io.MousePos.x += 25;
+    h.frame();
+  }
+  io.MouseDown[0] = false;
+  h.frame();
+  EXPECT_NEAR(cv.panX, pan + 100, 1e-6);
+  EXPECT_EQ(h.s.selectedNode, -1); // a drag is not a click
+  // One wheel notch zooms by 1.15 and keeps the layout point under the pointer in place.
+  auto [nx, ny] = nodeAt(h.s, Panel::Graph, "relu0");
+  io.MousePos = ImVec2(static_cast<float>(nx), static_cast<float>(ny));
+  h.frame();
+  io.MouseWheel = 1;
+  h.frame();
+  io.MouseWheel = 0;
+  EXPECT_NEAR(cv.zoom, zoom * 1.15, 1e-9);
+  auto [nx2, ny2] = nodeAt(h.s, Panel::Graph, "relu0");
+  EXPECT_NEAR(nx2, nx, 1e-3);
+  EXPECT_NEAR(ny2, ny, 1e-3);
+}

@@ -428,6 +428,69 @@ Converter reduce(const char *op) {
   };
 }
 
+// ReduceSumSquare, ReduceL2, ReduceLogSum, ReduceLogSumExp: an elementwise step before the
+// sum ("square" or "exp") and one after it ("sqrt" or "log"), each named after the ONNX node.
+Converter composedSum(const char *before, const char *after) {
+  std::string pre = before ? before : "", post = after ? after : "";
+  return [pre, post](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"axes", "keepdims"});
+    std::vector<int64_t> axes = im.attrInts(n, "axes");
+    if (im.hasInput(n, 1))
+      axes = im.constInts(n, 1, "axes");
+    NodeEntry x = im.input(n, 0);
+    if (pre == "square")
+      x = im.op(n, "elemwise_mul", {}, {x, x}, "_square");
+    else if (pre == "exp")
+      x = im.op(n, "exp", {}, {x}, "_exp");
+    NodeEntry y = im.op(
+        n, "sum",
+        {{"axis", tupleText(axes)}, {"keepdims", im.attrInt(n, "keepdims", 1) ? "True" : "False"}},
+        {x}, post.empty() ? "" : "_sum");
+    if (!post.empty())
+      y = im.op(n, post, {}, {y});
+    return std::vector<NodeEntry>{y};
+  };
+}
+
+std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
+  im.only(n,
+          {"kernel_shape", "strides", "pads", "dilations", "group", "output_padding", "auto_pad"});
+  const Shape *w = im.knownShape(n, 1);
+  if (!w || w->size() != 4)
+    fail(im.where(n), ": the weight's shape must be known and 4-D (an initializer or a graph "
+                      "input)");
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  if (k.empty())
+    k = {(*w)[2], (*w)[3]};
+  need2d(im, n, k);
+  std::vector<int64_t> p = pads2d(im, n), s = im.attrInts(n, "strides"),
+                       d = im.attrInts(n, "dilations"), op = im.attrInts(n, "output_padding");
+  if (p[0] != p[2] || p[1] != p[3])
+    fail(im.where(n), ": asymmetric pads ", tupleText(p), " are not supported");
+  if (s.empty())
+    s = {1, 1};
+  if (d.empty())
+    d = {1, 1};
+  if (op.empty())
+    op = {0, 0};
+  int64_t group = im.attrInt(n, "group", 1);
+  bool bias = im.hasInput(n, 2);
+  std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
+  if (bias)
+    ins.push_back(im.input(n, 2));
+  // ONNX's weight is (C_in, C_out / group, kh, kw), as conv2d_transpose's.
+  return {im.op(n, "conv2d_transpose",
+                {{"channels", std::to_string((*w)[1] * group)},
+                 {"kernel_size", tupleText(k)},
+                 {"strides", tupleText(s)},
+                 {"padding", tupleText({p[0], p[1]})},
+                 {"output_padding", tupleText(op)},
+                 {"dilation", tupleText(d)},
+                 {"groups", std::to_string(group)},
+                 {"use_bias", bias ? "True" : "False"}},
+                ins)};
+}
+
 Converter softmax(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {"axis"});
@@ -468,6 +531,34 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceMax", reduce("max")},
       {"ReduceMin", reduce("min")},
       {"ReduceProd", reduce("prod")},
+      {"ReduceSumSquare", composedSum("square", nullptr)},
+      {"ReduceL2", composedSum("square", "sqrt")},
+      {"ReduceLogSum", composedSum(nullptr, "log")},
+      {"ReduceLogSumExp", composedSum("exp", "log")},
+      {"ConvTranspose", convTranspose},
+      {"Reciprocal",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         return std::vector<NodeEntry>{
+             im.op(n, "__rdiv_scalar__", {{"scalar", "1"}}, {im.input(n, 0)})};
+       }},
+      {"Softplus",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         NodeEntry e = im.op(n, "exp", {}, {im.input(n, 0)}, "_exp");
+         e = im.op(n, "__add_scalar__", {{"scalar", "1"}}, {e}, "_plus1");
+         return std::vector<NodeEntry>{im.op(n, "log", {}, {e})};
+       }},
+      {"HardSigmoid",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"alpha", "beta"});
+         NodeEntry e =
+             im.op(n, "__mul_scalar__", {{"scalar", floatText(im.attrFloat(n, "alpha", 0.2))}},
+                   {im.input(n, 0)}, "_alpha");
+         e = im.op(n, "__add_scalar__", {{"scalar", floatText(im.attrFloat(n, "beta", 0.5))}}, {e},
+                   "_beta");
+         return std::vector<NodeEntry>{im.op(n, "clip", {{"a_min", "0"}, {"a_max", "1"}}, {e})};
+       }},
       {"Softmax", softmax("softmax")},
       {"LogSoftmax", softmax("log_softmax")},
       {"Sum",
@@ -561,9 +652,25 @@ const std::map<std::string, Converter> &converters() {
       {"Flatten",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axis"});
-         if (im.attrInt(n, "axis", 1) != 1)
-           fail(im.where(n), ": only axis=1 is supported, got ", im.attrInt(n, "axis", 1));
-         return std::vector<NodeEntry>{im.op(n, "flatten", {}, {im.input(n, 0)})};
+         int64_t axis = im.attrInt(n, "axis", 1);
+         if (axis == 1)
+           return std::vector<NodeEntry>{im.op(n, "flatten", {}, {im.input(n, 0)})};
+         // Other axes: a reshape to (prod(dims before axis), prod(dims from axis on)), which
+         // needs the input's shape now.
+         const Shape *x = im.knownShape(n, 0);
+         if (!x)
+           fail(im.where(n), ": axis ", axis, " needs the input's shape (a graph input)");
+         int64_t rank = static_cast<int64_t>(x->size());
+         if (axis < 0)
+           axis += rank;
+         if (axis < 0 || axis > rank)
+           fail(im.where(n), ": axis ", im.attrInt(n, "axis", 1), " is out of range for rank ",
+                rank);
+         int64_t outer = 1, inner = 1;
+         for (int64_t i = 0; i < rank; ++i)
+           (i < axis ? outer : inner) *= (*x)[static_cast<size_t>(i)];
+         return std::vector<NodeEntry>{
+             im.op(n, "reshape", {{"shape", tupleText({outer, inner})}}, {im.input(n, 0)})};
        }},
       {"Reshape",
        [](Importer &im, const onnx::NodeProto &n) {

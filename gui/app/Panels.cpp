@@ -271,13 +271,12 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
     return noGraph();
   size_t step = currentStepIndex(s);
   Styler st;
-  std::vector<GroupView> groups;
   if (fusion) {
-    if (!view::hasGroups(*g)) {
+    const std::vector<GroupView> &groups = s.viewer.groups();
+    if (groups.empty()) {
       ImGui::TextDisabled(
           "No fusion groups in this snapshot: :apply GraphFusePartition or :build.");
     } else {
-      groups = view::fusionGroups(*g);
       st.groups = &groups;
       ImGui::Text("%zu groups. Hover a region for its pattern and function; click a node, then "
                   "ctrl-click another to ask why they did or did not fuse.",
@@ -360,9 +359,7 @@ void timelinePanel(AppState &s) {
     return;
   }
   const Step &before = e.history()[chosen - 1];
-  view::StepDiff d =
-      view::diffGraphs(before.graph, after.graph, "step " + std::to_string(chosen - 1),
-                       "step " + std::to_string(chosen));
+  const view::StepDiff &d = s.viewer.diff(chosen);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float graphH = avail.y * 0.62f;
   Styler sb, sa;
@@ -479,21 +476,19 @@ void loopsPanel(AppState &s) {
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("LLVM IR")) {
-      ImGui::BeginChild("llvm", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // The compiled forms: a tab each, filled by the engine's command once built.
+    struct CodeTab {
+      const char *tab, *command, *missing;
+    };
+    for (const CodeTab &t : {CodeTab{"LLVM IR", ":llvm ", "the LLVM module"},
+                             CodeTab{"Assembly", ":asm ", "the machine code"}}) {
+      if (!ImGui::BeginTabItem(t.tab))
+        continue;
+      ImGui::BeginChild(t.tab, ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
       if (compiled)
-        ImGui::TextUnformatted(cachedCommand(s, ":llvm " + s.loopFunction).c_str());
+        ImGui::TextUnformatted(cachedCommand(s, t.command + s.loopFunction).c_str());
       else
-        ImGui::TextDisabled("Not compiled yet: :build makes the LLVM module.");
-      ImGui::EndChild();
-      ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Assembly")) {
-      ImGui::BeginChild("asm", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-      if (compiled)
-        ImGui::TextUnformatted(cachedCommand(s, ":asm " + s.loopFunction).c_str());
-      else
-        ImGui::TextDisabled("Not compiled yet: :build makes the machine code.");
+        ImGui::TextDisabled("Not compiled yet: :build makes %s.", t.missing);
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
@@ -593,7 +588,6 @@ void inspector(AppState &s) {
     const GraphAttr *sid = g->attr("storage_id");
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       uint32_t e = idx.entryId(nid, k);
-      std::vector<std::string> lines = view::nodeLines(*g, nid, false);
       std::string text = "output " + std::to_string(k);
       if (const GraphAttr *sh = g->attr("shape"); sh && e < sh->shapes.size())
         text += ": shape " + shapeToTuple(sh->shapes[e]);
@@ -606,14 +600,13 @@ void inspector(AppState &s) {
   }
   if (const GraphAttr *pat = g->attr("pattern"); pat && nid < pat->ints.size())
     ImGui::Text("pattern %s", patternName(static_cast<int>(pat->ints[nid])));
-  if (view::hasGroups(*g))
-    for (const GroupView &gv : view::fusionGroups(*g))
-      if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
-        ImGui::TextWrapped("group %s (%s): root %s, master %s; members %zu", gv.function.c_str(),
-                           gv.pattern.c_str(), gv.rootName.c_str(),
-                           gv.masterName.empty() ? "None" : gv.masterName.c_str(),
-                           gv.memberNames.size());
-      }
+  for (const GroupView &gv : s.viewer.groups())
+    if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
+      ImGui::TextWrapped("group %s (%s): root %s, master %s; members %zu", gv.function.c_str(),
+                         gv.pattern.c_str(), gv.rootName.c_str(),
+                         gv.masterName.empty() ? "None" : gv.masterName.c_str(),
+                         gv.memberNames.size());
+    }
   // The value summary of the last :run, when this node is one of the graph's outputs.
   const std::string &con = s.viewer.console();
   size_t run = con.rfind("loupe> :run");

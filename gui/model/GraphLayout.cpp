@@ -34,9 +34,8 @@ std::string lower(std::string s) {
 }
 
 // Sets a node attribute, declaring it with a default first as cgraph requires.
-void set(Agraph_t *g, Agnode_t *n, const char *key, const std::string &value) {
+void set(Agnode_t *n, const char *key, const std::string &value) {
   agsafeset(n, const_cast<char *>(key), const_cast<char *>(value.c_str()), const_cast<char *>(""));
-  (void)g;
 }
 
 } // namespace
@@ -137,9 +136,9 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     Agnode_t *an = agnode(G, key.data(), 1);
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.4f", ln.w / 72.0); // Graphviz sizes are inches
-    set(G, an, "width", buf);
+    set(an, "width", buf);
     std::snprintf(buf, sizeof buf, "%.4f", ln.h / 72.0);
-    set(G, an, "height", buf);
+    set(an, "height", buf);
     agNodes[nid] = an;
     out.nodes.push_back(std::move(ln));
   }

@@ -97,4 +97,34 @@ const GraphLayout &Viewer::layout(size_t step, int centre, int radius) {
   return layouts_.emplace(key, std::move(c)).first->second.layout;
 }
 
+const std::vector<GroupView> &Viewer::groups() {
+  static const std::vector<GroupView> none;
+  const Step *cur = engine_->current();
+  if (!cur)
+    return none;
+  const Graph &g = cur->graph;
+  auto key = static_cast<const void *>(&g.index());
+  auto it = groups_.find(key);
+  if (it == groups_.end())
+    it = groups_
+             .emplace(key,
+                      CachedGroups{g, hasGroups(g) ? fusionGroups(g) : std::vector<GroupView>{}})
+             .first;
+  return it->second.groups;
+}
+
+const StepDiff &Viewer::diff(size_t step) {
+  const Graph &a = engine_->history().at(step - 1).graph, &b = engine_->history().at(step).graph;
+  auto key =
+      std::make_pair(static_cast<const void *>(&a.index()), static_cast<const void *>(&b.index()));
+  auto it = diffs_.find(key);
+  if (it == diffs_.end())
+    it = diffs_
+             .emplace(key, CachedDiff{a, b,
+                                      diffGraphs(a, b, "step " + std::to_string(step - 1),
+                                                 "step " + std::to_string(step))})
+             .first;
+  return it->second.diff;
+}
+
 } // namespace loupe::view

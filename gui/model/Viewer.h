@@ -3,7 +3,9 @@
 // the unit tests drive it directly.
 #pragma once
 
+#include "gui/model/FusionView.h"
 #include "gui/model/GraphLayout.h"
+#include "gui/model/StepDiff.h"
 #include "repl/Engine.h"
 #include "repl/SessionFile.h"
 
@@ -48,6 +50,14 @@ public:
   /// `radius` >= 0; computed once per snapshot and view.
   const GraphLayout &layout(size_t step, int centre = -1, int radius = -1);
 
+  /// The fusion groups of the current snapshot (empty when it has none), computed once per
+  /// snapshot: the panels ask for them every frame.
+  const std::vector<GroupView> &groups();
+
+  /// The diff of history step `step` against the step before it (`step` >= 1), computed once
+  /// per pair of snapshots.
+  const StepDiff &diff(size_t step);
+
   /// The text metrics layouts are made with (the GUI sets its font's).
   LayoutOptions metrics;
 
@@ -62,6 +72,16 @@ private:
   std::string scriptPath_;
   size_t scriptPos_ = 0;
   std::map<std::tuple<const void *, int, int>, CachedLayout> layouts_;
+  struct CachedGroups {
+    Graph graph; // keeps the snapshot alive, as CachedLayout does
+    std::vector<GroupView> groups;
+  };
+  std::map<const void *, CachedGroups> groups_;
+  struct CachedDiff {
+    Graph before, after;
+    StepDiff diff;
+  };
+  std::map<std::pair<const void *, const void *>, CachedDiff> diffs_;
 };
 
 } // namespace loupe::view

@@ -122,6 +122,11 @@ TEST(StepDiff, SimplifyInferenceRewritesBatchNorm) {
   EXPECT_GE(added, 2u); // at least the scale multiply and the shift add
   EXPECT_NE(d.irDiff.find("--- step 0"), std::string::npos);
   EXPECT_NE(d.irDiff.find("-  %5 = batch_norm("), std::string::npos) << d.irDiff;
+  // The viewer computes a step's diff once and keeps it.
+  const StepDiff &cached = v.diff(1);
+  EXPECT_EQ(&cached, &v.diff(1));
+  EXPECT_EQ(cached.irDiff, d.irDiff);
+  EXPECT_EQ(cached.nodes.size(), d.nodes.size());
   // An unchanged step has no differences.
   StepDiff same = diffGraphs(h[1].graph, h[1].graph);
   EXPECT_TRUE(same.nodes.empty());
@@ -163,6 +168,9 @@ TEST(FusionView, Seed001GroupsKeepTheirColoursOnTheDeployGraph) {
   EXPECT_EQ(groups[1].pattern, "OutEWiseFusable");
   EXPECT_EQ(groups[1].memberNames,
             (std::vector<std::string>{"conv2d1", "relu1", "__add_symbol__0"}));
+  // The viewer's per-snapshot copy is the same list, computed once.
+  EXPECT_EQ(v.groups().size(), groups.size());
+  EXPECT_EQ(&v.groups(), &v.groups());
   std::set<uint32_t> colours;
   for (const GroupView &gv : groups)
     colours.insert(gv.colour);

@@ -242,6 +242,11 @@ public:
       fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
     return std::vector<int64_t>(t->data.begin(), t->data.end());
   }
+  // Later opsets moved some attributes (axes, pads, split, shape) to inputs: the constant
+  // input `k` when the node has it, else the attribute `key`.
+  std::vector<int64_t> intsInputOrAttr(const onnx::NodeProto &n, int k, const char *key) {
+    return hasInput(n, k) ? constInts(n, k, key) : attrInts(n, key);
+  }
   const onnx::AttributeProto *attr(const onnx::NodeProto &n, const std::string &key) const {
     for (const auto &a : n.attribute())
       if (a.name() == key)
@@ -416,9 +421,7 @@ Converter pool(const char *op, bool isMax) {
 Converter reduce(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {"axes", "keepdims", "noop_with_empty_axes"});
-    std::vector<int64_t> axes = im.attrInts(n, "axes");
-    if (im.hasInput(n, 1))
-      axes = im.constInts(n, 1, "axes");
+    std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
     if (axes.empty() && im.attrInt(n, "noop_with_empty_axes", 0))
       return std::vector<NodeEntry>{im.op(n, "copy", {}, {im.input(n, 0)})};
     return std::vector<NodeEntry>{im.op(
@@ -434,9 +437,7 @@ Converter composedSum(const char *before, const char *after) {
   std::string pre = before ? before : "", post = after ? after : "";
   return [pre, post](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {"axes", "keepdims"});
-    std::vector<int64_t> axes = im.attrInts(n, "axes");
-    if (im.hasInput(n, 1))
-      axes = im.constInts(n, 1, "axes");
+    std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
     NodeEntry x = im.input(n, 0);
     if (pre == "square")
       x = im.op(n, "elemwise_mul", {}, {x, x}, "_square");
@@ -677,8 +678,7 @@ const std::map<std::string, Converter> &converters() {
          im.only(n, {"shape", "allowzero"});
          if (im.attrInt(n, "allowzero", 0))
            fail(im.where(n), ": allowzero is not supported");
-         std::vector<int64_t> s =
-             im.hasInput(n, 1) ? im.constInts(n, 1, "shape") : im.attrInts(n, "shape");
+         std::vector<int64_t> s = im.intsInputOrAttr(n, 1, "shape");
          return std::vector<NodeEntry>{
              im.op(n, "reshape", {{"shape", tupleText(s)}}, {im.input(n, 0)})};
        }},
@@ -694,8 +694,7 @@ const std::map<std::string, Converter> &converters() {
       {"Squeeze",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axes"});
-         std::vector<int64_t> axes =
-             im.hasInput(n, 1) ? im.constInts(n, 1, "axes") : im.attrInts(n, "axes");
+         std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
          AttrDict a;
          if (!axes.empty())
            a.push_back({"axis", tupleText(axes)});
@@ -704,8 +703,7 @@ const std::map<std::string, Converter> &converters() {
       {"Unsqueeze",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axes"});
-         std::vector<int64_t> axes =
-             im.hasInput(n, 1) ? im.constInts(n, 1, "axes") : im.attrInts(n, "axes");
+         std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
          std::sort(axes.begin(), axes.end());
          if (!axes.empty() && axes[0] < 0)
            fail(im.where(n), ": negative axes are not supported");
@@ -719,8 +717,7 @@ const std::map<std::string, Converter> &converters() {
       {"Split",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axis", "split"});
-         std::vector<int64_t> sizes =
-             im.hasInput(n, 1) ? im.constInts(n, 1, "split") : im.attrInts(n, "split");
+         std::vector<int64_t> sizes = im.intsInputOrAttr(n, 1, "split");
          std::string sections;
          if (sizes.empty()) {
            sections = std::to_string(n.output_size());
@@ -741,8 +738,7 @@ const std::map<std::string, Converter> &converters() {
          im.only(n, {"mode", "pads", "value"});
          if (im.attrString(n, "mode", "constant") != "constant")
            fail(im.where(n), ": mode ", im.attrString(n, "mode", ""), " is not supported");
-         std::vector<int64_t> p =
-             im.hasInput(n, 1) ? im.constInts(n, 1, "pads") : im.attrInts(n, "pads");
+         std::vector<int64_t> p = im.intsInputOrAttr(n, 1, "pads");
          double value = im.attrFloat(n, "value", 0);
          if (const Tensor *t = im.constant(n, 2))
            value = t->data.at(0);

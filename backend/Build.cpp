@@ -40,16 +40,6 @@ std::vector<std::string> inputNames(const Graph &g) {
   return v;
 }
 
-Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
-  std::vector<Shape> v;
-  for (const std::string &n : inputNames(g)) {
-    auto it = shapes.find(n);
-    v.push_back(it == shapes.end() ? Shape{} : it->second);
-  }
-  g.attrs["shape_inputs"] = GraphAttr::listShape(v);
-  return g;
-}
-
 Graph withLayoutInputs(Graph g, const std::map<std::string, std::string> &layouts) {
   std::vector<std::string> v;
   for (const std::string &n : inputNames(g)) {
@@ -133,6 +123,16 @@ Graph precompute(Graph g, std::map<std::string, Tensor> &params,
 }
 
 } // namespace
+
+Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
+  std::vector<Shape> v;
+  for (const std::string &n : inputNames(g)) {
+    auto it = shapes.find(n);
+    v.push_back(it == shapes.end() ? Shape{} : it->second);
+  }
+  g.attrs["shape_inputs"] = GraphAttr::listShape(v);
+  return g;
+}
 
 std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
   const GraphAttr *m = g.attr("module");

@@ -46,6 +46,10 @@ struct BuiltLibrary {
 Graph build(const Graph &g, const BuildOptions &opts, const PassContext &ctx,
             std::ostream *trace = nullptr);
 
+/// `g` with `shape_inputs` for InferShape: the shape given for each input by name, unknown for
+/// the others.
+Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes);
+
 /// The library of a built deploy graph, or null when the graph was not built.
 std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g);
 

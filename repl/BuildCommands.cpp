@@ -113,15 +113,9 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
   std::optional<Graph> inferred;
   auto inferredShape = [&](uint32_t nid) -> std::optional<Shape> {
     if (!inferred) {
-      std::vector<Shape> given;
-      for (uint32_t a : idx.argNodes) {
-        auto it = o.shapes.find(idx.nodes[a].node->name);
-        given.push_back(it == o.shapes.end() ? Shape{} : it->second);
-      }
-      Graph s = g;
-      s.attrs["shape_inputs"] = GraphAttr::listShape(given);
       try {
-        inferred = applyPasses(s, {"InferShape"}, PassContext{});
+        inferred =
+            applyPasses(backend::withShapeInputs(g, o.shapes), {"InferShape"}, PassContext{});
       } catch (const Error &) {
         inferred = Graph{}; // build reports the shape error itself
       }

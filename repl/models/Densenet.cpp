@@ -9,35 +9,23 @@ namespace {
 
 constexpr double kEps = 1e-5; // gluon's BatchNorm default
 
-// Gluon names layers by kind in creation order within a prefix: `densenet0_` for the network's
-// own layers and the transitions, `densenet0_stageN_` inside dense block N.
-struct Prefix {
-  std::string prefix;
-  int conv = 0, batchnorm = 0, relu = 0, pool = 0, concat = 0;
-  std::string next(int &counter, const char *kind) {
-    return prefix + kind + std::to_string(counter++);
-  }
-};
-
-std::string bnRelu(NetWriter &w, Prefix &p, const std::string &in) {
-  std::string b = w.let(batchNorm(in, p.next(p.batchnorm, "batchnorm"), kEps));
-  return w.let(unary("relu", b, p.next(p.relu, "relu")));
+std::string bnRelu(NetWriter &w, GluonNames &p, const std::string &in) {
+  std::string b = w.let(batchNorm(in, p.next("batchnorm"), kEps));
+  return w.let(unary("relu", b, p.next("relu")));
 }
 
 // One dense layer: BN, relu, 1x1 conv to bn_size * growth channels, BN, relu, 3x3 conv to
 // `growth` channels; its output is its input with the new channels appended.
-std::string denseLayer(NetWriter &w, Prefix &p, const std::string &in, int64_t growth,
+std::string denseLayer(NetWriter &w, GluonNames &p, const std::string &in, int64_t growth,
                        int64_t bnSize) {
-  std::string x =
-      w.let(conv(bnRelu(w, p, in), p.next(p.conv, "conv"), bnSize * growth, 1, 1, 0, false));
-  x = w.let(conv(bnRelu(w, p, x), p.next(p.conv, "conv"), growth, 3, 1, 1, false));
-  return w.let("concatenate(" + in + ", " + x + ", axis=1, name=\"" + p.next(p.concat, "concat") +
-               "\")");
+  std::string x = w.let(conv(bnRelu(w, p, in), p.next("conv"), bnSize * growth, 1, 1, 0, false));
+  x = w.let(conv(bnRelu(w, p, x), p.next("conv"), growth, 3, 1, 1, false));
+  return w.let("concatenate(" + in + ", " + x + ", axis=1, name=\"" + p.next("concat") + "\")");
 }
 
-std::string transition(NetWriter &w, Prefix &p, const std::string &in, int64_t channels) {
-  std::string x = w.let(conv(bnRelu(w, p, in), p.next(p.conv, "conv"), channels, 1, 1, 0, false));
-  return w.let(pool("avg_pool2d", x, p.next(p.pool, "pool"), 2, 2, 0));
+std::string transition(NetWriter &w, GluonNames &p, const std::string &in, int64_t channels) {
+  std::string x = w.let(conv(bnRelu(w, p, in), p.next("conv"), channels, 1, 1, 0, false));
+  return w.let(pool("avg_pool2d", x, p.next("pool"), 2, 2, 0));
 }
 
 struct Spec {
@@ -48,14 +36,16 @@ struct Spec {
 std::string densenet(const Options &o, const Spec &spec) {
   const int64_t bnSize = 4;
   NetWriter w;
-  Prefix net{"densenet0_"};
+  // Gluon counts the network's own layers and the transitions under `densenet0_`, and the
+  // layers of dense block N under `densenet0_stageN_`.
+  GluonNames net("densenet0_");
   std::string x = w.input(o);
-  x = w.let(conv(x, net.next(net.conv, "conv"), spec.initFeatures, 7, 2, 3, false));
+  x = w.let(conv(x, net.next("conv"), spec.initFeatures, 7, 2, 3, false));
   x = bnRelu(w, net, x);
-  x = w.let(pool("max_pool2d", x, net.next(net.pool, "pool"), 3, 2, 1));
+  x = w.let(pool("max_pool2d", x, net.next("pool"), 3, 2, 1));
   int64_t features = spec.initFeatures;
   for (size_t i = 0; i < spec.blocks.size(); ++i) {
-    Prefix stage{"densenet0_stage" + std::to_string(i + 1) + "_"};
+    GluonNames stage("densenet0_stage" + std::to_string(i + 1) + "_");
     for (int l = 0; l < spec.blocks[i]; ++l)
       x = denseLayer(w, stage, x, spec.growth, bnSize);
     features += spec.blocks[i] * spec.growth;
@@ -65,7 +55,7 @@ std::string densenet(const Options &o, const Spec &spec) {
     }
   }
   x = bnRelu(w, net, x);
-  x = w.let(pool("avg_pool2d", x, net.next(net.pool, "pool"), 7, 7, 0));
+  x = w.let(pool("avg_pool2d", x, net.next("pool"), 7, 7, 0));
   x = w.let(unary("flatten", x, "densenet0_flatten0"));
   x = w.let(dense(x, "densenet0_dense0", o.classes));
   // nnvm.testing.densenet puts MXNet's SoftmaxOutput on top, as seed 002 does for squeezenet.

@@ -7,37 +7,28 @@ namespace loupe::models {
 
 namespace {
 
-// Gluon names layers by kind in creation order within the network's prefix.
-struct Names {
-  int conv = 0, relu = 0, pool = 0, concat = 0;
-  std::string next(int &counter, const char *kind) {
-    return "squeezenet0_" + std::string(kind) + std::to_string(counter++);
-  }
-};
-
-std::string convRelu(NetWriter &w, Names &n, const std::string &in, int64_t ch, int64_t k,
+std::string convRelu(NetWriter &w, GluonNames &n, const std::string &in, int64_t ch, int64_t k,
                      int64_t stride, int64_t pad) {
-  std::string c = w.let(conv(in, n.next(n.conv, "conv"), ch, k, stride, pad, true));
-  return w.let(unary("relu", c, n.next(n.relu, "relu")));
+  std::string c = w.let(conv(in, n.next("conv"), ch, k, stride, pad, true));
+  return w.let(unary("relu", c, n.next("relu")));
 }
 
 // A fire module: a 1x1 squeeze, then 1x1 and 3x3 expands side by side, concatenated.
-std::string fire(NetWriter &w, Names &n, const std::string &in, int64_t squeeze, int64_t e1,
+std::string fire(NetWriter &w, GluonNames &n, const std::string &in, int64_t squeeze, int64_t e1,
                  int64_t e3) {
   std::string s = convRelu(w, n, in, squeeze, 1, 1, 0);
   std::string a = convRelu(w, n, s, e1, 1, 1, 0);
   std::string b = convRelu(w, n, s, e3, 3, 1, 1);
-  return w.let("concatenate(" + a + ", " + b + ", axis=1, name=\"" + n.next(n.concat, "concat") +
-               "\")");
+  return w.let("concatenate(" + a + ", " + b + ", axis=1, name=\"" + n.next("concat") + "\")");
 }
 
-std::string maxPool(NetWriter &w, Names &n, const std::string &in) {
-  return w.let(pool("max_pool2d", in, n.next(n.pool, "pool"), 3, 2, 0, true));
+std::string maxPool(NetWriter &w, GluonNames &n, const std::string &in) {
+  return w.let(pool("max_pool2d", in, n.next("pool"), 3, 2, 0, true));
 }
 
 std::string squeezenet(const Options &o, const std::string &version) {
   NetWriter w;
-  Names n;
+  GluonNames n("squeezenet0_");
   std::string x = w.input(o);
   // The feature layers after the first convolution: a fire module (squeeze, expand 1x1, expand
   // 3x3 channels) or, written {0, 0, 0}, a max pooling.
@@ -58,7 +49,7 @@ std::string squeezenet(const Options &o, const std::string &version) {
     x = l.squeeze ? fire(w, n, x, l.squeeze, l.e1, l.e3) : maxPool(w, n, x);
   x = w.let("dropout(" + x + ", rate=0.5, name=\"squeezenet0_dropout0\")");
   x = convRelu(w, n, x, o.classes, 1, 1, 0);
-  x = w.let(pool("avg_pool2d", x, n.next(n.pool, "pool"), 13, 13, 0));
+  x = w.let(pool("avg_pool2d", x, n.next("pool"), 13, 13, 0));
   x = w.let(unary("flatten", x, "squeezenet0_flatten0"));
   return w.finish(w.let(unary("softmax", x, "softmaxoutput0")));
 }

@@ -39,6 +39,21 @@ private:
   int next_ = 0;
 };
 
+/// MXNet gluon's layer names: each kind counted in creation order within a prefix
+/// ("squeezenet0_conv0", "densenet0_stage1_relu3").
+class GluonNames {
+public:
+  explicit GluonNames(std::string prefix) : prefix_(std::move(prefix)) {}
+  /// The next name of `kind` ("conv", "relu", "pool", …).
+  std::string next(const std::string &kind) {
+    return prefix_ + kind + std::to_string(counts_[kind]++);
+  }
+
+private:
+  std::string prefix_;
+  std::map<std::string, int> counts_;
+};
+
 // Calls in the graph language, each named explicitly (`name="…"`).
 std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
                  int64_t stride, int64_t pad, bool bias, int64_t groups = 1);

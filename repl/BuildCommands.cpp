@@ -34,20 +34,30 @@ const char *kBuildUsage = ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAM
                           "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
 const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N]";
 
+// True for the fills named in place of a file: random, zeros, ones.
+bool namesValues(const std::string &how) {
+  return how == "random" || how == "zeros" || how == "ones";
+}
+
+// A tensor file: ONNX's TensorProto for `.pb`, else NumPy's .npy.
+Tensor readTensorFile(const std::string &path) {
+  return path.ends_with(".pb") ? frontend::readTensorProto(path) : readNpy(path);
+}
+
 // A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
-// zeros, ones, or a .npy file whose shape must match (values rounded to `dt`).
+// zeros, ones, or a .npy/.pb file whose shape must match (values rounded to `dt`); `file` is
+// that file when the caller has read it already.
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
-                  const std::string &what) {
+                  const std::string &what, const Tensor *file = nullptr) {
   Tensor t(shape, dt);
   if (how == "random") {
     std::uniform_real_distribution<double> u(-1, 1);
     for (double &x : t.data)
       x = roundToDType(u(rng), dt);
-  } else if (how == "zeros" || how == "ones") {
+  } else if (namesValues(how)) {
     std::fill(t.data.begin(), t.data.end(), how == "ones" ? 1.0 : 0.0);
   } else {
-    bool pb = how.size() > 3 && how.compare(how.size() - 3, 3, ".pb") == 0;
-    Tensor f = pb ? frontend::readTensorProto(how) : readNpy(how);
+    Tensor f = file ? *file : readTensorFile(how);
     if (f.shape != shape)
       fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
            shapeToList(shape));
@@ -138,9 +148,8 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
       if (key == "shape" && !shape)
         shape = parseIntTuple(val);
     std::optional<Tensor> file;
-    if (how != "random" && how != "zeros" && how != "ones") {
-      bool pb = how.size() > 3 && how.compare(how.size() - 3, 3, ".pb") == 0;
-      file = pb ? frontend::readTensorProto(how) : readNpy(how);
+    if (!namesValues(how)) {
+      file = readTensorFile(how);
       if (!shape)
         shape = file->shape;
     }
@@ -149,7 +158,7 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
     if (!shape)
       fail("build: param ", name, "=", how, " needs a shape; give it with shape ", name, "=(…)");
     int dt = o.dtypes.count(name) ? o.dtypes[name] : file ? file->dtype : o.defaultDType;
-    o.params[name] = fillTensor(how, *shape, dt, rng, "param " + name);
+    o.params[name] = fillTensor(how, *shape, dt, rng, "param " + name, file ? &*file : nullptr);
   }
   return o;
 }

@@ -977,7 +977,7 @@ void Engine::registerCommands() {
       "as params), as a new step",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 1, 1, ":load FILE");
-        if (a[0].size() > 5 && a[0].compare(a[0].size() - 5, 5, ".onnx") == 0) {
+        if (a[0].ends_with(".onnx")) {
           frontend::OnnxModel m = frontend::importOnnx(a[0]);
           e.pushStep(m.graph, "load " + a[0], 0, true);
           e.modelParams_ = std::move(m.params);

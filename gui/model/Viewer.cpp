@@ -18,11 +18,7 @@ bool Viewer::run(const std::string &input) {
 }
 
 std::string Viewer::open(const std::string &path) {
-  auto endsWith = [&](const char *tail) {
-    std::string t = tail;
-    return path.size() >= t.size() && path.compare(path.size() - t.size(), t.size(), t) == 0;
-  };
-  if (endsWith(".json") || endsWith(".onnx")) {
+  if (path.ends_with(".json") || path.ends_with(".onnx")) {
     size_t before = console_.size();
     if (run(":load " + path))
       return "";

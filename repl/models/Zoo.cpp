@@ -113,15 +113,12 @@ std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned see
   const auto &shapes = g.attr("shape")->shapes;
   std::mt19937 rng(seed);
   std::map<std::string, Tensor> params;
-  auto endsWith = [](const std::string &s, const std::string &tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-  };
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
     if (name == "data")
       continue;
     Tensor t(shapes[idx.entryId(nid, 0)], dtype);
-    if (endsWith(name, "weight")) {
+    if (name.ends_with("weight")) {
       const Shape &s = t.shape;
       double hw = 1;
       for (size_t d = 2; d < s.size(); ++d)
@@ -132,7 +129,7 @@ std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned see
       std::uniform_real_distribution<double> u(-scale, scale);
       for (double &v : t.data)
         v = roundToDType(u(rng), dtype);
-    } else if (endsWith(name, "gamma") || endsWith(name, "moving_var")) {
+    } else if (name.ends_with("gamma") || name.ends_with("moving_var")) {
       std::fill(t.data.begin(), t.data.end(), 1.0);
     }
     params[name] = std::move(t);

@@ -67,10 +67,8 @@ const std::string &cachedCommand(AppState &s, const std::string &cmd) {
   auto it = s.commandCache.find(cmd);
   if (it != s.commandCache.end())
     return it->second;
-  size_t before = s.viewer.console().size();
-  s.viewer.run(cmd);
-  std::string out = s.viewer.console().substr(before);
-  out = out.substr(out.find('\n') + 1); // drop the echoed input line
+  std::string out;
+  s.viewer.run(cmd, &out);
   return s.commandCache.emplace(cmd, out).first->second;
 }
 

@@ -10,20 +10,21 @@ namespace loupe::view {
 
 Viewer::Viewer() : engine_(std::make_unique<Engine>()) {}
 
-bool Viewer::run(const std::string &input) {
+bool Viewer::run(const std::string &input, std::string *output) {
   std::ostringstream out;
   bool ok = engine_->execute(input, out, out);
   console_ += "loupe> " + input + "\n" + out.str();
+  if (output)
+    *output = out.str();
   return ok;
 }
 
 std::string Viewer::open(const std::string &path) {
   if (path.ends_with(".json") || path.ends_with(".onnx")) {
-    size_t before = console_.size();
-    if (run(":load " + path))
+    std::string msg;
+    if (run(":load " + path, &msg))
       return "";
     // The engine's one-line error, without its prefix.
-    std::string msg = console_.substr(before);
     size_t at = msg.find("error: ");
     msg = at == std::string::npos ? msg : msg.substr(at + 7);
     while (!msg.empty() && msg.back() == '\n')

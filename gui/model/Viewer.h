@@ -22,7 +22,8 @@ public:
 
   /// Runs one input as the console does: it is echoed with `loupe> ` and what `loupe` prints
   /// follows it. Returns false when the input failed.
-  bool run(const std::string &input);
+  /// `output`, when given, receives what the input printed.
+  bool run(const std::string &input, std::string *output = nullptr);
 
   /// Opens a file: a session or script (`.session`, or any text with `:` commands) becomes the
   /// script to step through (nothing runs yet); a graph JSON or ONNX model is loaded with

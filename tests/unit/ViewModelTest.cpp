@@ -273,4 +273,7 @@ TEST(Viewer, StepsThroughASessionForwardAndBack) {
   EXPECT_EQ(v.open("/nonexistent.session"),
             "/nonexistent.session: cannot open: No such file or directory");
   EXPECT_EQ(v.script().size(), inputs); // a failed open changes nothing
+  // A graph file goes through :load, whose one-line error comes back without its prefix.
+  EXPECT_EQ(v.open("/nonexistent.json"),
+            "/nonexistent.json: cannot open: No such file or directory");
 }

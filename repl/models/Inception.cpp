@@ -7,21 +7,12 @@ namespace loupe::models {
 
 namespace {
 
-struct Hw {
-  int64_t h, w;
-};
-
-std::string pair(Hw v) { return "(" + std::to_string(v.h) + ", " + std::to_string(v.w) + ")"; }
-
 // conv2d without bias, batch_norm (epsilon 2e-5), relu, named NAME+SUFFIX_{conv2d,batchnorm,relu}.
 std::string convBnRelu(NetWriter &w, const std::string &in, int64_t filters,
                        const std::string &name, const std::string &suffix = "", Hw k = {1, 1},
                        Hw stride = {1, 1}, Hw pad = {0, 0}) {
   std::string base = name + suffix;
-  std::string c =
-      w.let("conv2d(" + in + ", channels=" + std::to_string(filters) + ", kernel_size=" + pair(k) +
-            ", strides=" + pair(stride) + ", padding=" + pair(pad) + ", use_bias=False, name=\"" +
-            base + "_conv2d\")");
+  std::string c = w.let(conv(in, base + "_conv2d", filters, k, stride, pad, false));
   std::string b = w.let(batchNorm(c, base + "_batchnorm", 2e-5));
   return w.let(unary("relu", b, base + "_relu"));
 }

@@ -45,9 +45,15 @@ std::string NetWriter::finish(const std::string &out) const {
 
 std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
                  int64_t stride, int64_t pad, bool bias, int64_t groups) {
+  return conv(in, name, channels, Hw{k, k}, Hw{stride, stride}, Hw{pad, pad}, bias, groups);
+}
+
+std::string conv(const std::string &in, const std::string &name, int64_t channels, Hw k, Hw stride,
+                 Hw pad, bool bias, int64_t groups) {
+  auto pair = [](Hw v) { return "(" + std::to_string(v.h) + ", " + std::to_string(v.w) + ")"; };
   std::string s = "conv2d(" + in + ", channels=" + std::to_string(channels) +
-                  ", kernel_size=" + tuple2(k) + ", strides=" + tuple2(stride) +
-                  ", padding=" + tuple2(pad);
+                  ", kernel_size=" + pair(k) + ", strides=" + pair(stride) +
+                  ", padding=" + pair(pad);
   if (groups != 1)
     s += ", groups=" + std::to_string(groups);
   if (!bias)

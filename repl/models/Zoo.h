@@ -57,6 +57,13 @@ private:
 // Calls in the graph language, each named explicitly (`name="…"`).
 std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
                  int64_t stride, int64_t pad, bool bias, int64_t groups = 1);
+/// Height and width of a rectangular window, stride or padding.
+struct Hw {
+  int64_t h, w;
+};
+/// conv with rectangular kernel, strides and padding (inception's 1x7 and 7x1).
+std::string conv(const std::string &in, const std::string &name, int64_t channels, Hw k, Hw stride,
+                 Hw pad, bool bias, int64_t groups = 1);
 std::string batchNorm(const std::string &in, const std::string &name, double eps,
                       bool scale = true);
 std::string unary(const char *op, const std::string &in, const std::string &name);

@@ -22,13 +22,8 @@ std::string bigProgram() {
 }
 
 void load(view::Viewer &v) {
-  std::string p = bigProgram();
-  size_t at = 0;
-  while (at < p.size()) {
-    size_t end = p.find('\n', at);
-    v.run(p.substr(at, end - at));
-    at = end + 1;
-  }
+  for (const ScriptInput &in : splitScript(bigProgram()))
+    v.run(in.text);
 }
 
 void BM_Layout2000(benchmark::State &state) {

@@ -1,6 +1,7 @@
 // Build: the nnvm.compiler.build pipeline over the pass runner, then lowering and compilation.
 #include "backend/Build.h"
 
+#include "backend/HostTarget.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
@@ -212,6 +213,10 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   }
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {
+    // The fast path tunes for this machine: a plain "llvm" target means the host CPU, so that
+    // AlterOpLayout blocks channels by its vector width.
+    if (ctx.get("target", "llvm") == "llvm")
+      ctx.config["target"] = "llvm -mcpu=" + detectHostTarget().cpu;
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
     Graph typed = withShapeInputs(g, shapes);
     std::vector<int64_t> dts;

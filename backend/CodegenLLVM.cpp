@@ -24,8 +24,10 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace loupe::backend {
@@ -72,9 +74,83 @@ struct UseCollector : loop::IRVisitor {
   void visitStmt(const Stmt &s) override {
     if (s->kind == StmtKind::Store)
       bufs.insert(s->name);
+    if (s->kind == StmtKind::Allocate)
+      local.insert(s->name);
     IRVisitor::visitStmt(s);
   }
+  std::set<std::string> local; ///< allocated inside: not part of a closure
 };
+
+// True when `e` reads the variable `v`.
+bool usesVar(const Expr &e, const ExprNode *v) {
+  if (e.get() == v)
+    return true;
+  return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return usesVar(a, v); });
+}
+
+// The coefficient of `v` in an integer index that is affine in it (other variables and
+// non-affine parts not reading `v` are constants here), or nullopt.
+std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
+  if (!usesVar(e, v))
+    return 0;
+  if (e.get() == v)
+    return 1;
+  if (e->kind != ExprKind::Binary)
+    return std::nullopt;
+  auto a = linearCoef(e->args[0], v), b = linearCoef(e->args[1], v);
+  int64_t k;
+  switch (e->op) {
+  case BinOp::Add:
+    return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+  case BinOp::Sub:
+    return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
+  case BinOp::Mul:
+    if (constValue(e->args[1], &k) && a)
+      return *a * k;
+    if (constValue(e->args[0], &k) && b)
+      return *b * k;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+// Whether a vectorised loop's body can run as one vector statement per lane group: stores at
+// consecutive addresses (index coefficient 1), no inner loops or allocations, branches and lazy
+// selects only on conditions that are the same for every lane.
+bool vectorizable(const Stmt &s, const ExprNode *v) {
+  struct Check : loop::IRVisitor {
+    const ExprNode *v;
+    bool ok = true;
+    void visitExpr(const Expr &e) override {
+      if (e->kind == ExprKind::Call && e->name == "tvm_if_then_else" && usesVar(e->args[0], v))
+        ok = false;
+      IRVisitor::visitExpr(e);
+    }
+    void visitStmt(const Stmt &st) override {
+      switch (st->kind) {
+      case StmtKind::For:
+      case StmtKind::Allocate:
+        ok = false;
+        return;
+      case StmtKind::Store:
+        if (linearCoef(st->a, v) != std::optional<int64_t>(1))
+          ok = false;
+        break;
+      case StmtKind::IfThenElse:
+        if (usesVar(st->a, v))
+          ok = false;
+        break;
+      default:
+        break;
+      }
+      IRVisitor::visitStmt(st);
+    }
+  } c;
+  c.v = v;
+  c.visitStmt(s);
+  return c.ok;
+}
 
 class FunctionGen {
 public:
@@ -92,6 +168,12 @@ public:
       params.push_back(b_.getPtrTy());
     auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
     fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, m_);
+    vectorWidthAttrs(fn_);
+    if (f_.fast) {
+      llvm::FastMathFlags fmf;
+      fmf.setAllowContract(true);
+      b_.setFastMathFlags(fmf);
+    }
     for (size_t i = 0; i < args.size(); ++i) {
       llvm::Argument *a = fn_->getArg(i);
       a->setName(args[i].first);
@@ -109,6 +191,13 @@ private:
     llvm::Value *ptr;
     int dtype;
   };
+
+  // Full-width vectors: without these LLVM splits 512-bit vectors on CPUs whose tuning
+  // prefers 256 bits (as clang does for functions without 512-bit intrinsics).
+  static void vectorWidthAttrs(llvm::Function *f) {
+    f->addFnAttr("prefer-vector-width", "512");
+    f->addFnAttr("min-legal-vector-width", "512");
+  }
 
   llvm::Type *elemType(int dtype) {
     switch (dtype) {
@@ -141,8 +230,35 @@ private:
     return isFloat(dtype) ? elemType(dtype) : b_.getInt64Ty();
   }
 
+  // A value of `t`'s element type with the lanes of `like` (scalar when `like` is scalar).
+  static llvm::Type *withLanes(llvm::Type *t, llvm::Value *like) {
+    if (auto *vt = llvm::dyn_cast<llvm::VectorType>(like->getType()))
+      return llvm::VectorType::get(t, vt->getElementCount());
+    return t;
+  }
+
+  // `v` broadcast to `lanes` lanes (unchanged if it is a vector already or lanes is 0).
+  llvm::Value *splat(llvm::Value *v, unsigned lanes) {
+    if (lanes == 0 || v->getType()->isVectorTy())
+      return v;
+    return b_.CreateVectorSplat(lanes, v);
+  }
+
+  static unsigned lanesOf(llvm::Value *v) {
+    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+      return vt->getNumElements();
+    return 0;
+  }
+
+  // Makes two operands agree: a scalar next to a vector is broadcast.
+  void matchLanes(llvm::Value *&a, llvm::Value *&b) {
+    unsigned n = std::max(lanesOf(a), lanesOf(b));
+    a = splat(a, n);
+    b = splat(b, n);
+  }
+
   llvm::Value *convert(llvm::Value *v, int from, int to) {
-    llvm::Type *t = valueType(to);
+    llvm::Type *t = withLanes(valueType(to), v);
     if (v->getType() == t)
       return v;
     bool ff = isFloat(from), tf = isFloat(to);
@@ -173,11 +289,19 @@ private:
     return b_.CreateUnaryIntrinsic(id, x);
   }
 
+  // A libm call; on a vector, one call per lane.
   llvm::Value *libm(const char *base, llvm::Value *x) {
-    std::string name = std::string(base) + (x->getType()->isFloatTy() ? "f" : "");
+    llvm::Type *et = x->getType()->getScalarType();
+    std::string name = std::string(base) + (et->isFloatTy() ? "f" : "");
     llvm::FunctionCallee callee =
-        m_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
-    return b_.CreateCall(callee, {x});
+        m_.getOrInsertFunction(name, llvm::FunctionType::get(et, {et}, false));
+    unsigned n = lanesOf(x);
+    if (n == 0)
+      return b_.CreateCall(callee, {x});
+    llvm::Value *r = llvm::PoisonValue::get(x->getType());
+    for (unsigned i = 0; i < n; ++i)
+      r = b_.CreateInsertElement(r, b_.CreateCall(callee, {b_.CreateExtractElement(x, i)}), i);
+    return r;
   }
 
   llvm::Value *call(const ExprNode &e) {
@@ -190,11 +314,12 @@ private:
                        *done = llvm::BasicBlock::Create(ctx_, "if_end", fn_);
       b_.CreateCondBr(c, thenBB, elseBB);
       b_.SetInsertPoint(thenBB);
-      llvm::Value *a = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+      // In a vector loop both sides are made vectors: either may read the lane variable.
+      llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
       llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
       b_.CreateBr(done);
       b_.SetInsertPoint(elseBB);
-      llvm::Value *bv = convert(expr(e.args[2]), e.args[2]->dtype, e.dtype);
+      llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
       llvm::BasicBlock *elseEnd = b_.GetInsertBlock();
       b_.CreateBr(done);
       b_.SetInsertPoint(done);
@@ -229,6 +354,7 @@ private:
     }
     if (f == "pow") {
       llvm::Value *y = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+      matchLanes(x, y);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     }
     fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
@@ -238,6 +364,7 @@ private:
     int t = e.args[0]->dtype;
     llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
     a = convert(a, t, t);
+    matchLanes(a, bv);
     if (e.op == BinOp::And)
       return b_.CreateAnd(a, bv);
     if (e.op == BinOp::Or)
@@ -326,19 +453,28 @@ private:
       return binary(*e);
     case ExprKind::Not:
       return b_.CreateNot(convert(expr(e->args[0]), e->args[0]->dtype, kBool));
-    case ExprKind::Select:
-      return b_.CreateSelect(convert(expr(e->args[0]), e->args[0]->dtype, kBool),
-                             convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
-                             convert(expr(e->args[2]), e->args[2]->dtype, e->dtype));
+    case ExprKind::Select: {
+      llvm::Value *c = convert(expr(e->args[0]), e->args[0]->dtype, kBool),
+                  *a = convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
+                  *bv = convert(expr(e->args[2]), e->args[2]->dtype, e->dtype);
+      matchLanes(a, bv);
+      if (lanesOf(c) == 0)
+        return b_.CreateSelect(c, a, bv); // a scalar condition picks whole vectors
+      a = splat(a, lanesOf(c));
+      bv = splat(bv, lanesOf(c));
+      return b_.CreateSelect(c, a, bv);
+    }
     case ExprKind::Cast:
       return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);
     case ExprKind::Call:
       return call(*e);
     case ExprKind::Load: {
       BufferRef buf = buffer(e->name);
-      llvm::Value *v = b_.CreateLoad(elemType(buf.dtype), address(buf, e->args[0]));
+      llvm::Value *v = vecVar_ && usesVar(e->args[0], vecVar_)
+                           ? vectorLoad(buf, e->args[0])
+                           : b_.CreateLoad(elemType(buf.dtype), address(buf, e->args[0]));
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
-        v = b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
+        v = b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
       return v;
     }
     case ExprKind::TensorRead:
@@ -348,7 +484,52 @@ private:
     return nullptr;
   }
 
+  // The address of lane 0 of a vector access whose index has coefficient 1 in the lane variable.
+  llvm::Value *laneZeroAddress(const BufferRef &buf, const Expr &index) {
+    llvm::Value *saved = vars_.at(vecVar_);
+    vars_[vecVar_] = b_.getInt64(0);
+    llvm::Value *p = address(buf, index);
+    vars_[vecVar_] = saved;
+    return p;
+  }
+
+  // A load in a vector loop: consecutive lanes as one vector load, anything else a gather.
+  llvm::Value *vectorLoad(const BufferRef &buf, const Expr &index) {
+    llvm::Type *et = elemType(buf.dtype);
+    auto *vt = llvm::FixedVectorType::get(et, lanes_);
+    llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
+    std::optional<int64_t> k = linearCoef(index, vecVar_);
+    if (k == 1)
+      return b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
+    llvm::Value *idx = splat(expr(index), lanes_);
+    llvm::Value *ptrs = b_.CreateGEP(et, buf.ptr, idx);
+    return b_.CreateMaskedGather(vt, ptrs, align);
+  }
+
+  // A vectorised loop with a constant extent of at most 64 lanes whose body qualifies: emitted
+  // once, with the loop variable as the vector <0, 1, …, n-1> (TVM's Ramp), so that LLVM sees
+  // the vector code the schedule asked for rather than a loop it may or may not vectorise.
+  bool vectorLoop(const StmtNode &s) {
+    int64_t lo, n;
+    if (vecVar_ || !constValue(s.a, &lo) || lo != 0 || !constValue(s.b, &n) || n < 2 || n > 64 ||
+        !vectorizable(s.body[0], s.var.get()))
+      return false;
+    std::vector<llvm::Constant *> ramp;
+    for (int64_t i = 0; i < n; ++i)
+      ramp.push_back(b_.getInt64(static_cast<uint64_t>(i)));
+    vecVar_ = s.var.get();
+    lanes_ = static_cast<unsigned>(n);
+    vars_[vecVar_] = llvm::ConstantVector::get(ramp);
+    emit(s.body[0]);
+    vars_.erase(vecVar_);
+    vecVar_ = nullptr;
+    lanes_ = 0;
+    return true;
+  }
+
   void loop(const StmtNode &s) {
+    if (s.forKind == ForKind::Vectorized && vectorLoop(s))
+      return;
     llvm::Value *lo = expr(s.a), *extent = expr(s.b);
     llvm::Value *hi = b_.CreateAdd(lo, extent);
     llvm::BasicBlock *pre = b_.GetInsertBlock(),
@@ -388,7 +569,10 @@ private:
     for (const ExprNode *v : uses.vars)
       if (vars_.count(v))
         vars.push_back(v);
-    std::vector<std::string> bufs(usedBufs.begin(), usedBufs.end());
+    std::vector<std::string> bufs;
+    for (const std::string &bname : usedBufs)
+      if (!uses.local.count(bname))
+        bufs.push_back(bname);
     size_t slots = vars.size() + bufs.size();
     llvm::Type *i64 = b_.getInt64Ty();
     llvm::Value *closure = b_.CreateAlloca(i64, b_.getInt64(std::max<size_t>(slots, 1)));
@@ -402,6 +586,7 @@ private:
     auto *bodyFn =
         llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
                                f_.name + "_parallel" + std::to_string(parallelCount_++), m_);
+    vectorWidthAttrs(bodyFn);
     // Generate the body in the new function, then come back.
     llvm::Function *savedFn = fn_;
     llvm::BasicBlock *savedBlock = b_.GetInsertBlock();
@@ -443,7 +628,12 @@ private:
       BufferRef buf = buffer(s->name);
       llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
-        v = b_.CreateSExtOrTrunc(v, elemType(buf.dtype));
+        v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
+      if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes
+        b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, s->a),
+                              m_.getDataLayout().getABITypeAlign(elemType(buf.dtype)));
+        return;
+      }
       b_.CreateStore(v, address(buf, s->a));
       return;
     }
@@ -453,6 +643,17 @@ private:
         n *= e;
       llvm::Type *et = elemType(s->dtype);
       uint64_t bytes = m_.getDataLayout().getTypeAllocSize(et) * static_cast<uint64_t>(n);
+      if (bytes <= kStackBytes) {
+        // Small buffers (a register tile's accumulator) live on the stack, allocated once in the
+        // function's entry block, where LLVM can promote them to registers.
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        llvm::AllocaInst *a = entry.CreateAlloca(et, entry.getInt64(n), s->name);
+        a->setAlignment(llvm::Align(64));
+        buffers_[s->name] = {a, s->dtype};
+        emit(s->body[0]);
+        buffers_.erase(s->name);
+        return;
+      }
       llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
           "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
       llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
@@ -515,7 +716,10 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   const LoweredFunction &f_;
+  static constexpr uint64_t kStackBytes = 16384;
   llvm::Function *fn_ = nullptr;
+  const ExprNode *vecVar_ = nullptr; ///< the lane variable while a vector loop is emitted
+  unsigned lanes_ = 0;
   std::map<const ExprNode *, llvm::Value *> vars_;
   std::map<std::string, BufferRef> buffers_;
   int parallelCount_ = 0;

@@ -52,7 +52,11 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
   for (const auto &h : idx.heads)
     out.outputs.push_back(value.at({h.nodeId, h.index}));
   out.schedule = std::make_shared<Schedule>(out.outputs);
-  applyDefaultSchedule(*out.schedule);
+  out.fast = f.optLevel >= 3;
+  if (out.fast)
+    applyFastSchedule(*out.schedule);
+  else
+    applyDefaultSchedule(*out.schedule);
   for (const ComputeRef &o : out.outputs)
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);

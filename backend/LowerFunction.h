@@ -19,6 +19,10 @@ struct LoweredFunction {
   std::vector<std::string> outputBuffers;
   std::shared_ptr<Schedule> schedule;
   loop::Stmt body;
+  /// Made at opt level 3: the fast schedules, and floating-point contraction (FMA) allowed,
+  /// which changes results in the last bits; below 3 the code computes exactly what the loops
+  /// say, in their order.
+  bool fast = false;
 };
 
 /// Applies the default x86 schedules of nnvm-spec §11: injective stages inlined, the output
@@ -26,6 +30,10 @@ struct LoweredFunction {
 /// parallel), the convolution's N and C fused and parallel, W split by 16 with the inner part
 /// vectorised and the kernel taps unrolled; reductions with their output axes fused.
 void applyDefaultSchedule(Schedule &s);
+
+/// opt_level 3's schedules (backend/schedules/): NCHW[x]c convolutions register-tiled for the
+/// host's vector width; functions without a fast schedule get the default one.
+void applyFastSchedule(Schedule &s);
 
 /// Lowers one fused function. Throws Error naming the op when one of its ops has no lowering.
 LoweredFunction lowerFunction(const FusedFunction &f);

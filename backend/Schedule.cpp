@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -219,9 +220,19 @@ Stage &Schedule::cacheWrite(Stage &s) {
 
 namespace {
 
-// An integer expression as constant + sum of coefficient * variable, if it is one.
+bool usesAny(const Expr &e, const std::set<const ExprNode *> &vars) {
+  if (vars.count(e.get()))
+    return true;
+  return std::any_of(e->args.begin(), e->args.end(),
+                     [&](const Expr &a) { return usesAny(a, vars); });
+}
+
+// An integer expression as constant + sum of coefficient * variable, if it is one. With
+// `atoms`, a non-affine part that reads no variable of `inner` (`fused / 56` of a fused outer
+// loop) counts as one more term, kept in `atoms` by its printed form.
 bool affine(const Expr &e, int64_t scale, std::map<const ExprNode *, int64_t> &coef,
-            int64_t &constant) {
+            int64_t &constant, std::map<std::string, std::pair<Expr, int64_t>> *atoms = nullptr,
+            const std::set<const ExprNode *> *inner = nullptr) {
   int64_t k;
   if (constValue(e, &k)) {
     constant += scale * k;
@@ -231,22 +242,119 @@ bool affine(const Expr &e, int64_t scale, std::map<const ExprNode *, int64_t> &c
     coef[e.get()] += scale;
     return true;
   }
+  auto atom = [&] {
+    if (!atoms || usesAny(e, *inner))
+      return false;
+    auto &slot = (*atoms)[printExpr(e)];
+    slot.first = e;
+    slot.second += scale;
+    return true;
+  };
   if (e->kind != ExprKind::Binary)
-    return false;
+    return atom();
   switch (e->op) {
   case BinOp::Add:
-    return affine(e->args[0], scale, coef, constant) && affine(e->args[1], scale, coef, constant);
+    return affine(e->args[0], scale, coef, constant, atoms, inner) &&
+           affine(e->args[1], scale, coef, constant, atoms, inner);
   case BinOp::Sub:
-    return affine(e->args[0], scale, coef, constant) && affine(e->args[1], -scale, coef, constant);
+    return affine(e->args[0], scale, coef, constant, atoms, inner) &&
+           affine(e->args[1], -scale, coef, constant, atoms, inner);
   case BinOp::Mul:
     if (constValue(e->args[1], &k))
-      return affine(e->args[0], scale * k, coef, constant);
+      return affine(e->args[0], scale * k, coef, constant, atoms, inner);
     if (constValue(e->args[0], &k))
-      return affine(e->args[1], scale * k, coef, constant);
-    return false;
+      return affine(e->args[1], scale * k, coef, constant, atoms, inner);
+    return atom();
   default:
-    return false;
+    return atom();
   }
+}
+
+// The largest value an index expression of loop variables takes (variables range over
+// [0, extent)); nullopt when it cannot tell.
+std::optional<int64_t> maxValue(const Expr &e, const std::map<const ExprNode *, int64_t> &extent) {
+  int64_t k;
+  if (constValue(e, &k))
+    return k;
+  if (e->kind == ExprKind::Var) {
+    auto it = extent.find(e.get());
+    return it == extent.end() ? std::nullopt : std::optional<int64_t>(it->second - 1);
+  }
+  if (e->kind != ExprKind::Binary || !constValue(e->args[1], &k) || k <= 0)
+    return std::nullopt;
+  std::optional<int64_t> a = maxValue(e->args[0], extent);
+  if (!a)
+    return std::nullopt;
+  switch (e->op) {
+  case BinOp::Add:
+    return *a + k;
+  case BinOp::Mul:
+    return *a * k;
+  case BinOp::Div:
+    return *a / k;
+  case BinOp::Mod:
+    return std::min(*a, k - 1);
+  default:
+    return std::nullopt;
+  }
+}
+
+// Structural identity of an expression: variables by node, everything else by value.
+std::string exprKey(const Expr &e) {
+  std::string k = std::to_string(static_cast<int>(e->kind)) + ":" +
+                  std::to_string(static_cast<int>(e->op)) + ":" + e->name + ":" +
+                  std::to_string(e->intValue);
+  if (e->kind == ExprKind::Var)
+    k += "@" + std::to_string(reinterpret_cast<uintptr_t>(e.get()));
+  k += "(";
+  for (const Expr &a : e->args)
+    k += exprKey(a) + ",";
+  return k + ")";
+}
+
+// Collects an integer expression as constant + sum of coefficient * term, where a term is any
+// part that is not a sum, difference or product by a constant; terms in order of appearance.
+void linearTerms(const Expr &e, int64_t scale, std::vector<std::pair<Expr, int64_t>> &terms,
+                 std::map<std::string, size_t> &slot, int64_t &constant) {
+  int64_t k;
+  if (constValue(e, &k)) {
+    constant += scale * k;
+    return;
+  }
+  if (e->kind == ExprKind::Binary) {
+    if (e->op == BinOp::Add || e->op == BinOp::Sub) {
+      linearTerms(e->args[0], scale, terms, slot, constant);
+      linearTerms(e->args[1], e->op == BinOp::Add ? scale : -scale, terms, slot, constant);
+      return;
+    }
+    if (e->op == BinOp::Mul && constValue(e->args[1], &k))
+      return linearTerms(e->args[0], scale * k, terms, slot, constant);
+    if (e->op == BinOp::Mul && constValue(e->args[0], &k))
+      return linearTerms(e->args[1], scale * k, terms, slot, constant);
+  }
+  auto [it, fresh] = slot.emplace(exprKey(e), terms.size());
+  if (fresh)
+    terms.push_back({e, 0});
+  terms[it->second].second += scale;
+}
+
+// `a - b` with equal terms cancelled: how far `a` lies past `b` (a region's local index).
+Expr offsetFrom(const Expr &a, const Expr &b) {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  std::map<std::string, size_t> slot;
+  int64_t c = 0;
+  linearTerms(a, 1, terms, slot, c);
+  linearTerms(b, -1, terms, slot, c);
+  Expr out = nullptr;
+  for (const auto &[t, k] : terms) {
+    if (k == 0)
+      continue;
+    Expr term = k == 1 ? t : t * k;
+    out = out ? out + term : term;
+  }
+  if (!out)
+    return intImm(c);
+  return c == 0 ? out : out + c;
 }
 
 // Every read of `t` in `e`: its index expressions.
@@ -277,22 +385,43 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
     fail("schedule: ", consumer.buffer, " does not read ", producer.buffer);
   std::map<const ExprNode *, int64_t> extentOf;
   std::set<const ExprNode *> outer;
+  std::set<const ExprNode *> inner;
   for (size_t i = 0; i < consumer.leaves.size(); ++i) {
     extentOf[consumer.leaves[i].var.get()] = consumer.leaves[i].extent;
-    if (i <= pos)
-      outer.insert(consumer.leaves[i].var.get());
+    (i <= pos ? outer : inner).insert(consumer.leaves[i].var.get());
   }
+  producer.regionMin.clear();
+  producer.region.clear();
   VarMap rename;
   for (size_t d = 0; d < p.axes.size(); ++d) {
     // Per read: the part fixed by the outer loops, and the offsets the inner loops reach.
     std::map<const ExprNode *, int64_t> outerCoef;
+    std::map<std::string, std::pair<Expr, int64_t>> outerAtoms;
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
     for (size_t r = 0; r < rc.reads.size(); ++r) {
       std::map<const ExprNode *, int64_t> coef;
+      std::map<std::string, std::pair<Expr, int64_t>> atoms;
       int64_t c = 0;
-      if (!affine(substitute(rc.reads[r][d], consumer.axisValue), 1, coef, c))
-        fail("schedule: compute_at of ", producer.buffer, ": the index ", printExpr(rc.reads[r][d]),
-             " is not affine in ", consumer.buffer, "'s loops");
+      Expr index = substitute(rc.reads[r][d], consumer.axisValue);
+      // Plainly affine first (the seed-era schedules print what that gives); else with the
+      // outer loops' non-affine parts (a fused loop taken apart) as terms of their own.
+      if (!affine(index, 1, coef, c)) {
+        coef.clear();
+        c = 0;
+        if (!affine(index, 1, coef, c, &atoms, &inner))
+          fail("schedule: compute_at of ", producer.buffer, ": the index ",
+               printExpr(rc.reads[r][d]), " is not affine in ", consumer.buffer, "'s loops");
+      }
+      if (r > 0 && [&] {
+            if (atoms.size() != outerAtoms.size())
+              return true;
+            for (const auto &[key, a] : atoms)
+              if (!outerAtoms.count(key) || outerAtoms.at(key).second != a.second)
+                return true;
+            return false;
+          }())
+        fail("schedule: compute_at of ", producer.buffer, ": reads at different outer positions");
+      outerAtoms = atoms;
       std::map<const ExprNode *, int64_t> oc;
       int64_t rlo = c, rhi = c;
       for (const auto &[v, k] : coef) {
@@ -321,9 +450,21 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       min = term * k + min;
       maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
     }
+    for (const auto &[key, atom] : outerAtoms) {
+      if (atom.second == 0)
+        continue;
+      min = atom.first * atom.second + min;
+      std::optional<int64_t> top = maxValue(atom.first, extentOf);
+      if (!top || atom.second < 0)
+        maxMin = std::numeric_limits<int64_t>::max() / 4; // unknown: guard
+      else
+        maxMin += atom.second * *top;
+    }
     min = canonicalIndex(min);
     int64_t extent = hi - lo + 1;
     producer.leaves[d].extent = extent;
+    producer.regionMin.push_back(min);
+    producer.region.push_back(extent);
     Expr value = min + p.axes[d];
     rename.push_back({p.axes[d].get(), value});
     if (lo < 0 || maxMin + extent > p.shape[d])
@@ -335,8 +476,21 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   log_.push_back(producer.buffer + ": compute_at " + consumer.buffer + " " + at->name);
 }
 
+void Schedule::setLocal(Stage &s) {
+  if (!s.attachedAt)
+    fail("schedule: ", s.buffer, " must be computed at a loop before it can be local");
+  s.local = true;
+  log_.push_back(s.buffer + ": storage_scope local " + shapeToList(s.region));
+}
+
+void Schedule::knob(const std::string &name, int64_t value, const std::string &why) {
+  knobs_.push_back(name + " = " + std::to_string(value) + "  (" + why + ")");
+}
+
 std::string Schedule::describe() const {
   std::string out;
+  for (const std::string &k : knobs_)
+    out += "knob " + k + "\n";
   for (const std::string &l : log_)
     out += l + "\n";
   return out;
@@ -416,12 +570,12 @@ public:
       // placed when that loop is built.
       Stmt p = produce(st.buffer, lowerStage(st));
       if (st.attachedAt)
-        attached_[st.attachedAt.get()].push_back(p);
+        attached_[st.attachedAt.get()].push_back({p, &st});
       else
         produces.push_back(p);
       bool isOutput = std::any_of(sch_.outputs.begin(), sch_.outputs.end(),
                                   [&](const ComputeRef &o) { return o == st.tensor; });
-      if (!isOutput)
+      if (!isOutput && !st.local)
         intermediates.push_back(&st);
     }
     Stmt body = seq(produces);
@@ -450,6 +604,8 @@ private:
         return m;
       auto it = stageOf_.find(m->tensor.get());
       const std::string &buf = it == stageOf_.end() ? m->tensor->name : it->second->buffer;
+      if (it != stageOf_.end() && it->second->local)
+        return load(buf, m->dtype, localIndex(*it->second, m->args));
       return load(buf, m->dtype, flatIndex(m->args, m->tensor->shape));
     }
 
@@ -457,6 +613,14 @@ private:
     const std::map<const Compute *, const Stage *> &stageOf_;
   };
   Expr toLoads(const Expr &e) { return LoadMaker(stageOf_).mutateExpr(e); }
+
+  // The index into a local stage's region buffer of its element at `global`.
+  static Expr localIndex(const Stage &st, const std::vector<Expr> &global) {
+    std::vector<Expr> local;
+    for (size_t d = 0; d < global.size(); ++d)
+      local.push_back(offsetFrom(global[d], st.regionMin[d]));
+    return flatIndex(local, st.region);
+  }
 
   static Stmt guarded(const std::vector<Expr> &guards, Stmt s) {
     for (size_t i = guards.size(); i-- > 0;)
@@ -470,9 +634,17 @@ private:
     for (size_t i = leaves.size(); i-- > 0;) {
       Leaf l = leaves[i];
       if (auto it = attached_.find(l.var.get()); it != attached_.end()) {
-        std::vector<Stmt> inside = it->second;
+        std::vector<Stmt> inside;
+        for (const auto &[p, st] : it->second)
+          inside.push_back(p);
         inside.push_back(body);
         body = seq(inside);
+        for (size_t k = it->second.size(); k-- > 0;) {
+          const Stage &st = *it->second[k].second;
+          if (st.local)
+            body = attr(st.buffer, "storage_scope", "\"local\"",
+                        allocate(st.buffer, st.tensor->dtype, st.region, body));
+        }
         attached_.erase(it);
       }
       if (l.extent == 1) {
@@ -506,7 +678,7 @@ private:
     std::vector<Expr> idx;
     for (const Expr &a : t.axes)
       idx.push_back(substitute(a, st.axisValue));
-    Expr index = flatIndex(idx, t.shape);
+    Expr index = st.local ? localIndex(st, idx) : flatIndex(idx, t.shape);
     if (!isReduce) {
       Stmt s = store(st.buffer, index, toLoads(substitute(value, st.axisValue)));
       return nest(st.leaves, st.guards, guarded(st.guards, s));
@@ -605,7 +777,8 @@ private:
 
   const Schedule &sch_;
   std::map<const Compute *, const Stage *> stageOf_;
-  std::map<const ExprNode *, std::vector<Stmt>> attached_; ///< compute_at stages by loop var
+  /// compute_at stages by loop variable: their produce statement and stage
+  std::map<const ExprNode *, std::vector<std::pair<Stmt, const Stage *>>> attached_;
 };
 
 } // namespace

@@ -34,6 +34,13 @@ struct Stage {
   std::vector<std::pair<const loop::ExprNode *, loop::Expr>> axisValue;
   /// Conditions a split that does not divide its axis adds: `value < extent`.
   std::vector<loop::Expr> guards;
+  /// TVM's "local" scope, for a stage computed at a consumer's loop: its buffer holds just the
+  /// region one iteration of that loop reads (`region` elements per axis, starting at
+  /// `regionMin`, an expression of the consumer's outer loops) and is allocated inside the loop,
+  /// so a small one (a register tile's accumulator) can live in registers.
+  bool local = false;
+  std::vector<loop::Expr> regionMin;
+  Shape region;
 };
 
 /// The schedule of one function: a stage per computed tensor (producers first) and the steps
@@ -73,6 +80,10 @@ public:
   /// affine in its loop variables). Schedule the consumer's loops first; `producer`'s data axes
   /// must not be split or fused yet (its reduce axes may be, before or after).
   void computeAt(Stage &producer, Stage &consumer, loop::Expr at);
+  /// Makes a stage computed at a consumer's loop local to that loop (see Stage::local).
+  void setLocal(Stage &s);
+  /// Records a tuning knob and the value chosen for it, printed first by `describe`.
+  void knob(const std::string &name, int64_t value, const std::string &why);
 
   /// The steps applied so far, one per line ("compute: split xx by 16").
   std::string describe() const;
@@ -80,6 +91,7 @@ public:
 private:
   Leaf &findLeaf(Stage &s, const loop::Expr &v, size_t *pos);
   std::vector<std::string> log_;
+  std::vector<std::string> knobs_;
 };
 
 /// Lowers a scheduled function to one statement: intermediate stages allocated (`// attr

@@ -21,6 +21,9 @@ struct FusedFunction {
   bool flattenData = false;      ///< arguments arrive flattened to 1-D
   uint32_t root = 0;             ///< node id of the group root in the partitioned graph
   std::vector<uint32_t> members; ///< node ids of the group in the partitioned graph
+  /// The opt level it was made at: 3 lowers with the fast schedules (blocked, register-tiled
+  /// kernels, FMA contraction); below 3 the seed-era schedules, printed as the seeds show.
+  int optLevel = 2;
 };
 
 /// The functions of a compiled graph by name (graph attribute `module`).

@@ -4,8 +4,8 @@
 //
 // The block sizes follow TVM's x86 fallback schedule (topi conv2d_avx_common): oc_bn is the
 // largest divisor of the output channels not above the SIMD width in float32 lanes (16 with
-// `-mcpu=skylake-avx512` in the target, else 8), ic_bn the largest divisor of the input
-// channels not above oc_bn. Other targets and other convolutions are left alone.
+// an AVX-512 CPU such as `-mcpu=skylake-avx512` in the target, else 8), ic_bn the largest divisor
+// of the input channels not above oc_bn. Other targets and other convolutions are left alone.
 //
 // The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
 // `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When
@@ -40,13 +40,30 @@ void setAttr(AttrDict &attrs, const std::string &key, const std::string &value) 
   attrs.emplace_back(key, value);
 }
 
+// Whether the target names a CPU with 512-bit vectors (TVM knew skylake-avx512; the later ones
+// with AVX-512F are here too, so that a host-tuned build uses their full width).
+bool avx512Target(const std::string &target) {
+  static const char *const cpus[] = {
+      "skylake-avx512", "cascadelake", "cooperlake",     "cannonlake",    "icelake-client",
+      "icelake-server", "tigerlake",   "sapphirerapids", "emeraldrapids", "graniterapids",
+      "znver4",         "znver5",      "x86-64-v4"};
+  size_t at = target.find("-mcpu=");
+  if (at == std::string::npos)
+    return false;
+  std::string cpu = target.substr(at + 6, target.find(' ', at) - (at + 6));
+  for (const char *c : cpus)
+    if (cpu == c)
+      return true;
+  return false;
+}
+
 // TVM's x86 conv2d_alter_layout with the fallback configuration, or null to keep the node.
 NodePtr alterConv2d(const NodePtr &n, const Shape &data, int dtype, const std::string &target) {
   const Attrs &a = n->parsed;
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" ||
       a.getInt("groups") != 1 || data.size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
     return nullptr;
-  int64_t simd = target.find("-mcpu=skylake-avx512") != std::string::npos ? 16 : 8;
+  int64_t simd = avx512Target(target) ? 16 : 8;
   int64_t ocBn = largestDivisorUpTo(a.getInt("channels"), simd);
   int64_t icBn = largestDivisorUpTo(data[1], ocBn);
   AttrDict attrs = n->attrs;

@@ -104,8 +104,11 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
   };
   for (const FusedGroup &grp : groups) {
     std::string name = names.assign(kernelKey(src, grp, target), readableName(idx, grp));
-    if (!module->functions.count(name))
-      module->functions[name] = buildFunction(src, grp, name);
+    if (!module->functions.count(name)) {
+      auto f = buildFunction(src, grp, name);
+      f->optLevel = ctx.optLevel;
+      module->functions[name] = f;
+    }
     const Node &root = *idx.nodes[grp.root].node;
     std::vector<NodeEntry> inputs;
     for (const Entry &a : grp.arguments)

@@ -480,7 +480,7 @@ std::vector<loop::ComputeRef> conv2dTransposeLower(const Attrs &a,
 }
 
 // _contrib_conv2d_NCHWc with data NCHW<ib>c, weight OIHW<ib>i<ob>o, output NCHW<ob>c: the sum
-// runs over every input channel ic, read at block ic / ib, lane ic % ib.
+// runs over the input channel blocks, the kernel taps and the lanes of a block.
 std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
                                                const std::vector<loop::ComputeRef> &in,
                                                const std::vector<Shape> &shapes,
@@ -502,17 +502,18 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
     fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o, NCHW<o>c only, got ",
          a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
   ComputeRef x = in[0], w = in[1];
-  int64_t C = x->shape[1] * ib;
   ComputeRef data =
       p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw, 0}, {0, 0, p.ph, p.pw, 0}, 0) : x;
-  IterVar rc = reduceAxis(C, "ic"), ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
+  // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes.
+  IterVar icc = reduceAxis(x->shape[1], "ic_chunk"), icb = reduceAxis(ib, "ic_block"),
+          ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
   ComputeRef conv =
       compute(shapes[0], types[0],
               [&](const std::vector<Expr> &i) {
-                Expr src = read(data, {i[0], rc.var / ib, i[2] * p.sh + ry.var * p.dh,
-                                       i[3] * p.sw + rx.var * p.dw, rc.var % ib}) *
-                           read(w, {i[1], rc.var / ib, ry.var, rx.var, rc.var % ib, i[4]});
-                return reduce(Combiner::Sum, src, {rc, ry, rx});
+                Expr src = read(data, {i[0], icc.var, i[2] * p.sh + ry.var * p.dh,
+                                       i[3] * p.sw + rx.var * p.dw, icb.var}) *
+                           read(w, {i[1], icc.var, ry.var, rx.var, icb.var, i[4]});
+                return reduce(Combiner::Sum, src, {icc, ry, rx, icb});
               },
               "conv2d_NCHWc", "conv2d_NCHWc", "", {"n", "oc_chunk", "oh", "ow", "oc_block"});
   if (!p.bias)

@@ -404,12 +404,14 @@ TEST(ScheduleComputeAt, RefusesWhatItCannotBound) {
   ComputeRef c = compute(
       {3, 4}, kFloat32, [&](const E &i) { return read(p, {i[0] * 4 + i[1]}); }, "out");
   {
-    backend::Schedule s({c});
-    backend::Stage &cs = s.stage(c);
-    loop::Expr f = s.fuse(cs, cs.leaves[0].var, cs.leaves[1].var);
+    // Inner loops under a division: the region an iteration of the outer loop reads is not an
+    // interval of fixed size.
+    ComputeRef d = compute(
+        {3, 4}, kFloat32, [&](const E &i) { return read(p, {(i[0] * 4 + i[1]) / 2}); }, "out");
+    backend::Schedule s({d});
     try {
-      s.computeAt(s.stage(p), s.stage(c), f);
-      FAIL() << "a fused index has no affine bound";
+      s.computeAt(s.stage(p), s.stage(d), s.stage(d).leaves[0].var);
+      FAIL() << "an inner loop under a division has no affine bound";
     } catch (const Error &e) {
       EXPECT_NE(std::string(e.what()).find("is not affine in out's loops"), std::string::npos)
           << e.what();
@@ -427,6 +429,40 @@ TEST(ScheduleComputeAt, RefusesWhatItCannotBound) {
           << e.what();
     }
   }
+}
+
+// TVM's bound inference through a fused loop: the fused loop's `f / 4` and `f % 4` are fixed
+// by it, so each iteration needs one element of the producer, held in a local buffer of one.
+TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {12}, kFloat32);
+  ComputeRef p = compute({12}, kFloat32, [&](const E &i) { return read(a, i) * read(a, i); });
+  ComputeRef c = compute(
+      {3, 4}, kFloat32,
+      [&](const E &i) { return read(p, {i[0] * 4 + i[1]}) + loop::constant(1, kFloat32); }, "out");
+  backend::Schedule s({c});
+  backend::Stage &cs = s.stage(c);
+  loop::Expr f = s.fuse(cs, cs.leaves[0].var, cs.leaves[1].var);
+  s.computeAt(s.stage(p), s.stage(c), f);
+  s.setLocal(s.stage(p));
+  EXPECT_EQ(s.stage(p).region, (Shape{1}));
+  backend::LoweredFunction lf;
+  lf.name = "f";
+  lf.inputs = {a};
+  lf.outputs = {c};
+  lf.outputBuffers = {"out"};
+  lf.schedule = std::make_shared<backend::Schedule>(s);
+  lf.body = backend::lower(s);
+  std::string text = loop::printStmt(lf.body);
+  EXPECT_NE(text.find("storage_scope = \"local\""), std::string::npos) << text;
+  EXPECT_NE(text.find("allocate compute[float32 * 1]"), std::string::npos) << text;
+  Tensor in({12}, kFloat32);
+  for (int64_t i = 0; i < 12; ++i)
+    in.data[i] = static_cast<double>(i) - 5;
+  std::vector<Tensor> got = backend::evalLowered(lf, {in});
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(got[0].data[i], in.data[i] * in.data[i] + 1) << i;
 }
 
 TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {

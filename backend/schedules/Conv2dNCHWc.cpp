@@ -1,0 +1,79 @@
+// Conv2dNCHWc: the register-tiled schedule of _contrib_conv2d_NCHWc (topi's x86 conv2d_NCHWc).
+//
+// An output tile of reg_n columns x oc_block channels is accumulated in a local buffer that
+// LLVM keeps in vector registers for the whole reduction (ic_chunk, kh, kw, ic_block): per
+// step, one vector load of the packed weights and reg_n broadcast FMAs. The fused epilogue
+// (bias, batch-norm scale and shift, relu, residual add) reads the tile from registers and the
+// result is stored once.
+#include "backend/schedules/FastSchedules.h"
+
+#include "core/DType.h"
+
+namespace loupe::backend::fast {
+
+using namespace loop;
+
+namespace {
+
+// TVM's fallback reg_n: the largest divisor of the output width that leaves room in the 32
+// vector registers for the weights (one accumulator per column, `regsPerColumn` registers each).
+int64_t chooseRegN(int64_t width, int64_t regsPerColumn) {
+  int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
+  for (int64_t n = std::min(cap, width); n > 1; --n)
+    if (width % n == 0)
+      return n;
+  return 1;
+}
+
+} // namespace
+
+bool conv2dNCHWc(Schedule &s, size_t idx) {
+  if (s.outputs.size() != 1)
+    return false;
+  const Shape convShape = s.stages[idx].tensor->shape; // N, OC chunks, OH, OW, OC block
+  const Stage &outStage = s.stage(s.outputs[0]);
+  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
+  if (convShape.size() != 5 || outStage.tensor->shape != convShape ||
+      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
+    return false;
+  int dtype = s.stages[idx].tensor->dtype;
+  int64_t ocBlock = convShape[4], width = convShape[3];
+  int64_t lanes = kVectorBytes / dtypeBytes(dtype);
+  int64_t regsPerColumn = (ocBlock + lanes - 1) / lanes;
+  int64_t regN = chooseRegN(width, regsPerColumn);
+  const Expr &body = s.stages[idx].body;
+  s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
+  s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
+  s.knob("reg_n", regN, "output columns per register tile");
+
+  Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
+  ComputeRef cacheT = cache.tensor;
+  for (Stage &st : s.stages) {
+    if (st.tensor == cacheT || isOutput(s, st))
+      continue;
+    if (st.tensor->tag == "pad")
+      injective(s, st); // padded input materialised once, in parallel
+    else
+      s.computeInline(st);
+  }
+  Stage &out = s.stage(s.outputs[0]);
+  Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
+       ow = out.leaves[3].var, ob = out.leaves[4].var;
+  auto [owOuter, owInner] = s.split(out, ow, regN);
+  Expr rows = s.fuse(out, s.fuse(out, n, oc), oh);
+  s.parallel(out, rows);
+  s.unroll(out, owInner);
+  s.vectorize(out, ob);
+
+  Stage &acc = s.stage(cacheT);
+  s.computeAt(acc, out, owOuter);
+  s.setLocal(acc);
+  Expr ic = acc.leaves[5].var, kh = acc.leaves[6].var, kw = acc.leaves[7].var,
+       icb = acc.leaves[8].var, cw = acc.leaves[3].var, cb = acc.leaves[4].var;
+  s.reorder(acc, {ic, kh, kw, icb, cw, cb});
+  s.unroll(acc, cw);
+  s.vectorize(acc, cb);
+  return true;
+}
+
+} // namespace loupe::backend::fast

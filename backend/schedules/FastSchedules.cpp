@@ -1,0 +1,57 @@
+// FastSchedules: opt_level 3's schedule for a fused function — the op family's fast schedule
+// where there is one, and vectorised, parallel injective stages everywhere else.
+#include "backend/schedules/FastSchedules.h"
+
+#include "backend/LowerFunction.h"
+#include "core/DType.h"
+
+#include <algorithm>
+
+namespace loupe::backend {
+
+namespace fast {
+
+using namespace loop;
+
+bool isOutput(const Schedule &s, const Stage &st) {
+  return std::any_of(s.outputs.begin(), s.outputs.end(),
+                     [&](const ComputeRef &o) { return o == st.tensor; });
+}
+
+void injective(Schedule &s, Stage &st) {
+  size_t nd = st.tensor->shape.size();
+  if (nd == 0)
+    return;
+  int64_t lanes = kVectorBytes / dtypeBytes(st.tensor->dtype);
+  Expr inner = st.leaves.back().var;
+  int64_t extent = st.leaves.back().extent;
+  if (extent > 64 && extent % lanes == 0) {
+    auto [o, i] = s.split(st, inner, lanes);
+    inner = i;
+    extent = lanes;
+  }
+  // Up to three loops outside the vector one fused into one parallel loop (enough work to
+  // share; fusing more only makes the indices longer).
+  size_t outerCount = std::min<size_t>(st.leaves.size() - 1, 3);
+  if (outerCount > 0) {
+    Expr outer = st.leaves[0].var;
+    for (size_t k = 1; k < outerCount; ++k)
+      outer = s.fuse(st, outer, st.leaves[1].var);
+    s.parallel(st, outer);
+  }
+  if (extent >= 2 && extent <= 64)
+    s.vectorize(st, inner);
+}
+
+} // namespace fast
+
+void applyFastSchedule(Schedule &s) {
+  for (size_t i = 0; i < s.stages.size(); ++i)
+    if (s.stages[i].tensor->tag == "conv2d_NCHWc" && fast::conv2dNCHWc(s, i))
+      return;
+  // No fast schedule for this family yet: the seed-era one, with its injective outputs
+  // vectorised over their innermost axis.
+  applyDefaultSchedule(s);
+}
+
+} // namespace loupe::backend

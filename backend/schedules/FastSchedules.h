@@ -1,0 +1,24 @@
+// FastSchedules: the opt_level 3 schedules for x86 with AVX-512 (topi's x86 schedules with
+// their fallback configurations), one file per op family in this folder.
+#pragma once
+
+#include "backend/Schedule.h"
+
+namespace loupe::backend::fast {
+
+/// Float lanes of one vector register of the host (16 with AVX-512).
+inline constexpr int64_t kVectorBytes = 64;
+
+/// Whether `st` computes one of the function's outputs.
+bool isOutput(const Schedule &s, const Stage &st);
+
+/// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
+/// vectorised (split by a vector's lanes when it is long).
+void injective(Schedule &s, Stage &st);
+
+/// topi's conv2d_NCHWc for AVX-512 (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
+/// register-tiled, its epilogue applied to the tile before the single store. Returns false (and
+/// changes nothing) when the function does not have the shape that schedule expects.
+bool conv2dNCHWc(Schedule &s, size_t conv);
+
+} // namespace loupe::backend::fast

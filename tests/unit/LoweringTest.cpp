@@ -87,11 +87,13 @@ std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
   return out;
 }
 
-// Builds, fuses and compiles the program, then checks every fused function of the module.
-void checkLowering(const std::string &program, double lo, double hi, int dtype) {
+// Builds, fuses and compiles the program, then checks every fused function of the module. At
+// opt level 3 the functions get the fast schedules (and FMA contraction).
+void checkLowering(const std::string &program, double lo, double hi, int dtype, int optLevel = 2) {
   SCOPED_TRACE(program);
   Engine e;
-  run(e, program + "\n:graph y\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
+  run(e, program + "\n:graph y\n:set opt_level " + std::to_string(optLevel) +
+             "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
   const Graph &g = e.current()->graph;
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   std::mt19937 rng(5);
@@ -236,6 +238,22 @@ std::vector<Case> cases() {
                "use_bias=False, layout=\"NCHW3c\", kernel_layout=\"OIHW3i2o\", "
                "out_layout=\"NCHW2c\")",
                {{{1, 1, 5, 7, 3}}}});
+  // The register-tiled schedule of opt level 3 (16-lane blocks as AlterOpLayout picks them on
+  // AVX-512): widths whose reg_n is the width, a divisor or 1 (29 is prime), two input chunks,
+  // stride 2 with dilation, a 1x1, and the epilogue of bias, relu and a residual add.
+  const std::string blocked16 =
+      "layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\", out_layout=\"NCHW16c\"";
+  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(3,3), "
+               "padding=(1,1), " +
+                   blocked16 + "))",
+               {{{1, 2, 5, 13, 16}}, {{1, 1, 3, 29, 16}}, {{2, 1, 4, 12, 16}}}});
+  c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=16, kernel_size=(3,3), strides=(2,2), "
+               "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
+               "out_layout=\"NCHW16c\")",
+               {{{1, 2, 11, 29, 8}}}});
+  c.push_back(
+      {"y = relu(_contrib_conv2d_NCHWc(a, channels=16, kernel_size=(1,1), " + blocked16 + ")) + b",
+       {{{1, 1, 6, 14, 16}, {1, 1, 6, 14, 16}}}});
   // The ops gradients bring: each checked against its reference kernel.
   c.push_back({"y = expand_like(b, a, axis=1)", {{{2, 3, 4}, {2, 4}}, {{2, 3, 4}, {2, 1, 4}}}});
   c.push_back({"y = expand_like(b, a, axis=1, exclude=True)", {{{2, 3, 4}, {3}}}});
@@ -306,18 +324,21 @@ std::vector<Case> cases() {
 
 } // namespace
 
-class Lowering : public ::testing::TestWithParam<int> {};
+/// (dtype, opt level): the seed-era schedules at 2, the fast ones at 3.
+class Lowering : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(Lowering, MatchesTheReferenceInterpreter) {
-  int dtype = GetParam();
+  auto [dtype, optLevel] = GetParam();
   for (const Case &cs : cases())
     for (const auto &shapes : cs.shapes)
       checkLowering(vars(shapes, dtype) + "dt = \"" + std::string(dtypeName(dtype)) + "\"\n" +
                         cs.expr,
-                    cs.lo, cs.hi, dtype);
+                    cs.lo, cs.hi, dtype, optLevel);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Lowering, ::testing::Values(kFloat32, kFloat64));
+INSTANTIATE_TEST_SUITE_P(Dtypes, Lowering,
+                         ::testing::Combine(::testing::Values(kFloat32, kFloat64),
+                                            ::testing::Values(2, 3)));
 
 TEST(LoweringCoverage, EveryLoweredOpIsSwept) {
   registerAllOps();

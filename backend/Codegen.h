@@ -23,6 +23,8 @@ public:
 
   /// Calls a function with its buffers (inputs, then outputs).
   void call(const std::string &name, const std::vector<void *> &args) const;
+  /// The packed entry point of a function (`f_packed(void **args)`); throws Error if absent.
+  void (*packed(const std::string &name) const)(void **);
   /// Names of the compiled functions.
   std::vector<std::string> functions() const;
   /// The optimised LLVM IR of one function (or the whole module for "").

@@ -851,12 +851,16 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   return cm;
 }
 
-void CompiledModule::call(const std::string &name, const std::vector<void *> &args) const {
+void (*CompiledModule::packed(const std::string &name) const)(void **) {
   auto it = impl_->packed.find(name);
   if (it == impl_->packed.end())
     fail("the compiled module has no function '", name, "'");
+  return it->second;
+}
+
+void CompiledModule::call(const std::string &name, const std::vector<void *> &args) const {
   std::vector<void *> a = args;
-  it->second(a.data());
+  packed(name)(a.data());
 }
 
 std::vector<std::string> CompiledModule::functions() const {

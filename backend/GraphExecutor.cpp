@@ -5,8 +5,10 @@
 #include "core/DType.h"
 #include "core/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 namespace loupe::backend {
@@ -74,52 +76,126 @@ std::vector<StorageSlot> storageSlots(const Graph &g) {
   return v;
 }
 
-RunResult runDeployGraph(const Graph &g, const std::map<std::string, Tensor> &inputs) {
-  auto lib = builtLibrary(g);
-  if (!lib)
+struct GraphRuntime::Impl {
+  struct Call {
+    std::string name;
+    void (*fn)(void **);
+    std::vector<void *> args;
+  };
+  std::shared_ptr<const BuiltLibrary> lib; // keeps the machine code alive
+  std::map<int64_t, std::byte *> storage;
+  std::map<std::string, uint32_t> inputEntry; // variable name -> entry id
+  std::vector<bool> inputSet;
+  std::vector<std::string> inputNames;
+  std::vector<Call> calls;
+  std::vector<uint32_t> outputEntries;
+  std::vector<int64_t> sid;
+  std::vector<Shape> shapes;
+  std::vector<int> dtypes;
+
+  void *ptr(uint32_t e) const { return storage.at(sid[e]); }
+};
+
+GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
+  Impl &m = *impl_;
+  m.lib = builtLibrary(g);
+  if (!m.lib)
     fail("the current graph was not built; run :build first");
   const IndexedGraph &idx = g.index();
-  const auto &sid = need(g, "storage_id").ints;
-  const auto &shapes = need(g, "shape").shapes;
-  const auto &dtypes = need(g, "dtype").ints;
-  std::map<int64_t, std::vector<std::max_align_t>> storage;
-  for (const StorageSlot &s : storageSlots(g))
-    storage[s.id].resize((s.bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1);
-  auto ptr = [&](uint32_t e) { return static_cast<void *>(storage.at(sid[e]).data()); };
-  for (uint32_t nid : idx.argNodes) {
-    const std::string &name = idx.nodes[nid].node->name;
-    auto it = inputs.find(name);
-    uint32_t e = idx.entryId(nid, 0);
-    if (it == inputs.end())
-      fail("run: no value for input '", name, "'");
-    if (it->second.shape != shapes[e])
-      fail("run: input '", name, "' has shape ", shapeToList(it->second.shape), " but the graph ",
-           "was built for ", shapeToList(shapes[e]));
-    toBuffer(it->second, static_cast<int>(dtypes[e]), ptr(e));
+  m.sid = need(g, "storage_id").ints;
+  m.shapes = need(g, "shape").shapes;
+  for (int64_t d : need(g, "dtype").ints)
+    m.dtypes.push_back(static_cast<int>(d));
+  for (const StorageSlot &s : storageSlots(g)) {
+    // 64-byte aligned and zeroed, once: kernels use aligned vector loads and stores.
+    size_t bytes = (static_cast<size_t>(s.bytes) + 63) / 64 * 64 + 64;
+    auto *p = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
+    if (!p)
+      fail("run: cannot allocate ", bytes, " bytes for storage ", s.id);
+    std::memset(p, 0, bytes);
+    m.storage[s.id] = p;
   }
-  RunResult r;
+  for (uint32_t nid : idx.argNodes) {
+    m.inputEntry[idx.nodes[nid].node->name] = idx.entryId(nid, 0);
+    m.inputNames.push_back(idx.nodes[nid].node->name);
+  }
+  m.inputSet.assign(m.inputNames.size(), false);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable())
       continue;
     if (n.op->name != "tvm_op")
       fail("run: node ", n.name, " (", n.op->name, ") is not a compiled tvm_op");
-    std::vector<void *> args;
+    Impl::Call c;
+    c.name = n.parsed.getStr("func_name");
+    c.fn = m.lib->code->packed(c.name);
     for (const auto &in : idx.nodes[nid].inputs)
-      args.push_back(ptr(idx.entryId(in)));
+      c.args.push_back(m.ptr(idx.entryId(in)));
     for (uint32_t k = 0; k < n.numOutputs(); ++k)
-      args.push_back(ptr(idx.entryId(nid, k)));
-    const std::string &fn = n.parsed.getStr("func_name");
+      c.args.push_back(m.ptr(idx.entryId(nid, k)));
+    m.calls.push_back(std::move(c));
+  }
+  for (const auto &h : idx.heads)
+    m.outputEntries.push_back(idx.entryId(h));
+}
+
+GraphRuntime::~GraphRuntime() {
+  for (auto &[id, p] : impl_->storage)
+    std::free(p);
+}
+
+void GraphRuntime::setInput(const std::string &name, const Tensor &t) {
+  Impl &m = *impl_;
+  auto it = m.inputEntry.find(name);
+  if (it == m.inputEntry.end())
+    fail("run: the graph has no input '", name, "'");
+  uint32_t e = it->second;
+  if (t.shape != m.shapes[e])
+    fail("run: input '", name, "' has shape ", shapeToList(t.shape), " but the graph ",
+         "was built for ", shapeToList(m.shapes[e]));
+  toBuffer(t, m.dtypes[e], m.ptr(e));
+  size_t pos = static_cast<size_t>(std::find(m.inputNames.begin(), m.inputNames.end(), name) -
+                                   m.inputNames.begin());
+  m.inputSet[pos] = true;
+}
+
+std::vector<std::pair<std::string, double>> GraphRuntime::run() {
+  Impl &m = *impl_;
+  for (size_t i = 0; i < m.inputNames.size(); ++i)
+    if (!m.inputSet[i])
+      fail("run: no value for input '", m.inputNames[i], "'");
+  std::vector<std::pair<std::string, double>> times;
+  times.reserve(m.calls.size());
+  for (Impl::Call &c : m.calls) {
     auto t0 = std::chrono::steady_clock::now();
-    lib->code->call(fn, args);
-    r.kernelMillis.push_back(
-        {fn,
+    c.fn(c.args.data());
+    times.push_back(
+        {c.name,
          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
   }
-  for (const auto &h : idx.heads) {
-    uint32_t e = idx.entryId(h);
-    r.outputs.push_back(fromBuffer(ptr(e), shapes[e], static_cast<int>(dtypes[e])));
+  return times;
+}
+
+std::vector<Tensor> GraphRuntime::outputs() const {
+  std::vector<Tensor> out;
+  for (uint32_t e : impl_->outputEntries)
+    out.push_back(fromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
+  return out;
+}
+
+RunResult runDeployGraph(const Graph &g, const std::map<std::string, Tensor> &inputs) {
+  GraphRuntime rt(g);
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      fail("run: no value for input '", name, "'");
+    rt.setInput(name, it->second);
   }
+  RunResult r;
+  r.kernelMillis = rt.run();
+  r.outputs = rt.outputs();
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include "core/Tensor.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,31 @@ std::vector<StorageSlot> storageSlots(const Graph &deploy);
 struct RunResult {
   std::vector<Tensor> outputs;
   std::vector<std::pair<std::string, double>> kernelMillis;
+};
+
+/// A built deploy graph ready to run many times (TVM's graph runtime): storage allocated once,
+/// 64-byte aligned, one block per storage id; each kernel's arguments resolved once; inputs
+/// (params included) copied in when set and kept, since every variable has a storage id of its
+/// own that no kernel writes.
+class GraphRuntime {
+public:
+  /// Throws Error when the graph was not built.
+  explicit GraphRuntime(const Graph &deploy);
+  ~GraphRuntime();
+  GraphRuntime(const GraphRuntime &) = delete;
+  GraphRuntime &operator=(const GraphRuntime &) = delete;
+
+  /// Copies an input in; throws Error for an unknown name or a wrong shape.
+  void setInput(const std::string &name, const Tensor &t);
+  /// Runs every kernel in node order; each call's time in milliseconds. Throws Error when an
+  /// input was never set.
+  std::vector<std::pair<std::string, double>> run();
+  /// The graph's outputs after the last run.
+  std::vector<Tensor> outputs() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Runs a built deploy graph on the inputs (every variable, by name; shapes must match).

@@ -338,17 +338,19 @@ void Engine::registerBuildCommands() {
         auto lib = backend::builtLibrary(g);
         if (!lib)
           fail("the current graph was not built; run :build first");
-        std::map<std::string, Tensor> in = runInputs(g, "");
-        backend::runDeployGraph(g, in); // warm-up: first touches of memory and code
+        backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
+        for (const auto &[name, t] : runInputs(g, ""))
+          rt.setInput(name, t);
+        rt.run(); // warm-up: first touches of memory and code
         std::vector<std::vector<double>> times;
         std::vector<std::string> names;
         for (int r = 0; r < n; ++r) {
-          backend::RunResult rr = backend::runDeployGraph(g, in);
-          times.resize(rr.kernelMillis.size());
+          std::vector<std::pair<std::string, double>> km = rt.run();
+          times.resize(km.size());
           names.clear();
-          for (size_t k = 0; k < rr.kernelMillis.size(); ++k) {
-            times[k].push_back(rr.kernelMillis[k].second);
-            names.push_back(rr.kernelMillis[k].first);
+          for (size_t k = 0; k < km.size(); ++k) {
+            times[k].push_back(km[k].second);
+            names.push_back(km[k].first);
           }
         }
         double totalMs = 0, totalFlops = 0;

@@ -1,0 +1,320 @@
+// KernelBench: opt_level 3's generated code against this machine's peak and against oneDNN, in
+// one run. The FP32 peak is measured by an FMA loop in this binary; every distinct convolution
+// of resnet-18, resnet-50 and squeezenet 1.0 (batch 1) is timed as Loupe's kernel and as
+// oneDNN's blocked convolution on the same shape and threads; whole zoo networks are timed
+// end to end. oneDNN is linked into this benchmark only. Run by hand, never by ctest:
+//   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+#include "backend/Runtime.h"
+#include "backend/Schedule.h"
+#include "core/DType.h"
+#include "repl/Engine.h"
+
+#include <benchmark/benchmark.h>
+#include <dnnl.hpp>
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+using namespace loupe;
+
+namespace {
+
+// --- the machine's peak --------------------------------------------------------------------
+
+// 12 independent chains of 512-bit FMAs: enough to cover the FMA latency on two pipes. Not
+// inlined, so that the compiler cannot hoist a call with a constant argument out of a loop.
+__attribute__((target("avx512f,fma"), noinline)) double fmaLoop(int64_t iters) {
+  __m512 acc[12];
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k)
+    acc[k] = _mm512_set1_ps(static_cast<float>(k));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12 // the chains must stay in registers
+    for (int k = 0; k < 12; ++k)
+      acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+  }
+  __m512 s = acc[0];
+#pragma GCC unroll 12
+  for (int k = 1; k < 12; ++k)
+    s = _mm512_add_ps(s, acc[k]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  double sum = 0;
+  for (float v : lanes)
+    sum += v;
+  return sum;
+}
+
+// FP32 GFLOP/s of one core: the best of a few timed FMA loops (2 flops x 16 lanes per FMA).
+double onePeak() {
+  static double peak = [] {
+    double best = 0;
+    volatile int64_t iters = 20'000'000;
+    for (int r = 0; r < 5; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(fmaLoop(iters));
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, static_cast<double>(iters) * 12 * 16 * 2 / s / 1e9);
+    }
+    return best;
+  }();
+  return peak;
+}
+
+double peak() { return onePeak() * backend::numThreads(); }
+
+void BM_PeakFMA(benchmark::State &state) {
+  volatile int64_t iters = 1'000'000;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fmaLoop(iters));
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(1e6 * 12 * 16 * 2 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["peak_1core_GFLOP/s"] = onePeak();
+}
+
+// --- convolution layers of the zoo ------------------------------------------------------------
+
+struct ConvShape {
+  int64_t c, h, w, k, kh, kw, sh, sw, ph, pw;
+  std::string name() const {
+    std::ostringstream s;
+    s << c << "x" << h << "x" << w << "_k" << k << "_" << kh << "x" << kw << "_s" << sh << "_p"
+      << ph;
+    return s.str();
+  }
+  int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+  int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+  double flops() const { return 2.0 * k * oh() * ow() * c * kh * kw; }
+  bool operator<(const ConvShape &o) const { return name() < o.name(); }
+};
+
+Engine &run(Engine &e, const std::string &program) {
+  std::istringstream in(program);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::ostringstream o, err;
+    if (!e.execute(line, o, err))
+      throw std::runtime_error(line + ": " + err.str());
+  }
+  return e;
+}
+
+// Every distinct ungrouped convolution of a zoo network at batch 1.
+std::vector<ConvShape> convShapes(const std::string &model) {
+  Engine e;
+  run(e, ":model " + model + "\n:apply InferShape");
+  const Graph &g = e.current()->graph;
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  std::vector<ConvShape> out;
+  for (const auto &n : idx.nodes) {
+    if (n.node->isVariable() || n.node->op->name != "conv2d" ||
+        n.node->parsed.getInt("groups") != 1)
+      continue;
+    const Attrs &a = n.node->parsed;
+    const Shape &in = shapes[idx.entryId(n.inputs[0])];
+    const auto &k = a.getTuple("kernel_size"), &s = a.getTuple("strides"),
+               &p = a.getTuple("padding");
+    out.push_back({in[1], in[2], in[3], a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1]});
+  }
+  return out;
+}
+
+std::map<std::string, double> loupeGflops, dnnlGflops; // by layer, for the closing table
+
+// Loupe: the convolution built alone at opt_level 3 (weights bound, so packed at build time);
+// only the convolution kernel is timed, not the layout transforms around it.
+void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
+  Engine e;
+  std::ostringstream prog;
+  prog << "x = Variable(\"x\", shape=(1," << cs.c << "," << cs.h << "," << cs.w << "))\n"
+       << "y = conv2d(x, channels=" << cs.k << ", kernel_size=(" << cs.kh << "," << cs.kw
+       << "), strides=(" << cs.sh << "," << cs.sw << "), padding=(" << cs.ph << "," << cs.pw
+       << "), use_bias=False, name=\"c\")\n:graph y\n:build opt_level=3 param c_weight=random\n";
+  run(e, prog.str());
+  const Graph &g = e.current()->graph;
+  backend::GraphRuntime rt(g);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Tensor x({1, cs.c, cs.h, cs.w}, kFloat32);
+  for (double &v : x.data)
+    v = u(rng);
+  rt.setInput("x", x);
+  auto lib = backend::builtLibrary(g);
+  for (const auto &[name, t] : lib->params)
+    rt.setInput(name, t);
+  rt.run();
+  double convMs = 0;
+  for (auto _ : state) {
+    for (const auto &[fn, ms] : rt.run())
+      if (fn.find("conv2d") != std::string::npos)
+        convMs += ms;
+  }
+  double perRun = convMs / static_cast<double>(state.iterations());
+  double gflops = cs.flops() / (perRun * 1e6);
+  state.counters["conv_ms"] = perRun;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["pct_peak"] = 100 * gflops / peak();
+  loupeGflops[cs.name()] = gflops;
+}
+
+// oneDNN: the same convolution, layouts chosen by oneDNN (its blocked nChw16c on AVX-512),
+// reorders outside the timing, as a framework would prepare them once.
+void BM_OneDNNConv(benchmark::State &state, ConvShape cs) {
+  using namespace dnnl;
+  omp_set_num_threads(backend::numThreads());
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  memory::dims src = {1, cs.c, cs.h, cs.w}, wei = {cs.k, cs.c, cs.kh, cs.kw},
+               dst = {1, cs.k, cs.oh(), cs.ow()}, strides = {cs.sh, cs.sw}, pad = {cs.ph, cs.pw};
+  auto f32 = memory::data_type::f32;
+  memory::desc srcAny(src, f32, memory::format_tag::any), weiAny(wei, f32, memory::format_tag::any),
+      dstAny(dst, f32, memory::format_tag::any);
+  convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, srcAny,
+                              weiAny, dstAny, strides, pad, pad);
+  convolution_forward::primitive_desc pd(d, eng);
+  memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (memory *m : {&srcM, &weiM}) {
+    auto *p = static_cast<float *>(m->get_data_handle());
+    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
+      p[i] = u(rng);
+  }
+  convolution_forward conv(pd);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
+  conv.execute(strm, args);
+  strm.wait();
+  double total = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    conv.execute(strm, args);
+    strm.wait();
+    total +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  double perRun = total / static_cast<double>(state.iterations());
+  double gflops = cs.flops() / (perRun * 1e6);
+  state.counters["conv_ms"] = perRun;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["pct_peak"] = 100 * gflops / peak();
+  dnnlGflops[cs.name()] = gflops;
+}
+
+// --- whole networks ---------------------------------------------------------------------------
+
+struct Net {
+  const char *name;
+  const char *program; ///< graph-language lines ending in a graph with its params bound
+  const char *build;
+};
+
+const char *kTutorial = "x = Variable(\"x\", shape=(1,13,100,100))\n"
+                        "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+                        "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+                        "z = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)\n"
+                        ":graph z";
+
+// End to end at opt_level 3 (every kernel, params bound and loaded once): ms per image,
+// GFLOP/s over the kernels and % of this machine's peak at the threads used.
+void BM_Network(benchmark::State &state, Net net) {
+  Engine e;
+  run(e, std::string(net.program) + "\n" + net.build);
+  const Graph &g = e.current()->graph;
+  auto lib = backend::builtLibrary(g);
+  backend::GraphRuntime rt(g);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  const auto &dtypes = g.attr("dtype")->ints;
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    if (auto it = lib->params.find(name); it != lib->params.end()) {
+      rt.setInput(name, it->second);
+      continue;
+    }
+    uint32_t eid = idx.entryId(nid, 0);
+    Tensor t(shapes[eid], static_cast<int>(dtypes[eid]));
+    for (double &v : t.data)
+      v = u(rng);
+    rt.setInput(name, t);
+  }
+  double flops = 0;
+  for (const auto &n : idx.nodes)
+    if (!n.node->isVariable())
+      flops += static_cast<double>(
+          backend::countFlops(*lib->lowered.at(n.node->parsed.getStr("func_name")).schedule));
+  rt.run();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(rt.run());
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops / 1e9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["MFLOP"] = flops / 1e6;
+  state.counters["peak_GFLOP/s"] = peak();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
+  std::set<ConvShape> seen;
+  for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0"})
+    for (const ConvShape &cs : convShapes(model))
+      if (seen.insert(cs).second) {
+        benchmark::RegisterBenchmark(("BM_LoupeConv/" + cs.name()).c_str(), BM_LoupeConv, cs)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.3);
+        benchmark::RegisterBenchmark(("BM_OneDNNConv/" + cs.name()).c_str(), BM_OneDNNConv, cs)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.3);
+      }
+  const Net nets[] = {
+      {"tutorial_f32", kTutorial, ":build opt_level=3"},
+      {"tutorial_f64", kTutorial, ":build opt_level=3 dtype=float64"},
+      {"squeezenet1.0", ":model squeezenet1.0", ":build opt_level=3"},
+      {"resnet-18", ":model resnet-18_v1", ":build opt_level=3"},
+      {"resnet-50", ":model resnet-50_v1", ":build opt_level=3"},
+      {"mobilenet", ":model mobilenet", ":build opt_level=3"},
+      {"densenet-121", ":model densenet-121", ":build opt_level=3"},
+      {"inception-v3", ":model inception-v3", ":build opt_level=3"},
+  };
+  for (const Net &n : nets)
+    benchmark::RegisterBenchmark((std::string("BM_Network/") + n.name).c_str(), BM_Network, n)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(1.0);
+  benchmark::RunSpecifiedBenchmarks();
+  if (!loupeGflops.empty()) {
+    std::printf("\nthreads %d, FP32 peak %.1f GFLOP/s (%.1f per core, measured above)\n",
+                backend::numThreads(), peak(), onePeak());
+    std::printf("%-28s %10s %10s %7s\n", "layer", "Loupe", "oneDNN", "ratio");
+    std::vector<double> ratios;
+    for (const auto &[name, l] : loupeGflops) {
+      auto it = dnnlGflops.find(name);
+      if (it == dnnlGflops.end())
+        continue;
+      ratios.push_back(l / it->second);
+      std::printf("%-28s %10.1f %10.1f %7.2f\n", name.c_str(), l, it->second, ratios.back());
+    }
+    if (!ratios.empty()) {
+      std::sort(ratios.begin(), ratios.end());
+      std::printf("median ratio %.2f, lowest %.2f over %zu layers\n", ratios[ratios.size() / 2],
+                  ratios.front(), ratios.size());
+    }
+  }
+  benchmark::Shutdown();
+  return 0;
+}

@@ -60,6 +60,49 @@ template <typename T, typename F> std::map<std::string, T> perInput(const Graph 
   return m;
 }
 
+// The graph's outputs in the layouts they have below opt level 3: an output AlterOpLayout left
+// blocked (NCHW16c) gets a `__layout_transform__` back to its primal layout (NCHW), so that
+// opt level 3 gives the same shapes and numbers as the levels below it.
+Graph plainOutputs(const Graph &g) {
+  const GraphAttr *layout = g.attr("layout");
+  if (!layout)
+    return g;
+  const IndexedGraph &idx = g.index();
+  const OpDef &transform = *OpRegistry::get().find("__layout_transform__");
+  std::vector<NodeEntry> heads = g.outputs();
+  std::vector<std::string> added;
+  for (size_t k = 0; k < heads.size(); ++k) {
+    const std::string &have = layout->strs[idx.entryId(idx.heads[k])];
+    std::string primal;
+    for (char c : have)
+      if (c >= 'A' && c <= 'Z')
+        primal += c;
+    if (have == "__undef__" || primal == have)
+      continue;
+    NodePtr t = makeOpNode(transform, heads[k].node->name + "_" + primal,
+                           {{"src_layout", have}, {"dst_layout", primal}}, {heads[k]});
+    heads[k] = {t, 0, 0};
+    added.push_back(primal);
+  }
+  if (added.empty())
+    return g;
+  Graph out(heads, g.attrs);
+  // Layouts of the new graph: the old entries keep theirs, the transforms give the primal one.
+  std::map<const Node *, uint32_t> oldId;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    oldId[idx.nodes[nid].node.get()] = nid;
+  const IndexedGraph &nidx = out.index();
+  std::vector<std::string> layouts;
+  for (uint32_t nid = 0; nid < nidx.numNodes(); ++nid) {
+    const Node *n = nidx.nodes[nid].node.get();
+    for (uint32_t o = 0; o < n->numOutputs(); ++o)
+      layouts.push_back(oldId.count(n) ? layout->strs[idx.entryId(oldId.at(n), o)]
+                                       : n->parsed.getStr("dst_layout"));
+  }
+  out.attrs["layout"] = GraphAttr::listLayout(layouts);
+  return out;
+}
+
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
 Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params) {
@@ -227,6 +270,7 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     typed.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
     g = apply(typed, {"InferShape", "InferType", "AlterOpLayout"}, ctx);
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
+    g = plainOutputs(g);
   }
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx);
   if (opts.optLevel >= 3)

@@ -14,6 +14,7 @@
 #include "core/Rewrite.h"
 
 #include <map>
+#include <tuple>
 
 namespace loupe {
 
@@ -36,6 +37,9 @@ Graph correctLayout(const Graph &src, const PassContext &) {
     auto it = layoutOf.find({e.node.get(), e.index});
     return it == layoutOf.end() ? kUndef : it->second;
   };
+  // One transform per entry and layout, shared by every consumer that needs it (a weight read by
+  // two convolutions is converted once, and PrecomputePrune gets one entry to cut).
+  std::map<std::tuple<const Node *, uint32_t, std::string>, NodePtr> made;
   size_t arg = 0;
   Graph result =
       rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
@@ -68,9 +72,10 @@ Graph correctLayout(const Graph &src, const PassContext &) {
         for (size_t i = 0; i < entries.size(); ++i) {
           const std::string &have = produced[i], &need = request[i];
           if (have != kUndef && need != kUndef && have != need) {
-            NodePtr t =
-                makeOpNode(transform, idx.nodes[in.inputs[i].nodeId].node->name + "_" + need,
-                           {{"src_layout", have}, {"dst_layout", need}}, {entries[i]});
+            NodePtr &t = made[{entries[i].node.get(), entries[i].index, need}];
+            if (!t)
+              t = makeOpNode(transform, idx.nodes[in.inputs[i].nodeId].node->name + "_" + need,
+                             {{"src_layout", have}, {"dst_layout", need}}, {entries[i]});
             entries[i] = {t, 0, 0};
             layoutOf[{t.get(), 0}] = need;
             transformed = true;

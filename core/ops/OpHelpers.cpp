@@ -83,8 +83,24 @@ void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
       // Keep the left layout when the right one is its trailing part (NCHW with CHW or W).
       bool suffix =
           lhs.size() >= rhs.size() && lhs.compare(lhs.size() - rhs.size(), rhs.size(), rhs) == 0;
-      if (!suffix)
-        fail("broadcast between layouts ", lhs, " and ", rhs, " is not supported");
+      if (!suffix) {
+        // The same primal axes, blocked differently (NCHW and NCHW16c, as a residual add of a
+        // blocked convolution and its input): as NNVM's broadcast rule, one side is converted,
+        // here to the blocked one, so that the result stays in the fast layout.
+        auto primal = [](const std::string &l) {
+          std::string p;
+          for (const LayoutAxis &a : parseLayout(l))
+            if (a.factor == 0)
+              p += a.name;
+          return p;
+        };
+        if (primal(lhs) != primal(rhs))
+          fail("broadcast between layouts ", lhs, " and ", rhs, " is not supported");
+        if (parseLayout(rhs).size() > parseLayout(lhs).size())
+          lhs = rhs;
+        else
+          rhs = lhs;
+      }
     }
     out[0] = lhs;
   } else if (defined(lhs) && defined(last[0])) {

@@ -1,5 +1,5 @@
 // OnnxConformance: ONNX's own backend test data (Debian's libonnx-testdata) through the
-// workbench — import each model, build it at opt_level 0 and 2, run every test data set and
+// workbench — import each model, build it at opt_level 0, 2 and 3, run every test data set and
 // compare with the expected outputs at ONNX's tolerances (rtol 1e-3, atol 1e-7). Models with an
 // operator or feature the importer refuses are skipped, grouped by reason. Any failure of a
 // model that imports is a bug: the exit status is 1.
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
       continue;
     }
     std::string problem;
-    for (int opt : {0, 2}) {
+    for (int opt : {0, 2, 3}) {
       try {
         backend::BuildOptions o;
         o.optLevel = opt;

@@ -147,3 +147,35 @@ TEST(AlterOpLayout, ConcatenateTakesTheFirstInputsLayoutAsNnvmDoes) {
   Attrs axis4 = concat->parse({{"axis", "4"}}, true);
   EXPECT_EQ(correct(axis4, {"NCHW", "NCHW"}, {"NCHW8c", "NCHW8c"}), "NCHW8c NCHW8c -> NCHW8c");
 }
+
+// Seed 000's graph with its weight bound: one weight read by two convolutions is converted to
+// OIHW3i3o once (CorrectLayout shares the transform), so PrecomputePrune cuts one entry; the
+// output comes back in NCHW with the shape opt level 2 gives.
+TEST(AlterOpLayout, AWeightSharedByTwoConvolutionsIsPackedOnceAtOptLevel3) {
+  Engine e;
+  run(e, "x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+         "z = conv2d(data=x, weight=w, bias=b, channels=3, kernel_size=(5,5))\n"
+         "z = z + conv2d(data=z, weight=w, bias=b, channels=3, kernel_size=(5,5), padding=[2,2])\n"
+         ":graph z");
+  std::string built = output(e, ":build opt_level=3 shape x=(7,3,11,13) param w=random b=random");
+  EXPECT_NE(built.find("params b_C3c, w_OIHW3i3o"), std::string::npos) << built;
+  std::string out = output(e, ":run");
+  EXPECT_NE(out.find("shape (7, 3, 7, 9) float32"), std::string::npos) << out;
+  EXPECT_LT(runError(e), 1e-2); // FMA contraction: a few ulps on values near zero
+}
+
+// The tutorial graph (seed 001): the residual add of a blocked convolution (NCHW13c) and the
+// NCHW input converts the input to the blocked layout instead of refusing; float32 and float64.
+TEST(AlterOpLayout, AResidualAddOfBlockedAndPlainLayoutsBuildsAtOptLevel3) {
+  for (const char *dt : {"float32", "float64"}) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1,13,100,100))\n"
+           "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+           "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+           "z = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)\n:graph z");
+    run(e, std::string(":build opt_level=3 dtype=") + dt);
+    std::string nodes = output(e, ":nodes");
+    EXPECT_NE(nodes.find("'name': 'x_NCHW13c'"), std::string::npos) << "the add reads x blocked";
+    EXPECT_LT(runError(e), 1e-5) << dt;
+  }
+}

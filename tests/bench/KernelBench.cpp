@@ -133,6 +133,17 @@ std::vector<ConvShape> convShapes(const std::string &model) {
 
 std::map<std::string, double> loupeGflops, dnnlGflops; // by layer, for the closing table
 
+// A layer's counters from the milliseconds all iterations took; kept for the closing table.
+void report(benchmark::State &state, const ConvShape &cs, double totalMs,
+            std::map<std::string, double> &table) {
+  double perRun = totalMs / static_cast<double>(state.iterations());
+  double gflops = cs.flops() / (perRun * 1e6);
+  state.counters["conv_ms"] = perRun;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["pct_peak"] = 100 * gflops / peak();
+  table[cs.name()] = gflops;
+}
+
 // Loupe: the convolution built alone at opt_level 3 (weights bound, so packed at build time);
 // only the convolution kernel is timed, not the layout transforms around it.
 void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
@@ -161,12 +172,7 @@ void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
       if (fn.find("conv2d") != std::string::npos)
         convMs += ms;
   }
-  double perRun = convMs / static_cast<double>(state.iterations());
-  double gflops = cs.flops() / (perRun * 1e6);
-  state.counters["conv_ms"] = perRun;
-  state.counters["GFLOP/s"] = gflops;
-  state.counters["pct_peak"] = 100 * gflops / peak();
-  loupeGflops[cs.name()] = gflops;
+  report(state, cs, convMs, loupeGflops);
 }
 
 // oneDNN: the same convolution, layouts chosen by oneDNN (its blocked nChw16c on AVX-512),
@@ -205,12 +211,7 @@ void BM_OneDNNConv(benchmark::State &state, ConvShape cs) {
     total +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  double perRun = total / static_cast<double>(state.iterations());
-  double gflops = cs.flops() / (perRun * 1e6);
-  state.counters["conv_ms"] = perRun;
-  state.counters["GFLOP/s"] = gflops;
-  state.counters["pct_peak"] = 100 * gflops / peak();
-  dnnlGflops[cs.name()] = gflops;
+  report(state, cs, total, dnnlGflops);
 }
 
 // --- whole networks ---------------------------------------------------------------------------

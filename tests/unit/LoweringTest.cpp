@@ -87,6 +87,19 @@ std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
   return out;
 }
 
+// A hand-scheduled function `f` of one input and one output (buffer "out"), lowered.
+backend::LoweredFunction loweredOf(const backend::Schedule &s, const loop::ComputeRef &in,
+                                   const loop::ComputeRef &out) {
+  backend::LoweredFunction lf;
+  lf.name = "f";
+  lf.inputs = {in};
+  lf.outputs = {out};
+  lf.outputBuffers = {"out"};
+  lf.schedule = std::make_shared<backend::Schedule>(s);
+  lf.body = backend::lower(s);
+  return lf;
+}
+
 // Builds, fuses and compiles the program, then checks every fused function of the module. At
 // opt level 3 the functions get the fast schedules (and FMA contraction).
 void checkLowering(const std::string &program, double lo, double hi, int dtype, int optLevel = 2) {
@@ -403,13 +416,7 @@ TEST(ScheduleComputeAt, BoundsComeFromTheConsumersReads) {
   Tensor in({6, 10}, kFloat32);
   for (size_t i = 0; i < in.data.size(); ++i)
     in.data[i] = static_cast<double>(i % 13) - 6;
-  backend::LoweredFunction lf;
-  lf.name = "f";
-  lf.inputs = {a};
-  lf.outputs = {c};
-  lf.outputBuffers = {"out"};
-  lf.schedule = std::make_shared<backend::Schedule>(s);
-  lf.body = backend::lower(s);
+  backend::LoweredFunction lf = loweredOf(s, a, c);
   std::vector<Tensor> got = backend::evalLowered(lf, {in});
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t j = 0; j < 8; ++j)
@@ -468,13 +475,7 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
   s.computeAt(s.stage(p), s.stage(c), f);
   s.setLocal(s.stage(p));
   EXPECT_EQ(s.stage(p).region, (Shape{1}));
-  backend::LoweredFunction lf;
-  lf.name = "f";
-  lf.inputs = {a};
-  lf.outputs = {c};
-  lf.outputBuffers = {"out"};
-  lf.schedule = std::make_shared<backend::Schedule>(s);
-  lf.body = backend::lower(s);
+  backend::LoweredFunction lf = loweredOf(s, a, c);
   std::string text = loop::printStmt(lf.body);
   EXPECT_NE(text.find("storage_scope = \"local\""), std::string::npos) << text;
   EXPECT_NE(text.find("allocate compute[float32 * 1]"), std::string::npos) << text;

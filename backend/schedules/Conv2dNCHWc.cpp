@@ -45,6 +45,16 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
   s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
   s.knob("reg_n", regN, "output columns per register tile");
+  // Input (one image) and weight sizes decide the loop order.
+  const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
+  int64_t inputElems = numElements(dataShape) / dataShape[0];
+  int64_t weightElems = convShape[1] * convShape[4] * body->reduceAxes[0].extent *
+                        body->reduceAxes[1].extent * body->reduceAxes[2].extent *
+                        body->reduceAxes[3].extent;
+  bool rowsOuter = inputElems > weightElems;
+  s.knob("rows_outer", rowsOuter ? 1 : 0,
+         rowsOuter ? "input larger than weights: each input row read once"
+                   : "weights larger than input: each channel chunk's weights reused");
 
   Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
   ComputeRef cacheT = cache.tensor;
@@ -60,7 +70,13 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
        ow = out.leaves[3].var, ob = out.leaves[4].var;
   auto [owOuter, owInner] = s.split(out, ow, regN);
-  Expr rows = s.fuse(out, s.fuse(out, n, oc), oh);
+  // Which operand stays in cache while the other streams: output-channel chunks outermost (as
+  // topi) when the weights are the larger, so each chunk's weights serve every row; rows
+  // outermost when the input is the larger, so each input row is read once for all chunks.
+  Expr first = rowsOuter ? oh : oc, second = rowsOuter ? oc : oh;
+  if (rowsOuter)
+    s.reorder(out, {oh, oc});
+  Expr rows = s.fuse(out, s.fuse(out, n, first), second);
   s.parallel(out, rows);
   s.unroll(out, owInner);
   s.vectorize(out, ob);

@@ -83,6 +83,19 @@ void BM_PeakFMA(benchmark::State &state) {
   state.counters["peak_1core_GFLOP/s"] = onePeak();
 }
 
+// --- the thread pool ---------------------------------------------------------------------------
+
+void emptyBody(int64_t, void *) {}
+
+// The cost of launching and joining a parallel loop whose bodies do nothing (each kernel of a
+// network pays it once per parallel loop).
+void BM_ParallelForEmpty(benchmark::State &state) {
+  int64_t n = state.range(0);
+  for (auto _ : state)
+    loupe_parallel_for(n, emptyBody, nullptr);
+  state.counters["threads"] = backend::numThreads();
+}
+
 // --- convolution layers of the zoo ------------------------------------------------------------
 
 struct ConvShape {
@@ -272,6 +285,7 @@ void BM_Network(benchmark::State &state, Net net) {
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
+  benchmark::RegisterBenchmark("BM_ParallelForEmpty", BM_ParallelForEmpty)->Arg(2)->Arg(1024);
   std::set<ConvShape> seen;
   for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0"})
     for (const ConvShape &cs : convShapes(model))

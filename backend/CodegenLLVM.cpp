@@ -547,7 +547,9 @@ private:
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1));
     llvm::BranchInst *back = b_.CreateBr(head);
     i->addIncoming(next, b_.GetInsertBlock());
-    if (s.forKind == ForKind::Vectorized) {
+    // (A fast function's vector loops that vectorLoop declined are left to LLVM's cost model:
+    // forcing them only earns a "loop not vectorized" warning where LLVM cannot.)
+    if (s.forKind == ForKind::Vectorized && !f_.fast) {
       llvm::MDNode *enable =
           llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                                    llvm::ConstantAsMetadata::get(b_.getTrue())});

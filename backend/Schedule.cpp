@@ -123,6 +123,23 @@ std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
   return {outer, inner};
 }
 
+std::pair<Expr, Expr> Schedule::splitShifted(Stage &s, Expr v, int64_t factor) {
+  size_t pos;
+  Leaf l = findLeaf(s, v, &pos);
+  if (factor <= 0 || factor > l.extent)
+    fail("schedule: a shifted split of ", v->name, " needs a factor from 1 to ", l.extent, ", got ",
+         factor);
+  Expr outer = var(v->name + ".outer"), inner = var(v->name + ".inner");
+  Expr value = min(outer * factor, intImm(l.extent - factor)) + inner;
+  s.leaves[pos] = {inner, factor, ForKind::Serial, l.reduce};
+  s.leaves.insert(s.leaves.begin() + pos,
+                  {outer, (l.extent + factor - 1) / factor, ForKind::Serial, l.reduce});
+  rewriteAxes(s, {{v.get(), value}});
+  log_.push_back(s.buffer + ": split " + v->name + " by " + std::to_string(factor) +
+                 ", the last tile shifted back to end at " + std::to_string(l.extent));
+  return {outer, inner};
+}
+
 Expr Schedule::fuse(Stage &s, Expr a, Expr b) {
   size_t pa, pb;
   Leaf la = findLeaf(s, a, &pa), lb = findLeaf(s, b, &pb);
@@ -279,6 +296,10 @@ std::optional<int64_t> maxValue(const Expr &e, const std::map<const ExprNode *, 
   if (e->kind == ExprKind::Var) {
     auto it = extent.find(e.get());
     return it == extent.end() ? std::nullopt : std::optional<int64_t>(it->second - 1);
+  }
+  if (e->kind == ExprKind::Binary && e->op == BinOp::Min) {
+    std::optional<int64_t> a = maxValue(e->args[0], extent), b = maxValue(e->args[1], extent);
+    return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
   }
   if (e->kind != ExprKind::Binary || !constValue(e->args[1], &k) || k <= 0)
     return std::nullopt;

@@ -61,6 +61,11 @@ public:
   /// Splits a leaf into `<name>.outer` and `<name>.inner` (extent `factor`); a factor that does
   /// not divide adds a guard. Returns {outer, inner}.
   std::pair<loop::Expr, loop::Expr> split(Stage &s, loop::Expr v, int64_t factor);
+  /// Splits a leaf of extent E ≥ factor into `<name>.outer` (ceil(E / factor)) and `<name>.inner`
+  /// (factor) with the last tile shifted back to end at E: value = min(outer * factor, E -
+  /// factor) + inner. No guard; the last tile recomputes a few elements of the one before it,
+  /// which is harmless when the stage's output is not one of its inputs. Returns {outer, inner}.
+  std::pair<loop::Expr, loop::Expr> splitShifted(Stage &s, loop::Expr v, int64_t factor);
   /// Fuses two adjacent leaves into `<a>.<b>.fused`.
   loop::Expr fuse(Stage &s, loop::Expr a, loop::Expr b);
   /// Puts the given leaves in this order, in the positions they occupy now.

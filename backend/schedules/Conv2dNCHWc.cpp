@@ -15,14 +15,27 @@ using namespace loop;
 
 namespace {
 
+struct Tile {
+  int64_t regN;
+  bool shifted; ///< the width is not a multiple: the last tile is shifted back
+};
+
 // TVM's fallback reg_n: the largest divisor of the output width that leaves room in the 32
 // vector registers for the weights (one accumulator per column, `regsPerColumn` registers each).
-int64_t chooseRegN(int64_t width, int64_t regsPerColumn) {
+// Where that divisor is less than half the room (a prime width such as 109 gives 1), tiles as
+// even as the room allows instead, the last one shifted back to end at the edge.
+Tile chooseTile(int64_t width, int64_t regsPerColumn) {
   int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
+  int64_t divisor = 1;
   for (int64_t n = std::min(cap, width); n > 1; --n)
-    if (width % n == 0)
-      return n;
-  return 1;
+    if (width % n == 0) {
+      divisor = n;
+      break;
+    }
+  if (2 * divisor >= std::min(cap, width))
+    return {divisor, false};
+  int64_t tiles = (width + cap - 1) / cap;
+  return {(width + tiles - 1) / tiles, true};
 }
 
 } // namespace
@@ -40,11 +53,14 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   int64_t ocBlock = convShape[4], width = convShape[3];
   int64_t lanes = kVectorBytes / dtypeBytes(dtype);
   int64_t regsPerColumn = (ocBlock + lanes - 1) / lanes;
-  int64_t regN = chooseRegN(width, regsPerColumn);
+  Tile tile = chooseTile(width, regsPerColumn);
+  int64_t regN = tile.regN;
   const Expr &body = s.stages[idx].body;
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
   s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
-  s.knob("reg_n", regN, "output columns per register tile");
+  s.knob("reg_n", regN,
+         tile.shifted ? "output columns per register tile; the last tile shifted back"
+                      : "output columns per register tile");
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];
@@ -69,7 +85,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Stage &out = s.stage(s.outputs[0]);
   Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
        ow = out.leaves[3].var, ob = out.leaves[4].var;
-  auto [owOuter, owInner] = s.split(out, ow, regN);
+  auto [owOuter, owInner] = tile.shifted ? s.splitShifted(out, ow, regN) : s.split(out, ow, regN);
   // Which operand stays in cache while the other streams: output-channel chunks outermost (as
   // topi) when the weights are the larger, so each chunk's weights serve every row; rows
   // outermost when the input is the larger, so each input row is read once for all chunks.

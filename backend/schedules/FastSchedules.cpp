@@ -1,5 +1,5 @@
 // FastSchedules: opt_level 3's schedule for a fused function — the op family's fast schedule
-// where there is one, and vectorised, parallel injective stages everywhere else.
+// where there is one, vectorised parallel injective stages and parallel reductions elsewhere.
 #include "backend/schedules/FastSchedules.h"
 
 #include "backend/LowerFunction.h"
@@ -49,9 +49,26 @@ void applyFastSchedule(Schedule &s) {
   for (size_t i = 0; i < s.stages.size(); ++i)
     if (s.stages[i].tensor->tag == "conv2d_NCHWc" && fast::conv2dNCHWc(s, i))
       return;
-  // No fast schedule for this family yet: the seed-era one, with its injective outputs
-  // vectorised over their innermost axis.
-  applyDefaultSchedule(s);
+  // Plain convolutions (grouped, depthwise) and dense keep the seed-era schedules for now.
+  for (const Stage &st : s.stages)
+    if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense" || st.tensor->tag == "pad")
+      return applyDefaultSchedule(s);
+  // Everything else: producers inlined; injective outputs vectorised and parallel; reductions
+  // (pools, global pooling, softmax's sums) parallel over their output elements, each
+  // reduction independent of the others.
+  for (Stage &st : s.stages) {
+    bool reduction = st.body->kind == loop::ExprKind::Reduce;
+    if (!reduction && !fast::isOutput(s, st)) {
+      s.computeInline(st);
+    } else if (!reduction) {
+      fast::injective(s, st);
+    } else if (size_t nd = st.tensor->shape.size(); nd > 0) {
+      loop::Expr v = st.leaves[0].var;
+      for (size_t d = 1; d < nd; ++d)
+        v = s.fuse(st, v, st.leaves[1].var);
+      s.parallel(st, v);
+    }
+  }
 }
 
 } // namespace loupe::backend

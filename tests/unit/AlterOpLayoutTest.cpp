@@ -179,3 +179,23 @@ TEST(AlterOpLayout, AResidualAddOfBlockedAndPlainLayoutsBuildsAtOptLevel3) {
     EXPECT_LT(runError(e), 1e-5) << dt;
   }
 }
+
+// An output width with no useful divisor (29 is prime: TVM's rule would give reg_n = 1) is
+// tiled as 2 x 15 columns, the second tile shifted back to start at column 14; the overlapping
+// column is computed twice with the same result.
+TEST(AlterOpLayout, APrimeOutputWidthGetsShiftedRegisterTiles) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 16, 5, 29))\n"
+         "y = relu(conv2d(x, channels=16, kernel_size=(3, 3), padding=(1, 1), name=\"c\"))\n"
+         ":graph y\n:set target llvm -mcpu=skylake-avx512");
+  run(e, ":build opt_level=3 param c_weight=random c_bias=random");
+  std::string sched = output(e, ":schedule fuse__contrib_conv2d_NCHWc_relu");
+  EXPECT_NE(sched.find("knob reg_n = 15  (output columns per register tile; the last tile "
+                       "shifted back)"),
+            std::string::npos)
+      << sched;
+  EXPECT_NE(sched.find("split i3 by 15, the last tile shifted back to end at 29"),
+            std::string::npos)
+      << sched;
+  EXPECT_LT(runError(e), 1e-4);
+}

@@ -235,6 +235,72 @@ Stage &Schedule::cacheWrite(Stage &s) {
   return stages[pos];
 }
 
+Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
+  const Compute &t = *s.tensor;
+  const Expr body = s.body;
+  if (body->kind != ExprKind::Reduce)
+    fail("schedule: rfactor of ", s.buffer, ", which is not a reduction");
+  for (size_t d = 0; d < s.leaves.size(); ++d)
+    if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
+      fail("schedule: rfactor of ", s.buffer, " after its loops were scheduled");
+  auto it = std::find_if(body->reduceAxes.begin(), body->reduceAxes.end(),
+                         [&](const IterVar &r) { return r.var == k; });
+  if (it == body->reduceAxes.end())
+    fail("schedule: ", s.buffer, " has no reduce axis ", k->name);
+  if (factor <= 0)
+    fail("schedule: rfactor needs a positive factor, got ", factor);
+  int64_t extent = it->extent;
+  auto rf = std::make_shared<Compute>();
+  rf->name = t.name + ".rf";
+  rf->shape = t.shape;
+  rf->shape.push_back(factor);
+  rf->dtype = t.dtype;
+  rf->tag = t.tag + ".rf";
+  VarMap rename;
+  for (const Expr &a : t.axes) {
+    rf->axes.push_back(var(a->name + ".rf"));
+    rename.push_back({a.get(), rf->axes.back()});
+  }
+  Expr inner = var(k->name + ".inner");
+  rf->axes.push_back(inner);
+  IterVar outer{var(k->name + ".outer"), (extent + factor - 1) / factor};
+  Expr kValue = outer.var * factor + inner;
+  rename.push_back({k.get(), kValue});
+  std::vector<IterVar> axes;
+  for (const IterVar &r : body->reduceAxes)
+    axes.push_back(r.var == k ? outer : r);
+  Expr cond = body->args.size() > 1 ? substitute(body->args[1], rename) : nullptr;
+  if (extent % factor != 0) // the last partial sums run past the end
+    cond = cond ? land(cond, lt(kValue, intImm(extent))) : lt(kValue, intImm(extent));
+  rf->body = reduce(body->combiner, substitute(body->args[0], rename), axes, cond);
+  Stage r;
+  r.tensor = rf;
+  r.body = rf->body;
+  r.buffer = s.buffer + ".rf";
+  for (size_t d = 0; d < rf->axes.size(); ++d) {
+    r.leaves.push_back({rf->axes[d], rf->shape[d]});
+    r.axisValue.push_back({rf->axes[d].get(), rf->axes[d]});
+  }
+  for (const IterVar &a : axes) {
+    r.leaves.push_back({a.var, a.extent, ForKind::Serial, true});
+    r.axisValue.push_back({a.var.get(), a.var});
+  }
+  // `s` now sums the partials.
+  IterVar partial{var(k->name + ".inner.r"), factor};
+  std::vector<Expr> at = t.axes;
+  at.push_back(partial.var);
+  s.body = reduce(body->combiner, read(rf, at), {partial});
+  s.leaves.resize(t.axes.size());
+  s.axisValue.resize(t.axes.size());
+  s.leaves.push_back({partial.var, factor, ForKind::Serial, true});
+  s.axisValue.push_back({partial.var.get(), partial.var});
+  log_.push_back(s.buffer + ": rfactor " + k->name + " by " + std::to_string(factor) + " -> " +
+                 r.buffer);
+  size_t pos = static_cast<size_t>(&s - stages.data());
+  stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(r));
+  return stages[pos];
+}
+
 namespace {
 
 bool usesAny(const Expr &e, const std::set<const ExprNode *> &vars) {

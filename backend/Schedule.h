@@ -80,6 +80,12 @@ public:
   /// a copy of it. `s` must not be scheduled yet. Returns the new stage (references into
   /// `stages` taken before are invalid afterwards).
   Stage &cacheWrite(Stage &s);
+  /// TVM's rfactor: the reduction over axis `k` (a reduce variable of `s`'s body, not yet
+  /// scheduled) is split into `factor` partial sums computed by a new stage `<name>.rf` with one
+  /// more data axis (`<k>.inner`, extent `factor`) that sums over `<k>.outer`; `s` then sums the
+  /// partials. The partials' axis can be vectorised where `k` could not. Returns the new stage
+  /// (references into `stages` taken before are invalid afterwards).
+  Stage &rfactor(Stage &s, const loop::Expr &k, int64_t factor);
   /// Runs `producer` inside `consumer`'s loop `at`, for each iteration over just the region of
   /// its data axes that the iteration reads (bounds from the consumer's reads, which must be
   /// affine in its loop variables). Schedule the consumer's loops first; `producer`'s data axes

@@ -2,6 +2,8 @@
 #include "backend/Build.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
+#include "backend/Peak.h"
+#include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
@@ -357,7 +359,15 @@ void Engine::registerBuildCommands() {
         size_t width = 8;
         for (const std::string &nm : names)
           width = std::max(width, nm.size() + 2);
-        out << pad("kernel", width) << "median ms   GFLOP/s\n";
+        // The share of this machine's peak: an FMA loop timed once per process, times threads.
+        double peak = backend::peakGflopsPerCore() * backend::numThreads();
+        auto row = [&](double ms, double flops) {
+          double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", ms, gflops, 100 * gflops / peak);
+          return std::string(buf);
+        };
+        out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
         for (size_t k = 0; k < names.size(); ++k) {
           std::vector<double> t = times[k];
           std::sort(t.begin(), t.end());
@@ -366,14 +376,13 @@ void Engine::registerBuildCommands() {
               static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
           totalMs += med;
           totalFlops += flops;
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "%9.4f %9.2f", med, med > 0 ? flops / (med * 1e6) : 0.0);
-          out << pad(names[k], width) << buf << "\n";
+          out << pad(names[k], width) << row(med, flops) << "\n";
         }
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%9.4f %9.2f", totalMs,
-                      totalMs > 0 ? totalFlops / (totalMs * 1e6) : 0.0);
-        out << pad("total", width) << buf << "\n" << n << " runs, median per kernel\n";
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
+                      backend::numThreads(), backend::peakGflopsPerCore());
+        out << pad("total", width) << row(totalMs, totalFlops) << "\n"
+            << n << " runs, median per kernel; " << buf << "\n";
       });
 
   add("export", "DIR",

@@ -46,12 +46,16 @@ void injective(Schedule &s, Stage &st) {
 } // namespace fast
 
 void applyFastSchedule(Schedule &s) {
-  for (size_t i = 0; i < s.stages.size(); ++i)
-    if (s.stages[i].tensor->tag == "conv2d_NCHWc" && fast::conv2dNCHWc(s, i))
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    const std::string &tag = s.stages[i].tensor->tag;
+    if (tag == "conv2d_NCHWc" && fast::conv2dNCHWc(s, i))
       return;
+    if (tag == "dense" && s.stages[i].body->kind == loop::ExprKind::Reduce && fast::dense(s, i))
+      return;
+  }
   // Plain convolutions (grouped, depthwise) and dense keep the seed-era schedules for now.
   for (const Stage &st : s.stages)
-    if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense" || st.tensor->tag == "pad")
+    if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense")
       return applyDefaultSchedule(s);
   // Everything else: producers inlined; injective outputs vectorised and parallel; reductions
   // (pools, global pooling, softmax's sums) parallel over their output elements, each

@@ -21,4 +21,8 @@ void injective(Schedule &s, Stage &st);
 /// changes nothing) when the function does not have the shape that schedule expects.
 bool conv2dNCHWc(Schedule &s, size_t conv);
 
+/// Dense at any batch: the reduction rfactor'ed into a vector of partial sums held in registers,
+/// the outputs in parallel. Returns false (and changes nothing) for a short reduction.
+bool dense(Schedule &s, size_t dense);
+
 } // namespace loupe::backend::fast

@@ -6,6 +6,7 @@
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
+#include "backend/Peak.h"
 #include "backend/Runtime.h"
 #include "backend/Schedule.h"
 #include "core/DType.h"
@@ -13,7 +14,6 @@
 
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -31,55 +31,16 @@ namespace {
 
 // --- the machine's peak --------------------------------------------------------------------
 
-// 12 independent chains of 512-bit FMAs: enough to cover the FMA latency on two pipes. Not
-// inlined, so that the compiler cannot hoist a call with a constant argument out of a loop.
-__attribute__((target("avx512f,fma"), noinline)) double fmaLoop(int64_t iters) {
-  __m512 acc[12];
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k)
-    acc[k] = _mm512_set1_ps(static_cast<float>(k));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 12 // the chains must stay in registers
-    for (int k = 0; k < 12; ++k)
-      acc[k] = _mm512_fmadd_ps(acc[k], a, b);
-  }
-  __m512 s = acc[0];
-#pragma GCC unroll 12
-  for (int k = 1; k < 12; ++k)
-    s = _mm512_add_ps(s, acc[k]);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  double sum = 0;
-  for (float v : lanes)
-    sum += v;
-  return sum;
-}
-
-// FP32 GFLOP/s of one core: the best of a few timed FMA loops (2 flops x 16 lanes per FMA).
-double onePeak() {
-  static double peak = [] {
-    double best = 0;
-    volatile int64_t iters = 20'000'000;
-    for (int r = 0; r < 5; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      benchmark::DoNotOptimize(fmaLoop(iters));
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best = std::max(best, static_cast<double>(iters) * 12 * 16 * 2 / s / 1e9);
-    }
-    return best;
-  }();
-  return peak;
-}
+double onePeak() { return backend::peakGflopsPerCore(); }
 
 double peak() { return onePeak() * backend::numThreads(); }
 
 void BM_PeakFMA(benchmark::State &state) {
   volatile int64_t iters = 1'000'000;
   for (auto _ : state)
-    benchmark::DoNotOptimize(fmaLoop(iters));
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(1e6 * 12 * 16 * 2 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+    benchmark::DoNotOptimize(backend::fmaLoop(iters));
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      1e6 * backend::fmaLoopFlopsPerIter() * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.counters["peak_1core_GFLOP/s"] = onePeak();
 }
 

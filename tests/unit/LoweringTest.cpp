@@ -264,6 +264,9 @@ std::vector<Case> cases() {
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",
                {{{1, 2, 11, 29, 8}}}});
+  // Dense with a reduction long enough for opt level 3's rfactor (a multiple of 16 lanes, and
+  // 100 with a partial last vector), batch 1 and 2, with its bias.
+  c.push_back({"y = relu(dense(a, units=7))", {{{1, 160}}, {{2, 100}}}});
   c.push_back(
       {"y = relu(_contrib_conv2d_NCHWc(a, channels=16, kernel_size=(1,1), " + blocked16 + ")) + b",
        {{{1, 1, 6, 14, 16}, {1, 1, 6, 14, 16}}}});
@@ -485,6 +488,36 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
   std::vector<Tensor> got = backend::evalLowered(lf, {in});
   for (int64_t i = 0; i < 12; ++i)
     EXPECT_EQ(got[0].data[i], in.data[i] * in.data[i] + 1) << i;
+}
+
+// rfactor by hand: a sum over 10 split into 4 partial sums (the last one runs past the end and
+// is guarded), then summed; checked against the formula and the printed stages.
+TEST(ScheduleRfactor, PartialSumsThenTheirSum) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {3, 10}, kFloat64);
+  loop::IterVar k = loop::reduceAxis(10, "k");
+  ComputeRef c = compute(
+      {3}, kFloat64,
+      [&](const E &i) {
+        return loop::reduce(loop::Combiner::Sum, read(a, {i[0], k.var}), {k});
+      },
+      "out");
+  backend::Schedule s({c});
+  backend::Stage &rf = s.rfactor(s.stage(c), k.var, 4);
+  EXPECT_EQ(rf.tensor->shape, (Shape{3, 4}));
+  EXPECT_NE(s.describe().find("out: rfactor k by 4 -> out.rf"), std::string::npos) << s.describe();
+  backend::LoweredFunction lf = loweredOf(s, a, c);
+  Tensor in({3, 10}, kFloat64);
+  for (size_t i = 0; i < in.data.size(); ++i)
+    in.data[i] = static_cast<double>(i * i % 17);
+  std::vector<Tensor> got = backend::evalLowered(lf, {in});
+  for (int64_t r = 0; r < 3; ++r) {
+    double want = 0;
+    for (int64_t j = 0; j < 10; ++j)
+      want += in.data[r * 10 + j];
+    EXPECT_EQ(got[0].data[r], want) << r;
+  }
 }
 
 TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {

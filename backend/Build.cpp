@@ -273,8 +273,11 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
     g = plainOutputs(g);
   }
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx);
-  if (opts.optLevel >= 3)
+  if (opts.optLevel >= 3) {
     g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx);
+    g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
+    g = runPass(g, sinkLayoutTransformPass(), ctx);
+  }
   // 6. Params the graph no longer reads are dropped; PrecomputePrune from level 2.
   std::map<std::string, Tensor> params;
   for (const std::string &n : inputNames(g))

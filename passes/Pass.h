@@ -138,4 +138,8 @@ std::vector<PipelineEntry> parsePipeline(const std::string &text);
 /// Throws Error for an unknown pass name, with suggestions.
 const PassInfo &requirePass(const std::string &name);
 
+/// SinkLayoutTransform, which `:build` runs at opt level 3 (kept out of the registry so that
+/// `:passes` lists NNVM's passes).
+const PassInfo &sinkLayoutTransformPass();
+
 } // namespace loupe

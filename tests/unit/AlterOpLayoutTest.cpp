@@ -105,6 +105,15 @@ double runError(Engine &e) {
   return at == std::string::npos ? 1.0 : std::stod(out.substr(at + 14));
 }
 
+// The absolute error `:run` reports (for outputs near zero, where float32 rounding against the
+// reference's doubles makes the relative error meaningless).
+double absError(Engine &e) {
+  std::string out = output(e, ":run");
+  size_t at = out.find("max abs error ");
+  EXPECT_NE(at, std::string::npos) << out;
+  return at == std::string::npos ? 1.0 : std::stod(out.substr(at + 14));
+}
+
 } // namespace
 
 TEST(AlterOpLayout, BlockedConvolutionsFeedBatchNormPoolsAndConcatenateAtOptLevel3) {
@@ -198,4 +207,50 @@ TEST(AlterOpLayout, APrimeOutputWidthGetsShiftedRegisterTiles) {
             std::string::npos)
       << sched;
   EXPECT_LT(runError(e), 1e-4);
+}
+
+namespace {
+int countOf(const std::string &text, const std::string &what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+} // namespace
+
+// SinkLayoutTransform: batch norm (broadcast multiply and add of per-channel operands after
+// SimplifyInference) and relu between two blocked convolutions run in NCHW16c, fused into the
+// first convolution, with their operands converted at build time: the only transforms left are
+// the input's and the output's. An operand over (H, W) alone cannot be blocked: that add stays
+// in NCHW between transforms. Both match the reference interpreter.
+TEST(SinkLayoutTransform, BatchNormAndReluStayBlockedBetweenConvolutions) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 16, 6, 6))\n"
+         "c = conv2d(x, channels=32, kernel_size=(3, 3), padding=(1, 1), use_bias=False)\n"
+         "b = relu(batch_norm(c, epsilon=2e-5))\n"
+         "y = conv2d(b, channels=16, kernel_size=(1, 1))\n:graph y\n"
+         ":set target llvm -mcpu=skylake-avx512\n:trace on");
+  std::string built =
+      output(e, ":build opt_level=3 param conv2d0_weight=random conv2d1_weight=random "
+                "conv2d1_bias=random batch_norm0_gamma=random batch_norm0_beta=random "
+                "batch_norm0_moving_mean=random batch_norm0_moving_var=ones seed=4");
+  EXPECT_NE(built.find("Applied passes SinkLayoutTransform"), std::string::npos);
+  run(e, ":trace off");
+  std::string nodes = output(e, ":nodes");
+  EXPECT_EQ(countOf(nodes, "'op': 'tvm_op'"), 4) << nodes; // x in, conv+bn+relu, conv, y out
+  EXPECT_NE(nodes.find("fuse__contrib_conv2d_NCHWc_broadcast_mul_broadcast_add_relu"),
+            std::string::npos)
+      << nodes;
+  EXPECT_LT(absError(e), 2e-5); // outputs about 10: float32 rounding, as at opt level 2
+
+  Engine f;
+  run(f, "x = Variable(\"x\", shape=(1, 16, 6, 6))\nhw = Variable(\"hw\", shape=(6, 6))\n"
+         "c = conv2d(x, channels=16, kernel_size=(3, 3), padding=(1, 1), use_bias=False)\n"
+         "y = conv2d(broadcast_add(c, hw), channels=16, kernel_size=(1, 1))\n:graph y\n"
+         ":set target llvm -mcpu=skylake-avx512");
+  run(f, ":build opt_level=3 param conv2d0_weight=random conv2d1_weight=random "
+         "conv2d1_bias=random");
+  EXPECT_NE(output(f, ":nodes").find("fuse___layout_transform___broadcast_add___layout_transform"),
+            std::string::npos);
+  EXPECT_LT(absError(f), 2e-5);
 }

@@ -9,6 +9,8 @@
 
 #include "core/DType.h"
 
+#include <tuple>
+
 namespace loupe::backend::fast {
 
 using namespace loop;
@@ -61,6 +63,14 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.knob("reg_n", regN,
          tile.shifted ? "output columns per register tile; the last tile shifted back"
                       : "output columns per register tile");
+  // A narrow tile (up to 8 columns) leaves registers free: two channel blocks per tile (16
+  // accumulators at most; 28 spill), so that each broadcast
+  // input feeds two FMAs and a step loads 2 weight vectors + reg_n inputs for 2 x reg_n FMAs
+  // instead of 1 + reg_n for reg_n (load-bound at 7 columns).
+  int64_t ocTiles = 2 * regN * regsPerColumn <= 16 && convShape[1] % 2 == 0 ? 2 : 1;
+  s.knob("oc_tiles", ocTiles,
+         ocTiles == 2 ? "channel blocks per register tile: each input broadcast feeds both"
+                      : "channel blocks per register tile");
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];
@@ -85,15 +95,22 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Stage &out = s.stage(s.outputs[0]);
   Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
        ow = out.leaves[3].var, ob = out.leaves[4].var;
+  Expr ocOuter = oc, ocInner;
+  if (ocTiles > 1)
+    std::tie(ocOuter, ocInner) = s.split(out, oc, ocTiles);
   auto [owOuter, owInner] = tile.shifted ? s.splitShifted(out, ow, regN) : s.split(out, ow, regN);
   // Which operand stays in cache while the other streams: output-channel chunks outermost (as
   // topi) when the weights are the larger, so each chunk's weights serve every row; rows
   // outermost when the input is the larger, so each input row is read once for all chunks.
-  Expr first = rowsOuter ? oh : oc, second = rowsOuter ? oc : oh;
-  if (rowsOuter)
+  Expr first = rowsOuter ? oh : ocOuter, second = rowsOuter ? ocOuter : oh;
+  if (ocTiles > 1)
+    s.reorder(out, {first, second, owOuter, ocInner, owInner, ob});
+  else if (rowsOuter)
     s.reorder(out, {oh, oc});
   Expr rows = s.fuse(out, s.fuse(out, n, first), second);
   s.parallel(out, rows);
+  if (ocTiles > 1)
+    s.unroll(out, ocInner);
   s.unroll(out, owInner);
   s.vectorize(out, ob);
 
@@ -101,8 +118,11 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.computeAt(acc, out, owOuter);
   s.setLocal(acc);
   Expr ic = acc.leaves[5].var, kh = acc.leaves[6].var, kw = acc.leaves[7].var,
-       icb = acc.leaves[8].var, cw = acc.leaves[3].var, cb = acc.leaves[4].var;
-  s.reorder(acc, {ic, kh, kw, icb, cw, cb});
+       icb = acc.leaves[8].var, cc = acc.leaves[1].var, cw = acc.leaves[3].var,
+       cb = acc.leaves[4].var;
+  s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
+  if (ocTiles > 1)
+    s.unroll(acc, cc);
   s.unroll(acc, cw);
   s.vectorize(acc, cb);
   return true;

@@ -252,14 +252,16 @@ std::vector<Case> cases() {
                "out_layout=\"NCHW2c\")",
                {{{1, 1, 5, 7, 3}}}});
   // The register-tiled schedule of opt level 3 (16-lane blocks as AlterOpLayout picks them on
-  // AVX-512): widths whose reg_n is the width, a divisor or 1 (29 is prime), two input chunks,
+  // AVX-512): widths whose reg_n is the width, a divisor or shifted tiles (29 is prime), two
+  // input chunks, width 7 with two output channel blocks per tile (oc_tiles 2),
   // stride 2 with dilation, a 1x1, and the epilogue of bias, relu and a residual add.
   const std::string blocked16 =
       "layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\", out_layout=\"NCHW16c\"";
-  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(3,3), "
-               "padding=(1,1), " +
-                   blocked16 + "))",
-               {{{1, 2, 5, 13, 16}}, {{1, 1, 3, 29, 16}}, {{2, 1, 4, 12, 16}}}});
+  c.push_back(
+      {"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(3,3), "
+       "padding=(1,1), " +
+           blocked16 + "))",
+       {{{1, 2, 5, 13, 16}}, {{1, 1, 3, 29, 16}}, {{2, 1, 4, 12, 16}}, {{1, 2, 3, 7, 16}}}});
   c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=16, kernel_size=(3,3), strides=(2,2), "
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",

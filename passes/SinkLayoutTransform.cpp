@@ -8,9 +8,9 @@
 // transform past such ops: an op whose data input is that transform runs on the blocked source
 // instead, its other operands converted alongside (a per-channel (C, 1, 1) operand in layout
 // CHW becomes CHW16c, a whole NCHW tensor NCHW16c; PrecomputePrune folds those of params at
-// build time), and the transform follows the op. Where it meets an NCHW -> NCHW16c transform the
-// pair cancels. Run by `:build` at opt level 3 (shown by `:trace`); not in the registry, so the
-// pass list of opt levels 0-2 is what NNVM's was.
+// build time), and the transform follows the op. Pools move onto the blocked tensor too. Where it
+// meets an NCHW -> NCHW16c transform the pair cancels. Run by `:build` at opt level 3 (shown by
+// `:trace`); not in the registry, so the pass list of opt levels 0-2 is what NNVM's was.
 #include "passes/Pass.h"
 
 #include "core/Error.h"
@@ -93,6 +93,31 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
       if (!primalOf(from).empty() && primalOf(from) == to)
         viewOf[node.get()] = {node->inputs[0], from, to};
       return {};
+    }
+    // Pools work on NCHW<k>c as on NCHW (H and W stay axes 2 and 3): the pool moves onto the
+    // blocked tensor with its layout attribute changed.
+    const std::string &opName = node->op->name;
+    if (opName == "max_pool2d" || opName == "avg_pool2d" || opName == "global_max_pool2d" ||
+        opName == "global_avg_pool2d") {
+      auto it = viewOf.find(node->inputs[0].node.get());
+      if (node->parsed.getStr("layout") != "NCHW" || it == viewOf.end() ||
+          it->second.primal != "NCHW" || subAxesOf(it->second.blocked).size() != 1 ||
+          subAxesOf(it->second.blocked)[0].name != 'c')
+        return {};
+      View view = it->second;
+      AttrDict attrs = node->attrs;
+      auto at = std::find_if(attrs.begin(), attrs.end(),
+                             [](const auto &kv) { return kv.first == "layout"; });
+      if (at == attrs.end())
+        attrs.emplace_back("layout", view.blocked);
+      else
+        at->second = view.blocked;
+      NodePtr pool =
+          makeOpNode(*node->op, node->name, attrs, {view.source}, node->controlDeps, false);
+      NodeEntry back = makeTransform({pool, 0, 0}, view.blocked, "NCHW", node->name + "_NCHW");
+      view.source = {pool, 0, 0};
+      viewOf[back.node.get()] = std::move(view);
+      return {back};
     }
     if (!layoutAgnostic(*node->op) || node->numOutputs() != 1)
       return {};

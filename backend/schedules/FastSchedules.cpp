@@ -66,7 +66,22 @@ void applyFastSchedule(Schedule &s) {
       s.computeInline(st);
     } else if (!reduction) {
       fast::injective(s, st);
-    } else if (size_t nd = st.tensor->shape.size(); nd > 0) {
+    } else if (size_t nd = st.tensor->shape.size(); nd == 5 && st.tensor->tag == "pool") {
+      // A pool on NCHW<k>c: the window loops outside the channel block, which is vectorised
+      // (the window's bounds test is the same for every lane); rows in parallel.
+      std::vector<loop::Expr> order;
+      for (size_t r = nd; r < st.leaves.size(); ++r)
+        order.push_back(st.leaves[r].var);
+      loop::Expr block = st.leaves[4].var;
+      int64_t lanes = st.leaves[4].extent;
+      order.push_back(block);
+      s.reorder(st, order);
+      loop::Expr rows = s.fuse(st, st.leaves[0].var, st.leaves[1].var);
+      rows = s.fuse(st, rows, st.leaves[1].var); // (n, c, h): after the first fuse, h is next
+      s.parallel(st, rows);
+      if (lanes >= 2 && lanes <= 64)
+        s.vectorize(st, block);
+    } else if (nd > 0) {
       loop::Expr v = st.leaves[0].var;
       for (size_t d = 1; d < nd; ++d)
         v = s.fuse(st, v, st.leaves[1].var);

@@ -1,5 +1,9 @@
-// Pooling ops: max/avg pooling, global pooling and upsampling (NCHW).
+// Pooling ops: max/avg pooling, global pooling (NCHW, or NCHW<k>c at opt level 3) and upsampling
+// (NCHW).
 #include "core/ops/OpHelpers.h"
+
+#include "core/Error.h"
+#include "core/Layout.h"
 
 #include <cmath>
 #include <limits>
@@ -43,16 +47,68 @@ int64_t poolOut(int64_t in, int64_t k, int64_t s, int64_t pa, int64_t pb, bool c
   return (ceil ? span + s - 1 : span) / s + 1;
 }
 
+// The channel block of a pool's layout: 0 for NCHW, k for NCHW<k>c (opt level 3 runs pools on
+// blocked data: H and W stay axes 2 and 3, the block trails).
+int64_t poolBlock(const std::string &layout) {
+  if (layout == "NCHW")
+    return 0;
+  std::vector<LayoutAxis> axes = parseLayout(layout);
+  if (axes.size() == 5 && layout.rfind("NCHW", 0) == 0 && axes[4].name == 'c')
+    return axes[4].factor;
+  fail("layout '", layout, "' is not supported (only NCHW and NCHW<k>c)");
+}
+
+// Checks a pool's data against its layout; false while the shape is unknown.
+bool poolInput(ShapeCtx &c) {
+  int64_t block = 0;
+  try {
+    block = poolBlock(c.attrs.getStr("layout"));
+  } catch (const Error &e) {
+    c.error(e.what());
+  }
+  if (block == 0)
+    return nchwInput(c);
+  if (c.in[0].empty())
+    return false;
+  if (c.in[0].size() != 5 || c.in[0][4] != block)
+    c.error(cat("data must be 5-D (", c.attrs.getStr("layout"), "), got ", shapeToList(c.in[0])));
+  return true;
+}
+
+// A pool's reference kernel on any layout: NCHW as it is, a blocked layout through NCHW.
+ComputeFn anyLayout(ComputeFn nchw) {
+  return [nchw](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const std::string &layout = a.getStr("layout");
+    if (poolBlock(layout) == 0)
+      return nchw(a, in, out);
+    Tensor x = transformLayout(*in[0], layout, "NCHW");
+    std::vector<Tensor> plain = {
+        Tensor(convertLayoutShape(out[0].shape, layout, "NCHW"), out[0].dtype)};
+    nchw(a, {&x}, plain);
+    out[0] = transformLayout(plain[0], "NCHW", layout);
+  };
+}
+
+// The input element at (n, c, y, x) of output index `i`, in a 4-D or blocked 5-D layout.
+std::vector<loop::Expr> poolIndex(const std::vector<loop::Expr> &i, loop::Expr y, loop::Expr x) {
+  std::vector<loop::Expr> idx = {i[0], i[1], std::move(y), std::move(x)};
+  if (i.size() == 5)
+    idx.push_back(i[4]);
+  return idx;
+}
+
 void poolShape(ShapeCtx &c) {
   PoolParams p = poolParams(c.attrs, &c);
-  if (!nchwInput(c))
+  if (!poolInput(c))
     return;
   const Shape &d = c.in[0];
   if (d[2] && d[3] && (d[2] + p.pt + p.pb < p.kh || d[3] + p.pl + p.pr < p.kw))
     c.error(
         cat("pool_size ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
-  c.assignOut(0, {d[0], d[1], d[2] ? poolOut(d[2], p.kh, p.sh, p.pt, p.pb, p.ceil) : 0,
-                  d[3] ? poolOut(d[3], p.kw, p.sw, p.pl, p.pr, p.ceil) : 0});
+  Shape o = d;
+  o[2] = d[2] ? poolOut(d[2], p.kh, p.sh, p.pt, p.pb, p.ceil) : 0;
+  o[3] = d[3] ? poolOut(d[3], p.kw, p.sw, p.pl, p.pr, p.ceil) : 0;
+  c.assignOut(0, o);
 }
 
 ComputeFn poolKernel(bool isMax) {
@@ -222,7 +278,7 @@ LowerFn poolLower(bool isMax) {
           Expr iy = i[2] * p.sh + rv.var - p.pt, ix = i[3] * p.sw + rw.var - p.pl;
           Expr inside = land(land(land(le(intImm(0), iy), lt(iy, intImm(H))), le(intImm(0), ix)),
                              lt(ix, intImm(W)));
-          return reduce(isMax ? Combiner::Max : Combiner::Sum, read(x, {i[0], i[1], iy, ix}),
+          return reduce(isMax ? Combiner::Max : Combiner::Sum, read(x, poolIndex(i, iy, ix)),
                         {rv, rw}, inside);
         },
         "tensor", "pool", "ax");
@@ -250,7 +306,7 @@ LowerFn globalPoolLower(bool isMax) {
         shapes[0], types[0],
         [&](const std::vector<Expr> &i) {
           return reduce(isMax ? Combiner::Max : Combiner::Sum,
-                        read(x, {i[0], i[1], rv.var, rw.var}), {rv, rw});
+                        read(x, poolIndex(i, rv.var, rw.var)), {rv, rw});
         },
         "tensor", "pool", "ax");
     if (isMax)
@@ -276,7 +332,7 @@ OpDef &pool(const char *name, const char *doc, bool isMax) {
                   .setPattern(kOutEWiseFusable)
                   .layout(layoutFromAttr)
                   .shape(poolShape)
-                  .kernel(poolKernel(isMax));
+                  .kernel(anyLayout(poolKernel(isMax)));
   if (std::string(name)[0] != '_')
     op.lower(poolLower(isMax));
   return op;
@@ -303,11 +359,13 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
       .setPattern(kOutEWiseFusable)
       .layout(layoutFromAttr)
       .shape([](ShapeCtx &c) {
-        if (!nchwInput(c))
+        if (!poolInput(c))
           return;
-        c.assignOut(0, {c.in[0][0], c.in[0][1], 1, 1});
+        Shape o = c.in[0];
+        o[2] = o[3] = 1;
+        c.assignOut(0, o);
       })
-      .kernel(globalPoolKernel(isMax))
+      .kernel(anyLayout(globalPoolKernel(isMax)))
       .lower(globalPoolLower(isMax));
 }
 

@@ -2,8 +2,12 @@
 // that after CorrectLayout the graph computes what the NCHW graph did.
 #include "TestUtil.h"
 
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace loupe;
@@ -253,4 +257,55 @@ TEST(SinkLayoutTransform, BatchNormAndReluStayBlockedBetweenConvolutions) {
   EXPECT_NE(output(f, ":nodes").find("fuse___layout_transform___broadcast_add___layout_transform"),
             std::string::npos);
   EXPECT_LT(absError(f), 2e-5);
+}
+
+// opt level 3 against opt level 2, computed by different code end to end (blocked layouts,
+// SinkLayoutTransform, blocked pools, register tiles, rfactor dense against the seed-era NCHW
+// schedules): a small ResNet-style stem and block with batch norm, max and global pooling, a
+// residual add and a classifier, on the same input and params.
+TEST(SinkLayoutTransform, OptLevel3MatchesOptLevel2OnAResNetBlock) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 3, 20, 20))\n"
+         "c = relu(batch_norm(conv2d(x, channels=32, kernel_size=(3, 3), padding=(1, 1), "
+         "use_bias=False, name=\"c0\"), name=\"bn0\"))\n"
+         "p = max_pool2d(c, pool_size=(3, 3), strides=(2, 2), padding=(1, 1))\n"
+         "r = conv2d(p, channels=32, kernel_size=(3, 3), padding=(1, 1), name=\"c1\")\n"
+         "a = avg_pool2d(relu(r + p), pool_size=(2, 2), strides=(2, 2))\n"
+         "y = softmax(dense(flatten(global_avg_pool2d(a)), units=10, name=\"fc\"))\n:graph y");
+  Graph g = e.current()->graph;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto random = [&](const Shape &s) {
+    Tensor t(s, kFloat32);
+    for (double &v : t.data)
+      v = u(rng);
+    return t;
+  };
+  backend::BuildOptions o;
+  o.params = {{"c0_weight", random({32, 3, 3, 3})},
+              {"bn0_gamma", random({32})},
+              {"bn0_beta", random({32})},
+              {"bn0_moving_mean", random({32})},
+              {"bn0_moving_var", random({32})},
+              {"c1_weight", random({32, 32, 3, 3})},
+              {"c1_bias", random({32})},
+              {"fc_weight", random({10, 32})},
+              {"fc_bias", random({10})}};
+  for (double &v : o.params["bn0_moving_var"].data)
+    v = std::fabs(v) + 0.5;
+  Tensor x = random({1, 3, 20, 20});
+  std::vector<std::vector<double>> outs;
+  for (int level : {2, 3}) {
+    o.optLevel = level;
+    PassContext ctx;
+    ctx.config["target"] = "llvm -mcpu=skylake-avx512"; // 16-lane blocks on any machine
+    Graph deploy = backend::build(g, o, ctx);
+    std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+    in["x"] = x;
+    outs.push_back(backend::runDeployGraph(deploy, in).outputs[0].data);
+  }
+  ASSERT_EQ(outs[0].size(), 10u);
+  ASSERT_EQ(outs[1].size(), 10u);
+  for (size_t i = 0; i < 10; ++i)
+    EXPECT_NEAR(outs[1][i], outs[0][i], 1e-5) << i;
 }

@@ -266,6 +266,15 @@ std::vector<Case> cases() {
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",
                {{{1, 2, 11, 29, 8}}}});
+  // Pools on blocked data (opt level 3 runs them on NCHW16c), padded, strided, both counts.
+  c.push_back({"y = max_pool2d(a, pool_size=(3,3), strides=(2,2), padding=(1,1), "
+               "layout=\"NCHW16c\")",
+               {{{1, 2, 7, 9, 16}}}});
+  c.push_back({"y = avg_pool2d(a, pool_size=(2,3), padding=(1,1), count_include_pad=True, "
+               "layout=\"NCHW8c\")",
+               {{{1, 1, 5, 6, 8}}}});
+  c.push_back({"y = global_avg_pool2d(a, layout=\"NCHW8c\")", {{{2, 2, 3, 5, 8}}}});
+  c.push_back({"y = global_max_pool2d(a, layout=\"NCHW4c\")", {{{1, 3, 4, 4, 4}}}});
   // Dense with a reduction long enough for opt level 3's rfactor (a multiple of 16 lanes, and
   // 100 with a partial last vector), batch 1 and 2, with its bias.
   c.push_back({"y = relu(dense(a, units=7))", {{{1, 160}}, {{2, 100}}}});

@@ -81,13 +81,6 @@ struct UseCollector : loop::IRVisitor {
   std::set<std::string> local; ///< allocated inside: not part of a closure
 };
 
-// True when `e` reads the variable `v`.
-bool usesVar(const Expr &e, const ExprNode *v) {
-  if (e.get() == v)
-    return true;
-  return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return usesVar(a, v); });
-}
-
 // The coefficient of `v` in an integer index that is affine in it (other variables and
 // non-affine parts not reading `v` are constants here), or nullopt.
 std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {

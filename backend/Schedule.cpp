@@ -303,13 +303,6 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
 
 namespace {
 
-bool usesAny(const Expr &e, const std::set<const ExprNode *> &vars) {
-  if (vars.count(e.get()))
-    return true;
-  return std::any_of(e->args.begin(), e->args.end(),
-                     [&](const Expr &a) { return usesAny(a, vars); });
-}
-
 // An integer expression as constant + sum of coefficient * variable, if it is one. With
 // `atoms`, a non-affine part that reads no variable of `inner` (`fused / 56` of a fused outer
 // loop) counts as one more term, kept in `atoms` by its printed form.
@@ -326,7 +319,7 @@ bool affine(const Expr &e, int64_t scale, std::map<const ExprNode *, int64_t> &c
     return true;
   }
   auto atom = [&] {
-    if (!atoms || usesAny(e, *inner))
+    if (!atoms || usesAnyVar(e, *inner))
       return false;
     auto &slot = (*atoms)[printExpr(e)];
     slot.first = e;
@@ -563,6 +556,11 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   log_.push_back(producer.buffer + ": compute_at " + consumer.buffer + " " + at->name);
 }
 
+bool Schedule::isOutput(const Stage &st) const {
+  return std::any_of(outputs.begin(), outputs.end(),
+                     [&](const ComputeRef &o) { return o == st.tensor; });
+}
+
 void Schedule::setLocal(Stage &s) {
   if (!s.attachedAt)
     fail("schedule: ", s.buffer, " must be computed at a loop before it can be local");
@@ -637,12 +635,6 @@ Expr flatIndex(const std::vector<Expr> &indices, const Shape &shape) {
 
 namespace {
 
-bool uses(const Expr &e, const ExprNode *v) {
-  if (e.get() == v)
-    return true;
-  return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return uses(a, v); });
-}
-
 class Lowerer {
 public:
   explicit Lowerer(const Schedule &s) : sch_(s), stageOf_(stageMap(s.stages)) {}
@@ -660,9 +652,7 @@ public:
         attached_[st.attachedAt.get()].push_back({p, &st});
       else
         produces.push_back(p);
-      bool isOutput = std::any_of(sch_.outputs.begin(), sch_.outputs.end(),
-                                  [&](const ComputeRef &o) { return o == st.tensor; });
-      if (!isOutput && !st.local)
+      if (!sch_.isOutput(st) && !st.local)
         intermediates.push_back(&st);
     }
     Stmt body = seq(produces);
@@ -747,7 +737,7 @@ private:
       }
       if (l.kind == ForKind::Vectorized &&
           std::any_of(guards.begin(), guards.end(),
-                      [&](const Expr &g) { return uses(g, l.var.get()); })) {
+                      [&](const Expr &g) { return usesVar(g, l.var.get()); })) {
         Expr s = var(l.var->name + ".s");
         body = substitute(body, {{l.var.get(), s}});
         l.var = s;
@@ -810,8 +800,9 @@ private:
       }
     std::vector<Expr> initGuards, mainGuards = st.guards;
     for (const Expr &g : st.guards) {
-      bool onReduce = std::any_of(inner.begin(), inner.end(),
-                                  [&](const Leaf &l) { return l.reduce && uses(g, l.var.get()); });
+      bool onReduce = std::any_of(inner.begin(), inner.end(), [&](const Leaf &l) {
+        return l.reduce && usesVar(g, l.var.get());
+      });
       if (!onReduce)
         initGuards.push_back(substitute(g, rename));
     }

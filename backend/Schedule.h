@@ -96,6 +96,9 @@ public:
   /// Records a tuning knob and the value chosen for it, printed first by `describe`.
   void knob(const std::string &name, int64_t value, const std::string &why);
 
+  /// Whether `st` computes one of the function's outputs.
+  bool isOutput(const Stage &st) const;
+
   /// The steps applied so far, one per line ("compute: split xx by 16").
   std::string describe() const;
 

@@ -10,11 +10,6 @@ using namespace loop;
 
 namespace {
 
-bool isOutput(const Schedule &s, const Stage &st) {
-  return std::any_of(s.outputs.begin(), s.outputs.end(),
-                     [&](const ComputeRef &o) { return o == st.tensor; });
-}
-
 bool isReduction(const Stage &st) { return st.body->kind == ExprKind::Reduce; }
 
 // The output of an injective group: ≥5-D fuse the first three axes, 3–4-D the first two, and
@@ -76,14 +71,14 @@ void applyDefaultSchedule(Schedule &s) {
     if (s.stages[i].tensor->tag == "dense" && isReduction(s.stages[i]) && denseStages(s, i)) {
       // The stages before and after: inline what is not an output, as topi's traverse did.
       for (Stage &st : s.stages)
-        if (st.tensor->tag != "dense" && !isOutput(s, st) && !isReduction(st))
+        if (st.tensor->tag != "dense" && !s.isOutput(st) && !isReduction(st))
           s.computeInline(st);
       return;
     }
   bool conv = std::any_of(s.stages.begin(), s.stages.end(),
                           [](const Stage &st) { return st.tensor->tag == "conv2d"; });
   for (Stage &st : s.stages) {
-    bool out = isOutput(s, st);
+    bool out = s.isOutput(st);
     if (st.tensor->tag == "conv2d") {
       conv2dStage(s, st);
     } else if (isReduction(st)) {

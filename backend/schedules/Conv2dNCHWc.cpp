@@ -85,7 +85,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
   ComputeRef cacheT = cache.tensor;
   for (Stage &st : s.stages) {
-    if (st.tensor == cacheT || isOutput(s, st))
+    if (st.tensor == cacheT || s.isOutput(st))
       continue;
     if (st.tensor->tag == "pad")
       injective(s, st); // padded input materialised once, in parallel

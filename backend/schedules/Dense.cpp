@@ -23,7 +23,7 @@ bool dense(Schedule &s, size_t idx) {
   // What follows the product (the bias): its own parallel, vectorised stage.
   for (Stage &st : s.stages)
     if (st.tensor != rfT && st.tensor != denseT) {
-      if (isOutput(s, st))
+      if (s.isOutput(st))
         injective(s, st);
       else
         s.computeInline(st);

@@ -13,11 +13,6 @@ namespace fast {
 
 using namespace loop;
 
-bool isOutput(const Schedule &s, const Stage &st) {
-  return std::any_of(s.outputs.begin(), s.outputs.end(),
-                     [&](const ComputeRef &o) { return o == st.tensor; });
-}
-
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)
@@ -62,7 +57,7 @@ void applyFastSchedule(Schedule &s) {
   // reduction independent of the others.
   for (Stage &st : s.stages) {
     bool reduction = st.body->kind == loop::ExprKind::Reduce;
-    if (!reduction && !fast::isOutput(s, st)) {
+    if (!reduction && !s.isOutput(st)) {
       s.computeInline(st);
     } else if (!reduction) {
       fast::injective(s, st);

@@ -9,9 +9,6 @@ namespace loupe::backend::fast {
 /// Float lanes of one vector register of the host (16 with AVX-512).
 inline constexpr int64_t kVectorBytes = 64;
 
-/// Whether `st` computes one of the function's outputs.
-bool isOutput(const Schedule &s, const Stage &st);
-
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);

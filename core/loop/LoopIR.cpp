@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -85,6 +86,16 @@ bool constValue(const Expr &e, int64_t *v) {
     return false;
   *v = e->intValue;
   return true;
+}
+
+bool usesVar(const Expr &e, const ExprNode *v) {
+  return e.get() == v ||
+         std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return usesVar(a, v); });
+}
+
+bool usesAnyVar(const Expr &e, const std::set<const ExprNode *> &vars) {
+  return vars.count(e.get()) || std::any_of(e->args.begin(), e->args.end(),
+                                            [&](const Expr &a) { return usesAnyVar(a, vars); });
 }
 
 bool isConst(const Expr &e, int64_t v) {

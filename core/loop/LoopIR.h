@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,10 @@ Expr reduce(Combiner c, Expr source, std::vector<IterVar> axes, Expr cond = null
 bool isConst(const Expr &e, int64_t v);
 /// The value of an IntImm, or nullopt-like false.
 bool constValue(const Expr &e, int64_t *v);
+
+/// Whether `e` reads the variable `v` (by identity), or any variable of `vars`.
+bool usesVar(const Expr &e, const ExprNode *v);
+bool usesAnyVar(const Expr &e, const std::set<const ExprNode *> &vars);
 
 /// An integer index with its constant terms collected at the end, as TVM's simplifier printed
 /// it: ((a + 1)*13 + (b + 2)) becomes ((a*13) + b) + 15.

@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
+#include "core/Layout.h"
 
 namespace loupe::backend {
 
@@ -70,21 +71,18 @@ Graph plainOutputs(const Graph &g) {
   const IndexedGraph &idx = g.index();
   const OpDef &transform = *OpRegistry::get().find("__layout_transform__");
   std::vector<NodeEntry> heads = g.outputs();
-  std::vector<std::string> added;
+  bool added = false;
   for (size_t k = 0; k < heads.size(); ++k) {
     const std::string &have = layout->strs[idx.entryId(idx.heads[k])];
-    std::string primal;
-    for (char c : have)
-      if (c >= 'A' && c <= 'Z')
-        primal += c;
-    if (have == "__undef__" || primal == have)
+    if (have == "__undef__" || primalLayout(have) == have)
       continue;
+    std::string primal = primalLayout(have);
     NodePtr t = makeOpNode(transform, heads[k].node->name + "_" + primal,
                            {{"src_layout", have}, {"dst_layout", primal}}, {heads[k]});
     heads[k] = {t, 0, 0};
-    added.push_back(primal);
+    added = true;
   }
-  if (added.empty())
+  if (!added)
     return g;
   Graph out(heads, g.attrs);
   // Layouts of the new graph: the old entries keep theirs, the transforms give the primal one.

@@ -77,6 +77,14 @@ int64_t subFactor(const std::vector<LayoutAxis> &axes, char primalAxis) {
 
 } // namespace
 
+std::string primalLayout(const std::string &layout) {
+  std::string p;
+  for (const LayoutAxis &a : parseLayout(layout))
+    if (a.factor == 0)
+      p += a.name;
+  return p;
+}
+
 Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst) {
   auto sa = parseLayout(src), da = parseLayout(dst);
   if (primal(sa) != primal(da))

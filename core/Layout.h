@@ -19,6 +19,9 @@ struct LayoutAxis {
 /// axis, a sub-axis whose primal axis is missing).
 std::vector<LayoutAxis> parseLayout(const std::string &layout);
 
+/// The primal axes of a layout: "NCHW" for "NCHW16c" (and for "NCHW").
+std::string primalLayout(const std::string &layout);
+
 /// The shape `s` (in layout `src`) has in layout `dst`. Both layouts must have the same primal
 /// axes; split axes must divide evenly. Throws Error otherwise.
 Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst);

@@ -21,6 +21,13 @@ int64_t numElements(const Shape &s) {
   return n;
 }
 
+int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
+  for (int64_t b = limit; b > 1; --b)
+    if (n % b == 0)
+      return b;
+  return 1;
+}
+
 static std::string join(const Shape &s, const char *sep) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {

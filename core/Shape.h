@@ -17,6 +17,10 @@ bool shapeKnown(const Shape &s);
 /// Product of the dimensions (1 for a 0-d shape).
 int64_t numElements(const Shape &s);
 
+/// The largest divisor of `n` not above `limit` (1 when there is none above 1): block sizes
+/// and tile widths that divide a dimension.
+int64_t largestDivisorUpTo(int64_t n, int64_t limit);
+
 /// Python list form used by `:attr`: "[1, 13, 100, 100]".
 std::string shapeToList(const Shape &s);
 

@@ -23,13 +23,6 @@ namespace loupe {
 
 namespace {
 
-int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
-  for (int64_t b = limit; b > 1; --b)
-    if (n % b == 0)
-      return b;
-  return 1;
-}
-
 // Sets `key` to `value`, in place if written before, else at the end.
 void setAttr(AttrDict &attrs, const std::string &key, const std::string &value) {
   for (auto &[k, v] : attrs)

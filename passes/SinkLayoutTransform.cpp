@@ -24,19 +24,6 @@ namespace loupe {
 
 namespace {
 
-// The primal layout of a blocked one ("NCHW16c" -> "NCHW"), or "" when it is not blocked.
-std::string primalOf(const std::string &layout) {
-  std::string p;
-  bool blocked = false;
-  for (const LayoutAxis &a : parseLayout(layout)) {
-    if (a.factor == 0)
-      p += a.name;
-    else
-      blocked = true;
-  }
-  return blocked ? p : "";
-}
-
 // The sub-axes of a blocked layout ("NCHW16c" -> {16, 'c'}).
 std::vector<LayoutAxis> subAxesOf(const std::string &layout) {
   std::vector<LayoutAxis> v;
@@ -90,7 +77,7 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
       auto it = viewOf.find(node->inputs[0].node.get());
       if (it != viewOf.end() && it->second.primal == from && it->second.blocked == to)
         return {it->second.source};
-      if (!primalOf(from).empty() && primalOf(from) == to)
+      if (from != to && primalLayout(from) == to) // from a blocked layout to its primal one
         viewOf[node.get()] = {node->inputs[0], from, to};
       return {};
     }

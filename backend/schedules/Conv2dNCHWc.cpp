@@ -28,12 +28,7 @@ struct Tile {
 // even as the room allows instead, the last one shifted back to end at the edge.
 Tile chooseTile(int64_t width, int64_t regsPerColumn) {
   int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
-  int64_t divisor = 1;
-  for (int64_t n = std::min(cap, width); n > 1; --n)
-    if (width % n == 0) {
-      divisor = n;
-      break;
-    }
+  int64_t divisor = largestDivisorUpTo(width, cap);
   if (2 * divisor >= std::min(cap, width))
     return {divisor, false};
   int64_t tiles = (width + cap - 1) / cap;

@@ -87,14 +87,7 @@ void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
         // The same primal axes, blocked differently (NCHW and NCHW16c, as a residual add of a
         // blocked convolution and its input): as NNVM's broadcast rule, one side is converted,
         // here to the blocked one, so that the result stays in the fast layout.
-        auto primal = [](const std::string &l) {
-          std::string p;
-          for (const LayoutAxis &a : parseLayout(l))
-            if (a.factor == 0)
-              p += a.name;
-          return p;
-        };
-        if (primal(lhs) != primal(rhs))
+        if (primalLayout(lhs) != primalLayout(rhs))
           fail("broadcast between layouts ", lhs, " and ", rhs, " is not supported");
         if (parseLayout(rhs).size() > parseLayout(lhs).size())
           lhs = rhs;

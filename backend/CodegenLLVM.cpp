@@ -450,12 +450,9 @@ private:
       llvm::Value *c = convert(expr(e->args[0]), e->args[0]->dtype, kBool),
                   *a = convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
                   *bv = convert(expr(e->args[2]), e->args[2]->dtype, e->dtype);
+      // Operands as wide as the condition (a scalar condition picks whole vectors).
       matchLanes(a, bv);
-      if (lanesOf(c) == 0)
-        return b_.CreateSelect(c, a, bv); // a scalar condition picks whole vectors
-      a = splat(a, lanesOf(c));
-      bv = splat(bv, lanesOf(c));
-      return b_.CreateSelect(c, a, bv);
+      return b_.CreateSelect(c, splat(a, lanesOf(c)), splat(bv, lanesOf(c)));
     }
     case ExprKind::Cast:
       return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);

@@ -84,9 +84,13 @@ struct GraphRuntime::Impl {
   };
   std::shared_ptr<const BuiltLibrary> lib; // keeps the machine code alive
   std::map<int64_t, std::byte *> storage;
-  std::map<std::string, uint32_t> inputEntry; // variable name -> entry id
-  std::vector<bool> inputSet;
-  std::vector<std::string> inputNames;
+  struct Input {
+    std::string name;
+    uint32_t entry;
+    bool set = false;
+  };
+  std::vector<Input> inputs;                // in argument order
+  std::map<std::string, size_t> inputIndex; // name -> position in inputs
   std::vector<Call> calls;
   std::vector<uint32_t> outputEntries;
   std::vector<int64_t> sid;
@@ -116,10 +120,9 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
     m.storage[s.id] = p;
   }
   for (uint32_t nid : idx.argNodes) {
-    m.inputEntry[idx.nodes[nid].node->name] = idx.entryId(nid, 0);
-    m.inputNames.push_back(idx.nodes[nid].node->name);
+    m.inputIndex[idx.nodes[nid].node->name] = m.inputs.size();
+    m.inputs.push_back({idx.nodes[nid].node->name, idx.entryId(nid, 0)});
   }
-  m.inputSet.assign(m.inputNames.size(), false);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable())
@@ -146,24 +149,22 @@ GraphRuntime::~GraphRuntime() {
 
 void GraphRuntime::setInput(const std::string &name, const Tensor &t) {
   Impl &m = *impl_;
-  auto it = m.inputEntry.find(name);
-  if (it == m.inputEntry.end())
+  auto it = m.inputIndex.find(name);
+  if (it == m.inputIndex.end())
     fail("run: the graph has no input '", name, "'");
-  uint32_t e = it->second;
-  if (t.shape != m.shapes[e])
+  Impl::Input &in = m.inputs[it->second];
+  if (t.shape != m.shapes[in.entry])
     fail("run: input '", name, "' has shape ", shapeToList(t.shape), " but the graph ",
-         "was built for ", shapeToList(m.shapes[e]));
-  toBuffer(t, m.dtypes[e], m.ptr(e));
-  size_t pos = static_cast<size_t>(std::find(m.inputNames.begin(), m.inputNames.end(), name) -
-                                   m.inputNames.begin());
-  m.inputSet[pos] = true;
+         "was built for ", shapeToList(m.shapes[in.entry]));
+  toBuffer(t, m.dtypes[in.entry], m.ptr(in.entry));
+  in.set = true;
 }
 
 std::vector<std::pair<std::string, double>> GraphRuntime::run() {
   Impl &m = *impl_;
-  for (size_t i = 0; i < m.inputNames.size(); ++i)
-    if (!m.inputSet[i])
-      fail("run: no value for input '", m.inputNames[i], "'");
+  for (const Impl::Input &in : m.inputs)
+    if (!in.set)
+      fail("run: no value for input '", in.name, "'");
   std::vector<std::pair<std::string, double>> times;
   times.reserve(m.calls.size());
   for (Impl::Call &c : m.calls) {

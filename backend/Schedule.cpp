@@ -303,82 +303,6 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
 
 namespace {
 
-// An integer expression as constant + sum of coefficient * variable, if it is one. With
-// `atoms`, a non-affine part that reads no variable of `inner` (`fused / 56` of a fused outer
-// loop) counts as one more term, kept in `atoms` by its printed form.
-bool affine(const Expr &e, int64_t scale, std::map<const ExprNode *, int64_t> &coef,
-            int64_t &constant, std::map<std::string, std::pair<Expr, int64_t>> *atoms = nullptr,
-            const std::set<const ExprNode *> *inner = nullptr) {
-  int64_t k;
-  if (constValue(e, &k)) {
-    constant += scale * k;
-    return true;
-  }
-  if (e->kind == ExprKind::Var) {
-    coef[e.get()] += scale;
-    return true;
-  }
-  auto atom = [&] {
-    if (!atoms || usesAnyVar(e, *inner))
-      return false;
-    auto &slot = (*atoms)[printExpr(e)];
-    slot.first = e;
-    slot.second += scale;
-    return true;
-  };
-  if (e->kind != ExprKind::Binary)
-    return atom();
-  switch (e->op) {
-  case BinOp::Add:
-    return affine(e->args[0], scale, coef, constant, atoms, inner) &&
-           affine(e->args[1], scale, coef, constant, atoms, inner);
-  case BinOp::Sub:
-    return affine(e->args[0], scale, coef, constant, atoms, inner) &&
-           affine(e->args[1], -scale, coef, constant, atoms, inner);
-  case BinOp::Mul:
-    if (constValue(e->args[1], &k))
-      return affine(e->args[0], scale * k, coef, constant, atoms, inner);
-    if (constValue(e->args[0], &k))
-      return affine(e->args[1], scale * k, coef, constant, atoms, inner);
-    return atom();
-  default:
-    return atom();
-  }
-}
-
-// The largest value an index expression of loop variables takes (variables range over
-// [0, extent)); nullopt when it cannot tell.
-std::optional<int64_t> maxValue(const Expr &e, const std::map<const ExprNode *, int64_t> &extent) {
-  int64_t k;
-  if (constValue(e, &k))
-    return k;
-  if (e->kind == ExprKind::Var) {
-    auto it = extent.find(e.get());
-    return it == extent.end() ? std::nullopt : std::optional<int64_t>(it->second - 1);
-  }
-  if (e->kind == ExprKind::Binary && e->op == BinOp::Min) {
-    std::optional<int64_t> a = maxValue(e->args[0], extent), b = maxValue(e->args[1], extent);
-    return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
-  }
-  if (e->kind != ExprKind::Binary || !constValue(e->args[1], &k) || k <= 0)
-    return std::nullopt;
-  std::optional<int64_t> a = maxValue(e->args[0], extent);
-  if (!a)
-    return std::nullopt;
-  switch (e->op) {
-  case BinOp::Add:
-    return *a + k;
-  case BinOp::Mul:
-    return *a * k;
-  case BinOp::Div:
-    return *a / k;
-  case BinOp::Mod:
-    return std::min(*a, k - 1);
-  default:
-    return std::nullopt;
-  }
-}
-
 // Structural identity of an expression: variables by node, everything else by value.
 std::string exprKey(const Expr &e) {
   std::string k = std::to_string(static_cast<int>(e->kind)) + ":" +
@@ -416,6 +340,59 @@ void linearTerms(const Expr &e, int64_t scale, std::vector<std::pair<Expr, int64
   if (fresh)
     terms.push_back({e, 0});
   terms[it->second].second += scale;
+}
+
+// An integer expression as constant + sum of coefficient * variable, if it is one. With
+// `atoms`, a term that is not a variable but reads no variable of `inner` (`fused / 56` of a
+// fused outer loop) counts as one more term, kept in `atoms` in order of appearance.
+bool affine(const Expr &e, std::map<const ExprNode *, int64_t> &coef, int64_t &constant,
+            std::vector<std::pair<Expr, int64_t>> *atoms = nullptr,
+            const std::set<const ExprNode *> *inner = nullptr) {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  std::map<std::string, size_t> slot;
+  linearTerms(e, 1, terms, slot, constant);
+  for (const auto &[t, k] : terms) {
+    if (t->kind == ExprKind::Var)
+      coef[t.get()] += k;
+    else if (atoms && !usesAnyVar(t, *inner))
+      atoms->push_back({t, k});
+    else
+      return false;
+  }
+  return true;
+}
+
+// The largest value an index expression of loop variables takes (variables range over
+// [0, extent)); nullopt when it cannot tell.
+std::optional<int64_t> maxValue(const Expr &e, const std::map<const ExprNode *, int64_t> &extent) {
+  int64_t k;
+  if (constValue(e, &k))
+    return k;
+  if (e->kind == ExprKind::Var) {
+    auto it = extent.find(e.get());
+    return it == extent.end() ? std::nullopt : std::optional<int64_t>(it->second - 1);
+  }
+  if (e->kind == ExprKind::Binary && e->op == BinOp::Min) {
+    std::optional<int64_t> a = maxValue(e->args[0], extent), b = maxValue(e->args[1], extent);
+    return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
+  }
+  if (e->kind != ExprKind::Binary || !constValue(e->args[1], &k) || k <= 0)
+    return std::nullopt;
+  std::optional<int64_t> a = maxValue(e->args[0], extent);
+  if (!a)
+    return std::nullopt;
+  switch (e->op) {
+  case BinOp::Add:
+    return *a + k;
+  case BinOp::Mul:
+    return *a * k;
+  case BinOp::Div:
+    return *a / k;
+  case BinOp::Mod:
+    return std::min(*a, k - 1);
+  default:
+    return std::nullopt;
+  }
 }
 
 // `a - b` with equal terms cancelled: how far `a` lies past `b` (a region's local index).
@@ -476,30 +453,29 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   for (size_t d = 0; d < p.axes.size(); ++d) {
     // Per read: the part fixed by the outer loops, and the offsets the inner loops reach.
     std::map<const ExprNode *, int64_t> outerCoef;
-    std::map<std::string, std::pair<Expr, int64_t>> outerAtoms;
+    std::vector<std::pair<Expr, int64_t>> outerAtoms;
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
     for (size_t r = 0; r < rc.reads.size(); ++r) {
       std::map<const ExprNode *, int64_t> coef;
-      std::map<std::string, std::pair<Expr, int64_t>> atoms;
+      std::vector<std::pair<Expr, int64_t>> atoms;
       int64_t c = 0;
       Expr index = substitute(rc.reads[r][d], consumer.axisValue);
       // Plainly affine first (the seed-era schedules print what that gives); else with the
       // outer loops' non-affine parts (a fused loop taken apart) as terms of their own.
-      if (!affine(index, 1, coef, c)) {
+      if (!affine(index, coef, c)) {
         coef.clear();
         c = 0;
-        if (!affine(index, 1, coef, c, &atoms, &inner))
+        if (!affine(index, coef, c, &atoms, &inner))
           fail("schedule: compute_at of ", producer.buffer, ": the index ",
                printExpr(rc.reads[r][d]), " is not affine in ", consumer.buffer, "'s loops");
       }
-      if (r > 0 && [&] {
-            if (atoms.size() != outerAtoms.size())
-              return true;
-            for (const auto &[key, a] : atoms)
-              if (!outerAtoms.count(key) || outerAtoms.at(key).second != a.second)
-                return true;
-            return false;
-          }())
+      auto byKey = [](const std::vector<std::pair<Expr, int64_t>> &v) {
+        std::map<std::string, int64_t> m;
+        for (const auto &[t, k] : v)
+          m[exprKey(t)] += k;
+        return m;
+      };
+      if (r > 0 && byKey(atoms) != byKey(outerAtoms))
         fail("schedule: compute_at of ", producer.buffer, ": reads at different outer positions");
       outerAtoms = atoms;
       std::map<const ExprNode *, int64_t> oc;
@@ -530,15 +506,15 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       min = term * k + min;
       maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
     }
-    for (const auto &[key, atom] : outerAtoms) {
-      if (atom.second == 0)
+    for (const auto &[term, k] : outerAtoms) {
+      if (k == 0)
         continue;
-      min = atom.first * atom.second + min;
-      std::optional<int64_t> top = maxValue(atom.first, extentOf);
-      if (!top || atom.second < 0)
+      min = term * k + min;
+      std::optional<int64_t> top = maxValue(term, extentOf);
+      if (!top || k < 0)
         maxMin = std::numeric_limits<int64_t>::max() / 4; // unknown: guard
       else
-        maxMin += atom.second * *top;
+        maxMin += k * *top;
     }
     min = canonicalIndex(min);
     int64_t extent = hi - lo + 1;

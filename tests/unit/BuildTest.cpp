@@ -232,6 +232,26 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
                                              "fuse_broadcast_mul", "fuse_relu", "total", "3"}))
       << p;
   EXPECT_NE(p.find("3 runs, median per kernel"), std::string::npos);
+  // The share of peak: the printed peak (threads x one core's FMA loop), and on every row the
+  // percentage that the row's GFLOP/s is of it (to the printed precision).
+  EXPECT_NE(p.find("median ms   GFLOP/s   % peak"), std::string::npos) << p;
+  size_t at = p.find("; peak ");
+  ASSERT_NE(at, std::string::npos) << p;
+  double peak = std::stod(p.substr(at + 7));
+  EXPECT_GT(peak, 0);
+  std::istringstream rows(p);
+  int checked = 0;
+  while (std::getline(rows, line)) {
+    if (line.empty() || line.back() != '%')
+      continue;
+    std::istringstream f(line);
+    std::string name;
+    double ms, gflops, pct;
+    f >> name >> ms >> gflops >> pct;
+    EXPECT_NEAR(pct, 100 * gflops / peak, 0.05 + 100 * 0.005 / peak) << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5) << p; // four kernels and the total
   EXPECT_EQ(output(e, ":profile 0"),
             "error: N must be a number of runs from 1 to 100000, got '0'\n");
   Engine u;

@@ -105,27 +105,27 @@ Shape convertLayoutShape(const Shape &s, const std::string &src, const std::stri
   return out;
 }
 
-int64_t layoutSourceOffset(const std::vector<int64_t> &dstIndex, const Shape &dstShape,
-                           const Shape &srcShape, const std::string &src, const std::string &dst) {
+LayoutSourceMap::LayoutSourceMap(const Shape &srcShape, const std::string &src,
+                                 const std::string &dst) {
+  convertLayoutShape(srcShape, src, dst); // validates the layouts and the shape
   auto sa = parseLayout(src), da = parseLayout(dst);
-  // The logical coordinate of every primal axis.
-  std::map<char, int64_t> coord;
-  for (size_t i = 0; i < da.size(); ++i)
-    if (!da[i].factor)
-      coord[da[i].name] += dstIndex[i] * subFactor(da, da[i].name);
-  for (size_t i = 0; i < da.size(); ++i)
-    if (da[i].factor)
-      coord[static_cast<char>(std::toupper(da[i].name))] += dstIndex[i];
+  auto slot = [](char axis) { return std::toupper(static_cast<unsigned char>(axis)) - 'A'; };
+  for (const LayoutAxis &a : da)
+    dst_.push_back({slot(a.name), a.factor ? 1 : subFactor(da, a.name)});
+  for (size_t i = 0; i < sa.size(); ++i)
+    src_.push_back({slot(sa[i].name), sa[i].factor ? 1 : subFactor(sa, sa[i].name), sa[i].factor,
+                    srcShape[i]});
+}
+
+int64_t LayoutSourceMap::offset(const std::vector<int64_t> &dstIndex) const {
+  int64_t coord[26] = {}; // the logical coordinate of every primal axis, by letter
+  for (size_t i = 0; i < dst_.size(); ++i)
+    coord[dst_[i].primal] += dstIndex[i] * dst_[i].scale;
   int64_t off = 0;
-  for (size_t i = 0; i < sa.size(); ++i) {
-    int64_t c;
-    if (sa[i].factor)
-      c = coord[static_cast<char>(std::toupper(sa[i].name))] % sa[i].factor;
-    else
-      c = coord[sa[i].name] / subFactor(sa, sa[i].name);
-    off = off * srcShape[i] + c;
+  for (const SrcAxis &a : src_) {
+    int64_t c = a.mod ? coord[a.primal] % a.mod : coord[a.primal] / a.div;
+    off = off * a.extent + c;
   }
-  (void)dstShape;
   return off;
 }
 

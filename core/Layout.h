@@ -26,9 +26,29 @@ std::string primalLayout(const std::string &layout);
 /// axes; split axes must divide evenly. Throws Error otherwise.
 Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst);
 
-/// For an element at `dstIndex` of a tensor in `dst` layout, its row-major offset in the source
-/// tensor of shape `srcShape` in `src` layout.
-int64_t layoutSourceOffset(const std::vector<int64_t> &dstIndex, const Shape &dstShape,
-                           const Shape &srcShape, const std::string &src, const std::string &dst);
+/// Maps the index of an element of a tensor in layout `dst` to its row-major offset in the same
+/// tensor stored in layout `src`. The layouts are parsed once, when the map is made, so a whole
+/// tensor can be converted element by element cheaply.
+class LayoutSourceMap {
+public:
+  /// Throws Error as convertLayoutShape does when the layouts or the shape do not fit.
+  LayoutSourceMap(const Shape &srcShape, const std::string &src, const std::string &dst);
+  /// The source offset of the element at `dstIndex` (one index per axis of `dst`).
+  int64_t offset(const std::vector<int64_t> &dstIndex) const;
+
+private:
+  struct DstAxis {
+    int primal;    ///< which logical coordinate this axis adds to
+    int64_t scale; ///< the sub-axis factor for a split primal axis, else 1
+  };
+  struct SrcAxis {
+    int primal;
+    int64_t div;    ///< the logical coordinate is divided by this (a split primal axis) …
+    int64_t mod;    ///< … or taken modulo this (a sub-axis); 0 when not
+    int64_t extent; ///< the axis' extent in the source shape
+  };
+  std::vector<DstAxis> dst_;
+  std::vector<SrcAxis> src_;
+};
 
 } // namespace loupe

@@ -28,6 +28,22 @@ TEST(Layout, ConvertsShapes) {
   EXPECT_THROW(convertLayoutShape({1, 3, 2, 2}, "NCHW", "NCDHW"), Error);
 }
 
+TEST(Layout, SourceMapGivesTheOffsetOfEachElement) {
+  // x of shape (1, 32, 3, 5) in NCHW; element (n, c, h, w) of its NCHW16c form (1, 2, 3, 5, 16)
+  // is x[n, 16*C + c, h, w]: by hand, (0, 1, 2, 4, 3) is channel 19, offset 19*15 + 2*5 + 4.
+  LayoutSourceMap toBlocked({1, 32, 3, 5}, "NCHW", "NCHW16c");
+  EXPECT_EQ(toBlocked.offset({0, 1, 2, 4, 3}), 19 * 15 + 2 * 5 + 4);
+  EXPECT_EQ(toBlocked.offset({0, 0, 0, 0, 0}), 0);
+  // And back: NCHW (0, 19, 2, 4) of a (1, 2, 3, 5, 16) NCHW16c tensor is block 1, lane 3.
+  LayoutSourceMap toPlain({1, 2, 3, 5, 16}, "NCHW16c", "NCHW");
+  EXPECT_EQ(toPlain.offset({0, 19, 2, 4}), ((1 * 3 + 2) * 5 + 4) * 16 + 3);
+  // Weights: OIHW (8, 4, 3, 3) to OIHW2i4o (2, 2, 3, 3, 2, 4); element (1, 0, 2, 1, 1, 3) is
+  // o = 4 + 3 = 7, i = 1, h = 2, w = 1.
+  LayoutSourceMap packed({8, 4, 3, 3}, "OIHW", "OIHW2i4o");
+  EXPECT_EQ(packed.offset({1, 0, 2, 1, 1, 3}), ((7 * 4 + 1) * 3 + 2) * 3 + 1);
+  EXPECT_THROW(LayoutSourceMap({1, 3, 2, 2}, "NCHW", "NCHW2c"), Error);
+}
+
 TEST(Layout, RoundTripThroughABlockedLayoutKeepsEveryValue) {
   Graph g = built("x = Variable(\"x\", shape=(2,8,3,5), dtype=1)\n"
                   "b = __layout_transform__(x, src_layout=\"NCHW\", dst_layout=\"NCHW4c\")\n"

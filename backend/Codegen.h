@@ -5,20 +5,43 @@
 
 #include "backend/LowerFunction.h"
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace loupe::backend {
 
+/// What a compile did, and how far it is while it runs.
+struct CompileStats {
+  size_t functions = 0; ///< functions in the build
+  size_t distinct = 0;  ///< distinct kernels among them: functions with the same loops share one
+  size_t done = 0;      ///< distinct kernels compiled (or loaded from the cache) so far
+  size_t cacheHits = 0; ///< distinct kernels loaded from the kernel cache
+};
+
+/// How CompiledModule::compile works.
+struct CompileOptions {
+  int threads = 0; ///< compile threads; 0 means numThreads() (LOUPE_NUM_THREADS)
+  /// Called after each distinct kernel is done, one call at a time, from whichever thread
+  /// finished it.
+  std::function<void(const CompileStats &)> progress;
+};
+
 /// Compiled functions. Each function `f` takes its buffers as pointers — inputs in argument
 /// order, then outputs — as `void f(T0 *, T1 *, …)`; `f_packed(void **args)` takes them as one
 /// array.
 class CompiledModule {
 public:
-  /// Generates, verifies, optimises and JIT-compiles the functions. Throws Error with LLVM's
-  /// verifier message when the generated IR is invalid (never crashes on it).
-  static std::unique_ptr<CompiledModule> compile(const std::vector<LoweredFunction> &fns);
+  /// Generates, verifies, optimises and JIT-compiles the functions. Functions whose generated
+  /// code is the same apart from their names (the same loops and dtypes) are compiled once and
+  /// share the machine code; distinct ones are compiled in parallel, each in an LLVM context of
+  /// its own. The result does not depend on the thread count. Throws Error with LLVM's verifier
+  /// message when the generated IR is invalid (never crashes on it), for the first such
+  /// function in `fns`' order.
+  static std::unique_ptr<CompiledModule> compile(const std::vector<LoweredFunction> &fns,
+                                                 const CompileOptions &options = {});
   ~CompiledModule();
 
   /// Calls a function with its buffers (inputs, then outputs).
@@ -27,7 +50,13 @@ public:
   void (*packed(const std::string &name) const)(void **);
   /// Names of the compiled functions.
   std::vector<std::string> functions() const;
-  /// The optimised LLVM IR of one function (or the whole module for "").
+  /// The earlier function whose machine code `name` runs (the same loops), or "" when `name`
+  /// has code of its own.
+  std::string sharedWith(const std::string &name) const;
+  /// What the compile did.
+  const CompileStats &stats() const;
+  /// The optimised LLVM IR of one function (or the whole module for ""), generated again on
+  /// first use under the function's own name.
   std::string llvmIR(const std::string &name = "") const;
   /// The host assembly of one function (or the whole module for "").
   std::string assembly(const std::string &name = "") const;
@@ -40,6 +69,7 @@ public:
 
 private:
   CompiledModule();
+  std::string sharedNote(const std::string &name, const char *comment) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

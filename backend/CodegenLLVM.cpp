@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/loop/Visitor.h"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -17,7 +18,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -25,10 +28,15 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace loupe::backend {
 
@@ -147,8 +155,10 @@ bool vectorizable(const Stmt &s, const ExprNode *v) {
 
 class FunctionGen {
 public:
-  FunctionGen(llvm::Module &m, const LoweredFunction &f)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f) {}
+  /// Generates `f` into `m` as the function `symbol` (with `symbol_packed` and
+  /// `symbol_parallel<k>`).
+  FunctionGen(llvm::Module &m, const LoweredFunction &f, std::string symbol)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), symbol_(std::move(symbol)) {}
 
   void run() {
     std::vector<llvm::Type *> params;
@@ -160,7 +170,7 @@ public:
     for (size_t i = 0; i < args.size(); ++i)
       params.push_back(b_.getPtrTy());
     auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, m_);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol_, m_);
     vectorWidthAttrs(fn_);
     if (f_.fast) {
       llvm::FastMathFlags fmf;
@@ -490,10 +500,12 @@ private:
     llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
     std::optional<int64_t> k = linearCoef(index, vecVar_);
     if (k == 1)
-      return b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
+      return mask_ ? static_cast<llvm::Value *>(
+                         b_.CreateMaskedLoad(vt, laneZeroAddress(buf, index), align, mask_))
+                   : b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
     llvm::Value *idx = splat(expr(index), lanes_);
     llvm::Value *ptrs = b_.CreateGEP(et, buf.ptr, idx);
-    return b_.CreateMaskedGather(vt, ptrs, align);
+    return b_.CreateMaskedGather(vt, ptrs, align, mask_);
   }
 
   // A vectorised loop with a constant extent of at most 64 lanes whose body qualifies: emitted
@@ -501,8 +513,15 @@ private:
   // the vector code the schedule asked for rather than a loop it may or may not vectorise.
   bool vectorLoop(const StmtNode &s) {
     int64_t lo, n;
-    if (vecVar_ || !constValue(s.a, &lo) || lo != 0 || !constValue(s.b, &n) || n < 2 || n > 64 ||
-        !vectorizable(s.body[0], s.var.get()))
+    if (vecVar_ || !constValue(s.a, &lo) || lo != 0 || !constValue(s.b, &n) || n < 2 || n > 64)
+      return false;
+    // A body under `if (cond)` where cond depends on the lane (the seed schedules' `likely`
+    // tail guard) runs with cond as a mask: masked loads and stores, the same operations per
+    // lane, so the numbers are those of the scalar loop.
+    const Stmt &body = s.body[0];
+    bool guarded = body->kind == StmtKind::IfThenElse && body->body.size() == 1 &&
+                   usesVar(body->a, s.var.get());
+    if (!vectorizable(guarded ? body->body[0] : body, s.var.get()))
       return false;
     std::vector<llvm::Constant *> ramp;
     for (int64_t i = 0; i < n; ++i)
@@ -510,7 +529,20 @@ private:
     vecVar_ = s.var.get();
     lanes_ = static_cast<unsigned>(n);
     vars_[vecVar_] = llvm::ConstantVector::get(ramp);
-    emit(s.body[0]);
+    if (guarded) {
+      mask_ = splat(convert(expr(body->a), body->a->dtype, kBool), lanes_);
+      // Loads that do not depend on the lane run only when some lane does, as in the loop.
+      llvm::BasicBlock *active = llvm::BasicBlock::Create(ctx_, "lanes.active", fn_),
+                       *done = llvm::BasicBlock::Create(ctx_, "lanes.done", fn_);
+      b_.CreateCondBr(b_.CreateOrReduce(mask_), active, done);
+      b_.SetInsertPoint(active);
+      emit(body->body[0]);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      mask_ = nullptr;
+    } else {
+      emit(body);
+    }
     vars_.erase(vecVar_);
     vecVar_ = nullptr;
     lanes_ = 0;
@@ -518,7 +550,7 @@ private:
   }
 
   void loop(const StmtNode &s) {
-    if (s.forKind == ForKind::Vectorized && vectorLoop(s))
+    if ((s.forKind == ForKind::Vectorized || s.forKind == ForKind::Scalarized) && vectorLoop(s))
       return;
     llvm::Value *lo = expr(s.a), *extent = expr(s.b);
     llvm::Value *hi = b_.CreateAdd(lo, extent);
@@ -577,7 +609,7 @@ private:
     auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy()}, false);
     auto *bodyFn =
         llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
-                               f_.name + "_parallel" + std::to_string(parallelCount_++), m_);
+                               symbol_ + "_parallel" + std::to_string(parallelCount_++), m_);
     vectorWidthAttrs(bodyFn);
     // Generate the body in the new function, then come back.
     llvm::Function *savedFn = fn_;
@@ -622,8 +654,11 @@ private:
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
         v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
       if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes
-        b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, s->a),
-                              m_.getDataLayout().getABITypeAlign(elemType(buf.dtype)));
+        llvm::Align align = m_.getDataLayout().getABITypeAlign(elemType(buf.dtype));
+        if (mask_)
+          b_.CreateMaskedStore(splat(v, lanes_), laneZeroAddress(buf, s->a), align, mask_);
+        else
+          b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, s->a), align);
         return;
       }
       b_.CreateStore(v, address(buf, s->a));
@@ -694,7 +729,7 @@ private:
   // `<name>_packed(void **args)`: the same function with its buffers in one array.
   void packedWrapper(size_t nargs) {
     auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
-    auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, f_.name + "_packed", m_);
+    auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, symbol_ + "_packed", m_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", w));
     std::vector<llvm::Value *> args;
     for (size_t i = 0; i < nargs; ++i)
@@ -708,10 +743,12 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   const LoweredFunction &f_;
+  const std::string symbol_;
   static constexpr uint64_t kStackBytes = 16384;
   llvm::Function *fn_ = nullptr;
   const ExprNode *vecVar_ = nullptr; ///< the lane variable while a vector loop is emitted
   unsigned lanes_ = 0;
+  llvm::Value *mask_ = nullptr; ///< the active lanes of a guarded vector loop (else all)
   std::map<const ExprNode *, llvm::Value *> vars_;
   std::map<std::string, BufferRef> buffers_;
   int parallelCount_ = 0;
@@ -748,63 +785,248 @@ void addSerialParallelFor(llvm::Module &m) {
   b.CreateRetVoid();
 }
 
-struct CompiledModule::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::unique_ptr<llvm::TargetMachine> tm;
-  std::unique_ptr<llvm::LLVMContext> printCtx; ///< owns `optimized`
-  std::unique_ptr<llvm::Module> optimized;     ///< a copy kept for IR, assembly and objects
-  std::map<std::string, void (*)(void **)> packed;
-  std::string header; ///< C declarations of the functions
-};
+namespace {
 
-CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
-CompiledModule::~CompiledModule() = default;
+// Bumped when code generation changes in a way the generated IR does not show (the pass
+// pipeline, target options), so kernels compiled by an older Loupe are not reused.
+constexpr const char *kCodegenRevision = "codegen-1";
 
-std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<LoweredFunction> &fns) {
+// The name a function is generated under for hashing: the key must not depend on its name.
+constexpr const char *kPlaceholder = "loupe_kernel";
+
+// The host target machine, as every kernel is compiled for it.
+llvm::orc::JITTargetMachineBuilder hostBuilder() {
   initLLVM();
-  std::unique_ptr<CompiledModule> cm(new CompiledModule());
-  Impl &impl = *cm->impl_;
   auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM host detection");
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   jtmb.setRelocationModel(llvm::Reloc::PIC_); // the same code can go into a shared library
-  impl.tm = check(jtmb.createTargetMachine(), "LLVM target machine");
+  return jtmb;
+}
 
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = std::make_unique<llvm::Module>("loupe", *ctx);
-  m->setDataLayout(impl.tm->createDataLayout());
-  m->setTargetTriple(impl.tm->getTargetTriple().str());
-  for (const LoweredFunction &f : fns)
-    FunctionGen(*m, f).run();
+// A target machine of the host's (a copy of the builder per call: threads make their own).
+std::unique_ptr<llvm::TargetMachine> targetMachine(llvm::orc::JITTargetMachineBuilder jtmb) {
+  return check(jtmb.createTargetMachine(), "LLVM target machine");
+}
+
+// What besides its IR decides a kernel's machine code.
+std::string targetDescription(const llvm::orc::JITTargetMachineBuilder &jtmb) {
+  return jtmb.getTargetTriple().str() + " " + jtmb.getCPU() + " " + jtmb.getFeatures().getString() +
+         " llvm-" LLVM_VERSION_STRING " loupe-" LOUPE_VERSION " " + kCodegenRevision;
+}
+
+std::string hexDigest(llvm::ArrayRef<uint8_t> bytes) {
+  static const char *digits = "0123456789abcdef";
+  std::string h;
+  for (uint8_t b : bytes) {
+    h += digits[b >> 4];
+    h += digits[b & 15];
+  }
+  return h;
+}
+
+// An empty module for the host.
+std::unique_ptr<llvm::Module> hostModule(llvm::LLVMContext &ctx, const llvm::TargetMachine &tm) {
+  auto m = std::make_unique<llvm::Module>("loupe", ctx);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  return m;
+}
+
+void verify(const llvm::Module &m) {
   std::string err;
   llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(*m, &es))
+  if (llvm::verifyModule(m, &es))
     fail("LLVM verification failed: ", es.str());
+}
 
-  // O3 for the host, with the target's cost model for vectorisation.
+// O3 for the host, with the target's cost model for vectorisation. Below opt level 3 (`fast`
+// false) the loop vectoriser only takes the loops the schedule marked: the seed-era schedules
+// unroll kernel taps into loops with hundreds of accesses, and proving those independent
+// (which no schedule asked for) was most of an opt-2 build's LLVM time.
+void optimize(llvm::Module &m, llvm::TargetMachine &tm, bool fast) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = fast;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(impl.tm.get());
+  llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+}
 
-  // A copy in a context of its own for printing and object output: the JIT frees its module
-  // (and context) once compiled.
-  {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    m->print(os, nullptr);
-    impl.printCtx = std::make_unique<llvm::LLVMContext>();
-    llvm::SMDiagnostic diag;
-    impl.optimized = llvm::parseIR(llvm::MemoryBufferRef(os.str(), "loupe"), diag, *impl.printCtx);
-    if (!impl.optimized)
-      fail("internal: re-reading the optimised module failed: ", diag.getMessage().str());
+// Machine code (an object file or assembly text) for a module.
+std::string emit(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    fail("LLVM cannot emit ",
+         type == llvm::CodeGenFileType::ObjectFile ? "object files" : "assembly",
+         " for this target");
+  pm.run(m);
+  return std::string(buf.begin(), buf.end());
+}
+
+// One function generated in a context of its own, under the placeholder name, and the key
+// that identifies its machine code: a hash of that IR and the target.
+struct Kernel {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> module;
+  std::string key;
+};
+
+Kernel generate(const LoweredFunction &f, const llvm::orc::JITTargetMachineBuilder &jtmb,
+                const llvm::TargetMachine &tm) {
+  Kernel k;
+  k.ctx = std::make_unique<llvm::LLVMContext>();
+  k.module = hostModule(*k.ctx, tm);
+  FunctionGen(*k.module, f, kPlaceholder).run();
+  verify(*k.module);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  k.module->print(os, nullptr);
+  os << targetDescription(jtmb) << (f.fast ? " fast" : "");
+  llvm::BLAKE3 hasher;
+  hasher.update(os.str());
+  k.key = hexDigest(hasher.final<16>());
+  return k;
+}
+
+// The kernel's object code, its functions named after its key (`loupe_<key>`, …) so that the
+// same code can be shared by any function and any build.
+std::string compileKernel(Kernel &k, bool fast, const llvm::orc::JITTargetMachineBuilder &jtmb) {
+  std::string symbol = "loupe_" + k.key;
+  for (llvm::Function &f : *k.module)
+    if (f.getName().starts_with(kPlaceholder))
+      f.setName(symbol + f.getName().substr(std::strlen(kPlaceholder)).str());
+  auto tm = targetMachine(jtmb);
+  optimize(*k.module, *tm, fast);
+  return emit(*k.module, *tm, llvm::CodeGenFileType::ObjectFile);
+}
+
+// Runs task(i) for i in [0, n) on `threads` threads (the caller is one of them), handing out
+// indices in order; the first exception by index is rethrown once all have stopped.
+void parallelTasks(size_t n, int threads, const std::function<void(size_t)> &task) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i; !failed && (i = next++) < n;) {
+      try {
+        task(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(n)); ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  for (const std::exception_ptr &e : errors)
+    if (e)
+      std::rethrow_exception(e);
+}
+
+} // namespace
+
+struct CompiledModule::Impl {
+  std::vector<LoweredFunction> fns; ///< kept to generate IR and assembly on demand
+  std::map<std::string, std::string> sharedWith;
+  CompileStats stats;
+  llvm::orc::JITTargetMachineBuilder jtmb = hostBuilder();
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::map<std::string, void (*)(void **)> packed;
+  std::string header; ///< C declarations of the functions
+
+  // Optimised modules for printing, made on first use: one per function name ("" for all).
+  struct Printable {
+    std::unique_ptr<llvm::LLVMContext> ctx;
+    std::unique_ptr<llvm::Module> module;
+  };
+  std::mutex printMutex;
+  std::map<std::string, Printable> printable;
+
+  const LoweredFunction &function(const std::string &name) const {
+    for (const LoweredFunction &f : fns)
+      if (f.name == name)
+        return f;
+    fail("the compiled module has no function '", name, "'");
   }
+
+  // `name`'s functions (every function for ""), generated under their own names and optimised.
+  llvm::Module &optimizedModule(const std::string &name) {
+    std::lock_guard<std::mutex> lock(printMutex);
+    Printable &p = printable[name];
+    if (!p.module) {
+      auto tm = targetMachine(jtmb);
+      auto ctx = std::make_unique<llvm::LLVMContext>();
+      auto m = hostModule(*ctx, *tm);
+      if (name.empty())
+        for (const LoweredFunction &f : fns)
+          FunctionGen(*m, f, f.name).run();
+      else
+        FunctionGen(*m, function(name), name).run();
+      verify(*m);
+      // A build's functions are all fast or all not (the opt level decides).
+      bool fast = std::any_of(fns.begin(), fns.end(), [&](const LoweredFunction &f) {
+        return f.fast && (name.empty() || f.name == name);
+      });
+      optimize(*m, *tm, fast);
+      p = {std::move(ctx), std::move(m)};
+    }
+    return *p.module;
+  }
+};
+
+CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
+CompiledModule::~CompiledModule() = default;
+
+std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<LoweredFunction> &fns,
+                                                        const CompileOptions &options) {
+  std::unique_ptr<CompiledModule> cm(new CompiledModule());
+  Impl &impl = *cm->impl_;
+  impl.fns = fns;
+  const llvm::orc::JITTargetMachineBuilder &jtmb = impl.jtmb;
+  int threads = options.threads > 0 ? options.threads : numThreads();
+
+  // Generate every function (in parallel: each in its own context) and find the distinct ones.
+  std::vector<Kernel> kernels(fns.size());
+  parallelTasks(fns.size(), threads, [&](size_t i) {
+    auto tm = targetMachine(jtmb);
+    kernels[i] = generate(fns[i], jtmb, *tm);
+  });
+  std::map<std::string, size_t> firstWithKey;
+  std::vector<size_t> distinct;
+  for (size_t i = 0; i < fns.size(); ++i) {
+    auto [it, isNew] = firstWithKey.emplace(kernels[i].key, i);
+    if (isNew)
+      distinct.push_back(i);
+    else
+      impl.sharedWith[fns[i].name] = fns[it->second].name;
+  }
+  impl.stats.functions = fns.size();
+  impl.stats.distinct = distinct.size();
+
+  // Compile the distinct kernels in parallel, in order of first use.
+  std::vector<std::string> objects(distinct.size());
+  std::mutex progressMutex;
+  parallelTasks(distinct.size(), threads, [&](size_t u) {
+    objects[u] = compileKernel(kernels[distinct[u]], fns[distinct[u]].fast, jtmb);
+    kernels[distinct[u]].module.reset();
+    std::lock_guard<std::mutex> lock(progressMutex);
+    ++impl.stats.done;
+    if (options.progress)
+      options.progress(impl.stats);
+  });
 
   impl.jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(), "LLJIT");
   auto &dylib = impl.jit->getMainJITDylib();
@@ -816,9 +1038,12 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
       llvm::orc::ExecutorAddr::fromPtr(&loupe_parallel_for), llvm::JITSymbolFlags::Exported};
   if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))))
     fail("LLJIT: ", llvmMessage(std::move(e)));
-  if (auto e = impl.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    fail("LLJIT: ", llvmMessage(std::move(e)));
-  for (const LoweredFunction &f : fns) {
+  for (size_t u = 0; u < distinct.size(); ++u)
+    if (auto e = impl.jit->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(objects[u], "loupe_" + kernels[distinct[u]].key)))
+      fail("LLJIT: ", llvmMessage(std::move(e)));
+  for (size_t i = 0; i < fns.size(); ++i) {
+    const LoweredFunction &f = fns[i];
     std::string decl = "void " + f.name + "(";
     auto ctype = [](int dt) {
       return dt == kFloat64 ? "double"
@@ -837,11 +1062,18 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
       first = false;
     }
     impl.header += decl + ");\nvoid " + f.name + "_packed(void **args);\n";
-    auto addr = check(impl.jit->lookup(f.name + "_packed"), "LLJIT lookup");
+    auto addr = check(impl.jit->lookup("loupe_" + kernels[i].key + "_packed"), "LLJIT lookup");
     impl.packed[f.name] = addr.toPtr<void (*)(void **)>();
   }
   return cm;
 }
+
+std::string CompiledModule::sharedWith(const std::string &name) const {
+  auto it = impl_->sharedWith.find(name);
+  return it == impl_->sharedWith.end() ? "" : it->second;
+}
+
+const CompileStats &CompiledModule::stats() const { return impl_->stats; }
 
 void (*CompiledModule::packed(const std::string &name) const)(void **) {
   auto it = impl_->packed.find(name);
@@ -862,47 +1094,38 @@ std::vector<std::string> CompiledModule::functions() const {
   return v;
 }
 
+// A note for a function that runs another's code, as the first line of its IR and assembly.
+std::string CompiledModule::sharedNote(const std::string &name, const char *comment) const {
+  std::string owner = sharedWith(name);
+  return owner.empty() ? ""
+                       : std::string(comment) + " " + name + " runs the machine code of " + owner +
+                             " (the same loops, compiled once)\n";
+}
+
 std::string CompiledModule::llvmIR(const std::string &name) const {
+  const llvm::Module &m = impl_->optimizedModule(name);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (name.empty()) {
-    impl_->optimized->print(os, nullptr);
+    m.print(os, nullptr);
     return os.str();
   }
-  bool any = false;
-  for (const llvm::Function &f : *impl_->optimized)
-    if (!f.isDeclaration() &&
-        (f.getName() == name || f.getName().starts_with(name + "_parallel"))) {
+  os << sharedNote(name, ";");
+  for (const llvm::Function &f : m)
+    if (!f.isDeclaration() && !f.getName().ends_with("_packed"))
       f.print(os);
-      any = true;
-    }
-  if (!any)
-    fail("the compiled module has no function '", name, "'");
   return os.str();
 }
 
 std::string CompiledModule::assembly(const std::string &name) const {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*impl_->optimized);
-  if (!name.empty()) {
-    bool found = false;
-    for (llvm::Function &f : *copy) {
-      bool keep = f.getName() == name || f.getName().starts_with(name + "_parallel");
-      found |= keep && !f.isDeclaration();
-      if (!keep && !f.isDeclaration()) {
-        f.deleteBody(); // a declaration must not be internal
-        f.setLinkage(llvm::GlobalValue::ExternalLinkage);
-      }
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(name));
+  if (!name.empty())
+    if (llvm::Function *w = copy->getFunction(name + "_packed")) {
+      w->deleteBody(); // a declaration must not be internal
+      w->setLinkage(llvm::GlobalValue::ExternalLinkage);
     }
-    if (!found)
-      fail("the compiled module has no function '", name, "'");
-  }
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    fail("LLVM cannot emit assembly for this target");
-  pm.run(*copy);
-  return std::string(buf.begin(), buf.end());
+  auto tm = targetMachine(impl_->jtmb);
+  return sharedNote(name, "#") + emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::string CompiledModule::cHeader() const {
@@ -912,16 +1135,15 @@ std::string CompiledModule::cHeader() const {
 }
 
 void CompiledModule::writeObject(const std::string &path) const {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(""));
+  addSerialParallelFor(*copy);
+  auto tm = targetMachine(impl_->jtmb);
+  std::string object = emit(*copy, *tm, llvm::CodeGenFileType::ObjectFile);
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     fail("cannot write ", path, ": ", ec.message());
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*impl_->optimized);
-  addSerialParallelFor(*copy);
-  llvm::legacy::PassManager pm;
-  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    fail("LLVM cannot emit object files for this target");
-  pm.run(*copy);
+  os << object;
 }
 
 } // namespace loupe::backend

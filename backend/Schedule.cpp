@@ -717,7 +717,7 @@ private:
         Expr s = var(l.var->name + ".s");
         body = substitute(body, {{l.var.get(), s}});
         l.var = s;
-        l.kind = ForKind::Serial;
+        l.kind = ForKind::Scalarized;
       }
       body = forLoop(l.var, intImm(0), intImm(l.extent), l.kind, body);
     }

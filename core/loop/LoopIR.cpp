@@ -490,6 +490,7 @@ void print(std::ostream &o, const Expr &e) {
 const char *forText(ForKind k) {
   switch (k) {
   case ForKind::Serial:
+  case ForKind::Scalarized:
     return "for";
   case ForKind::Parallel:
     return "parallel";

@@ -134,7 +134,10 @@ enum class StmtKind {
   LetStmt,    ///< let var = value in body
 };
 
-enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
+/// How a loop runs. Scalarized is a vectorized loop whose body the schedule guarded by the lane
+/// (TVM's `.s` loops, printed as `for`): the backend may still run it as one masked vector
+/// step.
+enum class ForKind { Serial, Parallel, Vectorized, Unrolled, Scalarized };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;

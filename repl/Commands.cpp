@@ -1,5 +1,6 @@
 // Commands: the `:command` table of the workbench — one entry per command with its usage,
 // a one-line summary and its handler.
+#include "backend/Build.h"
 #include "backend/HostTarget.h"
 #include "backend/LowerFunction.h"
 #include "core/Dot.h"
@@ -558,9 +559,13 @@ void Engine::registerCommands() {
         needArgs(a, 0, 1, ":lower [FUNC]");
         const Graph &g = e.requireGraph();
         std::vector<std::string> names = a.empty() ? functionOrder(g) : a;
+        auto lib = backend::builtLibrary(g);
         for (const std::string &name : names) {
           backend::LoweredFunction f = backend::lowerFunction(findFunction(g, name));
-          out << "lower function " << name << "\n" << backend::printLowered(f);
+          out << "lower function " << name << "\n";
+          if (std::string owner = lib ? lib->code->sharedWith(name) : ""; !owner.empty())
+            out << "// runs the machine code of " << owner << " (the same loops, compiled once)\n";
+          out << backend::printLowered(f);
         }
       });
 

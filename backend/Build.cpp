@@ -103,7 +103,8 @@ Graph plainOutputs(const Graph &g) {
 
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
-Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params) {
+Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params,
+                       const BuildOptions &opts) {
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   auto lib = std::make_shared<BuiltLibrary>();
   lib->params = std::move(params);
@@ -120,7 +121,10 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
     lib->lowered.emplace(name, lf);
     fns.push_back(std::move(lf));
   }
-  lib->code = CompiledModule::compile(fns);
+  CompileOptions copts;
+  copts.cache = opts.cache.get();
+  copts.progress = opts.progress;
+  lib->code = CompiledModule::compile(fns, copts);
   auto built = std::make_shared<FusedModule>(*module);
   built->compiled = lib;
   GraphAttr attr = *g.attr("module");
@@ -184,8 +188,7 @@ std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
   return std::static_pointer_cast<const BuiltLibrary>(module->compiled);
 }
 
-Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer,
-            std::ostream *trace) {
+Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::ostream *trace) {
   PassContext ctx = outer;
   ctx.optLevel = opts.optLevel;
   // Shapes: the options, then each variable's own `shape` attribute.
@@ -280,7 +283,7 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   std::map<std::string, Tensor> params;
   for (const std::string &n : inputNames(g))
     if (opts.params.count(n))
-      params[n] = opts.params.at(n);
+      params[n] = std::move(opts.params.at(n));
   if (!params.empty() && opts.optLevel >= 2)
     g = precompute(g, params, shapes, dtypes, ctx);
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
@@ -307,7 +310,7 @@ Graph build(const Graph &src, const BuildOptions &opts, const PassContext &outer
   PassInfo compile = requirePass("GraphFuseCompile");
   PassInfo inner = compile;
   compile.run = [&](const Graph &in, const PassContext &c) {
-    return compileFunctions(inner.run(in, c), trace, params);
+    return compileFunctions(inner.run(in, c), trace, std::move(params), opts);
   };
   g = runPass(g, compile, ctx);
   return g;

@@ -9,6 +9,7 @@
 #include "core/Tensor.h"
 #include "passes/Pass.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -28,6 +29,10 @@ struct BuildOptions {
   /// level 2 and up PrecomputePrune cuts off what depends only on them, and the cut part is
   /// evaluated once, so the built library's params are the values the deploy graph reads.
   std::map<std::string, Tensor> params;
+  /// Compiled kernels are looked up here and stored here (none: every kernel compiled).
+  std::shared_ptr<const KernelCache> cache;
+  /// Told how far compilation is (see CompileOptions::progress).
+  std::function<void(const CompileStats &)> progress;
 };
 
 /// The compiled side of a built module (FusedModule::compiled): each function's loops and the
@@ -43,7 +48,9 @@ struct BuiltLibrary {
 /// each `Graph.apply` of the original, including the throw-away SaveJSON that graph.index
 /// caused); with `trace`, each function's lowered loops are printed as `lower function NAME`.
 /// Throws Error, with nothing changed, when an input shape is missing or anything fails.
-Graph build(const Graph &g, const BuildOptions &opts, const PassContext &ctx,
+/// `opts` is taken by value so that a caller done with its params can move them in (a
+/// network's weights are hundreds of megabytes).
+Graph build(const Graph &g, BuildOptions opts, const PassContext &ctx,
             std::ostream *trace = nullptr);
 
 /// `g` with `shape_inputs` for InferShape: the shape given for each input by name, unknown for

@@ -3,6 +3,7 @@
 // or a shared library. LLVM headers stay in CodegenLLVM.cpp.
 #pragma once
 
+#include "backend/KernelCache.h"
 #include "backend/LowerFunction.h"
 
 #include <cstddef>
@@ -15,15 +16,19 @@ namespace loupe::backend {
 
 /// What a compile did, and how far it is while it runs.
 struct CompileStats {
-  size_t functions = 0; ///< functions in the build
-  size_t distinct = 0;  ///< distinct kernels among them: functions with the same loops share one
-  size_t done = 0;      ///< distinct kernels compiled (or loaded from the cache) so far
-  size_t cacheHits = 0; ///< distinct kernels loaded from the kernel cache
+  size_t functions = 0;   ///< functions in the build
+  size_t distinct = 0;    ///< distinct kernels among them: functions with the same loops share one
+  size_t done = 0;        ///< distinct kernels compiled (or loaded from the cache) so far
+  size_t cacheHits = 0;   ///< distinct kernels loaded from the kernel cache
+  size_t cacheStored = 0; ///< compiled kernels written to the cache
+  bool cacheUsed = false; ///< whether a cache was given
 };
 
 /// How CompiledModule::compile works.
 struct CompileOptions {
   int threads = 0; ///< compile threads; 0 means numThreads() (LOUPE_NUM_THREADS)
+  /// Where compiled kernels are looked up before compiling and stored after (none: off).
+  const KernelCache *cache = nullptr;
   /// Called after each distinct kernel is done, one call at a time, from whichever thread
   /// finished it.
   std::function<void(const CompileStats &)> progress;

@@ -1019,14 +1019,31 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   // Compile the distinct kernels in parallel, in order of first use.
   std::vector<std::string> objects(distinct.size());
   std::mutex progressMutex;
+  impl.stats.cacheUsed = options.cache != nullptr;
   parallelTasks(distinct.size(), threads, [&](size_t u) {
-    objects[u] = compileKernel(kernels[distinct[u]], fns[distinct[u]].fast, jtmb);
-    kernels[distinct[u]].module.reset();
+    Kernel &k = kernels[distinct[u]];
+    std::optional<std::string> cached;
+    if (options.cache)
+      cached = options.cache->load(k.key);
+    bool stored = false;
+    if (cached) {
+      objects[u] = std::move(*cached);
+    } else {
+      objects[u] = compileKernel(k, fns[distinct[u]].fast, jtmb);
+      stored = options.cache && options.cache->store(k.key, objects[u]);
+    }
+    k.module.reset();
+    k.ctx.reset();
     std::lock_guard<std::mutex> lock(progressMutex);
+    impl.stats.cacheHits += cached.has_value();
+    impl.stats.cacheStored += stored;
     ++impl.stats.done;
     if (options.progress)
       options.progress(impl.stats);
   });
+
+  if (options.cache)
+    options.cache->trim();
 
   impl.jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(), "LLJIT");
   auto &dylib = impl.jit->getMainJITDylib();

@@ -47,6 +47,14 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
   if (shapes->shapes.size() != idx.numEntries() || dtypes->ints.size() != idx.numEntries())
     fail("the 'shape'/'dtype' attributes do not match this graph's entries");
   std::vector<Tensor> values(idx.numEntries());
+  // The last node that reads each entry, so that a value is freed once nothing needs it (a
+  // network's weights pass through several ops while PrecomputePrune's graph is evaluated).
+  std::vector<int64_t> lastUse(idx.numEntries(), -1);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    for (const auto &e : idx.nodes[nid].inputs)
+      lastUse[idx.entryId(e)] = nid;
+  for (const auto &h : idx.heads)
+    lastUse[idx.entryId(h)] = idx.numNodes(); // kept for the result
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const auto &in = idx.nodes[nid];
     const Node &n = *in.node;
@@ -76,6 +84,7 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
     if (!n.op->compute)
       fail("operator ", n.name, " (", n.op->name, ") has no reference kernel");
     std::vector<Tensor> outs;
+    outs.reserve(n.numOutputs());
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       uint32_t e = idx.entryId(nid, k);
       if (!shapeKnown(shapes->shapes[e]) || dtypes->ints[e] < 0)
@@ -89,10 +98,19 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
         v = roundToDType(v, outs[k].dtype);
       values[idx.entryId(nid, k)] = std::move(outs[k]);
     }
+    for (const auto &e : in.inputs)
+      if (lastUse[idx.entryId(e)] == nid)
+        values[idx.entryId(e)] = Tensor();
   }
+  // Heads are moved out, except an entry that is a head twice: it is copied but once.
   std::vector<Tensor> result;
+  std::vector<int> remaining(idx.numEntries(), 0);
   for (const auto &h : idx.heads)
-    result.push_back(values[idx.entryId(h)]);
+    ++remaining[idx.entryId(h)];
+  for (const auto &h : idx.heads) {
+    uint32_t e = idx.entryId(h);
+    result.push_back(--remaining[e] == 0 ? std::move(values[e]) : values[e]);
+  }
   return result;
 }
 

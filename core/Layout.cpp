@@ -106,15 +106,27 @@ Shape convertLayoutShape(const Shape &s, const std::string &src, const std::stri
 }
 
 LayoutSourceMap::LayoutSourceMap(const Shape &srcShape, const std::string &src,
-                                 const std::string &dst) {
-  convertLayoutShape(srcShape, src, dst); // validates the layouts and the shape
+                                 const std::string &dst)
+    : dstShape_(convertLayoutShape(srcShape, src, dst)) { // validates layouts and shape
   auto sa = parseLayout(src), da = parseLayout(dst);
   auto slot = [](char axis) { return std::toupper(static_cast<unsigned char>(axis)) - 'A'; };
   for (const LayoutAxis &a : da)
     dst_.push_back({slot(a.name), a.factor ? 1 : subFactor(da, a.name)});
-  for (size_t i = 0; i < sa.size(); ++i)
-    src_.push_back({slot(sa[i].name), sa[i].factor ? 1 : subFactor(sa, sa[i].name), sa[i].factor,
-                    srcShape[i]});
+  std::map<char, int64_t> full = extents(srcShape, sa, src);
+  for (const auto &[axis, extent] : full) {
+    primals_.push_back(slot(axis));
+    tables_[slot(axis)].assign(static_cast<size_t>(extent), 0);
+  }
+  int64_t stride = 1;
+  for (size_t i = sa.size(); i-- > 0;) {
+    std::vector<int64_t> &t = tables_[slot(sa[i].name)];
+    int64_t div = sa[i].factor ? 1 : subFactor(sa, sa[i].name);
+    for (size_t c = 0; c < t.size(); ++c) {
+      int64_t v = static_cast<int64_t>(c);
+      t[c] += (sa[i].factor ? v % sa[i].factor : v / div) * stride;
+    }
+    stride *= srcShape[i];
+  }
 }
 
 int64_t LayoutSourceMap::offset(const std::vector<int64_t> &dstIndex) const {
@@ -122,10 +134,8 @@ int64_t LayoutSourceMap::offset(const std::vector<int64_t> &dstIndex) const {
   for (size_t i = 0; i < dst_.size(); ++i)
     coord[dst_[i].primal] += dstIndex[i] * dst_[i].scale;
   int64_t off = 0;
-  for (const SrcAxis &a : src_) {
-    int64_t c = a.mod ? coord[a.primal] % a.mod : coord[a.primal] / a.div;
-    off = off * a.extent + c;
-  }
+  for (int p : primals_)
+    off += tables_[p][coord[p]];
   return off;
 }
 

@@ -230,6 +230,7 @@ void Engine::registerBuildCommands() {
   auto add = [this](std::string name, std::string usage, std::string summary, auto fn) {
     commands_.push_back({std::move(name), std::move(usage), std::move(summary), fn});
   };
+  kernelCache_ = std::make_shared<backend::KernelCache>(backend::KernelCache::defaultDir());
 
   add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
       "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
@@ -252,14 +253,18 @@ void Engine::registerBuildCommands() {
         bool trace =
             std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                         [](const auto &i) { return i->name() == "trace"; });
+        o.cache = e.kernelCache_;
+        const int optLevel = o.optLevel;
         auto t0 = std::chrono::steady_clock::now();
         // The lowered loops go where the trace instrument prints, between the passes.
         std::ostream *sink = *e.sink_ ? *e.sink_ : &out;
-        Graph g = backend::build(before, o, e.passContext_, trace ? sink : nullptr);
+        Graph g = backend::build(before, std::move(o), e.passContext_, trace ? sink : nullptr);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                         .count();
-        std::string label = "build opt_level=" + std::to_string(o.optLevel);
+        std::string label = "build opt_level=" + std::to_string(optLevel);
         e.pushStep(g, label, ms, false);
+        e.lastCompile_ =
+            std::make_shared<backend::CompileStats>(backend::builtLibrary(g)->code->stats());
         out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
             << plural(functionOrder(g).size(), "function");
         if (std::vector<std::string> ps = paramNames(g); ps.size() > 4)
@@ -412,6 +417,40 @@ void Engine::registerBuildCommands() {
   add("asm", "[FUNC]", "the host assembly of a built function (the whole module without FUNC)",
       [code](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         out << code(e, a, ":asm [FUNC]")->code->assembly(a.empty() ? "" : a[0]);
+      });
+  add("cache", "",
+      "the kernel cache: its folder, entries and size, and what the last :build found in it "
+      "(:set cache on|off|clear)",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
+        needArgs(a, 0, 0, ":cache");
+        auto mb = [](uint64_t bytes) {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+          return std::string(buf);
+        };
+        if (!e.kernelCache_) {
+          out << "kernel cache off (:set cache on uses "
+              << backend::KernelCache::defaultDir().string() << ")\n";
+        } else {
+          backend::KernelCache::Summary sum = e.kernelCache_->summary();
+          out << "kernel cache " << e.kernelCache_->dir().string() << ": " << sum.entries
+              << (sum.entries == 1 ? " entry, " : " entries, ") << mb(sum.bytes) << " (at most "
+              << mb(e.kernelCache_->maxBytes()) << ")\n";
+        }
+        if (!e.lastCompile_) {
+          out << "no build yet\n";
+          return;
+        }
+        const backend::CompileStats &s = *e.lastCompile_;
+        out << "last build: " << plural(s.functions, "function") << ", "
+            << plural(s.distinct, "distinct kernel");
+        if (!s.cacheUsed) {
+          out << ", all compiled (cache off)\n";
+          return;
+        }
+        out << ": " << s.cacheHits << " from the cache, " << s.distinct - s.cacheHits
+            << " compiled (hit rate " << (s.distinct ? 100 * s.cacheHits / s.distinct : 100)
+            << "%), " << s.cacheStored << " stored\n";
       });
 }
 

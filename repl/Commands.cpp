@@ -2,6 +2,7 @@
 // a one-line summary and its handler.
 #include "backend/Build.h"
 #include "backend/HostTarget.h"
+#include "backend/KernelCache.h"
 #include "backend/LowerFunction.h"
 #include "core/Dot.h"
 #include "core/Error.h"
@@ -646,10 +647,27 @@ void Engine::registerCommands() {
             if (a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6)
               fail("target option '", a[i], "' is not supported; write llvm -mcpu=NAME");
           c.config["target"] = v;
+        } else if (k == "cache") {
+          if (v == "off") {
+            e.kernelCache_.reset();
+          } else if (v == "on") {
+            if (!e.kernelCache_)
+              e.kernelCache_ =
+                  std::make_shared<backend::KernelCache>(backend::KernelCache::defaultDir());
+          } else if (v == "clear") {
+            (e.kernelCache_ ? *e.kernelCache_
+                            : backend::KernelCache(backend::KernelCache::defaultDir()))
+                .clear();
+            out << "kernel cache cleared\n";
+            return;
+          } else {
+            fail("cache must be on, off or clear, got '", v, "'");
+          }
         } else {
           fail("unknown option '", k, "'",
-               didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target"}),
-               "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target");
+               didYouMean(
+                   k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache"}),
+               "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache");
         }
         out << k << " = " << v << "\n";
       });

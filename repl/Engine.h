@@ -12,9 +12,15 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace loupe::backend {
+class KernelCache;
+struct CompileStats;
+} // namespace loupe::backend
 
 namespace loupe {
 
@@ -109,6 +115,10 @@ private:
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   /// Params of the last `:model`, bound by `:build` to the variables of those names.
   std::map<std::string, Tensor> modelParams_;
+  /// Where `:build` keeps compiled kernels (null after `:set cache off`).
+  std::shared_ptr<backend::KernelCache> kernelCache_;
+  /// What the last `:build` compiled, for `:cache`.
+  std::shared_ptr<const backend::CompileStats> lastCompile_;
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;

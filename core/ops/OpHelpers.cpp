@@ -261,11 +261,10 @@ std::vector<int> reduceAxes(const std::vector<int64_t> &axis, bool exclude, int 
 }
 
 Tensor transformLayout(const Tensor &t, const std::string &src, const std::string &dst) {
-  Tensor r(convertLayoutShape(t.shape, src, dst), t.dtype);
   LayoutSourceMap map(t.shape, src, dst);
-  int64_t k = 0;
-  forEachIndex(r.shape,
-               [&](const std::vector<int64_t> &idx) { r.data[k++] = t.data[map.offset(idx)]; });
+  Tensor r(map.dstShape(), t.dtype);
+  double *out = r.data.data();
+  map.forEachSource([&](int64_t s) { *out++ = t.data[s]; });
   return r;
 }
 

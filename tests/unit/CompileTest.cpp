@@ -1,14 +1,20 @@
 // CompileTest: how lowered functions become machine code — functions with the same loops
-// compiled once, the same result on any number of compile threads, and guarded vector loops
-// run as masked vectors with the scalar loop's numbers.
+// compiled once, the same result on any number of compile threads, guarded vector loops run
+// as masked vectors with the scalar loop's numbers, and the on-disk kernel cache.
 #include "TestUtil.h"
 
 #include "backend/Build.h"
 #include "backend/Codegen.h"
+#include "backend/KernelCache.h"
 #include "core/DType.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -130,4 +136,157 @@ TEST(Compile, GuardedVectorLoopsGiveTheScalarLoopsNumbers) {
   // The vector steps are masked loads and stores, not a loop LLVM unrolls 16 times.
   std::string ir = m->llvmIR("fuse_conv2d_relu");
   EXPECT_NE(ir.find("llvm.masked.store"), std::string::npos);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// An empty folder of the test's own (the tests of one binary may run in parallel processes).
+fs::path freshDir(const std::string &name) {
+  fs::path d =
+      fs::temp_directory_path() / ("loupe-cache-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::vector<fs::path> entries(const fs::path &dir) {
+  std::vector<fs::path> v;
+  for (const auto &e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".kernel")
+      v.push_back(e.path());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+} // namespace
+
+TEST(KernelCache, StoresLoadsAndRefusesDamagedEntries) {
+  fs::path dir = freshDir("entries");
+  backend::KernelCache cache(dir);
+  EXPECT_FALSE(cache.load("abc"));
+  ASSERT_TRUE(cache.store("abc", std::string("object\0code", 11)));
+  EXPECT_EQ(cache.load("abc"), std::string("object\0code", 11));
+  EXPECT_EQ(cache.summary().entries, 1u);
+  // A flipped byte in the payload: the checksum fails, the entry goes.
+  fs::path p = dir / "abc.kernel";
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string flipped = bytes;
+  flipped.back() ^= 1;
+  std::ofstream(p, std::ios::binary) << flipped;
+  EXPECT_FALSE(cache.load("abc"));
+  EXPECT_FALSE(fs::exists(p));
+  // Truncated (a writer that died, a full disk): refused as well.
+  std::ofstream(p, std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+  EXPECT_FALSE(cache.load("abc"));
+  std::ofstream(p, std::ios::binary) << "LOUPE";
+  EXPECT_FALSE(cache.load("abc"));
+  // No temporary files are left behind.
+  for (const auto &e : fs::directory_iterator(dir))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  fs::remove_all(dir);
+}
+
+TEST(KernelCache, AFolderThatCannotBeWrittenOnlyMeansNoCaching) {
+  // A folder under a regular file can never be created, whoever runs the test (root ignores
+  // permission bits).
+  fs::path base = freshDir("unwritable");
+  fs::create_directories(base);
+  std::ofstream(base / "file") << "x";
+  backend::KernelCache cache(base / "file" / "kernels");
+  EXPECT_FALSE(cache.store("k", "code"));
+  EXPECT_FALSE(cache.load("k"));
+  EXPECT_EQ(cache.summary().entries, 0u);
+  backend::CompileOptions o;
+  o.cache = &cache;
+  std::vector<backend::LoweredFunction> fns = loweredFunctions(kTwins, kTwinFunctions);
+  auto m = backend::CompiledModule::compile(fns, o);
+  EXPECT_EQ(m->stats().cacheHits, 0u);
+  EXPECT_EQ(m->stats().cacheStored, 0u);
+  auto plain = backend::CompiledModule::compile(fns);
+  for (const auto &f : fns)
+    EXPECT_EQ(runBits(*m, f, 0.2), runBits(*plain, f, 0.2)) << f.name;
+  fs::remove_all(base);
+}
+
+TEST(KernelCache, TrimsTheLeastRecentlyUsedEntries) {
+  fs::path dir = freshDir("trim");
+  std::string payload(1000, 'x');
+  backend::KernelCache cache(dir, 2500); // room for two entries of 1000 bytes and a header
+  auto now = fs::file_time_type::clock::now();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(cache.store("k" + std::to_string(i), payload));
+    fs::last_write_time(dir / ("k" + std::to_string(i) + ".kernel"),
+                        now - std::chrono::hours(3 - i)); // k0 oldest, k2 newest
+  }
+  ASSERT_TRUE(cache.load("k0")); // used now: the newest
+  cache.trim();
+  EXPECT_EQ(entries(dir), (std::vector<fs::path>{dir / "k0.kernel", dir / "k2.kernel"}));
+  cache.clear();
+  EXPECT_EQ(cache.summary().entries, 0u);
+  fs::remove_all(dir);
+}
+
+TEST(KernelCache, ColdWarmAndDamagedBuildsGiveTheSameKernels) {
+  fs::path dir = freshDir("builds");
+  backend::KernelCache cache(dir);
+  backend::CompileOptions o;
+  o.cache = &cache;
+  std::vector<backend::LoweredFunction> fns = loweredFunctions(kTwins, kTwinFunctions);
+  auto off = backend::CompiledModule::compile(fns);
+  auto cold = backend::CompiledModule::compile(fns, o);
+  EXPECT_EQ(cold->stats().cacheHits, 0u);
+  EXPECT_EQ(cold->stats().cacheStored, 2u);
+  ASSERT_EQ(entries(dir).size(), 2u);
+  auto warm = backend::CompiledModule::compile(fns, o);
+  EXPECT_EQ(warm->stats().cacheHits, 2u);
+  EXPECT_EQ(warm->stats().cacheStored, 0u);
+  // One entry damaged: that kernel is compiled again and stored anew, the other loaded.
+  fs::path victim = entries(dir)[0];
+  fs::resize_file(victim, fs::file_size(victim) / 2);
+  auto mended = backend::CompiledModule::compile(fns, o);
+  EXPECT_EQ(mended->stats().cacheHits, 1u);
+  EXPECT_EQ(mended->stats().cacheStored, 1u);
+  for (const auto *m : {cold.get(), warm.get(), mended.get()}) {
+    EXPECT_EQ(m->llvmIR(), off->llvmIR());
+    for (const auto &f : fns) {
+      EXPECT_EQ(m->sharedWith(f.name), off->sharedWith(f.name));
+      EXPECT_EQ(runBits(*m, f, 0.4), runBits(*off, f, 0.4)) << f.name;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(KernelCache, ZooNetworksBuildTheSameWithTheCacheOffColdAndWarm) {
+  // One network of each family the zoo's ops come from, at small inputs where the network
+  // allows (squeezenet's and dcgan's layers fix theirs): what :build prints (the deploy graph),
+  // every function's loops, and :run's numbers must not depend on where the kernels came from.
+  fs::path dir = freshDir("zoo");
+  ::setenv("XDG_CACHE_HOME", dir.c_str(), 1); // the engine's cache folder
+  const std::vector<std::string> models = {"mlp", "resnet-18_v2 shape=(3, 32, 32) classes=10",
+                                           "mobilenet shape=(3, 32, 32) classes=10",
+                                           "squeezenet1.1 classes=10", "dcgan"};
+  for (const std::string &model : models) {
+    SCOPED_TRACE(model);
+    std::vector<std::string> seen;
+    for (const char *cache : {"off", "on", "on"}) {
+      Engine e;
+      run(e, std::string(":set cache ") + cache + "\n:model " + model + "\n:set opt_level 3");
+      std::string built = output(e, ":build");
+      ASSERT_EQ(built.find("error"), std::string::npos) << built;
+      seen.push_back(built + output(e, ":lower") + output(e, ":run seed=3"));
+      std::string stats = output(e, ":cache");
+      if (seen.size() == 3) { // warm: nothing compiled
+        EXPECT_NE(stats.find(" 0 compiled"), std::string::npos) << stats;
+      }
+    }
+    EXPECT_EQ(seen[1], seen[0]);
+    EXPECT_EQ(seen[2], seen[0]);
+  }
+  ::unsetenv("XDG_CACHE_HOME");
+  fs::remove_all(dir);
 }

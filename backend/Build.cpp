@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
+#include "core/Interrupt.h"
 #include "core/Layout.h"
 
 namespace loupe::backend {
@@ -115,6 +116,7 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
     const std::string &name = n.node->parsed.getStr("func_name");
     if (lib->lowered.count(name))
       continue;
+    checkInterrupt();
     LoweredFunction lf = lowerFunction(*module->functions.at(name));
     if (trace)
       *trace << "lower function " << name << "\n" << printLowered(lf);

@@ -6,6 +6,7 @@
 #include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/loop/Visitor.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -918,6 +919,7 @@ void parallelTasks(size_t n, int threads, const std::function<void(size_t)> &tas
   auto work = [&] {
     for (size_t i; !failed && (i = next++) < n;) {
       try {
+        checkInterrupt(); // Ctrl-C stops a compile between kernels
         task(i);
       } catch (...) {
         errors[i] = std::current_exception();

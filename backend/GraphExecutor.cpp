@@ -4,6 +4,7 @@
 #include "backend/Build.h"
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 #include <algorithm>
 #include <chrono>
@@ -168,6 +169,7 @@ std::vector<std::pair<std::string, double>> GraphRuntime::run() {
   std::vector<std::pair<std::string, double>> times;
   times.reserve(m.calls.size());
   for (Impl::Call &c : m.calls) {
+    checkInterrupt(); // between kernels: Ctrl-C stops a long run
     auto t0 = std::chrono::steady_clock::now();
     c.fn(c.args.data());
     times.push_back(

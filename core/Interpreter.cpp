@@ -3,6 +3,7 @@
 
 #include "core/Error.h"
 #include "core/FusedModule.h"
+#include "core/Interrupt.h"
 
 namespace loupe {
 
@@ -56,6 +57,7 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
   for (const auto &h : idx.heads)
     lastUse[idx.entryId(h)] = idx.numNodes(); // kept for the result
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    checkInterrupt();
     const auto &in = idx.nodes[nid];
     const Node &n = *in.node;
     if (n.isVariable()) {

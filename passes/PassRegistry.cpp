@@ -2,6 +2,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 #include <algorithm>
 #include <cctype>
@@ -88,6 +89,7 @@ const PassInfo &requirePass(const std::string &name) {
 }
 
 Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
+  checkInterrupt(); // Ctrl-C stops a pipeline between passes
   bool run = true;
   if (!ctx.instruments.empty() && !ctx.requiredPass.count(p.name))
     for (const auto &inst : ctx.instruments)

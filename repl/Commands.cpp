@@ -1103,6 +1103,12 @@ void Engine::registerCommands() {
         e.recordPath_.clear();
       });
 
+  add("quit", "", "ends the REPL or the script (as Ctrl-D does at the prompt)",
+      [](Engine &e, const Args &a, const std::string &, std::ostream &) {
+        needArgs(a, 0, 0, ":quit");
+        e.quit_ = true;
+      });
+
   add("vars", "", "lists the symbols defined so far",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         needArgs(a, 0, 0, ":vars");

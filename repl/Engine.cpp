@@ -3,6 +3,7 @@
 #include "repl/Engine.h"
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "passes/Gradient.h"
 #include "passes/Pass.h"
 #include "repl/GraphLang.h"
@@ -40,7 +41,8 @@ bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &
   auto env = env_;
   auto counters = nameCounters_;
   auto versions = varVersions_;
-  *sink_ = &buf; // instruments print into this input's output
+  auto functionNames = functionNames_; // GraphFuseCompile names kernels as it goes
+  *sink_ = &buf;                       // instruments print into this input's output
   try {
     if (!trimmed.empty() && trimmed[0] == ':')
       runCommand(trimmed, buf);
@@ -52,9 +54,12 @@ bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &
     env_ = std::move(env);
     nameCounters_ = std::move(counters);
     varVersions_ = std::move(versions);
+    functionNames_ = std::move(functionNames);
     ok = false;
     std::string msg;
-    if (const auto *e = dynamic_cast<const Error *>(&ex)) {
+    if (dynamic_cast<const Interrupted *>(&ex)) {
+      msg = "interrupted"; // Ctrl-C: not an error in the input
+    } else if (const auto *e = dynamic_cast<const Error *>(&ex)) {
       msg = e->what();
       if (e->line() > 0)
         msg = cat(source_, ":", line + e->line() - 1, ":", e->col(), ": error: ", msg);
@@ -93,6 +98,7 @@ void Engine::recordSafely(std::ostream &err) {
 void Engine::runStatements(const std::string &text, std::ostream &out, int line) {
   std::vector<Stmt> stmts = parseStatements(text);
   for (const Stmt &s : stmts) {
+    checkInterrupt();
     Value v = eval(*s.value);
     if (s.target.empty()) {
       out << pyRepr(v) << "\n";

@@ -47,6 +47,8 @@ public:
 
   /// Name used in front of text positions in diagnostics ("<stdin>", a script's path).
   void setSourceName(std::string s) { source_ = std::move(s); }
+  /// Whether `:quit` asked the front end to stop reading input.
+  bool quitRequested() const { return quit_; }
 
   /// A command of the table.
   struct Command {
@@ -126,6 +128,7 @@ private:
   std::string recordPath_;
   size_t recordFrom_ = 0;
   int restColumn_ = 0; ///< column where the running command's arguments start
+  bool quit_ = false;  ///< set by :quit
 };
 
 } // namespace loupe

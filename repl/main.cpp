@@ -5,10 +5,13 @@
 #include "repl/TextFile.h"
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 #include <editline/readline.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -54,11 +57,48 @@ std::string historyPath() {
   return "";
 }
 
-/// Runs a script's text: each input is a line, or several while brackets are open.
+// Ctrl-C becomes a request the running command polls (core/Interrupt.h) instead of the end
+// of the process. No SA_RESTART: a read blocked at the prompt returns, so the prompt can react.
+void onInterrupt(int) { requestInterrupt(); }
+
+void catchInterrupts() {
+  struct sigaction sa = {};
+  sa.sa_handler = onInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// libedit reads each key through this. Ctrl-C (the signal, or the byte where the terminal
+// delivers it as one) ends the read as end of input would; the prompt loop tells the two apart
+// by the interrupt flag.
+int readKey(FILE *) {
+  unsigned char c;
+  while (true) {
+    ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n == 1) {
+      if (c != 3)
+        return c;
+      requestInterrupt();
+      return EOF;
+    }
+    if (n < 0 && errno == EINTR && !interruptRequested())
+      continue; // another signal (a window resize)
+    return EOF;
+  }
+}
+
+/// Runs a script's text: each input is a line, or several while brackets are open. Ctrl-C
+/// stops the running input and the script, as in a shell.
 bool runScript(Engine &engine, const std::string &text) {
   bool ok = true;
-  for (const ScriptInput &in : splitScript(text))
+  for (const ScriptInput &in : splitScript(text)) {
     ok &= engine.execute(in.text, std::cout, std::cerr, in.line);
+    if (interruptRequested())
+      return false;
+    if (engine.quitRequested())
+      break;
+  }
   return ok;
 }
 
@@ -67,6 +107,8 @@ int interactive(Engine &engine) {
   std::string hist = historyPath();
   if (tty) {
     gEngine = &engine;
+    rl_catch_signals = 0; // Ctrl-C is ours (readKey), not libedit's, which would re-raise it
+    rl_getc_function = readKey;
     rl_attempted_completion_function = complete;
     rl_basic_word_break_characters = const_cast<char *>(" \t\n()[],=+-*/");
     using_history();
@@ -81,7 +123,16 @@ int interactive(Engine &engine) {
     std::string line;
     const char *prompt = pending.empty() ? "loupe> " : "  ...> ";
     if (tty) {
+      clearInterrupt();
       char *raw = readline(prompt);
+      if (interruptRequested()) {
+        // Ctrl-C at the prompt drops the line, and a multi-line input being typed.
+        std::free(raw);
+        std::cout << "^C\n";
+        pending.clear();
+        clearInterrupt();
+        continue;
+      }
       if (!raw)
         break;
       line = raw;
@@ -102,8 +153,11 @@ int interactive(Engine &engine) {
       continue;
     if (tty)
       add_history(pending.c_str());
+    clearInterrupt();
     engine.execute(pending, std::cout, std::cout, tty ? 1 : start);
     pending.clear();
+    if (engine.quitRequested() || (!tty && interruptRequested()))
+      break; // input from a pipe: Ctrl-C ends it, as in a shell script
   }
   if (tty) {
     std::cout << "\n";
@@ -133,6 +187,7 @@ int main(int argc, char **argv) {
     return rc;
   }
   Engine engine;
+  catchInterrupts();
   bool thenInteractive = false;
   if (!args.empty() && args[0] == "-i") {
     thenInteractive = true;
@@ -158,6 +213,10 @@ int main(int argc, char **argv) {
     }
     engine.setSourceName(path);
     ok &= runScript(engine, text);
+    if (interruptRequested())
+      return 130; // as a shell reports a script stopped by SIGINT
+    if (engine.quitRequested())
+      return ok ? 0 : 1;
   }
   if (args.empty() || thenInteractive)
     return interactive(engine);

@@ -2,6 +2,7 @@
 #include "repl/models/Zoo.h"
 
 #include "core/DType.h"
+#include "core/Interrupt.h"
 
 #include <cmath>
 #include <cstdio>
@@ -123,6 +124,7 @@ std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned see
     const std::string &name = idx.nodes[nid].node->name;
     if (name == "data")
       continue;
+    checkInterrupt();
     Tensor t(shapes[idx.entryId(nid, 0)], dtype);
     if (name.ends_with("weight")) {
       const Shape &s = t.shape;

@@ -256,6 +256,25 @@ void Engine::registerBuildCommands() {
         o.cache = e.kernelCache_;
         const int optLevel = o.optLevel;
         auto t0 = std::chrono::steady_clock::now();
+        if (e.progress_) {
+          e.progress_("building: passes and lowering …");
+          o.progress = [&e, t0](const backend::CompileStats &s) {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "building: %zu/%zu kernels, %zu from the cache, %.1f s",
+                          s.done, s.distinct, s.cacheHits,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                              .count());
+            e.progress_(buf);
+          };
+        }
+        // The status line goes however the build ends.
+        struct ClearProgress {
+          Engine &e;
+          ~ClearProgress() {
+            if (e.progress_)
+              e.progress_("");
+          }
+        } clearProgress{e};
         // The lowered loops go where the trace instrument prints, between the passes.
         std::ostream *sink = *e.sink_ ? *e.sink_ : &out;
         Graph g = backend::build(before, std::move(o), e.passContext_, trace ? sink : nullptr);

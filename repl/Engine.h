@@ -47,6 +47,10 @@ public:
 
   /// Name used in front of text positions in diagnostics ("<stdin>", a script's path).
   void setSourceName(std::string s) { source_ = std::move(s); }
+  /// Where long commands (`:build`) show how far they are: a one-line status that the front
+  /// end draws and replaces (an empty line clears it). Unset, nothing is shown — scripts,
+  /// sessions and pipes never see it.
+  void setProgress(std::function<void(const std::string &)> show) { progress_ = std::move(show); }
   /// Whether `:quit` asked the front end to stop reading input.
   bool quitRequested() const { return quit_; }
 
@@ -129,6 +133,7 @@ private:
   size_t recordFrom_ = 0;
   int restColumn_ = 0; ///< column where the running command's arguments start
   bool quit_ = false;  ///< set by :quit
+  std::function<void(const std::string &)> progress_;
 };
 
 } // namespace loupe

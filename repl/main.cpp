@@ -188,6 +188,12 @@ int main(int argc, char **argv) {
   }
   Engine engine;
   catchInterrupts();
+  // On a terminal, long commands show a status line that is erased when they end; output that
+  // goes to a file or a pipe never has it.
+  if (isatty(STDOUT_FILENO) && isatty(STDERR_FILENO))
+    engine.setProgress([](const std::string &status) {
+      std::cerr << "\r" << status << "\033[K" << std::flush;
+    });
   bool thenInteractive = false;
   if (!args.empty() && args[0] == "-i") {
     thenInteractive = true;

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <poll.h>
 #include <pty.h>
 #include <string>
@@ -151,4 +153,33 @@ TEST(ReplTerminal, CtrlCStopsARunningCommandAndKeepsTheState) {
   ASSERT_TRUE(t.waitFor("func_name='fuse_relu')", 30s)) << t.all();
   t.send(":quit\r");
   EXPECT_EQ(t.exitStatus(), 0);
+}
+
+TEST(ReplTerminal, ABuildShowsProgressOnTheTerminalOnly) {
+  const char *script = ":set cache off\n:model squeezenet1.1 classes=10\n:build opt_level=3\n";
+  Terminal t;
+  ASSERT_TRUE(t.waitFor("loupe> "));
+  for (const char *p = script; *p; ++p)
+    t.send(std::string(1, *p == '\n' ? '\r' : *p));
+  // The status line counts kernels as they compile, then is erased (\r, clear to the end of
+  // the line) before the deploy graph is printed.
+  ASSERT_TRUE(t.waitFor("building: 1/", 60s)) << t.all();
+  ASSERT_TRUE(t.waitFor("\r\x1b[K", 60s)) << t.all();
+  ASSERT_TRUE(t.waitFor("step 1: build opt_level=3", 60s)) << t.all();
+  t.send(":quit\r");
+  EXPECT_EQ(t.exitStatus(), 0);
+  // The same build with its output in a pipe has no status line at all.
+  std::string out = std::filesystem::temp_directory_path() /
+                    ("loupe-progress-" + std::to_string(::getpid()) + ".txt");
+  std::string cmd = std::string("printf '") +
+                    ":set cache off\\n:model squeezenet1.1 classes=10\\n"
+                    ":build opt_level=3\\n' | " LOUPE_REPL_BINARY " > " +
+                    out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(out);
+  EXPECT_NE(text.find("step 1: build opt_level=3"), std::string::npos) << text;
+  EXPECT_EQ(text.find("building:"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos);
 }

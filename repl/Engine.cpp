@@ -31,6 +31,12 @@ std::vector<std::string> Engine::variableNames() const {
   return v;
 }
 
+void Engine::moveTo(size_t step) {
+  if (step >= history_.size())
+    fail("no history step ", step, " (the history has ", history_.size(), ")");
+  cursor_ = step;
+}
+
 bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &err, int line) {
   std::ostringstream buf;
   bool ok = true;

@@ -68,6 +68,11 @@ public:
   /// The current graph snapshot, or null before the first `:graph`/`:load`.
   const Step *current() const;
   const std::vector<Step> &history() const { return history_; }
+  /// The index of the current step (meaningful when the history is not empty).
+  size_t cursor() const { return cursor_; }
+  /// Makes history step `step` the current one, as :undo and :redo do. Throws Error when there
+  /// is no such step.
+  void moveTo(size_t step);
   /// Names bound in the graph language.
   std::vector<std::string> variableNames() const;
   /// Words for Tab completion after `line` (commands, ops, passes, variables, attr keys).

@@ -1,4 +1,4 @@
-// Viewer: console, script stepping by replay, and the per-snapshot layout cache.
+// Viewer: console, script stepping over history snapshots, and the per-snapshot layout cache.
 #include "gui/model/Viewer.h"
 
 #include "core/Error.h"
@@ -13,6 +13,10 @@ Viewer::Viewer() : engine_(std::make_unique<Engine>()) {}
 bool Viewer::run(const std::string &input, std::string *output) {
   std::ostringstream out;
   bool ok = engine_->execute(input, out, out);
+  // A console input may have replaced the redo tail: later script inputs run anew.
+  ran_ = scriptPos_;
+  cursorAt_.resize(ran_ + 1);
+  cursorAt_[ran_] = engine_->history().empty() ? -1 : static_cast<long>(engine_->cursor());
   console_ += "loupe> " + input + "\n" + out.str();
   if (output)
     *output = out.str();
@@ -36,7 +40,8 @@ std::string Viewer::open(const std::string &path) {
     std::vector<ScriptInput> inputs = scriptInputs(text, path);
     script_ = std::move(inputs);
     scriptPath_ = path;
-    scriptPos_ = 0;
+    scriptPos_ = ran_ = 0;
+    cursorAt_ = {-1};
     engine_ = std::make_unique<Engine>();
     engine_->setSourceName(path);
     console_ += "# script " + path + " (" + std::to_string(script_.size()) + " inputs)\n";
@@ -49,30 +54,57 @@ std::string Viewer::open(const std::string &path) {
 bool Viewer::stepForward() {
   if (scriptPos_ >= script_.size())
     return false;
+  if (scriptPos_ < ran_) {
+    showPosition(scriptPos_ + 1);
+    return true;
+  }
   std::ostringstream out;
   const ScriptInput &in = script_[scriptPos_++];
   engine_->execute(in.text, out, out, in.line);
   console_ += "loupe> " + in.text + "\n" + out.str();
+  ran_ = scriptPos_;
+  cursorAt_.resize(ran_ + 1);
+  cursorAt_[ran_] = engine_->history().empty() ? -1 : static_cast<long>(engine_->cursor());
   return true;
+}
+
+void Viewer::showPosition(size_t pos) {
+  scriptPos_ = pos;
+  long step = cursorAt_[pos];
+  if (step >= 0)
+    engine_->moveTo(static_cast<size_t>(step));
+  console_ += "# at input " + std::to_string(pos) + " of " + scriptPath_ +
+              (step >= 0 ? ": step " + std::to_string(step) + " (" +
+                               engine_->history()[static_cast<size_t>(step)].label + ")"
+                         : "") +
+              "\n";
 }
 
 bool Viewer::stepBack() {
   if (scriptPos_ == 0)
     return false;
-  runTo(scriptPos_ - 1);
+  if (cursorAt_[scriptPos_ - 1] >= 0) {
+    showPosition(scriptPos_ - 1);
+    return true;
+  }
+  // Before the first graph step: no snapshot holds that state, so it is made again.
+  size_t n = scriptPos_ - 1;
+  engine_ = std::make_unique<Engine>();
+  engine_->setSourceName(scriptPath_);
+  scriptPos_ = ran_ = 0;
+  cursorAt_ = {-1};
+  console_ += "# replaying " + std::to_string(n) + " inputs of " + scriptPath_ + "\n";
+  while (scriptPos_ < n)
+    stepForward();
   return true;
 }
 
 void Viewer::runTo(size_t n) {
   n = std::min(n, script_.size());
-  if (n < scriptPos_) {
-    engine_ = std::make_unique<Engine>();
-    engine_->setSourceName(scriptPath_);
-    scriptPos_ = 0;
-    console_ += "# replaying " + std::to_string(n) + " inputs of " + scriptPath_ + "\n";
+  while (scriptPos_ > n && stepBack()) {
   }
-  while (scriptPos_ < n)
-    stepForward();
+  while (scriptPos_ < n && stepForward()) {
+  }
 }
 
 const GraphLayout &Viewer::layout(size_t step, int centre, int radius) {

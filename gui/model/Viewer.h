@@ -33,13 +33,18 @@ public:
   /// The script's inputs and how many of them have run.
   const std::vector<ScriptInput> &script() const { return script_; }
   size_t scriptPos() const { return scriptPos_; }
-  /// Runs the next input of the script; false at its end.
+  /// Goes forward one input: to the history step it made when it has run before, else runs it.
+  /// False at the end.
   bool stepForward();
-  /// Goes back one input by replaying the first ones in a fresh engine (commands typed in the
-  /// console meanwhile are dropped); false at the start.
+  /// Goes back one input by moving to the history step current after it (the snapshots are
+  /// immutable: nothing runs again). Before the script's first graph step there is no snapshot
+  /// to move to, and the first inputs are replayed in a fresh engine. False at the start.
   bool stepBack();
-  /// Runs or replays the script up to `n` inputs.
+  /// Steps forward or back to `n` inputs.
   void runTo(size_t n);
+  /// How many of the script's inputs have actually run in this engine (stepping back and
+  /// forward within them runs nothing).
+  size_t scriptRun() const { return ran_; }
 
   const Engine &engine() const { return *engine_; }
   /// Everything the console printed so far.
@@ -72,6 +77,12 @@ private:
   std::vector<ScriptInput> script_;
   std::string scriptPath_;
   size_t scriptPos_ = 0;
+  size_t ran_ = 0; ///< inputs run in this engine
+  /// The engine's current step after each number of inputs run (cursorAt_[k]: after k
+  /// inputs), or -1 while the history is empty.
+  std::vector<long> cursorAt_ = {-1};
+  /// Shows the step recorded for script position `pos` (the inputs there ran before).
+  void showPosition(size_t pos);
   std::map<std::tuple<const void *, int, int>, CachedLayout> layouts_;
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does

@@ -263,10 +263,33 @@ TEST(Viewer, StepsThroughASessionForwardAndBack) {
   EXPECT_EQ(v.engine().history().size(), 1u);
   ASSERT_TRUE(v.stepForward()); // :apply InferShape InferType
   EXPECT_EQ(v.engine().history().size(), 2u);
+  const Graph *applied = &v.engine().history()[1].graph;
+  // Back: the snapshot of step 0 becomes current again; nothing runs.
   ASSERT_TRUE(v.stepBack());
   EXPECT_EQ(v.scriptPos(), 17u);
-  EXPECT_EQ(v.engine().history().size(), 1u);
+  EXPECT_EQ(v.engine().history().size(), 2u);
+  EXPECT_EQ(v.engine().cursor(), 0u);
   EXPECT_NE(v.console().find("loupe> :graph z\nstep 0: graph z"), std::string::npos);
+  EXPECT_NE(v.console().find("# at input 17 of"), std::string::npos);
+  EXPECT_EQ(v.console().find("# replaying"), std::string::npos);
+  // Forward again: the same snapshot, not a second run of the input.
+  ASSERT_TRUE(v.stepForward());
+  EXPECT_EQ(v.engine().cursor(), 1u);
+  EXPECT_EQ(&v.engine().history()[1].graph, applied);
+  EXPECT_EQ(v.scriptRun(), 18u);
+  // A console input made at an earlier position replaces what came after it: stepping
+  // forward then runs the script's next input anew.
+  ASSERT_TRUE(v.stepBack());
+  ASSERT_TRUE(v.run(":apply InferShape"));
+  EXPECT_EQ(v.scriptRun(), 17u);
+  ASSERT_TRUE(v.stepForward());
+  EXPECT_EQ(v.scriptRun(), 18u);
+  EXPECT_EQ(v.engine().history().size(), 3u);
+  // Before the first graph step there is no snapshot: those positions are replayed.
+  v.runTo(3);
+  EXPECT_EQ(v.scriptPos(), 3u);
+  EXPECT_TRUE(v.engine().history().empty());
+  EXPECT_NE(v.console().find("# replaying"), std::string::npos);
   v.runTo(0);
   EXPECT_FALSE(v.stepBack());
   size_t inputs = v.script().size();

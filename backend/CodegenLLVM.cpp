@@ -184,6 +184,7 @@ public:
       a->addAttr(llvm::Attribute::NoAlias);
       buffers_[args[i].first] = {a, args[i].second};
     }
+    narrowIndices_ = f_.fast && fitsIn32Bits();
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
     emit(f_.body);
     b_.CreateRetVoid();
@@ -191,6 +192,32 @@ public:
   }
 
 private:
+  // Whether every buffer of the function (arguments and allocations) has fewer than 2^30
+  // elements, so that its index arithmetic can run in 32 bits (narrowIndex).
+  bool fitsIn32Bits() const {
+    constexpr int64_t kLimit = int64_t(1) << 30;
+    for (const ComputeRef &p : f_.inputs)
+      if (numElements(p->shape) >= kLimit)
+        return false;
+    for (const ComputeRef &o : f_.outputs)
+      if (numElements(o->shape) >= kLimit)
+        return false;
+    struct Allocs : loop::IRVisitor {
+      bool small = true;
+      void visitStmt(const Stmt &st) override {
+        if (st->kind == StmtKind::Allocate) {
+          int64_t n = 1;
+          for (int64_t x : st->extents)
+            n *= x;
+          small = small && n < kLimit;
+        }
+        IRVisitor::visitStmt(st);
+      }
+    } allocs;
+    allocs.visitStmt(f_.body);
+    return allocs.small;
+  }
+
   struct BufferRef {
     llvm::Value *ptr;
     int dtype;
@@ -504,9 +531,52 @@ private:
       return mask_ ? static_cast<llvm::Value *>(
                          b_.CreateMaskedLoad(vt, laneZeroAddress(buf, index), align, mask_))
                    : b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
-    llvm::Value *idx = splat(expr(index), lanes_);
+    llvm::Value *idx = splat(narrowIndices_ ? narrowIndex(index) : expr(index), lanes_);
     llvm::Value *ptrs = b_.CreateGEP(et, buf.ptr, idx);
     return b_.CreateMaskedGather(vt, ptrs, align, mask_);
+  }
+
+  // A gather's lane indices in 32 bits, as TVM computes indices when shapes fit. The vector
+  // units divide and multiply 32-bit lanes by constants in a few instructions; 64-bit lanes
+  // have no high multiply, so each lane's division by a constant became scalar code (a blocked
+  // layout gathered back to NCHW spent most of its time there). Only used when every buffer has
+  // fewer than 2^30 elements: an index expression's partial results are bounded by the buffer
+  // it indexes (they are Horner forms of in-range coordinates).
+  llvm::Value *narrowIndex(const Expr &e) {
+    llvm::Type *i32 = b_.getInt32Ty();
+    switch (e->kind) {
+    case ExprKind::IntImm:
+      return b_.getInt32(static_cast<uint32_t>(e->intValue));
+    case ExprKind::Binary: {
+      if (isFloat(e->args[0]->dtype) || isFloat(e->args[1]->dtype))
+        break;
+      llvm::Value *a = narrowIndex(e->args[0]), *c = narrowIndex(e->args[1]);
+      matchLanes(a, c);
+      switch (e->op) {
+      case BinOp::Add:
+        return b_.CreateAdd(a, c);
+      case BinOp::Sub:
+        return b_.CreateSub(a, c);
+      case BinOp::Mul:
+        return b_.CreateMul(a, c);
+      case BinOp::Div:
+        return b_.CreateSDiv(a, c);
+      case BinOp::Mod:
+        return b_.CreateSRem(a, c);
+      case BinOp::Min:
+        return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
+      case BinOp::Max:
+        return b_.CreateSelect(b_.CreateICmpSLT(a, c), c, a);
+      default:
+        break;
+      }
+      break;
+    }
+    default:
+      break;
+    }
+    llvm::Value *v = expr(e); // anything else in 64 bits, then narrowed
+    return b_.CreateTrunc(v, withLanes(i32, v));
   }
 
   // A vectorised loop with a constant extent of at most 64 lanes whose body qualifies: emitted
@@ -750,6 +820,7 @@ private:
   const ExprNode *vecVar_ = nullptr; ///< the lane variable while a vector loop is emitted
   unsigned lanes_ = 0;
   llvm::Value *mask_ = nullptr; ///< the active lanes of a guarded vector loop (else all)
+  bool narrowIndices_ = false;  ///< gathers index in 32 bits (see narrowIndex)
   std::map<const ExprNode *, llvm::Value *> vars_;
   std::map<std::string, BufferRef> buffers_;
   int parallelCount_ = 0;

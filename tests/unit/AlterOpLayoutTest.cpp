@@ -190,6 +190,12 @@ TEST(AlterOpLayout, AResidualAddOfBlockedAndPlainLayoutsBuildsAtOptLevel3) {
     std::string nodes = output(e, ":nodes");
     EXPECT_NE(nodes.find("'name': 'x_NCHW13c'"), std::string::npos) << "the add reads x blocked";
     EXPECT_LT(runError(e), 1e-5) << dt;
+    // NCHW13c back to NCHW, flattened: each vector step gathers values whose indices
+    // divide by 100 and 13 per lane, in 32-bit lanes (64-bit lanes have no vector division by
+    // a constant and went scalar).
+    std::string ir = output(e, ":llvm fuse___layout_transform___flatten");
+    EXPECT_NE(ir.find("masked.gather"), std::string::npos);
+    EXPECT_NE(ir.find(" x i32>"), std::string::npos) << dt;
   }
 }
 

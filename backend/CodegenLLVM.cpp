@@ -391,6 +391,28 @@ private:
     fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
   }
 
+  // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
+  llvm::Value *intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
+    switch (op) {
+    case BinOp::Add:
+      return b_.CreateAdd(a, c);
+    case BinOp::Sub:
+      return b_.CreateSub(a, c);
+    case BinOp::Mul:
+      return b_.CreateMul(a, c);
+    case BinOp::Div:
+      return b_.CreateSDiv(a, c);
+    case BinOp::Mod:
+      return b_.CreateSRem(a, c);
+    case BinOp::Min:
+      return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
+    case BinOp::Max:
+      return b_.CreateSelect(b_.CreateICmpSLT(a, c), c, a);
+    default:
+      return nullptr;
+    }
+  }
+
   llvm::Value *binary(const ExprNode &e) {
     int t = e.args[0]->dtype;
     llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
@@ -432,21 +454,9 @@ private:
         break;
       }
     } else {
+      if (llvm::Value *v = intArith(e.op, a, bv))
+        return v;
       switch (e.op) {
-      case BinOp::Add:
-        return b_.CreateAdd(a, bv);
-      case BinOp::Sub:
-        return b_.CreateSub(a, bv);
-      case BinOp::Mul:
-        return b_.CreateMul(a, bv);
-      case BinOp::Div:
-        return b_.CreateSDiv(a, bv);
-      case BinOp::Mod:
-        return b_.CreateSRem(a, bv);
-      case BinOp::Min:
-        return b_.CreateSelect(b_.CreateICmpSLT(bv, a), bv, a);
-      case BinOp::Max:
-        return b_.CreateSelect(b_.CreateICmpSLT(a, bv), bv, a);
       case BinOp::EQ:
         return b_.CreateICmpEQ(a, bv);
       case BinOp::NE:
@@ -552,24 +562,8 @@ private:
         break;
       llvm::Value *a = narrowIndex(e->args[0]), *c = narrowIndex(e->args[1]);
       matchLanes(a, c);
-      switch (e->op) {
-      case BinOp::Add:
-        return b_.CreateAdd(a, c);
-      case BinOp::Sub:
-        return b_.CreateSub(a, c);
-      case BinOp::Mul:
-        return b_.CreateMul(a, c);
-      case BinOp::Div:
-        return b_.CreateSDiv(a, c);
-      case BinOp::Mod:
-        return b_.CreateSRem(a, c);
-      case BinOp::Min:
-        return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
-      case BinOp::Max:
-        return b_.CreateSelect(b_.CreateICmpSLT(a, c), c, a);
-      default:
-        break;
-      }
+      if (llvm::Value *v = intArith(e->op, a, c))
+        return v;
       break;
     }
     default:

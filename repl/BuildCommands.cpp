@@ -257,14 +257,14 @@ void Engine::registerBuildCommands() {
         const int optLevel = o.optLevel;
         auto t0 = std::chrono::steady_clock::now();
         if (e.progress_) {
-          e.progress_("building: passes and lowering …");
+          e.progress_("building: passes and lowering …", -1);
           o.progress = [&e, t0](const backend::CompileStats &s) {
             char buf[128];
-            std::snprintf(buf, sizeof buf, "building: %zu/%zu kernels, %zu from the cache, %.1f s",
-                          s.done, s.distinct, s.cacheHits,
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                              .count());
-            e.progress_(buf);
+            std::snprintf(
+                buf, sizeof buf, "building: %zu/%zu kernels, %zu from the cache, %.1f s", s.done,
+                s.distinct, s.cacheHits,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            e.progress_(buf, s.distinct ? static_cast<double>(s.done) / s.distinct : 1.0);
           };
         }
         // The status line goes however the build ends.
@@ -272,7 +272,7 @@ void Engine::registerBuildCommands() {
           Engine &e;
           ~ClearProgress() {
             if (e.progress_)
-              e.progress_("");
+              e.progress_("", 1.0);
           }
         } clearProgress{e};
         // The lowered loops go where the trace instrument prints, between the passes.

@@ -47,10 +47,12 @@ public:
 
   /// Name used in front of text positions in diagnostics ("<stdin>", a script's path).
   void setSourceName(std::string s) { source_ = std::move(s); }
-  /// Where long commands (`:build`) show how far they are: a one-line status that the front
-  /// end draws and replaces (an empty line clears it). Unset, nothing is shown — scripts,
-  /// sessions and pipes never see it.
-  void setProgress(std::function<void(const std::string &)> show) { progress_ = std::move(show); }
+  /// How far a long command is: a one-line status and the finished fraction (0 to 1, or -1
+  /// when unknown). An empty status means the command ended.
+  using ProgressFn = std::function<void(const std::string &status, double fraction)>;
+  /// Where long commands (`:build`) show how far they are: a status the front end draws and
+  /// replaces. Unset, nothing is shown — scripts, sessions and pipes never see it.
+  void setProgress(ProgressFn show) { progress_ = std::move(show); }
   /// Whether `:quit` asked the front end to stop reading input.
   bool quitRequested() const { return quit_; }
 
@@ -138,7 +140,7 @@ private:
   size_t recordFrom_ = 0;
   int restColumn_ = 0; ///< column where the running command's arguments start
   bool quit_ = false;  ///< set by :quit
-  std::function<void(const std::string &)> progress_;
+  ProgressFn progress_;
 };
 
 } // namespace loupe

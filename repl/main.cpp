@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
   // On a terminal, long commands show a status line that is erased when they end; output that
   // goes to a file or a pipe never has it.
   if (isatty(STDOUT_FILENO) && isatty(STDERR_FILENO))
-    engine.setProgress([](const std::string &status) {
+    engine.setProgress([](const std::string &status, double) {
       std::cerr << "\r" << status << "\033[K" << std::flush;
     });
   bool thenInteractive = false;

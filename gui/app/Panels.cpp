@@ -671,7 +671,7 @@ void console(AppState &s) {
                                s.consoleInput, sizeof s.consoleInput, flags, consoleCallback, &s)) {
     std::string in = s.consoleInput;
     if (!in.empty()) {
-      s.viewer.run(in);
+      s.viewer.startWork([in](view::Viewer &v) { v.run(in); });
       s.consoleHistory.push_back(in);
       s.consoleHistoryPos = -1;
       s.scrollConsole = true;
@@ -688,17 +688,19 @@ void toolbar(AppState &s) {
   ImGui::SameLine();
   const auto &script = s.viewer.script();
   if (!script.empty()) {
+    // Steps run on the viewer's worker thread: a build takes seconds and the window keeps
+    // drawing (drawFrame shows its progress meanwhile).
     if (ImGui::Button("|<"))
-      s.viewer.runTo(0);
+      s.viewer.startWork([](view::Viewer &v) { v.runTo(0); });
     ImGui::SameLine();
     if (ImGui::Button("< back"))
-      s.viewer.stepBack();
+      s.viewer.startWork([](view::Viewer &v) { v.stepBack(); });
     ImGui::SameLine();
     if (ImGui::Button("forward >"))
-      s.viewer.stepForward();
+      s.viewer.startWork([](view::Viewer &v) { v.stepForward(); });
     ImGui::SameLine();
     if (ImGui::Button(">|"))
-      s.viewer.runTo(script.size());
+      s.viewer.startWork([n = script.size()](view::Viewer &v) { v.runTo(n); });
     ImGui::SameLine();
     size_t pos = s.viewer.scriptPos();
     std::string next = pos < script.size() ? script[pos].text : "(end)";
@@ -761,7 +763,32 @@ void openDialog(AppState &s) {
 
 } // namespace
 
+// While the viewer's worker runs an input, the engine must not be read: the frame shows only
+// the work's progress and a button that stops it (Ctrl-C's interrupt).
+void workingFrame(AppState &s, float w, float h) {
+  auto [status, fraction] = s.viewer.progress();
+  ImGui::SetNextWindowPos(ImVec2(w * 0.5f, h * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(std::min(520.0f, w - 40), 0));
+  ImGui::Begin("Working", nullptr,
+               ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                   ImGuiWindowFlags_NoSavedSettings);
+  ImGui::TextUnformatted(status.c_str());
+  if (fraction >= 0)
+    ImGui::ProgressBar(static_cast<float>(fraction), ImVec2(-1, 0));
+  else // unknown: a bar that moves so the window visibly lives
+    ImGui::ProgressBar(-1.0f * static_cast<float>(ImGui::GetTime()), ImVec2(-1, 0), "");
+  if (ImGui::Button("Stop"))
+    s.viewer.interrupt();
+  ImGui::End();
+}
+
 void drawFrame(AppState &s, float w, float h) {
+  if (s.viewer.poll())
+    s.scrollConsole = true;
+  if (s.viewer.busy()) {
+    workingFrame(s, w, h);
+    return;
+  }
   const float toolbarH = 36, consoleH = std::max(140.0f, h * 0.24f), inspectorW = 330;
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;

@@ -2,13 +2,61 @@
 #include "gui/model/Viewer.h"
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "repl/TextFile.h"
 
 #include <sstream>
 
 namespace loupe::view {
 
-Viewer::Viewer() : engine_(std::make_unique<Engine>()) {}
+Viewer::Viewer() : engine_(std::make_unique<Engine>()) { watchProgress(); }
+
+Viewer::~Viewer() {
+  if (worker_.joinable()) {
+    interrupt();
+    worker_.join();
+    clearInterrupt();
+  }
+}
+
+void Viewer::watchProgress() {
+  engine_->setProgress([this](const std::string &status, double fraction) {
+    std::lock_guard<std::mutex> lock(progressMutex_);
+    if (!status.empty()) // the end of a command keeps its last status on show
+      progressText_ = status;
+    progressFraction_ = fraction;
+  });
+}
+
+void Viewer::startWork(std::function<void(Viewer &)> work) {
+  if (busy())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(progressMutex_);
+    progressText_ = "working …";
+    progressFraction_ = -1;
+  }
+  workDone_ = false;
+  worker_ = std::thread([this, work = std::move(work)] {
+    work(*this);
+    workDone_ = true;
+  });
+}
+
+bool Viewer::poll() {
+  if (!worker_.joinable() || !workDone_)
+    return false;
+  worker_.join();
+  clearInterrupt(); // a stop request ends with the work it stopped
+  return true;
+}
+
+std::pair<std::string, double> Viewer::progress() const {
+  std::lock_guard<std::mutex> lock(progressMutex_);
+  return {progressText_, progressFraction_};
+}
+
+void Viewer::interrupt() { requestInterrupt(); }
 
 bool Viewer::run(const std::string &input, std::string *output) {
   std::ostringstream out;
@@ -44,6 +92,7 @@ std::string Viewer::open(const std::string &path) {
     cursorAt_ = {-1};
     engine_ = std::make_unique<Engine>();
     engine_->setSourceName(path);
+    watchProgress();
     console_ += "# script " + path + " (" + std::to_string(script_.size()) + " inputs)\n";
     return "";
   } catch (const Error &e) {
@@ -91,6 +140,7 @@ bool Viewer::stepBack() {
   size_t n = scriptPos_ - 1;
   engine_ = std::make_unique<Engine>();
   engine_->setSourceName(scriptPath_);
+  watchProgress();
   scriptPos_ = ran_ = 0;
   cursorAt_ = {-1};
   console_ += "# replaying " + std::to_string(n) + " inputs of " + scriptPath_ + "\n";

@@ -9,9 +9,13 @@
 #include "repl/Engine.h"
 #include "repl/SessionFile.h"
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace loupe::view {
@@ -19,6 +23,7 @@ namespace loupe::view {
 class Viewer {
 public:
   Viewer();
+  ~Viewer();
 
   /// Runs one input as the console does: it is echoed with `loupe> ` and what `loupe` prints
   /// follows it. Returns false when the input failed.
@@ -45,6 +50,20 @@ public:
   /// How many of the script's inputs have actually run in this engine (stepping back and
   /// forward within them runs nothing).
   size_t scriptRun() const { return ran_; }
+
+  /// Runs `work` (calls of run, stepForward, runTo … on this viewer) on a worker thread, so a
+  /// window keeps drawing through a long build. Until poll() says it is done, nothing else of
+  /// the viewer may be used but busy(), progress() and interrupt(). Ignored while busy.
+  void startWork(std::function<void(Viewer &)> work);
+  /// Whether work started by startWork is still running.
+  bool busy() const { return worker_.joinable(); }
+  /// Joins finished work; true when it did (the frame then draws the new state).
+  bool poll();
+  /// The running work's status line and finished fraction (-1 unknown); the last one stays
+  /// after the work ends.
+  std::pair<std::string, double> progress() const;
+  /// Asks the running work to stop at its next safe point (as Ctrl-C does in `loupe`).
+  void interrupt();
 
   const Engine &engine() const { return *engine_; }
   /// Everything the console printed so far.
@@ -94,6 +113,13 @@ private:
     StepDiff diff;
   };
   std::map<std::pair<const void *, const void *>, CachedDiff> diffs_;
+  // Work on a worker thread (startWork): its progress, written by the engine's callback.
+  void watchProgress();
+  std::thread worker_;
+  std::atomic<bool> workDone_{false};
+  mutable std::mutex progressMutex_;
+  std::string progressText_;
+  double progressFraction_ = -1;
 };
 
 } // namespace loupe::view

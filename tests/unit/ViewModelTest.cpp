@@ -4,13 +4,16 @@
 #include "TestUtil.h"
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
+#include <thread>
 
 using namespace loupe;
 using namespace loupe::view;
@@ -299,4 +302,47 @@ TEST(Viewer, StepsThroughASessionForwardAndBack) {
   // A graph file goes through :load, whose one-line error comes back without its prefix.
   EXPECT_EQ(v.open("/nonexistent.json"),
             "/nonexistent.json: cannot open: No such file or directory");
+}
+
+namespace {
+
+// Polls a viewer's work the way a frame loop does, until it ends (or a minute passes).
+bool waitForWork(Viewer &v) {
+  for (int i = 0; i < 6000; ++i) {
+    if (v.poll())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+} // namespace
+
+TEST(Viewer, RunsABuildOnAWorkerThreadWithProgress) {
+  Viewer v;
+  v.startWork([](Viewer &w) {
+    w.run(":model squeezenet1.1 classes=10");
+    w.run(":build opt_level=3");
+  });
+  ASSERT_TRUE(waitForWork(v));
+  EXPECT_FALSE(v.busy());
+  ASSERT_EQ(v.engine().history().size(), 2u) << v.console();
+  EXPECT_NE(v.console().find("step 1: build opt_level=3"), std::string::npos);
+  // The last status the build reported stays on show: every kernel done.
+  auto [status, fraction] = v.progress();
+  EXPECT_NE(status.find(" kernels, "), std::string::npos) << status;
+  EXPECT_EQ(fraction, 1.0);
+}
+
+TEST(Viewer, StopInterruptsTheWorkAndKeepsTheState) {
+  Viewer v;
+  ASSERT_TRUE(v.run(":model resnet-18"));
+  v.startWork([](Viewer &w) { w.run(":build opt_level=3"); });
+  v.interrupt(); // the Stop button: the build ends at its next safe point
+  ASSERT_TRUE(waitForWork(v));
+  EXPECT_NE(v.console().find("loupe> :build opt_level=3\ninterrupted\n"), std::string::npos)
+      << v.console();
+  EXPECT_EQ(v.engine().history().size(), 1u);
+  EXPECT_FALSE(interruptRequested()); // the request ends with the work it stopped
+  ASSERT_TRUE(v.run(":history"));
 }

@@ -118,17 +118,14 @@ std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
 }
 
 // Whether a vectorised loop's body can run as one vector statement per lane group: stores at
-// consecutive addresses (index coefficient 1), no inner loops or allocations, branches and lazy
-// selects only on conditions that are the same for every lane.
+// consecutive addresses (index coefficient 1), no inner loops or allocations, branches only on
+// conditions that are the same for every lane (a lazy select whose condition differs by lane
+// is evaluated under masks).
 bool vectorizable(const Stmt &s, const ExprNode *v) {
   struct Check : loop::IRVisitor {
     const ExprNode *v;
     bool ok = true;
-    void visitExpr(const Expr &e) override {
-      if (e->kind == ExprKind::Call && e->name == "tvm_if_then_else" && usesVar(e->args[0], v))
-        ok = false;
-      IRVisitor::visitExpr(e);
-    }
+
     void visitStmt(const Stmt &st) override {
       switch (st->kind) {
       case StmtKind::For:
@@ -338,8 +335,22 @@ private:
   llvm::Value *call(const ExprNode &e) {
     const std::string &f = e.name;
     if (f == "tvm_if_then_else") {
-      // Lazy: the untaken side may read out of bounds (padding), so branch.
       llvm::Value *c = expr(e.args[0]);
+      if (lanesOf(c) > 0) {
+        // A condition that differs by lane (padding at the row's ends): each side is evaluated
+        // with its loads masked to the lanes that take it, then the lanes are selected.
+        llvm::Value *outer = mask_;
+        auto within = [&](llvm::Value *m) { return outer ? b_.CreateAnd(outer, m) : m; };
+        ++laneSelect_;
+        mask_ = within(c);
+        llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
+        mask_ = within(b_.CreateNot(c));
+        llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
+        mask_ = outer;
+        --laneSelect_;
+        return b_.CreateSelect(c, a, bv);
+      }
+      // Lazy: the untaken side may read out of bounds (padding), so branch.
       llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "if_then", fn_),
                        *elseBB = llvm::BasicBlock::Create(ctx_, "if_else", fn_),
                        *done = llvm::BasicBlock::Create(ctx_, "if_end", fn_);
@@ -508,7 +519,10 @@ private:
       return call(*e);
     case ExprKind::Load: {
       BufferRef buf = buffer(e->name);
-      llvm::Value *v = vecVar_ && usesVar(e->args[0], vecVar_)
+      // Inside a lane-dependent if-then-else even a load the lanes share is masked: unmasked,
+      // it could read out of bounds when no lane takes that side. (A guarded loop's body runs
+      // only when some lane is active, so its shared loads stay scalar.)
+      llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(e->args[0], vecVar_))
                            ? vectorLoad(buf, e->args[0])
                            : b_.CreateLoad(elemType(buf.dtype), address(buf, e->args[0]));
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
@@ -815,6 +829,7 @@ private:
   unsigned lanes_ = 0;
   llvm::Value *mask_ = nullptr; ///< the active lanes of a guarded vector loop (else all)
   bool narrowIndices_ = false;  ///< gathers index in 32 bits (see narrowIndex)
+  int laneSelect_ = 0;          ///< inside the sides of a lane-dependent tvm_if_then_else
   std::map<const ExprNode *, llvm::Value *> vars_;
   std::map<std::string, BufferRef> buffers_;
   int parallelCount_ = 0;

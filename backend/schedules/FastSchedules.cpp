@@ -20,8 +20,11 @@ void injective(Schedule &s, Stage &st) {
   int64_t lanes = kVectorBytes / dtypeBytes(st.tensor->dtype);
   Expr inner = st.leaves.back().var;
   int64_t extent = st.leaves.back().extent;
-  if (extent > 64 && extent % lanes == 0) {
-    auto [o, i] = s.split(st, inner, lanes);
+  if (extent > 64) {
+    // Rows that are not a multiple of the lanes end with a vector shifted back over the one
+    // before (those columns are written twice, with the same values).
+    auto [o, i] =
+        extent % lanes == 0 ? s.split(st, inner, lanes) : s.splitShifted(st, inner, lanes);
     inner = i;
     extent = lanes;
   }
@@ -45,10 +48,12 @@ void applyFastSchedule(Schedule &s) {
     const std::string &tag = s.stages[i].tensor->tag;
     if (tag == "conv2d_NCHWc" && fast::conv2dNCHWc(s, i))
       return;
+    if (tag == "conv2d" && fast::conv2dNCHW(s, i))
+      return;
     if (tag == "dense" && s.stages[i].body->kind == loop::ExprKind::Reduce && fast::dense(s, i))
       return;
   }
-  // Plain convolutions (grouped, depthwise) and dense keep the seed-era schedules for now.
+  // A convolution or dense of another shape keeps the seed-era schedule.
   for (const Stage &st : s.stages)
     if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense")
       return applyDefaultSchedule(s);

@@ -18,6 +18,11 @@ void injective(Schedule &s, Stage &st);
 /// changes nothing) when the function does not have the shape that schedule expects.
 bool conv2dNCHWc(Schedule &s, size_t conv);
 
+/// A convolution left in NCHW (depthwise, grouped): a vector of output columns accumulated in
+/// a register over the taps, the epilogue applied to it before the store. Returns false (and
+/// changes nothing) when the function does not have that shape.
+bool conv2dNCHW(Schedule &s, size_t conv);
+
 /// Dense at any batch: the reduction rfactor'ed into a vector of partial sums held in registers,
 /// the outputs in parallel. Returns false (and changes nothing) for a short reduction.
 bool dense(Schedule &s, size_t dense);

@@ -190,6 +190,12 @@ std::vector<Case> cases() {
   c.push_back({"y = conv2d(a, channels=2, kernel_size=(1,3), strides=(2,3), dilation=(1,2))", img});
   c.push_back({"y = conv2d(a, channels=4, kernel_size=(1,1), groups=2)",
                {{{1, 4, 3, 5}}, {{2, 2, 1, 19}}}});
+  // Depthwise with rows longer than 64: at opt 3 the padded rows and the output columns are
+  // vectors with the last one shifted back, the padding a masked select.
+  c.push_back({"y = relu(conv2d(a, channels=4, kernel_size=(3,3), padding=(1,1), groups=4))",
+               {{{1, 4, 3, 70}}, {{1, 4, 2, 9}}}});
+  c.push_back(
+      {"y = conv2d(a, channels=2, kernel_size=(3,3), strides=(2,2), groups=2)", {{{1, 2, 5, 71}}}});
   c.push_back({"y = dense(a, units=5)", {{{3, 7}}, {{1, 16}}, {{2, 1}}}});
   c.push_back({"y = dense(a, units=3, use_bias=False)", {{{4, 5}}, {{1, 8}}}});
   c.push_back({"y = relu(dense(a, units=9)) * 2", {{{3, 13}}, {{1, 4}}}});

@@ -1,0 +1,60 @@
+// Conv2dNCHW: opt_level 3's schedule for convolutions AlterOpLayout leaves in NCHW (depthwise and
+// grouped ones): a vector of output columns accumulated in registers over the taps.
+#include "backend/schedules/FastSchedules.h"
+
+#include "core/DType.h"
+
+namespace loupe::backend::fast {
+
+using namespace loop;
+
+bool conv2dNCHW(Schedule &s, size_t idx) {
+  if (s.outputs.size() != 1)
+    return false;
+  const Shape convShape = s.stages[idx].tensor->shape; // N, C, OH, OW
+  const Stage &outStage = s.stage(s.outputs[0]);
+  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
+  if (convShape.size() != 4 || outStage.tensor->shape != convShape ||
+      s.stages[idx].body->kind != ExprKind::Reduce || s.stages[idx].body->reduceAxes.size() != 3 ||
+      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
+    return false;
+  // The seed schedule accumulated in memory, a load and a store per tap and column; here a
+  // vector of output columns stays in a register for all the taps (and input channels of the
+  // group), then the fused epilogue runs on it before one store.
+  int64_t lanes = kVectorBytes / dtypeBytes(s.stages[idx].tensor->dtype);
+  int64_t width = convShape[3], vec = std::min(width, lanes);
+  bool shifted = width % vec != 0;
+  s.knob("vec", vec,
+         shifted ? "output columns per vector; the last vector shifted back"
+                 : "output columns per vector");
+
+  Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
+  ComputeRef cacheT = cache.tensor;
+  for (Stage &st : s.stages) {
+    if (st.tensor == cacheT || s.isOutput(st))
+      continue;
+    if (st.tensor->tag == "pad")
+      injective(s, st); // padded input materialised once, in parallel
+    else
+      s.computeInline(st);
+  }
+  Stage &out = s.stage(s.outputs[0]);
+  Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
+  auto [wo, wi] = shifted ? s.splitShifted(out, w, vec) : s.split(out, w, vec);
+  Expr rows = s.fuse(out, s.fuse(out, n, c), h);
+  s.parallel(out, rows);
+  s.vectorize(out, wi);
+
+  Stage &acc = s.stage(cacheT);
+  s.computeAt(acc, out, wo);
+  s.setLocal(acc);
+  Expr cw = acc.leaves[3].var, rc = acc.leaves[4].var, ry = acc.leaves[5].var,
+       rx = acc.leaves[6].var;
+  s.reorder(acc, {rc, ry, rx, cw});
+  s.unroll(acc, ry);
+  s.unroll(acc, rx);
+  s.vectorize(acc, cw);
+  return true;
+}
+
+} // namespace loupe::backend::fast

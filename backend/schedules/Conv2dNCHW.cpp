@@ -28,16 +28,7 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
          shifted ? "output columns per vector; the last vector shifted back"
                  : "output columns per vector");
 
-  Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
-  ComputeRef cacheT = cache.tensor;
-  for (Stage &st : s.stages) {
-    if (st.tensor == cacheT || s.isOutput(st))
-      continue;
-    if (st.tensor->tag == "pad")
-      injective(s, st); // padded input materialised once, in parallel
-    else
-      s.computeInline(st);
-  }
+  ComputeRef cacheT = accumulateThroughCache(s, idx);
   Stage &out = s.stage(s.outputs[0]);
   Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
   auto [wo, wi] = shifted ? s.splitShifted(out, w, vec) : s.split(out, w, vec);

@@ -77,16 +77,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
          rowsOuter ? "input larger than weights: each input row read once"
                    : "weights larger than input: each channel chunk's weights reused");
 
-  Stage &cache = s.cacheWrite(s.stages[idx]); // stages[idx] is now the accumulator
-  ComputeRef cacheT = cache.tensor;
-  for (Stage &st : s.stages) {
-    if (st.tensor == cacheT || s.isOutput(st))
-      continue;
-    if (st.tensor->tag == "pad")
-      injective(s, st); // padded input materialised once, in parallel
-    else
-      s.computeInline(st);
-  }
+  ComputeRef cacheT = accumulateThroughCache(s, idx);
   Stage &out = s.stage(s.outputs[0]);
   Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
        ow = out.leaves[3].var, ob = out.leaves[4].var;

@@ -13,6 +13,20 @@ namespace fast {
 
 using namespace loop;
 
+ComputeRef accumulateThroughCache(Schedule &s, size_t conv) {
+  Stage &cache = s.cacheWrite(s.stages[conv]); // stages[conv] is now the accumulator
+  ComputeRef cacheT = cache.tensor;
+  for (Stage &st : s.stages) {
+    if (st.tensor == cacheT || s.isOutput(st))
+      continue;
+    if (st.tensor->tag == "pad")
+      injective(s, st); // padded input materialised once, in parallel
+    else
+      s.computeInline(st);
+  }
+  return cacheT;
+}
+
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)

@@ -13,6 +13,11 @@ inline constexpr int64_t kVectorBytes = 64;
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);
 
+/// The first step of the convolution schedules: the stage at `conv` written through a cache
+/// (`conv` becomes the accumulator, returned), a padded input materialised once in parallel,
+/// every other producer inlined.
+loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv);
+
 /// topi's conv2d_NCHWc for AVX-512 (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
 /// register-tiled, its epilogue applied to the tile before the single store. Returns false (and
 /// changes nothing) when the function does not have the shape that schedule expects.

@@ -895,6 +895,10 @@ std::string targetDescription(const llvm::orc::JITTargetMachineBuilder &jtmb) {
          " llvm-" LLVM_VERSION_STRING " loupe-" LOUPE_VERSION " " + kCodegenRevision;
 }
 
+// The symbol a kernel is compiled under: its key, so the same code serves any function of any
+// build (and its cached object file links under the same name).
+std::string kernelSymbol(const std::string &key) { return "loupe_" + key; }
+
 std::string hexDigest(llvm::ArrayRef<uint8_t> bytes) {
   static const char *digits = "0123456789abcdef";
   std::string h;
@@ -981,7 +985,7 @@ Kernel generate(const LoweredFunction &f, const llvm::orc::JITTargetMachineBuild
 // The kernel's object code, its functions named after its key (`loupe_<key>`, …) so that the
 // same code can be shared by any function and any build.
 std::string compileKernel(Kernel &k, bool fast, const llvm::orc::JITTargetMachineBuilder &jtmb) {
-  std::string symbol = "loupe_" + k.key;
+  std::string symbol = kernelSymbol(k.key);
   for (llvm::Function &f : *k.module)
     if (f.getName().starts_with(kPlaceholder))
       f.setName(symbol + f.getName().substr(std::strlen(kPlaceholder)).str());
@@ -1081,19 +1085,21 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   int threads = options.threads > 0 ? options.threads : numThreads();
 
   // Generate every function (in parallel: each in its own context) and find the distinct ones.
+  // (Generation reads only the target's data layout and triple: one target machine serves all.)
   std::vector<Kernel> kernels(fns.size());
-  parallelTasks(fns.size(), threads, [&](size_t i) {
-    auto tm = targetMachine(jtmb);
-    kernels[i] = generate(fns[i], jtmb, *tm);
-  });
+  const std::unique_ptr<llvm::TargetMachine> host = targetMachine(jtmb);
+  parallelTasks(fns.size(), threads, [&](size_t i) { kernels[i] = generate(fns[i], jtmb, *host); });
   std::map<std::string, size_t> firstWithKey;
   std::vector<size_t> distinct;
   for (size_t i = 0; i < fns.size(); ++i) {
     auto [it, isNew] = firstWithKey.emplace(kernels[i].key, i);
-    if (isNew)
+    if (isNew) {
       distinct.push_back(i);
-    else
+    } else {
       impl.sharedWith[fns[i].name] = fns[it->second].name;
+      kernels[i].module.reset(); // only the key is needed: the first one's code serves
+      kernels[i].ctx.reset();
+    }
   }
   impl.stats.functions = fns.size();
   impl.stats.distinct = distinct.size();
@@ -1138,8 +1144,8 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))))
     fail("LLJIT: ", llvmMessage(std::move(e)));
   for (size_t u = 0; u < distinct.size(); ++u)
-    if (auto e = impl.jit->addObjectFile(
-            llvm::MemoryBuffer::getMemBufferCopy(objects[u], "loupe_" + kernels[distinct[u]].key)))
+    if (auto e = impl.jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+            objects[u], kernelSymbol(kernels[distinct[u]].key))))
       fail("LLJIT: ", llvmMessage(std::move(e)));
   for (size_t i = 0; i < fns.size(); ++i) {
     const LoweredFunction &f = fns[i];
@@ -1161,7 +1167,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
       first = false;
     }
     impl.header += decl + ");\nvoid " + f.name + "_packed(void **args);\n";
-    auto addr = check(impl.jit->lookup("loupe_" + kernels[i].key + "_packed"), "LLJIT lookup");
+    auto addr = check(impl.jit->lookup(kernelSymbol(kernels[i].key) + "_packed"), "LLJIT lookup");
     impl.packed[f.name] = addr.toPtr<void (*)(void **)>();
   }
   return cm;

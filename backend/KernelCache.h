@@ -21,7 +21,8 @@ public:
   /// `$XDG_CACHE_HOME/loupe/kernels`, else `~/.cache/loupe/kernels`.
   static std::filesystem::path defaultDir();
 
-  explicit KernelCache(std::filesystem::path dir, uint64_t maxBytes = defaultMaxBytes());
+  explicit KernelCache(std::filesystem::path dir = defaultDir(),
+                       uint64_t maxBytes = defaultMaxBytes());
 
   /// The object code stored under `key`, or nothing when it is absent, unreadable or damaged
   /// (a damaged entry is removed). A hit marks the entry as recently used.

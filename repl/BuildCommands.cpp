@@ -230,7 +230,7 @@ void Engine::registerBuildCommands() {
   auto add = [this](std::string name, std::string usage, std::string summary, auto fn) {
     commands_.push_back({std::move(name), std::move(usage), std::move(summary), fn});
   };
-  kernelCache_ = std::make_shared<backend::KernelCache>(backend::KernelCache::defaultDir());
+  kernelCache_ = std::make_shared<backend::KernelCache>();
 
   add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
       "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "

@@ -652,12 +652,9 @@ void Engine::registerCommands() {
             e.kernelCache_.reset();
           } else if (v == "on") {
             if (!e.kernelCache_)
-              e.kernelCache_ =
-                  std::make_shared<backend::KernelCache>(backend::KernelCache::defaultDir());
+              e.kernelCache_ = std::make_shared<backend::KernelCache>();
           } else if (v == "clear") {
-            (e.kernelCache_ ? *e.kernelCache_
-                            : backend::KernelCache(backend::KernelCache::defaultDir()))
-                .clear();
+            (e.kernelCache_ ? *e.kernelCache_ : backend::KernelCache()).clear();
             out << "kernel cache cleared\n";
             return;
           } else {

@@ -62,9 +62,7 @@ bool Viewer::run(const std::string &input, std::string *output) {
   std::ostringstream out;
   bool ok = engine_->execute(input, out, out);
   // A console input may have replaced the redo tail: later script inputs run anew.
-  ran_ = scriptPos_;
-  cursorAt_.resize(ran_ + 1);
-  cursorAt_[ran_] = engine_->history().empty() ? -1 : static_cast<long>(engine_->cursor());
+  recordPosition();
   console_ += "loupe> " + input + "\n" + out.str();
   if (output)
     *output = out.str();
@@ -88,11 +86,7 @@ std::string Viewer::open(const std::string &path) {
     std::vector<ScriptInput> inputs = scriptInputs(text, path);
     script_ = std::move(inputs);
     scriptPath_ = path;
-    scriptPos_ = ran_ = 0;
-    cursorAt_ = {-1};
-    engine_ = std::make_unique<Engine>();
-    engine_->setSourceName(path);
-    watchProgress();
+    freshEngine();
     console_ += "# script " + path + " (" + std::to_string(script_.size()) + " inputs)\n";
     return "";
   } catch (const Error &e) {
@@ -111,10 +105,22 @@ bool Viewer::stepForward() {
   const ScriptInput &in = script_[scriptPos_++];
   engine_->execute(in.text, out, out, in.line);
   console_ += "loupe> " + in.text + "\n" + out.str();
+  recordPosition();
+  return true;
+}
+
+void Viewer::recordPosition() {
   ran_ = scriptPos_;
   cursorAt_.resize(ran_ + 1);
   cursorAt_[ran_] = engine_->history().empty() ? -1 : static_cast<long>(engine_->cursor());
-  return true;
+}
+
+void Viewer::freshEngine() {
+  engine_ = std::make_unique<Engine>();
+  engine_->setSourceName(scriptPath_);
+  watchProgress();
+  scriptPos_ = ran_ = 0;
+  cursorAt_ = {-1};
 }
 
 void Viewer::showPosition(size_t pos) {
@@ -138,11 +144,7 @@ bool Viewer::stepBack() {
   }
   // Before the first graph step: no snapshot holds that state, so it is made again.
   size_t n = scriptPos_ - 1;
-  engine_ = std::make_unique<Engine>();
-  engine_->setSourceName(scriptPath_);
-  watchProgress();
-  scriptPos_ = ran_ = 0;
-  cursorAt_ = {-1};
+  freshEngine();
   console_ += "# replaying " + std::to_string(n) + " inputs of " + scriptPath_ + "\n";
   while (scriptPos_ < n)
     stepForward();

@@ -102,6 +102,10 @@ private:
   std::vector<long> cursorAt_ = {-1};
   /// Shows the step recorded for script position `pos` (the inputs there ran before).
   void showPosition(size_t pos);
+  /// Records the engine's current step as that of the script position reached by running.
+  void recordPosition();
+  /// A new engine for the script, at its start.
+  void freshEngine();
   std::map<std::tuple<const void *, int, int>, CachedLayout> layouts_;
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does

@@ -290,3 +290,31 @@ TEST(KernelCache, ZooNetworksBuildTheSameWithTheCacheOffColdAndWarm) {
   ::unsetenv("XDG_CACHE_HOME");
   fs::remove_all(dir);
 }
+
+TEST(KernelCache, TheEngineSwitchesTheCacheAndReportsIt) {
+  fs::path dir = freshDir("engine");
+  ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  ::unsetenv("LOUPE_KERNEL_CACHE_MAX_MB"); // the 1 GiB default
+  std::string kernels = (dir / "loupe" / "kernels").string();
+  Engine e;
+  EXPECT_EQ(output(e, ":cache"),
+            "kernel cache " + kernels + ": 0 entries, 0.0 MB (at most 1073.7 MB)\nno build yet\n");
+  EXPECT_EQ(output(e, ":set cache sometimes"),
+            "error: cache must be on, off or clear, got 'sometimes'\n");
+  run(e, ":set cache off\nx = Variable(\"x\", shape=(1, 4), dtype=0)\n:graph relu(x)\n:build");
+  EXPECT_EQ(output(e, ":cache"), "kernel cache off (:set cache on uses " + kernels +
+                                     ")\nlast build: 1 function, 1 distinct kernel, all compiled "
+                                     "(cache off)\n");
+  EXPECT_FALSE(fs::exists(kernels)); // off means nothing written
+  run(e, ":undo\n:set cache on\n:build");
+  EXPECT_EQ(output(e, ":cache").substr(0, kernels.size() + 23),
+            "kernel cache " + kernels + ": 1 entry,");
+  EXPECT_NE(output(e, ":cache")
+                .find("last build: 1 function, 1 distinct kernel: 0 from the cache, "
+                      "1 compiled (hit rate 0%), 1 stored\n"),
+            std::string::npos);
+  EXPECT_EQ(output(e, ":set cache clear"), "kernel cache cleared\n");
+  EXPECT_TRUE(entries(kernels).empty());
+  ::unsetenv("XDG_CACHE_HOME");
+  fs::remove_all(dir);
+}

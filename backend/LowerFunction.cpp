@@ -60,6 +60,8 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
   for (const ComputeRef &o : out.outputs)
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
+  if (out.fast)
+    out.body = runSmallOnCaller(out.body);
   return out;
 }
 

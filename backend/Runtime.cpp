@@ -14,15 +14,15 @@ namespace {
 
 thread_local bool insideParallel = false;
 
-// One job at a time: the range [0, n) split statically, one contiguous share per thread (the
-// caller takes share 0). Workers spin for a while on the job counter before they sleep, so that
-// back-to-back kernels (a network launches one parallel loop per kernel) do not pay a futex
-// wake-up each; the caller spins until every share is done.
+// One job at a time: the range [0, n) split statically into one contiguous share per thread,
+// each share claimed by whichever thread asks first (the caller too). Workers spin for a while on
+// the job counter before they sleep, so that back-to-back kernels (a network launches one parallel
+// loop per kernel) do not pay a futex wake-up each; the caller spins until every share is done.
 class Pool {
 public:
   explicit Pool(int n) {
     for (int i = 1; i < n; ++i)
-      workers_.emplace_back([this, i] { loop(i); });
+      workers_.emplace_back([this] { loop(); });
   }
   ~Pool() {
     {
@@ -39,14 +39,15 @@ public:
     n_ = n;
     body_ = body;
     closure_ = closure;
-    pending_.store(static_cast<int>(workers_.size()));
+    done_.store(0);
+    next_.store(0);
     generation_.fetch_add(1); // publishes the job (sequentially consistent)
     if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> g(m_);
       wake_.notify_all();
     }
-    share(0);
-    while (pending_.load() != 0)
+    claimShares();
+    while (done_.load() != threads())
       pause();
   }
 
@@ -59,15 +60,22 @@ private:
 #endif
   }
 
-  void share(int k) {
+  // Runs shares until none is left. A share's range depends only on its number, so the split
+  // is static and the results do not depend on who runs which share; a worker that is still
+  // waking up when the caller has run every share costs nothing (small kernels then run on the
+  // calling thread alone).
+  void claimShares() {
     insideParallel = true;
     int64_t t = threads();
-    for (int64_t i = n_ * k / t, end = n_ * (k + 1) / t; i < end; ++i)
-      body_(i, closure_);
+    for (int64_t k; (k = next_.fetch_add(1)) < t;) {
+      for (int64_t i = n_ * k / t, end = n_ * (k + 1) / t; i < end; ++i)
+        body_(i, closure_);
+      done_.fetch_add(1);
+    }
     insideParallel = false;
   }
 
-  void loop(int k) {
+  void loop() {
     uint64_t seen = 0;
     for (;;) {
       // About a millisecond of spinning before sleeping.
@@ -82,8 +90,7 @@ private:
       if (stop_.load())
         return;
       seen = generation_.load();
-      share(k);
-      pending_.fetch_sub(1);
+      claimShares();
     }
   }
 
@@ -93,7 +100,8 @@ private:
   std::condition_variable wake_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0}, sleepers_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<int64_t> next_{0}, done_{0}; ///< shares claimed, shares finished
   int64_t n_ = 0;
   void (*body_)(int64_t, void *) = nullptr;
   void *closure_ = nullptr;

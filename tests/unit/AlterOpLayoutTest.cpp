@@ -315,3 +315,21 @@ TEST(SinkLayoutTransform, OptLevel3MatchesOptLevel2OnAResNetBlock) {
   for (size_t i = 0; i < 10; ++i)
     EXPECT_NEAR(outs[1][i], outs[0][i], 1e-5) << i;
 }
+
+// opt_level 3 runs a kernel with a few thousand element statements on the calling thread: the
+// 13x13x3x3 weight transform (1,521 elements) has no parallel loop left, while the 13x100x100
+// input's transform (130,000) keeps its parallel loop. Both compute what the reference
+// interpreter does.
+TEST(FastSchedule, SmallKernelsRunOnTheCallingThread) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 13, 100, 100))\n"
+         "y = relu(conv2d(x, channels=13, kernel_size=(3, 3), padding=(1, 1), name=\"c\"))\n"
+         ":graph y\n:set target llvm -mcpu=skylake-avx512");
+  run(e, ":build opt_level=3");
+  std::string weights = output(e, ":lower fuse___layout_transform___1");
+  EXPECT_EQ(countOf(weights, "parallel ("), 0) << weights;
+  EXPECT_NE(weights.find("for (ax0.ax1.fused.ax2.fused, 0, 3) {"), std::string::npos) << weights;
+  std::string input = output(e, ":lower fuse___layout_transform__");
+  EXPECT_EQ(countOf(input, "parallel ("), 1) << input;
+  EXPECT_LT(absError(e), 1e-4);
+}

@@ -42,4 +42,11 @@ Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
   return Graph(heads);
 }
 
+std::string padAfterWidth(const std::vector<int64_t> &after) {
+  std::string w = "(";
+  for (size_t d = 0; d < after.size(); ++d)
+    w += (d ? ", (0, " : "(0, ") + std::to_string(after[d]) + ")";
+  return w + (after.size() == 1 ? ",)" : ")");
+}
+
 } // namespace loupe

@@ -4,6 +4,7 @@
 #include "core/Graph.h"
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace loupe {
@@ -17,5 +18,9 @@ using NodeRewrite = std::function<std::vector<NodeEntry>(uint32_t nid, const Nod
 /// the result has no graph attributes. Throws Error if a rewrite returns the wrong number of
 /// outputs.
 Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite);
+
+/// The `pad_width` text of a `pad` that adds `after[d]` elements at the end of each axis d:
+/// "((0, 0), (0, 3))", "((0, 3),)" for one axis.
+std::string padAfterWidth(const std::vector<int64_t> &after);
 
 } // namespace loupe

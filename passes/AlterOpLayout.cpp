@@ -5,7 +5,10 @@
 // The block sizes follow TVM's x86 fallback schedule (topi conv2d_avx_common): oc_bn is the
 // largest divisor of the output channels not above the SIMD width in float32 lanes (16 with
 // an AVX-512 CPU such as `-mcpu=skylake-avx512` in the target, else 8), ic_bn the largest divisor
-// of the input channels not above oc_bn. Other targets and other convolutions are left alone.
+// of the input channels not above oc_bn. Unlike TVM, channel counts whose blocks would fill the
+// vector registers badly are padded with zeros to a multiple of the SIMD width first (1000 ->
+// 1008 in float32, 13 -> 16 in float64), with `pad` and `split` nodes that keep the graph's
+// values exact. Other targets and other convolutions are left alone.
 //
 // The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
 // `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When
@@ -50,21 +53,79 @@ bool avx512Target(const std::string &target) {
   return false;
 }
 
-// TVM's x86 conv2d_alter_layout with the fallback configuration, or null to keep the node.
-NodePtr alterConv2d(const NodePtr &n, const Shape &data, int dtype, const std::string &target) {
+// The share of a vector register's lanes a block of `bn` channels uses, or 0 when its vector
+// spans more than one register without filling them (13 doubles: LLVM splits such a vector into
+// 8 + 4 + 1 lanes and shuffles between them).
+double registerFill(int64_t bn, int64_t bytes, int64_t regBytes) {
+  int64_t b = bn * bytes;
+  if (b > regBytes && b % regBytes != 0)
+    return 0;
+  return static_cast<double>(b) / static_cast<double>((b + regBytes - 1) / regBytes * regBytes);
+}
+
+// The channel count a blocked convolution computes: `c` itself, or `c` rounded up to a multiple
+// of `simd` when the padded blocks fill the registers better than the largest divisor of `c`
+// does (1000 float32 channels: 63 blocks of 16 instead of 100 blocks of 10; 13 float64
+// channels: one block of 16 instead of a 13-lane vector).
+int64_t paddedChannels(int64_t c, int64_t simd, int64_t bytes, int64_t regBytes) {
+  int64_t padded = (c + simd - 1) / simd * simd;
+  if (padded == c)
+    return c;
+  double plain = registerFill(largestDivisorUpTo(c, simd), bytes, regBytes);
+  double pad =
+      static_cast<double>(c) / static_cast<double>(padded) * registerFill(simd, bytes, regBytes);
+  return pad > plain + 0.01 ? padded : c;
+}
+
+// TVM's x86 conv2d_alter_layout with the fallback configuration, or no entries to keep the node.
+// Channel counts the blocks would fill badly are padded with zeros: the data and weights by
+// `pad` nodes (those of params PrecomputePrune folds at build time), and the output cut back to
+// the original channels by a `split`, so the graph still computes exactly what it did;
+// SinkLayoutTransform then keeps the padded channels through the ops that follow.
+std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &inShapes, int dtype,
+                                   const std::string &target) {
   const Attrs &a = n->parsed;
+  const Shape &data = inShapes[0];
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" ||
-      a.getInt("groups") != 1 || data.size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
-    return nullptr;
-  int64_t simd = avx512Target(target) ? 16 : 8;
-  int64_t ocBn = largestDivisorUpTo(a.getInt("channels"), simd);
-  int64_t icBn = largestDivisorUpTo(data[1], ocBn);
+      a.getInt("groups") != 1 || data.size() != 4 || inShapes[1].size() != 4 ||
+      (dtype != kFloat32 && dtype != kFloat64))
+    return {};
+  bool avx512 = avx512Target(target);
+  int64_t simd = avx512 ? 16 : 8, regBytes = avx512 ? 64 : 32, bytes = dtypeBytes(dtype);
+  int64_t channels = a.getInt("channels");
+  int64_t outC = paddedChannels(channels, simd, bytes, regBytes);
+  int64_t ocBn = largestDivisorUpTo(outC, simd);
+  // Input channels are read one at a time (broadcast), so their block needs no vector fill; they
+  // are padded by the same rule as output channels so that a padded convolution feeding this
+  // one hands over its blocked output as it is.
+  int64_t inC = data[1] % ocBn == 0 ? data[1] : paddedChannels(data[1], simd, bytes, regBytes);
+  int64_t icBn = largestDivisorUpTo(inC, ocBn);
   AttrDict attrs = n->attrs;
   setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
   setAttr(attrs, "out_layout", "NCHW" + std::to_string(ocBn) + "c");
   setAttr(attrs, "kernel_layout", "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
-  return makeOpNode(*OpRegistry::get().find("_contrib_conv2d_NCHWc"), n->name, std::move(attrs),
-                    n->inputs, n->controlDeps);
+  setAttr(attrs, "channels", std::to_string(outC));
+  std::vector<NodeEntry> inputs = n->inputs;
+  const OpDef &pad = *OpRegistry::get().find("pad");
+  auto padded = [&](size_t i, const std::string &what, const std::string &width) {
+    inputs[i] = {
+        makeOpNode(pad, n->name + "_" + what + "_pad", {{"pad_width", width}}, {inputs[i]}), 0, 0};
+  };
+  if (inC != data[1])
+    padded(0, "data", padAfterWidth({0, inC - data[1], 0, 0}));
+  if (outC != channels || inC != data[1])
+    padded(1, "weight", padAfterWidth({outC - channels, inC - data[1], 0, 0}));
+  if (outC != channels && inputs.size() > 2)
+    padded(2, "bias", padAfterWidth({outC - channels}));
+  NodePtr conv = makeOpNode(*OpRegistry::get().find("_contrib_conv2d_NCHWc"), n->name,
+                            std::move(attrs), std::move(inputs), n->controlDeps);
+  if (outC == channels)
+    return {{conv, 0, 0}};
+  NodePtr cut =
+      makeOpNode(*OpRegistry::get().find("split"), n->name + "_channels",
+                 {{"indices_or_sections", "(" + std::to_string(channels) + ",)"}, {"axis", "1"}},
+                 {{conv, 0, 0}});
+  return {{cut, 0, 0}};
 }
 
 Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
@@ -76,9 +137,14 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
   std::map<const Node *, uint32_t> kept; // node of the result -> id in src
   Graph out = rewriteGraph(src, [&](uint32_t nid, const NodePtr &n) -> std::vector<NodeEntry> {
     if (cpu && !n->isVariable() && n->op->name == "conv2d") {
+      std::vector<Shape> inShapes;
+      for (const auto &e : idx.nodes[nid].inputs)
+        inShapes.push_back(shapes[idx.entryId(e)]);
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
-      if (NodePtr altered = alterConv2d(n, shapes[in], static_cast<int>(dtypes[in]), target))
-        return {{altered, 0, 0}};
+      std::vector<NodeEntry> altered =
+          alterConv2d(n, inShapes, static_cast<int>(dtypes[in]), target);
+      if (!altered.empty())
+        return altered;
     }
     kept[n.get()] = nid;
     return {};
@@ -88,8 +154,14 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
     std::vector<std::string> layouts(ridx.numEntries(), "__undef__");
     for (uint32_t nid = 0; nid < ridx.numNodes(); ++nid) {
       auto it = kept.find(ridx.nodes[nid].node.get());
-      if (it == kept.end())
+      if (it == kept.end()) {
+        // A channel pad keeps its input's layout (pad names no layout of its own, so
+        // CorrectLayout would leave its output unknown and put no transform after it).
+        const Node &made = *ridx.nodes[nid].node;
+        if (!made.isVariable() && made.op->name == "pad")
+          layouts[ridx.entryId(nid, 0)] = layouts[ridx.entryId(ridx.nodes[nid].inputs[0])];
         continue;
+      }
       // As NNVM: a kept node's inputs are recorded with the layouts it read before, even when a
       // replaced producer now makes another one, so that the next CorrectLayout sees what the
       // node was written for as its last layout and converts back where the op needs it.

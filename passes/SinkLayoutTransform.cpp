@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 
 namespace loupe {
 
@@ -52,7 +54,72 @@ struct View {
   NodeEntry source;    ///< the blocked tensor
   std::string blocked; ///< its layout, e.g. NCHW16c
   std::string primal;  ///< the layout the view presents, e.g. NCHW
+  /// The channels the view presents when the blocked tensor has more (padded by AlterOpLayout;
+  /// the view is then a split of the transform), else 0.
+  int64_t channels = 0;
+  int64_t padded = 0; ///< the channels of the blocked tensor, when `channels` is not 0
+  /// Whether the padded channels of the blocked tensor hold zeros (so that a convolution can
+  /// read them as the zero padding of its own input channels).
+  bool zeroPad = false;
+  uint32_t index = 0; ///< which output of the viewing node presents the view
 };
+
+// The node that makes `e`, looking through layout transforms.
+const Node *producer(const NodeEntry &e) {
+  const Node *n = e.node.get();
+  while (!n->isVariable() && n->op->name == "__layout_transform__")
+    n = n->inputs[0].node.get();
+  return n;
+}
+
+// Whether `e` is a `pad` with zeros that adds `extra` elements at the end of axis `axis` (and
+// nothing elsewhere but possibly the end of axis `other`).
+bool zeroPadOf(const Node *n, int axis, int64_t extra, int other = -1) {
+  if (n->isVariable() || n->op->name != "pad" || n->parsed.getFloat("pad_value") != 0)
+    return false;
+  const auto &w = n->parsed.getPairs("pad_width");
+  for (size_t d = 0; d < w.size(); ++d) {
+    int64_t after = static_cast<int>(d) == axis ? extra : w[d][1];
+    if (w[d][0] != 0 || w[d][1] != after ||
+        (static_cast<int>(d) != axis && static_cast<int>(d) != other && w[d][1] != 0))
+      return false;
+  }
+  return static_cast<size_t>(axis) < w.size();
+}
+
+// Whether the blocked convolution at `source` computes zeros in its channels from `channels`
+// on: its weights' and bias's extra output channels are zero padding.
+bool convPadsWithZeros(const NodeEntry &source, int64_t channels) {
+  const Node &conv = *source.node;
+  if (conv.isVariable() || conv.op->name != "_contrib_conv2d_NCHWc")
+    return false;
+  int64_t extra = conv.parsed.getInt("channels") - channels;
+  if (extra <= 0 || !zeroPadOf(producer(conv.inputs[1]), 0, extra, 1))
+    return false;
+  return conv.inputs.size() < 3 || zeroPadOf(producer(conv.inputs[2]), 0, extra);
+}
+
+// Whether an op keeps zeros zero: f(0) = 0 for a unary op; for a binary one, a zero result where
+// every operand (add, sub, max, min) or any operand (mul) is zero. (A padded channel of a
+// finite computation; an overflow to infinity is not followed into the padding.)
+bool keepsZeros(const Node &n, const std::vector<bool> &operandZero) {
+  const std::string &op = n.op->name;
+  bool all = std::all_of(operandZero.begin(), operandZero.end(), [](bool z) { return z; });
+  bool any = std::any_of(operandZero.begin(), operandZero.end(), [](bool z) { return z; });
+  if (op == "relu" || op == "leaky_relu" || op == "negative" || op == "tanh" || op == "sqrt" ||
+      op == "copy" || op == "__mul_scalar__")
+    return all;
+  if (op == "__div_scalar__")
+    return all && n.parsed.getFloat("scalar") != 0;
+  if (op == "clip")
+    return all && n.parsed.getFloat("a_min") <= 0 && n.parsed.getFloat("a_max") >= 0;
+  if (op == "elemwise_add" || op == "elemwise_sub" || op == "broadcast_add" ||
+      op == "broadcast_sub" || op == "broadcast_max" || op == "broadcast_min")
+    return all;
+  if (op == "elemwise_mul" || op == "broadcast_mul")
+    return any;
+  return false;
+}
 
 Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
   const GraphAttr *shapeAttr = src.attr("shape");
@@ -61,37 +128,84 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
   const auto &shapes = shapeAttr->shapes;
   const IndexedGraph &idx = src.index();
   const OpDef &transform = *OpRegistry::get().find("__layout_transform__");
+  const OpDef &pad = *OpRegistry::get().find("pad");
+  const OpDef &split = *OpRegistry::get().find("split");
   std::map<const Node *, View> viewOf; // transforms from a blocked layout to its primal one
+  // Zero-padded copies of entries converted to a layout: (entry, pad_width, layout) -> copy.
+  std::map<std::tuple<const Node *, uint32_t, std::string, std::string>, NodeEntry> paddedCopies;
+  auto viewAt = [&](const NodeEntry &e) -> const View * {
+    auto it = viewOf.find(e.node.get());
+    return it != viewOf.end() && it->second.index == e.index ? &it->second : nullptr;
+  };
   auto makeTransform = [&](const NodeEntry &e, const std::string &from, const std::string &to,
                            const std::string &name) {
     return NodeEntry{makeOpNode(transform, name, {{"src_layout", from}, {"dst_layout", to}}, {e}),
                      0, 0};
   };
+  // The primal tensor of a view: the transform back, cut to the view's channels when padded.
+  auto makeBack = [&](View view, const std::string &name) {
+    NodeEntry back =
+        makeTransform(view.source, view.blocked, view.primal, name + "_" + view.primal);
+    if (view.channels != 0)
+      back = {makeOpNode(split, name + "_channels",
+                         {{"indices_or_sections", "(" + std::to_string(view.channels) + ",)"},
+                          {"axis", "1"}},
+                         {back}),
+              0, 0};
+    view.index = back.index;
+    viewOf[back.node.get()] = std::move(view);
+    return back;
+  };
   return rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
     if (node->isVariable())
       return {};
-    if (node->op->name == "__layout_transform__") {
+    const std::string &opName = node->op->name;
+    if (opName == "__layout_transform__") {
       const std::string &from = node->parsed.getStr("src_layout"),
                         &to = node->parsed.getStr("dst_layout");
       // NCHW -> NCHW16c of a view of an NCHW16c tensor: the tensor itself.
-      auto it = viewOf.find(node->inputs[0].node.get());
-      if (it != viewOf.end() && it->second.primal == from && it->second.blocked == to)
-        return {it->second.source};
+      const View *v = viewAt(node->inputs[0]);
+      if (v && v->channels == 0 && v->primal == from && v->blocked == to)
+        return {v->source};
+      // ... and of the view's channels padded with zeros again, when the padding holds zeros.
+      const Node &in = *node->inputs[0].node;
+      if (!v && !in.isVariable() && in.op->name == "pad")
+        if (const View *pv = viewAt(in.inputs[0]); pv && pv->channels != 0 && pv->zeroPad &&
+                                                   pv->primal == from && pv->blocked == to &&
+                                                   zeroPadOf(&in, 1, pv->padded - pv->channels))
+          return {pv->source};
       if (from != to && primalLayout(from) == to) // from a blocked layout to its primal one
         viewOf[node.get()] = {node->inputs[0], from, to};
+      if (!in.isVariable() && in.op->name == "pad" && in.parsed.getFloat("pad_value") == 0)
+        paddedCopies[{in.inputs[0].node.get(), in.inputs[0].index, in.parsed.raw("pad_width"),
+                      to}] = {node, 0, 0};
+      return {};
+    }
+    // A split that cuts a padded convolution's output back to its channels (AlterOpLayout's):
+    // a view of the padded tensor.
+    if (opName == "split") {
+      const View *v = viewAt(node->inputs[0]);
+      const auto &cut = node->parsed.getTuple("indices_or_sections");
+      if (v && v->channels == 0 && v->primal == "NCHW" && node->parsed.getInt("axis") == 1 &&
+          cut.size() == 1 && subAxesOf(v->blocked).size() == 1 &&
+          subAxesOf(v->blocked)[0].name == 'c') {
+        View view = *v;
+        view.channels = cut[0];
+        view.padded = shapes[idx.entryId(idx.nodes[nid].inputs[0])][1];
+        view.zeroPad = convPadsWithZeros(view.source, cut[0]);
+        viewOf[node.get()] = std::move(view);
+      }
       return {};
     }
     // Pools work on NCHW<k>c as on NCHW (H and W stay axes 2 and 3): the pool moves onto the
     // blocked tensor with its layout attribute changed.
-    const std::string &opName = node->op->name;
     if (opName == "max_pool2d" || opName == "avg_pool2d" || opName == "global_max_pool2d" ||
         opName == "global_avg_pool2d") {
-      auto it = viewOf.find(node->inputs[0].node.get());
-      if (node->parsed.getStr("layout") != "NCHW" || it == viewOf.end() ||
-          it->second.primal != "NCHW" || subAxesOf(it->second.blocked).size() != 1 ||
-          subAxesOf(it->second.blocked)[0].name != 'c')
+      const View *v = viewAt(node->inputs[0]);
+      if (node->parsed.getStr("layout") != "NCHW" || !v || v->primal != "NCHW" ||
+          subAxesOf(v->blocked).size() != 1 || subAxesOf(v->blocked)[0].name != 'c')
         return {};
-      View view = it->second;
+      View view = *v;
       AttrDict attrs = node->attrs;
       auto at = std::find_if(attrs.begin(), attrs.end(),
                              [](const auto &kv) { return kv.first == "layout"; });
@@ -101,21 +215,18 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
         at->second = view.blocked;
       NodePtr pool =
           makeOpNode(*node->op, node->name, attrs, {view.source}, node->controlDeps, false);
-      NodeEntry back = makeTransform({pool, 0, 0}, view.blocked, "NCHW", node->name + "_NCHW");
       view.source = {pool, 0, 0};
-      viewOf[back.node.get()] = std::move(view);
-      return {back};
+      return {makeBack(std::move(view), node->name)};
     }
     if (!layoutAgnostic(*node->op) || node->numOutputs() != 1)
       return {};
     // The data input: a view whose shape is the op's output shape.
     const Shape &outShape = shapes[idx.entryId(nid, 0)];
     const View *data = nullptr;
-    for (size_t i = 0; i < node->inputs.size() && !data; ++i) {
-      auto it = viewOf.find(node->inputs[i].node.get());
-      if (it != viewOf.end() && shapes[idx.entryId(idx.nodes[nid].inputs[i])] == outShape)
-        data = &it->second;
-    }
+    for (size_t i = 0; i < node->inputs.size() && !data; ++i)
+      if (const View *v = viewAt(node->inputs[i]);
+          v && shapes[idx.entryId(idx.nodes[nid].inputs[i])] == outShape)
+        data = v;
     if (!data)
       return {};
     const std::string &primal = data->primal, &blocked = data->blocked;
@@ -124,20 +235,24 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
     for (const LayoutAxis &a : subs)
       sub += std::to_string(a.factor) + static_cast<char>(a.name);
     std::vector<NodeEntry> inputs;
+    std::vector<bool> zero;
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const NodeEntry &e = node->inputs[i];
-      auto it = viewOf.find(e.node.get());
-      if (it != viewOf.end() && it->second.blocked == blocked && it->second.primal == primal) {
-        inputs.push_back(it->second.source);
+      if (const View *v = viewAt(e);
+          v && v->blocked == blocked && v->primal == primal && v->channels == data->channels) {
+        inputs.push_back(v->source);
+        zero.push_back(v->zeroPad);
         continue;
       }
       const Shape &s = shapes[idx.entryId(idx.nodes[nid].inputs[i])];
       if (std::all_of(s.begin(), s.end(), [](int64_t d) { return d == 1; })) {
         inputs.push_back(e); // broadcasts against any layout
+        zero.push_back(false);
         continue;
       }
       // An operand over the trailing axes of the primal layout that include every blocked
-      // axis, at their full size, converts to the same suffix with the sub-axes appended.
+      // axis, at their full size, converts to the same suffix with the sub-axes appended (its
+      // channels padded with zeros first when the view's are).
       if (s.size() > primal.size())
         return {};
       std::string suffix = primal.substr(primal.size() - s.size());
@@ -147,17 +262,32 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
         if (at == std::string::npos || s[at] != outShape[full])
           return {};
       }
-      inputs.push_back(makeTransform(e, suffix, suffix + sub, e.node->name + "_" + suffix + sub));
+      NodeEntry operand = e;
+      std::string layout = suffix + sub;
+      if (data->channels != 0) {
+        std::vector<int64_t> after(s.size(), 0);
+        after[suffix.find('C')] = data->padded - data->channels;
+        std::string width = padAfterWidth(after);
+        // The same operand padded and converted before (a convolution's padded input that the
+        // residual add reads too) is read from there.
+        auto it = paddedCopies.find({e.node.get(), e.index, width, layout});
+        if (it != paddedCopies.end()) {
+          inputs.push_back(it->second);
+          zero.push_back(true);
+          continue;
+        }
+        operand = {makeOpNode(pad, e.node->name + "_channels_pad", {{"pad_width", width}}, {e}), 0,
+                   0};
+      }
+      inputs.push_back(makeTransform(operand, suffix, layout, e.node->name + "_" + layout));
+      zero.push_back(data->channels != 0);
     }
     NodePtr blockedOp =
         makeOpNode(*node->op, node->name, node->attrs, inputs, node->controlDeps, false);
-    NodeEntry back = makeTransform({blockedOp, 0, 0}, blocked, primal, node->name + "_" + primal);
-    View view;
+    View view = *data;
     view.source = NodeEntry{blockedOp, 0, 0};
-    view.blocked = blocked;
-    view.primal = primal;
-    viewOf[back.node.get()] = std::move(view);
-    return {back};
+    view.zeroPad = data->channels != 0 && keepsZeros(*node, zero);
+    return {makeBack(std::move(view), node->name)};
   });
 }
 

@@ -4,6 +4,7 @@
 #include "core/Layout.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace loupe::ops {
 
@@ -158,6 +159,16 @@ void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
     layout = in[0];
   if (!defined(layout))
     return;
+  // split's indices count elements of the primal axis, so a split axis that the layout blocks
+  // (C in NCHW16c) is split in the primal layout. (Concatenating blocked tensors along their
+  // outer block axis is concatenating their channels.)
+  if (a.given("indices_or_sections") && axis >= 0 &&
+      axis < static_cast<int64_t>(layoutAxes(layout).size())) {
+    char letter = layoutAxes(layout)[static_cast<size_t>(axis)];
+    for (const LayoutAxis &x : parseLayout(layout))
+      if (x.factor != 0 && std::toupper(static_cast<unsigned char>(x.name)) == letter)
+        layout = primalLayout(layout);
+  }
   for (auto &l : in)
     l = layout;
   out[0] = layout;

@@ -279,7 +279,14 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   if (opts.optLevel >= 3) {
     g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx);
     g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
+    // The params the build binds: SinkLayoutTransform reorders a dense weight only when
+    // PrecomputePrune will do it once, at build time.
+    std::string bound;
+    for (const auto &[name, value] : opts.params)
+      bound += (bound.empty() ? "" : ",") + name;
+    ctx.config["bound_params"] = bound;
     g = runPass(g, sinkLayoutTransformPass(), ctx);
+    ctx.config.erase("bound_params");
   }
   // 6. Params the graph no longer reads are dropped; PrecomputePrune from level 2.
   std::map<std::string, Tensor> params;

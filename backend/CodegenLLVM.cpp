@@ -133,7 +133,7 @@ bool vectorizable(const Stmt &s, const ExprNode *v) {
         ok = false;
         return;
       case StmtKind::Store:
-        if (linearCoef(st->a, v) != std::optional<int64_t>(1))
+        if (linearCoef(foldDivMod(st->a), v) != std::optional<int64_t>(1))
           ok = false;
         break;
       case StmtKind::IfThenElse:
@@ -522,9 +522,10 @@ private:
       // Inside a lane-dependent if-then-else even a load the lanes share is masked: unmasked,
       // it could read out of bounds when no lane takes that side. (A guarded loop's body runs
       // only when some lane is active, so its shared loads stay scalar.)
-      llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(e->args[0], vecVar_))
-                           ? vectorLoad(buf, e->args[0])
-                           : b_.CreateLoad(elemType(buf.dtype), address(buf, e->args[0]));
+      Expr index = foldDivMod(e->args[0]);
+      llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(index, vecVar_))
+                           ? vectorLoad(buf, index)
+                           : b_.CreateLoad(elemType(buf.dtype), address(buf, index));
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
         v = b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
       return v;
@@ -732,15 +733,16 @@ private:
       llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
         v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
+      Expr index = foldDivMod(s->a);
       if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes
         llvm::Align align = m_.getDataLayout().getABITypeAlign(elemType(buf.dtype));
         if (mask_)
-          b_.CreateMaskedStore(splat(v, lanes_), laneZeroAddress(buf, s->a), align, mask_);
+          b_.CreateMaskedStore(splat(v, lanes_), laneZeroAddress(buf, index), align, mask_);
         else
-          b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, s->a), align);
+          b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, index), align);
         return;
       }
-      b_.CreateStore(v, address(buf, s->a));
+      b_.CreateStore(v, address(buf, index));
       return;
     }
     case StmtKind::Allocate: {

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -121,7 +122,16 @@ bool keepsZeros(const Node &n, const std::vector<bool> &operandZero) {
   return false;
 }
 
-Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
+Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
+  std::set<std::string> bound; // params bound at build time ("bound_params": a,b,c)
+  {
+    std::string names = ctx.get("bound_params", "");
+    for (size_t at = 0; at < names.size();) {
+      size_t end = std::min(names.find(',', at), names.size());
+      bound.insert(names.substr(at, end - at));
+      at = end + 1;
+    }
+  }
   const GraphAttr *shapeAttr = src.attr("shape");
   if (!shapeAttr)
     fail("SinkLayoutTransform: the graph has no shapes; apply InferShape first");
@@ -196,6 +206,55 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &) {
         viewOf[node.get()] = std::move(view);
       }
       return {};
+    }
+    // dense(flatten(view)) with a weight bound at build time: the dense reads the blocked tensor
+    // flattened as it is, its weight's columns reordered the same way (and zero for padded
+    // channels, whose values must then be zeros too) by nodes PrecomputePrune folds — one
+    // pass over memory less per run.
+    if (opName == "dense" && !node->inputs[0].node->isVariable() &&
+        node->inputs[0].node->op->name == "flatten") {
+      const Node &flat = *node->inputs[0].node;
+      const View *v = viewAt(flat.inputs[0]);
+      uint32_t flatId = idx.nodes[nid].inputs[0].nodeId;
+      const Shape &in = shapes[idx.entryId(idx.nodes[flatId].inputs[0])];
+      const Shape &w = shapes[idx.entryId(idx.nodes[nid].inputs[1])];
+      const Node &weightNode = *node->inputs[1].node;
+      if (!weightNode.isVariable() || !bound.count(weightNode.name) || !v ||
+          (v->channels != 0 && !v->zeroPad) || v->primal != "NCHW" || in.size() != 4 ||
+          w.size() != 2 || subAxesOf(v->blocked).size() != 1 ||
+          subAxesOf(v->blocked)[0].name != 'c')
+        return {};
+      const OpDef &reshape = *OpRegistry::get().find("reshape");
+      auto shapeText = [](const Shape &sh) {
+        std::string t = "(";
+        for (size_t d = 0; d < sh.size(); ++d)
+          t += (d ? ", " : "") + std::to_string(sh[d]);
+        return t + ")";
+      };
+      const std::string &base = node->inputs[1].node->name;
+      NodeEntry weight{makeOpNode(reshape, base + "_UCHW",
+                                  {{"shape", shapeText({w[0], in[1], in[2], in[3]})}},
+                                  {node->inputs[1]}),
+                       0, 0};
+      int64_t channels = in[1];
+      if (v->channels != 0) {
+        weight = {makeOpNode(pad, base + "_channels_pad",
+                             {{"pad_width", padAfterWidth({0, v->padded - v->channels, 0, 0})}},
+                             {weight}),
+                  0, 0};
+        channels = v->padded;
+      }
+      weight = makeTransform(weight, "NCHW", v->blocked, base + "_" + v->blocked);
+      weight = {makeOpNode(reshape, base + "_flat_" + v->blocked,
+                           {{"shape", shapeText({w[0], channels * in[2] * in[3]})}}, {weight}),
+                0, 0};
+      std::vector<NodeEntry> inputs = node->inputs;
+      inputs[0] = {makeOpNode(*flat.op, flat.name, flat.attrs, {v->source}, flat.controlDeps), 0,
+                   0};
+      inputs[1] = weight;
+      return {{makeOpNode(*node->op, node->name, node->attrs, std::move(inputs), node->controlDeps,
+                          false),
+               0, 0}};
     }
     // Pools work on NCHW<k>c as on NCHW (H and W stay axes 2 and 3): the pool moves onto the
     // blocked tensor with its layout attribute changed.

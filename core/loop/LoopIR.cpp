@@ -232,6 +232,68 @@ std::pair<Expr, int64_t> splitConstant(const Expr &e) {
 
 } // namespace
 
+bool sameExpr(const Expr &a, const Expr &b) {
+  if (a == b)
+    return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->kind == ExprKind::Var ||
+      a->intValue != b->intValue || a->floatValue != b->floatValue || a->name != b->name ||
+      a->op != b->op || a->args.size() != b->args.size() || a->tensor || b->tensor ||
+      !a->reduceAxes.empty() || !b->reduceAxes.empty())
+    return false;
+  for (size_t i = 0; i < a->args.size(); ++i)
+    if (!sameExpr(a->args[i], b->args[i]))
+      return false;
+  return true;
+}
+
+namespace {
+
+// `e` as `x op c` with a positive constant c.
+bool byConstant(const Expr &e, BinOp op, Expr *x, int64_t *c) {
+  if (!e || e->kind != ExprKind::Binary || e->op != op || !constValue(e->args[1], c) || *c <= 0)
+    return false;
+  *x = e->args[0];
+  return true;
+}
+
+// (x / (a*b))*b + (x / a) % b -> x / a (or x when a is 1), with the terms in either order.
+Expr foldQuotientAndRemainder(const Expr &l, const Expr &r) {
+  Expr q, x, y, inner;
+  int64_t b, big, b2, a = 1;
+  if (!byConstant(l, BinOp::Mul, &q, &b) || !byConstant(q, BinOp::Div, &x, &big) ||
+      !byConstant(r, BinOp::Mod, &inner, &b2) || b2 != b)
+    return nullptr;
+  if (!byConstant(inner, BinOp::Div, &y, &a)) {
+    y = inner;
+    a = 1;
+  }
+  if (big != a * b || !sameExpr(x, y))
+    return nullptr;
+  return a == 1 ? x : x / a;
+}
+
+} // namespace
+
+Expr foldDivMod(const Expr &e) {
+  if (!e || e->kind != ExprKind::Binary || dtypeIsFloat(e->dtype))
+    return e;
+  Expr l = foldDivMod(e->args[0]), r = foldDivMod(e->args[1]);
+  Expr x;
+  int64_t a, b;
+  if (e->op == BinOp::Div && byConstant(l, BinOp::Div, &x, &a) && constValue(r, &b) && b > 0 &&
+      a <= (int64_t{1} << 31) && b <= (int64_t{1} << 31))
+    return x / (a * b);
+  if (e->op == BinOp::Add) {
+    if (Expr f = foldQuotientAndRemainder(l, r))
+      return f;
+    if (Expr f = foldQuotientAndRemainder(r, l))
+      return f;
+  }
+  if (l == e->args[0] && r == e->args[1])
+    return e;
+  return binary(e->op, l, r);
+}
+
 Expr canonicalIndex(const Expr &e) {
   auto [rest, c] = splitConstant(e);
   if (!rest)

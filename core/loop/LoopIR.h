@@ -120,6 +120,16 @@ Expr canonicalIndex(const Expr &e);
 /// Replaces variables (by identity) with expressions, rebuilding only what changes.
 Expr substitute(const Expr &e, const std::vector<std::pair<const ExprNode *, Expr>> &map);
 
+/// Whether two expressions are the same tree (variables by identity).
+bool sameExpr(const Expr &a, const Expr &b);
+
+/// An integer index with the divisions and remainders of re-flattened coordinates folded back:
+/// (x / a) / b = x / (a*b), (x / (a*b))*b + (x / a) % b = x / a and (x / a)*a + x % a = x for
+/// positive constants (exact for truncating division). A reshape of a blocked tensor reads
+/// x itself, consecutively, instead of a gather. Used by code generation only: printed loops
+/// keep TVM's form.
+Expr foldDivMod(const Expr &e);
+
 // ---------------------------------------------------------------------------------------------
 
 /// Every statement kind.

@@ -376,3 +376,30 @@ TEST(FastSchedule, SmallKernelsRunOnTheCallingThread) {
   EXPECT_EQ(countOf(input, "parallel ("), 1) << input;
   EXPECT_LT(absError(e), 1e-4);
 }
+
+// dense(flatten(x)) of a blocked tensor with a weight bound at build time: the dense reads the
+// blocked tensor flattened as it is and its weight's columns are reordered (and zero-padded for
+// padded channels) once, at build time — no layout transform before the flatten. Its outputs
+// match the reference interpreter in float32 (NCHW13c) and float64 (13 channels padded to 16).
+// Without the weight bound the transform stays, so that no run reorders the weight.
+TEST(AlterOpLayout, ADenseAfterFlattenReadsTheBlockedTensor) {
+  for (const char *dt : {"float32", "float64"}) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1,13,10,10))\n"
+           "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
+           "z = dense(flatten(z), units=10)\n:graph z");
+    run(e, std::string(":build opt_level=3 dtype=") + dt +
+               " param conv2d0_weight=random conv2d0_bias=random dense0_weight=random "
+               "dense0_bias=random");
+    std::string ir = output(e, ":ir");
+    EXPECT_NE(ir.find("func_name='fuse_flatten'"), std::string::npos) << ir;
+    EXPECT_EQ(countOf(ir, "layout_transform"), 1) << ir; // x's, into the convolution
+    EXPECT_LT(runError(e), std::string(dt) == "float64" ? 1e-12 : 1e-4) << dt;
+    run(e, ":undo");
+    run(e, std::string(":build opt_level=3 dtype=") + dt);
+    std::string plain = output(e, ":ir");
+    EXPECT_EQ(countOf(plain, "fuse_flatten"), 0) << plain;
+    EXPECT_NE(plain.find("flatten'"), std::string::npos) << plain; // fused with the transform
+    EXPECT_LT(runError(e), std::string(dt) == "float64" ? 1e-12 : 1e-4) << dt;
+  }
+}

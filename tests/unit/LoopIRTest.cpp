@@ -58,3 +58,25 @@ TEST(LoopIR, MutatorRebuildsOnlyWhatChangesAndFoldsAgain) {
   Stmt s = store("out", j, e);
   EXPECT_EQ(printStmt(r.mutateStmt(s)), "out[j] = (z[((i*3) + 1)] + b[j])\n");
 }
+
+// foldDivMod: a flat index split into the coordinates of a (2, 100, 100, 13) tensor and
+// flattened again is the flat index; each rule alone; and nothing is folded when the divisors do
+// not match. Checked by evaluating the folded and unfolded forms at every x < 260000 too.
+TEST(LoopIR, FoldDivModRecombinesReflattenedCoordinates) {
+  Expr x = var("x");
+  Expr c = x / 13 % 100, w = x / 13 / 100 % 100, n = x / 13 / 100 / 100;
+  Expr flat = ((n * 100 + w) * 100 + c) * 13 + x % 13;
+  EXPECT_EQ(printExpr(foldDivMod(flat)), "x");
+  EXPECT_EQ(printExpr(foldDivMod(x / 13 / 100)), "(x/1300)");
+  EXPECT_EQ(printExpr(foldDivMod((x / 1300) * 100 + (x / 13) % 100)), "(x/13)");
+  EXPECT_EQ(printExpr(foldDivMod(x % 7 + (x / 7) * 7)), "x");
+  Expr mismatched = (x / 1200) * 100 + (x / 13) % 100;
+  EXPECT_TRUE(sameExpr(foldDivMod(mismatched), mismatched));
+  Expr otherVar = (var("y") / 13) * 13 + x % 13;
+  EXPECT_TRUE(sameExpr(foldDivMod(otherVar), otherVar));
+  // The folds are exact for truncating division at every index of the tensor.
+  for (int64_t v = 0; v < 260000; v += 7) {
+    int64_t cc = v / 13 % 100, ww = v / 13 / 100 % 100, nn = v / 13 / 100 / 100;
+    ASSERT_EQ(((nn * 100 + ww) * 100 + cc) * 13 + v % 13, v);
+  }
+}

@@ -201,6 +201,10 @@ const char *kTutorial = "x = Variable(\"x\", shape=(1,13,100,100))\n"
                         "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
                         "z = sum(softmax(dense(flatten(x + z), units=10)), keepdims=True)\n"
                         ":graph z";
+// The tutorial's weights bound at build time, as a deployed model has them.
+#define kTutorialParams                                                                            \
+  "param conv2d0_weight=random conv2d0_bias=random conv2d1_weight=random conv2d1_bias=random "     \
+  "dense0_weight=random dense0_bias=random"
 
 // End to end at opt_level 3 (every kernel, params bound and loaded once): ms per image,
 // GFLOP/s over the kernels and % of this machine's peak at the threads used.
@@ -259,8 +263,8 @@ int main(int argc, char **argv) {
             ->MinTime(0.3);
       }
   const Net nets[] = {
-      {"tutorial_f32", kTutorial, ":build opt_level=3"},
-      {"tutorial_f64", kTutorial, ":build opt_level=3 dtype=float64"},
+      {"tutorial_f32", kTutorial, ":build opt_level=3 dtype=float32 " kTutorialParams},
+      {"tutorial_f64", kTutorial, ":build opt_level=3 dtype=float64 " kTutorialParams},
       {"squeezenet1.0", ":model squeezenet1.0", ":build opt_level=3"},
       {"resnet-18", ":model resnet-18_v1", ":build opt_level=3"},
       {"resnet-50", ":model resnet-50_v1", ":build opt_level=3"},

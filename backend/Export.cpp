@@ -3,6 +3,7 @@
 
 #include "backend/Build.h"
 #include "core/Error.h"
+#include "core/File.h"
 #include "core/Json.h"
 #include "core/Npy.h"
 
@@ -24,9 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 void writeFile(const fs::path &p, const std::string &text) {
-  std::ofstream out(p, std::ios::binary);
-  if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size())))
-    fail("cannot write ", p.string());
+  writeFileAtomically(p.string(), text);
 }
 
 // Runs `cc -shared -o so obj -lm`; a failure reports the compiler's first line of complaint.

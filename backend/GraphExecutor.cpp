@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/Memory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -111,6 +112,10 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
   m.shapes = need(g, "shape").shapes;
   for (int64_t d : need(g, "dtype").ints)
     m.dtypes.push_back(static_cast<int>(d));
+  double total = 0;
+  for (const StorageSlot &s : storageSlots(g))
+    total += static_cast<double>(s.bytes);
+  requireMemory("running the graph", total, "its planned buffers");
   for (const StorageSlot &s : storageSlots(g)) {
     // 64-byte aligned and zeroed, once: kernels use aligned vector loads and stores.
     size_t bytes = (static_cast<size_t>(s.bytes) + 63) / 64 * 64 + 64;

@@ -3,6 +3,7 @@
 
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/File.h"
 
 #include <cstring>
 #include <fstream>
@@ -28,10 +29,7 @@ std::string headerValue(const std::string &header, const std::string &key,
 } // namespace
 
 Tensor readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot read ", path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes = readFile(path);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     fail(path, ": not a .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -147,9 +145,7 @@ void writeNpy(const std::string &path, const Tensor &t) {
     }
     bytes.append(buf, w);
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    fail("cannot write ", path);
+  writeFileAtomically(path, bytes);
 }
 
 } // namespace loupe

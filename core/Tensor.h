@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/DType.h"
+#include "core/Memory.h"
 #include "core/Shape.h"
 
 #include <vector>
@@ -17,8 +18,12 @@ struct Tensor {
   std::vector<double> data;
 
   Tensor() = default;
-  /// A zero-filled tensor of the given shape and dtype.
-  Tensor(Shape s, int dt) : shape(std::move(s)), dtype(dt), data(numElements(shape), 0.0) {}
+  /// A zero-filled tensor of the given shape and dtype. Throws Error for a negative or
+  /// overflowing shape, or one larger than this machine's memory.
+  Tensor(Shape s, int dt) : shape(std::move(s)), dtype(dt) {
+    requireTensorMemory("a tensor", shape, dt);
+    data.assign(static_cast<size_t>(numElements(shape)), 0.0);
+  }
   /// Number of elements.
   int64_t size() const { return static_cast<int64_t>(data.size()); }
 };

@@ -4,6 +4,7 @@
 
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/File.h"
 #include "core/Op.h"
 #include "passes/Pass.h"
 
@@ -19,13 +20,6 @@
 namespace loupe::frontend {
 
 namespace {
-
-std::string readBytes(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot read ", path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // ONNX's element types that have a workbench dtype.
 int dtypeOf(int32_t onnxType, const std::string &what) {
@@ -775,7 +769,7 @@ const std::map<std::string, Converter> &converters() {
 
 OnnxModel importOnnx(const std::string &path) {
   registerAllOps();
-  std::string bytes = readBytes(path);
+  std::string bytes = readFile(path);
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
     fail(path, ": not an ONNX model (the protobuf does not parse)");
@@ -790,7 +784,7 @@ OnnxModel importOnnx(const std::string &path) {
 
 Tensor readTensorProto(const std::string &path) {
   onnx::TensorProto t;
-  if (!t.ParseFromString(readBytes(path)))
+  if (!t.ParseFromString(readFile(path)))
     fail(path, ": not an ONNX TensorProto file");
   return toTensor(t, path);
 }

@@ -12,6 +12,7 @@
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Memory.h"
 
 namespace loupe {
 
@@ -80,6 +81,24 @@ Graph inferShape(const Graph &src, const PassContext &) {
   };
 
   size_t unknown = inferSweeps(idx.numNodes(), step, countUnknown);
+
+  // Every shape must describe a tensor that can exist: no negative dimension, an element count
+  // that fits (later passes and allocations compute sizes from it).
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+      const Shape &sh = shapes[idx.entryId(nid, k)];
+      if (sh.empty())
+        continue;
+      try {
+        checkedNumElements(sh);
+      } catch (const Error &e) {
+        if (n.isVariable())
+          fail("variable ", n.name, ": ", e.what());
+        fail("operator ", n.name, " (", n.op->name, "): output ", k, ": ", e.what());
+      }
+    }
+  }
 
   g.attrs["shape"] = GraphAttr::listShape(std::move(shapes));
   g.attrs["shape_num_unknown_nodes"] = GraphAttr::sizeT(static_cast<int64_t>(unknown));

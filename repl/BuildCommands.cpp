@@ -7,6 +7,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
+#include "core/Memory.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/OnnxImport.h"
@@ -51,6 +52,7 @@ Tensor readTensorFile(const std::string &path) {
 // that file when the caller has read it already.
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
                   const std::string &what, const Tensor *file = nullptr) {
+  requireTensorMemory(what, shape, dt);
   Tensor t(shape, dt);
   if (how == "random") {
     std::uniform_real_distribution<double> u(-1, 1);

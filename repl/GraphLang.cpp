@@ -39,10 +39,17 @@ public:
 
   std::vector<Token> run() {
     std::vector<Token> out;
-    int depth = 0;
+    // The brackets open at this point, with where each was opened: an input that ends inside
+    // one, or meets a character that cannot be there, is reported at the bracket.
+    std::vector<Token> open;
+    auto unclosed = [&](const std::string &then) {
+      const Token &b = open.back();
+      return Error(cat("'", b.text, "' is never closed", then), b.line, b.col);
+    };
     while (true) {
-      skipSpace(depth > 0);
+      skipSpace(!open.empty());
       if (i_ >= s_.size()) {
+        // An input that ends inside brackets: the parser says which bracket is not closed.
         out.push_back({Token::Kind::End, "", 0, 0, line_, col_});
         return out;
       }
@@ -79,17 +86,30 @@ public:
         continue;
       }
       if (std::string("()[],=+-*/.").find(c) != std::string::npos) {
-        if (c == '(' || c == '[')
-          ++depth;
-        if ((c == ')' || c == ']') && depth > 0)
-          --depth;
         advance();
         out.push_back({Token::Kind::Op, std::string(1, c), 0, 0, l, co});
+        if (c == '(' || c == '[')
+          open.push_back(out.back());
+        if ((c == ')' || c == ']') && !open.empty()) {
+          const Token &b = open.back();
+          if ((c == ')') != (b.text == "("))
+            throw Error(cat("'", c, "' does not close the '", b.text, "' opened ",
+                            b.line == l
+                                ? cat("at column ", b.col)
+                                : cat(l - b.line, l - b.line == 1 ? " line" : " lines", " above")),
+                        l, co);
+          open.pop_back();
+        }
         continue;
       }
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
-        throw Error(cat("unexpected byte 0x", hex(static_cast<unsigned char>(c))), l, co);
-      throw Error(cat("unexpected character '", c, "'"), l, co);
+      std::string what =
+          static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f
+              ? cat("unexpected byte 0x", hex(static_cast<unsigned char>(c)))
+              : cat("unexpected character '", c, "'");
+      if (!open.empty() && open.back().line != l)
+        throw unclosed(cat(" (", what, " ", l - open.back().line,
+                           l - open.back().line == 1 ? " line" : " lines", " below it)"));
+      throw Error(what, l, co);
     }
   }
 
@@ -228,8 +248,14 @@ private:
   const Token &expectOp(const char *op, const Token &opener) {
     if (!isOp(op)) {
       std::string msg = cat("expected '", op, "' but found ", describe(peek()));
-      if (opener.kind == Token::Kind::Op)
-        msg += cat(" (to close '", opener.text, "' at ", opener.line, ":", opener.col, ")");
+      // Where the bracket was opened, relative to here when on an earlier line: the front end
+      // offsets this error's own line to the script's, not lines inside its text.
+      int above = peek().line - opener.line;
+      if (opener.kind == Token::Kind::Op && above == 0)
+        msg += cat(" (to close the '", opener.text, "' at column ", opener.col, ")");
+      else if (opener.kind == Token::Kind::Op)
+        msg += cat(" (to close the '", opener.text, "' opened ", above,
+                   above == 1 ? " line" : " lines", " above, at column ", opener.col, ")");
       throw err(peek(), msg);
     }
     return t_[p_++];

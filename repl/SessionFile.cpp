@@ -162,10 +162,10 @@ int checkSession(const std::string &path, bool bless, std::ostream &report) {
     }
   }
   if (bless) {
-    std::string text = formatSession(s, outputs);
-    std::ofstream f(path, std::ios::binary);
-    if (!f || !(f << text)) {
-      report << "error: cannot write " << path << "\n";
+    try {
+      writeTextFile(path, formatSession(s, outputs));
+    } catch (const Error &e) {
+      report << "error: " << e.what() << "\n";
       return 2;
     }
     report << "blessed " << path << " (" << s.blocks.size() << " inputs)\n";

@@ -7,6 +7,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 
+#include <cstdio>
 #include <editline/readline.h>
 #include <unistd.h>
 
@@ -159,10 +160,21 @@ int interactive(Engine &engine) {
     if (engine.quitRequested() || (!tty && interruptRequested()))
       break; // input from a pipe: Ctrl-C ends it, as in a shell script
   }
+  // Piped input that ends inside a bracket or a statement still runs, so that the error says
+  // what was left open.
+  if (!tty && !pending.empty() && !engine.quitRequested() && !interruptRequested())
+    engine.execute(pending, std::cout, std::cout, start);
   if (tty) {
     std::cout << "\n";
-    if (!hist.empty())
-      write_history(hist.c_str());
+    if (!hist.empty()) {
+      // libedit writes in place; through a temporary file and a rename, an interrupted or
+      // failed write leaves the old history intact.
+      std::string tmp = hist + ".new";
+      if (write_history(tmp.c_str()) == 0)
+        std::rename(tmp.c_str(), hist.c_str());
+      else
+        std::remove(tmp.c_str());
+    }
   }
   return 0;
 }

@@ -41,12 +41,32 @@ Engine withX() {
 TEST(EngineErrors, SyntaxErrorHasLineAndColumn) {
   Engine e = withX();
   EXPECT_EQ(failing(e, "y = relu(x"),
-            "<stdin>:1:11: error: expected ')' but found end of input (to close '(' at 1:9)\n");
+            "<stdin>:1:11: error: expected ')' but found end of input (to close the '(' at "
+            "column 9)\n");
   EXPECT_EQ(failing(e, "y = x $ 2"), "<stdin>:1:7: error: unexpected character '$'\n");
   EXPECT_EQ(failing(e, "y = = 2"), "<stdin>:1:5: error: expected an expression but found '='\n");
   EXPECT_EQ(failing(e, "y = 'abc"), "<stdin>:1:5: error: unterminated string\n");
   EXPECT_EQ(failing(e, "y = relu(x))"),
             "<stdin>:1:12: error: expected end of statement, found ')'\n");
+}
+
+// Brackets are reported where they were opened, also in input that starts at a later line of a
+// script (the positions inside the message are relative, so the script's offset cannot make them
+// wrong): one left open before a command line, one left open at the end, mismatched ones.
+TEST(EngineErrors, UnclosedBracketsAreReportedWhereTheyWereOpened) {
+  Engine e = withX();
+  std::ostringstream out;
+  EXPECT_FALSE(e.execute("y = relu(x\n:graph y", out, out, 5));
+  EXPECT_EQ(out.str(), "<stdin>:5:9: error: '(' is never closed (unexpected character ':' 1 line "
+                       "below it)\n");
+  out.str("");
+  EXPECT_FALSE(e.execute("y = relu(x,\n\n  name='a'", out, out, 5));
+  EXPECT_EQ(out.str(), "<stdin>:7:11: error: expected ')' but found end of input (to close the '(' "
+                       "opened 2 lines above, at column 9)\n");
+  EXPECT_EQ(failing(e, "y = relu((x)]"),
+            "<stdin>:1:13: error: ']' does not close the '(' opened at column 9\n");
+  EXPECT_EQ(failing(e, "y = [1,\n 2)"),
+            "<stdin>:2:3: error: ')' does not close the '[' opened 1 line above\n");
 }
 
 TEST(EngineErrors, UnknownOpSuggestsNames) {

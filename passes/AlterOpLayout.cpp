@@ -86,13 +86,27 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
                                    const std::string &target) {
   const Attrs &a = n->parsed;
   const Shape &data = inShapes[0];
-  if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" ||
-      a.getInt("groups") != 1 || data.size() != 4 || inShapes[1].size() != 4 ||
-      (dtype != kFloat32 && dtype != kFloat64))
+  if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" || data.size() != 4 ||
+      inShapes[1].size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
     return {};
   bool avx512 = avx512Target(target);
   int64_t simd = avx512 ? 16 : 8, regBytes = avx512 ? 64 : 32, bytes = dtypeBytes(dtype);
-  int64_t channels = a.getInt("channels");
+  int64_t channels = a.getInt("channels"), groups = a.getInt("groups");
+  if (groups != 1) {
+    // A depthwise convolution (TVM's depthwise_conv2d_NCHWc) in the blocks of the convolutions
+    // around it, so that a MobileNet needs no layout transform between them; other grouped
+    // convolutions stay in NCHW.
+    if (groups != channels || data[1] != channels || channels % simd != 0)
+      return {};
+    std::string blocked = "NCHW" + std::to_string(simd) + "c";
+    AttrDict attrs = n->attrs;
+    setAttr(attrs, "layout", blocked);
+    setAttr(attrs, "out_layout", blocked);
+    setAttr(attrs, "kernel_layout", "OIHW1i" + std::to_string(simd) + "o");
+    return {{makeOpNode(*OpRegistry::get().find("_contrib_depthwise_conv2d_NCHWc"), n->name,
+                        std::move(attrs), n->inputs, n->controlDeps),
+             0, 0}};
+  }
   int64_t outC = paddedChannels(channels, simd, bytes, regBytes);
   int64_t ocBn = largestDivisorUpTo(outC, simd);
   // Input channels are read one at a time (broadcast), so their block needs no vector fill; they

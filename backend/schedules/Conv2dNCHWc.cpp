@@ -15,28 +15,6 @@ namespace loupe::backend::fast {
 
 using namespace loop;
 
-namespace {
-
-struct Tile {
-  int64_t regN;
-  bool shifted; ///< the width is not a multiple: the last tile is shifted back
-};
-
-// TVM's fallback reg_n: the largest divisor of the output width that leaves room in the 32
-// vector registers for the weights (one accumulator per column, `regsPerColumn` registers each).
-// Where that divisor is less than half the room (a prime width such as 109 gives 1), tiles as
-// even as the room allows instead, the last one shifted back to end at the edge.
-Tile chooseTile(int64_t width, int64_t regsPerColumn) {
-  int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
-  int64_t divisor = largestDivisorUpTo(width, cap);
-  if (2 * divisor >= std::min(cap, width))
-    return {divisor, false};
-  int64_t tiles = (width + cap - 1) / cap;
-  return {(width + tiles - 1) / tiles, true};
-}
-
-} // namespace
-
 bool conv2dNCHWc(Schedule &s, size_t idx) {
   if (s.outputs.size() != 1)
     return false;

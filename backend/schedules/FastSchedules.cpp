@@ -27,6 +27,15 @@ ComputeRef accumulateThroughCache(Schedule &s, size_t conv) {
   return cacheT;
 }
 
+Tile chooseTile(int64_t width, int64_t regsPerColumn) {
+  int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
+  int64_t divisor = largestDivisorUpTo(width, cap);
+  if (2 * divisor >= std::min(cap, width))
+    return {divisor, false};
+  int64_t tiles = (width + cap - 1) / cap;
+  return {(width + tiles - 1) / tiles, true};
+}
+
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)
@@ -64,12 +73,15 @@ void applyFastSchedule(Schedule &s) {
       return;
     if (tag == "conv2d" && fast::conv2dNCHW(s, i))
       return;
+    if (tag == "depthwise_conv2d_NCHWc" && fast::depthwiseConv2dNCHWc(s, i))
+      return;
     if (tag == "dense" && s.stages[i].body->kind == loop::ExprKind::Reduce && fast::dense(s, i))
       return;
   }
   // A convolution or dense of another shape keeps the seed-era schedule.
   for (const Stage &st : s.stages)
-    if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense")
+    if (st.tensor->tag == "conv2d" || st.tensor->tag == "dense" ||
+        st.tensor->tag == "depthwise_conv2d_NCHWc")
       return applyDefaultSchedule(s);
   // Everything else: producers inlined; injective outputs vectorised and parallel; reductions
   // (pools, global pooling, softmax's sums) parallel over their output elements, each

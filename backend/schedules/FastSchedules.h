@@ -18,10 +18,28 @@ void injective(Schedule &s, Stage &st);
 /// every other producer inlined.
 loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv);
 
+/// Output columns per register tile.
+struct Tile {
+  int64_t regN;
+  bool shifted; ///< the width is not a multiple: the last tile is shifted back
+};
+
+/// TVM's fallback reg_n: the largest divisor of the output width that leaves room in the 32
+/// vector registers for the weights (one accumulator per column, `regsPerColumn` registers
+/// each). Where that divisor is less than half the room (a prime width such as 109 gives 1),
+/// tiles as even as the room allows instead, the last one shifted back to end at the edge.
+Tile chooseTile(int64_t width, int64_t regsPerColumn);
+
 /// topi's conv2d_NCHWc for AVX-512 (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
 /// register-tiled, its epilogue applied to the tile before the single store. Returns false (and
 /// changes nothing) when the function does not have the shape that schedule expects.
 bool conv2dNCHWc(Schedule &s, size_t conv);
+
+/// topi's depthwise_conv2d_NCHWc: a tile of reg_n output columns x the channel block
+/// accumulated in registers over the kernel taps (per tap, reg_n input vectors times one weight
+/// vector), the epilogue applied before the single store. Returns false (and changes nothing)
+/// when the function does not have that shape.
+bool depthwiseConv2dNCHWc(Schedule &s, size_t conv);
 
 /// A convolution left in NCHW (depthwise, grouped): a vector of output columns accumulated in
 /// a register over the taps, the epilogue applied to it before the store. Returns false (and

@@ -406,17 +406,26 @@ void convLayout(const Attrs &a, std::vector<std::string> &in, const std::vector<
 // _contrib_conv2d_NCHWc: conv2d with blocked layouts (data NCHW<i>c, weight OIHW<i>i<o>o,
 // output NCHW<o>c, bias C<o>c), which AlterOpLayout picks for x86. Its shapes are conv2d's
 // carried through the layouts; groups must be 1, as in NNVM.
+//
+// _contrib_depthwise_conv2d_NCHWc is its depthwise form (TVM's depthwise_conv2d_NCHWc): groups
+// equal to the channels of data and output, weight OIHW1i<o>o (each output channel's taps).
 void conv2dNCHWcShape(ShapeCtx &c) {
   ConvParams p = convParams(c.attrs, &c, true);
   const std::string &layout = c.attrs.getStr("layout"), &kernel = c.attrs.getStr("kernel_layout");
   std::string out = convOutLayout(c.attrs);
-  if (p.groups != 1)
+  bool depthwise = c.op == "_contrib_depthwise_conv2d_NCHWc";
+  if (!depthwise && p.groups != 1)
     c.error(cat("groups must be 1, got ", p.groups));
+  if (depthwise && p.groups != p.channels)
+    c.error(cat("groups must equal channels (", p.channels, "), got ", p.groups));
   if (!shapeKnown(c.in[0]))
     return;
   try {
     Shape d = convertLayoutShape(c.in[0], layout, "NCHW");
-    c.assignIn(1, convertLayoutShape({p.channels, d[1], p.kh, p.kw}, "OIHW", kernel));
+    if (depthwise && d[1] != p.channels)
+      c.error(cat("a depthwise convolution needs as many input channels as channels (", p.channels,
+                  "), got ", d[1]));
+    c.assignIn(1, convertLayoutShape({p.channels, d[1] / p.groups, p.kh, p.kw}, "OIHW", kernel));
     if (p.bias)
       c.assignIn(2, convertLayoutShape({p.channels}, "C", biasLayout(out)));
     int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
@@ -496,7 +505,9 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   };
   std::string out = convOutLayout(a);
   int64_t ib = block(a.getStr("layout"), 'c'), ob = block(out, 'c');
-  std::string want = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
+  // A depthwise convolution's weights have one input channel per output channel: OIHW1i<o>o.
+  std::string want =
+      "OIHW" + std::to_string(p.groups != 1 ? 1 : ib) + "i" + std::to_string(ob) + "o";
   if (a.getStr("layout") != "NCHW" + std::to_string(ib) + "c" ||
       out != "NCHW" + std::to_string(ob) + "c" || a.getStr("kernel_layout") != want || !ib || !ob)
     fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o, NCHW<o>c only, got ",
@@ -504,6 +515,29 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   ComputeRef x = in[0], w = in[1];
   ComputeRef data =
       p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw, 0}, {0, 0, p.ph, p.pw, 0}, 0) : x;
+  if (p.groups != 1) { // depthwise: each output lane reads its own input lane
+    if (ib != ob || p.groups != p.channels)
+      fail("_contrib_depthwise_conv2d_NCHWc lowers data and output in the same NCHW<o>c and "
+           "weights in OIHW1i<o>o only, got ",
+           a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
+    IterVar ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
+    ComputeRef conv =
+        compute(shapes[0], types[0],
+                [&](const std::vector<Expr> &i) {
+                  return reduce(Combiner::Sum,
+                                read(data, {i[0], i[1], i[2] * p.sh + ry.var * p.dh,
+                                            i[3] * p.sw + rx.var * p.dw, i[4]}) *
+                                    read(w, {i[1], intImm(0), ry.var, rx.var, intImm(0), i[4]}),
+                                {ry, rx});
+                },
+                "depthwise_conv2d_NCHWc", "depthwise_conv2d_NCHWc", "",
+                {"n", "oc_chunk", "oh", "ow", "oc_block"});
+    if (!p.bias)
+      return {conv};
+    return {addBias(conv, in[2], [](const std::vector<Expr> &i) {
+      return std::vector<Expr>{i[1], i[4]};
+    })};
+  }
   // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes.
   IterVar icc = reduceAxis(x->shape[1], "ic_chunk"), icb = reduceAxis(ib, "ic_block"),
           ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
@@ -541,39 +575,44 @@ void registerConvOps() {
     return out;
   });
 
-  OpDef &blocked =
-      convCommon("_contrib_conv2d_NCHWc", "2-D convolution in blocked layouts (NCHW8c, …)");
-  blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
-  blocked.argsFn = dataWeightBias;
-  blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
-  blocked.lower(conv2dNCHWcLower);
-  blocked.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // conv2d's gradient between layout transforms: everything to NCHW / OIHW, _conv2d_grad,
-    // and each input gradient back to its input's layout.
-    const Attrs &a = n->parsed;
-    std::string data = a.getStr("layout"), kernel = a.getStr("kernel_layout"),
-                out = convOutLayout(a);
-    auto to = [&](const NodeEntry &e, const std::string &from, const std::string &dst,
-                  const std::string &name) {
-      return from == dst ? e
-                         : mk("__layout_transform__", name, {e},
-                              {{"src_layout", from}, {"dst_layout", dst}});
-    };
-    AttrDict plain;
-    for (const auto &[k, v] : n->attrs)
-      if (k != "layout" && k != "kernel_layout" && k != "out_layout")
-        plain.emplace_back(k, v);
-    NodeEntry cg = mk("_conv2d_grad", n->name + "_grad",
-                      {to(g[0], out, "NCHW", n->name + "_grad_sub0"),
-                       to(n->inputs[0], data, "NCHW", n->name + "_grad_sub1"),
-                       to(n->inputs[1], kernel, "OIHW", n->name + "_grad_sub2")},
-                      plain);
-    std::vector<NodeEntry> res = {to(outOf(cg.node, 0), "NCHW", data, n->name + "_grad_data"),
-                                  to(outOf(cg.node, 1), "OIHW", kernel, n->name + "_grad_weight")};
-    if (n->inputs.size() > 2)
-      res.push_back(to(outOf(cg.node, 2), "C", biasLayout(out), n->name + "_grad_bias"));
-    return res;
-  });
+  for (const char *name : {"_contrib_conv2d_NCHWc", "_contrib_depthwise_conv2d_NCHWc"}) {
+    OpDef &blocked =
+        convCommon(name, std::string(name) == "_contrib_conv2d_NCHWc"
+                             ? "2-D convolution in blocked layouts (NCHW8c, …)"
+                             : "depthwise 2-D convolution in blocked layouts (NCHW16c, …)");
+    blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+    blocked.argsFn = dataWeightBias;
+    blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
+    blocked.lower(conv2dNCHWcLower);
+    blocked.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+      // conv2d's gradient between layout transforms: everything to NCHW / OIHW, _conv2d_grad,
+      // and each input gradient back to its input's layout.
+      const Attrs &a = n->parsed;
+      std::string data = a.getStr("layout"), kernel = a.getStr("kernel_layout"),
+                  out = convOutLayout(a);
+      auto to = [&](const NodeEntry &e, const std::string &from, const std::string &dst,
+                    const std::string &name) {
+        return from == dst ? e
+                           : mk("__layout_transform__", name, {e},
+                                {{"src_layout", from}, {"dst_layout", dst}});
+      };
+      AttrDict plain;
+      for (const auto &[k, v] : n->attrs)
+        if (k != "layout" && k != "kernel_layout" && k != "out_layout")
+          plain.emplace_back(k, v);
+      NodeEntry cg = mk("_conv2d_grad", n->name + "_grad",
+                        {to(g[0], out, "NCHW", n->name + "_grad_sub0"),
+                         to(n->inputs[0], data, "NCHW", n->name + "_grad_sub1"),
+                         to(n->inputs[1], kernel, "OIHW", n->name + "_grad_sub2")},
+                        plain);
+      std::vector<NodeEntry> res = {
+          to(outOf(cg.node, 0), "NCHW", data, n->name + "_grad_data"),
+          to(outOf(cg.node, 1), "OIHW", kernel, n->name + "_grad_weight")};
+      if (n->inputs.size() > 2)
+        res.push_back(to(outOf(cg.node, 2), "C", biasLayout(out), n->name + "_grad_bias"));
+      return res;
+    });
+  }
 
   OpDef &cgrad = convCommon("_conv2d_grad", "gradients of conv2d's data, weight and bias");
   cgrad.param("out_layout", ParamKind::Str, "__undef__", "output layout");

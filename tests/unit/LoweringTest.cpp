@@ -272,6 +272,17 @@ std::vector<Case> cases() {
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",
                {{{1, 2, 11, 29, 8}}}});
+  // The depthwise convolution in blocks (opt level 3 for MobileNet): widths whose register tile
+  // is the width, a divisor, or shifted tiles (29 is prime), stride 2 with padding, dilation,
+  // 8-lane blocks, and the fused epilogue of bias and relu.
+  c.push_back({"y = relu(_contrib_depthwise_conv2d_NCHWc(a, channels=32, groups=32, "
+               "kernel_size=(3,3), padding=(1,1), layout=\"NCHW16c\", "
+               "kernel_layout=\"OIHW1i16o\", out_layout=\"NCHW16c\"))",
+               {{{1, 2, 5, 14, 16}}, {{1, 2, 3, 29, 16}}, {{2, 2, 4, 7, 16}}}});
+  c.push_back({"y = _contrib_depthwise_conv2d_NCHWc(a, channels=16, groups=16, kernel_size=(3,3), "
+               "strides=(2,2), padding=(1,1), dilation=(1,2), use_bias=False, "
+               "layout=\"NCHW8c\", kernel_layout=\"OIHW1i8o\", out_layout=\"NCHW8c\")",
+               {{{1, 2, 9, 13, 8}}}});
   // Pools on blocked data (opt level 3 runs them on NCHW16c), padded, strided, both counts.
   c.push_back({"y = max_pool2d(a, pool_size=(3,3), strides=(2,2), padding=(1,1), "
                "layout=\"NCHW16c\")",

@@ -183,6 +183,23 @@ TEST(OpKernel, Conv2dNCHWc) {
   expectValues(y, {121, 243, 142, 286});
 }
 
+TEST(OpKernel, DepthwiseConv2dNCHWc) {
+  // Two channels in one block of 2, each convolved with its own 1x2 kernel: channel 0 with
+  // [1, 2], channel 1 with [10, 100] (OIHW1i2o stores (kw, o): 1, 10, 2, 100), bias [0.5, 5].
+  // NCHW x: channel 0 = [1, 2, 3], channel 1 = [4, 5, 6]; NCHW2c stores (w, c).
+  // out channel 0 = [1 + 4, 2 + 6] + 0.5 = [5.5, 8.5]; channel 1 = [40 + 500, 50 + 600] + 5,
+  // stored (w, c).
+  Tensor y = eval("x = Variable(\"x\", shape=(1,1,1,3,2))\nw = Variable(\"w\")\n"
+                  "b = Variable(\"b\")\ny = _contrib_depthwise_conv2d_NCHWc(x, w, b, channels=2, "
+                  "groups=2, kernel_size=(1,2), layout=\"NCHW2c\", kernel_layout=\"OIHW1i2o\", "
+                  "out_layout=\"NCHW2c\")",
+                  {{"x", tensor({1, 1, 1, 3, 2}, {1, 4, 2, 5, 3, 6})},
+                   {"w", tensor({1, 1, 1, 2, 1, 2}, {1, 10, 2, 100})},
+                   {"b", tensor({1, 2}, {0.5, 5})}});
+  EXPECT_EQ(y.shape, (Shape{1, 1, 1, 2, 2}));
+  expectValues(y, {5.5, 545, 8.5, 655});
+}
+
 TEST(OpKernel, Conv2dTranspose) {
   // 1x1x2x2 input [[1, 2], [3, 4]], 2x2 ones kernel, stride 2: each input spreads to a 2x2 block.
   Tensor y = eval("x = Variable(\"x\", shape=(1,1,2,2))\nw = Variable(\"w\")\nb = Variable(\"b\")\n"

@@ -1,0 +1,52 @@
+// DepthwiseConv2dNCHWc: the register-tiled schedule of _contrib_depthwise_conv2d_NCHWc (topi's
+// x86 depthwise_conv2d_NCHWc): reg_n output columns x the channel block held in vector
+// registers over the kernel taps, the fused epilogue applied to them before the single store.
+#include "backend/schedules/FastSchedules.h"
+
+#include "core/DType.h"
+
+namespace loupe::backend::fast {
+
+using namespace loop;
+
+bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
+  if (s.outputs.size() != 1)
+    return false;
+  const Shape convShape = s.stages[idx].tensor->shape; // N, C chunks, OH, OW, C block
+  const Stage &outStage = s.stage(s.outputs[0]);
+  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
+  if (convShape.size() != 5 || outStage.tensor->shape != convShape ||
+      s.stages[idx].body->kind != ExprKind::Reduce || s.stages[idx].body->reduceAxes.size() != 2 ||
+      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
+    return false;
+  int64_t lanes = kVectorBytes / dtypeBytes(s.stages[idx].tensor->dtype);
+  int64_t block = convShape[4];
+  Tile tile = chooseTile(convShape[3], (block + lanes - 1) / lanes);
+  s.knob("oc_bn", block, "channels per block, the vector lanes");
+  s.knob("reg_n", tile.regN,
+         tile.shifted ? "output columns per register tile; the last tile shifted back"
+                      : "output columns per register tile");
+
+  ComputeRef cacheT = accumulateThroughCache(s, idx);
+  Stage &out = s.stage(s.outputs[0]);
+  Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var,
+       b = out.leaves[4].var;
+  auto [wo, wi] = tile.shifted ? s.splitShifted(out, w, tile.regN) : s.split(out, w, tile.regN);
+  Expr rows = s.fuse(out, s.fuse(out, n, c), h);
+  s.parallel(out, rows);
+  s.unroll(out, wi);
+  s.vectorize(out, b);
+
+  Stage &acc = s.stage(cacheT);
+  s.computeAt(acc, out, wo);
+  s.setLocal(acc);
+  Expr cw = acc.leaves[3].var, cb = acc.leaves[4].var, kh = acc.leaves[5].var,
+       kw = acc.leaves[6].var;
+  s.reorder(acc, {kh, kw, cw, cb});
+  s.unroll(acc, kw);
+  s.unroll(acc, cw);
+  s.vectorize(acc, cb);
+  return true;
+}
+
+} // namespace loupe::backend::fast

@@ -9,15 +9,10 @@ namespace loupe::backend::fast {
 using namespace loop;
 
 bool conv2dNCHW(Schedule &s, size_t idx) {
-  if (s.outputs.size() != 1)
+  if (!convWithEpilogue(s, idx, 4) || s.stages[idx].body->kind != ExprKind::Reduce ||
+      s.stages[idx].body->reduceAxes.size() != 3)
     return false;
   const Shape convShape = s.stages[idx].tensor->shape; // N, C, OH, OW
-  const Stage &outStage = s.stage(s.outputs[0]);
-  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
-  if (convShape.size() != 4 || outStage.tensor->shape != convShape ||
-      s.stages[idx].body->kind != ExprKind::Reduce || s.stages[idx].body->reduceAxes.size() != 3 ||
-      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
-    return false;
   // The seed schedule accumulated in memory, a load and a store per tap and column; here a
   // vector of output columns stays in a register for all the taps (and input channels of the
   // group), then the fused epilogue runs on it before one store.

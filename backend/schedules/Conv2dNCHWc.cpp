@@ -16,14 +16,9 @@ namespace loupe::backend::fast {
 using namespace loop;
 
 bool conv2dNCHWc(Schedule &s, size_t idx) {
-  if (s.outputs.size() != 1)
+  if (!convWithEpilogue(s, idx, 5))
     return false;
   const Shape convShape = s.stages[idx].tensor->shape; // N, OC chunks, OH, OW, OC block
-  const Stage &outStage = s.stage(s.outputs[0]);
-  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
-  if (convShape.size() != 5 || outStage.tensor->shape != convShape ||
-      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
-    return false;
   int dtype = s.stages[idx].tensor->dtype;
   int64_t ocBlock = convShape[4], width = convShape[3];
   int64_t lanes = kVectorBytes / dtypeBytes(dtype);

@@ -10,15 +10,10 @@ namespace loupe::backend::fast {
 using namespace loop;
 
 bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
-  if (s.outputs.size() != 1)
+  if (!convWithEpilogue(s, idx, 5) || s.stages[idx].body->kind != ExprKind::Reduce ||
+      s.stages[idx].body->reduceAxes.size() != 2)
     return false;
   const Shape convShape = s.stages[idx].tensor->shape; // N, C chunks, OH, OW, C block
-  const Stage &outStage = s.stage(s.outputs[0]);
-  bool convIsOutput = outStage.tensor == s.stages[idx].tensor;
-  if (convShape.size() != 5 || outStage.tensor->shape != convShape ||
-      s.stages[idx].body->kind != ExprKind::Reduce || s.stages[idx].body->reduceAxes.size() != 2 ||
-      (!convIsOutput && outStage.tensor->body->kind == ExprKind::Reduce))
-    return false;
   int64_t lanes = kVectorBytes / dtypeBytes(s.stages[idx].tensor->dtype);
   int64_t block = convShape[4];
   Tile tile = chooseTile(convShape[3], (block + lanes - 1) / lanes);

@@ -27,6 +27,15 @@ ComputeRef accumulateThroughCache(Schedule &s, size_t conv) {
   return cacheT;
 }
 
+bool convWithEpilogue(Schedule &s, size_t conv, size_t rank) {
+  if (s.outputs.size() != 1)
+    return false;
+  const Stage &out = s.stage(s.outputs[0]);
+  const ComputeRef &t = s.stages[conv].tensor;
+  return t->shape.size() == rank && out.tensor->shape == t->shape &&
+         (out.tensor == t || out.tensor->body->kind != ExprKind::Reduce);
+}
+
 Tile chooseTile(int64_t width, int64_t regsPerColumn) {
   int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
   int64_t divisor = largestDivisorUpTo(width, cap);

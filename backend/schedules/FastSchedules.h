@@ -18,6 +18,10 @@ void injective(Schedule &s, Stage &st);
 /// every other producer inlined.
 loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv);
 
+/// Whether the function is the stage at `conv` (of rank `rank`) followed by an elementwise
+/// epilogue of the same shape with one output: what the convolution schedules expect.
+bool convWithEpilogue(Schedule &s, size_t conv, size_t rank);
+
 /// Output columns per register tile.
 struct Tile {
   int64_t regN;

@@ -297,6 +297,9 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
   ImGui::SameLine();
   if (ImGui::Button("Fit"))
     cv.fitPending = true;
+  ImGui::SameLine();
+  if (ImGui::Checkbox("fold inputs into ops", &s.viewer.metrics.foldInputs))
+    cv.fitPending = true;
   bool part = !fusion && s.neighbourhoodOnly && s.selectedNode >= 0 &&
               static_cast<uint32_t>(s.selectedNode) < g->index().numNodes();
   const GraphLayout &l =

@@ -42,9 +42,33 @@ void set(Agnode_t *n, const char *key, const std::string &value) {
 
 int GraphLayout::find(uint32_t nid) const {
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i].nid == nid)
+    if (nodes[i].nid == nid ||
+        std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end())
       return static_cast<int>(i);
   return -1;
+}
+
+std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) {
+  const IndexedGraph &idx = g.index();
+  std::vector<int64_t> host(idx.numNodes(), -1);
+  std::vector<int> consumers(idx.numNodes(), 0);
+  std::vector<int64_t> last(idx.numNodes(), -1);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    if (!shown[nid])
+      continue;
+    for (const auto &e : idx.nodes[nid].inputs)
+      if (last[e.nodeId] != nid) { // a node reading it twice is one consumer
+        last[e.nodeId] = nid;
+        ++consumers[e.nodeId];
+      }
+  }
+  std::vector<bool> output(idx.numNodes(), false);
+  for (const auto &h : idx.heads)
+    output[h.nodeId] = true;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (shown[nid] && idx.nodes[nid].node->isVariable() && consumers[nid] == 1 && !output[nid])
+      host[nid] = last[nid];
+  return host;
 }
 
 std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param) {
@@ -115,9 +139,11 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   agattr(G, AGNODE, const_cast<char *>("label"), const_cast<char *>(""));
 
   GraphLayout out;
+  std::vector<int64_t> host =
+      o.foldInputs ? foldedInto(g, shown) : std::vector<int64_t>(idx.numNodes(), -1);
   std::vector<Agnode_t *> agNodes(idx.numNodes(), nullptr);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    if (!shown[nid])
+    if (!shown[nid] || host[nid] >= 0)
       continue;
     const Node &n = *idx.nodes[nid].node;
     LaidNode ln;
@@ -127,6 +153,18 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     ln.kind = !n.isVariable() ? NodeKind::Op : param ? NodeKind::Param : NodeKind::Input;
     ln.op = n.isVariable() ? "" : n.op->name;
     ln.lines = nodeLines(g, nid, param);
+    // Folded inputs: a line each, the name and (as the last line of their own box had it) the
+    // shape and dtype.
+    for (const auto &e : idx.nodes[nid].inputs)
+      if (host[e.nodeId] == nid &&
+          std::find(ln.folded.begin(), ln.folded.end(), e.nodeId) == ln.folded.end()) {
+        ln.folded.push_back(e.nodeId);
+        std::vector<std::string> in = nodeLines(g, e.nodeId, false);
+        std::string line = in[1];
+        for (size_t k = 2; k < in.size(); ++k)
+          line += " " + in[k];
+        ln.lines.push_back(line);
+      }
     size_t chars = 0;
     for (const std::string &l : ln.lines)
       chars = std::max(chars, l.size());
@@ -144,10 +182,10 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   }
   std::vector<std::pair<Agedge_t *, LaidEdge>> agEdges;
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    if (!shown[nid])
+    if (!shown[nid] || host[nid] >= 0)
       continue;
     for (const auto &e : idx.nodes[nid].inputs) {
-      if (!shown[e.nodeId])
+      if (!shown[e.nodeId] || host[e.nodeId] >= 0)
         continue;
       LaidEdge le;
       le.from = e.nodeId;

@@ -23,6 +23,9 @@ struct LaidNode {
   NodeKind kind = NodeKind::Op;
   std::string name, op;           ///< op is empty for variables
   std::vector<std::string> lines; ///< label text: op (or kind), name, then shape and dtype
+  /// Inputs and params drawn inside this box (LayoutOptions::foldInputs), in input order; their
+  /// name and shape are the last lines.
+  std::vector<uint32_t> folded;
   double x = 0, y = 0, w = 0, h = 0;
 };
 
@@ -40,7 +43,8 @@ struct GraphLayout {
   std::vector<LaidNode> nodes;
   std::vector<LaidEdge> edges;
   double width = 0, height = 0;
-  /// Index in `nodes` of node id `nid`, or -1 when it is not laid out.
+  /// Index in `nodes` of node id `nid` (or of the box a folded input is drawn in), or -1 when
+  /// it is not laid out.
   int find(uint32_t nid) const;
 };
 
@@ -49,7 +53,15 @@ struct LayoutOptions {
   double charWidth = 7, lineHeight = 14, padding = 6;
   /// Variables drawn as params (see paramNames); the others are inputs.
   std::set<std::string> params;
+  /// Draw a variable that feeds exactly one op (a weight, a bias, a network's input) inside
+  /// that op's box, as Netron does, instead of as a box of its own. A variable read by two ops
+  /// or by none, or that is a graph output, keeps its box.
+  bool foldInputs = false;
 };
+
+/// The variables `layoutGraph` folds into their one consumer: variable node id -> consumer id
+/// (among the `shown` nodes).
+std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown);
 
 /// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.
 /// Throws Error when Graphviz fails.

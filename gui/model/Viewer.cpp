@@ -9,7 +9,10 @@
 
 namespace loupe::view {
 
-Viewer::Viewer() : engine_(std::make_unique<Engine>()) { watchProgress(); }
+Viewer::Viewer() : engine_(std::make_unique<Engine>()) {
+  metrics.foldInputs = true;
+  watchProgress();
+}
 
 Viewer::~Viewer() {
   if (worker_.joinable()) {
@@ -161,8 +164,8 @@ void Viewer::runTo(size_t n) {
 
 const GraphLayout &Viewer::layout(size_t step, int centre, int radius) {
   const Graph &g = engine_->history().at(step).graph;
-  auto key =
-      std::make_tuple(static_cast<const void *>(&g.index()), radius < 0 ? -1 : centre, radius);
+  auto key = std::make_tuple(static_cast<const void *>(&g.index()), radius < 0 ? -1 : centre,
+                             radius, metrics.foldInputs);
   auto it = layouts_.find(key);
   if (it != layouts_.end())
     return it->second.layout;

@@ -83,7 +83,8 @@ public:
   /// per pair of snapshots.
   const StepDiff &diff(size_t step);
 
-  /// The text metrics layouts are made with (the GUI sets its font's).
+  /// The text metrics layouts are made with (the GUI sets its font's), and whether inputs and
+  /// params that feed one op are folded into its box (on by default, as Netron draws them).
   LayoutOptions metrics;
 
 private:
@@ -106,7 +107,7 @@ private:
   void recordPosition();
   /// A new engine for the script, at its start.
   void freshEngine();
-  std::map<std::tuple<const void *, int, int>, CachedLayout> layouts_;
+  std::map<std::tuple<const void *, int, int, bool>, CachedLayout> layouts_;
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does
     std::vector<GroupView> groups;

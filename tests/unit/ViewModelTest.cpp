@@ -43,6 +43,7 @@ void runAll(Viewer &v, const std::string &program) {
 
 TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
   Viewer v;
+  v.metrics.foldInputs = false; // every node a box of its own
   runAll(v, kSeed001);
   runAll(v, ":apply InferShape InferType");
   const Graph &g = v.engine().current()->graph;
@@ -84,6 +85,48 @@ TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
   EXPECT_NEAR(conv.w, 25 * v.metrics.charWidth + 2 * v.metrics.padding, 1.0);
   // Cached: the same snapshot gives the same object.
   EXPECT_EQ(&l, &v.layout(v.engine().history().size() - 1));
+}
+
+// The viewer's default: a variable that feeds exactly one op is drawn inside that op's box, a
+// line with its name, shape and dtype; one read by two ops (seed 000's shared w and b, seed
+// 001's x, read by the first convolution and the residual add) keeps its box. Edges from folded
+// inputs are gone; finding a folded input finds the box it is drawn in.
+TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":apply InferShape InferType");
+  const Graph &g = v.engine().current()->graph;
+  const IndexedGraph &idx = g.index();
+  const GraphLayout &l = v.layout(v.engine().history().size() - 1);
+  // 16 nodes: x, 6 params folded into conv2d0, conv2d1 and dense0; 10 boxes.
+  EXPECT_EQ(idx.numNodes(), 16u);
+  EXPECT_EQ(l.nodes.size(), 10u);
+  const LaidNode &conv = l.nodes[l.find(idx.findByName("conv2d0"))];
+  EXPECT_EQ(conv.lines, (std::vector<std::string>{"conv2d", "conv2d0", "(1, 13, 100, 100) float64",
+                                                  "conv2d0_weight (13, 13, 3, 3) float64",
+                                                  "conv2d0_bias (13,) float64"}));
+  EXPECT_EQ(conv.folded,
+            (std::vector<uint32_t>{static_cast<uint32_t>(idx.findByName("conv2d0_weight")),
+                                   static_cast<uint32_t>(idx.findByName("conv2d0_bias"))}));
+  EXPECT_EQ(l.find(idx.findByName("conv2d0_weight")), l.find(idx.findByName("conv2d0")));
+  EXPECT_EQ(l.nodes[l.find(idx.findByName("x"))].nid, static_cast<uint32_t>(idx.findByName("x")));
+  uint32_t x = static_cast<uint32_t>(idx.findByName("x"));
+  for (const LaidEdge &e : l.edges)
+    EXPECT_FALSE(idx.nodes[e.from].node->isVariable() && e.from != x);
+  EXPECT_EQ(l.edges.size(), 10u); // 16 inputs of ops, less the 6 from folded params
+  // Seed 000: w and b feed both convolutions and stay boxes; x feeds one and folds.
+  Viewer v0;
+  runAll(v0, kSeed000);
+  const Graph &g0 = v0.engine().current()->graph;
+  const GraphLayout &l0 = v0.layout(0);
+  EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("w"))].nid,
+            static_cast<uint32_t>(g0.index().findByName("w")));
+  EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("b"))].nid,
+            static_cast<uint32_t>(g0.index().findByName("b")));
+  EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("x"))].op, "conv2d");
+  // The toggle lays the graph out again with every box.
+  v.metrics.foldInputs = false;
+  EXPECT_EQ(v.layout(v.engine().history().size() - 1).nodes.size(), 16u);
 }
 
 TEST(GraphLayout, NeighbourhoodAndSearch) {

@@ -89,6 +89,33 @@ void fit(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
   cv.fitted = &l;
 }
 
+// The first view of a layout: the whole graph when it fits with legible labels (zoom 0.8 or
+// more), else zoom 1 (labels at the UI font's size) with the graph's first node, an input, at
+// the top centre; Fit shows the whole graph.
+void firstView(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
+  double zx = size.x / std::max(1.0, l.width + 40), zy = size.y / std::max(1.0, l.height + 40);
+  if (std::min(zx, zy) >= 0.8 || l.nodes.empty())
+    return fit(cv, l, size);
+  const LaidNode *top = &l.nodes[0];
+  for (const LaidNode &n : l.nodes)
+    if (n.y - n.h / 2 < top->y - top->h / 2)
+      top = &n;
+  cv.zoom = 1;
+  cv.panX = size.x / 2 - top->x;
+  cv.panY = 20 - (top->y - top->h / 2);
+  cv.fitted = &l;
+}
+
+// Pans so that node box `n` is in the middle of a canvas of `size`, when any of it is outside.
+void bringIntoView(CanvasView &cv, const LaidNode &n, ImVec2 size) {
+  double left = cv.panX + (n.x - n.w / 2) * cv.zoom, right = cv.panX + (n.x + n.w / 2) * cv.zoom;
+  double top = cv.panY + (n.y - n.h / 2) * cv.zoom, bottom = cv.panY + (n.y + n.h / 2) * cv.zoom;
+  if (left >= 0 && top >= 0 && right <= size.x && bottom <= size.y)
+    return;
+  cv.panX = size.x / 2 - n.x * cv.zoom;
+  cv.panY = size.y / 2 - n.y * cv.zoom;
+}
+
 // Draws a laid-out graph in a canvas of `size` and handles pan, zoom and node clicks. Returns
 // the node id clicked this frame (-1 for none); `ctrl` tells whether ctrl was held.
 int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView &cv, ImVec2 size,
@@ -99,8 +126,17 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   cv.originX = origin.x;
   cv.originY = origin.y;
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (cv.fitPending || cv.fitted != &l)
+  if (cv.fitPending)
     fit(cv, l, avail);
+  else if (cv.fitted != &l)
+    firstView(cv, l, avail);
+  // A newly selected node (by search, --select or a click on a box half outside) comes into
+  // view.
+  if (selected != cv.centred) {
+    cv.centred = selected;
+    if (int i = selected >= 0 ? l.find(static_cast<uint32_t>(selected)) : -1; i >= 0)
+      bringIntoView(cv, l.nodes[static_cast<size_t>(i)], avail);
+  }
   ImGui::InvisibleButton("canvas", avail,
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   ImGuiIO &io = ImGui::GetIO();
@@ -284,7 +320,14 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
       ImGui::TextWrapped("%s", s.whyText.c_str());
   } else {
     ImGui::SetNextItemWidth(200);
-    ImGui::InputTextWithHint("##search", "search by name", s.search, sizeof s.search);
+    // Enter selects the first node found (and so brings it into view).
+    if (ImGui::InputTextWithHint("##search", "search by name", s.search, sizeof s.search,
+                                 ImGuiInputTextFlags_EnterReturnsTrue) &&
+        s.search[0])
+      if (std::vector<uint32_t> hits = view::searchNodes(*g, s.search); !hits.empty()) {
+        s.selectedNode = static_cast<int>(hits[0]);
+        s.secondNode = -1;
+      }
     ImGui::SameLine();
     ImGui::Checkbox("neighbourhood of the selected node", &s.neighbourhoodOnly);
     ImGui::SameLine();

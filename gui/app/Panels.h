@@ -18,8 +18,9 @@ bool parsePanel(const std::string &name, Panel &out);
 /// Pan and zoom of one graph canvas.
 struct CanvasView {
   double zoom = 1, panX = 0, panY = 0;
-  bool fitPending = true;          ///< fit the graph on the next frame it is drawn
-  const void *fitted = nullptr;    ///< the layout it was last fitted to
+  bool fitPending = false;         ///< fit the whole graph on the next frame (the Fit button)
+  const void *fitted = nullptr;    ///< the layout the view was last set up for
+  int centred = -1;                ///< the selected node last brought into view
   double originX = 0, originY = 0; ///< screen position of the canvas in the last frame
   /// The screen position of layout point (x, y) as last drawn.
   double screenX(double x) const { return originX + panX + x * zoom; }

@@ -18,11 +18,12 @@ namespace {
 const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
-                 [--select NODE] [--size WxH] [--screenshot OUT.png]
+                 [--select NODE] [--fit] [--size WxH] [--screenshot OUT.png]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
-  --select NODE      select a node (the inspector shows it)
+  --select NODE      select a node (the inspector shows it; the graph pans to it)
+  --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --screenshot OUT   render a few frames, save the window as PNG and exit
 )";
 
@@ -35,6 +36,7 @@ int usageError(const std::string &msg) {
 
 int main(int argc, char **argv) {
   std::string script, screenshot, panelName = "graph", select;
+  bool fitAll = false;
   long step = -1;
   int width = 1600, height = 1000;
   for (int i = 1; i < argc; ++i) {
@@ -59,6 +61,8 @@ int main(int argc, char **argv) {
       panelName = value();
     } else if (a == "--select") {
       select = value();
+    } else if (a == "--fit") {
+      fitAll = true;
     } else if (a == "--size") {
       std::string v = value();
       if (std::sscanf(v.c_str(), "%dx%d", &width, &height) != 2 || width < 200 || height < 200 ||
@@ -88,6 +92,9 @@ int main(int argc, char **argv) {
     }
     s.viewer.runTo(step < 0 ? s.viewer.script().size() : static_cast<size_t>(step));
   }
+  if (fitAll)
+    for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})
+      s.canvases[p].fitPending = true;
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;

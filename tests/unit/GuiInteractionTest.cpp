@@ -135,3 +135,33 @@ TEST(GuiInteraction, DragPansAndWheelZoomsAroundThePointer) {
   EXPECT_NEAR(nx2, nx, 1.0);
   EXPECT_NEAR(ny2, ny, 1.0);
 }
+
+// A network too tall to fit legibly (squeezenet, 120 nodes) opens at zoom 1 — labels at the
+// font's size — with its input at the top centre, not shrunk to a column of specks; Fit still
+// shows it all. Selecting a node far below (as --select or Enter in the search box does) pans
+// it into the middle of the canvas; selecting one already in view leaves the view alone.
+TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
+  Headless h;
+  ASSERT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
+  h.frame();
+  h.frame();
+  CanvasView &cv = h.s.canvases[Panel::Graph];
+  EXPECT_EQ(cv.zoom, 1.0);
+  auto [dx, dy] = nodeAt(h.s, Panel::Graph, "data");
+  EXPECT_NEAR(dx, cv.originX + 800, 400); // the canvas is 1,100 px wide at most
+  EXPECT_LT(dy - cv.originY, 80);
+  const Graph &g = h.s.viewer.engine().current()->graph;
+  h.s.selectedNode = g.index().findByName("squeezenet0_conv20");
+  h.frame();
+  auto [cx, cy] = nodeAt(h.s, Panel::Graph, "squeezenet0_conv20");
+  EXPECT_GT(cy, cv.originY);
+  EXPECT_LT(cy, cv.originY + 900);
+  double panY = cv.panY;
+  h.s.selectedNode = g.index().findByName("squeezenet0_relu20");
+  h.frame();
+  EXPECT_EQ(cv.panY, panY); // the next node down was already in view
+  cv.fitPending = true;
+  h.frame();
+  EXPECT_LT(cv.zoom, 0.5);
+  (void)cx;
+}

@@ -448,13 +448,16 @@ void Engine::registerCommands() {
         std::string key = a[0], type = "str";
         std::string value = rest.substr(rest.find(key) + key.size());
         size_t sp = value.find_last_not_of(" \t");
-        value = value.substr(0, sp + 1);
+        value = sp == std::string::npos ? "" : value.substr(0, sp + 1);
         size_t lastSpace = value.find_last_of(" \t");
         if (lastSpace != std::string::npos && kTypes.count(value.substr(lastSpace + 1))) {
           type = value.substr(lastSpace + 1);
           value = value.substr(0, lastSpace);
         }
-        value = value.substr(value.find_first_not_of(" \t"));
+        size_t first = value.find_first_not_of(" \t");
+        if (first == std::string::npos) // ":setattr targetllvm str": the value is missing
+          fail("usage: :setattr KEY VALUE [TYPE]: no value for '", key, "'");
+        value = value.substr(first);
         value = value.substr(0, value.find_last_not_of(" \t") + 1);
         auto parse = [&]() -> Value {
           try {

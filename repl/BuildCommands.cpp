@@ -394,6 +394,13 @@ void Engine::registerBuildCommands() {
           return std::string(buf);
         };
         out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
+        // The runtime calls the tvm_op nodes in node order: the k-th time is the k-th of them.
+        std::vector<uint32_t> calls;
+        const IndexedGraph &idx = g.index();
+        for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+          if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
+            calls.push_back(nid);
+        std::map<uint32_t, KernelTime> profile;
         for (size_t k = 0; k < names.size(); ++k) {
           std::vector<double> t = times[k];
           std::sort(t.begin(), t.end());
@@ -403,7 +410,11 @@ void Engine::registerBuildCommands() {
           totalMs += med;
           totalFlops += flops;
           out << pad(names[k], width) << row(med, flops) << "\n";
+          double gflops = med > 0 ? flops / (med * 1e6) : 0.0;
+          if (calls.size() == names.size())
+            profile[calls[k]] = {med, gflops, 100 * gflops / peak};
         }
+        e.history_[e.cursor_].profile = std::move(profile);
         char buf[96];
         std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
                       backend::numThreads(), backend::peakGflopsPerCore());

@@ -27,11 +27,20 @@ namespace loupe {
 struct Expr;
 
 /// One step of the history: an immutable graph snapshot and what made it.
+/// A kernel's time in the last `:profile` of a built graph.
+struct KernelTime {
+  double ms = 0;          ///< median over the runs
+  double gflops = 0;      ///< its flops over that time
+  double percentPeak = 0; ///< of this machine's FMA-loop peak at the threads used
+};
+
 struct Step {
   Graph graph;
   std::string label;  ///< the command that made it ("graph z", "apply InferShape InferType")
   std::string change; ///< what it did: "new graph", "graph unchanged; added shape, …"
   double millis = 0;  ///< time the step took (shown only on request)
+  /// The last `:profile` of this (built) step: per tvm_op node id.
+  std::map<uint32_t, KernelTime> profile;
 };
 
 /// The workbench. Each execute() runs one input — a graph-language statement or a `:command` —

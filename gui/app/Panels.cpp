@@ -8,6 +8,7 @@
 #include "core/Op.h"
 #include "gui/model/BufferChart.h"
 #include "gui/model/FusionView.h"
+#include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
 
 #include <imgui.h>
@@ -78,6 +79,8 @@ struct Styler {
   const view::StepDiff *diff = nullptr;           ///< change outlines
   bool removedSide = false;                       ///< the "before" side of a diff
   std::vector<uint32_t> highlighted;              ///< search hits
+  std::vector<double> timeShare;                  ///< per node, after :profile (else empty)
+  double maxShare = 0;                            ///< the largest of them
 };
 
 void fit(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
@@ -213,6 +216,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
                                              : kOpFill;
     if (st.groups && groupOf[n.nid] >= 0)
       fill = rgba(view::groupColour(groupOf[n.nid]));
+    if (n.nid < st.timeShare.size() && st.timeShare[n.nid] >= 0)
+      fill = rgba(view::heatColour(st.timeShare[n.nid], st.maxShare));
     float rounding = n.kind == NodeKind::Op ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
     dl->AddRectFilled(a, b, fill, rounding);
     ImU32 outline = IM_COL32(60, 60, 70, 255);
@@ -335,6 +340,24 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
     ImGui::SliderInt("radius", &s.radius, 1, 8);
     if (s.search[0])
       st.highlighted = view::searchNodes(*g, s.search);
+  }
+  // After :profile of a built graph: its kernels coloured by their share of the run time.
+  if (const Step *cur = s.viewer.engine().current();
+      !fusion && cur && &cur->graph == g && !cur->profile.empty()) {
+    st.timeShare = view::timeShares(*g, cur->profile);
+    st.maxShare = *std::max_element(st.timeShare.begin(), st.timeShare.end());
+    ImGui::SameLine();
+    ImGui::TextDisabled("time:");
+    for (double f : {0.0, 0.5, 1.0}) {
+      ImGui::SameLine();
+      ImU32 c = rgba(view::heatColour(f * st.maxShare, st.maxShare));
+      ImGui::PushStyleColor(ImGuiCol_Button, c);
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
+      char label[32];
+      std::snprintf(label, sizeof label, "%.0f%%##heat%.1f", 100 * f * st.maxShare, f);
+      ImGui::SmallButton(label);
+      ImGui::PopStyleColor(2);
+    }
   }
   CanvasView &cv = s.canvases[fusion ? Panel::Fusion : Panel::Graph];
   ImGui::SameLine();
@@ -651,6 +674,18 @@ void inspector(AppState &s) {
                          gv.masterName.empty() ? "None" : gv.masterName.c_str(),
                          gv.memberNames.size());
     }
+  // Its kernel's time in the last :profile of this built step.
+  if (const Step *cur = s.viewer.engine().current(); cur && &cur->graph == g) {
+    auto it = cur->profile.find(nid);
+    if (it != cur->profile.end()) {
+      std::vector<double> share = view::timeShares(*g, cur->profile);
+      ImGui::Separator();
+      ImGui::TextWrapped("last :profile: %.4f ms (%.1f%% of the run), %.2f GFLOP/s, %.1f%% of "
+                         "peak",
+                         it->second.ms, 100 * share[nid], it->second.gflops,
+                         it->second.percentPeak);
+    }
+  }
   // The value summary of the last :run, when this node is one of the graph's outputs.
   const std::string &con = s.viewer.console();
   size_t run = con.rfind("loupe> :run");

@@ -7,6 +7,7 @@
 #include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
 #include "gui/model/FusionView.h"
+#include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
 
@@ -388,4 +389,41 @@ TEST(Viewer, StopInterruptsTheWorkAndKeepsTheState) {
   EXPECT_EQ(v.engine().history().size(), 1u);
   EXPECT_FALSE(interruptRequested()); // the request ends with the work it stopped
   ASSERT_TRUE(v.run(":history"));
+}
+
+// After :profile the built step keeps each tvm_op's median time; the viewer colours each kernel
+// by its share of the run, white (none) to red (the largest share).
+TEST(ProfileView, KernelsColouredByTheirShareOfTheRun) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":build opt_level=2");
+  runAll(v, ":profile 3");
+  const Step &st = *v.engine().current();
+  const Graph &g = st.graph;
+  const IndexedGraph &idx = g.index();
+  size_t calls = 0;
+  for (const auto &n : idx.nodes)
+    calls += !n.node->isVariable() && n.node->op->name == "tvm_op";
+  ASSERT_EQ(st.profile.size(), calls);
+  std::vector<double> share = timeShares(g, st.profile);
+  double sum = 0;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    bool kernel = !idx.nodes[nid].node->isVariable();
+    EXPECT_EQ(share[nid] >= 0, kernel) << idx.nodes[nid].node->name;
+    if (kernel)
+      sum += share[nid];
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  // Shares are times over their sum, exactly.
+  std::map<uint32_t, KernelTime> made = {{1, {3.0, 0, 0}}, {4, {1.0, 0, 0}}};
+  std::vector<double> s2 = timeShares(g, made);
+  EXPECT_EQ(s2[1], 0.75);
+  EXPECT_EQ(s2[4], 0.25);
+  EXPECT_EQ(s2[0], -1);
+  std::vector<double> none = timeShares(g, {});
+  EXPECT_TRUE(std::all_of(none.begin(), none.end(), [](double x) { return x == -1; }));
+  // The scale: white at no time, red (200, 30, 30) at the largest share, halfway between.
+  EXPECT_EQ(heatColour(0, 0.5), 0xffffffffu);
+  EXPECT_EQ(heatColour(0.5, 0.5), 0xc81e1effu);
+  EXPECT_EQ(heatColour(0.25, 0.5), 0xe48f8fffu);
 }

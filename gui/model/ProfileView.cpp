@@ -1,0 +1,31 @@
+// ProfileView: kernel time shares and their colour scale.
+#include "gui/model/ProfileView.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace loupe::view {
+
+std::vector<double> timeShares(const Graph &g, const std::map<uint32_t, KernelTime> &profile) {
+  std::vector<double> share(g.index().numNodes(), -1.0);
+  double total = 0;
+  for (const auto &[nid, t] : profile)
+    total += t.ms;
+  if (total <= 0)
+    return share;
+  for (const auto &[nid, t] : profile)
+    if (nid < share.size())
+      share[nid] = t.ms / total;
+  return share;
+}
+
+uint32_t heatColour(double share, double maxShare) {
+  double f = maxShare > 0 ? std::clamp(share / maxShare, 0.0, 1.0) : 0.0;
+  // White (255, 255, 255) to red (200, 30, 30), linearly.
+  auto channel = [&](double to) {
+    return static_cast<uint32_t>(std::lround(255 + (to - 255) * f));
+  };
+  return channel(200) << 24 | channel(30) << 16 | channel(30) << 8 | 0xffu;
+}
+
+} // namespace loupe::view

@@ -1,0 +1,22 @@
+// ProfileView: the last `:profile` of a built graph on the picture — each kernel's share of the
+// run time and the colour that shows it.
+#pragma once
+
+#include "repl/Engine.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace loupe::view {
+
+/// Each node's share of the profiled run time (its kernel's median over the sum of all the
+/// medians), or -1 for a node without a time (variables, an unprofiled step).
+std::vector<double> timeShares(const Graph &g, const std::map<uint32_t, KernelTime> &profile);
+
+/// The fill colour of a node with `share` of the run time, as 0xRRGGBBAA (as groupColour): from
+/// white (no time) to
+/// red (200, 30, 30) at `maxShare` (the largest share of the picture), linearly.
+uint32_t heatColour(double share, double maxShare);
+
+} // namespace loupe::view

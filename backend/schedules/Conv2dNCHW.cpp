@@ -24,16 +24,9 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
                  : "output columns per vector");
 
   ComputeRef cacheT = accumulateThroughCache(s, idx);
-  Stage &out = s.stage(s.outputs[0]);
-  Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
-  auto [wo, wi] = shifted ? s.splitShifted(out, w, vec) : s.split(out, w, vec);
-  Expr rows = s.fuse(out, s.fuse(out, n, c), h);
-  s.parallel(out, rows);
-  s.vectorize(out, wi);
-
+  Expr wi = tileRowsAndWidth(s, cacheT, vec, shifted);
+  s.vectorize(s.stage(s.outputs[0]), wi);
   Stage &acc = s.stage(cacheT);
-  s.computeAt(acc, out, wo);
-  s.setLocal(acc);
   Expr cw = acc.leaves[3].var, rc = acc.leaves[4].var, ry = acc.leaves[5].var,
        rx = acc.leaves[6].var;
   s.reorder(acc, {rc, ry, rx, cw});

@@ -23,18 +23,11 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
                       : "output columns per register tile");
 
   ComputeRef cacheT = accumulateThroughCache(s, idx);
+  Expr wi = tileRowsAndWidth(s, cacheT, tile.regN, tile.shifted);
   Stage &out = s.stage(s.outputs[0]);
-  Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var,
-       b = out.leaves[4].var;
-  auto [wo, wi] = tile.shifted ? s.splitShifted(out, w, tile.regN) : s.split(out, w, tile.regN);
-  Expr rows = s.fuse(out, s.fuse(out, n, c), h);
-  s.parallel(out, rows);
   s.unroll(out, wi);
-  s.vectorize(out, b);
-
+  s.vectorize(out, out.leaves.back().var); // the channel block
   Stage &acc = s.stage(cacheT);
-  s.computeAt(acc, out, wo);
-  s.setLocal(acc);
   Expr cw = acc.leaves[3].var, cb = acc.leaves[4].var, kh = acc.leaves[5].var,
        kw = acc.leaves[6].var;
   s.reorder(acc, {kh, kw, cw, cb});

@@ -36,6 +36,17 @@ bool convWithEpilogue(Schedule &s, size_t conv, size_t rank) {
          (out.tensor == t || out.tensor->body->kind != ExprKind::Reduce);
 }
 
+Expr tileRowsAndWidth(Schedule &s, const ComputeRef &acc, int64_t tile, bool shifted) {
+  Stage &out = s.stage(s.outputs[0]);
+  Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
+  auto [wo, wi] = shifted ? s.splitShifted(out, w, tile) : s.split(out, w, tile);
+  s.parallel(out, s.fuse(out, s.fuse(out, n, c), h));
+  Stage &a = s.stage(acc);
+  s.computeAt(a, out, wo);
+  s.setLocal(a);
+  return wi;
+}
+
 Tile chooseTile(int64_t width, int64_t regsPerColumn) {
   int64_t cap = std::max<int64_t>(1, 28 / regsPerColumn);
   int64_t divisor = largestDivisorUpTo(width, cap);

@@ -71,6 +71,51 @@ std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) 
   return host;
 }
 
+std::string keyAttributes(const Node &n) {
+  if (n.isVariable())
+    return "";
+  const std::string &op = n.op->name;
+  const Attrs &a = n.parsed;
+  // "3×3 /2 pad 1": a window, its stride and padding when they are not 1 and 0.
+  auto window = [&](const char *size) {
+    const auto &k = a.getTuple(size);
+    const auto &st = a.getTuple("strides");
+    const auto &pad = a.getTuple("padding");
+    std::string t;
+    for (size_t i = 0; i < k.size(); ++i)
+      t += (i ? "×" : "") + std::to_string(k[i]);
+    auto same = [](const std::vector<int64_t> &v, int64_t x) {
+      return std::all_of(v.begin(), v.end(), [&](int64_t d) { return d == x; });
+    };
+    auto text = [](const std::vector<int64_t> &v) {
+      std::string r;
+      for (size_t i = 0; i < v.size(); ++i)
+        if (i == 0 || v[i] != v[0])
+          r += (i ? "," : "") + std::to_string(v[i]);
+      return r;
+    };
+    if (!st.empty() && !same(st, 1))
+      t += " /" + text(st);
+    if (!pad.empty() && !same(pad, 0))
+      t += " pad " + text(pad);
+    return t;
+  };
+  if (op == "conv2d" || op == "conv2d_transpose" || op == "_contrib_conv2d_NCHWc" ||
+      op == "_contrib_depthwise_conv2d_NCHWc") {
+    std::string t = window("kernel_size") + ", " + std::to_string(a.getInt("channels")) + " ch";
+    if (a.getInt("groups") != 1)
+      t += a.getInt("groups") == a.getInt("channels")
+               ? ", depthwise"
+               : ", " + std::to_string(a.getInt("groups")) + " groups";
+    return t;
+  }
+  if (op == "max_pool2d" || op == "avg_pool2d")
+    return window("pool_size");
+  if (op == "dense")
+    return std::to_string(a.getInt("units")) + " units";
+  return "";
+}
+
 std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param) {
   const IndexedGraph &idx = g.index();
   const Node &n = *idx.nodes[nid].node;
@@ -82,6 +127,8 @@ std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param) {
   else
     lines.push_back(n.op->name);
   lines.push_back(n.name);
+  if (std::string key = keyAttributes(n); !key.empty())
+    lines.push_back(key);
   const GraphAttr *shape = g.attr("shape");
   const GraphAttr *dtype = g.attr("dtype");
   bool shapeFits = shape && shape->shapes.size() == idx.numEntries();

@@ -68,8 +68,12 @@ std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown);
 GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o,
                         const std::vector<uint32_t> *only = nullptr);
 
-/// The label lines of node `nid`: its op (or `input`/`param`), its name, and per output its
-/// shape and dtype once inferred (a tvm_op shows its function name).
+/// The attributes a box shows in short form, as Netron does: "3×3 /2 pad 1, 64 ch" for a
+/// convolution, "3×3 /2" for a pool, "1000 units" for dense; empty for other nodes.
+std::string keyAttributes(const Node &n);
+
+/// The label lines of node `nid`: its op (or `input`/`param`), its name, its key attributes,
+/// and per output its shape and dtype once inferred (a tvm_op shows its function name).
 std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param);
 
 /// Variables that are params: those an op made for one of its arguments (NNVM names them

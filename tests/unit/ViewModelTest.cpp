@@ -77,8 +77,8 @@ TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
     }
   // Labels: op, name, then shape and dtype; params apart from the input x.
   const LaidNode &conv = l.nodes[l.find(g.index().findByName("conv2d0"))];
-  EXPECT_EQ(conv.lines,
-            (std::vector<std::string>{"conv2d", "conv2d0", "(1, 13, 100, 100) float64"}));
+  EXPECT_EQ(conv.lines, (std::vector<std::string>{"conv2d", "conv2d0", "3×3 pad 1, 13 ch",
+                                                  "(1, 13, 100, 100) float64"}));
   EXPECT_EQ(l.nodes[l.find(g.index().findByName("conv2d0_weight"))].kind, NodeKind::Param);
   EXPECT_EQ(l.nodes[l.find(g.index().findByName("x"))].kind, NodeKind::Input);
   EXPECT_EQ(l.nodes[l.find(g.index().findByName("x"))].lines[0], "input");
@@ -103,7 +103,8 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
   EXPECT_EQ(idx.numNodes(), 16u);
   EXPECT_EQ(l.nodes.size(), 10u);
   const LaidNode &conv = l.nodes[l.find(idx.findByName("conv2d0"))];
-  EXPECT_EQ(conv.lines, (std::vector<std::string>{"conv2d", "conv2d0", "(1, 13, 100, 100) float64",
+  EXPECT_EQ(conv.lines, (std::vector<std::string>{"conv2d", "conv2d0", "3×3 pad 1, 13 ch",
+                                                  "(1, 13, 100, 100) float64",
                                                   "conv2d0_weight (13, 13, 3, 3) float64",
                                                   "conv2d0_bias (13,) float64"}));
   EXPECT_EQ(conv.folded,
@@ -128,6 +129,26 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
   // The toggle lays the graph out again with every box.
   v.metrics.foldInputs = false;
   EXPECT_EQ(v.layout(v.engine().history().size() - 1).nodes.size(), 16u);
+}
+
+// Key attributes in short form: window, stride and padding when not 1 and 0, channels, groups.
+TEST(GraphLayout, KeyAttributesInShortForm) {
+  Engine e;
+  loupe::test::run(e,
+                   "x = Variable(\"x\")\n"
+                   "a = conv2d(x, channels=64, kernel_size=(7,7), strides=(2,2), padding=(3,3))\n"
+                   "b = conv2d(a, channels=64, groups=64, kernel_size=(3,3), padding=(1,1))\n"
+                   "c = conv2d(b, channels=8, groups=2, kernel_size=(1,3), padding=(0,1))\n"
+                   "d = max_pool2d(c, pool_size=(3,3), strides=(2,2))\n"
+                   "y = dense(flatten(avg_pool2d(d, pool_size=(2,2))), units=1000)\n:graph y");
+  const Graph &g = e.current()->graph;
+  std::vector<std::string> keys;
+  for (const auto &n : g.index().nodes)
+    if (std::string k = keyAttributes(*n.node); !k.empty())
+      keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"7×7 /2 pad 3, 64 ch", "3×3 pad 1, 64 ch, depthwise",
+                                            "1×3 pad 0,1, 8 ch, 2 groups", "3×3 /2", "2×2",
+                                            "1000 units"}));
 }
 
 TEST(GraphLayout, NeighbourhoodAndSearch) {

@@ -95,9 +95,23 @@ private:
 /// It appends its passes; the workbench checks them and adds all or none.
 using RegisterPassesFn = void (*)(std::vector<PassInfo> &);
 
+/// The version of what plugins and the workbench share (PassInfo, Graph, PassContext); raised
+/// whenever one of them changes shape, so that a plugin built against other headers is refused
+/// instead of crashing.
+inline constexpr int kPluginAbiVersion = 1;
+
+/// Written once in a plugin's source: exports the ABI version its headers had.
+#define LOUPE_PLUGIN_ABI                                                                           \
+  extern "C" {                                                                                     \
+  extern const int loupe_plugin_abi;                                                               \
+  const int loupe_plugin_abi = loupe::kPluginAbiVersion;                                           \
+  }
+
 /// Loads a plugin: dlopen `path`, call its loupe_register_passes, and register what it returns.
-/// Throws Error (cannot load, no entry point, a pass without a name or function, a name already
-/// taken) without registering anything. Returns the names added.
+/// Throws Error (cannot load, no entry point, no or another ABI version, an entry point that
+/// throws, a pass without a name or function, a name already taken) without registering
+/// anything. A plugin pass that throws anything but Error fails with its name and plugin.
+/// Returns the names added.
 /// `shown` is how messages name the file (the user's spelling rather than a resolved path).
 std::vector<std::string> loadPassPlugin(const std::string &path, const std::string &shown);
 

@@ -23,8 +23,21 @@ std::vector<std::string> loadPassPlugin(const std::string &path, const std::stri
     dlclose(handle);
     fail("plugin ", shown, " has no loupe_register_passes entry point");
   }
+  auto *abi = static_cast<const int *>(dlsym(handle, "loupe_plugin_abi"));
+  if (!abi || *abi != kPluginAbiVersion) {
+    std::string had = abi ? "plugin ABI " + std::to_string(*abi) : "no plugin ABI version";
+    dlclose(handle);
+    fail("plugin ", shown, " was built against other Loupe headers (", had, "; this Loupe has ",
+         kPluginAbiVersion, "): rebuild it, with LOUPE_PLUGIN_ABI in its source");
+  }
   std::vector<PassInfo> passes;
-  entry(passes);
+  try {
+    entry(passes);
+  } catch (const std::exception &e) {
+    fail("plugin ", shown, ": loupe_register_passes threw: ", e.what(), "; nothing was registered");
+  } catch (...) {
+    fail("plugin ", shown, ": loupe_register_passes threw; nothing was registered");
+  }
   std::set<std::string> names;
   for (const auto &p : passes) {
     std::string why = p.name.empty()                     ? "a pass without a name"
@@ -43,6 +56,20 @@ std::vector<std::string> loadPassPlugin(const std::string &path, const std::stri
   std::vector<std::string> added;
   for (auto &p : passes) {
     added.push_back(p.name);
+    // A plugin's failure is the plugin's: an exception other than Error becomes one that names
+    // the pass and the plugin (the workbench would call it an internal error of its own).
+    p.run = [run = std::move(p.run), name = p.name, shown](const Graph &g,
+                                                           const PassContext &ctx) -> Graph {
+      try {
+        return run(g, ctx);
+      } catch (const Error &) {
+        throw;
+      } catch (const std::exception &e) {
+        fail("pass ", name, " (plugin ", shown, ") failed: ", e.what());
+      } catch (...) {
+        fail("pass ", name, " (plugin ", shown, ") failed with an unknown exception");
+      }
+    };
     PassRegistry::get().add(std::move(p));
   }
   return added; // the library stays loaded for the life of the process

@@ -25,6 +25,8 @@ Graph customPipeline(const Graph &src, const PassContext &ctx) {
 
 } // namespace
 
+LOUPE_PLUGIN_ABI
+
 extern "C" void loupe_register_passes(std::vector<loupe::PassInfo> &passes) {
   passes.push_back({"CustomPipeline",
                     "multiplies every constant by `multiplier` (seed 003's example)",

@@ -168,3 +168,29 @@ TEST(PassManager, TraceSkipsNestedPasses) {
                        "}\n"
                        "graph_attr_keys = [storage_id, dtype, dltype, shape, module]\n\n");
 }
+
+// A plugin that goes wrong leaves the registry as it was: another ABI version, an entry point
+// that throws (after appending a pass), a file that is not a shared library. A plugin pass that
+// throws std::runtime_error fails with an Error naming it and its plugin.
+TEST(PassPlugins, FailedLoadsRegisterNothing) {
+  registerAllPasses();
+  std::string dir = std::string(LOUPE_REPL_BINARY);
+  dir = dir.substr(0, dir.rfind("/repl/")) + "/plugins/";
+  std::vector<std::string> before = PassRegistry::get().names();
+  for (const char *bad : {"WrongAbi.so", "ThrowingEntry.so", "NoEntryPoint.so"})
+    EXPECT_THROW(loadPassPlugin(dir + bad, bad), Error) << bad;
+  EXPECT_THROW(loadPassPlugin(std::string(LOUPE_SOURCE_DIR) + "/README.md", "README.md"), Error);
+  EXPECT_EQ(PassRegistry::get().names(), before);
+  if (!PassRegistry::get().find("Throwing")) {
+    EXPECT_EQ(loadPassPlugin(dir + "ThrowingPass.so", "ThrowingPass.so"),
+              std::vector<std::string>{"Throwing"});
+  }
+  Graph g;
+  try {
+    runPass(g, requirePass("Throwing"), PassContext{});
+    ADD_FAILURE() << "the pass did not throw";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "pass Throwing (plugin ThrowingPass.so) failed: the plugin's pass gave up");
+  }
+}

@@ -225,15 +225,9 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
           subAxesOf(v->blocked)[0].name != 'c')
         return {};
       const OpDef &reshape = *OpRegistry::get().find("reshape");
-      auto shapeText = [](const Shape &sh) {
-        std::string t = "(";
-        for (size_t d = 0; d < sh.size(); ++d)
-          t += (d ? ", " : "") + std::to_string(sh[d]);
-        return t + ")";
-      };
-      const std::string &base = node->inputs[1].node->name;
+      const std::string &base = weightNode.name;
       NodeEntry weight{makeOpNode(reshape, base + "_UCHW",
-                                  {{"shape", shapeText({w[0], in[1], in[2], in[3]})}},
+                                  {{"shape", shapeToTuple({w[0], in[1], in[2], in[3]})}},
                                   {node->inputs[1]}),
                        0, 0};
       int64_t channels = in[1];
@@ -246,7 +240,7 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
       }
       weight = makeTransform(weight, "NCHW", v->blocked, base + "_" + v->blocked);
       weight = {makeOpNode(reshape, base + "_flat_" + v->blocked,
-                           {{"shape", shapeText({w[0], channels * in[2] * in[3]})}}, {weight}),
+                           {{"shape", shapeToTuple({w[0], channels * in[2] * in[3]})}}, {weight}),
                 0, 0};
       std::vector<NodeEntry> inputs = node->inputs;
       inputs[0] = {makeOpNode(*flat.op, flat.name, flat.attrs, {v->source}, flat.controlDeps), 0,

@@ -387,10 +387,13 @@ void Engine::registerBuildCommands() {
           width = std::max(width, nm.size() + 2);
         // The share of this machine's peak: an FMA loop timed once per process, times threads.
         double peak = backend::peakGflopsPerCore() * backend::numThreads();
-        auto row = [&](double ms, double flops) {
+        auto timing = [&](double ms, double flops) {
           double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
+          return KernelTime{ms, gflops, 100 * gflops / peak};
+        };
+        auto row = [](const KernelTime &t) {
           char buf[64];
-          std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", ms, gflops, 100 * gflops / peak);
+          std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", t.ms, t.gflops, t.percentPeak);
           return std::string(buf);
         };
         out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
@@ -409,16 +412,16 @@ void Engine::registerBuildCommands() {
               static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
           totalMs += med;
           totalFlops += flops;
-          out << pad(names[k], width) << row(med, flops) << "\n";
-          double gflops = med > 0 ? flops / (med * 1e6) : 0.0;
+          KernelTime kt = timing(med, flops);
+          out << pad(names[k], width) << row(kt) << "\n";
           if (calls.size() == names.size())
-            profile[calls[k]] = {med, gflops, 100 * gflops / peak};
+            profile[calls[k]] = kt;
         }
         e.history_[e.cursor_].profile = std::move(profile);
         char buf[96];
         std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
                       backend::numThreads(), backend::peakGflopsPerCore());
-        out << pad("total", width) << row(totalMs, totalFlops) << "\n"
+        out << pad("total", width) << row(timing(totalMs, totalFlops)) << "\n"
             << n << " runs, median per kernel; " << buf << "\n";
       });
 

@@ -83,9 +83,13 @@ struct Styler {
   double maxShare = 0;                            ///< the largest of them
 };
 
+// The zoom at which the whole layout fits a canvas of `size` with a margin.
+double fitZoom(const GraphLayout &l, ImVec2 size) {
+  return std::min(size.x / std::max(1.0, l.width + 40), size.y / std::max(1.0, l.height + 40));
+}
+
 void fit(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
-  double zx = size.x / std::max(1.0, l.width + 40), zy = size.y / std::max(1.0, l.height + 40);
-  cv.zoom = std::clamp(std::min(zx, zy), 0.05, 1.5);
+  cv.zoom = std::clamp(fitZoom(l, size), 0.05, 1.5);
   cv.panX = (size.x - l.width * cv.zoom) / 2;
   cv.panY = std::max(10.0, (size.y - l.height * cv.zoom) / 2);
   cv.fitPending = false;
@@ -96,8 +100,7 @@ void fit(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
 // more), else zoom 1 (labels at the UI font's size) with the graph's first node, an input, at
 // the top centre; Fit shows the whole graph.
 void firstView(CanvasView &cv, const GraphLayout &l, ImVec2 size) {
-  double zx = size.x / std::max(1.0, l.width + 40), zy = size.y / std::max(1.0, l.height + 40);
-  if (std::min(zx, zy) >= 0.8 || l.nodes.empty())
+  if (fitZoom(l, size) >= 0.8 || l.nodes.empty())
     return fit(cv, l, size);
   const LaidNode *top = &l.nodes[0];
   for (const LaidNode &n : l.nodes)

@@ -38,16 +38,8 @@ void set(Agnode_t *n, const char *key, const std::string &value) {
   agsafeset(n, const_cast<char *>(key), const_cast<char *>(value.c_str()), const_cast<char *>(""));
 }
 
-} // namespace
-
-int GraphLayout::find(uint32_t nid) const {
-  for (size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i].nid == nid ||
-        std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end())
-      return static_cast<int>(i);
-  return -1;
-}
-
+// The variables layoutGraph folds into their one consumer: per node id, the consumer's id, or
+// -1 (among the `shown` nodes).
 std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) {
   const IndexedGraph &idx = g.index();
   std::vector<int64_t> host(idx.numNodes(), -1);
@@ -69,6 +61,16 @@ std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) 
     if (shown[nid] && idx.nodes[nid].node->isVariable() && consumers[nid] == 1 && !output[nid])
       host[nid] = last[nid];
   return host;
+}
+
+} // namespace
+
+int GraphLayout::find(uint32_t nid) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].nid == nid ||
+        std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end())
+      return static_cast<int>(i);
+  return -1;
 }
 
 std::string keyAttributes(const Node &n) {

@@ -59,10 +59,6 @@ struct LayoutOptions {
   bool foldInputs = false;
 };
 
-/// The variables `layoutGraph` folds into their one consumer: variable node id -> consumer id
-/// (among the `shown` nodes).
-std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown);
-
 /// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.
 /// Throws Error when Graphviz fails.
 GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o,

@@ -389,6 +389,25 @@ TEST(FastSchedule, SmallKernelsRunOnTheCallingThread) {
   EXPECT_LT(absError(e), 1e-4);
 }
 
+// Opt level 3's dense holds a block of outputs' partial sums in registers (each input vector
+// loaded once per block): 10 units make two blocks of 5, one per thread; 37 (prime) blocks of 8,
+// the last shifted back over the one before. Both match the reference interpreter.
+TEST(FastSchedule, DenseAccumulatesABlockOfOutputsTogether) {
+  for (auto [units, block] : {std::pair{10, 5}, std::pair{37, 8}}) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(2, 200))\ny = dense(x, units=" + std::to_string(units) +
+               ")\n:graph y");
+    run(e, ":build opt_level=3 dtype=float32");
+    std::string knobs = output(e, ":schedule fuse_dense");
+    EXPECT_NE(knobs.find("knob out_block = " + std::to_string(block)), std::string::npos) << knobs;
+    std::string loops = output(e, ":lower fuse_dense");
+    EXPECT_NE(loops.find("allocate compute.rf[float32 * 1 * " + std::to_string(block) + " * 16]"),
+              std::string::npos)
+        << loops;
+    EXPECT_LT(absError(e), 1e-4) << units;
+  }
+}
+
 // dense(flatten(x)) of a blocked tensor with a weight bound at build time: the dense reads the
 // blocked tensor flattened as it is and its weight's columns are reordered (and zero-padded for
 // padded channels) once, at build time — no layout transform before the flatten. Its outputs

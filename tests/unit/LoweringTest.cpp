@@ -295,6 +295,11 @@ std::vector<Case> cases() {
   // Dense with a reduction long enough for opt level 3's rfactor (a multiple of 16 lanes, and
   // 100 with a partial last vector), batch 1 and 2, with its bias.
   c.push_back({"y = relu(dense(a, units=7))", {{{1, 160}}, {{2, 100}}}});
+  // Opt level 3 holds blocks of outputs' partial sums together: 10 units in two blocks of 5,
+  // 64 in four of 16, and 37 (prime) in blocks of 8 with the last one shifted back.
+  c.push_back({"y = dense(a, units=10)", {{{1, 160}}}});
+  c.push_back({"y = dense(a, units=64)", {{{1, 80}}}});
+  c.push_back({"y = dense(a, units=37)", {{{2, 100}}}});
   c.push_back(
       {"y = relu(_contrib_conv2d_NCHWc(a, channels=16, kernel_size=(1,1), " + blocked16 + ")) + b",
        {{{1, 1, 6, 14, 16}, {1, 1, 6, 14, 16}}}});

@@ -394,6 +394,19 @@ private:
       llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
       return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
     }
+    if (f == "ldexp") {
+      // x * 2^n for an integral n whose biased exponent is normal (FastMath clamps it): the
+      // scale is built in the exponent bits, no libm call.
+      llvm::Value *n = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+      matchLanes(x, n);
+      bool f64 = x->getType()->getScalarType()->isDoubleTy();
+      llvm::Type *bits = withLanes(f64 ? b_.getInt64Ty() : b_.getInt32Ty(), x);
+      llvm::Value *exponent =
+          b_.CreateAdd(b_.CreateFPToSI(n, bits), llvm::ConstantInt::get(bits, f64 ? 1023 : 127));
+      llvm::Value *scale = b_.CreateBitCast(
+          b_.CreateShl(exponent, llvm::ConstantInt::get(bits, f64 ? 52 : 23)), x->getType());
+      return b_.CreateFMul(x, scale);
+    }
     if (f == "pow") {
       llvm::Value *y = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
       matchLanes(x, y);

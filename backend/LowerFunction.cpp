@@ -3,6 +3,7 @@
 
 #include "core/Error.h"
 #include "core/loop/Eval.h"
+#include "core/loop/FastMath.h"
 
 #include <map>
 
@@ -61,7 +62,7 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
   if (out.fast)
-    out.body = runSmallOnCaller(out.body);
+    out.body = runSmallOnCaller(fastMath(out.body));
   return out;
 }
 

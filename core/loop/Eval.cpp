@@ -183,6 +183,8 @@ private:
       return eval(e->args[0]) != 0 ? eval(e->args[1]) : eval(e->args[2]);
     if (f == "likely")
       return eval(e->args[0]);
+    if (f == "ldexp") // x * 2^n, n integral (FastMath's scaling)
+      return round(std::ldexp(eval(e->args[0]), static_cast<int>(eval(e->args[1]))), e->dtype);
     double x = eval(e->args[0]);
     double r;
     if (f == "exp")

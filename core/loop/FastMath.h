@@ -1,0 +1,21 @@
+// FastMath: exp, tanh and sigmoid rewritten as polynomial approximations in the loop IR, so a
+// vector loop computes them in vector registers instead of calling libm once per lane.
+#pragma once
+
+#include "core/loop/LoopIR.h"
+
+namespace loupe::loop {
+
+/// Every exp, tanh and sigmoid call of a float32 or float64 value stored by `s` replaced with
+/// its polynomial form, each intermediate bound once by a `let` around the store.
+///
+/// e^x is a Cody–Waite range reduction x = n·ln2 + r, a polynomial in r (float32: Cephes'
+/// expf, degree 7) or a Padé form (float64: Cephes' exp), scaled by 2^n with the `ldexp`
+/// intrinsic. The argument is clamped to where 2^n is a normal number: below it the result is
+/// the smallest normal instead of a denormal or 0, above it a large finite number instead of
+/// inf. tanh(x) is 1 - 2/(e^2x + 1) (absolute error a few units of 1's last place) and
+/// sigmoid(x) 1/(1 + e^-x). Calls under a lazy tvm_if_then_else branch stay: their argument
+/// may only be valid when the branch is taken.
+Stmt fastMath(const Stmt &s);
+
+} // namespace loupe::loop

@@ -1,0 +1,94 @@
+// FastMathTest: opt level 3's polynomial exp, tanh and sigmoid against libm over their whole
+// range, in float32 and float64, and no libm call left in the generated code.
+#include "TestUtil.h"
+
+#include "backend/GraphExecutor.h"
+#include "core/DType.h"
+
+#include <cctype>
+#include <cfloat>
+#include <cmath>
+#include <functional>
+
+namespace loupe::test {
+namespace {
+
+struct Bound {
+  const char *op;
+  std::function<double(double)> exact;
+  double relF32, relF64; ///< the error bound: |got - want| <= rel * max(|want|, floor)
+  double floor;          ///< 1 for the bounded functions (absolute error), 0 for exp (relative)
+};
+
+// Inputs from -100 to 100 by 0.05 (past both ends of exp's clamp) and the special points.
+Tensor grid(int dtype) {
+  std::vector<double> xs;
+  for (int i = -2000; i <= 2000; ++i)
+    xs.push_back(i * 0.05);
+  for (double x : {1e-30, -1e-30, 1e-6, -1e-6, 0.34657359, 88.3, -87.3, 700.0, -700.0, 709.0})
+    xs.push_back(x);
+  Tensor t({static_cast<int64_t>(xs.size())}, dtype);
+  for (size_t i = 0; i < xs.size(); ++i)
+    t.data[i] = roundToDType(xs[i], dtype);
+  return t;
+}
+
+// Calls of `f` in printed loops (ldexp( is not a call of exp).
+int callsOf(const std::string &loops, const std::string &f) {
+  int n = 0;
+  for (size_t at = loops.find(f + "("); at != std::string::npos; at = loops.find(f + "(", at + 1))
+    n += at == 0 || !std::isalnum(static_cast<unsigned char>(loops[at - 1]));
+  return n;
+}
+
+TEST(FastMath, ExpTanhAndSigmoidMatchLibmToAFewUlps) {
+  // Bounds in units of the type's epsilon (float32 1.19e-7, float64 2.22e-16): e^x relative, 3
+  // ulps; tanh and sigmoid absolute, a few ulps of 1 (tanh's 1 - 2/(e^2x+1) cancels near 0).
+  const Bound bounds[] = {
+      {"exp", [](double x) { return std::exp(x); }, 3 * FLT_EPSILON, 3 * DBL_EPSILON, 0},
+      {"tanh", [](double x) { return std::tanh(x); }, 4 * FLT_EPSILON, 4 * DBL_EPSILON, 1},
+      {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, 3 * FLT_EPSILON, 3 * DBL_EPSILON,
+       1},
+  };
+  for (int dtype : {kFloat32, kFloat64})
+    for (const Bound &b : bounds) {
+      SCOPED_TRACE(std::string(b.op) + " " + std::string(dtypeName(dtype)));
+      std::string dt(dtypeName(dtype));
+      Tensor in = grid(dtype);
+      Engine e;
+      run(e, "x = Variable(\"x\", shape=(" + std::to_string(in.data.size()) + ",))\ny = " + b.op +
+                 "(x)\n:graph y\n:build opt_level=3 dtype=" + dt);
+      std::string loops = output(e, std::string(":lower fuse_") + b.op);
+      EXPECT_EQ(callsOf(loops, b.op), 0) << loops;
+      EXPECT_NE(loops.find("ldexp("), std::string::npos) << loops;
+      // The vector loop calls nothing: no libm, no runtime.
+      std::string assembly = output(e, std::string(":asm fuse_") + b.op);
+      EXPECT_EQ(assembly.find("call"), std::string::npos) << assembly;
+      EXPECT_NE(assembly.find("vfmadd"), std::string::npos) << assembly; // the polynomial
+      backend::GraphRuntime rt(e.current()->graph);
+      rt.setInput("x", in);
+      rt.run();
+      const Tensor out = rt.outputs().at(0);
+      double rel = dtype == kFloat32 ? b.relF32 : b.relF64;
+      double expHi = dtype == kFloat32 ? 88.376 : 709.43,
+             expLo = dtype == kFloat32 ? -87.336 : -708.39;
+      for (size_t i = 0; i < in.data.size(); ++i) {
+        double x = in.data[i], got = out.data[i];
+        bool clampedExp = std::string(b.op) == "exp" && (x > expHi || x < expLo);
+        if (clampedExp) {
+          // Past the clamp: the largest exponent's value, or the smallest normal.
+          double normalMin = dtype == kFloat32 ? FLT_MIN : DBL_MIN;
+          EXPECT_TRUE(x > 0 ? std::isfinite(got) && got > b.exact(expHi) * (1 - rel)
+                            : got >= 0 && got <= 2 * normalMin)
+              << x << " -> " << got;
+          continue;
+        }
+        double want = b.exact(x);
+        EXPECT_LE(std::fabs(got - want), rel * std::max(std::fabs(want), b.floor))
+            << "x = " << x << ": " << got << " vs " << want;
+      }
+    }
+}
+
+} // namespace
+} // namespace loupe::test

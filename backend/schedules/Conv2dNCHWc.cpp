@@ -23,22 +23,23 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   int64_t ocBlock = convShape[4], width = convShape[3];
   int64_t lanes = kVectorBytes / dtypeBytes(dtype);
   int64_t regsPerColumn = (ocBlock + lanes - 1) / lanes;
-  Tile tile = chooseTile(width, regsPerColumn);
-  int64_t regN = tile.regN;
   const Expr &body = s.stages[idx].body;
+  int64_t chunkWeightBytes = ocBlock * body->reduceAxes[0].extent * body->reduceAxes[1].extent *
+                             body->reduceAxes[2].extent * body->reduceAxes[3].extent *
+                             dtypeBytes(dtype);
+  RegisterTile rt = chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes);
+  Tile tile = rt.cols;
+  int64_t regN = tile.regN;
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
   s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
   s.knob("reg_n", regN,
          tile.shifted ? "output columns per register tile; the last tile shifted back"
                       : "output columns per register tile");
-  // A narrow tile (up to 8 columns) leaves registers free: two channel blocks per tile (16
-  // accumulators at most; 28 spill), so that each broadcast
-  // input feeds two FMAs and a step loads 2 weight vectors + reg_n inputs for 2 x reg_n FMAs
-  // instead of 1 + reg_n for reg_n (load-bound at 7 columns).
-  int64_t ocTiles = 2 * regN * regsPerColumn <= 16 && convShape[1] % 2 == 0 ? 2 : 1;
+  int64_t ocTiles = rt.ocTiles;
   s.knob("oc_tiles", ocTiles,
-         ocTiles == 2 ? "channel blocks per register tile: each input broadcast feeds both"
-                      : "channel blocks per register tile");
+         ocTiles == 2  ? "channel blocks per register tile: each input broadcast feeds both"
+         : ocTiles > 2 ? "channel blocks per register tile: each input broadcast feeds all"
+                       : "channel blocks per register tile");
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];

@@ -38,7 +38,23 @@ struct Tile {
 /// vector registers for the weights (one accumulator per column, `regsPerColumn` registers
 /// each). Where that divisor is less than half the room (a prime width such as 109 gives 1),
 /// tiles as even as the room allows instead, the last one shifted back to end at the edge.
-Tile chooseTile(int64_t width, int64_t regsPerColumn);
+Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators = 28);
+
+/// A convolution's register tile: `ocTiles` channel blocks x `cols.regN` output columns.
+struct RegisterTile {
+  int64_t ocTiles;
+  Tile cols;
+};
+
+/// The register tile with the fewest loads per FMA: each reduction step loads ocTiles weight
+/// vectors and regN broadcast inputs for ocTiles x regN FMAs, so a square-ish tile (4 blocks x 6
+/// columns: 10 loads for 24 FMAs) keeps the loads under the FMAs where a row of 14 columns (15
+/// loads for 14) is load-bound. Columns recomputed by a shifted last tile count as waste.
+/// `ocChunks` is the number of channel blocks (ocTiles divides it); a tile's blocks must keep
+/// their weights (`chunkWeightBytes` each) in the core's L2 with room for the input rows, as
+/// every row of the output reuses them.
+RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
+                                int64_t chunkWeightBytes);
 
 /// topi's conv2d_NCHWc for AVX-512 (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
 /// register-tiled, its epilogue applied to the tile before the single store. Returns false (and

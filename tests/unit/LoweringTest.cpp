@@ -4,6 +4,8 @@
 // compiled by LLVM and run through the JIT.
 #include "TestUtil.h"
 
+#include "backend/schedules/FastSchedules.h"
+
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
 #include "core/DType.h"
@@ -268,6 +270,13 @@ std::vector<Case> cases() {
        "padding=(1,1), " +
            blocked16 + "))",
        {{{1, 2, 5, 13, 16}}, {{1, 1, 3, 29, 16}}, {{2, 1, 4, 12, 16}}, {{1, 2, 3, 7, 16}}}});
+  // Four output channel blocks: a 4x6 register tile at width 12 (oc_tiles 4), 2x7 at 14.
+  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=64, kernel_size=(3,3), "
+               "padding=(1,1), " +
+                   blocked16 + "))",
+               {{{1, 1, 4, 12, 16}}}});
+  c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=64, kernel_size=(1,1), " + blocked16 + ")",
+               {{{1, 2, 3, 14, 16}}}});
   c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=16, kernel_size=(3,3), strides=(2,2), "
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",
@@ -521,6 +530,25 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
   std::vector<Tensor> got = backend::evalLowered(lf, {in});
   for (int64_t i = 0; i < 12; ++i)
     EXPECT_EQ(got[0].data[i], in.data[i] * in.data[i] + 1) << i;
+}
+
+// The convolution's register tile: the fewest loads per FMA among even tiles of 14 or more
+// accumulators whose blocks' weights fit half the L2 (hand-counted: 4x6 loads 10 per 24 FMAs,
+// 2x7 9 per 14, 1x14 15 per 14).
+TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
+  auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
+    backend::fast::RegisterTile t =
+        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes);
+    return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
+  };
+  EXPECT_EQ(tile(12, 4, 36 << 10), std::tuple(4, 6, false));
+  EXPECT_EQ(tile(56, 8, 36 << 10), std::tuple(4, 4, false));    // 4 blocks of 6 columns: 56 shifts
+  EXPECT_EQ(tile(14, 16, 64 << 10), std::tuple(2, 7, false));   // 4 blocks: width 14 in 4s shifts
+  EXPECT_EQ(tile(27, 16, 36 << 10), std::tuple(2, 9, false));   // 4x3 has 12 accumulators
+  EXPECT_EQ(tile(7, 32, 295 << 10), std::tuple(2, 7, false));   // 4 blocks: 1.2 MB of weights
+  EXPECT_EQ(tile(14, 16, 400 << 10), std::tuple(1, 14, false)); // 2 blocks: 800 KB
+  EXPECT_EQ(tile(13, 63, 32 << 10), std::tuple(1, 13, false));  // 63 chunks: 3 blocks, 13 prime
+  EXPECT_EQ(tile(100, 1, 6 << 10), std::tuple(1, 25, false));
 }
 
 // rfactor by hand: a sum over 10 split into 4 partial sums (the last one runs past the end and

@@ -8,6 +8,7 @@
 #include "core/Op.h"
 #include "gui/model/BufferChart.h"
 #include "gui/model/FusionView.h"
+#include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
 
@@ -132,6 +133,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   cv.originX = origin.x;
   cv.originY = origin.y;
   ImVec2 avail = ImGui::GetContentRegionAvail();
+  cv.width = avail.x;
+  cv.height = avail.y;
   if (cv.fitPending)
     fit(cv, l, avail);
   else if (cv.fitted != &l)
@@ -147,7 +150,17 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   ImGuiIO &io = ImGui::GetIO();
   bool hovered = ImGui::IsItemHovered();
-  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+  // A press on the overview map moves the window there, and dragging on it keeps moving it;
+  // elsewhere a drag pans the canvas.
+  view::CanvasWindow win{avail.x, avail.y, cv.zoom, cv.panX, cv.panY};
+  view::Overview ov = view::overviewOf(l.width, l.height, win);
+  bool onMap = ov.shown && ov.map.contains(io.MouseClickedPos[0].x - origin.x,
+                                           io.MouseClickedPos[0].y - origin.y);
+  if (ImGui::IsItemActive() && onMap) {
+    view::centreOn(ov, io.MousePos.x - origin.x, io.MousePos.y - origin.y, win);
+    cv.panX = win.panX;
+    cv.panY = win.panY;
+  } else if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
     cv.panX += io.MouseDelta.x;
     cv.panY += io.MouseDelta.y;
   }
@@ -210,17 +223,20 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     }
   }
 
+  auto fillOf = [&](const LaidNode &n) {
+    if (n.nid < st.timeShare.size() && st.timeShare[n.nid] >= 0)
+      return rgba(view::heatColour(st.timeShare[n.nid], st.maxShare));
+    if (st.groups && groupOf[n.nid] >= 0)
+      return rgba(view::groupColour(groupOf[n.nid]));
+    return n.kind == NodeKind::Input   ? kInputFill
+           : n.kind == NodeKind::Param ? kParamFill
+                                       : kOpFill;
+  };
   int clicked = -1;
   bool showText = cv.zoom > 0.35;
   for (const LaidNode &n : l.nodes) {
     ImVec2 a = at(n.x - n.w / 2, n.y - n.h / 2), b = at(n.x + n.w / 2, n.y + n.h / 2);
-    ImU32 fill = n.kind == NodeKind::Input   ? kInputFill
-                 : n.kind == NodeKind::Param ? kParamFill
-                                             : kOpFill;
-    if (st.groups && groupOf[n.nid] >= 0)
-      fill = rgba(view::groupColour(groupOf[n.nid]));
-    if (n.nid < st.timeShare.size() && st.timeShare[n.nid] >= 0)
-      fill = rgba(view::heatColour(st.timeShare[n.nid], st.maxShare));
+    ImU32 fill = fillOf(n);
     float rounding = n.kind == NodeKind::Op ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
     dl->AddRectFilled(a, b, fill, rounding);
     ImU32 outline = IM_COL32(60, 60, 70, 255);
@@ -259,13 +275,34 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
                            a.y + static_cast<float>(6 * cv.zoom) + lineH * static_cast<float>(i)),
                     kText, n.lines[i].c_str());
     }
-    if (hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+    if (hovered && !onMap && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         io.MouseDragMaxDistanceSqr[0] < 16.0f && io.MousePos.x >= a.x && io.MousePos.x <= b.x &&
         io.MousePos.y >= a.y && io.MousePos.y <= b.y) {
       clicked = static_cast<int>(n.nid);
       if (ctrl)
         *ctrl = io.KeyCtrl;
     }
+  }
+  // The overview map over everything, when part of the graph is outside the canvas.
+  ov = view::overviewOf(l.width, l.height, {avail.x, avail.y, cv.zoom, cv.panX, cv.panY});
+  if (ov.shown) {
+    auto onScreen = [&](double x, double y) {
+      return ImVec2(static_cast<float>(origin.x + x), static_cast<float>(origin.y + y));
+    };
+    dl->AddRectFilled(onScreen(ov.map.x0 - 4, ov.map.y0 - 4),
+                      onScreen(ov.map.x1 + 4, ov.map.y1 + 4), IM_COL32(250, 250, 252, 235), 4.0f);
+    dl->AddRect(onScreen(ov.map.x0 - 4, ov.map.y0 - 4), onScreen(ov.map.x1 + 4, ov.map.y1 + 4),
+                IM_COL32(120, 120, 130, 255), 4.0f);
+    for (const LaidNode &n : l.nodes) {
+      // At least a pixel each, so that a thin chain of ops stays visible.
+      double x0 = ov.mapX(n.x - n.w / 2), y0 = ov.mapY(n.y - n.h / 2);
+      dl->AddRectFilled(onScreen(x0, y0),
+                        onScreen(std::max(ov.mapX(n.x + n.w / 2), x0 + 1),
+                                 std::max(ov.mapY(n.y + n.h / 2), y0 + 1)),
+                        fillOf(n));
+    }
+    dl->AddRect(onScreen(ov.window.x0, ov.window.y0), onScreen(ov.window.x1, ov.window.y1),
+                IM_COL32(0, 120, 255, 255), 0.0f, 0, 2.0f);
   }
   dl->PopClipRect();
   if (!hoverTip.empty())

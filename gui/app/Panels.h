@@ -22,6 +22,7 @@ struct CanvasView {
   const void *fitted = nullptr;    ///< the layout the view was last set up for
   int centred = -1;                ///< the selected node last brought into view
   double originX = 0, originY = 0; ///< screen position of the canvas in the last frame
+  double width = 0, height = 0;    ///< its size in that frame
   /// The screen position of layout point (x, y) as last drawn.
   double screenX(double x) const { return originX + panX + x * zoom; }
   double screenY(double y) const { return originY + panY + y * zoom; }

@@ -4,6 +4,7 @@
 #include "TestUtil.h"
 
 #include "gui/app/Panels.h"
+#include "gui/model/Overview.h"
 
 #include <imgui.h>
 
@@ -164,4 +165,43 @@ TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
   h.frame();
   EXPECT_LT(cv.zoom, 0.5);
   (void)cx;
+}
+
+// The overview map of a graph larger than the canvas: pressing on it at the bottom of the graph
+// moves the view there (the network's last node comes into view), dragging on it keeps moving
+// the view, and neither selects a node.
+TEST(GuiInteraction, OverviewMapMovesTheView) {
+  Headless h;
+  ASSERT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
+  h.frame();
+  h.frame();
+  CanvasView &cv = h.s.canvases[Panel::Graph];
+  const view::GraphLayout &l = h.s.viewer.layout(h.s.viewer.engine().history().size() - 1);
+  ImGuiIO &io = ImGui::GetIO();
+  view::Overview o =
+      view::overviewOf(l.width, l.height, {cv.width, cv.height, cv.zoom, cv.panX, cv.panY});
+  ASSERT_TRUE(o.shown);
+  auto [sx, sy] = nodeAt(h.s, Panel::Graph, "squeezenet0_flatten0");
+  EXPECT_GT(sy, cv.originY + 1000); // far below the canvas at first
+  double mx = (o.map.x0 + o.map.x1) / 2, my = o.map.y1 - 1;
+  h.click(cv.originX + mx, cv.originY + my);
+  auto [fx, fy] = nodeAt(h.s, Panel::Graph, "squeezenet0_flatten0");
+  EXPECT_GT(fy, cv.originY);
+  EXPECT_LT(fy, cv.originY + cv.height);
+  EXPECT_EQ(h.s.selectedNode, -1);
+  // Drag on the map from its bottom to its top: the view follows to the graph's inputs.
+  io.MousePos = ImVec2(static_cast<float>(cv.originX + mx), static_cast<float>(cv.originY + my));
+  io.MouseDown[0] = true;
+  h.frame();
+  for (int i = 0; i < 20; ++i) {
+    io.MousePos.y -= static_cast<float>((o.map.y1 - o.map.y0) / 20);
+    h.frame();
+  }
+  io.MouseDown[0] = false;
+  h.frame();
+  auto [dx, dy] = nodeAt(h.s, Panel::Graph, "data");
+  EXPECT_GT(dy, cv.originY - 200);
+  EXPECT_LT(dy, cv.originY + cv.height);
+  EXPECT_EQ(h.s.selectedNode, -1);
+  (void)sx, (void)fx, (void)dx;
 }

@@ -7,6 +7,7 @@
 #include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
 #include "gui/model/FusionView.h"
+#include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
@@ -447,4 +448,43 @@ TEST(ProfileView, KernelsColouredByTheirShareOfTheRun) {
   EXPECT_EQ(heatColour(0, 0.5), 0xffffffffu);
   EXPECT_EQ(heatColour(0.5, 0.5), 0xc81e1effu);
   EXPECT_EQ(heatColour(0.25, 0.5), 0xe48f8fffu);
+}
+
+// The overview map, by hand: a 1000 x 4000 layout in an 800 x 600 canvas at zoom 1 does not
+// fit, so the map is shown, 180 px on its longer side (scale 180/4000 = 0.045: 45 x 180) 10 px
+// from the bottom-right corner; the window (layout 0..800 x 0..600) is 36 x 27 map pixels at its
+// top-left. A click at map (767.5, 500) is layout point (500, 2000), which the pan centres.
+TEST(Overview, MapWindowAndClickByHand) {
+  view::CanvasWindow w{800, 600, 1, 0, 0};
+  view::Overview o = view::overviewOf(1000, 4000, w);
+  ASSERT_TRUE(o.shown);
+  EXPECT_DOUBLE_EQ(o.scale, 0.045);
+  EXPECT_DOUBLE_EQ(o.map.x0, 745);
+  EXPECT_DOUBLE_EQ(o.map.y0, 410);
+  EXPECT_DOUBLE_EQ(o.map.x1, 790);
+  EXPECT_DOUBLE_EQ(o.map.y1, 590);
+  EXPECT_DOUBLE_EQ(o.window.x0, 745);
+  EXPECT_DOUBLE_EQ(o.window.y0, 410);
+  EXPECT_DOUBLE_EQ(o.window.x1, 781);
+  EXPECT_DOUBLE_EQ(o.window.y1, 437);
+  view::centreOn(o, 767.5, 500, w);
+  EXPECT_DOUBLE_EQ(w.panX, 400 - 500);
+  EXPECT_DOUBLE_EQ(w.panY, 300 - 2000);
+  // Zoomed to 0.5 there, the window is twice as large on the map and centred on the point.
+  w.zoom = 0.5;
+  w.panX = 400 - 500 * 0.5;
+  w.panY = 300 - 2000 * 0.5;
+  o = view::overviewOf(1000, 4000, w);
+  EXPECT_DOUBLE_EQ(o.window.y0, 410 + (2000 - 600) * 0.045);
+  EXPECT_DOUBLE_EQ(o.window.y1, 410 + (2000 + 600) * 0.045);
+  // A click past the map's edge centres on the layout's edge.
+  view::centreOn(o, 0, 10000, w);
+  EXPECT_DOUBLE_EQ(w.panX, 400 - 0);
+  EXPECT_DOUBLE_EQ(w.panY, 300 - 4000 * 0.5);
+}
+
+TEST(Overview, NotShownWhenTheWholeGraphIsInView) {
+  EXPECT_FALSE(view::overviewOf(300, 200, {800, 600, 1, 10, 10}).shown);
+  EXPECT_TRUE(view::overviewOf(300, 200, {800, 600, 1, 10, -1}).shown); // its top is cut off
+  EXPECT_FALSE(view::overviewOf(0, 0, {800, 600, 1, 0, 0}).shown);      // nothing laid out
 }

@@ -86,6 +86,53 @@ RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPer
   return best;
 }
 
+namespace {
+
+// Whether every read of `e` that uses variable `k` has it as its last index and nowhere else.
+bool readsAlongLast(const Expr &e, const ExprNode *k) {
+  if (e->kind == ExprKind::TensorRead) {
+    if (!usesVar(e, k))
+      return true;
+    for (size_t i = 0; i + 1 < e->args.size(); ++i)
+      if (usesVar(e->args[i], k))
+        return false;
+    return e->args.back().get() == k;
+  }
+  for (const Expr &a : e->args)
+    if (!readsAlongLast(a, k))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool vectorReducible(const Stage &st) {
+  const Expr &body = st.body;
+  int64_t lanes = kVectorBytes / dtypeBytes(st.tensor->dtype);
+  return body->kind == ExprKind::Reduce && body->reduceAxes.size() == 1 && body->args.size() == 1 &&
+         body->reduceAxes[0].extent >= 4 * lanes && !st.tensor->shape.empty() &&
+         readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
+}
+
+void vectorReduction(Schedule &s, const ComputeRef &t) {
+  Stage &st = s.stage(t);
+  size_t nd = t->shape.size();
+  int64_t lanes = kVectorBytes / dtypeBytes(t->dtype);
+  Stage &rf = s.rfactor(st, st.body->reduceAxes[0].var, lanes);
+  ComputeRef rfT = rf.tensor;
+  Stage &d = s.stage(t);
+  Expr rows = d.leaves[0].var;
+  for (size_t i = 1; i < nd; ++i)
+    rows = s.fuse(d, rows, d.leaves[1].var);
+  s.parallel(d, rows);
+  Stage &partials = s.stage(rfT);
+  s.computeAt(partials, d, rows);
+  s.setLocal(partials);
+  Expr ki = partials.leaves[nd].var, ko = partials.leaves[nd + 1].var;
+  s.reorder(partials, {ko, ki});
+  s.vectorize(partials, ki);
+}
+
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)
@@ -135,7 +182,8 @@ void applyFastSchedule(Schedule &s) {
       return applyDefaultSchedule(s);
   // Everything else: producers inlined; injective outputs vectorised and parallel; reductions
   // (pools, global pooling, softmax's sums) parallel over their output elements, each
-  // reduction independent of the others.
+  // reduction independent of the others, and vectorised when they run along a row.
+  std::vector<loop::ComputeRef> rowReductions;
   for (Stage &st : s.stages) {
     bool reduction = st.body->kind == loop::ExprKind::Reduce;
     if (!reduction && !s.isOutput(st)) {
@@ -158,12 +206,19 @@ void applyFastSchedule(Schedule &s) {
       if (lanes >= 2 && lanes <= 64)
         s.vectorize(st, block);
     } else if (nd > 0) {
+      if (fast::vectorReducible(st)) {
+        rowReductions.push_back(st.tensor);
+        continue;
+      }
       loop::Expr v = st.leaves[0].var;
       for (size_t d = 1; d < nd; ++d)
         v = s.fuse(st, v, st.leaves[1].var);
       s.parallel(st, v);
     }
   }
+  // After the walk: rfactor adds stages.
+  for (const loop::ComputeRef &t : rowReductions)
+    fast::vectorReduction(s, t);
 }
 
 namespace {

@@ -13,6 +13,15 @@ inline constexpr int64_t kVectorBytes = 64;
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);
 
+/// Whether the reduction at `st` runs along a row: one reduce axis of at least four vectors,
+/// no condition, read only as the last index of its tensors (softmax's max and sum over the
+/// last axis, a sum over the last axis).
+bool vectorReducible(const Stage &st);
+
+/// Such a reduction rfactor'ed into a vector of partial sums in registers (as dense), summed
+/// per output; outputs in parallel.
+void vectorReduction(Schedule &s, const loop::ComputeRef &t);
+
 /// The first step of the convolution schedules: the stage at `conv` written through a cache
 /// (`conv` becomes the accumulator, returned), a padded input materialised once in parallel,
 /// every other producer inlined.

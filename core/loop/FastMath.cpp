@@ -22,8 +22,18 @@ public:
   Expr mutateExpr(const Expr &e) override {
     if (e->kind != ExprKind::Call)
       return IRMutator::mutateExpr(e);
-    if (e->name == "tvm_if_then_else") // the branches are lazy: rewrite the condition only
-      return withArgs(e, {mutateExpr(e->args[0]), e->args[1], e->args[2]});
+    if (e->name == "tvm_if_then_else") {
+      // The branches are lazy (the untaken one may read out of bounds): a call under one is
+      // rewritten with its argument bound under the same conditions, so the let reads only
+      // what the branch would.
+      Expr c = mutateExpr(e->args[0]);
+      guards_.push_back(c);
+      Expr a = mutateExpr(e->args[1]);
+      guards_.back() = lnot(c);
+      Expr b = mutateExpr(e->args[2]);
+      guards_.pop_back();
+      return withArgs(e, {c, a, b});
+    }
     bool fast = (e->dtype == kFloat32 || e->dtype == kFloat64) && e->args.size() == 1 &&
                 (e->name == "exp" || e->name == "tanh" || e->name == "sigmoid");
     if (!fast)
@@ -32,6 +42,12 @@ public:
     Expr arg = mutateExpr(e->args[0]);
     if (arg->dtype != dt)
       arg = cast(dt, arg);
+    if (!guards_.empty()) {
+      Expr all = guards_[0];
+      for (size_t i = 1; i < guards_.size(); ++i)
+        all = land(all, guards_[i]);
+      arg = call("tvm_if_then_else", {all, arg, floatImm(0, dt)}, dt);
+    }
     Expr x = bind("x", arg);
     auto c = [&](double v) { return floatImm(v, dt); };
     if (e->name == "exp")
@@ -44,6 +60,7 @@ public:
 
 private:
   int next_ = 0;
+  std::vector<Expr> guards_; ///< the conditions of the lazy branches being rewritten
 
   Expr bind(const std::string &what, Expr value) {
     Expr v = var("fm" + std::to_string(next_++) + "." + what, value->dtype);

@@ -14,8 +14,9 @@ namespace loupe::loop {
 /// intrinsic. The argument is clamped to where 2^n is a normal number: below it the result is
 /// the smallest normal instead of a denormal or 0, above it a large finite number instead of
 /// inf. tanh(x) is 1 - 2/(e^2x + 1) (absolute error a few units of 1's last place) and
-/// sigmoid(x) 1/(1 + e^-x). Calls under a lazy tvm_if_then_else branch stay: their argument
-/// may only be valid when the branch is taken.
+/// sigmoid(x) 1/(1 + e^-x). Under a lazy tvm_if_then_else branch (the tail of a vector
+/// reduction) the argument is bound as tvm_if_then_else(the branch's conditions, x, 0), so the
+/// let reads only what the branch would.
 Stmt fastMath(const Stmt &s);
 
 } // namespace loupe::loop

@@ -375,6 +375,13 @@ std::vector<Case> cases() {
   c.push_back({"y = exp(relu(a) * 2 + b) - b", same(2)});
   c.push_back({"y = broadcast_mul(tanh(a), b) + 1", bshapes});
   c.push_back({"y = sum(exp(a) * 0.5, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
+  // Reductions along a row of 64 or more: vectors of partial results at opt level 3 (a tail
+  // lane guarded when the row is not a multiple of the vector), and along a column (not).
+  c.push_back({"y = softmax(a)", {{{3, 100}}, {{2, 128}}}});
+  c.push_back({"y = log_softmax(a)", {{{2, 70}}}});
+  c.push_back({"y = max(a, axis=2)", {{{2, 3, 70}}}});
+  c.push_back({"y = sum(exp(a) * 0.5, axis=1)", {{{2, 80}}}});
+  c.push_back({"y = sum(a, axis=0)", {{{100, 3}}}});
   c.push_back({"y = flatten(relu(conv2d(a, channels=2, kernel_size=(3,3), padding=(1,1))))",
                {{{1, 3, 6, 6}}}});
   return c;

@@ -140,7 +140,8 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
             "error: " + truncated + ": not an ONNX model (the protobuf does not parse)\n");
   EXPECT_EQ(output(e, ":load " + text),
             "error: " + text + ": not an ONNX model (the protobuf does not parse)\n");
-  EXPECT_EQ(output(e, ":load /nonexistent.onnx"), "error: /nonexistent.onnx: cannot open: No such file or directory\n");
+  EXPECT_EQ(output(e, ":load /nonexistent.onnx"),
+            "error: /nonexistent.onnx: cannot open: No such file or directory\n");
   EXPECT_EQ(output(e, ":load " + newer),
             "error: " + newer + ": opset 18 is newer than this importer knows (up to 17)\n");
   EXPECT_EQ(output(e, ":load " + symbolic),

@@ -13,13 +13,13 @@ namespace fast {
 
 using namespace loop;
 
-ComputeRef accumulateThroughCache(Schedule &s, size_t conv) {
+ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad) {
   Stage &cache = s.cacheWrite(s.stages[conv]); // stages[conv] is now the accumulator
   ComputeRef cacheT = cache.tensor;
   for (Stage &st : s.stages) {
     if (st.tensor == cacheT || s.isOutput(st))
       continue;
-    if (st.tensor->tag == "pad")
+    if (st.tensor->tag == "pad" && !inlinePad)
       injective(s, st); // padded input materialised once, in parallel
     else
       s.computeInline(st);

@@ -23,9 +23,10 @@ bool vectorReducible(const Stage &st);
 void vectorReduction(Schedule &s, const loop::ComputeRef &t);
 
 /// The first step of the convolution schedules: the stage at `conv` written through a cache
-/// (`conv` becomes the accumulator, returned), a padded input materialised once in parallel,
-/// every other producer inlined.
-loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv);
+/// (`conv` becomes the accumulator, returned), a padded input materialised once in parallel
+/// (or, with `inlinePad`, read through the padding's bounds test where the convolution reads
+/// it), every other producer inlined.
+loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad = false);
 
 /// Whether the function is the stage at `conv` (of rank `rank`) followed by an elementwise
 /// epilogue of the same shape with one output: what the convolution schedules expect.

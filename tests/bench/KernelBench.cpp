@@ -1,6 +1,7 @@
 // KernelBench: opt_level 3's generated code against this machine's peak and against oneDNN, in
 // one run. The FP32 peak is measured by an FMA loop in this binary; every distinct convolution
-// of resnet-18, resnet-50 and squeezenet 1.0 (batch 1) is timed as Loupe's kernel and as
+// of resnet-18, resnet-50, squeezenet 1.0 and mobilenet (batch 1, depthwise ones too) is timed
+// as Loupe's kernel and as
 // oneDNN's blocked convolution on the same shape and threads; whole zoo networks are timed
 // end to end. oneDNN is linked into this benchmark only. Run by hand, never by ctest:
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
@@ -61,15 +62,18 @@ void BM_ParallelForEmpty(benchmark::State &state) {
 
 struct ConvShape {
   int64_t c, h, w, k, kh, kw, sh, sw, ph, pw;
+  int64_t groups = 1; ///< c for a depthwise convolution
   std::string name() const {
     std::ostringstream s;
     s << c << "x" << h << "x" << w << "_k" << k << "_" << kh << "x" << kw << "_s" << sh << "_p"
       << ph;
+    if (groups > 1)
+      s << "_dw";
     return s.str();
   }
   int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
   int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
-  double flops() const { return 2.0 * k * oh() * ow() * c * kh * kw; }
+  double flops() const { return 2.0 * k * oh() * ow() * (c / groups) * kh * kw; }
   bool operator<(const ConvShape &o) const { return name() < o.name(); }
 };
 
@@ -84,7 +88,7 @@ Engine &run(Engine &e, const std::string &program) {
   return e;
 }
 
-// Every distinct ungrouped convolution of a zoo network at batch 1.
+// Every distinct ungrouped or depthwise convolution of a zoo network at batch 1.
 std::vector<ConvShape> convShapes(const std::string &model) {
   Engine e;
   run(e, ":model " + model + "\n:apply InferShape");
@@ -93,14 +97,17 @@ std::vector<ConvShape> convShapes(const std::string &model) {
   const auto &shapes = g.attr("shape")->shapes;
   std::vector<ConvShape> out;
   for (const auto &n : idx.nodes) {
-    if (n.node->isVariable() || n.node->op->name != "conv2d" ||
-        n.node->parsed.getInt("groups") != 1)
+    if (n.node->isVariable() || n.node->op->name != "conv2d")
       continue;
     const Attrs &a = n.node->parsed;
     const Shape &in = shapes[idx.entryId(n.inputs[0])];
+    int64_t groups = a.getInt("groups");
+    if (groups != 1 && (groups != in[1] || groups != a.getInt("channels")))
+      continue;
     const auto &k = a.getTuple("kernel_size"), &s = a.getTuple("strides"),
                &p = a.getTuple("padding");
-    out.push_back({in[1], in[2], in[3], a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1]});
+    out.push_back(
+        {in[1], in[2], in[3], a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1], groups});
   }
   return out;
 }
@@ -126,7 +133,8 @@ void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
   prog << "x = Variable(\"x\", shape=(1," << cs.c << "," << cs.h << "," << cs.w << "))\n"
        << "y = conv2d(x, channels=" << cs.k << ", kernel_size=(" << cs.kh << "," << cs.kw
        << "), strides=(" << cs.sh << "," << cs.sw << "), padding=(" << cs.ph << "," << cs.pw
-       << "), use_bias=False, name=\"c\")\n:graph y\n:build opt_level=3 param c_weight=random\n";
+       << "), groups=" << cs.groups
+       << ", use_bias=False, name=\"c\")\n:graph y\n:build opt_level=3 param c_weight=random\n";
   run(e, prog.str());
   const Graph &g = e.current()->graph;
   backend::GraphRuntime rt(g);
@@ -156,7 +164,11 @@ void BM_OneDNNConv(benchmark::State &state, ConvShape cs) {
   omp_set_num_threads(backend::numThreads());
   engine eng(engine::kind::cpu, 0);
   stream strm(eng);
-  memory::dims src = {1, cs.c, cs.h, cs.w}, wei = {cs.k, cs.c, cs.kh, cs.kw},
+  // Depthwise: oneDNN's grouped weights (groups, out/group, in/group, kh, kw).
+  memory::dims src = {1, cs.c, cs.h, cs.w},
+               wei = cs.groups > 1
+                         ? memory::dims{cs.groups, cs.k / cs.groups, cs.c / cs.groups, cs.kh, cs.kw}
+                         : memory::dims{cs.k, cs.c, cs.kh, cs.kw},
                dst = {1, cs.k, cs.oh(), cs.ow()}, strides = {cs.sh, cs.sw}, pad = {cs.ph, cs.pw};
   auto f32 = memory::data_type::f32;
   memory::desc srcAny(src, f32, memory::format_tag::any), weiAny(wei, f32, memory::format_tag::any),
@@ -252,7 +264,7 @@ int main(int argc, char **argv) {
   benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
   benchmark::RegisterBenchmark("BM_ParallelForEmpty", BM_ParallelForEmpty)->Arg(2)->Arg(1024);
   std::set<ConvShape> seen;
-  for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0"})
+  for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0", "mobilenet"})
     for (const ConvShape &cs : convShapes(model))
       if (seen.insert(cs).second) {
         benchmark::RegisterBenchmark(("BM_LoupeConv/" + cs.name()).c_str(), BM_LoupeConv, cs)

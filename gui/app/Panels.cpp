@@ -135,10 +135,17 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   ImVec2 avail = ImGui::GetContentRegionAvail();
   cv.width = avail.x;
   cv.height = avail.y;
-  if (cv.fitPending)
+  if (cv.fitPending) {
     fit(cv, l, avail);
-  else if (cv.fitted != &l)
+  } else if (cv.fitted != &l && cv.keepInView >= 0) {
+    cv.fitted = &l;
+    if (int i = l.find(static_cast<uint32_t>(cv.keepInView)); i >= 0)
+      bringIntoView(cv, l.nodes[static_cast<size_t>(i)], avail);
+  } else if (cv.fitted != &l) {
     firstView(cv, l, avail);
+  }
+  cv.keepInView = -1;
+  cv.doubleClicked = false;
   // A newly selected node (by search, --select or a click on a box half outside) comes into
   // view.
   if (selected != cv.centred) {
@@ -279,6 +286,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
         io.MouseDragMaxDistanceSqr[0] < 16.0f && io.MousePos.x >= a.x && io.MousePos.x <= b.x &&
         io.MousePos.y >= a.y && io.MousePos.y <= b.y) {
       clicked = static_cast<int>(n.nid);
+      cv.doubleClicked = io.MouseClickedLastCount[0] >= 2;
       if (ctrl)
         *ctrl = io.KeyCtrl;
     }
@@ -342,6 +350,18 @@ void handleClick(AppState &s, const Graph &g, int clicked, bool ctrl) {
   }
 }
 
+// A double click in the fusion view: the clicked node's group collapses into one box, or a
+// collapsed group's box expands; the node stays in view.
+void toggleGroup(AppState &s, const std::vector<GroupView> &groups, uint32_t nid, CanvasView &cv) {
+  for (const GroupView &gv : groups)
+    if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
+      if (!s.collapsed.erase(gv.rootName))
+        s.collapsed.insert(gv.rootName);
+      cv.keepInView = static_cast<int>(nid);
+      return;
+    }
+}
+
 void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a program below."); }
 
 void graphPanel(AppState &s, ImVec2 size, bool fusion) {
@@ -357,9 +377,17 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
           "No fusion groups in this snapshot: :apply GraphFusePartition or :build.");
     } else {
       st.groups = &groups;
-      ImGui::Text("%zu groups. Hover a region for its pattern and function; click a node, then "
-                  "ctrl-click another to ask why they did or did not fuse.",
-                  groups.size());
+      ImGui::TextWrapped(
+          "%zu groups. Hover a region for its pattern and function; click a node, then "
+          "ctrl-click another to ask why they did or did not fuse; double-click a group "
+          "to collapse it into its kernel (and its box to expand it).",
+          groups.size());
+      if (ImGui::Button("collapse all"))
+        for (const GroupView &gv : groups)
+          s.collapsed.insert(gv.rootName);
+      ImGui::SameLine();
+      if (ImGui::Button("expand all"))
+        s.collapsed.clear();
     }
     if (!s.whyText.empty())
       ImGui::TextWrapped("%s", s.whyText.c_str());
@@ -408,12 +436,15 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
     cv.fitPending = true;
   bool part = !fusion && s.neighbourhoodOnly && s.selectedNode >= 0 &&
               static_cast<uint32_t>(s.selectedNode) < g->index().numNodes();
-  const GraphLayout &l =
-      part ? s.viewer.layout(step, s.selectedNode, s.radius) : s.viewer.layout(step);
+  const GraphLayout &l = part     ? s.viewer.layout(step, s.selectedNode, s.radius)
+                         : fusion ? s.viewer.layout(step, -1, -1, s.collapsed)
+                                  : s.viewer.layout(step);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   bool ctrl = false;
   int clicked = drawCanvas(fusion ? "fusion" : "graph", *g, l, cv, avail, st, s.selectedNode,
                            s.secondNode, &ctrl);
+  if (fusion && st.groups && clicked >= 0 && cv.doubleClicked)
+    toggleGroup(s, *st.groups, static_cast<uint32_t>(clicked), cv);
   handleClick(s, *g, clicked, ctrl);
   (void)size;
 }

@@ -5,6 +5,7 @@
 #include "gui/model/Viewer.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace loupe::gui {
@@ -23,6 +24,10 @@ struct CanvasView {
   int centred = -1;                ///< the selected node last brought into view
   double originX = 0, originY = 0; ///< screen position of the canvas in the last frame
   double width = 0, height = 0;    ///< its size in that frame
+  bool doubleClicked = false;      ///< the node click of the last frame was a double click
+  /// After a group is collapsed or expanded: the node whose box stays in view when the new
+  /// layout is first drawn (instead of the first view of a new graph); -1 for none.
+  int keepInView = -1;
   /// The screen position of layout point (x, y) as last drawn.
   double screenX(double x) const { return originX + panX + x * zoom; }
   double screenY(double y) const { return originY + panY + y * zoom; }
@@ -59,6 +64,8 @@ struct AppState {
   std::string openError;
 
   std::map<Panel, CanvasView> canvases;
+  /// Roots (node names) of the groups the fusion view draws as one box each.
+  std::set<std::string> collapsed;
   CanvasView before, after;
 };
 

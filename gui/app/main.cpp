@@ -18,12 +18,13 @@ namespace {
 const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
-                 [--select NODE] [--fit] [--size WxH] [--screenshot OUT.png]
+                 [--select NODE] [--fit] [--collapse-all] [--size WxH] [--screenshot OUT.png]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
   --select NODE      select a node (the inspector shows it; the graph pans to it)
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
+  --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
   --screenshot OUT   render a few frames, save the window as PNG and exit
 )";
 
@@ -36,7 +37,7 @@ int usageError(const std::string &msg) {
 
 int main(int argc, char **argv) {
   std::string script, screenshot, panelName = "graph", select;
-  bool fitAll = false;
+  bool fitAll = false, collapseAll = false;
   long step = -1;
   int width = 1600, height = 1000;
   for (int i = 1; i < argc; ++i) {
@@ -63,6 +64,8 @@ int main(int argc, char **argv) {
       select = value();
     } else if (a == "--fit") {
       fitAll = true;
+    } else if (a == "--collapse-all") {
+      collapseAll = true;
     } else if (a == "--size") {
       std::string v = value();
       if (std::sscanf(v.c_str(), "%dx%d", &width, &height) != 2 || width < 200 || height < 200 ||
@@ -92,6 +95,9 @@ int main(int argc, char **argv) {
     }
     s.viewer.runTo(step < 0 ? s.viewer.script().size() : static_cast<size_t>(step));
   }
+  if (collapseAll)
+    for (const view::GroupView &gv : s.viewer.groups())
+      s.collapsed.insert(gv.rootName);
   if (fitAll)
     for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})
       s.canvases[p].fitPending = true;

@@ -78,6 +78,42 @@ std::vector<GroupView> fusionGroups(const Graph &g) {
   return groups;
 }
 
+std::vector<CollapsedBox> collapsedBoxes(const Graph &g, const std::vector<GroupView> &groups,
+                                         const std::set<std::string> &roots) {
+  const IndexedGraph &idx = g.index();
+  std::vector<CollapsedBox> boxes;
+  for (const GroupView &gv : groups) {
+    // A group of one node (a deploy graph's tvm_op) is drawn as it is already.
+    if (!roots.count(gv.rootName) || gv.root >= idx.numNodes() || gv.members.size() < 2)
+      continue;
+    CollapsedBox b;
+    b.members.push_back(gv.root);
+    std::vector<uint32_t> rest;
+    for (uint32_t m : gv.members)
+      if (m != gv.root && m < idx.numNodes())
+        rest.push_back(m);
+    std::sort(rest.begin(), rest.end());
+    b.members.insert(b.members.end(), rest.begin(), rest.end());
+    // The ops in id order, the first four named.
+    std::vector<uint32_t> ordered = b.members;
+    std::sort(ordered.begin(), ordered.end());
+    std::string ops;
+    for (size_t i = 0; i < ordered.size() && i < 4; ++i)
+      ops += (i ? ", " : "") + idx.nodes[ordered[i]].node->op->name;
+    if (ordered.size() > 4)
+      ops += ", …";
+    b.lines = {gv.function, gv.pattern.empty() ? std::string("kernel") : gv.pattern,
+               std::to_string(ordered.size()) + (ordered.size() == 1 ? " op: " : " ops: ") + ops};
+    std::vector<std::string> root = nodeLines(g, gv.root, false);
+    // The root's output shapes: the lines after its op, name and key attributes.
+    size_t first = 2 + (keyAttributes(*idx.nodes[gv.root].node).empty() ? 0 : 1);
+    for (size_t i = first; i < root.size(); ++i)
+      b.lines.push_back(root[i]);
+    boxes.push_back(std::move(b));
+  }
+  return boxes;
+}
+
 std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
                                       const GraphLayout &layout, double margin) {
   std::vector<GroupRegion> regions;
@@ -85,17 +121,19 @@ std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
     if (gv.members.size() < 2)
       continue;
     GroupRegion r{gv.index, 1e300, 1e300, -1e300, -1e300};
+    std::set<int> boxes; // a collapsed group is one box: no region around it
     for (uint32_t m : gv.members) {
       int k = layout.find(m);
       if (k < 0)
         continue;
+      boxes.insert(k);
       const LaidNode &n = layout.nodes[static_cast<size_t>(k)];
       r.x0 = std::min(r.x0, n.x - n.w / 2 - margin);
       r.y0 = std::min(r.y0, n.y - n.h / 2 - margin);
       r.x1 = std::max(r.x1, n.x + n.w / 2 + margin);
       r.y1 = std::max(r.y1, n.y + n.h / 2 + margin);
     }
-    if (r.x0 <= r.x1)
+    if (boxes.size() >= 2)
       regions.push_back(r);
   }
   return regions;

@@ -7,6 +7,7 @@
 #include "gui/model/GraphLayout.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct GroupRegion {
 /// Regions of the groups with two or more members laid out in `layout`.
 std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
                                       const GraphLayout &layout, double margin);
+
+/// The boxes of the groups of two or more nodes whose roots are named in `roots`, for
+/// LayoutOptions::collapsed: members in id order (the root first), labelled with the function,
+/// the group's pattern and its ops ("3 ops: conv2d, add, relu"), and the root's output shape
+/// and dtype.
+std::vector<CollapsedBox> collapsedBoxes(const Graph &g, const std::vector<GroupView> &groups,
+                                         const std::set<std::string> &roots);
 
 /// The colour of the `index`-th group: a palette of clearly different hues, repeated.
 uint32_t groupColour(int index);

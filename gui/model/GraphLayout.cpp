@@ -63,12 +63,34 @@ std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) 
   return host;
 }
 
+// A box's size from its label lines.
+void sizeBox(LaidNode &ln, const LayoutOptions &o) {
+  size_t chars = 0;
+  for (const std::string &l : ln.lines)
+    chars = std::max(chars, l.size());
+  ln.w = static_cast<double>(chars) * o.charWidth + 2 * o.padding;
+  ln.h = static_cast<double>(ln.lines.size()) * o.lineHeight + 2 * o.padding;
+}
+
+// The Graphviz node of a sized box.
+Agnode_t *addBox(Agraph_t *G, const LaidNode &ln) {
+  std::string key = "n" + std::to_string(ln.nid);
+  Agnode_t *an = agnode(G, key.data(), 1);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", ln.w / 72.0); // Graphviz sizes are inches
+  set(an, "width", buf);
+  std::snprintf(buf, sizeof buf, "%.4f", ln.h / 72.0);
+  set(an, "height", buf);
+  return an;
+}
+
 } // namespace
 
 int GraphLayout::find(uint32_t nid) const {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].nid == nid ||
-        std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end())
+        std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end() ||
+        std::find(nodes[i].members.begin(), nodes[i].members.end(), nid) != nodes[i].members.end())
       return static_cast<int>(i);
   return -1;
 }
@@ -190,9 +212,26 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   GraphLayout out;
   std::vector<int64_t> host =
       o.foldInputs ? foldedInto(g, shown) : std::vector<int64_t>(idx.numNodes(), -1);
+  // The box each node is drawn in: its own, a collapsed group's (named by its first member),
+  // or for a folded input its host's.
+  std::vector<uint32_t> box(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    box[nid] = nid;
+  std::vector<const CollapsedBox *> collapsedAt(idx.numNodes(), nullptr);
+  for (const CollapsedBox &c : o.collapsed) {
+    if (c.members.empty() || c.members[0] >= idx.numNodes())
+      continue;
+    collapsedAt[c.members[0]] = &c;
+    for (uint32_t m : c.members)
+      if (m < idx.numNodes())
+        box[m] = c.members[0];
+  }
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (host[nid] >= 0)
+      box[nid] = box[static_cast<uint32_t>(host[nid])];
   std::vector<Agnode_t *> agNodes(idx.numNodes(), nullptr);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    if (!shown[nid] || host[nid] >= 0)
+    if (!shown[nid] || box[nid] != nid)
       continue;
     const Node &n = *idx.nodes[nid].node;
     LaidNode ln;
@@ -201,6 +240,16 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     bool param = n.isVariable() && o.params.count(n.name);
     ln.kind = !n.isVariable() ? NodeKind::Op : param ? NodeKind::Param : NodeKind::Input;
     ln.op = n.isVariable() ? "" : n.op->name;
+    if (const CollapsedBox *c = collapsedAt[nid]) {
+      ln.lines = c->lines;
+      for (uint32_t m = 0; m < idx.numNodes(); ++m)
+        if (box[m] == nid && shown[m])
+          ln.members.push_back(m);
+      sizeBox(ln, o);
+      agNodes[nid] = addBox(G, ln);
+      out.nodes.push_back(std::move(ln));
+      continue;
+    }
     ln.lines = nodeLines(g, nid, param);
     // Folded inputs: a line each, the name and (as the last line of their own box had it) the
     // shape and dtype.
@@ -214,36 +263,30 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
           line += " " + in[k];
         ln.lines.push_back(line);
       }
-    size_t chars = 0;
-    for (const std::string &l : ln.lines)
-      chars = std::max(chars, l.size());
-    ln.w = static_cast<double>(chars) * o.charWidth + 2 * o.padding;
-    ln.h = static_cast<double>(ln.lines.size()) * o.lineHeight + 2 * o.padding;
-    std::string key = "n" + std::to_string(nid);
-    Agnode_t *an = agnode(G, key.data(), 1);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4f", ln.w / 72.0); // Graphviz sizes are inches
-    set(an, "width", buf);
-    std::snprintf(buf, sizeof buf, "%.4f", ln.h / 72.0);
-    set(an, "height", buf);
-    agNodes[nid] = an;
+    sizeBox(ln, o);
+    agNodes[nid] = addBox(G, ln);
     out.nodes.push_back(std::move(ln));
   }
   std::vector<std::pair<Agedge_t *, LaidEdge>> agEdges;
+  std::set<std::pair<uint32_t, uint32_t>> betweenBoxes; // edges drawn to or from a collapsed box
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid] || host[nid] >= 0)
       continue;
     for (const auto &e : idx.nodes[nid].inputs) {
       if (!shown[e.nodeId] || host[e.nodeId] >= 0)
         continue;
+      uint32_t from = box[e.nodeId], to = box[nid];
+      bool collapsedEnd = from != e.nodeId || to != nid;
+      if (from == to || (collapsedEnd && !betweenBoxes.insert({from, to}).second))
+        continue;
       LaidEdge le;
-      le.from = e.nodeId;
-      le.to = nid;
-      le.output = e.index;
-      le.labelled = idx.nodes[e.nodeId].node->numVisibleOutputs() > 1;
+      le.from = from;
+      le.to = to;
+      le.output = collapsedEnd ? 0 : e.index;
+      le.labelled = !collapsedEnd && idx.nodes[e.nodeId].node->numVisibleOutputs() > 1;
       // A distinct key per (producer output, consumer input) keeps parallel edges apart.
       std::string key = std::to_string(agEdges.size());
-      Agedge_t *ae = agedge(G, agNodes[e.nodeId], agNodes[nid], key.data(), 1);
+      Agedge_t *ae = agedge(G, agNodes[from], agNodes[to], key.data(), 1);
       agEdges.emplace_back(ae, std::move(le));
     }
   }

@@ -26,6 +26,9 @@ struct LaidNode {
   /// Inputs and params drawn inside this box (LayoutOptions::foldInputs), in input order; their
   /// name and shape are the last lines.
   std::vector<uint32_t> folded;
+  /// For a collapsed group's box (LayoutOptions::collapsed): every node drawn in it, its
+  /// members and the inputs folded into them; `nid` is the first member.
+  std::vector<uint32_t> members;
   double x = 0, y = 0, w = 0, h = 0;
 };
 
@@ -43,9 +46,16 @@ struct GraphLayout {
   std::vector<LaidNode> nodes;
   std::vector<LaidEdge> edges;
   double width = 0, height = 0;
-  /// Index in `nodes` of node id `nid` (or of the box a folded input is drawn in), or -1 when
-  /// it is not laid out.
+  /// Index in `nodes` of node id `nid` (or of the box a folded input or a collapsed group's
+  /// member is drawn in), or -1 when it is not laid out.
   int find(uint32_t nid) const;
+};
+
+/// A group of nodes drawn as one box (a fused function in the fusion view): its members, the
+/// first of which names the box, and the box's label lines.
+struct CollapsedBox {
+  std::vector<uint32_t> members;
+  std::vector<std::string> lines;
 };
 
 /// Text metrics of the viewer's font, so that boxes fit their labels.
@@ -57,6 +67,9 @@ struct LayoutOptions {
   /// that op's box, as Netron does, instead of as a box of its own. A variable read by two ops
   /// or by none, or that is a graph output, keeps its box.
   bool foldInputs = false;
+  /// Groups drawn as one box each: edges between their members disappear, edges from and to
+  /// them end at the box (one per pair of boxes). A node belongs to one group at most.
+  std::vector<CollapsedBox> collapsed;
 };
 
 /// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.

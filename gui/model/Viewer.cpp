@@ -162,15 +162,18 @@ void Viewer::runTo(size_t n) {
   }
 }
 
-const GraphLayout &Viewer::layout(size_t step, int centre, int radius) {
+const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
+                                  const std::set<std::string> &collapsed) {
   const Graph &g = engine_->history().at(step).graph;
   auto key = std::make_tuple(static_cast<const void *>(&g.index()), radius < 0 ? -1 : centre,
-                             radius, metrics.foldInputs);
+                             radius, metrics.foldInputs, collapsed);
   auto it = layouts_.find(key);
   if (it != layouts_.end())
     return it->second.layout;
   LayoutOptions o = metrics;
   o.params = paramNames(g);
+  if (!collapsed.empty() && hasGroups(g))
+    o.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
   CachedLayout c{g, {}};
   if (radius >= 0 && centre >= 0) {
     std::vector<uint32_t> only = neighbourhood(g, static_cast<uint32_t>(centre), radius);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,8 +73,10 @@ public:
   void note(const std::string &text) { console_ += text; }
 
   /// The layout of history step `step`, or of its nodes within `radius` of `centre` when
-  /// `radius` >= 0; computed once per snapshot and view.
-  const GraphLayout &layout(size_t step, int centre = -1, int radius = -1);
+  /// `radius` >= 0; computed once per snapshot and view. The fusion groups whose roots are
+  /// named in `collapsed` are drawn as one box each (collapsedBoxes).
+  const GraphLayout &layout(size_t step, int centre = -1, int radius = -1,
+                            const std::set<std::string> &collapsed = {});
 
   /// The fusion groups of the current snapshot (empty when it has none), computed once per
   /// snapshot: the panels ask for them every frame.
@@ -107,7 +110,7 @@ private:
   void recordPosition();
   /// A new engine for the script, at its start.
   void freshEngine();
-  std::map<std::tuple<const void *, int, int, bool>, CachedLayout> layouts_;
+  std::map<std::tuple<const void *, int, int, bool, std::set<std::string>>, CachedLayout> layouts_;
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does
     std::vector<GroupView> groups;

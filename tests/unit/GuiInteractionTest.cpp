@@ -8,6 +8,8 @@
 
 #include <imgui.h>
 
+#include <set>
+
 using namespace loupe;
 using namespace loupe::gui;
 
@@ -204,4 +206,43 @@ TEST(GuiInteraction, OverviewMapMovesTheView) {
   EXPECT_LT(dy, cv.originY + cv.height);
   EXPECT_EQ(h.s.selectedNode, -1);
   (void)sx, (void)fx, (void)dx;
+}
+
+// Double-clicking a node of a fusion group collapses the group into one box named by its
+// function (the box stays where the click was), and double-clicking that box expands it.
+TEST(GuiInteraction, DoubleClickCollapsesAndExpandsAGroup) {
+  Headless h;
+  load(h.s);
+  h.s.panel = Panel::Fusion;
+  h.frame();
+  h.frame();
+  size_t step = h.s.viewer.engine().history().size() - 1;
+  size_t full = h.s.viewer.layout(step).nodes.size();
+  auto [cx, cy] = nodeAt(h.s, Panel::Fusion, "conv2d0");
+  h.click(cx, cy);
+  h.click(cx, cy); // the second click of a double click
+  EXPECT_EQ(h.s.collapsed, (std::set<std::string>{"relu0"}));
+  h.frame();
+  const view::GraphLayout &l = h.s.viewer.layout(step, -1, -1, h.s.collapsed);
+  EXPECT_EQ(l.nodes.size(), full - 1); // conv2d0 and relu0 are one box
+  const Graph &g = h.s.viewer.engine().current()->graph;
+  const view::LaidNode &box =
+      l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(g.index().findByName("conv2d0"))))];
+  EXPECT_EQ(box.lines.at(0), "fuse_conv2d_relu");
+  CanvasView &cv = h.s.canvases[Panel::Fusion];
+  double bx = cv.screenX(box.x), by = cv.screenY(box.y);
+  EXPECT_GT(by, cv.originY);
+  EXPECT_LT(by, cv.originY + cv.height);
+  h.click(bx, by);
+  h.click(bx, by);
+  EXPECT_TRUE(h.s.collapsed.empty());
+  // A single click selects and collapses nothing.
+  h.frame();
+  h.frame();
+  auto [fx, fy] = nodeAt(h.s, Panel::Fusion, "flatten0");
+  for (int i = 0; i < 20; ++i) // past the double-click time (0.3 s at 60 frames a second)
+    h.frame();
+  h.click(fx, fy);
+  EXPECT_TRUE(h.s.collapsed.empty());
+  EXPECT_EQ(h.s.selectedNode, g.index().findByName("flatten0"));
 }

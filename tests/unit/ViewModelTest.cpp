@@ -132,6 +132,53 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
   EXPECT_EQ(v.layout(v.engine().history().size() - 1).nodes.size(), 16u);
 }
 
+// Seed 001's partition with its groups collapsed (by hand from `:groups`): conv2d0+relu0 and
+// conv2d1+relu1+add become one box each (their folded weights and biases inside); flatten,
+// dense, softmax and sum are groups of one and stay as they are; x feeds two groups and keeps
+// its box: 7 boxes, and 7 edges (x to both boxes, box to box, then the chain to sum0).
+TEST(GraphLayout, CollapsedGroupsAreOneBoxEach) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":apply InferShape InferType GraphFusePartition");
+  size_t step = v.engine().history().size() - 1;
+  const Graph &g = v.engine().current()->graph;
+  const IndexedGraph &idx = g.index();
+  auto id = [&](const char *name) { return static_cast<uint32_t>(idx.findByName(name)); };
+  std::set<std::string> roots;
+  for (const GroupView &gv : v.groups())
+    roots.insert(gv.rootName);
+  const GraphLayout &l = v.layout(step, -1, -1, roots);
+  EXPECT_EQ(l.nodes.size(), 7u);
+  EXPECT_EQ(l.edges.size(), 7u);
+  const LaidNode &first = l.nodes[static_cast<size_t>(l.find(id("conv2d0")))];
+  EXPECT_EQ(first.nid, id("relu0"));
+  EXPECT_EQ(first.lines,
+            (std::vector<std::string>{"fuse_conv2d_relu", "OutEWiseFusable", "2 ops: conv2d, relu",
+                                      "(1, 13, 100, 100) float64"}));
+  EXPECT_EQ(first.members, (std::vector<uint32_t>{id("conv2d0_weight"), id("conv2d0_bias"),
+                                                  id("conv2d0"), id("relu0")}));
+  const LaidNode &second = l.nodes[static_cast<size_t>(l.find(id("relu1")))];
+  EXPECT_EQ(second.nid, id("__add_symbol__0"));
+  EXPECT_EQ(second.lines[2], "3 ops: conv2d, relu, broadcast_add");
+  EXPECT_EQ(l.find(id("conv2d1_bias")), l.find(id("__add_symbol__0")));
+  std::set<std::pair<uint32_t, uint32_t>> edges;
+  for (const LaidEdge &e : l.edges)
+    edges.insert({e.from, e.to});
+  EXPECT_EQ(edges, (std::set<std::pair<uint32_t, uint32_t>>{{id("x"), id("relu0")},
+                                                            {id("x"), id("__add_symbol__0")},
+                                                            {id("relu0"), id("__add_symbol__0")},
+                                                            {id("__add_symbol__0"), id("flatten0")},
+                                                            {id("flatten0"), id("dense0")},
+                                                            {id("dense0"), id("softmax0")},
+                                                            {id("softmax0"), id("sum0")}}));
+  // No region is drawn around a collapsed group; expanded again, the layout is the full one.
+  EXPECT_TRUE(groupRegions(v.groups(), l, 8).empty());
+  EXPECT_EQ(v.layout(step, -1, -1, {}).nodes.size(), 10u);
+  EXPECT_EQ(groupRegions(v.groups(), v.layout(step), 8).size(), 2u);
+  // One group only.
+  EXPECT_EQ(v.layout(step, -1, -1, {"relu0"}).nodes.size(), 9u);
+}
+
 // Key attributes in short form: window, stride and padding when not 1 and 0, channels, groups.
 TEST(GraphLayout, KeyAttributesInShortForm) {
   Engine e;

@@ -462,6 +462,48 @@ void coloredDiff(const std::string &text) {
   }
 }
 
+// A click on node `nid` of the timeline's after (or before) canvas: what corresponds to it on
+// the other side, highlighted in both. After :build a tvm_op maps to the source nodes it
+// computes and a source node to its kernel; between other steps nodes map by name.
+void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step, int nid,
+               bool inAfter) {
+  s.pairStep = static_cast<int>(step);
+  s.pairNode = nid;
+  s.pairInAfter = inAfter;
+  const IndexedGraph &bi = before.index(), &ai = after.index();
+  const Graph &from = inAfter ? after : before, &to = inAfter ? before : after;
+  std::string name = from.index().nodes[static_cast<uint32_t>(nid)].node->name;
+  std::vector<uint32_t> here = {static_cast<uint32_t>(nid)}, there;
+  bool built = after.attr("module") && !before.attr("module");
+  if (built && inAfter) {
+    there = view::sourceNodesOf(after, static_cast<uint32_t>(nid), before);
+    std::string names;
+    for (uint32_t b : there)
+      names += (names.empty() ? "" : ", ") + bi.nodes[b].node->name;
+    s.pairText = "kernel " + name + " computes " +
+                 (names.empty() ? "no node of step " : names + " of step ") +
+                 std::to_string(step - 1);
+  } else if (built) {
+    int k = view::kernelOf(after, before, static_cast<uint32_t>(nid));
+    if (k >= 0)
+      there = {static_cast<uint32_t>(k)};
+    s.pairText =
+        name + (k >= 0
+                    ? " runs in kernel " + ai.nodes[static_cast<uint32_t>(k)].node->name + " (" +
+                          ai.nodes[static_cast<uint32_t>(k)].node->parsed.getStr("func_name") + ")"
+                    : std::string(" runs in no kernel (the build rewrote it)"));
+  } else {
+    int other = to.index().findByName(name);
+    if (other >= 0)
+      there = {static_cast<uint32_t>(other)};
+    s.pairText = name + (other >= 0 ? " is in both steps"
+                         : inAfter  ? " is new in this step"
+                                    : " is gone in this step");
+  }
+  s.pairAfter = inAfter ? here : there;
+  s.pairBefore = inAfter ? there : here;
+}
+
 void timelinePanel(AppState &s) {
   const Engine &e = s.viewer.engine();
   if (e.history().empty())
@@ -503,17 +545,26 @@ void timelinePanel(AppState &s) {
   Styler sb, sa;
   sb.diff = sa.diff = &d;
   sb.removedSide = true;
+  if (s.pairStep != static_cast<int>(chosen))
+    s.pairNode = -1;
+  sb.highlighted = s.pairNode >= 0 ? s.pairBefore : std::vector<uint32_t>{};
+  sa.highlighted = s.pairNode >= 0 ? s.pairAfter : std::vector<uint32_t>{};
   if (s.overlay) {
     drawCanvas("overlay", after.graph, s.viewer.layout(chosen), s.after, ImVec2(avail.x, graphH),
                sa, -1, -1, nullptr);
   } else {
     float half = avail.x / 2 - 4;
-    drawCanvas("before", before.graph, s.viewer.layout(chosen - 1), s.before, ImVec2(half, graphH),
-               sb, -1, -1, nullptr);
+    int inBefore = drawCanvas("before", before.graph, s.viewer.layout(chosen - 1), s.before,
+                              ImVec2(half, graphH), sb, -1, -1, nullptr);
     ImGui::SameLine();
-    drawCanvas("after", after.graph, s.viewer.layout(chosen), s.after, ImVec2(half, graphH), sa, -1,
-               -1, nullptr);
+    int inAfter = drawCanvas("after", after.graph, s.viewer.layout(chosen), s.after,
+                             ImVec2(half, graphH), sa, -1, -1, nullptr);
+    if (inBefore >= 0 || inAfter >= 0)
+      pairNodes(s, before.graph, after.graph, chosen, inAfter >= 0 ? inAfter : inBefore,
+                inAfter >= 0);
   }
+  if (s.pairNode >= 0)
+    ImGui::TextWrapped("%s", s.pairText.c_str());
   ImGui::BeginChild("changes", ImVec2(0, 0), true);
   for (const view::NodeChange &c : d.nodes) {
     const char *kind = c.change == Change::Added     ? "added"

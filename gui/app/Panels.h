@@ -49,6 +49,13 @@ struct AppState {
   int timelineStep = -1; ///< chosen history step (-1: the current one)
   bool hideUnchanged = false;
   bool overlay = false;
+  /// A node clicked in the timeline's before or after canvas (of step `pairStep`), with what
+  /// corresponds to it on the other side highlighted: a tvm_op's source nodes after :build, the
+  /// kernel a source node runs in, else the node of the same name.
+  int pairStep = -1, pairNode = -1;
+  bool pairInAfter = false;
+  std::vector<uint32_t> pairBefore, pairAfter; ///< the highlighted nodes of both sides
+  std::string pairText;                        ///< what the pair is, in words
 
   std::string loopFunction;                        ///< chosen fused function
   std::map<std::string, std::string> commandCache; ///< command -> its output, per snapshot

@@ -114,6 +114,50 @@ std::vector<CollapsedBox> collapsedBoxes(const Graph &g, const std::vector<Group
   return boxes;
 }
 
+std::vector<uint32_t> sourceNodesOf(const Graph &deploy, uint32_t nid, const Graph &source) {
+  const IndexedGraph &didx = deploy.index(), &sidx = source.index();
+  const GraphAttr *m = deploy.attr("module");
+  if (nid >= didx.numNodes() || !m || !m->opaque)
+    return {};
+  const Node &op = *didx.nodes[nid].node;
+  if (op.isVariable() || op.op->name != "tvm_op")
+    return {};
+  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  auto f = module->functions.find(op.parsed.getStr("func_name"));
+  int root = sidx.findByName(op.name);
+  if (f == module->functions.end() || root < 0)
+    return {};
+  const IndexedGraph &bidx = f->second->body.index();
+  // (function body node, source node) pairs, from the function's outputs back to its inputs.
+  std::vector<std::pair<uint32_t, uint32_t>> todo;
+  for (const auto &h : bidx.heads)
+    todo.push_back({h.nodeId, static_cast<uint32_t>(root)});
+  std::set<uint32_t> found;
+  while (!todo.empty()) {
+    auto [b, src] = todo.back();
+    todo.pop_back();
+    const Node &bn = *bidx.nodes[b].node, &sn = *sidx.nodes[src].node;
+    if (bn.isVariable() || sn.isVariable() || found.count(src) ||
+        (bn.op != sn.op && bn.name != sn.name))
+      continue; // a function argument (outside the group), or an op the build rewrote
+    found.insert(src);
+    const auto &bin = bidx.nodes[b].inputs, &sin = sidx.nodes[src].inputs;
+    for (size_t i = 0; i < bin.size() && i < sin.size(); ++i)
+      todo.push_back({bin[i].nodeId, sin[i].nodeId});
+  }
+  return {found.begin(), found.end()};
+}
+
+int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid) {
+  const IndexedGraph &didx = deploy.index();
+  for (uint32_t k = 0; k < didx.numNodes(); ++k) {
+    std::vector<uint32_t> nodes = sourceNodesOf(deploy, k, source);
+    if (std::find(nodes.begin(), nodes.end(), nid) != nodes.end())
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
 std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
                                       const GraphLayout &layout, double margin) {
   std::vector<GroupRegion> regions;

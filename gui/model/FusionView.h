@@ -50,6 +50,16 @@ std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
 std::vector<CollapsedBox> collapsedBoxes(const Graph &g, const std::vector<GroupView> &groups,
                                          const std::set<std::string> &roots);
 
+/// The nodes of `source`, the graph a deploy graph was built from, that tvm_op `nid` of
+/// `deploy` computes: its fused function's ops matched to `source` from the node the tvm_op is
+/// named after (its group's root) back through the function's inputs, op by op (same op or same
+/// name), so a function shared by several groups maps each tvm_op to its own nodes. Ops the build
+/// rewrote match nothing. Ids in increasing order; empty for a node that is not a tvm_op.
+std::vector<uint32_t> sourceNodesOf(const Graph &deploy, uint32_t nid, const Graph &source);
+
+/// The tvm_op of `deploy` whose sourceNodesOf contain node `nid` of `source`, or -1.
+int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid);
+
 /// The colour of the `index`-th group: a palette of clearly different hues, repeated.
 uint32_t groupColour(int index);
 /// Number of colours in the palette.

@@ -246,3 +246,37 @@ TEST(GuiInteraction, DoubleClickCollapsesAndExpandsAGroup) {
   EXPECT_TRUE(h.s.collapsed.empty());
   EXPECT_EQ(h.s.selectedNode, g.index().findByName("flatten0"));
 }
+
+// The timeline at :build: clicking a kernel in the after canvas highlights the nodes it computes
+// in the before canvas, and clicking a source node highlights its kernel.
+TEST(GuiInteraction, TimelineMapsKernelsToTheirSourceNodes) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  size_t step = h.s.viewer.engine().history().size() - 1;
+  h.s.panel = Panel::Timeline;
+  h.s.selectPanel = true;
+  h.frame();
+  h.frame();
+  h.frame();
+  const Graph &dep = h.s.viewer.engine().history()[step].graph;
+  const Graph &src = h.s.viewer.engine().history()[step - 1].graph;
+  auto centre = [&](const Graph &g, size_t at, CanvasView &cv, const char *name) {
+    const view::GraphLayout &l = h.s.viewer.layout(at);
+    const view::LaidNode &n =
+        l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(g.index().findByName(name))))];
+    return std::pair{cv.screenX(n.x), cv.screenY(n.y)};
+  };
+  // relu0's group: conv2d0 and relu0 (the kernel is named after its root).
+  auto [ax, ay] = centre(dep, step, h.s.after, "relu0");
+  h.click(ax, ay);
+  auto sid = [&](const char *n) { return static_cast<uint32_t>(src.index().findByName(n)); };
+  EXPECT_EQ(h.s.pairBefore, (std::vector<uint32_t>{sid("conv2d0"), sid("relu0")}));
+  EXPECT_EQ(h.s.pairText,
+            "kernel relu0 computes conv2d0, relu0 of step " + std::to_string(step - 1));
+  auto [bx, by] = centre(src, step - 1, h.s.before, "conv2d0");
+  h.click(bx, by);
+  EXPECT_EQ(h.s.pairAfter,
+            (std::vector<uint32_t>{static_cast<uint32_t>(dep.index().findByName("relu0"))}));
+  EXPECT_EQ(h.s.pairText, "conv2d0 runs in kernel relu0 (fuse_conv2d_relu)");
+}

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -534,4 +535,56 @@ TEST(Overview, NotShownWhenTheWholeGraphIsInView) {
   EXPECT_FALSE(view::overviewOf(300, 200, {800, 600, 1, 10, 10}).shown);
   EXPECT_TRUE(view::overviewOf(300, 200, {800, 600, 1, 10, -1}).shown); // its top is cut off
   EXPECT_FALSE(view::overviewOf(0, 0, {800, 600, 1, 0, 0}).shown);      // nothing laid out
+}
+
+// After :build, a tvm_op maps to the source nodes it computes (by hand from seed 001's groups:
+// relu0 computes conv2d0 and relu0; __add_symbol__0 computes conv2d1, relu1 and the add), and
+// a source node to its kernel. Variables run in no kernel.
+TEST(FusionView, DeployKernelsMapToTheirSourceNodes) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":build");
+  const auto &h = v.engine().history();
+  const Graph &src = h[h.size() - 2].graph, &dep = h.back().graph;
+  auto sid = [&](const char *n) { return static_cast<uint32_t>(src.index().findByName(n)); };
+  auto did = [&](const char *n) { return static_cast<uint32_t>(dep.index().findByName(n)); };
+  EXPECT_EQ(sourceNodesOf(dep, did("relu0"), src),
+            (std::vector<uint32_t>{sid("conv2d0"), sid("relu0")}));
+  EXPECT_EQ(sourceNodesOf(dep, did("__add_symbol__0"), src),
+            (std::vector<uint32_t>{sid("conv2d1"), sid("relu1"), sid("__add_symbol__0")}));
+  EXPECT_EQ(sourceNodesOf(dep, did("dense0"), src), (std::vector<uint32_t>{sid("dense0")}));
+  EXPECT_TRUE(sourceNodesOf(dep, did("x"), src).empty());
+  EXPECT_EQ(kernelOf(dep, src, sid("relu1")), static_cast<int>(did("__add_symbol__0")));
+  EXPECT_EQ(kernelOf(dep, src, sid("conv2d0")), static_cast<int>(did("relu0")));
+  EXPECT_EQ(kernelOf(dep, src, sid("conv2d0_weight")), -1);
+}
+
+// Squeezenet's fire modules share fused functions (one fuse_conv2d_relu_2 for many groups):
+// each tvm_op still maps to its own convolution and relu, the ones its name says.
+TEST(FusionView, SharedFunctionsMapEachKernelToItsOwnNodes) {
+  Viewer v;
+  runAll(v, ":model squeezenet1.0\n:build");
+  const auto &h = v.engine().history();
+  const Graph &src = h[h.size() - 2].graph, &dep = h.back().graph;
+  const IndexedGraph &di = dep.index(), &si = src.index();
+  int checked = 0;
+  std::map<std::string, int> uses;
+  for (uint32_t k = 0; k < di.numNodes(); ++k) {
+    const Node &n = *di.nodes[k].node;
+    if (n.isVariable() || n.name.rfind("squeezenet0_relu", 0) != 0)
+      continue;
+    ++uses[n.parsed.getStr("func_name")];
+    std::string index = n.name.substr(std::string("squeezenet0_relu").size());
+    EXPECT_EQ(
+        sourceNodesOf(dep, k, src),
+        (std::vector<uint32_t>{static_cast<uint32_t>(si.findByName("squeezenet0_conv" + index)),
+                               static_cast<uint32_t>(si.findByName(n.name))}))
+        << n.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 26); // every convolution of squeezenet 1.0 is followed by a relu
+  int shared = 0;
+  for (const auto &[f, count] : uses)
+    shared += count > 1;
+  EXPECT_GT(shared, 0); // the point of the test: some functions serve several kernels
 }

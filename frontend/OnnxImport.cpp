@@ -767,9 +767,10 @@ const std::map<std::string, Converter> &converters() {
 
 } // namespace
 
-OnnxModel importOnnx(const std::string &path) {
+OnnxModel importOnnx(const std::string &path) { return importOnnxBytes(readFile(path), path); }
+
+OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path) {
   registerAllOps();
-  std::string bytes = readFile(path);
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
     fail(path, ": not an ONNX model (the protobuf does not parse)");

@@ -25,6 +25,9 @@ struct OnnxModel {
 /// is half-made.
 OnnxModel importOnnx(const std::string &path);
 
+/// importOnnx of a model's bytes; `path` names it in errors.
+OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path);
+
 /// Reads an ONNX TensorProto file (the `input_0.pb` of ONNX's test data). Throws Error naming
 /// the file when it is not one or holds a data type other than float, double, int32 or int64.
 Tensor readTensorProto(const std::string &path);

@@ -27,8 +27,11 @@ std::vector<FusedGroup> fusedGroups(const Graph &g) {
   }
   std::vector<FusedGroup> out;
   for (auto &[r, grp] : byRoot) {
+    // A copy of the binding: lambdas capture structured bindings only from C++20 compilers
+    // newer than the Clang the fuzz build uses.
+    const int64_t groupRoot = static_cast<int64_t>(r);
     auto inGroup = [&](uint32_t nid) {
-      return !idx.nodes[nid].node->isVariable() && root->ints[nid] == static_cast<int64_t>(r);
+      return !idx.nodes[nid].node->isVariable() && root->ints[nid] == groupRoot;
     };
     // Post-order DFS from the root inside the group gives the sub-graph order and the
     // function-argument order (first reach of each external entry).

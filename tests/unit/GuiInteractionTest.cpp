@@ -75,6 +75,14 @@ void load(AppState &s) {
     ASSERT_TRUE(s.viewer.run(line)) << s.viewer.console();
 }
 
+// Squeezenet in the graph panel, laid out and given its first view.
+CanvasView &squeezenetInGraphPanel(Headless &h) {
+  EXPECT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
+  h.frame();
+  h.frame();
+  return h.s.canvases[Panel::Graph];
+}
+
 } // namespace
 
 TEST(GuiInteraction, ClickSelectsAndCtrlClickAsksWhy) {
@@ -145,10 +153,7 @@ TEST(GuiInteraction, DragPansAndWheelZoomsAroundThePointer) {
 // it into the middle of the canvas; selecting one already in view leaves the view alone.
 TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
   Headless h;
-  ASSERT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
-  h.frame();
-  h.frame();
-  CanvasView &cv = h.s.canvases[Panel::Graph];
+  CanvasView &cv = squeezenetInGraphPanel(h);
   EXPECT_EQ(cv.zoom, 1.0);
   auto [dx, dy] = nodeAt(h.s, Panel::Graph, "data");
   EXPECT_NEAR(dx, cv.originX + 800, 400); // the canvas is 1,100 px wide at most
@@ -174,10 +179,7 @@ TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
 // the view, and neither selects a node.
 TEST(GuiInteraction, OverviewMapMovesTheView) {
   Headless h;
-  ASSERT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
-  h.frame();
-  h.frame();
-  CanvasView &cv = h.s.canvases[Panel::Graph];
+  CanvasView &cv = squeezenetInGraphPanel(h);
   const view::GraphLayout &l = h.s.viewer.layout(h.s.viewer.engine().history().size() - 1);
   ImGuiIO &io = ImGui::GetIO();
   view::Overview o =

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Runs the kernel benchmark on one and two threads and prints the README's speed tables.
+
+Per layer (one thread): Loupe's convolution against oneDNN's on the same shape, with GFLOP/s,
+% of this machine's FP32 peak (measured in the same run) and the ratio. Per network: ms per
+image on one and two threads, GFLOP/s and % of peak on one. Run from the source folder after
+a build:  python3 scripts/bench-tables.py [--networks-only]
+"""
+import json
+import os
+import subprocess
+import sys
+
+BENCH = "build/tests/bench/loupe_kernel_bench"
+
+
+def run(threads, pattern):
+    env = dict(os.environ, LOUPE_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([BENCH, "--benchmark_filter=" + pattern, "--benchmark_format=json"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out[out.index("{"):out.rindex("}") + 1])["benchmarks"]
+
+
+def layers():
+    rows = run(1, "BM_PeakFMA|Conv")
+    peak = next(b["peak_1core_GFLOP/s"] for b in rows if b["name"] == "BM_PeakFMA")
+    loupe = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_LoupeConv")}
+    dnnl = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_OneDNNConv")}
+    print(f"FP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run)\n")
+    print("| layer (C×H×W, K, kernel, stride, pad) | Loupe ms | Loupe GFLOP/s | % of peak "
+          "| oneDNN GFLOP/s | ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    ratios = []
+    for name, b in loupe.items():
+        d = dnnl[name]
+        ratio = b["GFLOP/s"] / d["GFLOP/s"]
+        if not name.endswith("_dw"):
+            ratios.append(ratio)
+        print(f"| {name} | {b['conv_ms']:.3f} | {b['GFLOP/s']:.1f} | "
+              f"{100 * b['GFLOP/s'] / peak:.0f}% | {d['GFLOP/s']:.1f} | {ratio:.2f} |")
+    ratios.sort()
+    print(f"\nmedian ratio {ratios[len(ratios) // 2]:.2f}, lowest {ratios[0]:.2f} over "
+          f"{len(ratios)} ungrouped layers")
+
+
+def networks():
+    one, two = run(1, "BM_PeakFMA|BM_Network"), run(2, "BM_Network")
+    peak = next(b["peak_1core_GFLOP/s"] for b in one if b["name"] == "BM_PeakFMA")
+    ms2 = {b["name"]: b["real_time"] for b in two}
+    print(f"\nFP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run)\n")
+    print("| network | GFLOP per image | 1 thread ms | GFLOP/s | % of peak | 2 threads ms "
+          "| speed-up |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for b in one:
+        if not b["name"].startswith("BM_Network"):
+            continue
+        name = b["name"].split("/")[1]
+        gflops = b["GFLOP/s"]
+        print(f"| {name} | {b['MFLOP'] / 1000:.2f} | {b['real_time']:.2f} | {gflops:.1f} | "
+              f"{100 * gflops / peak:.0f}% | {ms2[b['name']]:.2f} | "
+              f"{b['real_time'] / ms2[b['name']]:.2f}× |")
+
+
+if __name__ == "__main__":
+    if "--networks-only" not in sys.argv:
+        layers()
+    networks()

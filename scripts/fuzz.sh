@@ -1,0 +1,31 @@
+#!/bin/bash
+# Fuzzes the graph language's parser, graph JSON and the ONNX importer with libFuzzer, under
+# AddressSanitizer and UndefinedBehaviorSanitizer, for SECONDS each (default 60; the hardening
+# runs used 1200). Needs clang and libclang-rt-dev (Debian: clang, libclang-rt-14-dev); builds
+# in build-fuzz/. A crash is saved in tests/fuzz/corpus/<target>/ — fix it, keep the file, and
+# the replay ctests (label fuzz) run it from then on.
+#   usage: scripts/fuzz.sh [SECONDS] [TARGET...]      targets: graphlang json onnx
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+[ $# -gt 0 ] && targets=("$@") || targets=(graphlang json onnx)
+CXX=${CXX:-clang++} CC=${CC:-clang} cmake -S . -B build-fuzz -G Ninja -DLOUPE_FUZZ=ON \
+  -DLOUPE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+ninja -C build-fuzz "${targets[@]/#/fuzz_}"
+# Undefined behaviour halts like a crash, except what tests/fuzz/ubsan.supp names (third-party).
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/fuzz/ubsan.supp"
+for t in "${targets[@]}"; do
+  corpus=tests/fuzz/corpus/$t
+  work=build-fuzz/corpus-$t # what fuzzing discovers; kept between runs, not committed
+  mkdir -p "$work"
+  seeds=("$corpus")
+  case $t in
+  graphlang) seeds+=(sessions examples) ;;
+  onnx) [ -d /usr/share/libonnx-testdata/data ] && seeds+=(/usr/share/libonnx-testdata/data) ;;
+  esac
+  echo "fuzz: $t for ${seconds}s"
+  "build-fuzz/tests/fuzz/fuzz_$t" "$work" "${seeds[@]}" -max_total_time="$seconds" \
+    -artifact_prefix="$corpus/" -print_final_stats=1 -detect_leaks=0 2>&1 |
+    grep -E "^#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY" || true
+done

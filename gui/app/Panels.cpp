@@ -84,6 +84,9 @@ struct Styler {
   double maxShare = 0;                            ///< the largest of them
 };
 
+// Width of the profile's bar chart beside the graph.
+constexpr float kBarChartWidth = 380;
+
 // The zoom at which the whole layout fits a canvas of `size` with a margin.
 double fitZoom(const GraphLayout &l, ImVec2 size) {
   return std::min(size.x / std::max(1.0, l.width + 40), size.y / std::max(1.0, l.height + 40));
@@ -362,6 +365,33 @@ void toggleGroup(AppState &s, const std::vector<GroupView> &groups, uint32_t nid
     }
 }
 
+// After :profile: the kernels longest first, a bar each in its heat colour with its time and
+// share; clicking one selects its tvm_op (and so brings it into view).
+void kernelBarChart(AppState &s, const Graph &g, float height) {
+  const Step *cur = s.viewer.engine().current();
+  std::vector<view::KernelBar> bars = view::kernelBars(g, cur->profile);
+  ImGui::BeginChild("kernel bars", ImVec2(kBarChartWidth, height), true);
+  double longest = bars.empty() ? 1 : bars.front().ms;
+  s.barsX = ImGui::GetCursorScreenPos().x;
+  s.barsY = ImGui::GetCursorScreenPos().y;
+  for (const view::KernelBar &b : bars) {
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    float w = ImGui::GetContentRegionAvail().x;
+    float h = ImGui::GetTextLineHeightWithSpacing();
+    ImGui::GetWindowDrawList()->AddRectFilled(
+        at, ImVec2(at.x + static_cast<float>(w * b.ms / longest), at.y + h),
+        rgba(view::heatColour(b.share, bars.front().share)));
+    char label[256];
+    std::snprintf(label, sizeof label, "%7.3f ms %4.1f%%  %s##bar%u", b.ms, 100 * b.share,
+                  b.label.c_str(), b.nid);
+    if (ImGui::Selectable(label, s.selectedNode == static_cast<int>(b.nid))) {
+      s.selectedNode = static_cast<int>(b.nid);
+      s.secondNode = -1;
+    }
+  }
+  ImGui::EndChild();
+}
+
 void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a program below."); }
 
 void graphPanel(AppState &s, ImVec2 size, bool fusion) {
@@ -426,6 +456,8 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
       ImGui::SmallButton(label);
       ImGui::PopStyleColor(2);
     }
+    ImGui::SameLine();
+    ImGui::Checkbox("kernels by time", &s.kernelBars);
   }
   CanvasView &cv = s.canvases[fusion ? Panel::Fusion : Panel::Graph];
   ImGui::SameLine();
@@ -440,6 +472,11 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
                          : fusion ? s.viewer.layout(step, -1, -1, s.collapsed)
                                   : s.viewer.layout(step);
   ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!st.timeShare.empty() && s.kernelBars) {
+    kernelBarChart(s, *g, avail.y);
+    ImGui::SameLine();
+    avail = ImGui::GetContentRegionAvail();
+  }
   bool ctrl = false;
   int clicked = drawCanvas(fusion ? "fusion" : "graph", *g, l, cv, avail, st, s.selectedNode,
                            s.secondNode, &ctrl);

@@ -46,7 +46,9 @@ struct AppState {
   bool neighbourhoodOnly = false;
   int radius = 2;
 
-  int timelineStep = -1; ///< chosen history step (-1: the current one)
+  int timelineStep = -1;       ///< chosen history step (-1: the current one)
+  bool kernelBars = true;      ///< after :profile, the graph panel lists the kernels by time
+  double barsX = 0, barsY = 0; ///< screen position of the first bar in the last frame
   bool hideUnchanged = false;
   bool overlay = false;
   /// A node clicked in the timeline's before or after canvas (of step `pairStep`), with what

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace loupe::view {
@@ -13,6 +14,16 @@ namespace loupe::view {
 /// Each node's share of the profiled run time (its kernel's median over the sum of all the
 /// medians), or -1 for a node without a time (variables, an unprofiled step).
 std::vector<double> timeShares(const Graph &g, const std::map<uint32_t, KernelTime> &profile);
+
+/// One kernel in the bar chart of a profiled run.
+struct KernelBar {
+  uint32_t nid = 0;  ///< the tvm_op node
+  std::string label; ///< its name and fused function ("relu0  fuse_conv2d_relu")
+  double ms = 0, share = 0;
+};
+
+/// The profiled kernels, longest first (ties by node id): what the bar chart lists.
+std::vector<KernelBar> kernelBars(const Graph &g, const std::map<uint32_t, KernelTime> &profile);
 
 /// The fill colour of a node with `share` of the run time, as 0xRRGGBBAA (as groupColour): from
 /// white (no time) to

@@ -5,6 +5,7 @@
 
 #include "gui/app/Panels.h"
 #include "gui/model/Overview.h"
+#include "gui/model/ProfileView.h"
 
 #include <imgui.h>
 
@@ -281,4 +282,21 @@ TEST(GuiInteraction, TimelineMapsKernelsToTheirSourceNodes) {
   EXPECT_EQ(h.s.pairAfter,
             (std::vector<uint32_t>{static_cast<uint32_t>(dep.index().findByName("relu0"))}));
   EXPECT_EQ(h.s.pairText, "conv2d0 runs in kernel relu0 (fuse_conv2d_relu)");
+}
+
+// After :profile the graph panel lists the kernels by time; clicking the first bar selects the
+// slowest kernel (and brings it into view).
+TEST(GuiInteraction, ClickingAKernelBarSelectsIt) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  ASSERT_TRUE(h.s.viewer.run(":profile 3"));
+  h.s.panel = Panel::Graph;
+  h.frame();
+  h.frame();
+  const Step &cur = *h.s.viewer.engine().current();
+  std::vector<view::KernelBar> bars = view::kernelBars(cur.graph, cur.profile);
+  ASSERT_FALSE(bars.empty());
+  h.click(h.s.barsX + 60, h.s.barsY + 5);
+  EXPECT_EQ(h.s.selectedNode, static_cast<int>(bars.front().nid));
 }

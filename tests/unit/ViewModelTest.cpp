@@ -588,3 +588,24 @@ TEST(FusionView, SharedFunctionsMapEachKernelToItsOwnNodes) {
     shared += count > 1;
   EXPECT_GT(shared, 0); // the point of the test: some functions serve several kernels
 }
+
+// The bar chart of a profile, by hand: three kernels of 2, 5 and 1 ms are listed longest first
+// with shares 5/8, 2/8 and 1/8, labelled with their names and functions.
+TEST(ProfileView, KernelBarsLongestFirst) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":build");
+  const Graph &g = v.engine().current()->graph;
+  auto id = [&](const char *n) { return static_cast<uint32_t>(g.index().findByName(n)); };
+  std::map<uint32_t, KernelTime> profile = {
+      {id("relu0"), {2, 0, 0}}, {id("dense0"), {5, 0, 0}}, {id("sum0"), {1, 0, 0}}};
+  std::vector<KernelBar> bars = kernelBars(g, profile);
+  ASSERT_EQ(bars.size(), 3u);
+  EXPECT_EQ(bars[0].nid, id("dense0"));
+  EXPECT_EQ(bars[0].label, "dense0  fuse_dense");
+  EXPECT_DOUBLE_EQ(bars[0].share, 5.0 / 8);
+  EXPECT_EQ(bars[1].label, "relu0  fuse_conv2d_relu");
+  EXPECT_DOUBLE_EQ(bars[1].ms, 2);
+  EXPECT_EQ(bars[2].nid, id("sum0"));
+  EXPECT_DOUBLE_EQ(bars[2].share, 1.0 / 8);
+}

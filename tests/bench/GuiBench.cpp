@@ -1,5 +1,6 @@
-// GuiBench: loupe-gui's cost on a 2,000-node graph — the dot layout (once per snapshot) and the
-// time of one frame of the graph, fusion and timeline panels, drawn and rendered (glFinish).
+// GuiBench: loupe-gui's cost on large graphs — a synthetic 2,000-node graph and the zoo's
+// largest networks (densenet-201, inception-v3) after GraphFusePartition: the dot layout (once
+// per snapshot) and the time of one frame of each view, drawn and rendered (glFinish).
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
 
@@ -14,28 +15,32 @@ using namespace loupe;
 namespace {
 
 // 667 blocks of relu, sigmoid and their sum: 2,002 nodes, every block a fusion group.
-std::string bigProgram() {
+std::string synthetic() {
   std::string p = "x = Variable(\"x\", shape=(1, 64))\n";
   for (int i = 0; i < 667; ++i)
     p += "x = relu(x) + sigmoid(x)\n";
   return p + ":graph x\n:apply InferShape InferType GraphFusePartition\n";
 }
 
-void load(view::Viewer &v) {
-  for (const ScriptInput &in : splitScript(bigProgram()))
+std::string zoo(const char *model) {
+  return std::string(":model ") + model + "\n:apply InferShape InferType GraphFusePartition\n";
+}
+
+void load(view::Viewer &v, const std::string &program) {
+  for (const ScriptInput &in : splitScript(program))
     v.run(in.text);
 }
 
-void BM_Layout2000(benchmark::State &state) {
+void BM_Layout(benchmark::State &state, std::string program) {
   view::Viewer v;
-  load(v);
+  load(v, program);
   const Graph &g = v.engine().current()->graph;
   state.counters["nodes"] = g.index().numNodes();
-  view::LayoutOptions o;
+  view::LayoutOptions o = v.metrics;
+  o.params = view::paramNames(g);
   for (auto _ : state)
     benchmark::DoNotOptimize(view::layoutGraph(g, o));
 }
-BENCHMARK(BM_Layout2000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // One window for the whole run: opening and closing GLFW for each benchmark sometimes fails
 // under Xvfb. Null (with `error` set) when there is no display.
@@ -48,7 +53,10 @@ GLFWwindow *sharedWindow(view::LayoutOptions &metrics, std::string &error) {
   return w;
 }
 
-void frames(benchmark::State &state, gui::Panel panel, bool zoomedIn) {
+/// What a frame shows.
+enum class View { GraphFit, GraphFirst, FusionFit, FusionCollapsed, Timeline };
+
+void BM_Frame(benchmark::State &state, std::string program, View view) {
   gui::AppState s;
   std::string error;
   GLFWwindow *w = sharedWindow(s.viewer.metrics, error);
@@ -56,18 +64,20 @@ void frames(benchmark::State &state, gui::Panel panel, bool zoomedIn) {
     state.SkipWithError(error.c_str());
     return;
   }
-  load(s.viewer);
-  s.panel = panel;
+  load(s.viewer, program);
+  s.panel = view == View::Timeline                               ? gui::Panel::Timeline
+            : view == View::GraphFit || view == View::GraphFirst ? gui::Panel::Graph
+                                                                 : gui::Panel::Fusion;
   s.selectPanel = true;
+  if (view == View::FusionCollapsed)
+    for (const view::GroupView &gv : s.viewer.groups())
+      s.collapsed.insert(gv.rootName);
+  if (view == View::GraphFit || view == View::FusionFit || view == View::FusionCollapsed)
+    s.canvases[s.panel].fitPending = true;
   // Two frames first: one opens the panel's tab, the next lays the graph out (once per
-  // snapshot, measured by BM_Layout2000); neither is part of a frame's cost.
+  // snapshot, measured by BM_Layout); neither is part of a frame's cost.
   gui::renderFrame(w, s);
   gui::renderFrame(w, s);
-  if (zoomedIn) {
-    gui::CanvasView &cv = s.canvases[panel];
-    cv.zoom = 1.0;
-    cv.fitPending = false;
-  }
   state.counters["nodes"] = s.viewer.engine().current()->graph.index().numNodes();
   for (auto _ : state) {
     glfwPollEvents();
@@ -77,13 +87,31 @@ void frames(benchmark::State &state, gui::Panel panel, bool zoomedIn) {
   }
 }
 
-void BM_FrameGraphFit(benchmark::State &st) { frames(st, gui::Panel::Graph, false); }
-void BM_FrameGraphZoomed(benchmark::State &st) { frames(st, gui::Panel::Graph, true); }
-void BM_FrameFusionFit(benchmark::State &st) { frames(st, gui::Panel::Fusion, false); }
-BENCHMARK(BM_FrameGraphFit)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_FrameGraphZoomed)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_FrameFusionFit)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  const std::pair<const char *, std::string> graphs[] = {
+      {"synthetic2000", synthetic()},
+      {"densenet-201", zoo("densenet-201")},
+      {"inception-v3", zoo("inception-v3")},
+  };
+  const std::pair<const char *, View> views[] = {
+      {"graph_fit", View::GraphFit},   {"graph_first_view", View::GraphFirst},
+      {"fusion_fit", View::FusionFit}, {"fusion_collapsed", View::FusionCollapsed},
+      {"timeline", View::Timeline},
+  };
+  for (const auto &[name, program] : graphs) {
+    benchmark::RegisterBenchmark((std::string("BM_Layout/") + name).c_str(), BM_Layout, program)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(3);
+    for (const auto &[viewName, view] : views)
+      benchmark::RegisterBenchmark((std::string("BM_Frame/") + name + "/" + viewName).c_str(),
+                                   BM_Frame, program, view)
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(1.0);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

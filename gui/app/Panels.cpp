@@ -80,6 +80,7 @@ struct Styler {
   const view::StepDiff *diff = nullptr;           ///< change outlines
   bool removedSide = false;                       ///< the "before" side of a diff
   std::vector<uint32_t> highlighted;              ///< search hits
+  std::set<int> marked;                           ///< groups drawn as differing (compare)
   std::vector<double> timeShare;                  ///< per node, after :profile (else empty)
   double maxShare = 0;                            ///< the largest of them
 };
@@ -202,6 +203,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       ImVec2 a = at(r.x0, r.y0), b = at(r.x1, r.y1);
       dl->AddRectFilled(a, b, rgba(gv.colour, 60), 8.0f);
       dl->AddRect(a, b, rgba(gv.colour), 8.0f, 0, 2.0f);
+      if (st.marked.count(gv.index))
+        dl->AddRect(a, b, kChangedCol, 8.0f, 0, 5.0f);
       if (hovered && io.MousePos.x >= a.x && io.MousePos.x <= b.x && io.MousePos.y >= a.y &&
           io.MousePos.y <= b.y)
         hoverTip = gv.function + "\npattern " + gv.pattern + "\nroot " + gv.rootName + "\nmaster " +
@@ -262,6 +265,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       else if (c == Change::Removed && st.removedSide)
         outline = kRemoved, thick = mark;
     }
+    if (st.groups && groupOf[n.nid] >= 0 && st.marked.count(groupOf[n.nid]))
+      outline = kChangedCol, thick = 2 * mark;
     if (std::find(st.highlighted.begin(), st.highlighted.end(), n.nid) != st.highlighted.end())
       outline = IM_COL32(0, 120, 255, 255), thick = mark;
     if (static_cast<int>(n.nid) == selected || static_cast<int>(n.nid) == second)
@@ -392,6 +397,49 @@ void kernelBarChart(AppState &s, const Graph &g, float height) {
   ImGui::EndChild();
 }
 
+// The fusion view's "compare with" choice: any other history step with fusion groups.
+void compareChoice(AppState &s, size_t step) {
+  const auto &history = s.viewer.engine().history();
+  std::string current =
+      s.compareStep >= 0 && static_cast<size_t>(s.compareStep) < history.size()
+          ? "step " + std::to_string(s.compareStep) + ": " + history[s.compareStep].label
+          : "nothing";
+  ImGui::SetNextItemWidth(320);
+  if (ImGui::BeginCombo("compare with", current.c_str())) {
+    if (ImGui::Selectable("nothing", s.compareStep < 0))
+      s.compareStep = -1;
+    for (size_t i = 0; i < history.size(); ++i)
+      if (i != step && view::hasGroups(history[i].graph)) {
+        std::string label = "step " + std::to_string(i) + ": " + history[i].label;
+        if (ImGui::Selectable(label.c_str(), s.compareStep == static_cast<int>(i)))
+          s.compareStep = static_cast<int>(i);
+      }
+    ImGui::EndCombo();
+  }
+}
+
+// Two partitions side by side: the current step's and the compared one's, each group that the
+// other has not outlined thick in orange.
+void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
+  size_t other = static_cast<size_t>(s.compareStep);
+  const Graph &g = s.viewer.engine().history()[step].graph,
+              &og = s.viewer.engine().history()[other].graph;
+  const std::vector<GroupView> &mine = *st.groups, &theirs = s.viewer.groupsAt(other);
+  view::PartitionDiff d = view::comparePartitions(mine, theirs);
+  Styler so = st;
+  so.groups = &theirs;
+  st.marked = d.onlyA;
+  so.marked = d.onlyB;
+  ImGui::Text("%zu groups of this step's %zu are not in step %zu; %zu of its %zu not here",
+              d.onlyA.size(), mine.size(), other, d.onlyB.size(), theirs.size());
+  float half = avail.x / 2 - 4, h = ImGui::GetContentRegionAvail().y;
+  drawCanvas("fusion", g, s.viewer.layout(step), s.canvases[Panel::Fusion], ImVec2(half, h), st,
+             s.selectedNode, -1, nullptr);
+  ImGui::SameLine();
+  drawCanvas("compared", og, s.viewer.layout(other), s.compared, ImVec2(half, h), so, -1, -1,
+             nullptr);
+}
+
 void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a program below."); }
 
 void graphPanel(AppState &s, ImVec2 size, bool fusion) {
@@ -418,6 +466,8 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
       ImGui::SameLine();
       if (ImGui::Button("expand all"))
         s.collapsed.clear();
+      ImGui::SameLine();
+      compareChoice(s, step);
     }
     if (!s.whyText.empty())
       ImGui::TextWrapped("%s", s.whyText.c_str());
@@ -472,6 +522,11 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
                          : fusion ? s.viewer.layout(step, -1, -1, s.collapsed)
                                   : s.viewer.layout(step);
   ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (fusion && st.groups && s.compareStep >= 0 &&
+      static_cast<size_t>(s.compareStep) < s.viewer.engine().history().size()) {
+    compareCanvases(s, st, step, avail);
+    return;
+  }
   if (!st.timeShare.empty() && s.kernelBars) {
     kernelBarChart(s, *g, avail.y);
     ImGui::SameLine();

@@ -73,9 +73,12 @@ struct AppState {
   std::string openError;
 
   std::map<Panel, CanvasView> canvases;
+  /// The history step the fusion view compares the current partition with (-1: none).
+  int compareStep = -1;
   /// Roots (node names) of the groups the fusion view draws as one box each.
   std::set<std::string> collapsed;
   CanvasView before, after;
+  CanvasView compared; ///< the fusion view's compared partition
 };
 
 /// Draws one frame of the whole window (display size `w` x `h`).

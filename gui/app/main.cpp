@@ -18,13 +18,15 @@ namespace {
 const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
-                 [--select NODE] [--fit] [--collapse-all] [--size WxH] [--screenshot OUT.png]
+                 [--select NODE] [--fit] [--collapse-all] [--compare STEP] [--size WxH]
+                 [--screenshot OUT.png]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
   --select NODE      select a node (the inspector shows it; the graph pans to it)
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
+  --compare STEP     the fusion panel beside history step STEP's partition, differences marked
   --screenshot OUT   render a few frames, save the window as PNG and exit
 )";
 
@@ -38,7 +40,7 @@ int usageError(const std::string &msg) {
 int main(int argc, char **argv) {
   std::string script, screenshot, panelName = "graph", select;
   bool fitAll = false, collapseAll = false;
-  long step = -1;
+  long step = -1, compare = -1;
   int width = 1600, height = 1000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -66,6 +68,12 @@ int main(int argc, char **argv) {
       fitAll = true;
     } else if (a == "--collapse-all") {
       collapseAll = true;
+    } else if (a == "--compare") {
+      std::string v = value();
+      char *end = nullptr;
+      compare = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || compare < 0)
+        return usageError("--compare takes a history step, got '" + v + "'");
     } else if (a == "--size") {
       std::string v = value();
       if (std::sscanf(v.c_str(), "%dx%d", &width, &height) != 2 || width < 200 || height < 200 ||
@@ -95,12 +103,23 @@ int main(int argc, char **argv) {
     }
     s.viewer.runTo(step < 0 ? s.viewer.script().size() : static_cast<size_t>(step));
   }
+  if (compare >= 0) {
+    if (static_cast<size_t>(compare) >= s.viewer.engine().history().size() ||
+        !view::hasGroups(s.viewer.engine().history()[static_cast<size_t>(compare)].graph)) {
+      std::fprintf(stderr, "loupe-gui: --compare %ld: no partitioned step %ld in the history\n",
+                   compare, compare);
+      return 1;
+    }
+    s.compareStep = static_cast<int>(compare);
+  }
   if (collapseAll)
     for (const view::GroupView &gv : s.viewer.groups())
       s.collapsed.insert(gv.rootName);
   if (fitAll)
     for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})
       s.canvases[p].fitPending = true;
+  if (fitAll)
+    s.compared.fitPending = true;
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;

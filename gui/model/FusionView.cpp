@@ -158,6 +158,25 @@ int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid) {
   return -1;
 }
 
+PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b) {
+  auto members = [](const GroupView &g) {
+    return std::set<std::string>(g.memberNames.begin(), g.memberNames.end());
+  };
+  std::set<std::set<std::string>> inA, inB;
+  for (const GroupView &g : a)
+    inA.insert(members(g));
+  for (const GroupView &g : b)
+    inB.insert(members(g));
+  PartitionDiff d;
+  for (const GroupView &g : a)
+    if (!inB.count(members(g)))
+      d.onlyA.insert(g.index);
+  for (const GroupView &g : b)
+    if (!inA.count(members(g)))
+      d.onlyB.insert(g.index);
+  return d;
+}
+
 std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
                                       const GraphLayout &layout, double margin) {
   std::vector<GroupRegion> regions;

@@ -60,6 +60,14 @@ std::vector<uint32_t> sourceNodesOf(const Graph &deploy, uint32_t nid, const Gra
 /// The tvm_op of `deploy` whose sourceNodesOf contain node `nid` of `source`, or -1.
 int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid);
 
+/// Two partitions of the same graph compared (GraphFusePartition under two settings: fusion
+/// rules, opt levels, `nofuse`): the groups of each that the other has not, a group being the
+/// same when the other has one of the same member names. GroupView::index values.
+struct PartitionDiff {
+  std::set<int> onlyA, onlyB;
+};
+PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b);
+
 /// The colour of the `index`-th group: a palette of clearly different hues, repeated.
 uint32_t groupColour(int index);
 /// Number of colours in the palette.

@@ -189,8 +189,19 @@ const std::vector<GroupView> &Viewer::groups() {
   const Step *cur = engine_->current();
   if (!cur)
     return none;
-  const Graph &g = cur->graph;
-  auto key = static_cast<const void *>(&g.index());
+  return groupsOf(cur->graph);
+}
+
+const std::vector<GroupView> &Viewer::groupsAt(size_t step) {
+  return groupsOf(engine_->history().at(step).graph);
+}
+
+const std::vector<GroupView> &Viewer::groupsOf(const Graph &g) {
+  const GraphAttr *root = g.attr("group_root"), *master = g.attr("group_master"),
+                  *module = g.attr("module");
+  GroupsKey key{&g.index(), root ? root->ints : std::vector<int64_t>{},
+                master ? master->ints : std::vector<int64_t>{},
+                module ? module->opaque.get() : nullptr};
   auto it = groups_.find(key);
   if (it == groups_.end())
     it = groups_

@@ -81,6 +81,8 @@ public:
   /// The fusion groups of the current snapshot (empty when it has none), computed once per
   /// snapshot: the panels ask for them every frame.
   const std::vector<GroupView> &groups();
+  /// The fusion groups of history step `step`, cached as groups() is.
+  const std::vector<GroupView> &groupsAt(size_t step);
 
   /// The diff of history step `step` against the step before it (`step` >= 1), computed once
   /// per pair of snapshots.
@@ -115,7 +117,12 @@ private:
     Graph graph; // keeps the snapshot alive, as CachedLayout does
     std::vector<GroupView> groups;
   };
-  std::map<const void *, CachedGroups> groups_;
+  /// By structure and partition: snapshots of one structure share an index, and a graph
+  /// partitioned again (other rules, `nofuse`) differs only in its group attributes.
+  using GroupsKey =
+      std::tuple<const void *, std::vector<int64_t>, std::vector<int64_t>, const void *>;
+  std::map<GroupsKey, CachedGroups> groups_;
+  const std::vector<GroupView> &groupsOf(const Graph &g);
   struct CachedDiff {
     Graph before, after;
     StepDiff diff;

@@ -300,3 +300,25 @@ TEST(GuiInteraction, ClickingAKernelBarSelectsIt) {
   h.click(h.s.barsX + 60, h.s.barsY + 5);
   EXPECT_EQ(h.s.selectedNode, static_cast<int>(bars.front().nid));
 }
+
+// The fusion view compared with another partition: both are drawn side by side (the compared
+// one in its own canvas), and the counts of differing groups are the model's.
+TEST(GuiInteraction, FusionViewComparesTwoPartitions) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":set nofuse relu"));
+  ASSERT_TRUE(h.s.viewer.run(":apply GraphFusePartition"));
+  size_t last = h.s.viewer.engine().history().size() - 1;
+  h.s.panel = Panel::Fusion;
+  h.s.compareStep = static_cast<int>(last - 1);
+  h.frame();
+  h.frame();
+  h.frame();
+  CanvasView &mine = h.s.canvases[Panel::Fusion], &theirs = h.s.compared;
+  EXPECT_GT(theirs.width, 100);
+  EXPECT_NEAR(mine.width, theirs.width, 1);
+  EXPECT_LT(mine.originX, theirs.originX);
+  view::PartitionDiff d =
+      view::comparePartitions(h.s.viewer.groupsAt(last), h.s.viewer.groupsAt(last - 1));
+  EXPECT_FALSE(d.onlyA.empty()); // relu0 is not fused into conv2d0 any more
+}

@@ -609,3 +609,25 @@ TEST(ProfileView, KernelBarsLongestFirst) {
   EXPECT_EQ(bars[2].nid, id("sum0"));
   EXPECT_DOUBLE_EQ(bars[2].share, 1.0 / 8);
 }
+
+// Seed 001 partitioned twice, the second time with `:set nofuse broadcast_add` (by hand from
+// `:groups`): the default's {conv2d1, relu1, add} is not in the second, whose {conv2d1, relu1}
+// and {add} are not in the first; the other five groups are the same in both.
+TEST(FusionView, ComparingTwoPartitionsMarksTheGroupsThatDiffer) {
+  Viewer v;
+  runAll(v, kSeed001);
+  runAll(v, ":apply InferShape InferType GraphFusePartition\n:set nofuse broadcast_add\n"
+            ":apply GraphFusePartition");
+  size_t last = v.engine().history().size() - 1;
+  const std::vector<GroupView> &a = v.groupsAt(last - 1), &b = v.groupsAt(last);
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 7u);
+  PartitionDiff d = comparePartitions(a, b);
+  ASSERT_EQ(d.onlyA.size(), 1u);
+  EXPECT_EQ(a[static_cast<size_t>(*d.onlyA.begin())].rootName, "__add_symbol__0");
+  std::set<std::string> roots;
+  for (int i : d.onlyB)
+    roots.insert(b[static_cast<size_t>(i)].rootName);
+  EXPECT_EQ(roots, (std::set<std::string>{"relu1", "__add_symbol__0"}));
+  EXPECT_TRUE(comparePartitions(a, a).onlyA.empty());
+}

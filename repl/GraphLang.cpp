@@ -309,7 +309,18 @@ private:
     return lhs;
   }
 
+  // Every nesting (brackets, calls, signs) recurses through here: a limit, as Python's parser
+  // has, keeps deep input from overflowing the stack (found by fuzzing: 4,000 '['s).
+  static constexpr int kMaxDepth = 200;
+  int depth_ = 0;
+
   ExprPtr unary() {
+    if (++depth_ > kMaxDepth)
+      throw err(peek(), cat("expression nested more than ", kMaxDepth, " levels deep"));
+    struct Leave {
+      int &d;
+      ~Leave() { --d; }
+    } leave{depth_};
     if (isOp("-") || isOp("+")) {
       Token op = t_[p_++];
       auto e = make(Expr::Kind::Unary, op);

@@ -147,7 +147,11 @@ public:
       out_.inputs.push_back(in.name());
     }
     const auto &table = converters();
-    for (const auto &n : g.node()) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto &n = g.node(i);
+      // Nodes are named by their name or first output (found by fuzzing: a node with neither).
+      if (n.output_size() == 0 || (n.name().empty() && n.output(0).empty()))
+        fail(path_, ": node ", i, " (", n.op_type(), ") has no name and no named output");
       if (!n.domain().empty() && n.domain() != "ai.onnx")
         fail(where(n), ": operator domain '", n.domain(), "' is not supported");
       auto it = table.find(n.op_type());

@@ -168,7 +168,8 @@ ParamValue parseParam(const ParamSpec &spec, const std::string &text) {
     if (auto v = toInt(text))
       return *v;
     // Python str() of an integral float ("3.0") is accepted, as dmlc's stream parsing did.
-    if (auto f = toFloat(text); f && std::floor(*f) == *f && std::isfinite(*f))
+    // Within int64's range only (found by fuzzing: "1.8e32" converted out of range).
+    if (auto f = toFloat(text); f && std::floor(*f) == *f && *f >= -0x1p63 && *f < 0x1p63)
       return static_cast<int64_t>(*f);
     fail("expected an integer, got '", text, "'");
   }

@@ -17,7 +17,10 @@ bool shapeKnown(const Shape &s) {
 int64_t numElements(const Shape &s) {
   int64_t n = 1;
   for (int64_t d : s)
-    n *= d;
+    // Checked: a shape read from a file can hold any dimensions (found by fuzzing an ONNX
+    // Reshape), and an overflowing product is undefined behaviour, not just a wrong count.
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("shape ", shapeToTuple(s), " has more elements than a 64-bit count holds");
   return n;
 }
 

@@ -14,7 +14,7 @@ using Shape = std::vector<int64_t>;
 /// True when the shape has at least one dimension and no dimension is 0 (unknown).
 bool shapeKnown(const Shape &s);
 
-/// Product of the dimensions (1 for a 0-d shape).
+/// Product of the dimensions (1 for a 0-d shape). Throws Error when it overflows int64.
 int64_t numElements(const Shape &s);
 
 /// The largest divisor of `n` not above `limit` (1 when there is none above 1): block sizes

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets up and builds Loupe (scripts/setup.sh), then runs every test: unit tests and sessions.
+# Sets up and builds Loupe (scripts/setup.sh), then runs every test: unit tests, sessions, GUI
+# screenshots, fuzz corpus replays — and the fuzz targets again under ASan and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+bash scripts/sanitize.sh

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -242,7 +243,14 @@ public:
     const Tensor *t = constant(n, k);
     if (!t)
       fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
-    return std::vector<int64_t>(t->data.begin(), t->data.end());
+    // Saturating: tensors hold doubles, and INT64_MAX (PyTorch's "to the end" in Slice) is 2^63
+    // as a double, one past int64's range (converting it was undefined; found by fuzzing).
+    std::vector<int64_t> out;
+    for (double v : t->data)
+      out.push_back(v >= 0x1p63   ? std::numeric_limits<int64_t>::max()
+                    : v < -0x1p63 ? std::numeric_limits<int64_t>::min()
+                                  : static_cast<int64_t>(v));
+    return out;
   }
   // Later opsets moved some attributes (axes, pads, split, shape) to inputs: the constant
   // input `k` when the node has it, else the attribute `key`.

@@ -677,9 +677,9 @@ const std::map<std::string, Converter> &converters() {
          if (axis < 0 || axis > rank)
            fail(im.where(n), ": axis ", im.attrInt(n, "axis", 1), " is out of range for rank ",
                 rank);
-         int64_t outer = 1, inner = 1;
-         for (int64_t i = 0; i < rank; ++i)
-           (i < axis ? outer : inner) *= (*x)[static_cast<size_t>(i)];
+         // Checked products: the declared shape can hold any dimensions.
+         int64_t outer = numElements(Shape(x->begin(), x->begin() + axis)),
+                 inner = numElements(Shape(x->begin() + axis, x->end()));
          return std::vector<NodeEntry>{
              im.op(n, "reshape", {{"shape", tupleText({outer, inner})}}, {im.input(n, 0)})};
        }},

@@ -51,7 +51,7 @@ Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &s
         tgt.push_back(src[si++]);
     } else if (v == -3) {
       int64_t a = srcDim(si), b = srcDim(si + 1);
-      tgt.push_back(a * b);
+      tgt.push_back(numElements({a, b})); // checked: the dims can be anything a file held
       si += 2;
     } else if (v == -4) {
       if (i + 2 >= spec.size())
@@ -64,7 +64,7 @@ Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &s
         a = d / b;
       if (b == -1)
         b = d / a;
-      if (a * b != d)
+      if (int64_t ab = 0; __builtin_mul_overflow(a, b, &ab) || ab != d)
         c.error(cat("-4 split of ", d, " into ", a, " x ", b, " does not match"));
       tgt.push_back(a);
       tgt.push_back(b);
@@ -73,10 +73,9 @@ Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &s
     }
   }
   if (inferAt >= 0) {
-    int64_t rest = 1;
-    for (size_t i = 0; i < tgt.size(); ++i)
-      if (static_cast<int>(i) != inferAt)
-        rest *= tgt[i];
+    Shape others = tgt;
+    others.erase(others.begin() + inferAt);
+    int64_t rest = numElements(others); // checked (found by fuzzing an ONNX Reshape)
     if (rest == 0 || numElements(src) % rest != 0)
       c.error(cat("cannot infer -1 when reshaping ", shapeToList(src), " to ", shapeToTuple(spec)));
     tgt[inferAt] = numElements(src) / rest;

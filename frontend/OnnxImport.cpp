@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/File.h"
+#include "core/Memory.h"
 #include "core/Op.h"
 #include "passes/Pass.h"
 
@@ -43,12 +44,16 @@ int dtypeOf(int32_t onnxType, const std::string &what) {
 Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
   int dt = dtypeOf(t.data_type(), what);
   Shape shape(t.dims().begin(), t.dims().end());
-  Tensor out(shape, dt);
-  size_t n = out.data.size();
+  // The data is checked against the shape before the tensor is allocated: a 200-byte file
+  // declaring 2.5 G elements it does not hold made the importer allocate 20 GB (found by
+  // fuzzing).
+  size_t n = static_cast<size_t>(checkedNumElements(shape));
+  Tensor out;
   auto fromRaw = [&](size_t width, auto convert) {
-    if (t.raw_data().size() != n * width)
+    if (t.raw_data().size() / width != n || t.raw_data().size() % width != 0)
       fail(what, ": raw_data holds ", t.raw_data().size(), " bytes but shape ", shapeToList(shape),
            " needs ", n * width);
+    out = Tensor(shape, dt);
     for (size_t i = 0; i < n; ++i)
       out.data[i] = convert(t.raw_data().data() + i * width);
   };
@@ -82,6 +87,7 @@ Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
   auto take = [&](const auto &field) {
     if (static_cast<size_t>(field.size()) != n)
       fail(what, ": holds ", field.size(), " values but shape ", shapeToList(shape), " needs ", n);
+    out = Tensor(shape, dt);
     for (size_t i = 0; i < n; ++i)
       out.data[i] = static_cast<double>(field[static_cast<int>(i)]);
   };

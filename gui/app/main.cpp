@@ -35,6 +35,13 @@ int usageError(const std::string &msg) {
   return 2;
 }
 
+// A whole number of zero or more, or -1 when `v` is not one.
+long parseCount(const std::string &v) {
+  char *end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  return v.empty() || *end || n < 0 ? -1 : n;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -56,9 +63,7 @@ int main(int argc, char **argv) {
       script = value();
     } else if (a == "--step") {
       std::string v = value();
-      char *end = nullptr;
-      step = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || step < 0)
+      if ((step = parseCount(v)) < 0)
         return usageError("--step takes a number of inputs, got '" + v + "'");
     } else if (a == "--panel") {
       panelName = value();
@@ -70,9 +75,7 @@ int main(int argc, char **argv) {
       collapseAll = true;
     } else if (a == "--compare") {
       std::string v = value();
-      char *end = nullptr;
-      compare = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || compare < 0)
+      if ((compare = parseCount(v)) < 0)
         return usageError("--compare takes a history step, got '" + v + "'");
     } else if (a == "--size") {
       std::string v = value();

@@ -516,10 +516,16 @@ Converter softmax(const char *op) {
     // last axis only when `axis` is the last one, which InferShape confirms below.
     AttrDict a = {{"axis", std::to_string(im.opset() >= 13 ? axis : -1)}};
     NodeEntry e = im.op(n, op, a, {im.input(n, 0)});
+    std::string notLast = im.where(n) + ": before opset 13 this softmax runs over the axes from " +
+                          std::to_string(axis) + " on, flattened; only the last axis is supported";
+    // A huge axis is out of range (axis + 1 overflowed; found by fuzzing); a negative one other
+    // than -1 is not the last.
+    if (im.opset() < 13 && axis > 1 << 20)
+      fail(im.where(n), ": axis ", axis, " is out of range");
+    if (im.opset() < 13 && axis < -1)
+      fail(notLast);
     if (im.opset() < 13 && axis != -1)
-      im.requireRank(e, 0, static_cast<size_t>(axis + 1),
-                     im.where(n) + ": before opset 13 this softmax runs over the axes from " +
-                         std::to_string(axis) + " on, flattened; only the last axis is supported");
+      im.requireRank(e, 0, static_cast<size_t>(axis + 1), notLast);
     return std::vector<NodeEntry>{e};
   };
 }

@@ -193,7 +193,7 @@ public:
     const IndexedGraph &idx = shaped.index();
     for (const RankCheck &c : rankChecks_) {
       // A node the outputs do not depend on is not in the graph (found by fuzzing).
-      auto at = idx.idOf.find(c.node);
+      auto at = idx.idOf.find(c.node.get());
       if (at == idx.idOf.end())
         continue;
       const Shape &s =
@@ -313,7 +313,7 @@ public:
   /// Remembers that input `k` of `e`'s node must have rank `rank`, else `message` (checked
   /// once shapes are known).
   void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message) {
-    rankChecks_.push_back({e.node.get(), k, rank, std::move(message)});
+    rankChecks_.push_back({e.node, k, rank, std::move(message)});
   }
   void addParam(const std::string &name, Tensor t) {
     if (t.shape.empty())
@@ -332,7 +332,8 @@ private:
   std::map<std::string, Shape> declared_; ///< graph inputs' shapes
   OnnxModel out_;
   struct RankCheck {
-    const Node *node;
+    // Owned: a node whose output name a later node reuses is otherwise freed (found by fuzzing).
+    NodePtr node;
     uint32_t input;
     size_t rank;
     std::string message;

@@ -335,31 +335,7 @@ AttrDict toDict(const json &v, const std::string &ctx) {
   return d;
 }
 
-} // namespace
-
-namespace {
-
-Graph loadJSONChecked(const std::string &text, const std::string &source);
-
-} // namespace
-
-Graph loadJSON(const std::string &text, const std::string &source) {
-  try {
-    return loadJSONChecked(text, source);
-  } catch (const json::exception &e) {
-    // What the checks below do not catch (a number too large for its type, found by fuzzing):
-    // nlohmann's own message, without its "[json.exception.…]" prefix.
-    std::string msg = e.what();
-    size_t p = msg.find("] ");
-    msg = p == std::string::npos ? msg : msg.substr(p + 2);
-    if (msg.size() > 120) // it quotes the offending text, which may be long
-      msg = msg.substr(0, 120) + "…";
-    fail(source, ": malformed graph JSON: ", msg);
-  }
-}
-
-namespace {
-
+// loadJSON's work; the JSON library's own exceptions escape it.
 Graph loadJSONChecked(const std::string &text, const std::string &source) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     fail(source, ": empty file, expected NNVM graph JSON");
@@ -467,5 +443,21 @@ Graph loadJSONChecked(const std::string &text, const std::string &source) {
 }
 
 } // namespace
+
+Graph loadJSON(const std::string &text, const std::string &source) {
+  try {
+    return loadJSONChecked(text, source);
+  } catch (const json::exception &e) {
+    // What loadJSONChecked's checks do not catch (a number too large for its type, found by
+    // fuzzing):
+    // nlohmann's own message, without its "[json.exception.…]" prefix.
+    std::string msg = e.what();
+    size_t p = msg.find("] ");
+    msg = p == std::string::npos ? msg : msg.substr(p + 2);
+    if (msg.size() > 120) // it quotes the offending text, which may be long
+      msg = msg.substr(0, 120) + "…";
+    fail(source, ": malformed graph JSON: ", msg);
+  }
+}
 
 } // namespace loupe

@@ -118,11 +118,11 @@ int main(int argc, char **argv) {
   if (collapseAll)
     for (const view::GroupView &gv : s.viewer.groups())
       s.collapsed.insert(gv.rootName);
-  if (fitAll)
+  if (fitAll) {
     for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})
       s.canvases[p].fitPending = true;
-  if (fitAll)
     s.compared.fitPending = true;
+  }
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;

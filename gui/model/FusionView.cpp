@@ -103,7 +103,7 @@ std::vector<CollapsedBox> collapsedBoxes(const Graph &g, const std::vector<Group
     if (ordered.size() > 4)
       ops += ", …";
     b.lines = {gv.function, gv.pattern.empty() ? std::string("kernel") : gv.pattern,
-               std::to_string(ordered.size()) + (ordered.size() == 1 ? " op: " : " ops: ") + ops};
+               std::to_string(ordered.size()) + " ops: " + ops}; // two or more
     std::vector<std::string> root = nodeLines(g, gv.root, false);
     // The root's output shapes: the lines after its op, name and key attributes.
     size_t first = 2 + (keyAttributes(*idx.nodes[gv.root].node).empty() ? 0 : 1);

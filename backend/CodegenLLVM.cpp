@@ -237,6 +237,7 @@ private:
       return b_.getHalfTy();
     case kInt8:
     case kUint8:
+    case kBoolean: // a bool tensor's byte; its values compute as integers 0 and 1
       return b_.getInt8Ty();
     case kInt16:
     case kUint16:
@@ -290,13 +291,15 @@ private:
     if (v->getType() == t)
       return v;
     bool ff = isFloat(from), tf = isFloat(to);
+    if (to == kBoolean && from != kBoolean) // any nonzero value is true, not truncated
+      return b_.CreateZExt(convert(v, from, kBool), t);
     if (ff && tf)
       return b_.CreateFPCast(v, t);
     if (ff)
       return to == kBool ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                          : b_.CreateFPToSI(v, t);
     if (tf)
-      return from == kBool ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
+      return from == kBool || from == kUint64 ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
     if (to == kBool)
       return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     return from == kBool ? b_.CreateZExt(v, t) : b_.CreateSExtOrTrunc(v, t);
@@ -540,7 +543,8 @@ private:
                            ? vectorLoad(buf, index)
                            : b_.CreateLoad(elemType(buf.dtype), address(buf, index));
       if (!isFloat(buf.dtype) && buf.dtype != kBool)
-        v = b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
+        v = dtypeIsUnsigned(buf.dtype) ? b_.CreateZExtOrTrunc(v, withLanes(b_.getInt64Ty(), v))
+                                       : b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
       return v;
     }
     case ExprKind::TensorRead:
@@ -1165,20 +1169,27 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
   for (size_t i = 0; i < fns.size(); ++i) {
     const LoweredFunction &f = fns[i];
     std::string decl = "void " + f.name + "(";
-    auto ctype = [](int dt) {
-      return dt == kFloat64 ? "double"
-             : dt == kInt32 ? "int32_t"
-             : dt == kInt64 ? "int64_t"
-                            : "float";
+    auto ctype = [](int dt) -> std::string {
+      switch (dt) {
+      case kFloat32:
+        return "float";
+      case kFloat64:
+        return "double";
+      case kFloat16:
+        return "_Float16";
+      case kBoolean:
+        return "bool";
+      default: // int8 … uint64: the C type is the dtype's name with _t
+        return std::string(dtypeName(dt)) + "_t";
+      }
     };
     bool first = true;
     for (const ComputeRef &p : f.inputs) {
-      decl += std::string(first ? "" : ", ") + ctype(p->dtype) + " *" + p->name;
+      decl += (first ? "" : ", ") + ctype(p->dtype) + " *" + p->name;
       first = false;
     }
     for (size_t k = 0; k < f.outputs.size(); ++k) {
-      decl +=
-          std::string(first ? "" : ", ") + ctype(f.outputs[k]->dtype) + " *" + f.outputBuffers[k];
+      decl += (first ? "" : ", ") + ctype(f.outputs[k]->dtype) + " *" + f.outputBuffers[k];
       first = false;
     }
     impl.header += decl + ");\nvoid " + f.name + "_packed(void **args);\n";

@@ -25,21 +25,21 @@ const GraphAttr &need(const Graph &g, const char *key) {
 }
 
 void toBuffer(const Tensor &t, int dtype, void *dst) {
-  for (size_t i = 0; i < t.data.size(); ++i) {
-    if (dtype == kFloat32)
+  if (dtype == kFloat32) { // the common case without the per-element dtype switch
+    for (size_t i = 0; i < t.data.size(); ++i)
       static_cast<float *>(dst)[i] = static_cast<float>(t.data[i]);
-    else if (dtype == kFloat64)
-      static_cast<double *>(dst)[i] = t.data[i];
-    else
-      fail("inputs of dtype ", dtypeName(dtype), " are not supported by the executor yet");
+    return;
   }
+  int64_t width = dtypeBytes(dtype);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    storeElement(static_cast<char *>(dst) + i * width, dtype, t.data[i]);
 }
 
 Tensor fromBuffer(const void *src, const Shape &shape, int dtype) {
   Tensor t(shape, dtype);
+  int64_t width = dtypeBytes(dtype);
   for (size_t i = 0; i < t.data.size(); ++i)
-    t.data[i] = dtype == kFloat32 ? static_cast<const float *>(src)[i]
-                                  : static_cast<const double *>(src)[i];
+    t.data[i] = loadElement(static_cast<const char *>(src) + i * width, dtype);
   return t;
 }
 

@@ -1,16 +1,19 @@
 // DType: code/name tables and per-dtype rounding.
 #include "core/DType.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace loupe {
 
 namespace {
 constexpr std::array<std::string_view, kNumDTypes> kNames = {
-    "float32", "float64", "float16", "uint8",  "int32", "int8",
-    "int64",   "int16",   "uint16",  "uint32", "uint64"};
+    "float32", "float64", "float16", "uint8",  "int32",  "int8",
+    "int64",   "int16",   "uint16",  "uint32", "uint64", "bool"};
 
 // IEEE half precision rounding (round to nearest even), done through float bits.
 double roundToHalf(double v) {
@@ -30,11 +33,52 @@ double roundToHalf(double v) {
   return std::copysign(std::nearbyint(a / step) * step, f);
 }
 
+// IEEE half bits of a value already rounded to half precision.
+uint16_t halfBits(double h) {
+  uint16_t sign = std::signbit(h) ? 0x8000 : 0;
+  double a = std::fabs(h);
+  if (std::isnan(h))
+    return sign | 0x7e00;
+  if (std::isinf(h))
+    return sign | 0x7c00;
+  if (a < 6.103515625e-05) // subnormal (or zero): a multiple of 2^-24
+    return sign | static_cast<uint16_t>(a / 5.960464477539063e-08);
+  int e;
+  double m = std::frexp(a, &e); // a = m 2^e, m in [0.5, 1)
+  auto mantissa = static_cast<uint16_t>((m * 2 - 1) * 1024);
+  return sign | static_cast<uint16_t>((e - 1 + 15) << 10) | mantissa;
+}
+
+double halfValue(uint16_t bits) {
+  double sign = bits & 0x8000 ? -1.0 : 1.0;
+  int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+  if (e == 0x1f)
+    return m ? NAN : sign * INFINITY;
+  if (e == 0)
+    return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+template <typename T> T loadAs(const void *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T> void storeAs(void *p, T v) { std::memcpy(p, &v, sizeof v); }
+
 template <typename T> double wrapInt(double v) {
   if (!std::isfinite(v))
     return 0;
-  // Truncate toward zero, then wrap like a C cast through a 64-bit integer.
-  return static_cast<double>(static_cast<T>(static_cast<int64_t>(std::trunc(v))));
+  // Truncate toward zero, then wrap like a C cast through a 64-bit integer; beyond the 64-bit
+  // range (where that cast is undefined) uint64 keeps [2^63, 2^64] (2^64 being UINT64_MAX
+  // rounded to a double, so rounding is idempotent) and the rest saturates.
+  double t = std::trunc(v);
+  if (t >= -0x1p63 && t < 0x1p63)
+    return static_cast<double>(static_cast<T>(static_cast<int64_t>(t)));
+  if (std::is_same_v<T, uint64_t> && t >= 0)
+    return std::min(t, 0x1p64);
+  return static_cast<double>(static_cast<T>(t < 0 ? INT64_MIN : INT64_MAX));
 }
 } // namespace
 
@@ -52,6 +96,11 @@ std::optional<int> dtypeFromName(std::string_view name) {
 }
 
 bool dtypeIsFloat(int code) { return code == kFloat32 || code == kFloat64 || code == kFloat16; }
+
+bool dtypeIsUnsigned(int code) {
+  return code == kUint8 || code == kUint16 || code == kUint32 || code == kUint64 ||
+         code == kBoolean;
+}
 
 double roundToDType(double v, int code) {
   switch (code) {
@@ -77,6 +126,8 @@ double roundToDType(double v, int code) {
     return wrapInt<uint32_t>(v);
   case kUint64:
     return wrapInt<uint64_t>(v);
+  case kBoolean:
+    return v != 0 ? 1.0 : 0.0; // NaN is true, as in C
   default:
     return v;
   }
@@ -94,9 +145,71 @@ int64_t dtypeBytes(int dtype) {
     return 2;
   case kInt8:
   case kUint8:
+  case kBoolean:
     return 1;
   default:
     return 4;
+  }
+}
+
+} // namespace loupe
+
+namespace loupe {
+
+double loadElement(const void *p, int code) {
+  switch (code) {
+  case kFloat32:
+    return loadAs<float>(p);
+  case kFloat64:
+    return loadAs<double>(p);
+  case kFloat16:
+    return halfValue(loadAs<uint16_t>(p));
+  case kUint8:
+  case kBoolean:
+    return loadAs<uint8_t>(p);
+  case kInt8:
+    return loadAs<int8_t>(p);
+  case kInt16:
+    return loadAs<int16_t>(p);
+  case kUint16:
+    return loadAs<uint16_t>(p);
+  case kInt32:
+    return loadAs<int32_t>(p);
+  case kUint32:
+    return loadAs<uint32_t>(p);
+  case kUint64:
+    return static_cast<double>(loadAs<uint64_t>(p));
+  default:
+    return static_cast<double>(loadAs<int64_t>(p));
+  }
+}
+
+void storeElement(void *p, int code, double v) {
+  v = roundToDType(v, code);
+  switch (code) {
+  case kFloat32:
+    return storeAs(p, static_cast<float>(v));
+  case kFloat64:
+    return storeAs(p, v);
+  case kFloat16:
+    return storeAs(p, halfBits(v));
+  case kUint8:
+  case kBoolean:
+    return storeAs(p, static_cast<uint8_t>(v));
+  case kInt8:
+    return storeAs(p, static_cast<int8_t>(v));
+  case kInt16:
+    return storeAs(p, static_cast<int16_t>(v));
+  case kUint16:
+    return storeAs(p, static_cast<uint16_t>(v));
+  case kInt32:
+    return storeAs(p, static_cast<int32_t>(v));
+  case kUint32:
+    return storeAs(p, static_cast<uint32_t>(v));
+  case kUint64: // roundToDType wrapped it into range; 2^64 - 1 rounds up to 2^64 as a double
+    return storeAs(p, v >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(v));
+  default:
+    return storeAs(p, v >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(v));
   }
 }
 

@@ -22,10 +22,11 @@ enum DTypeCode : int {
   kUint16 = 8,
   kUint32 = 9,
   kUint64 = 10,
+  kBoolean = 11, ///< "bool": one byte holding 0 or 1 (Relay's bool; NNVM had none)
 };
 
 /// Number of defined codes (0..kNumDTypes-1).
-inline constexpr int kNumDTypes = 11;
+inline constexpr int kNumDTypes = 12;
 
 /// The name of a code ("float32"), or "unknown" for -1 and out-of-range codes.
 std::string_view dtypeName(int code);
@@ -39,9 +40,18 @@ int64_t dtypeBytes(int code);
 /// True for the floating-point codes (float16/32/64).
 bool dtypeIsFloat(int code);
 
+/// True for the unsigned integer codes and bool (loaded by zero extension).
+bool dtypeIsUnsigned(int code);
+
 /// Rounds a value the way storing it in a tensor of this dtype would (float32 rounding,
 /// integer truncation and wrap-around), so the reference interpreter keeps each dtype's
 /// precision while computing in double.
 double roundToDType(double v, int code);
+
+/// Reads one element of dtype `code` stored at `p` (the host's byte order) as a double.
+double loadElement(const void *p, int code);
+
+/// Writes `v`, rounded as roundToDType does, as one element of dtype `code` at `p`.
+void storeElement(void *p, int code, double v);
 
 } // namespace loupe

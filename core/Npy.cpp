@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace loupe {
@@ -24,6 +25,40 @@ std::string headerValue(const std::string &header, const std::string &key,
   size_t end =
       header[start] == '(' ? header.find(')', start) + 1 : header.find_first_of(",}", start);
   return header.substr(start, end - start);
+}
+
+// NumPy's type strings (little-endian; one-byte types take '|'), in dtype-code order.
+struct Descr {
+  int dtype;
+  const char *text;
+};
+constexpr Descr kDescrs[] = {{kFloat32, "<f4"}, {kFloat64, "<f8"}, {kFloat16, "<f2"},
+                             {kUint8, "|u1"},   {kInt32, "<i4"},   {kInt8, "|i1"},
+                             {kInt64, "<i8"},   {kInt16, "<i2"},   {kUint16, "<u2"},
+                             {kUint32, "<u4"},  {kUint64, "<u8"},  {kBoolean, "|b1"}};
+
+const char *descrOf(int dtype) {
+  for (const Descr &d : kDescrs)
+    if (d.dtype == dtype)
+      return d.text;
+  return nullptr;
+}
+
+// The dtype of a header's quoted descr ('<f4'); '<' and '|' are accepted for one-byte types.
+std::optional<int> dtypeOfDescr(const std::string &quoted) {
+  for (const Descr &d : kDescrs) {
+    std::string t = d.text;
+    if (quoted == "'" + t + "'" || (t[0] == '|' && quoted == "'<" + t.substr(1) + "'"))
+      return d.dtype;
+  }
+  return std::nullopt;
+}
+
+std::string supportedDescrs() {
+  std::string s;
+  for (const Descr &d : kDescrs)
+    s += (s.empty() ? "" : ", ") + std::string(dtypeName(d.dtype));
+  return s;
 }
 
 } // namespace
@@ -64,51 +99,21 @@ Tensor readNpy(const std::string &path) {
       ++i;
     }
   }
-  int dtype;
-  size_t width;
-  if (descr == "'<f4'")
-    dtype = kFloat32, width = 4;
-  else if (descr == "'<f8'")
-    dtype = kFloat64, width = 8;
-  else if (descr == "'<i4'")
-    dtype = kInt32, width = 4;
-  else if (descr == "'<i8'")
-    dtype = kInt64, width = 8;
-  else
-    fail(path, ": dtype ", descr, " is not supported (float32, float64, int32, int64 are)");
-  Tensor t(shape, dtype);
+  auto dtype = dtypeOfDescr(descr);
+  if (!dtype)
+    fail(path, ": dtype ", descr, " is not supported (", supportedDescrs(), " are)");
+  auto width = static_cast<size_t>(dtypeBytes(*dtype));
+  Tensor t(shape, *dtype);
   const char *data = bytes.data() + offset + headerLen;
   if (bytes.size() - offset - headerLen < t.data.size() * width)
     fail(path, ": the data is shorter than shape ", shapeToList(shape), " needs");
-  for (size_t i = 0; i < t.data.size(); ++i) {
-    const char *p = data + i * width;
-    if (dtype == kFloat32) {
-      float v;
-      std::memcpy(&v, p, 4);
-      t.data[i] = v;
-    } else if (dtype == kFloat64) {
-      double v;
-      std::memcpy(&v, p, 8);
-      t.data[i] = v;
-    } else if (dtype == kInt32) {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      t.data[i] = v;
-    } else {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      t.data[i] = static_cast<double>(v);
-    }
-  }
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = loadElement(data + i * width, *dtype);
   return t;
 }
 
 void writeNpy(const std::string &path, const Tensor &t) {
-  const char *descr = t.dtype == kFloat32   ? "<f4"
-                      : t.dtype == kFloat64 ? "<f8"
-                      : t.dtype == kInt32   ? "<i4"
-                      : t.dtype == kInt64   ? "<i8"
-                                            : nullptr;
+  const char *descr = descrOf(t.dtype);
   if (!descr)
     fail("cannot write dtype ", dtypeName(t.dtype), " to a .npy file");
   std::string shape = "(";
@@ -128,22 +133,11 @@ void writeNpy(const std::string &path, const Tensor &t) {
   bytes += static_cast<char>(header.size() & 0xff);
   bytes += static_cast<char>(header.size() >> 8);
   bytes += header;
+  auto width = static_cast<size_t>(dtypeBytes(t.dtype));
   for (double v : t.data) {
     char buf[8];
-    size_t w = 8;
-    if (t.dtype == kFloat32) {
-      float f = static_cast<float>(v);
-      std::memcpy(buf, &f, w = 4);
-    } else if (t.dtype == kFloat64) {
-      std::memcpy(buf, &v, 8);
-    } else if (t.dtype == kInt32) {
-      int32_t i = static_cast<int32_t>(v);
-      std::memcpy(buf, &i, w = 4);
-    } else {
-      int64_t i = static_cast<int64_t>(v);
-      std::memcpy(buf, &i, 8);
-    }
-    bytes.append(buf, w);
+    storeElement(buf, t.dtype, v);
+    bytes.append(buf, width);
   }
   writeFileAtomically(path, bytes);
 }

@@ -30,14 +30,30 @@ int dtypeOf(int32_t onnxType, const std::string &what) {
     return kFloat32;
   case onnx::TensorProto::DOUBLE:
     return kFloat64;
+  case onnx::TensorProto::FLOAT16:
+    return kFloat16;
+  case onnx::TensorProto::INT8:
+    return kInt8;
+  case onnx::TensorProto::INT16:
+    return kInt16;
   case onnx::TensorProto::INT32:
     return kInt32;
   case onnx::TensorProto::INT64:
     return kInt64;
+  case onnx::TensorProto::UINT8:
+    return kUint8;
+  case onnx::TensorProto::UINT16:
+    return kUint16;
+  case onnx::TensorProto::UINT32:
+    return kUint32;
+  case onnx::TensorProto::UINT64:
+    return kUint64;
+  case onnx::TensorProto::BOOL:
+    return kBoolean;
   default:
     fail(what, ": ONNX element type ",
          onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType)),
-         " is not supported (float, double, int32 and int64 are)");
+         " is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64 and bool are)");
   }
 }
 
@@ -49,56 +65,48 @@ Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
   // fuzzing).
   size_t n = static_cast<size_t>(checkedNumElements(shape));
   Tensor out;
-  auto fromRaw = [&](size_t width, auto convert) {
-    if (t.raw_data().size() / width != n || t.raw_data().size() % width != 0)
-      fail(what, ": raw_data holds ", t.raw_data().size(), " bytes but shape ", shapeToList(shape),
+  if (t.has_raw_data()) {
+    auto width = static_cast<size_t>(dtypeBytes(dt));
+    const std::string &raw = t.raw_data();
+    if (raw.size() / width != n || raw.size() % width != 0)
+      fail(what, ": raw_data holds ", raw.size(), " bytes but shape ", shapeToList(shape),
            " needs ", n * width);
     out = Tensor(shape, dt);
     for (size_t i = 0; i < n; ++i)
-      out.data[i] = convert(t.raw_data().data() + i * width);
-  };
-  if (t.has_raw_data()) {
-    if (dt == kFloat32)
-      fromRaw(4, [](const char *p) {
-        float v;
-        std::memcpy(&v, p, 4);
-        return double(v);
-      });
-    else if (dt == kFloat64)
-      fromRaw(8, [](const char *p) {
-        double v;
-        std::memcpy(&v, p, 8);
-        return v;
-      });
-    else if (dt == kInt32)
-      fromRaw(4, [](const char *p) {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return double(v);
-      });
-    else
-      fromRaw(8, [](const char *p) {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return double(v);
-      });
+      out.data[i] = loadElement(raw.data() + i * width, dt);
     return out;
   }
-  auto take = [&](const auto &field) {
+  auto take = [&](const auto &field, auto convert) {
     if (static_cast<size_t>(field.size()) != n)
       fail(what, ": holds ", field.size(), " values but shape ", shapeToList(shape), " needs ", n);
     out = Tensor(shape, dt);
     for (size_t i = 0; i < n; ++i)
-      out.data[i] = static_cast<double>(field[static_cast<int>(i)]);
+      out.data[i] = convert(field[static_cast<int>(i)]);
   };
-  if (dt == kFloat32)
-    take(t.float_data());
-  else if (dt == kFloat64)
-    take(t.double_data());
-  else if (dt == kInt32)
-    take(t.int32_data());
-  else
-    take(t.int64_data());
+  auto value = [](auto v) { return static_cast<double>(v); };
+  switch (dt) {
+  case kFloat32:
+    take(t.float_data(), value);
+    break;
+  case kFloat64:
+    take(t.double_data(), value);
+    break;
+  case kInt64:
+    take(t.int64_data(), value);
+    break;
+  case kUint32:
+  case kUint64:
+    take(t.uint64_data(), value);
+    break;
+  case kFloat16: // int32_data holds a float16's bits
+    take(t.int32_data(), [](int32_t bits) {
+      auto h = static_cast<uint16_t>(bits);
+      return loadElement(&h, kFloat16);
+    });
+    break;
+  default: // the smaller integers and bool are held in int32_data
+    take(t.int32_data(), [dt](int32_t v) { return roundToDType(v, dt); });
+  }
   return out;
 }
 
@@ -148,6 +156,7 @@ public:
              " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
       int dt = dtypeOf(tt.elem_type(), path_ + ": input " + in.name());
       declared_[in.name()] = shape;
+      out_.inputDTypes[in.name()] = dt;
       values_[in.name()] = {
           makeVariable(in.name(), {{"shape", tupleText(shape)}, {"dtype", std::to_string(dt)}}), 0,
           0};
@@ -249,6 +258,10 @@ public:
     const Tensor *t = constant(n, k);
     if (!t)
       fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
+    // A float tensor in their place (NaN in it was converted to int64: undefined; found by
+    // fuzzing) is refused: ONNX declares these inputs int64.
+    if (dtypeIsFloat(t->dtype))
+      fail(where(n), ": ", what, " must be an integer tensor, got ", dtypeName(t->dtype));
     // Saturating: tensors hold doubles, and INT64_MAX (PyTorch's "to the end" in Slice) is 2^63
     // as a double, one past int64's range (converting it was undefined; found by fuzzing).
     std::vector<int64_t> out;

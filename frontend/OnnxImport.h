@@ -17,6 +17,9 @@ struct OnnxModel {
   Graph graph;
   std::map<std::string, Tensor> params;
   std::vector<std::string> inputs; ///< the graph inputs that are not params, in ONNX order
+  /// Their declared dtypes: NNVM's `dtype` dict for :build (a graph's own inputs need not be
+  /// float32).
+  std::map<std::string, int> inputDTypes;
   int64_t opset = 0;
 };
 
@@ -29,7 +32,8 @@ OnnxModel importOnnx(const std::string &path);
 OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path);
 
 /// Reads an ONNX TensorProto file (the `input_0.pb` of ONNX's test data). Throws Error naming
-/// the file when it is not one or holds a data type other than float, double, int32 or int64.
+/// the file when it is not one or holds a data type without a workbench dtype (string,
+/// bfloat16, complex).
 Tensor readTensorProto(const std::string &path);
 
 /// The ONNX operators importOnnx maps, sorted.

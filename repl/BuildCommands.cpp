@@ -252,6 +252,10 @@ void Engine::registerBuildCommands() {
           if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
               bidx.nodes[bidx.findByName(name)].node->isVariable())
             o.params[name] = t;
+        // …and the last ONNX :load's input dtypes, for the inputs the command did not type.
+        for (const auto &[name, dt] : e.modelDTypes_)
+          if (!o.dtypes.count(name) && bidx.findByName(name) >= 0)
+            o.dtypes[name] = dt;
         bool trace =
             std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                         [](const auto &i) { return i->name() == "trace"; });

@@ -1004,6 +1004,7 @@ void Engine::registerCommands() {
           frontend::OnnxModel m = frontend::importOnnx(a[0]);
           e.pushStep(m.graph, "load " + a[0], 0, true);
           e.modelParams_ = std::move(m.params);
+          e.modelDTypes_ = std::move(m.inputDTypes);
           out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(m.graph.index())
               << "; opset " << m.opset << "; " << plural(e.modelParams_.size(), "param") << ")\n";
           return;

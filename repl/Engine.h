@@ -137,6 +137,8 @@ private:
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   /// Params of the last `:model`, bound by `:build` to the variables of those names.
   std::map<std::string, Tensor> modelParams_;
+  /// The input dtypes of the last ONNX `:load`, given to `:build` as its dtype dict.
+  std::map<std::string, int> modelDTypes_;
   /// Where `:build` keeps compiled kernels (null after `:set cache off`).
   std::shared_ptr<backend::KernelCache> kernelCache_;
   /// What the last `:build` compiled, for `:cache`.

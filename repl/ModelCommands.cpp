@@ -110,6 +110,7 @@ void Engine::registerModelCommands() {
          std::string label = "model " + net->name + " batch=" + std::to_string(o.batch);
          e.pushStep(g, label, ms, true);
          e.modelParams_ = std::move(params);
+         e.modelDTypes_.clear();
          out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
              << plural(e.modelParams_.size(), "param") << " holding " << values << " values)\n";
        }});

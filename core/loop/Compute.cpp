@@ -4,6 +4,8 @@
 
 #include "core/DType.h"
 
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <set>
 
@@ -80,7 +82,15 @@ std::vector<ComputeRef> topoOrder(const std::vector<ComputeRef> &outputs) {
 }
 
 Expr constant(double v, int dtype) {
-  return dtypeIsFloat(dtype) ? floatImm(v, dtype) : intImm(static_cast<int64_t>(v), dtype);
+  if (dtypeIsFloat(dtype))
+    return floatImm(v, dtype);
+  // Integers compute in 64 bits: a bound beyond that range (clip's default ±FLT_MAX on an int8
+  // tensor) saturates, as converting it would be undefined; NaN is 0.
+  int64_t i = std::isnan(v) ? 0
+              : v >= 0x1p63 ? INT64_MAX
+              : v < -0x1p63 ? INT64_MIN
+                            : static_cast<int64_t>(v);
+  return intImm(i, dtype);
 }
 
 } // namespace loupe::loop

@@ -322,6 +322,9 @@ private:
 
   // A libm call; on a vector, one call per lane.
   llvm::Value *libm(const char *base, llvm::Value *x) {
+    if (x->getType()->getScalarType()->isHalfTy()) // libm has no half functions: via float
+      return b_.CreateFPTrunc(libm(base, b_.CreateFPExt(x, withLanes(b_.getFloatTy(), x))),
+                              x->getType());
     llvm::Type *et = x->getType()->getScalarType();
     std::string name = std::string(base) + (et->isFloatTy() ? "f" : "");
     llvm::FunctionCallee callee =
@@ -390,6 +393,12 @@ private:
       return intrinsic(llvm::Intrinsic::ceil, x);
     if (f == "round")
       return intrinsic(llvm::Intrinsic::round, x);
+    if (f == "roundeven")
+      return intrinsic(llvm::Intrinsic::roundeven, x);
+    if (f == "trunc")
+      return intrinsic(llvm::Intrinsic::trunc, x);
+    if (isLibmFunction(f))
+      return libm(f.c_str(), x);
     if (f == "tanh")
       return libm("tanh", x);
     if (f == "sigmoid") {

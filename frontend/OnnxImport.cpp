@@ -300,7 +300,7 @@ public:
     return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
   }
   /// Refuses attributes the conversion does not honour (so nothing is silently wrong).
-  void only(const onnx::NodeProto &n, std::initializer_list<const char *> known) const {
+  void only(const onnx::NodeProto &n, const std::vector<const char *> &known) const {
     for (const auto &a : n.attribute()) {
       bool ok = false;
       for (const char *k : known)
@@ -365,6 +365,42 @@ Converter binary(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {});
     return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0), im.input(n, 1)})};
+  };
+}
+
+// A unary op with float attributes: each (ONNX name, op name, ONNX default).
+struct FloatAttr {
+  const char *onnx, *op;
+  double dflt;
+};
+Converter unaryWith(const char *op, std::vector<FloatAttr> attrs) {
+  return [op, attrs](Importer &im, const onnx::NodeProto &n) {
+    std::vector<const char *> known;
+    AttrDict a;
+    for (const FloatAttr &f : attrs) {
+      known.push_back(f.onnx);
+      a.push_back({f.op, floatText(im.attrFloat(n, f.onnx, f.dflt))});
+    }
+    im.only(n, known);
+    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
+  };
+}
+
+// Max, Min, Sum, Mean: the inputs folded left to right with a broadcasting binary op (the last
+// node takes the ONNX node's name); one input is a copy. Mean divides the sum by the count.
+Converter variadic(const char *op, bool mean = false) {
+  return [op, mean](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {});
+    int count = n.input_size();
+    NodeEntry acc = im.input(n, 0);
+    for (int k = 1; k < count; ++k)
+      acc = im.op(n, op, {}, {acc, im.input(n, k)},
+                  k + 1 < count || mean ? "_" + std::string(op) + std::to_string(k) : "");
+    if (count == 1 && !mean)
+      acc = im.op(n, "copy", {}, {acc});
+    if (mean)
+      acc = im.op(n, "__div_scalar__", {{"scalar", std::to_string(count)}}, {acc});
+    return std::vector<NodeEntry>{acc};
   };
 }
 
@@ -558,6 +594,81 @@ const std::map<std::string, Converter> &converters() {
       {"Sub", binary("broadcast_sub")},
       {"Mul", binary("broadcast_mul")},
       {"Div", binary("broadcast_div")},
+      {"Pow", binary("broadcast_pow")},
+      {"Mod",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"fmod"});
+         // fmod=0: the sign of the divisor (Python's %), integers only; fmod=1: C's fmod.
+         const char *op = im.attrInt(n, "fmod", 0) ? "broadcast_mod" : "broadcast_floor_mod";
+         return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0), im.input(n, 1)})};
+       }},
+      {"Equal", binary("broadcast_equal")},
+      {"Greater", binary("broadcast_greater")},
+      {"Less", binary("broadcast_less")},
+      {"GreaterOrEqual", binary("broadcast_greater_equal")},
+      {"LessOrEqual", binary("broadcast_less_equal")},
+      {"And", binary("logical_and")},
+      {"Or", binary("logical_or")},
+      {"Xor", binary("logical_xor")},
+      {"Not", unary("logical_not")},
+      {"Where",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         return std::vector<NodeEntry>{
+             im.op(n, "where", {}, {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
+       }},
+      {"Abs", unary("abs")},
+      {"Sign", unary("sign")},
+      {"Floor", unary("floor")},
+      {"Ceil", unary("ceil")},
+      {"Round", unary("round")},
+      {"Erf", unary("erf")},
+      {"Sin", unary("sin")},
+      {"Cos", unary("cos")},
+      {"Tan", unary("tan")},
+      {"Asin", unary("asin")},
+      {"Acos", unary("acos")},
+      {"Atan", unary("atan")},
+      {"Sinh", unary("sinh")},
+      {"Cosh", unary("cosh")},
+      {"Asinh", unary("asinh")},
+      {"Acosh", unary("acosh")},
+      {"Atanh", unary("atanh")},
+      {"Softsign", unary("softsign")},
+      {"HardSwish", unary("hard_swish")},
+      {"Mish", unary("mish")},
+      {"IsNaN", unary("isnan")},
+      {"Elu", unaryWith("elu", {{"alpha", "alpha", 1.0}})},
+      {"Celu", unaryWith("celu", {{"alpha", "alpha", 1.0}})},
+      {"ThresholdedRelu", unaryWith("thresholded_relu", {{"alpha", "alpha", 1.0}})},
+      {"Selu", unaryWith("selu", {{"alpha", "alpha", 1.67326319217681884765625},
+                                  {"gamma", "gamma", 1.05070102214813232421875}})},
+      {"IsInf",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"detect_positive", "detect_negative"});
+         AttrDict a = {{"detect_positive", im.attrInt(n, "detect_positive", 1) ? "True" : "False"},
+                       {"detect_negative", im.attrInt(n, "detect_negative", 1) ? "True" : "False"}};
+         return std::vector<NodeEntry>{im.op(n, "isinf", a, {im.input(n, 0)})};
+       }},
+      {"Gelu",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"approximate"});
+         return std::vector<NodeEntry>{im.op(
+             n, "gelu", {{"approximate", im.attrString(n, "approximate", "none")}}, {im.input(n, 0)})};
+       }},
+      {"PRelu",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // x where x >= 0, slope * x elsewhere, the slope broadcast to x (ONNX's PRelu is
+         // broadcast from the slope's side only; NNVM's prelu takes one channel axis): relu(x)
+         // + slope * (x - relu(x)), which fuses into one kernel.
+         im.only(n, {});
+         NodeEntry x = im.input(n, 0);
+         NodeEntry pos = im.op(n, "relu", {}, {x}, "_pos");
+         NodeEntry neg = im.op(n, "elemwise_sub", {}, {x, pos}, "_neg");
+         NodeEntry scaled = im.op(n, "broadcast_mul", {}, {neg, im.input(n, 1)}, "_scaled");
+         NodeEntry y = im.op(n, "broadcast_add", {}, {pos, scaled});
+         return std::vector<NodeEntry>{y};
+       }},
       {"Conv", conv},
       {"MaxPool", pool("max_pool2d", true)},
       {"AveragePool", pool("avg_pool2d", false)},
@@ -598,17 +709,10 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"Softmax", softmax("softmax")},
       {"LogSoftmax", softmax("log_softmax")},
-      {"Sum",
-       [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {});
-         NodeEntry acc = im.input(n, 0);
-         for (int k = 1; k < n.input_size(); ++k)
-           acc = im.op(n, "broadcast_add", {}, {acc, im.input(n, k)},
-                       k + 1 < n.input_size() ? "_sum" + std::to_string(k) : "");
-         if (n.input_size() == 1)
-           acc = im.op(n, "copy", {}, {acc});
-         return std::vector<NodeEntry>{acc};
-       }},
+      {"Sum", variadic("broadcast_add")},
+      {"Max", variadic("broadcast_max")},
+      {"Min", variadic("broadcast_min")},
+      {"Mean", variadic("broadcast_add", true)},
       {"Dropout",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"ratio", "seed", "is_test"});

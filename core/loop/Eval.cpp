@@ -207,6 +207,10 @@ private:
       r = std::round(x);
     else if (f == "pow")
       r = std::pow(x, eval(e->args[1]));
+    else if (f == "roundeven")
+      r = std::nearbyint(x);
+    else if (isLibmFunction(f))
+      r = libmValue(f, x);
     else
       fail("loop IR: unknown intrinsic ", f);
     return round(r, e->dtype);

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -173,6 +174,41 @@ Expr cast(int dtype, Expr a) {
   n.dtype = dtype;
   n.args = {std::move(a)};
   return make(std::move(n));
+}
+
+namespace {
+struct LibmFunction {
+  const char *name;
+  double (*fn)(double);
+};
+const LibmFunction kLibm[] = {
+    {"erf", [](double x) { return std::erf(x); }},
+    {"sin", [](double x) { return std::sin(x); }},
+    {"cos", [](double x) { return std::cos(x); }},
+    {"tan", [](double x) { return std::tan(x); }},
+    {"asin", [](double x) { return std::asin(x); }},
+    {"acos", [](double x) { return std::acos(x); }},
+    {"atan", [](double x) { return std::atan(x); }},
+    {"sinh", [](double x) { return std::sinh(x); }},
+    {"cosh", [](double x) { return std::cosh(x); }},
+    {"asinh", [](double x) { return std::asinh(x); }},
+    {"acosh", [](double x) { return std::acosh(x); }},
+    {"atanh", [](double x) { return std::atanh(x); }},
+    {"log1p", [](double x) { return std::log1p(x); }},
+    {"trunc", [](double x) { return std::trunc(x); }},
+};
+} // namespace
+
+bool isLibmFunction(const std::string &name) {
+  return std::any_of(std::begin(kLibm), std::end(kLibm),
+                     [&](const LibmFunction &f) { return name == f.name; });
+}
+
+double libmValue(const std::string &name, double x) {
+  for (const LibmFunction &f : kLibm)
+    if (name == f.name)
+      return f.fn(x);
+  fail("loop IR: ", name, " is not a libm function");
 }
 
 Expr call(const std::string &intrinsic, std::vector<Expr> args, int dtype) {

@@ -100,6 +100,13 @@ Expr lnot(Expr a);
 Expr select(Expr cond, Expr a, Expr b);
 Expr cast(int dtype, Expr a);
 Expr call(const std::string &intrinsic, std::vector<Expr> args, int dtype);
+
+/// The one-argument math functions a call may name besides the intrinsics the backends know
+/// (erf, sin, atanh, …): codegen calls libm's function of that name, and libmValue computes it.
+bool isLibmFunction(const std::string &name);
+
+/// libm's function `name` (one of isLibmFunction's) at x.
+double libmValue(const std::string &name, double x);
 Expr load(const std::string &buffer, int dtype, Expr index);
 Expr tensorRead(const ComputeRef &t, std::vector<Expr> indices);
 Expr reduce(Combiner c, Expr source, std::vector<IterVar> axes, Expr cond = nullptr);

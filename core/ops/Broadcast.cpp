@@ -1,33 +1,50 @@
 // Broadcast ops: NumPy-broadcasting binary arithmetic and broadcast_to.
 #include "core/ops/OpHelpers.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace loupe::ops {
 
 namespace {
 
-void broadcastBinaryShape(ShapeCtx &c) {
-  if (c.in[0].empty() || c.in[1].empty())
-    return;
-  c.assignOut(0, broadcastShape(c, c.in[0], c.in[1]));
-}
-
 OpDef &binary(const char *name, const char *alias, const char *doc,
               std::function<double(double, double)> f) {
-  return OpRegistry::get()
-      .add(name)
-      .describe(doc)
-      .arguments({"lhs", "rhs"})
-      .setPattern(kBroadcast)
-      .shape(broadcastBinaryShape)
-      .kernel(binaryBroadcastKernel(std::move(f)))
-      .alias(alias)
-      .inplaceWith({{0, 0}, {1, 0}})
-      .layout(layoutBroadcast);
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .arguments({"lhs", "rhs"})
+                  .setPattern(kBroadcast)
+                  .shape(broadcastBinaryShape)
+                  .kernel(binaryBroadcastKernel(std::move(f)))
+                  .inplaceWith({{0, 0}, {1, 0}})
+                  .layout(layoutBroadcast);
+  if (alias)
+    op.alias(alias);
+  return op;
 }
 
 // The gradient for input i of a broadcasting node: `g` summed back to that input's shape.
 NodeEntry collapse(const NodePtr &n, size_t i, const NodeEntry &g, const char *suffix) {
   return mk("collapse_sum", n->name + suffix, {g, n->inputs[i]});
+}
+
+// max/min: g to lhs where `keepLhs(lhs, rhs)` holds, else to rhs, each summed back to its shape.
+std::vector<NodeEntry> selectGrad(const NodePtr &n, const NodeEntry &g, const char *keepLhs) {
+  NodeEntry cond = mk(keepLhs, n->name + "_sub0", {n->inputs[0], n->inputs[1]});
+  NodeEntry zero = mk("zeros_like", n->name + "_sub1", {g});
+  NodeEntry dl = mk("where", n->name + "_dlhs_where", {cond, g, zero});
+  NodeEntry dr = mk("where", n->name + "_drhs_where", {cond, zero, g});
+  return {collapse(n, 0, dl, "_dlhs_sum"), collapse(n, 1, dr, "_drhs_sum")};
+}
+
+// a mod b = a - round(a / b) b with `round` truncating or flooring: d/da = 1, d/db = -round(a/b).
+std::vector<NodeEntry> modGrad(const NodePtr &n, const NodeEntry &g, const char *round) {
+  NodeEntry q = mk("broadcast_div", n->name + "_sub0", {n->inputs[0], n->inputs[1]});
+  NodeEntry r = mk(round, n->name + "_sub1", {q});
+  NodeEntry gr = mk("broadcast_mul", n->name + "_sub2", {g, r});
+  NodeEntry neg = mk("negative", n->name + "_drhs_neg", {gr});
+  return {collapse(n, 0, g, "_dlhs_sum"), collapse(n, 1, neg, "_drhs_sum")};
 }
 
 } // namespace
@@ -68,6 +85,79 @@ void registerBroadcastOps() {
         NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {dy, g[0]});
         return std::vector<NodeEntry>{collapse(n, 0, dl, "_dlhs_sum"),
                                       collapse(n, 1, dr, "_drhs_sum")};
+      });
+
+  binary("broadcast_max", nullptr, "max(lhs, rhs) with broadcasting",
+         [](double a, double b) { return std::max(a, b); })
+      .lower(
+          broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return loop::max(a, b); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return selectGrad(n, g[0], "broadcast_greater_equal");
+      });
+  binary("broadcast_min", nullptr, "min(lhs, rhs) with broadcasting",
+         [](double a, double b) { return std::min(a, b); })
+      .lower(
+          broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return loop::min(a, b); }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return selectGrad(n, g[0], "broadcast_less_equal");
+      });
+  binary("broadcast_pow", nullptr, "lhs ** rhs with broadcasting",
+         [](double a, double b) { return std::pow(a, b); })
+      .inplaceWith({{0, 0}}) // not the exponent's buffer: its dtype may differ
+      .type([](TypeCtx &c) {
+        // ONNX's Pow takes an exponent of any numeric type; the result has the base's.
+        if (c.in[0] != -1)
+          c.assignOut(0, c.in[0]);
+        else if (c.out[0] != -1)
+          c.assignIn(0, c.out[0]);
+      })
+      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef a = in[0], b = in[1];
+        // Floats raise in their own type; integers through float64 (exact below 2^53).
+        int t = dtypeIsFloat(types[0]) ? types[0] : kFloat64;
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              loop::Expr x = loop::cast(t, loop::read(a, broadcastIndices(a->shape, i)));
+              loop::Expr y = loop::cast(t, loop::read(b, broadcastIndices(b->shape, i)));
+              return loop::cast(types[0], loop::call("pow", {x, y}, t));
+            },
+            "compute", "broadcast")};
+      })
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        // d/da = b a^(b-1) = y b / a; d/db = y ln(a).
+        const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+        NodeEntry bm1 = mk("__sub_scalar__", n->name + "_sub0", {b}, {{"scalar", "1"}});
+        NodeEntry p = mk("broadcast_pow", n->name + "_sub1", {a, bm1});
+        NodeEntry da = mk("broadcast_mul", n->name + "_sub2", {b, p});
+        NodeEntry db =
+            mk("broadcast_mul", n->name + "_sub3", {outOf(n), mk("log", n->name + "_sub4", {a})});
+        return std::vector<NodeEntry>{
+            collapse(n, 0, mk("broadcast_mul", n->name + "_dlhs_mul", {g[0], da}), "_dlhs_sum"),
+            collapse(n, 1, mk("broadcast_mul", n->name + "_drhs_mul", {g[0], db}), "_drhs_sum")};
+      });
+  binary("broadcast_mod", nullptr,
+         "lhs mod rhs with broadcasting, the sign of lhs (C's fmod, topi's truncmod)",
+         [](double a, double b) { return std::fmod(a, b); })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a % b; }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return modGrad(n, g[0], "trunc");
+      });
+  binary("broadcast_floor_mod", nullptr,
+         "lhs mod rhs with broadcasting, the sign of rhs (Python's %, topi's floormod)",
+         [](double a, double b) {
+           double r = std::fmod(a, b);
+           return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+         })
+      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) {
+        using namespace loop;
+        Expr zero = constant(0, a->dtype);
+        Expr r = a % b;
+        return select(land(ne(r, zero), ne(lt(r, zero), lt(b, zero))), r + b, r);
+      }))
+      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+        return modGrad(n, g[0], "floor");
       });
 
   OpRegistry::get()

@@ -14,18 +14,6 @@ namespace {
 const std::vector<std::pair<int, int>> kUnaryInplace{{0, 0}};
 const std::vector<std::pair<int, int>> kBinaryInplace{{0, 0}, {1, 0}};
 
-OpDef &unary(const char *name, const char *doc, std::function<double(double)> f) {
-  OpDef &op = OpRegistry::get()
-                  .add(name)
-                  .describe(doc)
-                  .setPattern(kElemWise)
-                  .shape(sameShapeRule)
-                  .kernel(unaryKernel(std::move(f)))
-                  .layout(layoutArbitrary);
-  op.inplace = kUnaryInplace;
-  return op;
-}
-
 OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, double)> f) {
   OpDef &op = OpRegistry::get()
                   .add(name)
@@ -56,16 +44,6 @@ OpDef &binary(const char *name, const char *doc, int pattern,
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-// Ops whose output does not depend on the input values: zero gradient for every input.
-std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &) {
-  std::vector<NodeEntry> out;
-  for (size_t i = 0; i < n->inputs.size(); ++i)
-    out.push_back(mk("zeros_like",
-                     n->name + (n->inputs.size() == 1 ? "_grad" : "_grad_" + std::to_string(i)),
-                     {n->inputs[i]}));
-  return out;
-}
-
 // The `scalar` attribute as a constant of x's dtype, for the lowering of the scalar ops.
 Expr sc(const Expr &x, const Attrs &a) { return constant(a.getFloat("scalar"), x->dtype); }
 
@@ -75,7 +53,7 @@ double scalarOf(const NodePtr &n) { return n->parsed.getFloat("scalar"); }
 } // namespace
 
 void registerElemwiseOps() {
-  unary("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; })
+  unaryOp("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; })
       .lower(elementwiseLower(
           [](const Expr &x, const Attrs &) { return max(x, constant(0, x->dtype)); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -85,7 +63,7 @@ void registerElemwiseOps() {
         NodeEntry mask = mk("greater", n->name + "_sub1", {x, zero}, {{"exclude", "true"}});
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
       });
-  unary("sigmoid", "1 / (1 + exp(-x))", sigmoid)
+  unaryOp("sigmoid", "1 / (1 + exp(-x))", sigmoid)
       .lower(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("sigmoid", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -95,7 +73,7 @@ void registerElemwiseOps() {
         NodeEntry d = mk("elemwise_mul", n->name + "_sub1", {y, oneMinus});
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
       });
-  unary("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); })
+  unaryOp("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); })
       .lower(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("tanh", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -105,19 +83,19 @@ void registerElemwiseOps() {
         NodeEntry d = mk("__rsub_scalar__", n->name + "_sub1", {sq}, {{"scalar", "1"}});
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
       });
-  unary("exp", "e to the x", [](double x) { return std::exp(x); })
+  unaryOp("exp", "e to the x", [](double x) { return std::exp(x); })
       .lower(
           elementwiseLower([](const Expr &x, const Attrs &) { return call("exp", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
       });
-  unary("log", "natural logarithm", [](double x) { return std::log(x); })
+  unaryOp("log", "natural logarithm", [](double x) { return std::log(x); })
       .lower(
           elementwiseLower([](const Expr &x, const Attrs &) { return call("log", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
       });
-  unary("sqrt", "square root", [](double x) { return std::sqrt(x); })
+  unaryOp("sqrt", "square root", [](double x) { return std::sqrt(x); })
       .lower(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("sqrt", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -125,24 +103,24 @@ void registerElemwiseOps() {
         NodeEntry twoY = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)}, {{"scalar", "2"}});
         return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
       });
-  unary("negative", "-x", [](double x) { return -x; })
+  unaryOp("negative", "-x", [](double x) { return -x; })
       .lower(
           elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype) - x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
       });
-  unary("copy", "identity copy", [](double x) { return x; })
+  unaryOp("copy", "identity copy", [](double x) { return x; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
       });
-  unary("block_grad", "identity that stops gradients", [](double x) { return x; })
+  unaryOp("block_grad", "identity that stops gradients", [](double x) { return x; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
       .grad(zeroGrad);
-  unary("zeros_like", "zeros of the input's shape and dtype", [](double) { return 0.0; })
+  unaryOp("zeros_like", "zeros of the input's shape and dtype", [](double) { return 0.0; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype); }))
       .grad(zeroGrad);
-  unary("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; })
+  unaryOp("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(1, x->dtype); }))
       .grad(zeroGrad);
 

@@ -32,6 +32,34 @@ void sameShapeRule(ShapeCtx &c) {
     c.assignOut(i, known);
 }
 
+OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> f) {
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(doc)
+                  .setPattern(kElemWise)
+                  .shape(sameShapeRule)
+                  .kernel(unaryKernel(std::move(f)))
+                  .layout(layoutArbitrary);
+  // NNVM's unary elementwise ops may write into their input (FInplaceOption {0, 0}).
+  op.inplace = {{0, 0}};
+  return op;
+}
+
+std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &) {
+  std::vector<NodeEntry> out;
+  for (size_t i = 0; i < n->inputs.size(); ++i)
+    out.push_back(mk("zeros_like",
+                     n->name + (n->inputs.size() == 1 ? "_grad" : "_grad_" + std::to_string(i)),
+                     {n->inputs[i]}));
+  return out;
+}
+
+void broadcastBinaryShape(ShapeCtx &c) {
+  if (c.in[0].empty() || c.in[1].empty())
+    return;
+  c.assignOut(0, broadcastShape(c, c.in[0], c.in[1]));
+}
+
 NodeEntry mk(const std::string &op, const std::string &name, std::vector<NodeEntry> inputs,
              AttrDict attrs) {
   const OpDef *def = OpRegistry::get().find(op);

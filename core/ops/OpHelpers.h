@@ -17,6 +17,17 @@ void sameShapeRule(ShapeCtx &c);
 /// NumPy broadcasting of two shapes (right-aligned, 1 stretches); throws through `c`.
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
 
+/// Registers a unary elementwise op computing f (pattern ElemWise, same shape and type, any
+/// layout, in place): the caller adds the lowering and gradient.
+OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> f);
+
+/// The gradient of an op whose output does not depend on its inputs' values (or only
+/// piecewise-constantly): zeros for every input.
+std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &);
+
+/// A binary op's output shape: its two inputs broadcast together (waits for both).
+void broadcastBinaryShape(ShapeCtx &c);
+
 /// Checks the `layout` attribute is NCHW and, once input 0 is known, that it is 4-D. Returns
 /// false while input 0 is still unknown (the rule should wait).
 bool nchwInput(ShapeCtx &c);
@@ -111,6 +122,8 @@ void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
 /// Registration functions of each op family (called by registerAllOps).
 void registerElemwiseOps();
 void registerBroadcastOps();
+void registerLogicOps();
+void registerMathOps();
 void registerReduceOps();
 void registerNnOps();
 void registerConvOps();

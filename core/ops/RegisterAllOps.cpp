@@ -10,6 +10,8 @@ void registerAllOps() {
   std::call_once(once, [] {
     ops::registerElemwiseOps();
     ops::registerBroadcastOps();
+    ops::registerLogicOps();
+    ops::registerMathOps();
     ops::registerReduceOps();
     ops::registerNnOps();
     ops::registerConvOps();

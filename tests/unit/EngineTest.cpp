@@ -74,7 +74,7 @@ TEST(EngineErrors, UnknownOpSuggestsNames) {
   EXPECT_EQ(failing(e, "y = conv3d(x)"),
             "<stdin>:1:5: error: unknown op 'conv3d' (did you mean 'conv2d'?)\n");
   EXPECT_EQ(failing(e, "y = rleu(x)"),
-            "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'relu'?)\n");
+            "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'elu', 'relu'?)\n");
 }
 
 TEST(EngineErrors, AttributeProblems) {
@@ -88,9 +88,10 @@ TEST(EngineErrors, AttributeProblems) {
   EXPECT_EQ(failing(e, "y = dense(x)"),
             "<stdin>:1:5: error: dense: missing required attribute 'units' (number of output "
             "units)\n");
-  EXPECT_EQ(failing(e, "y = cast(x, dtype=\"float128\")"),
-            "<stdin>:1:5: error: cast: attribute 'dtype': expected one of float32, float64, "
-            "float16, uint8, int32, int8, int64, int16, uint16, uint32, uint64, bool, got 'float128'\n");
+  EXPECT_EQ(
+      failing(e, "y = cast(x, dtype=\"float128\")"),
+      "<stdin>:1:5: error: cast: attribute 'dtype': expected one of float32, float64, "
+      "float16, uint8, int32, int8, int64, int16, uint16, uint32, uint64, bool, got 'float128'\n");
 }
 
 TEST(EngineErrors, InputsBothPositionalAndKeyword) {

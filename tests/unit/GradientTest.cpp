@@ -259,3 +259,36 @@ TEST(Gradient, BlockGradStopsTheFlow) {
   std::string ir = printGraphIR(e.current()->graph);
   EXPECT_NE(ir.find("zeros_like(%x)"), std::string::npos) << ir;
 }
+
+// Relay-era ops (issue 13): the smooth ones against finite differences on their domains, the
+// piecewise ones away from their kinks.
+TEST(Gradient, RelayEraUnaryOps) {
+  for (const char *op :
+       {"erf",  "sin", "cos",  "tan",  "atan", "sinh", "cosh",  "asinh", "softsign", "silu", "mish",
+        "gelu", "elu", "selu", "celu", "abs",  "sign", "floor", "round", "ceil",     "trunc"})
+    checkGradient(var("x") + "y = " + op + "(x * 1.7 + 0.05)", {{"x", {2, 3}}}, {"x"}, 0.1, 0.9);
+  checkGradient(var("x") + "y = gelu(x, approximate=\"tanh\")", {{"x", {2, 3}}}, {"x"}, -2, 2);
+  for (const char *op : {"elu(x, alpha=0.5)", "selu(x)", "celu(x, alpha=2)", "abs(x)", "mish(x)"})
+    checkGradient(var("x") + "y = " + op, {{"x", {2, 3}}}, {"x"}, -2, -0.1);
+  for (const char *op : {"asin", "acos", "atanh"})
+    checkGradient(var("x") + "y = " + std::string(op) + "(x)", {{"x", {5}}}, {"x"}, -0.9, 0.9);
+  checkGradient(var("x") + "y = acosh(x)", {{"x", {5}}}, {"x"}, 1.1, 3);
+  // hard_swish's three pieces, and thresholded_relu's two.
+  for (auto [lo, hi] : {std::pair{-5.0, -3.1}, {-2.9, 2.9}, {3.1, 5.0}})
+    checkGradient(var("x") + "y = hard_swish(x)", {{"x", {4}}}, {"x"}, lo, hi);
+  for (auto [lo, hi] : {std::pair{-1.0, 0.4}, {0.6, 2.0}})
+    checkGradient(var("x") + "y = thresholded_relu(x, alpha=0.5)", {{"x", {4}}}, {"x"}, lo, hi);
+}
+
+TEST(Gradient, RelayEraBinaryOps) {
+  std::map<std::string, Shape> bc{{"a", {2, 1, 3}}, {"b", {4, 1}}};
+  for (const char *op :
+       {"broadcast_max", "broadcast_min", "broadcast_pow", "broadcast_mod", "broadcast_floor_mod"})
+    checkGradient(var("a") + var("b") + "y = " + op + "(a, b)", bc, {"a", "b"}, 0.5, 2);
+  // Comparisons and logic are piecewise constant; where routes the gradient by its condition.
+  for (const char *op : {"broadcast_equal", "broadcast_less_equal", "broadcast_greater"})
+    checkGradient(var("a") + var("b") + "y = cast(" + op + "(a, b), dtype=\"float64\") * a", bc,
+                  {"a", "b"});
+  checkGradient(var("c") + var("a") + var("b") + "y = where(broadcast_greater(c, a), a * a, b * 3)",
+                {{"c", {2, 1, 3}}, {"a", {3}}, {"b", {4, 1}}}, {"c", "a", "b"});
+}

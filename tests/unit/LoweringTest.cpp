@@ -51,39 +51,29 @@ void expectClose(const std::vector<Tensor> &got, const std::vector<Tensor> &want
 std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
                                 const backend::LoweredFunction &lf,
                                 const std::vector<Tensor> &args) {
-  struct Buf {
-    int dtype;
-    std::vector<double> f64;
-    std::vector<float> f32;
-    std::vector<int32_t> i32;
-    void *ptr() {
-      return dtype == kFloat32 ? static_cast<void *>(f32.data())
-             : dtype == kInt32 ? static_cast<void *>(i32.data())
-                               : static_cast<void *>(f64.data());
-    }
-  };
-  std::vector<Buf> bufs;
+  // One byte buffer per argument and output, 8-aligned, holding its dtype's elements.
+  std::vector<std::vector<uint64_t>> bufs;
   auto add = [&](const std::vector<double> &v, int dtype) {
-    ASSERT_TRUE(dtype == kFloat32 || dtype == kFloat64 || dtype == kInt32) << dtype;
-    Buf b{dtype, v, std::vector<float>(v.begin(), v.end()), {}};
-    for (double x : v)
-      b.i32.push_back(static_cast<int32_t>(x));
-    bufs.push_back(std::move(b));
+    int64_t width = dtypeBytes(dtype);
+    bufs.emplace_back((v.size() * width + 7) / 8 + 1);
+    for (size_t i = 0; i < v.size(); ++i)
+      storeElement(reinterpret_cast<char *>(bufs.back().data()) + i * width, dtype, v[i]);
   };
   for (const Tensor &t : args)
     add(t.data, t.dtype);
   for (const auto &o : lf.outputs)
     add(std::vector<double>(numElements(o->shape), 0.0), o->dtype);
   std::vector<void *> ptrs;
-  for (Buf &b : bufs)
-    ptrs.push_back(b.ptr());
+  for (auto &b : bufs)
+    ptrs.push_back(b.data());
   m.call(lf.name, ptrs);
   std::vector<Tensor> out;
   for (size_t k = 0; k < lf.outputs.size(); ++k) {
-    Buf &b = bufs[args.size() + k];
-    Tensor t(lf.outputs[k]->shape, b.dtype);
+    int dtype = lf.outputs[k]->dtype;
+    Tensor t(lf.outputs[k]->shape, dtype);
+    const char *p = reinterpret_cast<const char *>(bufs[args.size() + k].data());
     for (size_t i = 0; i < t.data.size(); ++i)
-      t.data[i] = b.dtype == kFloat32 ? b.f32[i] : b.dtype == kInt32 ? b.i32[i] : b.f64[i];
+      t.data[i] = loadElement(p + i * dtypeBytes(dtype), dtype);
     out.push_back(std::move(t));
   }
   return out;
@@ -172,6 +162,28 @@ std::vector<Case> cases() {
   for (const char *op : {"broadcast_add", "broadcast_sub", "broadcast_mul"})
     c.push_back({std::string("y = ") + op + "(a, b)", bshapes});
   c.push_back({"y = broadcast_div(a, b)", bshapes, 0.5, 2});
+  // Relay-era ops (issue 13): math and activations, broadcasting arithmetic, comparisons with
+  // bool results, logic on them and where.
+  for (const char *op : {"abs",  "sign", "floor", "ceil", "round", "trunc", "erf",      "sin",
+                         "cos",  "tan",  "atan",  "sinh", "cosh",  "asinh", "softsign", "silu",
+                         "mish", "elu",  "selu",  "celu", "isnan", "isinf"})
+    c.push_back({std::string("y = ") + op + "(a)", same(1), -3, 3});
+  c.push_back({"y = hard_swish(a)", same(1), -5, 5});
+  c.push_back({"y = gelu(a) + gelu(a, approximate=\"tanh\")", same(1), -3, 3});
+  c.push_back({"y = thresholded_relu(a, alpha=0.5)", same(1)});
+  c.push_back({"y = asin(a) + acos(a) + atanh(a)", same(1), -0.9, 0.9});
+  c.push_back({"y = acosh(a)", same(1), 1.1, 3});
+  for (const char *op : {"broadcast_max", "broadcast_min", "broadcast_mod", "broadcast_floor_mod",
+                         "broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+                         "broadcast_less", "broadcast_greater_equal", "broadcast_less_equal"})
+    c.push_back({std::string("y = ") + op + "(a, b)", bshapes});
+  c.push_back({"y = broadcast_pow(a, b)", bshapes, 0.5, 2});
+  c.push_back({"y = broadcast_equal(floor(a), floor(b))", bshapes}); // some equal elements
+  for (const char *op : {"logical_and", "logical_or", "logical_xor"})
+    c.push_back({std::string("y = ") + op + "(broadcast_greater(a, b), broadcast_less(a * 0.5, b))",
+                 bshapes});
+  c.push_back({"y = logical_not(broadcast_less(a, b))", bshapes});
+  c.push_back({"y = where(broadcast_greater(a, b), a, b * 2)", bshapes});
   // Reductions over every axis, some axes, with keepdims and exclude.
   std::vector<std::vector<Shape>> rshapes = {{{7}}, {{3, 5}}, {{2, 3, 17}}, {{1, 4, 3, 19}}};
   for (const char *op : {"sum", "max", "min", "mean", "prod"}) {

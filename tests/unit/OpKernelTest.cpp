@@ -442,6 +442,84 @@ TEST(OpKernel, GradientOps) {
                {1.25, 1.25, 1.25, 1.25});
 }
 
+// Relay-era math (issue 13), values by hand or from the defining formula.
+TEST(OpKernel, RelayEraMath) {
+  std::vector<double> x{-2.5, -0.5, 0, 0.5, 1.5, 2.5};
+  expectValues(unary("abs", "", {6}, x), {2.5, 0.5, 0, 0.5, 1.5, 2.5});
+  expectValues(unary("sign", "", {6}, x), {-1, -1, 0, 1, 1, 1});
+  expectValues(unary("floor", "", {6}, x), {-3, -1, 0, 0, 1, 2});
+  expectValues(unary("ceil", "", {6}, x), {-2, -0, 0, 1, 2, 3});
+  // Halves to even, as ONNX's Round.
+  expectValues(unary("round", "", {6}, x), {-2, -0, 0, 0, 2, 2});
+  expectValues(unary("trunc", "", {6}, x), {-2, 0, 0, 0, 1, 2});
+  expectValues(unary("erf", "", {3}, {0, 1, -1}), {0, 0.8427007929497149, -0.8427007929497149});
+  double pi = std::acos(-1.0);
+  expectValues(unary("sin", "", {2}, {0, pi / 2}), {0, 1});
+  expectValues(unary("cos", "", {2}, {0, pi}), {1, -1});
+  expectValues(unary("tan", "", {1}, {pi / 4}), {1});
+  expectValues(unary("asin", "", {1}, {1}), {pi / 2});
+  expectValues(unary("acos", "", {1}, {-1}), {pi});
+  expectValues(unary("atan", "", {1}, {1}), {pi / 4});
+  expectValues(unary("sinh", "", {1}, {1}), {(std::exp(1.0) - std::exp(-1.0)) / 2});
+  expectValues(unary("cosh", "", {1}, {1}), {(std::exp(1.0) + std::exp(-1.0)) / 2});
+  expectValues(unary("asinh", "", {1}, {(std::exp(1.0) - std::exp(-1.0)) / 2}), {1});
+  expectValues(unary("acosh", "", {1}, {(std::exp(1.0) + std::exp(-1.0)) / 2}), {1});
+  expectValues(unary("atanh", "", {1}, {std::tanh(0.5)}), {0.5});
+  expectValues(unary("elu", "alpha=2", {2}, {-1, 3}), {2 * (std::exp(-1.0) - 1), 3});
+  // ONNX's Selu defaults; its test data's values at -1 and 1.
+  expectValues(unary("selu", "", {2}, {-1, 1}), {-1.1113307378125625, 1.0507010221481323});
+  expectValues(unary("celu", "alpha=2", {2}, {-2, 1}), {2 * (std::exp(-1.0) - 1), 1});
+  expectValues(unary("thresholded_relu", "alpha=1", {3}, {0.5, 1, 2}), {0, 0, 2});
+  expectValues(unary("softsign", "", {2}, {-3, 1}), {-0.75, 0.5});
+  // x relu6(x + 3) / 6: 0 at -3 and below, x from 3 up, x (x + 3) / 6 between.
+  expectValues(unary("hard_swish", "", {4}, {-4, -1, 1, 4}), {0, -1.0 / 3, 2.0 / 3, 4});
+  // gelu(1) = Phi(1) = 0.8413447460685429; its tanh form 0.8411919906082768.
+  expectValues(unary("gelu", "", {2}, {0, 1}), {0, 0.8413447460685429});
+  expectValues(unary("gelu", "approximate=\"tanh\"", {1}, {1}), {0.8411919906082768});
+  expectValues(unary("silu", "", {2}, {0, 1}), {0, 1 / (1 + std::exp(-1.0))});
+  expectValues(unary("mish", "", {2}, {0, 1}), {0, std::tanh(std::log1p(std::exp(1.0)))});
+  std::vector<double> special{NAN, INFINITY, -INFINITY, 1};
+  expectValues(unary("isnan", "", {4}, special), {1, 0, 0, 0});
+  expectValues(unary("isinf", "", {4}, special), {0, 1, 1, 0});
+  expectValues(unary("isinf", "detect_negative=False", {4}, special), {0, 1, 0, 0});
+  EXPECT_EQ(unary("isinf", "", {4}, special).dtype, kBoolean);
+}
+
+// Broadcasting arithmetic, comparisons (bool results), logic and where.
+TEST(OpKernel, RelayEraBinaryAndLogic) {
+  expectValues(binary("broadcast_max", {2, 1}, {1, 5}, {3}, {0, 2, 6}), {1, 2, 6, 5, 5, 6});
+  expectValues(binary("broadcast_min", {2, 1}, {1, 5}, {3}, {0, 2, 6}), {0, 1, 1, 0, 2, 5});
+  expectValues(binary("broadcast_pow", {2}, {2, 9}, {1}, {0.5}), {std::sqrt(2.0), 3});
+  // mod keeps the dividend's sign (C's fmod), floor_mod the divisor's (Python's %).
+  std::vector<double> a{-7, 7, -7, 7}, b{3, 3, -3, -3};
+  expectValues(binary("broadcast_mod", {4}, a, {4}, b), {-1, 1, -1, 1});
+  expectValues(binary("broadcast_floor_mod", {4}, a, {4}, b), {2, 1, -1, -2});
+  std::vector<double> l{1, 2, 3}, r{2};
+  expectValues(binary("broadcast_equal", {3}, l, {1}, r), {0, 1, 0});
+  expectValues(binary("broadcast_not_equal", {3}, l, {1}, r), {1, 0, 1});
+  expectValues(binary("broadcast_greater", {3}, l, {1}, r), {0, 0, 1});
+  expectValues(binary("broadcast_less", {3}, l, {1}, r), {1, 0, 0});
+  expectValues(binary("broadcast_greater_equal", {3}, l, {1}, r), {0, 1, 1});
+  expectValues(binary("broadcast_less_equal", {3}, l, {1}, r), {1, 1, 0});
+  EXPECT_EQ(binary("broadcast_less", {3}, l, {1}, r).dtype, kBoolean);
+  // Logic on the truth tables, with bools made by comparisons.
+  std::string pq = "a = Variable(\"a\", shape=(4,), dtype=1)\nb = Variable(\"b\", shape=(4,), "
+                   "dtype=1)\np = broadcast_greater(a, 0 * a)\nq = broadcast_greater(b, 0 * b)\n";
+  std::map<std::string, Tensor> tt{{"a", tensor({4}, {0, 0, 1, 1}, kFloat64)},
+                                   {"b", tensor({4}, {0, 1, 0, 1}, kFloat64)}};
+  expectValues(eval(pq + "y = logical_and(p, q)", tt), {0, 0, 0, 1});
+  expectValues(eval(pq + "y = logical_or(p, q)", tt), {0, 1, 1, 1});
+  expectValues(eval(pq + "y = logical_xor(p, q)", tt), {0, 1, 1, 0});
+  expectValues(eval(pq + "y = logical_not(p)", tt), {1, 1, 0, 0});
+  // where broadcasts its three operands: a (2,1) condition, a (3,) x and a (1,) y.
+  expectValues(
+      eval("c = Variable(\"c\", shape=(2, 1), dtype=1)\nx = Variable(\"x\", shape=(3,), "
+           "dtype=1)\ny = where(broadcast_greater(c, 0 * c), x, -1 + 0 * "
+           "broadcast_to(c, shape=(2, 1)))",
+           {{"c", tensor({2, 1}, {1, 0}, kFloat64)}, {"x", tensor({3}, {7, 8, 9}, kFloat64)}}),
+      {7, 8, 9, -1, -1, -1});
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

@@ -5,6 +5,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/File.h"
+#include "core/Interpreter.h"
 #include "core/Memory.h"
 #include "core/Op.h"
 #include "passes/Pass.h"
@@ -225,6 +226,13 @@ public:
            ")";
   }
   int64_t opset() const { return opset_; }
+  /// Makes output `k` of `n` the value `e` now (converters normally return their outputs).
+  void bindOutput(const onnx::NodeProto &n, int k, const NodeEntry &e) {
+    if (n.output_size() > k && !n.output(k).empty())
+      values_[n.output(k)] = e;
+  }
+  /// The current value of an ONNX name.
+  NodeEntry valueOf(const std::string &name) const { return values_.at(name); }
   /// The node's name for the workbench: the ONNX node name, else its first output.
   std::string nameOf(const onnx::NodeProto &n, const std::string &suffix = "") const {
     return (n.name().empty() ? n.output(0) : n.name()) + suffix;
@@ -240,15 +248,69 @@ public:
       fail(where(n), ": input '", n.input(k), "' is not defined before it");
     return it->second;
   }
-  /// The value of a constant input (an initializer or a Constant's output), if it is one.
-  const Tensor *constant(const onnx::NodeProto &n, int k) const {
+  /// The value of a constant input — an initializer, a Constant's output, or a computation
+  /// that fold() can evaluate now — if it is one.
+  const Tensor *constant(const onnx::NodeProto &n, int k) {
     if (!hasInput(n, k))
       return nullptr;
     auto it = out_.params.find(n.input(k));
-    return it == out_.params.end() ? nullptr : &it->second;
+    return it == out_.params.end() ? fold(n.input(k)) : &it->second;
+  }
+  /// Folds the value `name` into a param when it is known before any input is: every path from
+  /// it ends at a param or at a shape_of whose input's shape InferShape knows from the graph so
+  /// far (the Shape → Gather → Concat → Reshape chains PyTorch exports). The chain is evaluated
+  /// by the reference interpreter on a copy in which each shape_of reads a zero placeholder of
+  /// that shape, so nothing upstream of it runs. Null when it cannot be folded.
+  const Tensor *fold(const std::string &name) {
+    auto v = values_.find(name);
+    if (v == values_.end() || v->second.node->isVariable())
+      return nullptr;
+    try {
+      std::map<std::string, Tensor> inputs;
+      std::map<const Node *, NodePtr> copies;
+      size_t budget = 1000; // ops; a shape computation is a few dozen
+      std::function<NodePtr(const NodePtr &)> copy = [&](const NodePtr &nd) -> NodePtr {
+        if (auto it = copies.find(nd.get()); it != copies.end())
+          return it->second;
+        if (nd->isVariable()) {
+          auto p = out_.params.find(nd->name);
+          if (p == out_.params.end())
+            throw Error("reads a graph input");
+          inputs[nd->name] = p->second;
+          return copies[nd.get()] = nd;
+        }
+        if (--budget == 0)
+          throw Error("too large");
+        std::vector<NodeEntry> ins;
+        if (nd->op->name == "shape_of") {
+          Graph upstream({nd->inputs[0]});
+          Graph shaped = applyPasses(upstream, {"InferShape"});
+          const IndexedGraph &idx = shaped.index();
+          const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
+          if (!shapeKnown(s) || checkedNumElements(s) > (1 << 22))
+            throw Error("unknown shape");
+          std::string placeholder = nd->name + "/shape_of_input";
+          inputs[placeholder] = Tensor(s, kFloat32);
+          ins.push_back(
+              {makeVariable(placeholder, {{"shape", tupleText(s)}, {"dtype", "0"}}), 0, 0});
+        } else {
+          for (const NodeEntry &in : nd->inputs)
+            ins.push_back({copy(in.node), in.index, 0});
+        }
+        return copies[nd.get()] = makeOpNode(*nd->op, nd->name, nd->attrs, ins);
+      };
+      NodeEntry head{copy(v->second.node), v->second.index, 0};
+      Graph g({head});
+      Graph typed = applyPasses(g, {"InferShape", "InferType"});
+      Tensor t = interpret(typed, inputs).at(0);
+      addParam(name, std::move(t));
+      return &out_.params.at(name);
+    } catch (const Error &) {
+      return nullptr; // the converter asking says what it needed
+    }
   }
   /// The shape of input `k` when it is a param or a graph input (declared), else null.
-  const Shape *knownShape(const onnx::NodeProto &n, int k) const {
+  const Shape *knownShape(const onnx::NodeProto &n, int k) {
     if (const Tensor *t = constant(n, k))
       return &t->shape;
     auto it = hasInput(n, k) ? declared_.find(n.input(k)) : declared_.end();
@@ -365,6 +427,17 @@ Converter binary(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {});
     return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0), im.input(n, 1)})};
+  };
+}
+
+// ArgMax/ArgMin: one axis, keepdims (default 1) and select_last_index.
+Converter argReduce(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"axis", "keepdims", "select_last_index"});
+    AttrDict a = {{"axis", std::to_string(im.attrInt(n, "axis", 0))},
+                  {"keepdims", im.attrInt(n, "keepdims", 1) ? "True" : "False"},
+                  {"select_last_index", im.attrInt(n, "select_last_index", 0) ? "True" : "False"}};
+    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
   };
 }
 
@@ -507,8 +580,8 @@ Converter composedSum(const char *before, const char *after) {
     NodeEntry x = im.input(n, 0);
     if (pre == "square")
       x = im.op(n, "elemwise_mul", {}, {x, x}, "_square");
-    else if (pre == "exp")
-      x = im.op(n, "exp", {}, {x}, "_exp");
+    else if (!pre.empty())
+      x = im.op(n, pre, {}, {x}, "_" + pre);
     NodeEntry y = im.op(
         n, "sum",
         {{"axis", tupleText(axes)}, {"keepdims", im.attrInt(n, "keepdims", 1) ? "True" : "False"}},
@@ -683,6 +756,21 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceL2", composedSum("square", "sqrt")},
       {"ReduceLogSum", composedSum(nullptr, "log")},
       {"ReduceLogSumExp", composedSum("exp", "log")},
+      {"ReduceL1", composedSum("abs", nullptr)},
+      {"ArgMax", argReduce("argmax")},
+      {"ArgMin", argReduce("argmin")},
+      {"Shape",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"start", "end"});
+         AttrDict a = {{"start", std::to_string(im.attrInt(n, "start", 0))},
+                       {"end", std::to_string(im.attrInt(n, "end", INT32_MAX))}};
+         NodeEntry e = im.op(n, "shape_of", a, {im.input(n, 0)});
+         // Known now (the usual case) it becomes a param, so the chains after it fold too.
+         im.bindOutput(n, 0, e);
+         if (im.fold(n.output(0)))
+           return std::vector<NodeEntry>{im.valueOf(n.output(0))};
+         return std::vector<NodeEntry>{e};
+       }},
       {"ConvTranspose", convTranspose},
       {"Reciprocal",
        [](Importer &im, const onnx::NodeProto &n) {

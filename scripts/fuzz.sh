@@ -26,5 +26,5 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t for ${seconds}s"
   "build-fuzz/tests/fuzz/fuzz_$t" "$work" "${seeds[@]}" -max_total_time="$seconds" \
     -artifact_prefix="$corpus/" -print_final_stats=1 -detect_leaks=0 2>&1 |
-    grep -E "^#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY" || true
+    grep -E "^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY" || true
 done

@@ -206,9 +206,102 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .lower(reduceLower(kind));
 }
 
+// argmax/argmin: the index of the extreme element along one axis (the first of equal ones, or
+// the last with select_last_index), as int64.
+void argShape(ShapeCtx &c) {
+  if (c.in[0].empty())
+    return;
+  int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
+  Shape o = c.in[0];
+  if (c.attrs.getBool("keepdims"))
+    o[axis] = 1;
+  else
+    o.erase(o.begin() + axis);
+  c.assignOut(0, o.empty() ? Shape{1} : o); // a vector's index is (1,): 0 means unknown
+}
+
+ComputeFn argKernel(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &x = *in[0];
+    int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "arg");
+    bool last = a.getBool("select_last_index");
+    int64_t n = x.shape[axis], inner = 1, outer = 1;
+    for (size_t d = axis + 1; d < x.shape.size(); ++d)
+      inner *= x.shape[d];
+    for (int d = 0; d < axis; ++d)
+      outer *= x.shape[d];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        for (int64_t k = 1; k < n; ++k) {
+          double v = x.data[(o * n + k) * inner + i], b = x.data[(o * n + best) * inner + i];
+          if ((isMax ? v > b : v < b) || (last && v == b))
+            best = k;
+        }
+        out[0].data[o * inner + i] = static_cast<double>(best);
+      }
+  };
+}
+
+// Two reductions: the extreme value along the axis, then the first (min) or last (max) index
+// holding it.
+LowerFn argLower(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    using namespace loop;
+    ComputeRef x = in[0];
+    int nd = static_cast<int>(x->shape.size());
+    int axis = normalizeAxis(a.getInt("axis"), nd, "arg");
+    bool last = a.getBool("select_last_index");
+    Shape kept = x->shape;
+    kept[axis] = 1;
+    auto at = [&](const std::vector<Expr> &i, const Expr &k) {
+      std::vector<Expr> idx = i;
+      idx[axis] = k;
+      return idx;
+    };
+    IterVar r = reduceAxis(x->shape[axis], "k");
+    ComputeRef extreme = compute(
+        kept, x->dtype,
+        [&](const std::vector<Expr> &i) {
+          return reduce(isMax ? Combiner::Max : Combiner::Min, read(x, at(i, r.var)), {r});
+        },
+        "extreme", "reduce", "ax");
+    IterVar r2 = reduceAxis(x->shape[axis], "k");
+    ComputeRef index = compute(
+        kept, types[0],
+        [&](const std::vector<Expr> &i) {
+          Expr k = cast(types[0], r2.var);
+          Expr miss = constant(last ? -1 : static_cast<double>(x->shape[axis]), types[0]);
+          Expr hit = eq(read(x, at(i, r2.var)), read(extreme, i));
+          return reduce(last ? Combiner::Max : Combiner::Min, select(hit, k, miss), {r2});
+        },
+        "index", "reduce", "ax");
+    return std::vector<ComputeRef>{reshapeCompute(index, shapes[0])};
+  };
+}
+
+OpDef &argOp(const char *name, const char *doc, bool isMax) {
+  return OpRegistry::get()
+      .add(name)
+      .describe(doc)
+      .param("axis", ParamKind::Int, "0", "the axis searched")
+      .param("keepdims", ParamKind::Bool, "False", "keep the axis as size 1")
+      .param("select_last_index", ParamKind::Bool, "False", "the last of equal extremes")
+      .setPattern(kCommReduce)
+      .layout(layoutFixed(1, false))
+      .shape(argShape)
+      .type([](TypeCtx &c) { c.assignOut(0, kInt64); })
+      .kernel(argKernel(isMax))
+      .lower(argLower(isMax))
+      .grad(zeroGrad);
+}
+
 } // namespace
 
 void registerReduceOps() {
+  argOp("argmax", "index of the largest element along axis (int64)", true);
+  argOp("argmin", "index of the smallest element along axis (int64)", false);
   reduceOp("sum", "sum over axes", Kind::Sum)
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{expandBack(n, g[0], n->name + "_grad")};

@@ -4,6 +4,7 @@
 
 #include "core/Layout.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -208,6 +209,16 @@ GradientFn reshapeGrad(bool emptyKey) {
   };
 }
 
+} // namespace
+
+namespace {
+// shape_of's [start, end) of a rank: ONNX's rule (negative counts from the end; both clipped
+// to [0, rank]).
+std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank) {
+  auto r = static_cast<int64_t>(rank);
+  auto clip = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
+  return {clip(a.getInt("start")), clip(a.getInt("end"))};
+}
 } // namespace
 
 void registerTransformOps() {
@@ -542,6 +553,47 @@ void registerTransformOps() {
       })
       .kernel(copyKernel)
       .grad(reshapeGrad(false));
+
+  r.add("shape_of")
+      .describe("the input's shape as an int64 vector, dims [start, end) (Relay's shape_of; "
+                "start/end as ONNX's Shape, negative counting from the end, clipped)")
+      .param("start", ParamKind::Int, "0", "first dim")
+      .param("end", ParamKind::Int, "2147483647", "one past the last dim")
+      .setPattern(kOpaque) // reads no element of its input
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        auto [start, end] = shapeRange(c.attrs, c.in[0].size());
+        // An empty range is refused rather than made a 0-length tensor (0 means unknown).
+        if (end <= start)
+          c.error(cat("dims [", c.attrs.getInt("start"), ", ", c.attrs.getInt("end"), ") of ",
+                      shapeToList(c.in[0]), " are empty"));
+        c.assignOut(0, {end - start});
+      })
+      .type([](TypeCtx &c) { c.assignOut(0, kInt64); })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        auto [start, end] = shapeRange(a, in[0]->shape.size());
+        for (int64_t d = start; d < end; ++d)
+          out[0].data[d - start] = static_cast<double>(in[0]->shape[d]);
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        using namespace loop;
+        const Shape &xs = in[0]->shape;
+        auto [start, end] = shapeRange(a, xs.size());
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              // A select chain over the few dims: the shape is known when lowering.
+              Expr v = constant(static_cast<double>(xs[end - 1]), types[0]);
+              for (int64_t d = end - 2; d >= start; --d)
+                v = select(eq(i[0], intImm(d - start)),
+                           constant(static_cast<double>(xs[d]), types[0]), v);
+              return v;
+            },
+            "compute", "injective", "ax")};
+      })
+      .grad(zeroGrad);
 
   r.add("expand_like")
       .describe("broadcasts lhs back to rhs's shape over the axes a reduction removed")

@@ -183,6 +183,12 @@ std::vector<Case> cases() {
     c.push_back({std::string("y = ") + op + "(broadcast_greater(a, b), broadcast_less(a * 0.5, b))",
                  bshapes});
   c.push_back({"y = logical_not(broadcast_less(a, b))", bshapes});
+  // argmax/argmin along each axis kind, ties included (floor makes equal elements).
+  c.push_back({"y = argmax(floor(a), axis=-1)", {{{7}}, {{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = argmax(a, axis=0, keepdims=True, select_last_index=True)", {{{3, 5}}}});
+  c.push_back({"y = argmin(floor(a), axis=1, select_last_index=True)", {{{2, 3, 17}}}});
+  c.push_back({"y = argmin(a, axis=1)", {{{1, 4, 3, 19}}}});
+  c.push_back({"y = shape_of(a, start=1)", {{{2, 3, 17}}, {{1, 4, 3, 19}}}});
   c.push_back({"y = where(broadcast_greater(a, b), a, b * 2)", bshapes});
   // Reductions over every axis, some axes, with keepdims and exclude.
   std::vector<std::vector<Shape>> rshapes = {{{7}}, {{3, 5}}, {{2, 3, 17}}, {{1, 4, 3, 19}}};

@@ -157,3 +157,78 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
   for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
     std::filesystem::remove(p);
 }
+
+namespace {
+
+// x (2, 3, 4) → relu → Reshape to (Shape(x)[0:1] ++ [12]) — the shape computed as exporters do
+// — and y reshaped by a graph input `s` (which cannot be known before :run).
+std::string writeShapeChainModel(const std::string &name, bool shapeFromInput) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(15);
+  onnx::GraphProto *g = m.mutable_graph();
+  auto input = [&](const std::string &n, int type, std::vector<int64_t> dims) {
+    auto *in = g->add_input();
+    in->set_name(n);
+    auto *tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (int64_t d : dims)
+      tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  input("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+  if (shapeFromInput)
+    input("s", onnx::TensorProto::INT64, {2});
+  onnx::TensorProto *twelve = g->add_initializer();
+  twelve->set_name("twelve");
+  twelve->set_data_type(onnx::TensorProto::INT64);
+  twelve->add_dims(1);
+  twelve->add_int64_data(12);
+  auto node = [&](const std::string &op, std::vector<std::string> ins, const std::string &out) {
+    onnx::NodeProto *n = g->add_node();
+    n->set_op_type(op);
+    for (auto &i : ins)
+      n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  node("Relu", {"x"}, "r");
+  onnx::NodeProto *shape = node("Shape", {"r"}, "shape");
+  auto *end = shape->add_attribute();
+  end->set_name("end");
+  end->set_type(onnx::AttributeProto::INT);
+  end->set_i(1);
+  onnx::NodeProto *cat = node("Concat", {"shape", "twelve"}, "target");
+  auto *axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  node("Reshape", {"r", shapeFromInput ? "s" : "target"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = tempPath(name);
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+} // namespace
+
+TEST(Onnx, ShapeComputationsFoldAtImport) {
+  std::string path = writeShapeChainModel("chain.onnx", false);
+  Engine e;
+  run(e, ":load " + path);
+  // Shape of the relu output is known from x's declared shape: it and the Concat became a
+  // param, and the Reshape took the computed shape; no shape_of is left.
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("reshape(%1, shape='(2, 12)')"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("shape_of"), std::string::npos) << ir;
+  run(e, ":build");
+  std::string ran = output(e, ":run x=random");
+  EXPECT_NE(ran.find("output 0: shape (2, 12) float32"), std::string::npos) << ran;
+  std::filesystem::remove(path);
+
+  // A shape that a graph input gives is not known before :run: a clear error.
+  std::string dynamic = writeShapeChainModel("dynamic.onnx", true);
+  EXPECT_EQ(output(e, ":load " + dynamic),
+            "error: " + dynamic +
+                ": node y (Reshape): shape must be a constant (an initializer or Constant)\n");
+  std::filesystem::remove(dynamic);
+}

@@ -520,6 +520,23 @@ TEST(OpKernel, RelayEraBinaryAndLogic) {
       {7, 8, 9, -1, -1, -1});
 }
 
+// argmax/argmin: first of equal extremes unless select_last_index; int64 results.
+TEST(OpKernel, ArgExtremaAndShapeOf) {
+  std::vector<double> x{3, 7, 7, 1, 0, 5};
+  expectValues(unary("argmax", "axis=1", {2, 3}, x), {1, 2});
+  expectValues(unary("argmax", "axis=1, select_last_index=True", {2, 3}, x), {2, 2});
+  expectValues(unary("argmin", "axis=0, keepdims=True", {2, 3}, x), {1, 1, 1});
+  expectValues(unary("argmin", "axis=-1", {6}, x), {4});
+  EXPECT_EQ(unary("argmax", "axis=0", {2, 3}, x).dtype, kInt64);
+  EXPECT_EQ(unary("argmax", "axis=0", {2, 3}, x).shape, (Shape{3}));
+  EXPECT_EQ(unary("argmin", "axis=0, keepdims=True", {2, 3}, x).shape, (Shape{1, 3}));
+  std::vector<double> z(24, 0.0);
+  expectValues(unary("shape_of", "", {2, 3, 4}, z), {2, 3, 4});
+  expectValues(unary("shape_of", "start=1", {2, 3, 4}, z), {3, 4});
+  expectValues(unary("shape_of", "start=-2, end=-1", {2, 3, 4}, z), {3});
+  expectValues(unary("shape_of", "start=-10, end=10", {2, 3, 4}, z), {2, 3, 4}); // clipped
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

@@ -580,7 +580,9 @@ void registerTransformOps() {
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
         using namespace loop;
         const Shape &xs = in[0]->shape;
-        auto [start, end] = shapeRange(a, xs.size());
+        // Plain variables: Clang 14 cannot capture structured bindings in the lambda below.
+        const auto range = shapeRange(a, xs.size());
+        const int64_t start = range.first, end = range.second;
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],
             [&](const std::vector<Expr> &i) {

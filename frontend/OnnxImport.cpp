@@ -757,6 +757,20 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSum", composedSum(nullptr, "log")},
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
+      {"LayerNormalization",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"axis", "epsilon", "stash_type"});
+         if (im.attrInt(n, "stash_type", 1) != 1)
+           fail(im.where(n), ": stash_type ", im.attrInt(n, "stash_type", 1),
+                " is not supported (statistics are computed in the input's type)");
+         NodeEntry scale = im.input(n, 1);
+         // Without B, a zero bias of the scale's shape.
+         NodeEntry bias = im.hasInput(n, 2) ? im.input(n, 2)
+                                            : im.op(n, "zeros_like", {}, {scale}, "_zero_bias");
+         AttrDict a = {{"axis", std::to_string(im.attrInt(n, "axis", -1))},
+                       {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}};
+         return im.opOutputs(n, "layer_norm", a, {im.input(n, 0), scale, bias});
+       }},
       {"ArgMax", argReduce("argmax")},
       {"ArgMin", argReduce("argmin")},
       {"Shape",

@@ -22,32 +22,6 @@ constexpr const char *kSeluGamma = "1.05070102214813232421875";
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
-// Builds a gradient's nodes, named after the node as the other ops' gradients are.
-struct GradBuilder {
-  const NodePtr &n;
-  int k = 0;
-  NodeEntry op(const char *name, std::vector<NodeEntry> in, AttrDict a = {}) {
-    return mk(name, n->name + "_sub" + std::to_string(k++), std::move(in), std::move(a));
-  }
-  NodeEntry scalar(const char *name, const NodeEntry &x, double v) {
-    return op(name, {x}, {{"scalar", pyFloatRepr(v)}});
-  }
-  NodeEntry fill(const NodeEntry &like, double v) {
-    return op("full_like", {like}, {{"fill_value", pyFloatRepr(v)}});
-  }
-  NodeEntry mul(const NodeEntry &a, const NodeEntry &b) { return op("elemwise_mul", {a, b}); }
-  NodeEntry x() const { return n->inputs[0]; }
-  NodeEntry y() const { return outOf(n); }
-  /// The gradient g * d.
-  std::vector<NodeEntry> times(const NodeEntry &g, const NodeEntry &d) {
-    return {mk("elemwise_mul", n->name + "_grad", {g, d})};
-  }
-  /// The gradient g / d.
-  std::vector<NodeEntry> over(const NodeEntry &g, const NodeEntry &d) {
-    return {mk("elemwise_div", n->name + "_grad", {g, d})};
-  }
-};
-
 using Lower1 = std::function<Expr(const Expr &, const Attrs &)>;
 
 // A unary op whose lowering is `f` on each element.

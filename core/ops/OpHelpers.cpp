@@ -68,6 +68,14 @@ NodeEntry mk(const std::string &op, const std::string &name, std::vector<NodeEnt
   return {makeOpNode(*def, name, std::move(attrs), std::move(inputs), {}, false), 0, 0};
 }
 
+NodeEntry GradBuilder::scalar(const char *name, const NodeEntry &x, double v) {
+  return op(name, {x}, {{"scalar", pyFloatRepr(v)}});
+}
+
+NodeEntry GradBuilder::fill(const NodeEntry &like, double v) {
+  return op("full_like", {like}, {{"fill_value", pyFloatRepr(v)}});
+}
+
 std::string tshapeText(const std::vector<int64_t> &v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i)

@@ -96,6 +96,31 @@ NodeEntry mk(const std::string &op, const std::string &name, std::vector<NodeEnt
 /// Output k of a node, as an entry.
 inline NodeEntry outOf(const std::shared_ptr<const Node> &n, uint32_t k = 0) { return {n, k, 0}; }
 
+/// Builds a gradient's nodes, named `<node>_sub<k>` after the node as the other ops' gradients
+/// are, and its result `<node>_grad`.
+struct GradBuilder {
+  const NodePtr &n;
+  int k = 0;
+  NodeEntry op(const char *name, std::vector<NodeEntry> in, AttrDict a = {}) {
+    return mk(name, n->name + "_sub" + std::to_string(k++), std::move(in), std::move(a));
+  }
+  /// A scalar op (`__mul_scalar__`, …) of x and v.
+  NodeEntry scalar(const char *name, const NodeEntry &x, double v);
+  /// A tensor like `like` filled with v.
+  NodeEntry fill(const NodeEntry &like, double v);
+  NodeEntry mul(const NodeEntry &a, const NodeEntry &b) { return op("elemwise_mul", {a, b}); }
+  NodeEntry x() const { return n->inputs[0]; }
+  NodeEntry y() const { return outOf(n); }
+  /// The gradient g * d.
+  std::vector<NodeEntry> times(const NodeEntry &g, const NodeEntry &d) {
+    return {mk("elemwise_mul", n->name + "_grad", {g, d})};
+  }
+  /// The gradient g / d.
+  std::vector<NodeEntry> over(const NodeEntry &g, const NodeEntry &d) {
+    return {mk("elemwise_div", n->name + "_grad", {g, d})};
+  }
+};
+
 /// NNVM's TShape text for a gradient attribute: "[]", "[1,2]".
 std::string tshapeText(const std::vector<int64_t> &v);
 
@@ -124,6 +149,7 @@ void registerElemwiseOps();
 void registerBroadcastOps();
 void registerLogicOps();
 void registerMathOps();
+void registerNormOps();
 void registerReduceOps();
 void registerNnOps();
 void registerConvOps();

@@ -12,6 +12,7 @@ void registerAllOps() {
     ops::registerBroadcastOps();
     ops::registerLogicOps();
     ops::registerMathOps();
+    ops::registerNormOps();
     ops::registerReduceOps();
     ops::registerNnOps();
     ops::registerConvOps();

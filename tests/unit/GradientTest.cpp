@@ -292,3 +292,14 @@ TEST(Gradient, RelayEraBinaryOps) {
   checkGradient(var("c") + var("a") + var("b") + "y = where(broadcast_greater(c, a), a * a, b * 3)",
                 {{"c", {2, 1, 3}}, {"a", {3}}, {"b", {4, 1}}}, {"c", "a", "b"});
 }
+
+TEST(Gradient, LayerNorm) {
+  std::string v = var("x") + var("g") + var("b");
+  std::map<std::string, Shape> last{{"x", {2, 3, 4}}, {"g", {4}}, {"b", {4}}};
+  checkGradient(v + "y = layer_norm(x, g, b)[0]", last, {"x", "g", "b"});
+  std::map<std::string, Shape> two{{"x", {2, 3, 4}}, {"g", {3, 4}}, {"b", {3, 4}}};
+  checkGradient(v + "y = layer_norm(x, g, b, axis=1, epsilon=0.1)[0]", two, {"x", "g", "b"});
+  checkGradient(v + "y = layer_norm(x, g, b, axis=-2)[0]", two, {"x", "g", "b"});
+  // The statistics outputs carry gradient too.
+  checkGradient(v + "l = layer_norm(x, g, b)\ny = l[0] + l[1] * l[2]", last, {"x", "g", "b"});
+}

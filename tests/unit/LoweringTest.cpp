@@ -189,6 +189,11 @@ std::vector<Case> cases() {
   c.push_back({"y = argmin(floor(a), axis=1, select_last_index=True)", {{{2, 3, 17}}}});
   c.push_back({"y = argmin(a, axis=1)", {{{1, 4, 3, 19}}}});
   c.push_back({"y = shape_of(a, start=1)", {{{2, 3, 17}}, {{1, 4, 3, 19}}}});
+  // layer_norm over the last axis and the last two, its three outputs used.
+  c.push_back({"l = layer_norm(a, b, c)\ny = l[0] + l[1] * l[2]",
+               {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});
+  c.push_back(
+      {"y = layer_norm(a, b, c, axis=-2, epsilon=0.01)[0]", {{{2, 3, 17}, {3, 17}, {3, 17}}}});
   c.push_back({"y = where(broadcast_greater(a, b), a, b * 2)", bshapes});
   // Reductions over every axis, some axes, with keepdims and exclude.
   std::vector<std::vector<Shape>> rshapes = {{{7}}, {{3, 5}}, {{2, 3, 17}}, {{1, 4, 3, 19}}};

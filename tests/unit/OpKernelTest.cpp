@@ -537,6 +537,27 @@ TEST(OpKernel, ArgExtremaAndShapeOf) {
   expectValues(unary("shape_of", "start=-10, end=10", {2, 3, 4}, z), {2, 3, 4}); // clipped
 }
 
+// layer_norm over the last axis and over the last two; mean and inv_std_dev as outputs.
+TEST(OpKernel, LayerNorm) {
+  std::string prog = "x = Variable(\"x\", shape=(2, 2), dtype=1)\ng = Variable(\"g\", shape=(2,), "
+                     "dtype=1)\nb = Variable(\"b\", shape=(2,), dtype=1)\n";
+  std::map<std::string, Tensor> in{{"x", tensor({2, 2}, {1, 3, 5, 8}, kFloat64)},
+                                   {"g", tensor({2}, {2, 1}, kFloat64)},
+                                   {"b", tensor({2}, {0, 10}, kFloat64)}};
+  // Row (1, 3): mean 2, variance 1, normalised (-1, 1); row (5, 8): mean 6.5, variance 2.25,
+  // normalised (-1, 1) too; then gamma (2, 1) and beta (0, 10).
+  expectValues(eval(prog + "y = layer_norm(x, g, b, epsilon=0)[0]", in), {-2, 11, -2, 11}, 1e-9);
+  expectValues(eval(prog + "y = layer_norm(x, g, b)[1]", in), {2, 6.5});
+  expectValues(eval(prog + "y = layer_norm(x, g, b)[2]", in),
+               {1 / std::sqrt(1 + 1e-5), 1 / std::sqrt(2.25 + 1e-5)}, 1e-9);
+  // Over both axes (axis=0): one group of four, mean 4.25, variance 6.6875.
+  std::string all = "x = Variable(\"x\", shape=(2, 2), dtype=1)\ng = Variable(\"g\", shape=(2, 2), "
+                    "dtype=1)\ny = layer_norm(x, g, 0 * g, axis=0, epsilon=0)[0]";
+  double sd = std::sqrt(6.6875);
+  expectValues(eval(all, {{"x", in.at("x")}, {"g", tensor({2, 2}, {1, 1, 1, 1}, kFloat64)}}),
+               {-3.25 / sd, -1.25 / sd, 0.75 / sd, 3.75 / sd}, 1e-9);
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

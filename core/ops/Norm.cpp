@@ -1,0 +1,179 @@
+// layer_norm: normalisation over the trailing axes from `axis` on (Relay's layer_norm for one
+// axis, ONNX's LayerNormalization for several), with its mean and inverse deviation as outputs.
+#include "core/ops/OpHelpers.h"
+
+#include <cmath>
+
+namespace loupe::ops {
+
+using namespace loupe::loop;
+
+namespace {
+
+// The normalised axes [axis, rank) and their element count.
+struct Span {
+  int first = 0;
+  int64_t count = 1;
+};
+
+Span spanOf(const Attrs &a, const Shape &x, const std::string &what) {
+  Span s;
+  s.first = normalizeAxis(a.getInt("axis"), static_cast<int>(x.size()), what);
+  for (size_t d = s.first; d < x.size(); ++d)
+    s.count *= x[d];
+  return s;
+}
+
+// The shape of mean and inv_std_dev: x's leading dims, 1 for each normalised one.
+Shape statShape(const Shape &x, int first) {
+  Shape s = x;
+  for (size_t d = first; d < s.size(); ++d)
+    s[d] = 1;
+  return s;
+}
+
+void layerNormShape(ShapeCtx &c) {
+  if (c.in[0].empty())
+    return;
+  Span s = spanOf(c.attrs, c.in[0], c.node);
+  Shape trailing(c.in[0].begin() + s.first, c.in[0].end());
+  c.assignIn(1, trailing);
+  c.assignIn(2, trailing);
+  c.assignOut(0, c.in[0]);
+  c.assignOut(1, statShape(c.in[0], s.first));
+  c.assignOut(2, statShape(c.in[0], s.first));
+}
+
+void layerNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &x = *in[0], &gamma = *in[1], &beta = *in[2];
+  Span s = spanOf(a, x.shape, "layer_norm");
+  double eps = a.getFloat("epsilon");
+  int64_t groups = x.size() / s.count;
+  for (int64_t g = 0; g < groups; ++g) {
+    const double *row = x.data.data() + g * s.count;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < s.count; ++i)
+      mean += row[i];
+    mean /= static_cast<double>(s.count);
+    for (int64_t i = 0; i < s.count; ++i)
+      var += (row[i] - mean) * (row[i] - mean);
+    double inv = 1 / std::sqrt(var / static_cast<double>(s.count) + eps);
+    for (int64_t i = 0; i < s.count; ++i)
+      out[0].data[g * s.count + i] = (row[i] - mean) * inv * gamma.data[i] + beta.data[i];
+    out[1].data[g] = mean;
+    out[2].data[g] = inv;
+  }
+}
+
+// Two reductions over the normalised axes (the sum, then the squared deviations from the
+// mean), then the elementwise normalisation reading the statistics broadcast back.
+std::vector<ComputeRef> layerNormLower(const Attrs &a, const std::vector<ComputeRef> &in,
+                                       const std::vector<Shape> &shapes,
+                                       const std::vector<int> &types) {
+  ComputeRef x = in[0], gamma = in[1], beta = in[2];
+  int dt = types[0], nd = static_cast<int>(x->shape.size());
+  Span s = spanOf(a, x->shape, "layer_norm");
+  Shape stat = statShape(x->shape, s.first);
+  // sum over the group of statistics index i of term(x element, i)
+  auto reduceOver = [&](const std::string &name,
+                        const std::function<Expr(const Expr &, const std::vector<Expr> &)> &term) {
+    std::vector<IterVar> r;
+    for (int d = s.first; d < nd; ++d)
+      r.push_back(reduceAxis(x->shape[d], "k" + std::to_string(d)));
+    return compute(
+        stat, dt,
+        [&](const std::vector<Expr> &i) {
+          std::vector<Expr> idx(i.begin(), i.begin() + s.first);
+          for (const IterVar &v : r)
+            idx.push_back(v.var);
+          return reduce(Combiner::Sum, term(read(x, idx), i), r);
+        },
+        name, "reduce", "ax");
+  };
+  Expr n = constant(static_cast<double>(s.count), dt);
+  ComputeRef sum = reduceOver("sum", [](const Expr &v, const std::vector<Expr> &) { return v; });
+  ComputeRef mean = compute(
+      stat, dt, [&](const std::vector<Expr> &i) { return read(sum, i) / n; }, "mean");
+  ComputeRef sqDev = reduceOver("sq_dev", [&](const Expr &v, const std::vector<Expr> &i) {
+    Expr dev = v - read(mean, i);
+    return dev * dev;
+  });
+  ComputeRef inv = compute(
+      stat, dt,
+      [&](const std::vector<Expr> &i) {
+        Expr var = read(sqDev, i) / n + constant(a.getFloat("epsilon"), dt);
+        return constant(1, dt) / call("sqrt", {var}, dt);
+      },
+      "inv_std_dev");
+  ComputeRef out = compute(
+      shapes[0], dt,
+      [&](const std::vector<Expr> &i) {
+        std::vector<Expr> g = broadcastIndices(stat, i);
+        std::vector<Expr> t(i.begin() + s.first, i.end());
+        return (read(x, i) - read(mean, g)) * read(inv, g) * read(gamma, t) + read(beta, t);
+      },
+      "compute", "injective", "ax");
+  return {out, mean, inv};
+}
+
+// dx = inv (gy - mean(gy) - xhat mean(gy xhat)) with gy = g gamma and xhat = (x - mean) inv,
+// plus what flows through the mean and inv_std_dev outputs (d mean/dx = 1/n, d inv/dx =
+// -inv^3 (x - mean) / n); dgamma and dbeta are g xhat and g summed down to their shapes.
+std::vector<NodeEntry> layerNormGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  GradBuilder b{n};
+  const NodeEntry &x = n->inputs[0], &gamma = n->inputs[1], &beta = n->inputs[2];
+  NodeEntry mu = outOf(n, 1), inv = outOf(n, 2);
+  // A reduction over the axes [axis, rank) without knowing the rank: a negative axis lists
+  // them (axis … -1); a non-negative one excludes the leading axes (0 … axis-1), and 0 is all.
+  int64_t axis = n->parsed.getInt("axis");
+  AttrDict over;
+  if (axis < 0) {
+    std::vector<int64_t> axes;
+    for (int64_t d = axis; d < 0; ++d)
+      axes.push_back(d);
+    over = {{"axis", shapeToTuple(axes)}, {"keepdims", "True"}};
+  } else {
+    std::vector<int64_t> lead;
+    for (int64_t d = 0; d < axis; ++d)
+      lead.push_back(d);
+    over = {{"axis", shapeToTuple(lead)}, {"keepdims", "True"}, {"exclude", "True"}};
+  }
+  auto meanOver = [&](const NodeEntry &t) { return b.op("mean", {t}, over); };
+  NodeEntry xc = b.op("broadcast_sub", {x, mu});
+  NodeEntry xhat = b.op("broadcast_mul", {xc, inv});
+  NodeEntry gy = b.op("broadcast_mul", {g[0], gamma});
+  NodeEntry m1 = meanOver(gy);
+  NodeEntry m2 = meanOver(b.mul(gy, xhat));
+  NodeEntry inner =
+      b.op("elemwise_sub", {b.op("broadcast_sub", {gy, m1}), b.op("broadcast_mul", {xhat, m2})});
+  NodeEntry dx = b.op("broadcast_mul", {inner, inv});
+  // 1/n as the mean of ones over the group.
+  NodeEntry perN = b.scalar("__rdiv_scalar__", b.op("sum", {b.op("ones_like", {x})}, over), 1);
+  NodeEntry viaMean = b.op("broadcast_mul", {g[1], perN});
+  NodeEntry viaInv = b.op("broadcast_mul", {b.mul(g[2], b.mul(inv, b.mul(inv, inv))), perN});
+  NodeEntry stats = b.op("broadcast_sub", {viaMean, b.op("broadcast_mul", {xc, viaInv})});
+  return {mk("elemwise_add", n->name + "_grad_0", {dx, stats}),
+          mk("collapse_sum", n->name + "_grad_1", {b.mul(g[0], xhat), gamma}),
+          mk("collapse_sum", n->name + "_grad_2", {g[0], beta})};
+}
+
+} // namespace
+
+void registerNormOps() {
+  OpRegistry::get()
+      .add("layer_norm")
+      .describe("(x - mean) / sqrt(var + epsilon) * gamma + beta over the axes from `axis` on; "
+                "outputs y, mean and inv_std_dev")
+      .arguments({"data", "gamma", "beta"})
+      .param("axis", ParamKind::Int, "-1", "the first normalised axis")
+      .param("epsilon", ParamKind::Float, "1e-05", "added to the variance")
+      .setPattern(kOpaque) // reductions feeding an elementwise pass over the same axes
+      .outputs(3)
+      .shape(layerNormShape)
+      .kernel(layerNormKernel)
+      .lower(layerNormLower)
+      .grad(layerNormGrad);
+}
+
+} // namespace loupe::ops

@@ -430,6 +430,15 @@ Converter binary(const char *op) {
   };
 }
 
+// Gather and GatherElements: negative indices count from the end (mode wrap).
+Converter indexing(const char *op) {
+  return [op](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"axis"});
+    AttrDict a = {{"axis", std::to_string(im.attrInt(n, "axis", 0))}, {"mode", "wrap"}};
+    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0), im.input(n, 1)})};
+  };
+}
+
 // ArgMax/ArgMin: one axis, keepdims (default 1) and select_last_index.
 Converter argReduce(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
@@ -757,6 +766,8 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSum", composedSum(nullptr, "log")},
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
+      {"Gather", indexing("take")},
+      {"GatherElements", indexing("gather_elements")},
       {"LayerNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axis", "epsilon", "stash_type"});

@@ -150,6 +150,7 @@ void registerBroadcastOps();
 void registerLogicOps();
 void registerMathOps();
 void registerNormOps();
+void registerIndexOps();
 void registerReduceOps();
 void registerNnOps();
 void registerConvOps();

@@ -13,6 +13,7 @@ void registerAllOps() {
     ops::registerLogicOps();
     ops::registerMathOps();
     ops::registerNormOps();
+    ops::registerIndexOps();
     ops::registerReduceOps();
     ops::registerNnOps();
     ops::registerConvOps();

@@ -189,6 +189,12 @@ std::vector<Case> cases() {
   c.push_back({"y = argmin(floor(a), axis=1, select_last_index=True)", {{{2, 3, 17}}}});
   c.push_back({"y = argmin(a, axis=1)", {{{1, 4, 3, 19}}}});
   c.push_back({"y = shape_of(a, start=1)", {{{2, 3, 17}}, {{1, 4, 3, 19}}}});
+  // take and gather_elements, indices made from b (negative ones wrapped, or clipped).
+  c.push_back(
+      {"y = take(a, floor(b * 2), axis=1, mode=\"wrap\")", {{{3, 5}, {4}}, {{2, 3, 17}, {2, 2}}}});
+  c.push_back({"y = take(a, floor(b * 4), axis=-1)", {{{3, 5}, {7}}}});
+  c.push_back({"y = gather_elements(a, floor(b * 2), axis=0, mode=\"wrap\")",
+               {{{3, 5}, {2, 5}}, {{2, 3, 17}, {4, 2, 17}}}});
   // layer_norm over the last axis and the last two, its three outputs used.
   c.push_back({"l = layer_norm(a, b, c)\ny = l[0] + l[1] * l[2]",
                {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});

@@ -558,6 +558,24 @@ TEST(OpKernel, LayerNorm) {
                {-3.25 / sd, -1.25 / sd, 0.75 / sd, 3.75 / sd}, 1e-9);
 }
 
+// take (ONNX's Gather) and gather_elements, with negative indices wrapped or clipped.
+TEST(OpKernel, TakeAndGatherElements) {
+  std::vector<double> x{1, 2, 3, 4, 5, 6};                                   // (2, 3)
+  expectValues(binary("take", {2, 3}, x, {2}, {2, -1}), {4, 5, 6, 1, 2, 3}); // clip: 2→1, -1→0
+  std::string take =
+      "a = Variable(\"a\", shape=(2, 3), dtype=1)\ni = Variable(\"i\", shape=(2, 2), "
+      "dtype=6)\ny = take(a, i, axis=1, mode=\"wrap\")";
+  Tensor t = eval(
+      take, {{"a", tensor({2, 3}, x, kFloat64)}, {"i", tensor({2, 2}, {0, -1, 2, 1}, kInt64)}});
+  EXPECT_EQ(t.shape, (Shape{2, 2, 2}));
+  expectValues(t, {1, 3, 3, 2, 4, 6, 6, 5});
+  std::string ge = "a = Variable(\"a\", shape=(2, 3), dtype=1)\ni = Variable(\"i\", shape=(2, 2), "
+                   "dtype=6)\ny = gather_elements(a, i, axis=1, mode=\"wrap\")";
+  expectValues(
+      eval(ge, {{"a", tensor({2, 3}, x, kFloat64)}, {"i", tensor({2, 2}, {2, 0, -1, 1}, kInt64)}}),
+      {3, 1, 6, 5});
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

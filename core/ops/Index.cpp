@@ -1,0 +1,158 @@
+// Indexing ops (Relay's take and gather): take picks slices along an axis by an index tensor
+// (ONNX's Gather); gather_elements picks one element per index (ONNX's GatherElements).
+#include "core/ops/OpHelpers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace loupe::ops {
+
+using namespace loupe::loop;
+
+namespace {
+
+// An index into an axis of `n` by the mode: "wrap" counts negatives from the end (once, as
+// ONNX's -n … n-1, and further by wrapping around); "clip" clamps into [0, n).
+int64_t indexOf(double v, int64_t n, bool wrap) {
+  auto i = static_cast<int64_t>(v);
+  if (wrap)
+    return ((i % n) + n) % n;
+  return std::clamp(i, int64_t{0}, n - 1);
+}
+
+Expr indexExpr(const Expr &v, int64_t n, bool wrap) {
+  Expr i = cast(kInt32, v);
+  if (wrap)
+    return ((i % intImm(n)) + intImm(n)) % intImm(n);
+  return min(max(i, intImm(0)), intImm(n - 1));
+}
+
+void indexType(TypeCtx &c) {
+  if (c.in[0] != -1)
+    c.assignOut(0, c.in[0]);
+  else if (c.out[0] != -1)
+    c.assignIn(0, c.out[0]);
+}
+
+void registerTake() {
+  OpRegistry::get()
+      .add("take")
+      .describe("slices of data along `axis` at the positions in indices: out shape "
+                "data[:axis] + indices + data[axis+1:] (ONNX's Gather)")
+      .arguments({"data", "indices"})
+      .param("axis", ParamKind::Int, "0", "the axis indexed")
+      .param("mode", ParamKind::Enum, "clip", "out-of-range indices: clip or wrap",
+             {"clip", "wrap"})
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty() || c.in[1].empty())
+          return;
+        int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
+        Shape o(c.in[0].begin(), c.in[0].begin() + axis);
+        o.insert(o.end(), c.in[1].begin(), c.in[1].end());
+        o.insert(o.end(), c.in[0].begin() + axis + 1, c.in[0].end());
+        c.assignOut(0, o);
+      })
+      .type(indexType)
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0], &idx = *in[1];
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "take");
+        bool wrap = a.getStr("mode") == "wrap";
+        int64_t n = x.shape[axis], inner = 1, outer = 1;
+        for (size_t d = axis + 1; d < x.shape.size(); ++d)
+          inner *= x.shape[d];
+        for (int d = 0; d < axis; ++d)
+          outer *= x.shape[d];
+        int64_t k = 0;
+        for (int64_t o = 0; o < outer; ++o)
+          for (double v : idx.data) {
+            int64_t j = indexOf(v, n, wrap);
+            for (int64_t i = 0; i < inner; ++i)
+              out[0].data[k++] = x.data[(o * n + j) * inner + i];
+          }
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0], idx = in[1];
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "take");
+        bool wrap = a.getStr("mode") == "wrap";
+        size_t ri = idx->shape.size();
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> at(i.begin() + axis, i.begin() + axis + ri);
+              std::vector<Expr> src(i.begin(), i.begin() + axis);
+              src.push_back(indexExpr(read(idx, at), x->shape[axis], wrap));
+              src.insert(src.end(), i.begin() + axis + ri, i.end());
+              return read(x, src);
+            },
+            "compute", "injective", "ax")};
+      })
+      .layout(layoutFixed(2, false));
+}
+
+void registerGatherElements() {
+  OpRegistry::get()
+      .add("gather_elements")
+      .describe("out[i] = data[i with i[axis] replaced by indices[i]], shaped as indices "
+                "(Relay's gather, ONNX's GatherElements)")
+      .arguments({"data", "indices"})
+      .param("axis", ParamKind::Int, "0", "the axis indexed")
+      .param("mode", ParamKind::Enum, "clip", "out-of-range indices: clip or wrap",
+             {"clip", "wrap"})
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty() || c.in[1].empty())
+          return;
+        if (c.in[0].size() != c.in[1].size())
+          c.error(cat("indices ", shapeToList(c.in[1]), " must have the rank of data ",
+                      shapeToList(c.in[0])));
+        int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
+        for (size_t d = 0; d < c.in[0].size(); ++d)
+          if (static_cast<int>(d) != axis && c.in[1][d] > c.in[0][d])
+            c.error(cat("indices ", shapeToList(c.in[1]), " exceed data ", shapeToList(c.in[0]),
+                        " in dim ", d));
+        c.assignOut(0, c.in[1]);
+      })
+      .type(indexType)
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0], &idx = *in[1];
+        int axis =
+            normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "gather_elements");
+        bool wrap = a.getStr("mode") == "wrap";
+        std::vector<int64_t> strides = stridesOf(x.shape);
+        int64_t k = 0;
+        forEachIndex(idx.shape, [&](const std::vector<int64_t> &i) {
+          int64_t off = 0;
+          for (size_t d = 0; d < i.size(); ++d)
+            off += strides[d] *
+                   (static_cast<int>(d) == axis ? indexOf(idx.data[k], x.shape[axis], wrap) : i[d]);
+          out[0].data[k++] = x.data[off];
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0], idx = in[1];
+        int axis =
+            normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "gather_elements");
+        bool wrap = a.getStr("mode") == "wrap";
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> src = i;
+              src[axis] = indexExpr(read(idx, i), x->shape[axis], wrap);
+              return read(x, src);
+            },
+            "compute", "injective", "ax")};
+      })
+      .layout(layoutFixed(2, false));
+}
+
+} // namespace
+
+void registerIndexOps() {
+  registerTake();
+  registerGatherElements();
+}
+
+} // namespace loupe::ops

@@ -181,6 +181,12 @@ public:
     }
     std::vector<NodeEntry> heads;
     for (const auto &o : g.output()) {
+      // A reduction to a scalar is (1,) here (NNVM's rule); a declared rank-0 output would
+      // not match what the model promises.
+      const auto &ot = o.type().tensor_type();
+      if (ot.has_shape() && ot.shape().dim_size() == 0)
+        fail(path_, ": output ", o.name(),
+             " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
       auto it = values_.find(o.name());
       if (it == values_.end())
         fail(path_, ": graph output ", o.name(), " is never computed");
@@ -767,6 +773,22 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
       {"Gather", indexing("take")},
+      {"Slice",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // Opset 10 moved starts, ends, axes and steps from attributes to (constant) inputs.
+         im.only(n, {"starts", "ends", "axes"});
+         std::vector<int64_t> starts = im.intsInputOrAttr(n, 1, "starts"),
+                              ends = im.intsInputOrAttr(n, 2, "ends"),
+                              axes = im.intsInputOrAttr(n, 3, "axes"),
+                              steps = im.hasInput(n, 4) ? im.constInts(n, 4, "steps")
+                                                        : std::vector<int64_t>{};
+         return std::vector<NodeEntry>{im.op(n, "strided_slice",
+                                             {{"begin", tupleText(starts)},
+                                              {"end", tupleText(ends)},
+                                              {"strides", tupleText(steps)},
+                                              {"axes", tupleText(axes)}},
+                                             {im.input(n, 0)})};
+       }},
       {"GatherElements", indexing("gather_elements")},
       {"LayerNormalization",
        [](Importer &im, const onnx::NodeProto &n) {

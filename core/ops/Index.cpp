@@ -1,5 +1,6 @@
-// Indexing ops (Relay's take and gather): take picks slices along an axis by an index tensor
-// (ONNX's Gather); gather_elements picks one element per index (ONNX's GatherElements).
+// Indexing ops: take picks slices along an axis by an index tensor (ONNX's Gather);
+// gather_elements picks one element per index (ONNX's GatherElements, Relay's gather);
+// strided_slice takes every step-th element of a range per axis (ONNX's Slice).
 #include "core/ops/OpHelpers.h"
 
 #include <algorithm>
@@ -148,11 +149,104 @@ void registerGatherElements() {
       .layout(layoutFixed(2, false));
 }
 
+// strided_slice's range on one axis of size n: its first index, step and length, by ONNX's
+// Slice rules (negative begin/end count from the end; both clamped, to [0, n] for a positive
+// step and [-1, n-1] for a negative one).
+struct AxisSlice {
+  int64_t begin = 0, step = 1, length = 0;
+};
+
+std::vector<AxisSlice> slicesOf(const Attrs &a, const Shape &x, const std::string &what) {
+  std::vector<AxisSlice> out;
+  for (int64_t n : x)
+    out.push_back({0, 1, n});
+  const auto &begin = a.getTuple("begin"), &end = a.getTuple("end");
+  auto strides = a.getTuple("strides"), axes = a.getTuple("axes");
+  if (begin.size() != end.size())
+    fail(what, ": begin ", shapeToTuple(begin), " and end ", shapeToTuple(end),
+         " differ in length");
+  if (axes.empty())
+    for (size_t k = 0; k < begin.size(); ++k)
+      axes.push_back(static_cast<int64_t>(k));
+  if (axes.size() != begin.size() || (!strides.empty() && strides.size() != begin.size()))
+    fail(what, ": axes, strides, begin and end must have one entry per sliced axis");
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int axis = normalizeAxis(axes[k], static_cast<int>(x.size()), what);
+    int64_t n = x[axis], step = strides.empty() ? 1 : strides[k];
+    if (step == 0)
+      fail(what, ": stride 0 on axis ", axis);
+    // Saturating: ONNX writes "to the end" as INT64_MAX or INT64_MIN.
+    auto norm = [n](int64_t v) { return v < 0 ? (v < -n ? -n - 1 : v) + n : v; };
+    int64_t b = norm(begin[k]), e = norm(end[k]);
+    if (step > 0) {
+      b = std::clamp(b, int64_t{0}, n);
+      e = std::clamp(e, int64_t{0}, n);
+    } else {
+      b = std::clamp(b, int64_t{0}, n - 1);
+      e = std::clamp(e, int64_t{-1}, n - 1);
+    }
+    int64_t len = step > 0 ? (e - b + step - 1) / step : (b - e - step - 1) / -step;
+    if (len <= 0)
+      fail(what, ": the slice [", begin[k], ", ", end[k], ") step ", step, " of axis ", axis,
+           " (size ", n, ") is empty");
+    out[axis] = {b, step, len};
+  }
+  return out;
+}
+
+void registerStridedSlice() {
+  OpRegistry::get()
+      .add("strided_slice")
+      .describe("every stride-th element of [begin, end) on each listed axis (all axes in order "
+                "when `axes` is empty), ONNX's Slice rules for negative and out-of-range bounds")
+      .param("begin", ParamKind::Tuple, std::nullopt, "first index per sliced axis")
+      .param("end", ParamKind::Tuple, std::nullopt, "one past the last index per sliced axis")
+      .param("strides", ParamKind::Tuple, "()", "step per sliced axis (default 1)")
+      .param("axes", ParamKind::Tuple, "()", "the sliced axes (default 0, 1, …)")
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        Shape o;
+        for (const AxisSlice &s : slicesOf(c.attrs, c.in[0], c.node))
+          o.push_back(s.length);
+        c.assignOut(0, o);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0];
+        std::vector<AxisSlice> sl = slicesOf(a, x.shape, "strided_slice");
+        std::vector<int64_t> strides = stridesOf(x.shape);
+        int64_t k = 0;
+        forEachIndex(out[0].shape, [&](const std::vector<int64_t> &i) {
+          int64_t off = 0;
+          for (size_t d = 0; d < i.size(); ++d)
+            off += strides[d] * (sl[d].begin + i[d] * sl[d].step);
+          out[0].data[k++] = x.data[off];
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0];
+        std::vector<AxisSlice> sl = slicesOf(a, x->shape, "strided_slice");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> src;
+              for (size_t d = 0; d < i.size(); ++d)
+                src.push_back(i[d] * sl[d].step + sl[d].begin);
+              return read(x, src);
+            },
+            "compute", "injective", "ax")};
+      })
+      .layout(layoutFixed(1, false));
+}
+
 } // namespace
 
 void registerIndexOps() {
   registerTake();
   registerGatherElements();
+  registerStridedSlice();
 }
 
 } // namespace loupe::ops

@@ -195,6 +195,8 @@ std::vector<Case> cases() {
   c.push_back({"y = take(a, floor(b * 4), axis=-1)", {{{3, 5}, {7}}}});
   c.push_back({"y = gather_elements(a, floor(b * 2), axis=0, mode=\"wrap\")",
                {{{3, 5}, {2, 5}}, {{2, 3, 17}, {4, 2, 17}}}});
+  c.push_back({"y = strided_slice(a, begin=(1, -2), end=(100, -100), strides=(2, -3))",
+               {{{3, 5}}, {{2, 3, 17}}, {{2, 4, 3, 19}}}});
   // layer_norm over the last axis and the last two, its three outputs used.
   c.push_back({"l = layer_norm(a, b, c)\ny = l[0] + l[1] * l[2]",
                {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});

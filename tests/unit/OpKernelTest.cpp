@@ -576,6 +576,24 @@ TEST(OpKernel, TakeAndGatherElements) {
       {3, 1, 6, 5});
 }
 
+// strided_slice with ONNX's Slice rules: negative bounds and steps, clamping, listed axes.
+TEST(OpKernel, StridedSlice) {
+  std::vector<double> x{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}; // (3, 4)
+  expectValues(unary("strided_slice", "begin=(1, 0), end=(3, 4), strides=(1, 2)", {3, 4}, x),
+               {4, 6, 8, 10});
+  // Reversed rows, from the last to the first (end -1000 clamps to "before 0").
+  expectValues(unary("strided_slice", "begin=(-1,), end=(-1000,), strides=(-1,)", {3, 4}, x),
+               {8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3});
+  // Only axis 1, an end beyond the size clamped.
+  Tensor t = unary("strided_slice", "begin=(2,), end=(100,), axes=(-1,)", {3, 4}, x);
+  EXPECT_EQ(t.shape, (Shape{3, 2}));
+  expectValues(t, {2, 3, 6, 7, 10, 11});
+  std::string err =
+      inferError("x = Variable(\"x\", shape=(3, 4))\ny = strided_slice(x, begin=(2,), end=(1,))");
+  EXPECT_NE(err.find("the slice [2, 1) step 1 of axis 0 (size 3) is empty"), std::string::npos)
+      << err;
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -289,12 +290,10 @@ public:
           throw Error("too large");
         std::vector<NodeEntry> ins;
         if (nd->op->name == "shape_of") {
-          Graph upstream({nd->inputs[0]});
-          Graph shaped = applyPasses(upstream, {"InferShape"});
-          const IndexedGraph &idx = shaped.index();
-          const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
-          if (!shapeKnown(s) || checkedNumElements(s) > (1 << 22))
+          std::optional<Shape> known = inferredShape(nd->inputs[0]);
+          if (!known || checkedNumElements(*known) > (1 << 22))
             throw Error("unknown shape");
+          const Shape &s = *known;
           std::string placeholder = nd->name + "/shape_of_input";
           inputs[placeholder] = Tensor(s, kFloat32);
           ins.push_back(
@@ -314,6 +313,32 @@ public:
     } catch (const Error &) {
       return nullptr; // the converter asking says what it needed
     }
+  }
+  /// The shape of `e` as InferShape infers it from the graph so far, if it can.
+  std::optional<Shape> inferredShape(const NodeEntry &e) const {
+    try {
+      Graph shaped = applyPasses(Graph({e}), {"InferShape"});
+      const IndexedGraph &idx = shaped.index();
+      const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
+      if (shapeKnown(s))
+        return s;
+    } catch (const Error &) {
+    }
+    return std::nullopt;
+  }
+  /// The dtype of input `k` when it is a param or a graph input, else -1.
+  int knownDType(const onnx::NodeProto &n, int k) const {
+    if (!hasInput(n, k))
+      return -1;
+    if (auto p = out_.params.find(n.input(k)); p != out_.params.end())
+      return p->second.dtype;
+    auto d = out_.inputDTypes.find(n.input(k));
+    return d == out_.inputDTypes.end() ? -1 : d->second;
+  }
+  /// Adds a constant the conversion computed as the param of output `k`.
+  std::vector<NodeEntry> constantOutput(const onnx::NodeProto &n, Tensor t) {
+    addParam(n.output(0), std::move(t));
+    return {values_.at(n.output(0))};
   }
   /// The shape of input `k` when it is a param or a graph input (declared), else null.
   const Shape *knownShape(const onnx::NodeProto &n, int k) {
@@ -773,6 +798,58 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
       {"Gather", indexing("take")},
+      {"CastLike",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"saturate"});
+         int dt = im.knownDType(n, 1);
+         if (dt < 0)
+           fail(im.where(n), ": the dtype of input 1 must be known (a graph input or initializer)");
+         return std::vector<NodeEntry>{
+             im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
+       }},
+      {"ConstantOfShape",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // A constant: the shape must be known now, and the result becomes a param.
+         im.only(n, {"value"});
+         Shape shape;
+         for (int64_t d : im.constInts(n, 0, "shape"))
+           shape.push_back(d);
+         Tensor value(Shape{1}, kFloat32);
+         if (const auto *a = im.attr(n, "value"))
+           value = toTensor(a->t(), im.where(n) + ": value");
+         if (value.data.size() != 1)
+           fail(im.where(n), ": value must hold one element");
+         for (int64_t d : shape)
+           if (d <= 0)
+             fail(im.where(n), ": shape ", shapeToList(shape),
+                  " must have positive dimensions (0 means unknown here)");
+         Tensor t(shape, value.dtype);
+         std::fill(t.data.begin(), t.data.end(), value.data[0]);
+         return im.constantOutput(n, std::move(t));
+       }},
+      {"Expand",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // NumPy's two-way broadcasting of x and the shape: x reshaped to the result's rank
+         // (leading 1s) and broadcast_to the result — which needs x's shape now.
+         im.only(n, {});
+         NodeEntry x = im.input(n, 0);
+         std::optional<Shape> xs = im.inferredShape(x);
+         if (!xs)
+           fail(im.where(n), ": the input's shape must be known");
+         std::vector<int64_t> want = im.constInts(n, 1, "shape");
+         size_t rank = std::max(xs->size(), want.size());
+         Shape a(rank - xs->size(), 1), b(rank - want.size(), 1), out(rank);
+         a.insert(a.end(), xs->begin(), xs->end());
+         b.insert(b.end(), want.begin(), want.end());
+         for (size_t d = 0; d < rank; ++d) {
+           if (a[d] != b[d] && a[d] != 1 && b[d] != 1)
+             fail(im.where(n), ": cannot broadcast ", shapeToList(*xs), " with ", tupleText(want));
+           out[d] = a[d] == 1 ? b[d] : a[d];
+         }
+         if (a.size() != xs->size())
+           x = im.op(n, "reshape", {{"shape", tupleText(a)}}, {x}, "_rank");
+         return std::vector<NodeEntry>{im.op(n, "broadcast_to", {{"shape", tupleText(out)}}, {x})};
+       }},
       {"Slice",
        [](Importer &im, const onnx::NodeProto &n) {
          // Opset 10 moved starts, ends, axes and steps from attributes to (constant) inputs.

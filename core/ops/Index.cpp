@@ -35,16 +35,23 @@ void indexType(TypeCtx &c) {
     c.assignIn(0, c.out[0]);
 }
 
-void registerTake() {
-  OpRegistry::get()
-      .add("take")
-      .describe("slices of data along `axis` at the positions in indices: out shape "
-                "data[:axis] + indices + data[axis+1:] (ONNX's Gather)")
+// What take and gather_elements share: data and indices, an axis and a mode, the data's dtype.
+OpDef &indexOp(const char *name, const char *doc) {
+  return OpRegistry::get()
+      .add(name)
+      .describe(doc)
       .arguments({"data", "indices"})
       .param("axis", ParamKind::Int, "0", "the axis indexed")
       .param("mode", ParamKind::Enum, "clip", "out-of-range indices: clip or wrap",
              {"clip", "wrap"})
       .setPattern(kInjective)
+      .type(indexType)
+      .layout(layoutFixed(2, false));
+}
+
+void registerTake() {
+  indexOp("take", "slices of data along `axis` at the positions in indices: out shape "
+                  "data[:axis] + indices + data[axis+1:] (ONNX's Gather)")
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty() || c.in[1].empty())
           return;
@@ -54,7 +61,6 @@ void registerTake() {
         o.insert(o.end(), c.in[0].begin() + axis + 1, c.in[0].end());
         c.assignOut(0, o);
       })
-      .type(indexType)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1];
         int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "take");
@@ -88,20 +94,12 @@ void registerTake() {
               return read(x, src);
             },
             "compute", "injective", "ax")};
-      })
-      .layout(layoutFixed(2, false));
+      });
 }
 
 void registerGatherElements() {
-  OpRegistry::get()
-      .add("gather_elements")
-      .describe("out[i] = data[i with i[axis] replaced by indices[i]], shaped as indices "
-                "(Relay's gather, ONNX's GatherElements)")
-      .arguments({"data", "indices"})
-      .param("axis", ParamKind::Int, "0", "the axis indexed")
-      .param("mode", ParamKind::Enum, "clip", "out-of-range indices: clip or wrap",
-             {"clip", "wrap"})
-      .setPattern(kInjective)
+  indexOp("gather_elements", "out[i] = data[i with i[axis] replaced by indices[i]], shaped as "
+                             "indices (Relay's gather, ONNX's GatherElements)")
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty() || c.in[1].empty())
           return;
@@ -115,7 +113,6 @@ void registerGatherElements() {
                         " in dim ", d));
         c.assignOut(0, c.in[1]);
       })
-      .type(indexType)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1];
         int axis =
@@ -145,8 +142,7 @@ void registerGatherElements() {
               return read(x, src);
             },
             "compute", "injective", "ax")};
-      })
-      .layout(layoutFixed(2, false));
+      });
 }
 
 // strided_slice's range on one axis of size n: its first index, step and length, by ONNX's

@@ -27,40 +27,38 @@ void logicType(TypeCtx &c) {
 // A bool tensor's value (0 or 1, read as an integer) as a condition.
 Expr truth(const Expr &b) { return ne(b, constant(0, b->dtype)); }
 
-// NNVM's broadcast comparisons returned 1/0 in the operands' dtype; Relay's and ONNX's return
-// bool, as these do.
-void comparison(const char *name, const char *doc, std::function<bool(double, double)> f,
-                std::function<Expr(const Expr &, const Expr &)> cmp) {
+// A broadcasting binary op with a bool result: `f` computes it by reference, `lowered` in the
+// loop IR (a condition), `type` constrains the operands.
+void boolBinary(const char *name, const char *doc, InferTypeFn type,
+                std::function<bool(double, double)> f,
+                std::function<Expr(const Expr &, const Expr &)> lowered) {
   OpRegistry::get()
       .add(name)
       .describe(doc)
       .arguments({"lhs", "rhs"})
       .setPattern(kBroadcast)
       .shape(broadcastBinaryShape)
-      .type(compareType)
+      .type(std::move(type))
       .kernel(binaryBroadcastKernel([f](double a, double b) { return f(a, b) ? 1.0 : 0.0; }))
       .lower(broadcastLower(
-          [cmp](const Expr &a, const Expr &b) { return boolToValue(cmp(a, b), kBoolean); }))
+          [lowered](const Expr &a, const Expr &b) { return boolToValue(lowered(a, b), kBoolean); }))
       .layout(layoutBroadcast)
       .grad(zeroGrad);
 }
 
+// NNVM's broadcast comparisons returned 1/0 in the operands' dtype; Relay's and ONNX's return
+// bool, as these do.
+void comparison(const char *name, const char *doc, std::function<bool(double, double)> f,
+                std::function<Expr(const Expr &, const Expr &)> cmp) {
+  boolBinary(name, doc, compareType, std::move(f), std::move(cmp));
+}
+
+// Logic reads its bool operands as conditions.
 void logic(const char *name, const char *doc, std::function<bool(bool, bool)> f,
            std::function<Expr(const Expr &, const Expr &)> op) {
-  OpRegistry::get()
-      .add(name)
-      .describe(doc)
-      .arguments({"lhs", "rhs"})
-      .setPattern(kBroadcast)
-      .shape(broadcastBinaryShape)
-      .type(logicType)
-      .kernel(
-          binaryBroadcastKernel([f](double a, double b) { return f(a != 0, b != 0) ? 1.0 : 0.0; }))
-      .lower(broadcastLower([op](const Expr &a, const Expr &b) {
-        return boolToValue(op(truth(a), truth(b)), kBoolean);
-      }))
-      .layout(layoutBroadcast)
-      .grad(zeroGrad);
+  boolBinary(
+      name, doc, logicType, [f](double a, double b) { return f(a != 0, b != 0); },
+      [op](const Expr &a, const Expr &b) { return op(truth(a), truth(b)); });
 }
 
 } // namespace

@@ -23,6 +23,23 @@ std::string tempPath(const std::string &name) {
       .string();
 }
 
+onnx::NodeProto *addNode(onnx::GraphProto *g, const std::string &op,
+                         const std::vector<std::string> &ins, const std::string &out) {
+  onnx::NodeProto *n = g->add_node();
+  n->set_op_type(op);
+  for (const auto &i : ins)
+    n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+// Writes the model to a temporary file and returns its path.
+std::string saveModel(const onnx::ModelProto &m, const std::string &name) {
+  std::string path = tempPath(name);
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
 // conv (weights as an initializer) -> relu -> flatten -> gemm, with a given opset; `symbolic`
 // makes the batch dimension a name instead of a number.
 std::string writeModel(const std::string &name, int64_t opset, bool symbolic = false,
@@ -57,12 +74,7 @@ std::string writeModel(const std::string &name, int64_t opset, bool symbolic = f
   initializer("w", {3, 2, 3, 3});
   initializer("fc", {5, 48});
   auto node = [&](const std::string &op, std::vector<std::string> ins, const std::string &out) {
-    onnx::NodeProto *n = g->add_node();
-    n->set_op_type(op);
-    for (auto &i : ins)
-      n->add_input(i);
-    n->add_output(out);
-    return n;
+    return addNode(g, op, ins, out);
   };
   onnx::NodeProto *conv = node("Conv", {"x", "w"}, "c");
   auto *pads = conv->add_attribute();
@@ -78,9 +90,7 @@ std::string writeModel(const std::string &name, int64_t opset, bool symbolic = f
   tb->set_type(onnx::AttributeProto::INT);
   tb->set_i(1);
   g->add_output()->set_name("y");
-  std::string path = tempPath(name);
-  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-  return path;
+  return saveModel(m, name);
 }
 
 } // namespace
@@ -184,12 +194,7 @@ std::string writeShapeChainModel(const std::string &name, bool shapeFromInput) {
   twelve->add_dims(1);
   twelve->add_int64_data(12);
   auto node = [&](const std::string &op, std::vector<std::string> ins, const std::string &out) {
-    onnx::NodeProto *n = g->add_node();
-    n->set_op_type(op);
-    for (auto &i : ins)
-      n->add_input(i);
-    n->add_output(out);
-    return n;
+    return addNode(g, op, ins, out);
   };
   node("Relu", {"x"}, "r");
   onnx::NodeProto *shape = node("Shape", {"r"}, "shape");
@@ -204,9 +209,7 @@ std::string writeShapeChainModel(const std::string &name, bool shapeFromInput) {
   axis->set_i(0);
   node("Reshape", {"r", shapeFromInput ? "s" : "target"}, "y");
   g->add_output()->set_name("y");
-  std::string path = tempPath(name);
-  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-  return path;
+  return saveModel(m, name);
 }
 
 } // namespace

@@ -798,6 +798,12 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
       {"Gather", indexing("take")},
+      {"Tile",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {});
+         return std::vector<NodeEntry>{im.op(
+             n, "tile", {{"reps", tupleText(im.constInts(n, 1, "repeats"))}}, {im.input(n, 0)})};
+       }},
       {"CastLike",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"saturate"});

@@ -219,6 +219,14 @@ std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank) {
   auto clip = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
   return {clip(a.getInt("start")), clip(a.getInt("end"))};
 }
+// tile's input shape and reps at one rank: the shorter padded with leading 1s.
+std::pair<Shape, std::vector<int64_t>> tileAligned(Shape x, std::vector<int64_t> reps) {
+  if (reps.size() < x.size())
+    reps.insert(reps.begin(), x.size() - reps.size(), 1);
+  if (x.size() < reps.size())
+    x.insert(x.begin(), reps.size() - x.size(), 1);
+  return {x, reps};
+}
 } // namespace
 
 void registerTransformOps() {
@@ -596,6 +604,51 @@ void registerTransformOps() {
             "compute", "injective", "ax")};
       })
       .grad(zeroGrad);
+
+  r.add("tile")
+      .describe("the input repeated reps[d] times along each axis d (reps shorter than the rank "
+                "is padded with leading 1s; longer, the input gains leading axes of 1)")
+      .param("reps", ParamKind::Tuple, std::nullopt, "repetitions per axis")
+      .layout(layoutFixed(1, false))
+      .setPattern(kInjective)
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        auto [x, reps] = tileAligned(c.in[0], c.attrs.getTuple("reps"));
+        Shape o;
+        for (size_t d = 0; d < x.size(); ++d) {
+          if (reps[d] <= 0)
+            c.error(cat("reps ", shapeToTuple(c.attrs.getTuple("reps")), " must be positive"));
+          o.push_back(x[d] * reps[d]);
+        }
+        c.assignOut(0, o);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        Shape x = tileAligned(in[0]->shape, a.getTuple("reps")).first;
+        std::vector<int64_t> strides = stridesOf(x);
+        int64_t k = 0;
+        forEachIndex(out[0].shape, [&](const std::vector<int64_t> &i) {
+          int64_t off = 0;
+          for (size_t d = 0; d < i.size(); ++d)
+            off += strides[d] * (i[d] % x[d]);
+          out[0].data[k++] = in[0]->data[off];
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+        loop::ComputeRef x = in[0];
+        const Shape aligned = tileAligned(x->shape, a.getTuple("reps")).first;
+        size_t lead = aligned.size() - x->shape.size();
+        return std::vector<loop::ComputeRef>{loop::compute(
+            shapes[0], types[0],
+            [&](const std::vector<loop::Expr> &i) {
+              std::vector<loop::Expr> src;
+              for (size_t d = lead; d < i.size(); ++d)
+                src.push_back(i[d] % aligned[d]);
+              return loop::read(x, src);
+            },
+            "compute", "injective", "ax")};
+      });
 
   r.add("expand_like")
       .describe("broadcasts lhs back to rhs's shape over the axes a reduction removed")

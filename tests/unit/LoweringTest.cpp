@@ -197,6 +197,7 @@ std::vector<Case> cases() {
                {{{3, 5}, {2, 5}}, {{2, 3, 17}, {4, 2, 17}}}});
   c.push_back({"y = strided_slice(a, begin=(1, -2), end=(100, -100), strides=(2, -3))",
                {{{3, 5}}, {{2, 3, 17}}, {{2, 4, 3, 19}}}});
+  c.push_back({"y = tile(a, reps=(2, 1, 3))", {{{3, 5}}, {{2, 3, 17}}}});
   // layer_norm over the last axis and the last two, its three outputs used.
   c.push_back({"l = layer_norm(a, b, c)\ny = l[0] + l[1] * l[2]",
                {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});

@@ -594,6 +594,15 @@ TEST(OpKernel, StridedSlice) {
       << err;
 }
 
+TEST(OpKernel, Tile) {
+  expectValues(unary("tile", "reps=(2, 2)", {1, 2}, {1, 2}), {1, 2, 1, 2, 1, 2, 1, 2});
+  // reps longer than the rank: a leading axis.
+  Tensor t = unary("tile", "reps=(2, 1, 3)", {1, 2}, {1, 2});
+  EXPECT_EQ(t.shape, (Shape{2, 1, 6}));
+  expectValues(t, {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2});
+  expectValues(unary("tile", "reps=(2,)", {2, 1}, {7, 8}), {7, 7, 8, 8});
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "core/loop/Eval.h"
 #include "core/loop/FastMath.h"
+#include "core/loop/PartitionLoops.h"
 
 #include <map>
 
@@ -62,7 +63,7 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
   if (out.fast)
-    out.body = runSmallOnCaller(fastMath(out.body));
+    out.body = runSmallOnCaller(fastMath(partitionLoops(out.body)));
   return out;
 }
 

@@ -25,6 +25,9 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
   // The padding is read through its bounds test, not copied first: with 9 FMAs per output a
   // padded copy of the input cost as much as the convolution (stride 2: 0.39-0.52x oneDNN with
   // the copy, 1.05-1.83x without; the test is the same for all lanes, a predictable branch).
+  // PartitionLoops then takes the test out of the interior tiles and the row test out of each
+  // tap (stride 1 on 112x112 and 56x56 maps: 0.44-0.48x oneDNN with a branch per tap and
+  // column, 0.88-0.91x without).
   ComputeRef cacheT = accumulateThroughCache(s, idx, true);
   Expr wi = tileRowsAndWidth(s, cacheT, tile.regN, tile.shifted);
   Stage &out = s.stage(s.outputs[0]);

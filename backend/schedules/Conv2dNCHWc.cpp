@@ -47,6 +47,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *
                         body->reduceAxes[3].extent;
   bool rowsOuter = inputElems > weightElems;
+  bool kwInner = ocTiles == 1 && body->reduceAxes[2].extent > 1;
   s.knob("rows_outer", rowsOuter ? 1 : 0,
          rowsOuter ? "input larger than weights: each input row read once"
                    : "weights larger than input: each channel chunk's weights reused");
@@ -80,7 +81,18 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Expr ic = acc.leaves[5].var, kh = acc.leaves[6].var, kw = acc.leaves[7].var,
        icb = acc.leaves[8].var, cc = acc.leaves[1].var, cw = acc.leaves[3].var,
        cb = acc.leaves[4].var;
-  s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
+  // One channel block (a few channels: the tutorial's 13) gives each input broadcast a single
+  // FMA per column; with the kernel's columns unrolled inside the channel loop, neighbouring
+  // taps read the same input elements and LLVM loads each once for all the taps that use it.
+  s.knob("kw_inner", kwInner ? 1 : 0,
+         kwInner ? "kernel columns unrolled inside the channel loop: inputs shared by taps"
+                 : "kernel columns outside the channel loop");
+  if (kwInner) {
+    s.reorder(acc, {ic, kh, icb, cc, cw, kw, cb});
+    s.unroll(acc, kw);
+  } else {
+    s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
+  }
   if (ocTiles > 1)
     s.unroll(acc, cc);
   s.unroll(acc, cw);

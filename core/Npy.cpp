@@ -5,6 +5,8 @@
 #include "core/Error.h"
 #include "core/File.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -21,10 +23,13 @@ std::string headerValue(const std::string &header, const std::string &key,
   if (k == std::string::npos)
     fail(path, ": the .npy header has no '", key, "'");
   size_t colon = header.find(':', k);
-  size_t start = header.find_first_not_of(' ', colon + 1);
-  size_t end =
-      header[start] == '(' ? header.find(')', start) + 1 : header.find_first_of(",}", start);
-  return header.substr(start, end - start);
+  size_t start = colon == std::string::npos ? colon : header.find_first_not_of(' ', colon + 1);
+  if (start == std::string::npos)
+    fail(path, ": the .npy header's '", key, "' has no value");
+  size_t end = header[start] == '(' ? header.find(')', start) : header.find_first_of(",}", start);
+  if (end == std::string::npos)
+    fail(path, ": the .npy header's '", key, "' is not closed");
+  return header.substr(start, end - start + (header[start] == '(' ? 1 : 0));
 }
 
 // NumPy's type strings (little-endian; one-byte types take '|'), in dtype-code order.
@@ -63,8 +68,9 @@ std::string supportedDescrs() {
 
 } // namespace
 
-Tensor readNpy(const std::string &path) {
-  std::string bytes = readFile(path);
+Tensor readNpy(const std::string &path) { return parseNpy(readFile(path), path); }
+
+Tensor parseNpy(const std::string &bytes, const std::string &path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     fail(path, ": not a .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -93,7 +99,13 @@ Tensor readNpy(const std::string &path) {
       size_t j = i;
       while (j < shapeText.size() && std::isdigit(static_cast<unsigned char>(shapeText[j])))
         ++j;
-      shape.push_back(std::stoll(shapeText.substr(i, j - i)));
+      // Checked: a dimension of 20 digits is bad input, not an escaping std::out_of_range
+      // (found by fuzzing).
+      int64_t d = 0;
+      for (size_t c = i; c < j; ++c)
+        if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, shapeText[c] - '0', &d))
+          fail(path, ": dimension ", shapeText.substr(i, j - i), " of the .npy shape is too large");
+      shape.push_back(d);
       i = j;
     } else {
       ++i;
@@ -103,10 +115,19 @@ Tensor readNpy(const std::string &path) {
   if (!dtype)
     fail(path, ": dtype ", descr, " is not supported (", supportedDescrs(), " are)");
   auto width = static_cast<size_t>(dtypeBytes(*dtype));
+  // The size is checked before the tensor is allocated, the product as it grows: a header may
+  // declare any shape.
+  size_t available = (bytes.size() - offset - headerLen) / width;
+  if (std::find(shape.begin(), shape.end(), 0) == shape.end()) {
+    size_t count = 1;
+    for (int64_t d : shape)
+      if (__builtin_mul_overflow(count, static_cast<size_t>(d), &count))
+        count = SIZE_MAX;
+    if (count > available)
+      fail(path, ": the data is shorter than shape ", shapeToList(shape), " needs");
+  }
   Tensor t(shape, *dtype);
   const char *data = bytes.data() + offset + headerLen;
-  if (bytes.size() - offset - headerLen < t.data.size() * width)
-    fail(path, ": the data is shorter than shape ", shapeToList(shape), " needs");
   for (size_t i = 0; i < t.data.size(); ++i)
     t.data[i] = loadElement(data + i * width, *dtype);
   return t;

@@ -11,6 +11,10 @@ namespace loupe {
 /// (bad magic, Fortran order, an unsupported dtype, a truncated body).
 Tensor readNpy(const std::string &path);
 
+/// A .npy file's bytes as a tensor; errors name `source` (readNpy's parser, for input that is
+/// not in a file).
+Tensor parseNpy(const std::string &bytes, const std::string &source);
+
 /// Writes `t` as a version 1.0 .npy file in its own dtype (float32, float64, int32 or int64).
 /// Throws Error when the file cannot be written or the dtype has no .npy spelling here.
 void writeNpy(const std::string &path, const Tensor &t);

@@ -1147,12 +1147,14 @@ OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path) {
   return out;
 }
 
-Tensor readTensorProto(const std::string &path) {
+Tensor parseTensorProto(const std::string &bytes, const std::string &source) {
   onnx::TensorProto t;
-  if (!t.ParseFromString(readFile(path)))
-    fail(path, ": not an ONNX TensorProto file");
-  return toTensor(t, path);
+  if (!t.ParseFromString(bytes))
+    fail(source, ": not an ONNX TensorProto file");
+  return toTensor(t, source);
 }
+
+Tensor readTensorProto(const std::string &path) { return parseTensorProto(readFile(path), path); }
 
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> v;

@@ -36,6 +36,10 @@ OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path);
 /// bfloat16, complex).
 Tensor readTensorProto(const std::string &path);
 
+/// A serialized TensorProto's bytes as a tensor; errors name `source` (readTensorProto's
+/// parser, for input that is not in a file).
+Tensor parseTensorProto(const std::string &bytes, const std::string &source);
+
 /// The ONNX operators importOnnx maps, sorted.
 std::vector<std::string> supportedOnnxOps();
 

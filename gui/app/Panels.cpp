@@ -55,6 +55,7 @@ const ImU32 kText = IM_COL32(20, 20, 20, 255);
 const ImU32 kEdge = IM_COL32(110, 110, 120, 255);
 const ImU32 kSelected = IM_COL32(230, 40, 40, 255);
 const ImU32 kAdded = IM_COL32(30, 160, 60, 255);
+const ImU32 kOutline = IM_COL32(60, 60, 70, 255);
 const ImU32 kChangedCol = IM_COL32(240, 150, 0, 255);
 const ImU32 kRemoved = IM_COL32(210, 30, 30, 255);
 
@@ -212,11 +213,30 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     }
   }
 
+  // Zoomed out so far that labels are not drawn, curves get a few segments and boxes square
+  // corners: on a large graph the software rasteriser spends most of a frame on their
+  // triangles, and at this size they look the same.
+  bool coarse = cv.zoom <= 0.35;
+  // What lies wholly outside the canvas is not drawn (a large graph at a legible zoom shows a
+  // small part of itself); a point's screen position is tested against the canvas with margin.
+  ImVec2 clipMin = origin, clipMax(origin.x + avail.x, origin.y + avail.y);
+  auto outside = [&](ImVec2 a, ImVec2 b) {
+    return b.x < clipMin.x || a.x > clipMax.x || b.y < clipMin.y || a.y > clipMax.y;
+  };
   for (const view::LaidEdge &e : l.edges) {
     const auto &p = e.points;
+    if (!p.empty()) {
+      double x0 = e.head.x, x1 = e.head.x, y0 = e.head.y, y1 = e.head.y;
+      for (const auto &q : p) {
+        x0 = std::min(x0, q.x), x1 = std::max(x1, q.x);
+        y0 = std::min(y0, q.y), y1 = std::max(y1, q.y);
+      }
+      if (outside(at(x0 - 10, y0 - 10), at(x1 + 10, y1 + 10)))
+        continue;
+    }
     for (size_t i = 1; i + 2 < p.size(); i += 3)
       dl->AddBezierCubic(at(p[i - 1].x, p[i - 1].y), at(p[i].x, p[i].y), at(p[i + 1].x, p[i + 1].y),
-                         at(p[i + 2].x, p[i + 2].y), kEdge, 1.2f);
+                         at(p[i + 2].x, p[i + 2].y), kEdge, 1.2f, coarse ? 4 : 0);
     if (!p.empty()) {
       ImVec2 tail = at(p.back().x, p.back().y), head = at(e.head.x, e.head.y);
       dl->AddLine(tail, head, kEdge, 1.2f);
@@ -246,13 +266,17 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
                                        : kOpFill;
   };
   int clicked = -1;
-  bool showText = cv.zoom > 0.35;
+  bool showText = !coarse;
   for (const LaidNode &n : l.nodes) {
     ImVec2 a = at(n.x - n.w / 2, n.y - n.h / 2), b = at(n.x + n.w / 2, n.y + n.h / 2);
+    if (outside(a, b))
+      continue;
     ImU32 fill = fillOf(n);
-    float rounding = n.kind == NodeKind::Op ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
+    float rounding = coarse                   ? 0.0f
+                     : n.kind == NodeKind::Op ? 3.0f
+                                              : static_cast<float>(n.h * cv.zoom / 2);
     dl->AddRectFilled(a, b, fill, rounding);
-    ImU32 outline = IM_COL32(60, 60, 70, 255);
+    ImU32 outline = kOutline;
     float thick = 1.0f;
     // Marks scale down with the graph so that, zoomed out, they do not swallow the boxes.
     const float mark = std::max(1.5f, static_cast<float>(3 * std::min(1.0, cv.zoom)));
@@ -271,10 +295,13 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       outline = IM_COL32(0, 120, 255, 255), thick = mark;
     if (static_cast<int>(n.nid) == selected || static_cast<int>(n.nid) == second)
       outline = kSelected, thick = mark;
-    dl->AddRect(a, b, outline, rounding, 0, thick);
-    if (st.groups && groupOf[n.nid] >= 0) {
+    // (Zoomed out, only marked boxes keep an outline: the fill already separates them.)
+    if (!coarse || outline != kOutline)
+      dl->AddRect(a, b, outline, rounding, 0, thick);
+    if (showText && st.groups && groupOf[n.nid] >= 0) {
       const GroupView &gv = (*st.groups)[static_cast<size_t>(groupOf[n.nid])];
-      // Root and master badges in the corner.
+      // Root and master badges in the corner (with the labels: zoomed out they would cover the
+      // boxes).
       std::string badge =
           std::string(gv.rootName == n.name ? "R" : "") + (gv.masterName == n.name ? "M" : "");
       if (!badge.empty())
@@ -543,14 +570,47 @@ void graphPanel(AppState &s, ImVec2 size, bool fusion) {
 
 bool changedStep(const Step &st) { return st.change.rfind("graph unchanged", 0) != 0; }
 
-void coloredDiff(const std::string &text) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    ImVec4 c = line.rfind("+", 0) == 0   ? ImVec4(0.1f, 0.55f, 0.2f, 1)
-               : line.rfind("-", 0) == 0 ? ImVec4(0.75f, 0.1f, 0.1f, 1)
-                                         : ImVec4(0.2f, 0.2f, 0.2f, 1);
-    ImGui::TextColored(c, "%s", line.c_str());
+// One row of the timeline's change list in its colour.
+void changeRow(const view::ChangeRow &r) {
+  using view::RowKind;
+  switch (r.kind) {
+  case RowKind::Added:
+  case RowKind::Removed:
+  case RowKind::Changed: {
+    ImU32 col = r.kind == RowKind::Added     ? kAdded
+                : r.kind == RowKind::Removed ? kRemoved
+                                             : kChangedCol;
+    ImGui::PushStyleColor(ImGuiCol_Text, col);
+    ImGui::TextUnformatted(r.text.c_str());
+    ImGui::PopStyleColor();
+    break;
+  }
+  case RowKind::Detail:
+    ImGui::BulletText("%s", r.text.c_str());
+    break;
+  case RowKind::None:
+    ImGui::TextDisabled("%s", r.text.c_str());
+    break;
+  case RowKind::Separator: {
+    // A line one text row high, so that every row has the height the clipper assumes.
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    float h = ImGui::GetTextLineHeight(), w = ImGui::GetContentRegionAvail().x;
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, at.y + h / 2), ImVec2(at.x + w, at.y + h / 2),
+                                        ImGui::GetColorU32(ImGuiCol_Separator));
+    ImGui::Dummy(ImVec2(w, h));
+    break;
+  }
+  case RowKind::DiffAdded:
+  case RowKind::DiffRemoved:
+  case RowKind::DiffSame: {
+    ImVec4 c = r.kind == RowKind::DiffAdded     ? ImVec4(0.1f, 0.55f, 0.2f, 1)
+               : r.kind == RowKind::DiffRemoved ? ImVec4(0.75f, 0.1f, 0.1f, 1)
+                                                : ImVec4(0.2f, 0.2f, 0.2f, 1);
+    ImGui::PushStyleColor(ImGuiCol_Text, c);
+    ImGui::TextUnformatted(r.text.c_str());
+    ImGui::PopStyleColor();
+    break;
+  }
   }
 }
 
@@ -658,23 +718,12 @@ void timelinePanel(AppState &s) {
   if (s.pairNode >= 0)
     ImGui::TextWrapped("%s", s.pairText.c_str());
   ImGui::BeginChild("changes", ImVec2(0, 0), true);
-  for (const view::NodeChange &c : d.nodes) {
-    const char *kind = c.change == Change::Added     ? "added"
-                       : c.change == Change::Removed ? "removed"
-                                                     : "changed";
-    ImU32 col = c.change == Change::Added     ? kAdded
-                : c.change == Change::Removed ? kRemoved
-                                              : kChangedCol;
-    ImGui::PushStyleColor(ImGuiCol_Text, col);
-    ImGui::Text("%s %s", kind, c.name.c_str());
-    ImGui::PopStyleColor();
-    for (const std::string &det : c.details)
-      ImGui::BulletText("%s", det.c_str());
-  }
-  if (d.nodes.empty())
-    ImGui::TextDisabled("No node changed.");
-  ImGui::Separator();
-  coloredDiff(d.irDiff);
+  // Only the rows in view are laid out: a large network's step has thousands.
+  ImGuiListClipper clip;
+  clip.Begin(static_cast<int>(d.rows.size()));
+  while (clip.Step())
+    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i)
+      changeRow(d.rows[static_cast<size_t>(i)]);
   ImGui::EndChild();
   ImGui::EndChild();
 }

@@ -92,7 +92,39 @@ StepDiff diffGraphs(const Graph &a, const Graph &b, const std::string &aName,
   auto la = outputLines(printGraphIR(a)), lb = outputLines(printGraphIR(b));
   if (la != lb)
     d.irDiff = unifiedDiff(la, lb, aName, bName);
+  d.rows = changeRows(d);
   return d;
+}
+
+std::vector<ChangeRow> changeRows(const StepDiff &d) {
+  std::vector<ChangeRow> rows;
+  for (const NodeChange &c : d.nodes) {
+    RowKind kind = c.change == Change::Added     ? RowKind::Added
+                   : c.change == Change::Removed ? RowKind::Removed
+                                                 : RowKind::Changed;
+    const char *verb = kind == RowKind::Added     ? "added "
+                       : kind == RowKind::Removed ? "removed "
+                                                  : "changed ";
+    rows.push_back({kind, verb + c.name});
+    for (const std::string &det : c.details)
+      rows.push_back({RowKind::Detail, det});
+  }
+  if (d.nodes.empty())
+    rows.push_back({RowKind::None, "No node changed."});
+  rows.push_back({RowKind::Separator, ""});
+  size_t at = 0;
+  while (at < d.irDiff.size()) {
+    size_t end = d.irDiff.find('\n', at);
+    if (end == std::string::npos)
+      end = d.irDiff.size();
+    std::string line = d.irDiff.substr(at, end - at);
+    RowKind kind = line.rfind('+', 0) == 0   ? RowKind::DiffAdded
+                   : line.rfind('-', 0) == 0 ? RowKind::DiffRemoved
+                                             : RowKind::DiffSame;
+    rows.push_back({kind, std::move(line)});
+    at = end + 1;
+  }
+  return rows;
 }
 
 } // namespace loupe::view

@@ -264,6 +264,52 @@ TEST(StepDiff, AttributeChangesAreListed) {
   EXPECT_NE(std::find(det.begin(), det.end(), "attr out_layout: (unset) -> NCHW8c"), det.end());
 }
 
+TEST(StepDiff, RowsListChangesThenTheIRDiff) {
+  Viewer v;
+  runAll(v, "x = Variable(\"x\", shape=(1, 4, 3, 3))\ny = relu(batch_norm(x, name=\"bn\"))\n"
+            ":graph y\n:apply InferShape SimplifyInference");
+  const auto &h = v.engine().history();
+  StepDiff d = diffGraphs(h[0].graph, h[1].graph, "step 0", "step 1");
+  const std::vector<ChangeRow> &rows = d.rows;
+  // Each node change is a row, followed by one row per detail.
+  size_t details = 0;
+  for (const NodeChange &c : d.nodes)
+    details += c.details.size();
+  size_t diffLines = std::count(d.irDiff.begin(), d.irDiff.end(), '\n') +
+                     (d.irDiff.empty() || d.irDiff.back() == '\n' ? 0 : 1);
+  ASSERT_EQ(rows.size(), d.nodes.size() + details + 1 + diffLines);
+  auto relu = std::find_if(rows.begin(), rows.end(),
+                           [](const ChangeRow &r) { return r.text == "changed relu0"; });
+  ASSERT_NE(relu, rows.end());
+  EXPECT_EQ(relu->kind, RowKind::Changed);
+  EXPECT_EQ((relu + 1)->kind, RowKind::Detail);
+  EXPECT_EQ((relu + 1)->text.rfind("inputs: bn.0 -> ", 0), 0u);
+  auto bn = std::find_if(rows.begin(), rows.end(),
+                         [](const ChangeRow &r) { return r.text == "removed bn"; });
+  ASSERT_NE(bn, rows.end());
+  EXPECT_EQ(bn->kind, RowKind::Removed);
+  auto sep = std::find_if(rows.begin(), rows.end(),
+                          [](const ChangeRow &r) { return r.kind == RowKind::Separator; });
+  ASSERT_EQ(sep - rows.begin(), static_cast<ptrdiff_t>(d.nodes.size() + details));
+  EXPECT_EQ((sep + 1)->text, "--- step 0");
+  EXPECT_EQ((sep + 1)->kind, RowKind::DiffRemoved);
+  EXPECT_EQ((sep + 2)->text, "+++ step 1");
+  EXPECT_EQ((sep + 2)->kind, RowKind::DiffAdded);
+  auto removedLine = std::find_if(sep, rows.end(), [](const ChangeRow &r) {
+    return r.text.rfind("-  %5 = batch_norm(", 0) == 0;
+  });
+  ASSERT_NE(removedLine, rows.end());
+  EXPECT_EQ(removedLine->kind, RowKind::DiffRemoved);
+  EXPECT_TRUE(
+      std::any_of(sep, rows.end(), [](const ChangeRow &r) { return r.kind == RowKind::DiffSame; }));
+  // An unchanged step: one row that says so and the separator.
+  StepDiff same = diffGraphs(h[1].graph, h[1].graph);
+  ASSERT_EQ(same.rows.size(), 2u);
+  EXPECT_EQ(same.rows[0].kind, RowKind::None);
+  EXPECT_EQ(same.rows[0].text, "No node changed.");
+  EXPECT_EQ(same.rows[1].kind, RowKind::Separator);
+}
+
 TEST(FusionView, Seed001GroupsKeepTheirColoursOnTheDeployGraph) {
   Viewer v;
   runAll(v, kSeed001);

@@ -6,7 +6,8 @@
 // function body is a copy of the members over placeholders `input<k>` (named in an id-order
 // scan, flattened to 1-D when the root's pattern is ElemWise); the tvm_op takes the external
 // entries in the order a DFS from the root first reaches them, is named like the root and
-// carries num_outputs, num_inputs, flatten_data and func_name. Variables are re-created with
+// carries num_outputs, num_inputs, flatten_data and func_name (at opt_level 3 also
+// reshape_only=1 when the function only reshapes its input). Variables are re-created with
 // only their names. The new graph gets `shape`, `dtype`, `dltype` and `module` (the functions),
 // then PlanMemory; variables then take storage ids after the planned ones, and the planner's
 // other attributes are dropped. Lowering the functions to loops is the backend's job.
@@ -74,6 +75,18 @@ std::shared_ptr<FusedFunction> buildFunction(const Graph &g, const FusedGroup &g
   return f;
 }
 
+// Whether the group only reshapes its one input: every member an op whose output holds its
+// input's elements in the same order (TVM's "reshape only" functions). At opt_level 3 such a
+// kernel may then write into its input's own storage, and need not run at all.
+bool reshapeOnly(const IndexedGraph &idx, const FusedGroup &grp) {
+  if (grp.arguments.size() != 1 || idx.nodes[grp.root].node->numOutputs() != 1)
+    return false;
+  return std::all_of(grp.members.begin(), grp.members.end(), [&](uint32_t m) {
+    const std::string &op = idx.nodes[m].node->op->name;
+    return op == "flatten" || op == "reshape" || op == "squeeze" || op == "expand_dims";
+  });
+}
+
 Graph fuseCompile(const Graph &src, const PassContext &ctx) {
   const IndexedGraph &idx = src.index();
   const auto &shapes = src.attr("shape")->shapes;
@@ -120,6 +133,8 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
                    {"num_inputs", std::to_string(inputs.size())},
                    {"flatten_data", grp.flattenData ? "1" : "0"},
                    {"func_name", name}};
+    if (ctx.optLevel >= 3 && reshapeOnly(idx, grp))
+      attrs.emplace_back("reshape_only", "1");
     newNode[grp.root] = makeOpNode(tvmOp, root.name, attrs, std::move(inputs), std::move(deps));
   }
   std::vector<NodeEntry> heads;

@@ -86,7 +86,12 @@ Graph planMemory(const Graph &src, const PassContext &) {
     if (n.isVariable())
       continue;
     std::vector<bool> taken(in.inputs.size(), false);
-    for (auto [i, o] : n.op->inplace) {
+    // A kernel that only reshapes its input (tvm_op reshape_only, made at opt_level 3) may
+    // write in place too: its output is the input's bytes, so the executor skips it.
+    std::vector<std::pair<int, int>> inplace = n.op->inplace;
+    if (n.op->name == "tvm_op" && n.parsed.getBool("reshape_only"))
+      inplace.emplace_back(0, 0);
+    for (auto [i, o] : inplace) {
       if (i >= static_cast<int>(in.inputs.size()) || o >= static_cast<int>(n.numOutputs()))
         continue;
       uint32_t eout = idx.entryId(nid, o), ein = idx.entryId(in.inputs[i]);

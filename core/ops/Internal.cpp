@@ -13,6 +13,10 @@ void registerInternalOps() {
                   .param("num_inputs", ParamKind::Int, std::nullopt, "inputs of the kernel")
                   .param("flatten_data", ParamKind::Bool, "0", "inputs passed as 1-D")
                   .param("func_name", ParamKind::Str, std::nullopt, "the fused function")
+                  .param("reshape_only", ParamKind::Bool, "0",
+                         "the function only reshapes its one input (opt_level 3 sets it): "
+                         "PlanMemory may give the output the input's storage, and then the "
+                         "executor skips the call")
                   .setPattern(kOpaque);
   op.variadic = true;
   op.minInputs = 0; // a function of constants only (zeros, full, …) takes no arguments

@@ -498,3 +498,52 @@ TEST(AlterOpLayout, DepthwiseBordersMatchTheReferenceAfterPartitioning) {
       EXPECT_LT(absError(e), std::string(dt) == "float64" ? 1e-12 : 1e-5);
     }
 }
+
+namespace {
+
+// The deploy graph's storage ids of kernel `name`'s first input and of its output.
+std::pair<int64_t, int64_t> storageOf(const Graph &g, const std::string &name) {
+  const IndexedGraph &idx = g.index();
+  const auto &sid = g.attr("storage_id")->ints;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (idx.nodes[nid].node->name == name)
+      return {sid[idx.entryId(idx.nodes[nid].inputs.at(0))], sid[idx.entryId(nid, 0)]};
+  ADD_FAILURE() << "no node " << name;
+  return {-1, -1};
+}
+
+} // namespace
+
+// At opt_level 3 a kernel that only reshapes (flatten before a dense) is marked reshape_only;
+// PlanMemory gives its output its input's storage when nothing reads the input afterwards, and
+// the executor then skips it. When the input is still read later, the kernel keeps its own
+// buffer and runs. Both match the reference interpreter; opt_level 2 is as before.
+TEST(FastPath, ReshapeOnlyKernelsShareTheirInputsStorage) {
+  const std::string program = "x = Variable(\"x\", shape=(1, 3, 8, 8))\n"
+                              "c = conv2d(x, channels=4, kernel_size=(3, 3), name=\"c\")\n"
+                              "f = flatten(c, name=\"f\")\n";
+  // Bound weights: the dense then reads the blocked convolution output as it is (its weight
+  // reordered at build time), so the flatten is a kernel of its own.
+  const std::string kParams =
+      " param c_weight=random c_bias=random dense0_weight=random dense0_bias=random";
+  for (int level : {2, 3}) {
+    Engine e;
+    run(e, program + "y = dense(f, units=5)\n:graph y");
+    run(e, ":build opt_level=" + std::to_string(level) + kParams);
+    const Graph &g = e.current()->graph;
+    std::string ir = output(e, ":ir");
+    EXPECT_EQ(ir.find("func_name='fuse_flatten', reshape_only='1'") != std::string::npos,
+              level == 3)
+        << ir;
+    auto [in, out] = storageOf(g, "f");
+    EXPECT_EQ(in == out, level == 3) << in << " " << out;
+    EXPECT_LT(absError(e), 1e-4);
+  }
+  // The convolution's output is summed after the flatten: no sharing, the copy runs.
+  Engine e;
+  run(e, program + "y = dense(f, units=5) + sum(c)\n:graph y\n:build opt_level=3" + kParams);
+  EXPECT_NE(output(e, ":ir").find("reshape_only='1'"), std::string::npos);
+  auto [in, out] = storageOf(e.current()->graph, "f");
+  EXPECT_NE(in, out);
+  EXPECT_LT(absError(e), 1e-4);
+}

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -573,6 +574,75 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
                 ins)};
 }
 
+// Resize (and Upsample, its older form) of the last two axes of 4-D data by constant scales
+// or sizes: resize2d with ONNX's coordinate and rounding modes. Opset 10's Resize and Upsample
+// map coordinates asymmetrically and round nearest neighbours down.
+std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
+  bool legacy = n.op_type() == "Upsample" || im.opset() < 11;
+  im.only(n, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+              "exclude_outside", "extrapolation_value", "scales"});
+  std::string mode = im.attrString(n, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    fail(im.where(n), ": mode ", mode, " is not supported (nearest and linear are)");
+  std::string coords =
+      legacy ? "asymmetric" : im.attrString(n, "coordinate_transformation_mode", "half_pixel");
+  if (coords == "tf_crop_and_resize")
+    fail(im.where(n), ": coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (mode == "linear" && coords == "tf_half_pixel_for_nn")
+    fail(im.where(n), ": tf_half_pixel_for_nn is for nearest neighbours only");
+  std::string rounding = legacy ? "floor" : im.attrString(n, "nearest_mode", "round_prefer_floor");
+  NodeEntry x = im.input(n, 0);
+  std::optional<Shape> shape = im.inferredShape(x);
+  if (!shape || shape->size() != 4)
+    fail(im.where(n), ": the data's shape must be known and 4-D (N, C, H, W)");
+  // The scales: an attribute (Upsample before opset 9), input 1 (opset 9-10) or input 2;
+  // else the sizes, input 3.
+  std::vector<double> scales;
+  if (const auto *a = im.attr(n, "scales"))
+    scales.assign(a->floats().begin(), a->floats().end());
+  int scalesAt = legacy ? 1 : 2;
+  if (scales.empty() && im.hasInput(n, scalesAt)) {
+    const Tensor *t = im.constant(n, scalesAt);
+    if (!t)
+      fail(im.where(n), ": scales must be a constant (an initializer or Constant)");
+    scales = t->data;
+  }
+  std::vector<int64_t> sizes;
+  if (scales.empty()) {
+    if (legacy || !im.hasInput(n, 3))
+      fail(im.where(n), ": needs scales or sizes");
+    sizes = im.constInts(n, 3, "sizes");
+    if (sizes.size() != 4)
+      fail(im.where(n), ": sizes must have 4 values (N, C, H, W), got ", sizes.size());
+  } else if (scales.size() != 4) {
+    fail(im.where(n), ": scales must have 4 values (N, C, H, W), got ", scales.size());
+  }
+  const Shape &d = *shape;
+  auto sized = [&](size_t k) {
+    return sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(d[k]) * scales[k]))
+                         : sizes[k];
+  };
+  for (size_t k : {0, 1})
+    if (sized(k) != d[k])
+      fail(im.where(n), ": only H and W can be resized (axes 2 and 3)");
+  int64_t oh = sized(2), ow = sized(3);
+  if (oh <= 0 || ow <= 0)
+    fail(im.where(n), ": the output size (", oh, ", ", ow, ") must be positive");
+  auto scaleText = [&](size_t k) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", sizes.empty() ? scales[k] : 0.0);
+    return std::string(buf);
+  };
+  return {im.op(n, "resize2d",
+                {{"size", tupleText({oh, ow})},
+                 {"method", mode == "nearest" ? "nearest_neighbor" : "linear"},
+                 {"coordinate_transformation_mode", coords},
+                 {"rounding_method", rounding},
+                 {"scale_h", scaleText(2)},
+                 {"scale_w", scaleText(3)}},
+                {x})};
+}
+
 Converter pool(const char *op, bool isMax) {
   return [op, isMax](Importer &im, const onnx::NodeProto &n) {
     if (isMax)
@@ -798,6 +868,8 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
       {"Gather", indexing("take")},
+      {"Resize", resize},
+      {"Upsample", resize},
       {"Tile",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {});

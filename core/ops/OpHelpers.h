@@ -155,6 +155,7 @@ void registerReduceOps();
 void registerNnOps();
 void registerConvOps();
 void registerPoolOps();
+void registerImageOps();
 void registerTransformOps();
 void registerInitOps();
 void registerInternalOps();

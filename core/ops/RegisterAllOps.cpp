@@ -18,6 +18,7 @@ void registerAllOps() {
     ops::registerNnOps();
     ops::registerConvOps();
     ops::registerPoolOps();
+    ops::registerImageOps();
     ops::registerTransformOps();
     ops::registerInitOps();
     ops::registerInternalOps();

@@ -247,6 +247,16 @@ std::vector<Case> cases() {
   c.push_back({"y = global_max_pool2d(a)", nchw});
   c.push_back({"y = global_avg_pool2d(a)", nchw});
   c.push_back({"y = upsampling(a, scale=2)", nchw});
+  c.push_back({"y = resize2d(a, size=(9, 4))", nchw});
+  c.push_back({"y = resize2d(a, size=(3, 11), method=\"nearest_neighbor\", "
+               "coordinate_transformation_mode=\"asymmetric\", "
+               "rounding_method=\"round_prefer_ceil\", scale_w=1.6)",
+               nchw});
+  c.push_back(
+      {"y = resize2d(a, size=(8, 8), coordinate_transformation_mode=\"align_corners\")", nchw});
+  c.push_back({"y = resize2d(a, size=(2, 3), method=\"nearest_neighbor\", "
+               "coordinate_transformation_mode=\"pytorch_half_pixel\", rounding_method=\"ceil\")",
+               nchw});
   c.push_back({"y = matmul(a, b)", {{{3, 4}, {4, 5}}, {{1, 7}, {7, 1}}}});
   c.push_back({"y = matmul(a, b, transpose_a=True, transpose_b=True)", {{{4, 3}, {5, 4}}}});
   c.push_back({"y = prelu(a, b)", {{{1, 3, 7, 9}, {3}}, {{2, 2, 5, 17}, {2}}}});

@@ -235,3 +235,68 @@ TEST(Onnx, ShapeComputationsFoldAtImport) {
                 ": node y (Reshape): shape must be a constant (an initializer or Constant)\n");
   std::filesystem::remove(dynamic);
 }
+
+namespace {
+
+// x (1, 1, 2, 3) -> Resize with the given mode and 2x scales (an initializer, or a graph input
+// when `scalesInput`), opset 13.
+std::string resizeModel(const std::string &name, const std::string &mode, bool scalesInput) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  auto input = [&](const std::string &n, std::vector<int64_t> dims) {
+    auto *tt = g->add_input();
+    tt->set_name(n);
+    auto *t = tt->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  input("x", {1, 1, 2, 3});
+  if (scalesInput) {
+    input("scales", {4});
+  } else {
+    onnx::TensorProto *t = g->add_initializer();
+    t->set_name("scales");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    for (float s : {1.0f, 1.0f, 2.0f, 2.0f})
+      t->add_float_data(s);
+  }
+  onnx::NodeProto *n = addNode(g, "Resize", {"x", "", "scales"}, "y");
+  auto *a = n->add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(mode);
+  g->add_output()->set_name("y");
+  return saveModel(m, name);
+}
+
+} // namespace
+
+// Resize with constant scales becomes resize2d (sizes from the data's shape times the scales);
+// what it cannot express is refused naming the node.
+TEST(Onnx, ResizeWithConstantScales) {
+  std::string path = resizeModel("resize.onnx", "linear", false);
+  Engine e;
+  run(e, ":load " + path);
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("resize2d(%x, size='(4, 6)', method='linear', "
+                    "coordinate_transformation_mode='half_pixel', "
+                    "rounding_method='round_prefer_floor', scale_h='2', scale_w='2')"),
+            std::string::npos)
+      << ir;
+  run(e, ":build");
+  EXPECT_NE(output(e, ":run").find("shape (1, 1, 4, 6) float32"), std::string::npos);
+  std::filesystem::remove(path);
+  for (auto [mode, input, message] :
+       {std::tuple{"cubic", false, "mode cubic is not supported (nearest and linear are)"},
+        std::tuple{"nearest", true, "scales must be a constant (an initializer or Constant)"}}) {
+    std::string bad = resizeModel("bad_resize.onnx", mode, input);
+    std::string err = output(e, ":load " + bad);
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+    EXPECT_NE(err.find("(Resize)"), std::string::npos) << err;
+    std::filesystem::remove(bad);
+  }
+}

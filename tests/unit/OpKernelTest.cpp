@@ -603,6 +603,41 @@ TEST(OpKernel, Tile) {
   expectValues(unary("tile", "reps=(2,)", {2, 1}, {7, 8}), {7, 7, 8, 8});
 }
 
+TEST(OpKernel, Resize2d) {
+  // Linear, half_pixel, 2x2 -> 4x4 (ONNX's resize_upsample_scales_linear): the border rows and
+  // columns read the edge cells.
+  expectValues(unary("resize2d", "size=(4, 4)", {1, 1, 2, 2}, {1, 2, 3, 4}),
+               {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+  // Nearest, asymmetric, rounding down (ONNX's Upsample): source o / 2.
+  expectValues(unary("resize2d",
+                     "size=(1, 6), method=\"nearest_neighbor\", "
+                     "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\"",
+                     {1, 1, 1, 3}, {1, 2, 3}),
+               {1, 1, 2, 2, 3, 3});
+  // Nearest, half_pixel, 4 -> 2: sources 0.5 and 2.5, halves rounded down or up.
+  const char *nearest = "size=(1, 2), method=\"nearest_neighbor\", rounding_method=";
+  expectValues(unary("resize2d", std::string(nearest) + "\"round_prefer_floor\"", {1, 1, 1, 4},
+                     {1, 2, 3, 4}),
+               {1, 3});
+  expectValues(
+      unary("resize2d", std::string(nearest) + "\"round_prefer_ceil\"", {1, 1, 1, 4}, {1, 2, 3, 4}),
+      {2, 4});
+  // Linear, align_corners, 3 -> 5: sources o * 2 / 4.
+  expectValues(unary("resize2d", "size=(1, 5), coordinate_transformation_mode=\"align_corners\"",
+                     {1, 1, 1, 3}, {0, 3, 6}),
+               {0, 1.5, 3, 4.5, 6});
+  // A given scale is what the coordinates use even when the size was rounded down from it
+  // (ONNX: 4 * 0.6 -> 2 cells, sources (o + 0.5) / 0.6 - 0.5 = 0.333 and 2).
+  expectValues(unary("resize2d", "size=(1, 2), scale_w=0.6", {1, 1, 1, 4}, {1, 2, 3, 4}),
+               {1 + 1.0 / 3, 3});
+  std::string err = inferError("x = Variable(\"x\", shape=(1, 1, 2, 2))\n"
+                               "y = resize2d(x, size=(0, 2))");
+  EXPECT_NE(err.find("attribute 'size' must be two positive sizes (H, W)"), std::string::npos)
+      << err;
+  err = inferError("x = Variable(\"x\", shape=(2, 2))\ny = resize2d(x, size=(4, 4))");
+  EXPECT_NE(err.find("data must be 4-D (NCHW), got [2, 2]"), std::string::npos) << err;
+}
+
 // Every registered op has a kernel and is exercised in this file: its name appears here as a
 // call (`relu(`) or a quoted op name (`"relu"`), so adding an op without a test fails.
 TEST(OpKernel, EveryOpHasAKernelTest) {

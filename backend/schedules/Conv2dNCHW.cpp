@@ -23,6 +23,42 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
          shifted ? "output columns per vector; the last vector shifted back"
                  : "output columns per vector");
 
+  // An ungrouped convolution (the input channels are the whole reduction): a block of output
+  // channels and two rows share each input vector, every tap's weight broadcast once per
+  // channel, so that a tile of oc_block x 2 vectors stays in registers (NCHW with a width that
+  // fills the vectors better than the channels would, AlterOpLayout's choice at opt_level 3).
+  const Expr &body = s.stages[idx].body;
+  const Shape &dataShape = body->args[0]->args[0]->tensor->shape;
+  if (dataShape.size() == 4 && body->reduceAxes[0].extent == dataShape[1]) {
+    int64_t ocBlock = largestDivisorUpTo(convShape[1], 13);
+    int64_t rows = convShape[2] % 2 == 0 ? 2 : 1;
+    s.knob("oc_block", ocBlock, "output channels per register tile");
+    s.knob("rows", rows, "output rows per register tile");
+    ComputeRef cacheT = accumulateThroughCache(s, idx);
+    Stage &out = s.stage(s.outputs[0]);
+    Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
+    auto [co, ci] = s.split(out, c, ocBlock);
+    auto [ho, hi] = s.split(out, h, rows);
+    auto [wo, wi] = shifted ? s.splitShifted(out, w, vec) : s.split(out, w, vec);
+    s.reorder(out, {n, co, ho, wo, ci, hi, wi});
+    s.parallel(out, s.fuse(out, s.fuse(out, n, co), ho));
+    s.unroll(out, ci);
+    s.unroll(out, hi);
+    s.vectorize(out, wi);
+    Stage &acc = s.stage(cacheT);
+    s.computeAt(acc, out, wo);
+    s.setLocal(acc);
+    Expr cc = acc.leaves[1].var, ch = acc.leaves[2].var, cw = acc.leaves[3].var,
+         rc = acc.leaves[4].var, ry = acc.leaves[5].var, rx = acc.leaves[6].var;
+    s.reorder(acc, {rc, ry, rx, cc, ch, cw});
+    s.unroll(acc, ry);
+    s.unroll(acc, rx);
+    s.unroll(acc, cc);
+    s.unroll(acc, ch);
+    s.vectorize(acc, cw);
+    return true;
+  }
+
   ComputeRef cacheT = accumulateThroughCache(s, idx);
   Expr wi = tileRowsAndWidth(s, cacheT, vec, shifted);
   s.vectorize(s.stage(s.outputs[0]), wi);

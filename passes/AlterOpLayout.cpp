@@ -8,7 +8,9 @@
 // of the input channels not above oc_bn. Unlike TVM, channel counts whose blocks would fill the
 // vector registers badly are padded with zeros to a multiple of the SIMD width first (1000 ->
 // 1008 in float32, 13 -> 16 in float64), with `pad` and `split` nodes that keep the graph's
-// values exact. Other targets and other convolutions are left alone.
+// values exact. A stride-1 convolution whose output width fills the vectors better than its
+// channels stays in NCHW (its columns go in the lanes). Other targets and other convolutions
+// are left alone.
 //
 // The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
 // `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When

@@ -3,7 +3,8 @@
 // `storage_allocated_bytes` and `storage_num_not_allocated`.
 //
 // Walking op nodes in id order: (1) an output may take over an input's block when the op has
-// an in-place option, that block has no other reader, the output is used and sizes and dtypes
+// an in-place option (or is a tvm_op marked reshape_only at opt_level 3), that block has no
+// other reader, the output is used and sizes and dtypes
 // match; (2) the remaining outputs are allocated largest first; (3) input blocks whose last
 // reader this was are released; (4) outputs nobody reads are released at once. The allocator
 // (NNVM's GraphAllocator) keeps free blocks in a multimap by size: a request of `size` bytes

@@ -1,5 +1,6 @@
-// Conv2dNCHW: opt_level 3's schedule for convolutions AlterOpLayout leaves in NCHW (depthwise and
-// grouped ones): a vector of output columns accumulated in registers over the taps.
+// Conv2dNCHW: opt_level 3's schedule for convolutions AlterOpLayout leaves in NCHW (grouped ones,
+// and ungrouped ones whose output columns fill the vectors better than their channels): vectors
+// of output columns accumulated in registers over the taps, for a block of channels and rows.
 #include "backend/schedules/FastSchedules.h"
 
 #include "core/DType.h"

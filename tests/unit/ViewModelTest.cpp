@@ -221,12 +221,22 @@ TEST(GraphLayout, NeighbourhoodAndSearch) {
   EXPECT_TRUE(searchNodes(g, "nothing").empty());
 }
 
-TEST(StepDiff, SimplifyInferenceRewritesBatchNorm) {
-  Viewer v;
+namespace {
+
+// relu(batch_norm(x)) through SimplifyInference in `v`: the diff of its two steps.
+StepDiff batchNormStep(Viewer &v) {
   runAll(v, "x = Variable(\"x\", shape=(1, 4, 3, 3))\ny = relu(batch_norm(x, name=\"bn\"))\n"
             ":graph y\n:apply InferShape SimplifyInference");
   const auto &h = v.engine().history();
-  StepDiff d = diffGraphs(h[0].graph, h[1].graph, "step 0", "step 1");
+  return diffGraphs(h[0].graph, h[1].graph, "step 0", "step 1");
+}
+
+} // namespace
+
+TEST(StepDiff, SimplifyInferenceRewritesBatchNorm) {
+  Viewer v;
+  StepDiff d = batchNormStep(v);
+  const auto &h = v.engine().history();
   EXPECT_EQ(d.of("bn"), Change::Removed);
   EXPECT_EQ(d.of("relu0"), Change::Changed);
   EXPECT_EQ(d.of("x"), Change::Same);
@@ -266,10 +276,8 @@ TEST(StepDiff, AttributeChangesAreListed) {
 
 TEST(StepDiff, RowsListChangesThenTheIRDiff) {
   Viewer v;
-  runAll(v, "x = Variable(\"x\", shape=(1, 4, 3, 3))\ny = relu(batch_norm(x, name=\"bn\"))\n"
-            ":graph y\n:apply InferShape SimplifyInference");
+  StepDiff d = batchNormStep(v);
   const auto &h = v.engine().history();
-  StepDiff d = diffGraphs(h[0].graph, h[1].graph, "step 0", "step 1");
   const std::vector<ChangeRow> &rows = d.rows;
   // Each node change is a row, followed by one row per detail.
   size_t details = 0;

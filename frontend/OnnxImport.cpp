@@ -643,6 +643,137 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
                 {x})};
 }
 
+// The shape of input `k`, which these conversions need now (to size a constant or a reshape).
+Shape shapeNow(Importer &im, const onnx::NodeProto &n, int k, size_t minRank) {
+  std::optional<Shape> s = im.inferredShape(im.input(n, k));
+  if (!s || s->size() < minRank)
+    fail(im.where(n), ": the shape of input ", k, " must be known and of rank ", minRank,
+         " or more");
+  return *s;
+}
+
+// DepthToSpace and SpaceToDepth: a reshape to 6-D, a transpose that moves the block between
+// the channels and the spatial axes, and a reshape back (ONNX's own definition).
+Converter depthSpace(bool toSpace) {
+  return [toSpace](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"blocksize", "mode"});
+    Shape d = shapeNow(im, n, 0, 4);
+    if (d.size() != 4)
+      fail(im.where(n), ": the data must be 4-D (N, C, H, W)");
+    int64_t b = im.attrInt(n, "blocksize", 0), N = d[0], C = d[1], H = d[2], W = d[3];
+    if (b <= 0)
+      fail(im.where(n), ": blocksize must be positive");
+    Shape first, last;
+    std::vector<int64_t> perm;
+    if (toSpace) {
+      if (C % (b * b) != 0)
+        fail(im.where(n), ": the channels (", C, ") must divide by blocksize² (", b * b, ")");
+      bool crd = im.attrString(n, "mode", "DCR") == "CRD";
+      first = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
+      perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+      last = {N, C / (b * b), H * b, W * b};
+    } else {
+      if (H % b != 0 || W % b != 0)
+        fail(im.where(n), ": H and W (", H, ", ", W, ") must divide by blocksize (", b, ")");
+      first = {N, C, H / b, b, W / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+      last = {N, C * b * b, H / b, W / b};
+    }
+    NodeEntry x = im.op(n, "reshape", {{"shape", tupleText(first)}}, {im.input(n, 0)}, "_split");
+    x = im.op(n, "transpose", {{"axes", tupleText(perm)}}, {x}, "_move");
+    return std::vector<NodeEntry>{im.op(n, "reshape", {{"shape", tupleText(last)}}, {x})};
+  };
+}
+
+// InstanceNormalization: layer_norm over the spatial axes (each image's channel normalised by
+// its own mean and variance), then the per-channel scale and bias.
+std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"epsilon"});
+  Shape d = shapeNow(im, n, 0, 3);
+  Shape spatial(d.begin() + 2, d.end());
+  Tensor ones(spatial, kFloat32), zeros(spatial, kFloat32);
+  std::fill(ones.data.begin(), ones.data.end(), 1.0);
+  im.addParam(im.nameOf(n, "_ones"), std::move(ones));
+  im.addParam(im.nameOf(n, "_zeros"), std::move(zeros));
+  NodeEntry y = im.op(
+      n, "layer_norm", {{"axis", "2"}, {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+      {im.input(n, 0), im.valueOf(im.nameOf(n, "_ones")), im.valueOf(im.nameOf(n, "_zeros"))},
+      "_normalized");
+  AttrDict perChannel = {{"axis", "1"}, {"num_newaxis", std::to_string(d.size() - 2)}};
+  NodeEntry scale = im.op(n, "expand_dims", perChannel, {im.input(n, 1)}, "_scale");
+  NodeEntry bias = im.op(n, "expand_dims", perChannel, {im.input(n, 2)}, "_bias");
+  y = im.op(n, "broadcast_mul", {}, {y, scale}, "_scaled");
+  return {im.op(n, "broadcast_add", {}, {y, bias})};
+}
+
+// Hardmax: 1 where an element is the first maximum along the axis, else 0 — argmax compared
+// with the axis's positions (a constant). Before opset 13 the input counts as 2-D, flattened
+// at the axis.
+std::vector<NodeEntry> hardmax(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis"});
+  Shape d = shapeNow(im, n, 0, 1);
+  auto rank = static_cast<int64_t>(d.size());
+  int64_t axis = im.attrInt(n, "axis", im.opset() >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank)
+    fail(im.where(n), ": axis ", axis, " is out of range for rank ", rank);
+  axis = axis < 0 ? axis + rank : axis;
+  NodeEntry x = im.input(n, 0);
+  Shape work = d;
+  if (im.opset() < 13) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i)
+      (i < axis ? outer : inner) *= d[static_cast<size_t>(i)];
+    work = {outer, inner};
+    x = im.op(n, "reshape", {{"shape", tupleText(work)}}, {x}, "_2d");
+    axis = 1;
+  }
+  Shape at(work.size(), 1);
+  at[static_cast<size_t>(axis)] = work[static_cast<size_t>(axis)];
+  Tensor positions(at, kInt64);
+  for (size_t i = 0; i < positions.data.size(); ++i)
+    positions.data[i] = static_cast<double>(i);
+  im.addParam(im.nameOf(n, "_positions"), std::move(positions));
+  NodeEntry arg =
+      im.op(n, "argmax", {{"axis", std::to_string(axis)}, {"keepdims", "True"}}, {x}, "_argmax");
+  NodeEntry hit =
+      im.op(n, "broadcast_equal", {}, {arg, im.valueOf(im.nameOf(n, "_positions"))}, "_hit");
+  NodeEntry y =
+      im.op(n, "where", {},
+            {hit, im.op(n, "ones_like", {}, {x}, "_one"), im.op(n, "zeros_like", {}, {x}, "_zero")},
+            im.opset() < 13 ? "_2d_hardmax" : "");
+  if (im.opset() < 13)
+    y = im.op(n, "reshape", {{"shape", tupleText(d)}}, {y});
+  return {y};
+}
+
+// Trilu: the upper (or lower) triangle of the last two axes from diagonal k, the rest zero — a
+// constant mask chosen by where.
+std::vector<NodeEntry> trilu(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"upper"});
+  Shape d = shapeNow(im, n, 0, 2);
+  int64_t k = 0;
+  if (im.hasInput(n, 1)) {
+    std::vector<int64_t> ks = im.constInts(n, 1, "k");
+    if (ks.size() != 1)
+      fail(im.where(n), ": k must hold one value");
+    k = ks[0];
+  }
+  bool upper = im.attrInt(n, "upper", 1) != 0;
+  int64_t rows = d[d.size() - 2], cols = d.back();
+  Tensor mask({rows, cols}, kBoolean);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      // j - i compared in double: k may be any int64 (a saturated constant).
+      double diagonal = static_cast<double>(j) - static_cast<double>(i);
+      mask.data[static_cast<size_t>(i * cols + j)] =
+          upper ? diagonal >= static_cast<double>(k) : diagonal <= static_cast<double>(k);
+    }
+  im.addParam(im.nameOf(n, "_mask"), std::move(mask));
+  NodeEntry x = im.input(n, 0);
+  return {im.op(n, "where", {},
+                {im.valueOf(im.nameOf(n, "_mask")), x, im.op(n, "zeros_like", {}, {x}, "_zero")})};
+}
+
 Converter pool(const char *op, bool isMax) {
   return [op, isMax](Importer &im, const onnx::NodeProto &n) {
     if (isMax)
@@ -868,6 +999,11 @@ const std::map<std::string, Converter> &converters() {
       {"ReduceLogSumExp", composedSum("exp", "log")},
       {"ReduceL1", composedSum("abs", nullptr)},
       {"Gather", indexing("take")},
+      {"DepthToSpace", depthSpace(true)},
+      {"SpaceToDepth", depthSpace(false)},
+      {"InstanceNormalization", instanceNorm},
+      {"Hardmax", hardmax},
+      {"Trilu", trilu},
       {"Resize", resize},
       {"Upsample", resize},
       {"Tile",

@@ -144,7 +144,7 @@ public:
     for (const auto &init : g.initializer())
       addParam(init.name(), toTensor(init, path_ + ": initializer " + init.name()));
     for (const auto &in : g.input()) {
-      if (values_.count(in.name()))
+      if (values_.count(in.name()) || scalars_.count(in.name()))
         continue; // an initializer listed as an input too (older exporters did)
       const auto &tt = in.type().tensor_type();
       Shape shape;
@@ -252,9 +252,31 @@ public:
     if (!hasInput(n, k))
       fail(where(n), ": input ", k, " is missing");
     auto it = values_.find(n.input(k));
+    if (it == values_.end() && scalars_.count(n.input(k)))
+      fail(where(n), ": input '", n.input(k),
+           "' is a scalar (rank 0); the workbench's tensors have rank 1 or more");
     if (it == values_.end())
       fail(where(n), ": input '", n.input(k), "' is not defined before it");
     return it->second;
+  }
+  /// input() for an operand that broadcasts: a constant scalar (PyTorch's `x * 0.5`, a
+  /// softmax scale, Clip's bounds) is read as a one-element tensor, which broadcasts with the
+  /// other operand (of rank 1 or more) exactly as the scalar does.
+  NodeEntry broadcastInput(const onnx::NodeProto &n, int k) {
+    auto s = hasInput(n, k) ? scalars_.find(n.input(k)) : scalars_.end();
+    // Every operand a scalar would make a scalar result, which a one-element tensor is not.
+    bool tensorOperand = false;
+    for (int i = 0; i < n.input_size(); ++i)
+      tensorOperand |= hasInput(n, i) && !scalars_.count(n.input(i));
+    if (s == scalars_.end() || !tensorOperand)
+      return input(n, k);
+    std::string name = s->first + "_as_1d";
+    if (!values_.count(name)) {
+      Tensor t = s->second;
+      t.shape = {1};
+      addParam(name, std::move(t));
+    }
+    return values_.at(name);
   }
   /// The value of a constant input — an initializer, a Constant's output, or a computation
   /// that fold() can evaluate now — if it is one.
@@ -262,7 +284,10 @@ public:
     if (!hasInput(n, k))
       return nullptr;
     auto it = out_.params.find(n.input(k));
-    return it == out_.params.end() ? fold(n.input(k)) : &it->second;
+    if (it != out_.params.end())
+      return &it->second;
+    auto s = scalars_.find(n.input(k));
+    return s != scalars_.end() ? &s->second : fold(n.input(k));
   }
   /// Folds the value `name` into a param when it is known before any input is: every path from
   /// it ends at a param or at a shape_of whose input's shape InferShape knows from the graph so
@@ -338,13 +363,16 @@ public:
   }
   /// Adds a constant the conversion computed as the param of output `k`.
   std::vector<NodeEntry> constantOutput(const onnx::NodeProto &n, Tensor t) {
+    bool scalar = t.shape.empty();
     addParam(n.output(0), std::move(t));
+    if (scalar)
+      return {}; // read by constant() and broadcastInput(), not a graph value
     return {values_.at(n.output(0))};
   }
   /// The shape of input `k` when it is a param or a graph input (declared), else null.
   const Shape *knownShape(const onnx::NodeProto &n, int k) {
     if (const Tensor *t = constant(n, k))
-      return &t->shape;
+      return t->shape.empty() ? nullptr : &t->shape; // a scalar is no tensor's shape here
     auto it = hasInput(n, k) ? declared_.find(n.input(k)) : declared_.end();
     return it == declared_.end() ? nullptr : &it->second;
   }
@@ -422,9 +450,13 @@ public:
   void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message) {
     rankChecks_.push_back({e.node, k, rank, std::move(message)});
   }
+  /// A constant by name: a param of the graph, or (rank 0) a scalar kept apart, which
+  /// conversions read as a value (constant()) or as a broadcast operand (broadcastInput()).
   void addParam(const std::string &name, Tensor t) {
-    if (t.shape.empty())
-      fail(path_, ": ", name, " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+    if (t.shape.empty()) {
+      scalars_[name] = std::move(t);
+      return;
+    }
     values_[name] = {
         makeVariable(name, {{"shape", tupleText(t.shape)}, {"dtype", std::to_string(t.dtype)}}), 0,
         0};
@@ -436,6 +468,7 @@ private:
   std::string path_;
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
+  std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
   std::map<std::string, Shape> declared_; ///< graph inputs' shapes
   OnnxModel out_;
   struct RankCheck {
@@ -458,7 +491,8 @@ Converter unary(const char *op) {
 Converter binary(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {});
-    return std::vector<NodeEntry>{im.op(n, op, {}, {im.input(n, 0), im.input(n, 1)})};
+    return std::vector<NodeEntry>{
+        im.op(n, op, {}, {im.broadcastInput(n, 0), im.broadcastInput(n, 1)})};
   };
 }
 
@@ -508,7 +542,7 @@ Converter variadic(const char *op, bool mean = false) {
     int count = n.input_size();
     NodeEntry acc = im.input(n, 0);
     for (int k = 1; k < count; ++k)
-      acc = im.op(n, op, {}, {acc, im.input(n, k)},
+      acc = im.op(n, op, {}, {acc, im.broadcastInput(n, k)},
                   k + 1 < count || mean ? "_" + std::string(op) + std::to_string(k) : "");
     if (count == 1 && !mean)
       acc = im.op(n, "copy", {}, {acc});
@@ -928,8 +962,9 @@ const std::map<std::string, Converter> &converters() {
       {"Where",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {});
-         return std::vector<NodeEntry>{
-             im.op(n, "where", {}, {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
+         return std::vector<NodeEntry>{im.op(
+             n, "where", {},
+             {im.broadcastInput(n, 0), im.broadcastInput(n, 1), im.broadcastInput(n, 2)})};
        }},
       {"Abs", unary("abs")},
       {"Sign", unary("sign")},
@@ -1144,6 +1179,15 @@ const std::map<std::string, Converter> &converters() {
          im.only(n, {"ratio", "seed", "is_test"});
          if (n.output_size() > 1 && !n.output(1).empty())
            fail(im.where(n), ": the mask output is not supported");
+         // Inference: the identity. Opset 12's training_mode input, when given, must be a
+         // constant false (training drops elements at random).
+         if (im.hasInput(n, 2)) {
+           const Tensor *training = im.constant(n, 2);
+           if (!training || training->data.size() != 1)
+             fail(im.where(n), ": training_mode must be a constant scalar");
+           if (training->data[0] != 0)
+             fail(im.where(n), ": training mode is not supported (inference only)");
+         }
          return std::vector<NodeEntry>{im.op(n, "copy", {}, {im.input(n, 0)})};
        }},
       {"LeakyRelu",

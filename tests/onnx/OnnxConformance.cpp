@@ -5,10 +5,10 @@
 // model that imports is a bug: the exit status is 1.
 //
 // The workbench's shapes are static, so an input that decides a shape or an axis (Reshape's
-// shape, Resize's scales, ReduceSum's axes, …) must be a constant; ONNX's tests feed those as
-// graph inputs. A model refused for that alone is imported again with every input after the
-// first frozen to its value in the test data (as an initializer — when every data set holds
-// the same value), and counted apart.
+// shape, Resize's scales, ReduceSum's axes, …) must be a constant, and a scalar (rank 0) can
+// only be a constant; ONNX's tests feed those as graph inputs. A model refused for that is
+// imported again with every input after the first frozen to its value in the test data (as an
+// initializer — when every data set holds the same value), and counted apart.
 //
 // usage: loupe_onnx_conformance DATA_DIR [FILTER]   (DATA_DIR holds node/, pytorch-converted/)
 #include "backend/Build.h"
@@ -147,7 +147,8 @@ int main(int argc, char **argv) {
       m = frontend::importOnnx((dir / "model.onnx").string());
     } catch (const Error &e) {
       std::string reason = reasonOf(e.what()), bytes;
-      if (reason.find("must be a constant") != std::string::npos)
+      if (reason.find("must be a constant") != std::string::npos ||
+          reason.find("is a scalar (rank 0)") != std::string::npos)
         bytes = frozen(dir, inputs);
       try {
         if (bytes.empty())

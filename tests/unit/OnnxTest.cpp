@@ -2,7 +2,10 @@
 // ONNX's own test data end to end, and every kind of bad file refused with the state unchanged.
 #include "TestUtil.h"
 
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
 #include "frontend/OnnxImport.h"
+#include "passes/Pass.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -299,4 +302,64 @@ TEST(Onnx, ResizeWithConstantScales) {
     EXPECT_NE(err.find("(Resize)"), std::string::npos) << err;
     std::filesystem::remove(bad);
   }
+}
+
+// Rank-0 constants as PyTorch exports them: a Constant scalar multiplied in (read as a
+// one-element tensor, which broadcasts as the scalar does) and Clip's bounds as scalar
+// initializers (read as values). A scalar where a tensor is needed is refused, naming it.
+TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
+  auto model = [](const std::string &name, const std::string &last) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto *g = m.mutable_graph();
+    auto *in = g->add_input();
+    in->set_name("x");
+    auto *tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(4);
+    auto scalar = [&](const std::string &n, float v) {
+      onnx::TensorProto *t = g->add_initializer();
+      t->set_name(n);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_float_data(v);
+    };
+    scalar("lo", 0.0f);
+    scalar("hi", 6.0f);
+    onnx::NodeProto *c = addNode(g, "Constant", {}, "half");
+    auto *a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(0.5f);
+    addNode(g, "Mul", {"x", "half"}, "h");
+    addNode(g, "Clip", {"h", "lo", "hi"}, "y");
+    if (!last.empty())
+      addNode(g, last, {"half"}, "z");
+    g->add_output()->set_name(last.empty() ? "y" : "z");
+    return saveModel(m, name);
+  };
+  std::string path = model("scalars.onnx", "");
+  Engine e;
+  run(e, ":load " + path);
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("broadcast_mul(%x, %half_as_1d)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("clip(%2, a_min='0', a_max='6')"), std::string::npos) << ir;
+  frontend::OnnxModel m = frontend::importOnnx(path);
+  backend::BuildOptions o;
+  o.params = m.params;
+  Graph deploy = backend::build(m.graph, o, PassContext{});
+  std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  in["x"] = Tensor(Shape{4}, kFloat32);
+  in["x"].data = {-4, 2, 8, 20};
+  EXPECT_EQ(backend::runDeployGraph(deploy, in).outputs.at(0).data,
+            (std::vector<double>{0, 1, 4, 6}));
+  std::filesystem::remove(path);
+  std::string bad = model("scalar_relu.onnx", "Relu");
+  std::string err = output(e, ":load " + bad);
+  EXPECT_NE(err.find("input 'half' is a scalar (rank 0); the workbench's tensors have rank 1 or "
+                     "more"),
+            std::string::npos)
+      << err;
+  std::filesystem::remove(bad);
 }

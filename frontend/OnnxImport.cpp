@@ -1361,10 +1361,24 @@ const std::map<std::string, Converter> &converters() {
          return std::vector<NodeEntry>{im.op(
              n, "pad", {{"pad_width", width}, {"pad_value", floatText(value)}}, {im.input(n, 0)})};
        }},
+      {"Size",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // The element count, a scalar known once the input's shape is.
+         im.only(n, {});
+         Tensor count(Shape{}, kInt64);
+         count.data = {static_cast<double>(checkedNumElements(shapeNow(im, n, 0, 1)))};
+         return im.constantOutput(n, std::move(count));
+       }},
       {"Cast",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"to"});
          int dt = dtypeOf(static_cast<int32_t>(im.attrInt(n, "to", 1)), im.where(n));
+         // A constant scalar (an epsilon cast to the input's type) stays one, converted now.
+         if (const Tensor *t = im.constant(n, 0); t && t->shape.empty()) {
+           Tensor cast(Shape{}, dt);
+           cast.data = {roundToDType(t->data.at(0), dt)};
+           return im.constantOutput(n, std::move(cast));
+         }
          return std::vector<NodeEntry>{
              im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
        }},

@@ -652,9 +652,16 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
     fail(im.where(n), ": scales must have 4 values (N, C, H, W), got ", scales.size());
   }
   const Shape &d = *shape;
+  for (double v : scales)
+    if (!(v > 0 && v <= 1e6))
+      fail(im.where(n), ": scales must be positive and at most 1e6");
   auto sized = [&](size_t k) {
-    return sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(d[k]) * scales[k]))
-                         : sizes[k];
+    if (!sizes.empty())
+      return sizes[k];
+    double out = std::floor(static_cast<double>(d[k]) * scales[k]);
+    if (out >= static_cast<double>(kMaxElements))
+      fail(im.where(n), ": the output size along axis ", k, " would be ", out);
+    return static_cast<int64_t>(out);
   };
   for (size_t k : {0, 1})
     if (sized(k) != d[k])
@@ -697,6 +704,10 @@ Converter depthSpace(bool toSpace) {
     int64_t b = im.attrInt(n, "blocksize", 0), N = d[0], C = d[1], H = d[2], W = d[3];
     if (b <= 0)
       fail(im.where(n), ": blocksize must be positive");
+    // The products below stay within int64: b*b divides C (toSpace) or b divides H and W, and
+    // the result's element count is the input's.
+    if (toSpace ? b > C / b : b > H || b > W)
+      fail(im.where(n), ": blocksize ", b, " is too large for ", shapeToList(d));
     Shape first, last;
     std::vector<int64_t> perm;
     if (toSpace) {
@@ -754,6 +765,7 @@ std::vector<NodeEntry> hardmax(Importer &im, const onnx::NodeProto &n) {
   NodeEntry x = im.input(n, 0);
   Shape work = d;
   if (im.opset() < 13) {
+    checkedNumElements(d); // so that its parts' products cannot overflow
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i)
       (i < axis ? outer : inner) *= d[static_cast<size_t>(i)];

@@ -61,12 +61,14 @@ Expr roundE(const std::string &m, const Expr &x) {
                                     : call("ceil", {x - litE(0.5)}, kFloat64);
 }
 
+// A source cell from a rounded coordinate, clamped to the axis before it becomes an integer
+// (a coordinate far outside the axis would not fit one).
 int64_t clampD(double v, int64_t n) {
-  return std::clamp(static_cast<int64_t>(v), int64_t{0}, n - 1);
+  return v > 0 ? static_cast<int64_t>(std::min(v, static_cast<double>(n - 1))) : 0;
 }
 
 Expr clampE(const Expr &v, int64_t n) {
-  return min(max(cast(kInt32, v), intImm(0)), intImm(n - 1));
+  return cast(kInt32, min(max(v, litE(0)), litE(static_cast<double>(n - 1))));
 }
 
 // The two input cells a linear tap reads and the second one's weight; a coordinate outside
@@ -113,8 +115,13 @@ void registerResize2d() {
           c.error("attribute 'size' must be two positive sizes (H, W)");
         if (c.attrs.getStr("layout") != "NCHW")
           c.error("only layout NCHW is supported");
-        if (c.attrs.getFloat("scale_h") < 0 || c.attrs.getFloat("scale_w") < 0)
-          c.error("scales must not be negative");
+        for (const char *k : {"scale_h", "scale_w"}) {
+          // 0 (out / in) or a scale whose coordinates stay far inside a double's integers.
+          double v = c.attrs.getFloat(k);
+          if (!(v == 0 || (v >= 1e-6 && v <= 1e6)))
+            c.error(cat("attribute '", k, "' must be 0 (out / in) or between 1e-6 and 1e6, got ",
+                        v));
+        }
         if (c.in[0].empty())
           return;
         if (c.in[0].size() != 4)

@@ -9,6 +9,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -243,7 +244,8 @@ namespace {
 
 // x (1, 1, 2, 3) -> Resize with the given mode and 2x scales (an initializer, or a graph input
 // when `scalesInput`), opset 13.
-std::string resizeModel(const std::string &name, const std::string &mode, bool scalesInput) {
+std::string resizeModel(const std::string &name, const std::string &mode, bool scalesInput,
+                        float scale = 2.0f) {
   onnx::ModelProto m;
   m.set_ir_version(7);
   m.add_opset_import()->set_version(13);
@@ -264,7 +266,7 @@ std::string resizeModel(const std::string &name, const std::string &mode, bool s
     t->set_name("scales");
     t->set_data_type(onnx::TensorProto::FLOAT);
     t->add_dims(4);
-    for (float s : {1.0f, 1.0f, 2.0f, 2.0f})
+    for (float s : {1.0f, 1.0f, scale, scale})
       t->add_float_data(s);
   }
   onnx::NodeProto *n = addNode(g, "Resize", {"x", "", "scales"}, "y");
@@ -302,6 +304,11 @@ TEST(Onnx, ResizeWithConstantScales) {
     EXPECT_NE(err.find("(Resize)"), std::string::npos) << err;
     std::filesystem::remove(bad);
   }
+  // A NaN scale (its size would be an undefined conversion) is refused.
+  std::string nan = resizeModel("nan_resize.onnx", "nearest", false, std::nanf(""));
+  std::string err = output(e, ":load " + nan);
+  EXPECT_NE(err.find("scales must be positive and at most 1e6"), std::string::npos) << err;
+  std::filesystem::remove(nan);
 }
 
 // Rank-0 constants as PyTorch exports them: a Constant scalar multiplied in (read as a

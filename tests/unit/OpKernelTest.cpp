@@ -636,6 +636,12 @@ TEST(OpKernel, Resize2d) {
       << err;
   err = inferError("x = Variable(\"x\", shape=(2, 2))\ny = resize2d(x, size=(4, 4))");
   EXPECT_NE(err.find("data must be 4-D (NCHW), got [2, 2]"), std::string::npos) << err;
+  // A scale that would put coordinates beyond a double's exact integers is refused.
+  err = inferError("x = Variable(\"x\", shape=(1, 1, 2, 2))\n"
+                   "y = resize2d(x, size=(4, 4), scale_w=1e-300)");
+  EXPECT_NE(err.find("attribute 'scale_w' must be 0 (out / in) or between 1e-6 and 1e6"),
+            std::string::npos)
+      << err;
 }
 
 // Every registered op has a kernel and is exercised in this file: its name appears here as a

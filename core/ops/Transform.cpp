@@ -3,6 +3,7 @@
 #include "core/ops/OpHelpers.h"
 
 #include "core/Layout.h"
+#include "core/Memory.h"
 
 #include <algorithm>
 #include <cctype>
@@ -619,7 +620,12 @@ void registerTransformOps() {
         for (size_t d = 0; d < x.size(); ++d) {
           if (reps[d] <= 0)
             c.error(cat("reps ", shapeToTuple(c.attrs.getTuple("reps")), " must be positive"));
-          o.push_back(x[d] * reps[d]);
+          // Checked: a huge repetition count overflowed (found by the onnx fuzzer).
+          int64_t dim = 0;
+          if (__builtin_mul_overflow(x[d], reps[d], &dim) || dim > kMaxElements)
+            c.error(cat("axis ", d, " (", x[d], ") repeated ", reps[d],
+                        " times has more elements than a tensor may have"));
+          o.push_back(dim);
         }
         c.assignOut(0, o);
       })

@@ -553,20 +553,39 @@ Converter variadic(const char *op, bool mean = false) {
 }
 
 // Conv and pooling pads: ONNX gives (top, left, bottom, right); symmetric ones go into the op.
-std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n) {
+// With `oneD`, a 1-D operator's (begin, end) becomes the 2-D (0, begin, 0, end) of its lift.
+std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, bool oneD = false) {
   if (im.attrString(n, "auto_pad", "NOTSET") != "NOTSET")
     fail(im.where(n), ": auto_pad ", im.attrString(n, "auto_pad", ""), " is not supported");
   std::vector<int64_t> p = im.attrInts(n, "pads");
   if (p.empty())
     return {0, 0, 0, 0};
+  if (oneD && p.size() == 2)
+    return {0, p[0], 0, p[1]};
   if (p.size() != 4)
-    fail(im.where(n), ": only 2-D operators are supported (pads ", tupleText(p), ")");
+    fail(im.where(n), ": only 1-D and 2-D operators are supported (pads ", tupleText(p), ")");
   return p;
+}
+
+// A 1-D attribute (strides, dilations) lifted to 2-D: (v) -> (1, v); `dflt` when absent.
+std::vector<int64_t> lifted(std::vector<int64_t> v, bool oneD, int64_t dflt) {
+  if (v.empty())
+    return {dflt, dflt};
+  if (oneD && v.size() == 1)
+    return {1, v[0]};
+  return v;
+}
+
+// 1-D convolutions and pools run as 2-D ones on (N, C, 1, L): the input gains an axis of 1
+// before H, and the result loses it.
+NodeEntry liftTo2d(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                   const std::string &suffix) {
+  return im.op(n, "expand_dims", {{"axis", "2"}}, {x}, suffix);
 }
 
 void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &kernel) {
   if (kernel.size() != 2)
-    fail(im.where(n), ": only 2-D kernels are supported, got ", tupleText(kernel));
+    fail(im.where(n), ": only 1-D and 2-D kernels are supported, got ", tupleText(kernel));
 }
 
 std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
@@ -577,14 +596,15 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
     fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
   if (k.empty() && w->size() == 4)
     k = {(*w)[2], (*w)[3]};
+  if (k.empty() && w->size() == 3)
+    k = {(*w)[2]};
+  bool oneD = k.size() == 1 && w->size() == 3;
+  if (oneD)
+    k = {1, k[0]};
   need2d(im, n, k);
-  std::vector<int64_t> p = pads2d(im, n), s = im.attrInts(n, "strides"),
-                       d = im.attrInts(n, "dilations");
-  if (s.empty())
-    s = {1, 1};
-  if (d.empty())
-    d = {1, 1};
-  NodeEntry x = im.input(n, 0);
+  std::vector<int64_t> p = pads2d(im, n, oneD), s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1);
+  NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
   if (p[0] != p[2] || p[1] != p[3]) {
     x = im.op(
         n, "pad",
@@ -594,18 +614,22 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
     p = {0, 0, 0, 0};
   }
   bool bias = im.hasInput(n, 2);
-  std::vector<NodeEntry> ins = {x, im.input(n, 1)};
+  std::vector<NodeEntry> ins = {x, oneD ? liftTo2d(im, n, im.input(n, 1), "_weight_2d")
+                                        : im.input(n, 1)};
   if (bias)
     ins.push_back(im.input(n, 2));
-  return {im.op(n, "conv2d",
-                {{"channels", std::to_string((*w)[0])},
-                 {"kernel_size", tupleText(k)},
-                 {"strides", tupleText(s)},
-                 {"padding", tupleText({p[0], p[1]})},
-                 {"dilation", tupleText(d)},
-                 {"groups", std::to_string(im.attrInt(n, "group", 1))},
-                 {"use_bias", bias ? "True" : "False"}},
-                ins)};
+  NodeEntry y = im.op(n, "conv2d",
+                      {{"channels", std::to_string((*w)[0])},
+                       {"kernel_size", tupleText(k)},
+                       {"strides", tupleText(s)},
+                       {"padding", tupleText({p[0], p[1]})},
+                       {"dilation", tupleText(d)},
+                       {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                       {"use_bias", bias ? "True" : "False"}},
+                      ins, oneD ? "_conv2d" : "");
+  if (oneD)
+    y = im.op(n, "squeeze", {{"axis", "2"}}, {y});
+  return {y};
 }
 
 // Resize (and Upsample, its older form) of the last two axes of 4-D data by constant scales
@@ -829,18 +853,22 @@ Converter pool(const char *op, bool isMax) {
     if (n.output_size() > 1 && !n.output(1).empty())
       fail(im.where(n), ": the Indices output is not supported");
     std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+    bool oneD = k.size() == 1;
+    if (oneD)
+      k = {1, k[0]};
     need2d(im, n, k);
-    std::vector<int64_t> s = im.attrInts(n, "strides");
-    if (s.empty())
-      s = {1, 1};
-    std::vector<int64_t> p = pads2d(im, n);
+    std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1);
+    std::vector<int64_t> p = pads2d(im, n, oneD);
     AttrDict a = {{"pool_size", tupleText(k)},
                   {"strides", tupleText(s)},
                   {"padding", tupleText(p)},
                   {"ceil_mode", im.attrInt(n, "ceil_mode", 0) ? "True" : "False"}};
     if (!isMax)
       a.push_back({"count_include_pad", im.attrInt(n, "count_include_pad", 0) ? "True" : "False"});
-    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
+    if (!oneD)
+      return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
+    NodeEntry y = im.op(n, op, a, {liftTo2d(im, n, im.input(n, 0), "_2d")}, "_pool2d");
+    return std::vector<NodeEntry>{im.op(n, "squeeze", {{"axis", "2"}}, {y})};
   };
 }
 

@@ -46,9 +46,7 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
     s.unroll(out, ci);
     s.unroll(out, hi);
     s.vectorize(out, wi);
-    Stage &acc = s.stage(cacheT);
-    s.computeAt(acc, out, wo);
-    s.setLocal(acc);
+    Stage &acc = accumulateAt(s, cacheT, out, wo);
     Expr cc = acc.leaves[1].var, ch = acc.leaves[2].var, cw = acc.leaves[3].var,
          rc = acc.leaves[4].var, ry = acc.leaves[5].var, rx = acc.leaves[6].var;
     s.reorder(acc, {rc, ry, rx, cc, ch, cw});

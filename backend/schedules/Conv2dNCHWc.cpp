@@ -75,9 +75,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.unroll(out, owInner);
   s.vectorize(out, ob);
 
-  Stage &acc = s.stage(cacheT);
-  s.computeAt(acc, out, owOuter);
-  s.setLocal(acc);
+  Stage &acc = accumulateAt(s, cacheT, out, owOuter);
   Expr ic = acc.leaves[5].var, kh = acc.leaves[6].var, kw = acc.leaves[7].var,
        icb = acc.leaves[8].var, cc = acc.leaves[1].var, cw = acc.leaves[3].var,
        cb = acc.leaves[4].var;

@@ -56,9 +56,7 @@ bool dense(Schedule &s, size_t idx) {
   auto [jo, ji] = units % block == 0 ? s.split(d, j, block) : s.splitShifted(d, j, block);
   Expr rows = s.fuse(d, i, jo);
   s.parallel(d, rows);
-  Stage &partials = s.stage(rfT);
-  s.computeAt(partials, d, rows);
-  s.setLocal(partials);
+  Stage &partials = accumulateAt(s, rfT, d, rows);
   Expr pj = partials.leaves[1].var, ki = partials.leaves[2].var, ko = partials.leaves[3].var;
   s.reorder(partials, {ko, pj, ki});
   s.unroll(partials, pj);

@@ -41,10 +41,15 @@ Expr tileRowsAndWidth(Schedule &s, const ComputeRef &acc, int64_t tile, bool shi
   Expr n = out.leaves[0].var, c = out.leaves[1].var, h = out.leaves[2].var, w = out.leaves[3].var;
   auto [wo, wi] = shifted ? s.splitShifted(out, w, tile) : s.split(out, w, tile);
   s.parallel(out, s.fuse(out, s.fuse(out, n, c), h));
-  Stage &a = s.stage(acc);
-  s.computeAt(a, out, wo);
-  s.setLocal(a);
+  accumulateAt(s, acc, out, wo);
   return wi;
+}
+
+Stage &accumulateAt(Schedule &s, const ComputeRef &acc, Stage &out, const Expr &at) {
+  Stage &a = s.stage(acc);
+  s.computeAt(a, out, at);
+  s.setLocal(a);
+  return a;
 }
 
 Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators) {
@@ -125,9 +130,7 @@ void vectorReduction(Schedule &s, const ComputeRef &t) {
   for (size_t i = 1; i < nd; ++i)
     rows = s.fuse(d, rows, d.leaves[1].var);
   s.parallel(d, rows);
-  Stage &partials = s.stage(rfT);
-  s.computeAt(partials, d, rows);
-  s.setLocal(partials);
+  Stage &partials = accumulateAt(s, rfT, d, rows);
   Expr ki = partials.leaves[nd].var, ko = partials.leaves[nd + 1].var;
   s.reorder(partials, {ko, ki});
   s.vectorize(partials, ki);

@@ -450,6 +450,13 @@ public:
   void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message) {
     rankChecks_.push_back({e.node, k, rank, std::move(message)});
   }
+  /// A constant the conversion of `n` makes (a mask, positions), as a param named after the
+  /// node with `suffix`.
+  NodeEntry constantParam(const onnx::NodeProto &n, const std::string &suffix, Tensor t) {
+    std::string name = nameOf(n, suffix);
+    addParam(name, std::move(t));
+    return values_.at(name);
+  }
   /// A constant by name: a param of the graph, or (rank 0) a scalar kept apart, which
   /// conversions read as a value (constant()) or as a broadcast operand (broadcastInput()).
   void addParam(const std::string &name, Tensor t) {
@@ -693,11 +700,7 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   int64_t oh = sized(2), ow = sized(3);
   if (oh <= 0 || ow <= 0)
     fail(im.where(n), ": the output size (", oh, ", ", ow, ") must be positive");
-  auto scaleText = [&](size_t k) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", sizes.empty() ? scales[k] : 0.0);
-    return std::string(buf);
-  };
+  auto scaleText = [&](size_t k) { return floatText(sizes.empty() ? scales[k] : 0.0); };
   return {im.op(n, "resize2d",
                 {{"size", tupleText({oh, ow})},
                  {"method", mode == "nearest" ? "nearest_neighbor" : "linear"},
@@ -762,12 +765,11 @@ std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
   Shape spatial(d.begin() + 2, d.end());
   Tensor ones(spatial, kFloat32), zeros(spatial, kFloat32);
   std::fill(ones.data.begin(), ones.data.end(), 1.0);
-  im.addParam(im.nameOf(n, "_ones"), std::move(ones));
-  im.addParam(im.nameOf(n, "_zeros"), std::move(zeros));
-  NodeEntry y = im.op(
-      n, "layer_norm", {{"axis", "2"}, {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
-      {im.input(n, 0), im.valueOf(im.nameOf(n, "_ones")), im.valueOf(im.nameOf(n, "_zeros"))},
-      "_normalized");
+  NodeEntry y = im.op(n, "layer_norm",
+                      {{"axis", "2"}, {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+                      {im.input(n, 0), im.constantParam(n, "_ones", std::move(ones)),
+                       im.constantParam(n, "_zeros", std::move(zeros))},
+                      "_normalized");
   AttrDict perChannel = {{"axis", "1"}, {"num_newaxis", std::to_string(d.size() - 2)}};
   NodeEntry scale = im.op(n, "expand_dims", perChannel, {im.input(n, 1)}, "_scale");
   NodeEntry bias = im.op(n, "expand_dims", perChannel, {im.input(n, 2)}, "_bias");
@@ -802,11 +804,10 @@ std::vector<NodeEntry> hardmax(Importer &im, const onnx::NodeProto &n) {
   Tensor positions(at, kInt64);
   for (size_t i = 0; i < positions.data.size(); ++i)
     positions.data[i] = static_cast<double>(i);
-  im.addParam(im.nameOf(n, "_positions"), std::move(positions));
   NodeEntry arg =
       im.op(n, "argmax", {{"axis", std::to_string(axis)}, {"keepdims", "True"}}, {x}, "_argmax");
-  NodeEntry hit =
-      im.op(n, "broadcast_equal", {}, {arg, im.valueOf(im.nameOf(n, "_positions"))}, "_hit");
+  NodeEntry hit = im.op(n, "broadcast_equal", {},
+                        {arg, im.constantParam(n, "_positions", std::move(positions))}, "_hit");
   NodeEntry y =
       im.op(n, "where", {},
             {hit, im.op(n, "ones_like", {}, {x}, "_one"), im.op(n, "zeros_like", {}, {x}, "_zero")},
@@ -838,10 +839,10 @@ std::vector<NodeEntry> trilu(Importer &im, const onnx::NodeProto &n) {
       mask.data[static_cast<size_t>(i * cols + j)] =
           upper ? diagonal >= static_cast<double>(k) : diagonal <= static_cast<double>(k);
     }
-  im.addParam(im.nameOf(n, "_mask"), std::move(mask));
   NodeEntry x = im.input(n, 0);
   return {im.op(n, "where", {},
-                {im.valueOf(im.nameOf(n, "_mask")), x, im.op(n, "zeros_like", {}, {x}, "_zero")})};
+                {im.constantParam(n, "_mask", std::move(mask)), x,
+                 im.op(n, "zeros_like", {}, {x}, "_zero")})};
 }
 
 Converter pool(const char *op, bool isMax) {

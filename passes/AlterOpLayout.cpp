@@ -91,7 +91,7 @@ bool widthFillsBetter(const Attrs &a, const Shape &data, int dtype, int64_t regB
   const auto &k = a.getTuple("kernel_size"), &pad = a.getTuple("padding"),
              &stride = a.getTuple("strides"), &dil = a.getTuple("dilation");
   if (k.size() != 2 || pad.size() != 2 || stride.size() != 2 || dil.size() != 2 || stride[1] != 1 ||
-      largestDivisorUpTo(channels, 13) < 8)
+      nchwChannelBlock(channels) < 8)
     return false;
   int64_t width = data[3] + 2 * pad[1] - dil[1] * (k[1] - 1);
   auto fill = [&](int64_t n) {

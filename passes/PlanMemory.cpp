@@ -4,13 +4,13 @@
 //
 // Walking op nodes in id order: (1) an output may take over an input's block when the op has
 // an in-place option (or is a tvm_op marked reshape_only at opt_level 3), that block has no
-// other reader, the output is used and sizes and dtypes
-// match; (2) the remaining outputs are allocated largest first; (3) input blocks whose last
-// reader this was are released; (4) outputs nobody reads are released at once. The allocator
-// (NNVM's GraphAllocator) keeps free blocks in a multimap by size: a request of `size` bytes
-// (elements × 4, dtype ignored as NNVM did) takes the smallest free block in [size, 16·size]
-// (earliest released among equals), else the largest in [size/16, size) (latest released),
-// else a new id; a reused block grows to the larger size. Variables get no storage.
+// other reader, the output is used and sizes and dtypes match; (2) the remaining outputs are
+// allocated largest first; (3) input blocks whose last reader this was are released; (4)
+// outputs nobody reads are released at once. The allocator (NNVM's GraphAllocator) keeps free
+// blocks in a multimap by size: a request of `size` bytes (elements × 4, dtype ignored as NNVM
+// did) takes the smallest free block in [size, 16·size] (earliest released among equals), else
+// the largest in [size/16, size) (latest released), else a new id; a reused block grows to the
+// larger size. Variables get no storage.
 #include "passes/Pass.h"
 
 #include "core/Error.h"

@@ -31,7 +31,7 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
   const Expr &body = s.stages[idx].body;
   const Shape &dataShape = body->args[0]->args[0]->tensor->shape;
   if (dataShape.size() == 4 && body->reduceAxes[0].extent == dataShape[1]) {
-    int64_t ocBlock = largestDivisorUpTo(convShape[1], 13);
+    int64_t ocBlock = nchwChannelBlock(convShape[1]);
     int64_t rows = convShape[2] % 2 == 0 ? 2 : 1;
     s.knob("oc_block", ocBlock, "output channels per register tile");
     s.knob("rows", rows, "output rows per register tile");

@@ -32,14 +32,14 @@ loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad
 /// epilogue of the same shape with one output: what the convolution schedules expect.
 bool convWithEpilogue(Schedule &s, size_t conv, size_t rank);
 
-/// The frame the NCHW and depthwise register tiles share: the output's width (axis 3) split by
-/// `tile` (the last tile shifted back when `shifted`), its (n, c, h) rows fused into one
-/// parallel loop, and the accumulator `acc` computed as a local buffer at each width tile.
-/// Returns the output's inner width variable.
 /// The accumulator `acc` computed per iteration of `at` in `out` and held in a local buffer (the
 /// register tile); returns its stage.
 Stage &accumulateAt(Schedule &s, const loop::ComputeRef &acc, Stage &out, const loop::Expr &at);
 
+/// The frame the NCHW and depthwise register tiles share: the output's width (axis 3) split by
+/// `tile` (the last tile shifted back when `shifted`), its (n, c, h) rows fused into one
+/// parallel loop, and the accumulator `acc` computed as a local buffer at each width tile.
+/// Returns the output's inner width variable.
 loop::Expr tileRowsAndWidth(Schedule &s, const loop::ComputeRef &acc, int64_t tile, bool shifted);
 
 /// Output columns per register tile.

@@ -45,50 +45,46 @@ struct AxisMap {
 
 double litD(double v) { return v; }
 Expr litE(double v) { return floatImm(v, kFloat64); }
+double floorOf(double x) { return std::floor(x); }
+Expr floorOf(const Expr &x) { return call("floor", {x}, kFloat64); }
+double ceilOf(double x) { return std::ceil(x); }
+Expr ceilOf(const Expr &x) { return call("ceil", {x}, kFloat64); }
 
-// Nearest neighbour's rounding of a source coordinate, ONNX's nearest_mode.
-double roundD(const std::string &m, double x) {
-  return m == "floor"               ? std::floor(x)
-         : m == "ceil"              ? std::ceil(x)
-         : m == "round_prefer_ceil" ? std::floor(x + 0.5)
-                                    : std::ceil(x - 0.5); // round_prefer_floor
+// Nearest neighbour's rounding of a source coordinate, ONNX's nearest_mode; T as in source().
+template <typename T> T rounded(const std::string &m, const T &x, T (*lit)(double)) {
+  return m == "floor"               ? floorOf(x)
+         : m == "ceil"              ? ceilOf(x)
+         : m == "round_prefer_ceil" ? floorOf(x + lit(0.5))
+                                    : ceilOf(x - lit(0.5)); // round_prefer_floor
 }
 
-Expr roundE(const std::string &m, const Expr &x) {
-  return m == "floor"               ? call("floor", {x}, kFloat64)
-         : m == "ceil"              ? call("ceil", {x}, kFloat64)
-         : m == "round_prefer_ceil" ? call("floor", {x + litE(0.5)}, kFloat64)
-                                    : call("ceil", {x - litE(0.5)}, kFloat64);
-}
-
-// A source cell from a rounded coordinate, clamped to the axis before it becomes an integer
-// (a coordinate far outside the axis would not fit one).
-int64_t clampD(double v, int64_t n) {
+// The cell of an axis of `n` at a rounded coordinate, clamped to the axis before it becomes an
+// integer (a coordinate far outside the axis would not fit one).
+int64_t cellOf(double v, int64_t n) {
   return v > 0 ? static_cast<int64_t>(std::min(v, static_cast<double>(n - 1))) : 0;
 }
 
-Expr clampE(const Expr &v, int64_t n) {
+Expr cellOf(const Expr &v, int64_t n) {
   return cast(kInt32, min(max(v, litE(0)), litE(static_cast<double>(n - 1))));
 }
 
-// The two input cells a linear tap reads and the second one's weight; a coordinate outside
-// the axis reads its edge cell (ONNX pads with the edge values).
-struct LinearTapD {
-  int64_t lo, hi;
-  double w;
-  LinearTapD(const AxisMap &m, int64_t o) {
-    double x = m.source<double>(static_cast<double>(o), litD), f = std::floor(x);
-    lo = clampD(f, m.in), hi = clampD(f + 1, m.in), w = x - f;
+// The two input cells a linear tap reads and the second one's weight (in float64); a
+// coordinate outside the axis reads its edge cell (ONNX pads with the edge values).
+template <typename T> struct LinearTap {
+  decltype(cellOf(T{}, 1)) lo, hi;
+  T w;
+  LinearTap(const AxisMap &m, const T &o, T (*lit)(double)) {
+    T x = m.source<T>(o, lit), f = floorOf(x);
+    lo = cellOf(f, m.in), hi = cellOf(f + lit(1), m.in), w = x - f;
   }
 };
 
-struct LinearTapE {
-  Expr lo, hi, w;
-  LinearTapE(const AxisMap &m, const Expr &o, int dt) {
-    Expr x = m.source<Expr>(cast(kFloat64, o), litE), f = call("floor", {x}, kFloat64);
-    lo = clampE(f, m.in), hi = clampE(f + litE(1), m.in), w = cast(dt, x - f);
-  }
-};
+// The blend of the four cells a pair of linear taps reads, with weights wy and wx (and their
+// type's one); at(lowerRow, lowerColumn) reads a cell. The kernel and the lowering share it.
+template <typename V, typename At> V blend(const V &wy, const V &wx, const V &one, At at) {
+  return (one - wy) * ((one - wx) * at(false, false) + wx * at(false, true)) +
+         wy * ((one - wx) * at(true, false) + wx * at(true, true));
+}
 
 void registerResize2d() {
   OpRegistry::get()
@@ -119,8 +115,8 @@ void registerResize2d() {
           // 0 (out / in) or a scale whose coordinates stay far inside a double's integers.
           double v = c.attrs.getFloat(k);
           if (!(v == 0 || (v >= 1e-6 && v <= 1e6)))
-            c.error(cat("attribute '", k, "' must be 0 (out / in) or between 1e-6 and 1e6, got ",
-                        v));
+            c.error(
+                cat("attribute '", k, "' must be 0 (out / in) or between 1e-6 and 1e6, got ", v));
         }
         if (c.in[0].empty())
           return;
@@ -142,15 +138,16 @@ void registerResize2d() {
           for (int64_t oy = 0; oy < OH; ++oy)
             for (int64_t ox = 0; ox < OW; ++ox) {
               if (nearest) {
-                int64_t sy = clampD(roundD(rounding, my.source<double>(oy, litD)), H);
-                int64_t sx = clampD(roundD(rounding, mx.source<double>(ox, litD)), W);
+                int64_t sy = cellOf(rounded(rounding, my.source<double>(oy, litD), litD), H);
+                int64_t sx = cellOf(rounded(rounding, mx.source<double>(ox, litD), litD), W);
                 y.data[k++] = p[sy * W + sx];
                 continue;
               }
-              LinearTapD ty(my, oy), tx(mx, ox);
-              y.data[k++] =
-                  (1 - ty.w) * ((1 - tx.w) * p[ty.lo * W + tx.lo] + tx.w * p[ty.lo * W + tx.hi]) +
-                  ty.w * ((1 - tx.w) * p[ty.hi * W + tx.lo] + tx.w * p[ty.hi * W + tx.hi]);
+              LinearTap<double> ty(my, static_cast<double>(oy), litD),
+                  tx(mx, static_cast<double>(ox), litD);
+              y.data[k++] = blend(ty.w, tx.w, 1.0, [&](bool row, bool col) {
+                return p[(row ? ty.hi : ty.lo) * W + (col ? tx.hi : tx.lo)];
+              });
             }
         }
         if (!dtypeIsFloat(y.dtype))
@@ -170,20 +167,20 @@ void registerResize2d() {
             [&](const std::vector<Expr> &i) {
               if (nearest)
                 return read(
-                    x,
-                    {i[0], i[1],
-                     clampE(roundE(rounding, my.source<Expr>(cast(kFloat64, i[2]), litE)), my.in),
-                     clampE(roundE(rounding, mx.source<Expr>(cast(kFloat64, i[3]), litE)), mx.in)});
+                    x, {i[0], i[1],
+                        cellOf(rounded(rounding, my.source<Expr>(cast(kFloat64, i[2]), litE), litE),
+                               my.in),
+                        cellOf(rounded(rounding, mx.source<Expr>(cast(kFloat64, i[3]), litE), litE),
+                               mx.in)});
               // Integer data is interpolated in float64 and truncated, as the kernel does.
               int ct = dtypeIsFloat(dt) ? dt : kFloat64;
-              LinearTapE ty(my, i[2], ct), tx(mx, i[3], ct);
-              auto at = [&](const Expr &yy, const Expr &xx) {
-                Expr v = read(x, {i[0], i[1], yy, xx});
-                return ct == dt ? v : cast(ct, v);
-              };
-              Expr one = constant(1, ct);
-              Expr v = (one - ty.w) * ((one - tx.w) * at(ty.lo, tx.lo) + tx.w * at(ty.lo, tx.hi)) +
-                       ty.w * ((one - tx.w) * at(ty.hi, tx.lo) + tx.w * at(ty.hi, tx.hi));
+              LinearTap<Expr> ty(my, cast(kFloat64, i[2]), litE),
+                  tx(mx, cast(kFloat64, i[3]), litE);
+              Expr v =
+                  blend(cast(ct, ty.w), cast(ct, tx.w), constant(1, ct), [&](bool row, bool col) {
+                    Expr cell = read(x, {i[0], i[1], row ? ty.hi : ty.lo, col ? tx.hi : tx.lo});
+                    return ct == dt ? cell : cast(ct, cell);
+                  });
               return ct == dt ? v : cast(dt, v);
             },
             "resize", "injective", "ax")};

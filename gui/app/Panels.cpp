@@ -573,45 +573,27 @@ bool changedStep(const Step &st) { return st.change.rfind("graph unchanged", 0) 
 // One row of the timeline's change list in its colour.
 void changeRow(const view::ChangeRow &r) {
   using view::RowKind;
-  switch (r.kind) {
-  case RowKind::Added:
-  case RowKind::Removed:
-  case RowKind::Changed: {
-    ImU32 col = r.kind == RowKind::Added     ? kAdded
-                : r.kind == RowKind::Removed ? kRemoved
-                                             : kChangedCol;
-    ImGui::PushStyleColor(ImGuiCol_Text, col);
-    ImGui::TextUnformatted(r.text.c_str());
-    ImGui::PopStyleColor();
-    break;
-  }
-  case RowKind::Detail:
-    ImGui::BulletText("%s", r.text.c_str());
-    break;
-  case RowKind::None:
-    ImGui::TextDisabled("%s", r.text.c_str());
-    break;
-  case RowKind::Separator: {
+  if (r.kind == RowKind::Detail)
+    return ImGui::BulletText("%s", r.text.c_str());
+  if (r.kind == RowKind::None)
+    return ImGui::TextDisabled("%s", r.text.c_str());
+  if (r.kind == RowKind::Separator) {
     // A line one text row high, so that every row has the height the clipper assumes.
     ImVec2 at = ImGui::GetCursorScreenPos();
     float h = ImGui::GetTextLineHeight(), w = ImGui::GetContentRegionAvail().x;
     ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, at.y + h / 2), ImVec2(at.x + w, at.y + h / 2),
                                         ImGui::GetColorU32(ImGuiCol_Separator));
-    ImGui::Dummy(ImVec2(w, h));
-    break;
+    return ImGui::Dummy(ImVec2(w, h));
   }
-  case RowKind::DiffAdded:
-  case RowKind::DiffRemoved:
-  case RowKind::DiffSame: {
-    ImVec4 c = r.kind == RowKind::DiffAdded     ? ImVec4(0.1f, 0.55f, 0.2f, 1)
-               : r.kind == RowKind::DiffRemoved ? ImVec4(0.75f, 0.1f, 0.1f, 1)
-                                                : ImVec4(0.2f, 0.2f, 0.2f, 1);
-    ImGui::PushStyleColor(ImGuiCol_Text, c);
-    ImGui::TextUnformatted(r.text.c_str());
-    ImGui::PopStyleColor();
-    break;
-  }
-  }
+  ImU32 col = r.kind == RowKind::Added         ? kAdded
+              : r.kind == RowKind::Removed     ? kRemoved
+              : r.kind == RowKind::Changed     ? kChangedCol
+              : r.kind == RowKind::DiffAdded   ? IM_COL32(26, 140, 51, 255)
+              : r.kind == RowKind::DiffRemoved ? IM_COL32(191, 26, 26, 255)
+                                               : IM_COL32(51, 51, 51, 255);
+  ImGui::PushStyleColor(ImGuiCol_Text, col);
+  ImGui::TextUnformatted(r.text.c_str());
+  ImGui::PopStyleColor();
 }
 
 // A click on node `nid` of the timeline's after (or before) canvas: what corresponds to it on

@@ -15,6 +15,7 @@
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/File.h"
 #include "frontend/OnnxImport.h"
 #include "passes/Pass.h"
 
@@ -22,11 +23,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <regex>
-#include <sstream>
 
 using namespace loupe;
 namespace fs = std::filesystem;
@@ -68,26 +67,17 @@ std::vector<fs::path> dataSets(const fs::path &dir) {
   return sets;
 }
 
-std::string bytesOf(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The model's bytes with its inputs after the first made initializers holding the test data's
-// values, or "" when a data set differs from the first in one of them.
-std::string frozen(const fs::path &dir, const std::vector<std::string> &inputs) {
-  onnx::ModelProto m;
-  if (!m.ParseFromString(bytesOf(dir / "model.onnx")))
-    return "";
+// The model's test data inputs after the first made initializers of `m` holding their values,
+// serialised, or "" when a data set differs from the first in one of them.
+std::string frozen(onnx::ModelProto m, const fs::path &dir,
+                   const std::vector<std::string> &inputs) {
   std::vector<fs::path> sets = dataSets(dir);
   if (sets.empty())
     return "";
   for (size_t k = 1; k < inputs.size(); ++k) {
-    std::string file = "input_" + std::to_string(k) + ".pb", value = bytesOf(sets[0] / file);
-    for (const fs::path &set : sets)
-      if (bytesOf(set / file) != value)
+    std::string file = "input_" + std::to_string(k) + ".pb", value = readFile(sets[0] / file);
+    for (size_t i = 1; i < sets.size(); ++i)
+      if (readFile(sets[i] / file) != value)
         return "";
     onnx::TensorProto *t = m.mutable_graph()->add_initializer();
     if (!t->ParseFromString(value))
@@ -98,14 +88,11 @@ std::string frozen(const fs::path &dir, const std::vector<std::string> &inputs) 
 }
 
 // The graph inputs that are not initializers, in order (the test data's input_<k>.pb).
-std::vector<std::string> graphInputs(const fs::path &dir) {
-  onnx::ModelProto m;
-  std::vector<std::string> names;
-  if (!m.ParseFromString(bytesOf(dir / "model.onnx")))
-    return names;
+std::vector<std::string> graphInputs(const onnx::ModelProto &m) {
   std::set<std::string> init;
   for (const auto &t : m.graph().initializer())
     init.insert(t.name());
+  std::vector<std::string> names;
   for (const auto &i : m.graph().input())
     if (!init.count(i.name()))
       names.push_back(i.name());
@@ -141,19 +128,22 @@ int main(int argc, char **argv) {
   for (const fs::path &dir : models) {
     std::string name = dir.parent_path().filename().string() + "/" + dir.filename().string();
     frontend::OnnxModel m;
-    std::vector<std::string> inputs = graphInputs(dir);
+    std::string path = (dir / "model.onnx").string(), modelBytes = readFile(path);
+    onnx::ModelProto proto;
+    proto.ParseFromString(modelBytes); // importOnnxBytes says what is wrong with one that fails
+    std::vector<std::string> inputs = graphInputs(proto);
     bool wasFrozen = false;
     try {
-      m = frontend::importOnnx((dir / "model.onnx").string());
+      m = frontend::importOnnxBytes(modelBytes, path);
     } catch (const Error &e) {
-      std::string reason = reasonOf(e.what()), bytes;
-      if (reason.find("must be a constant") != std::string::npos ||
-          reason.find("is a scalar (rank 0)") != std::string::npos)
-        bytes = frozen(dir, inputs);
+      std::string reason = reasonOf(e.what());
+      bool retry = reason.find("must be a constant") != std::string::npos ||
+                   reason.find("is a scalar (rank 0)") != std::string::npos;
       try {
+        std::string bytes = retry ? frozen(proto, dir, inputs) : "";
         if (bytes.empty())
           throw;
-        m = frontend::importOnnxBytes(bytes, (dir / "model.onnx").string());
+        m = frontend::importOnnxBytes(bytes, path);
         wasFrozen = true;
       } catch (const Error &) {
         ++skipped;

@@ -242,11 +242,11 @@ TEST(AlterOpLayout, WideNarrowChannelConvolutionsStayInNCHW) {
 // The tutorial graph (seed 001) on 10x10 (too narrow for its columns to fill a vector, so the
 // convolutions are blocked by channels): the residual add of a blocked convolution (NCHW13c)
 // and the NCHW input converts the input to the blocked layout instead of refusing; float32
-// and float64.
+// and float64. The target names an AVX-512 CPU so that the blocks are the same on any machine.
 TEST(AlterOpLayout, AResidualAddOfBlockedAndPlainLayoutsBuildsAtOptLevel3) {
   for (const char *dt : {"float32", "float64"}) {
     Engine e;
-    run(e, tutorialGraph(10));
+    run(e, tutorialGraph(10) + "\n:set target llvm -mcpu=skylake-avx512");
     run(e, std::string(":build opt_level=3 dtype=") + dt);
     EXPECT_LT(runError(e), 1e-5) << dt;
     std::string ir = output(e, ":ir");
@@ -282,7 +282,7 @@ TEST(AlterOpLayout, AResidualAddOfBlockedAndPlainLayoutsBuildsAtOptLevel3) {
 // zero (batch norm's multiply and add, relu, max pooling), and the next convolution reads them as
 // its own zero-padded input channels. After an op that does not keep zeros (sigmoid: 0.5 in the
 // padding) the channels are cut and padded with zeros again before the next convolution. Both
-// compute what the reference interpreter does.
+// compute what the reference interpreter does. 16-lane blocks: the target names an AVX-512 CPU.
 TEST(AlterOpLayout, PaddedChannelsStayPaddedWhileThePaddingIsZero) {
   for (const char *act : {"relu", "sigmoid"}) {
     Engine e;
@@ -292,7 +292,8 @@ TEST(AlterOpLayout, PaddedChannelsStayPaddedWhileThePaddingIsZero) {
                act +
                "(batch_norm(z))\n"
                "z = max_pool2d(z, pool_size=(2,2), strides=(2,2))\n"
-               "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n:graph z");
+               "z = relu(conv2d(data=z, channels=13, kernel_size=(3,3), padding=[1,1]))\n:graph z\n"
+               ":set target llvm -mcpu=skylake-avx512");
     run(e, ":build opt_level=3 dtype=float64 param batch_norm0_gamma=random "
            "batch_norm0_beta=random batch_norm0_moving_mean=random "
            "batch_norm0_moving_var=ones");
@@ -456,14 +457,15 @@ TEST(FastSchedule, DenseAccumulatesABlockOfOutputsTogether) {
 // dense(flatten(x)) of a blocked tensor with a weight bound at build time: the dense reads the
 // blocked tensor flattened as it is and its weight's columns are reordered (and zero-padded for
 // padded channels) once, at build time — no layout transform before the flatten. Its outputs
-// match the reference interpreter in float32 (NCHW13c) and float64 (13 channels padded to 16).
+// match the reference interpreter in float32 (NCHW13c) and float64 (13 channels padded to 16)
+// with an AVX-512 target (named, so that the blocks are the same on any machine).
 // Without the weight bound the transform stays, so that no run reorders the weight.
 TEST(AlterOpLayout, ADenseAfterFlattenReadsTheBlockedTensor) {
   for (const char *dt : {"float32", "float64"}) {
     Engine e;
     run(e, "x = Variable(\"x\", shape=(1,13,10,10))\n"
            "z = relu(conv2d(data=x, channels=13, kernel_size=(3,3), padding=[1,1]))\n"
-           "z = dense(flatten(z), units=10)\n:graph z");
+           "z = dense(flatten(z), units=10)\n:graph z\n:set target llvm -mcpu=skylake-avx512");
     run(e, std::string(":build opt_level=3 dtype=") + dt +
                " param conv2d0_weight=random conv2d0_bias=random dense0_weight=random "
                "dense0_bias=random");

@@ -55,6 +55,7 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
     out.outputs.push_back(value.at({h.nodeId, h.index}));
   out.schedule = std::make_shared<Schedule>(out.outputs);
   out.fast = f.optLevel >= 3;
+  out.schedule->cpu = targetCpuOf(f.target);
   if (out.fast)
     applyFastSchedule(*out.schedule);
   else

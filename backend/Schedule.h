@@ -3,6 +3,7 @@
 // lowering of a scheduled compute graph to one statement.
 #pragma once
 
+#include "core/Target.h"
 #include "core/loop/Compute.h"
 
 #include <string>
@@ -52,6 +53,8 @@ public:
 
   std::vector<Stage> stages;
   std::vector<loop::ComputeRef> outputs;
+  /// The target's CPU, which opt level 3's schedules size vectors and register tiles by.
+  TargetCpu cpu;
 
   /// The stage computing `t`; throws Error if there is none.
   Stage &stage(const loop::ComputeRef &t);

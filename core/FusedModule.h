@@ -24,6 +24,9 @@ struct FusedFunction {
   /// The opt level it was made at: 3 lowers with the fast schedules (blocked, register-tiled
   /// kernels, FMA contraction); below 3 the seed-era schedules, printed as the seeds show.
   int optLevel = 2;
+  /// The target it was made for ("llvm -mcpu=NAME"): opt level 3's schedules size their vectors
+  /// and register tiles by its vector unit (core/Target.h).
+  std::string target = "llvm";
 };
 
 /// The functions of a compiled graph by name (graph attribute `module`).

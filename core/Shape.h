@@ -21,12 +21,6 @@ int64_t numElements(const Shape &s);
 /// and tile widths that divide a dimension.
 int64_t largestDivisorUpTo(int64_t n, int64_t limit);
 
-/// Output channels per register tile of an NCHW convolution whose output columns fill the vector
-/// lanes (opt_level 3): the largest divisor of `channels` up to 13, so that 13 channels x 2 rows
-/// of accumulators leave registers for the operands. AlterOpLayout keeps a convolution in NCHW
-/// only when it is 8 or more; conv2dNCHW tiles by it.
-inline int64_t nchwChannelBlock(int64_t channels) { return largestDivisorUpTo(channels, 13); }
-
 /// Python list form used by `:attr`: "[1, 13, 100, 100]".
 std::string shapeToList(const Shape &s);
 

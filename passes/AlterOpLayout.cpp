@@ -21,6 +21,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Rewrite.h"
+#include "core/Target.h"
 
 #include <map>
 
@@ -36,23 +37,6 @@ void setAttr(AttrDict &attrs, const std::string &key, const std::string &value) 
       return;
     }
   attrs.emplace_back(key, value);
-}
-
-// Whether the target names a CPU with 512-bit vectors (TVM knew skylake-avx512; the later ones
-// with AVX-512F are here too, so that a host-tuned build uses their full width).
-bool avx512Target(const std::string &target) {
-  static const char *const cpus[] = {
-      "skylake-avx512", "cascadelake", "cooperlake",     "cannonlake",    "icelake-client",
-      "icelake-server", "tigerlake",   "sapphirerapids", "emeraldrapids", "graniterapids",
-      "znver4",         "znver5",      "x86-64-v4"};
-  size_t at = target.find("-mcpu=");
-  if (at == std::string::npos)
-    return false;
-  std::string cpu = target.substr(at + 6, target.find(' ', at) - (at + 6));
-  for (const char *c : cpus)
-    if (cpu == c)
-      return true;
-  return false;
 }
 
 // The share of a vector register's lanes a block of `bn` channels uses, or 0 when its vector
@@ -90,8 +74,9 @@ bool widthFillsBetter(const Attrs &a, const Shape &data, int dtype, int64_t regB
   int64_t lanes = regBytes / dtypeBytes(dtype), channels = a.getInt("channels");
   const auto &k = a.getTuple("kernel_size"), &pad = a.getTuple("padding"),
              &stride = a.getTuple("strides"), &dil = a.getTuple("dilation");
+  // Channels with a divisor from 8 to 13 (the tile of AVX-512's registers: 13 x 2 rows).
   if (k.size() != 2 || pad.size() != 2 || stride.size() != 2 || dil.size() != 2 || stride[1] != 1 ||
-      nchwChannelBlock(channels) < 8)
+      largestDivisorUpTo(channels, 13) < 8)
     return false;
   int64_t width = data[3] + 2 * pad[1] - dil[1] * (k[1] - 1);
   auto fill = [&](int64_t n) {
@@ -112,8 +97,8 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" || data.size() != 4 ||
       inShapes[1].size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
     return {};
-  bool avx512 = avx512Target(target);
-  int64_t simd = avx512 ? 16 : 8, regBytes = avx512 ? 64 : 32, bytes = dtypeBytes(dtype);
+  TargetCpu cpu = targetCpuOf(target);
+  int64_t regBytes = cpu.vectorBytes, simd = cpu.lanes(4), bytes = dtypeBytes(dtype);
   int64_t channels = a.getInt("channels"), groups = a.getInt("groups");
   if (groups != 1) {
     // A depthwise convolution (TVM's depthwise_conv2d_NCHWc) in the blocks of the convolutions

@@ -120,6 +120,7 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
     if (!module->functions.count(name)) {
       auto f = buildFunction(src, grp, name);
       f->optLevel = ctx.optLevel;
+      f->target = target;
       module->functions[name] = f;
     }
     const Node &root = *idx.nodes[grp.root].node;

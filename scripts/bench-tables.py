@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Runs the kernel benchmark on one and two threads and prints the README's speed tables.
 
-Per layer (one thread): Loupe's convolution against oneDNN's on the same shape, with GFLOP/s,
-% of this machine's FP32 peak (measured in the same run) and the ratio. Per network: ms per
-image on one and two threads, GFLOP/s and % of peak on one. Run from the source folder after
-a build:  python3 scripts/bench-tables.py [--networks-only]
+Per layer (one thread): Loupe's convolution against oneDNN's and XNNPACK's on the same shape,
+with GFLOP/s, % of this machine's FP32 peak (measured in the same run) and the ratios. Per
+network: ms per image on one and two threads, GFLOP/s and % of peak on one. Run from the source
+folder after a build:  python3 scripts/bench-tables.py [--layers-only | --networks-only]
 """
 import json
 import os
@@ -26,21 +26,25 @@ def layers():
     peak = next(b["peak_1core_GFLOP/s"] for b in rows if b["name"] == "BM_PeakFMA")
     loupe = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_LoupeConv")}
     dnnl = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_OneDNNConv")}
+    xnn = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_XnnpackConv")}
     print(f"FP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run)\n")
     print("| layer (C×H×W, K, kernel, stride, pad) | Loupe ms | Loupe GFLOP/s | % of peak "
-          "| oneDNN GFLOP/s | ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
-    ratios = []
+          "| oneDNN GFLOP/s | ratio | XNNPACK GFLOP/s | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    ratios, xratios = [], []
     for name, b in loupe.items():
-        d = dnnl[name]
-        ratio = b["GFLOP/s"] / d["GFLOP/s"]
+        d, x = dnnl[name], xnn[name]
+        ratio, xratio = b["GFLOP/s"] / d["GFLOP/s"], b["GFLOP/s"] / x["GFLOP/s"]
         if not name.endswith("_dw"):
             ratios.append(ratio)
+            xratios.append(xratio)
         print(f"| {name} | {b['conv_ms']:.3f} | {b['GFLOP/s']:.1f} | "
-              f"{100 * b['GFLOP/s'] / peak:.0f}% | {d['GFLOP/s']:.1f} | {ratio:.2f} |")
-    ratios.sort()
-    print(f"\nmedian ratio {ratios[len(ratios) // 2]:.2f}, lowest {ratios[0]:.2f} over "
-          f"{len(ratios)} ungrouped layers")
+              f"{100 * b['GFLOP/s'] / peak:.0f}% | {d['GFLOP/s']:.1f} | {ratio:.2f} | "
+              f"{x['GFLOP/s']:.1f} | {xratio:.2f} |")
+    for peer, r in (("oneDNN", ratios), ("XNNPACK", xratios)):
+        r.sort()
+        print(f"\nagainst {peer}: median ratio {r[len(r) // 2]:.2f}, lowest {r[0]:.2f} over "
+              f"{len(r)} ungrouped layers")
 
 
 def networks():
@@ -64,4 +68,5 @@ def networks():
 if __name__ == "__main__":
     if "--networks-only" not in sys.argv:
         layers()
-    networks()
+    if "--layers-only" not in sys.argv:
+        networks()

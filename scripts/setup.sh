@@ -16,6 +16,7 @@ PACKAGES=(
   libgraphviz-dev pkg-config  # DotTest parses :dot's output with Graphviz's cgraph
   libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)
   libdnnl-dev          # tests/bench: oneDNN, the peer loupe_kernel_bench compares kernels with
+  libxnnpack-dev libpthreadpool-dev  # tests/bench: XNNPACK, the second peer
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # loupe-gui (Dear ImGui, GLFW, OpenGL 3, PNGs)
   fonts-dejavu-core    # loupe-gui's font (ImGui's own lacks "…" and arrows)
   xvfb xauth libgl1-mesa-dri  # the GUI tests render headless (Xvfb, Mesa's software GL)

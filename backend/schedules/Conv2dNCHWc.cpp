@@ -21,13 +21,13 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   const Shape convShape = s.stages[idx].tensor->shape; // N, OC chunks, OH, OW, OC block
   int dtype = s.stages[idx].tensor->dtype;
   int64_t ocBlock = convShape[4], width = convShape[3];
-  int64_t lanes = kVectorBytes / dtypeBytes(dtype);
+  int64_t lanes = s.cpu.lanes(dtypeBytes(dtype));
   int64_t regsPerColumn = (ocBlock + lanes - 1) / lanes;
   const Expr &body = s.stages[idx].body;
   int64_t chunkWeightBytes = ocBlock * body->reduceAxes[0].extent * body->reduceAxes[1].extent *
                              body->reduceAxes[2].extent * body->reduceAxes[3].extent *
                              dtypeBytes(dtype);
-  RegisterTile rt = chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes);
+  RegisterTile rt = chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes, s.cpu);
   Tile tile = rt.cols;
   int64_t regN = tile.regN;
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");

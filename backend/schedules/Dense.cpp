@@ -13,21 +13,22 @@ using namespace loop;
 
 namespace {
 
-// Outputs per block: a divisor of the output count up to 16 (16 partial-sum vectors leave half
-// the registers for the loads), at most half of them when that still gives four or more, so
-// two threads have a block each; a count without such a divisor (a prime) gets blocks of 8,
-// the last one shifted back.
-int64_t outputBlock(int64_t units) {
-  int64_t cap = units >= 8 ? std::min<int64_t>(16, units / 2) : units;
+// Outputs per block: a divisor of the output count up to half the vector registers (the other
+// half for the loads: 16 with AVX-512, 8 with AVX2), at most half of them when that still gives
+// four or more, so two threads have a block each; a count without such a divisor (a prime) gets
+// blocks of half the registers or of 8, the last one shifted back.
+int64_t outputBlock(int64_t units, int64_t registers) {
+  int64_t most = registers / 2;
+  int64_t cap = units >= 8 ? std::min(most, units / 2) : units;
   int64_t block = largestDivisorUpTo(units, cap);
-  return block >= 4 || block == units ? block : std::min<int64_t>(8, units);
+  return block >= 4 || block == units ? block : std::min({int64_t{8}, most, units});
 }
 
 } // namespace
 
 bool dense(Schedule &s, size_t idx) {
   const Stage &d0 = s.stages[idx];
-  int64_t lanes = kVectorBytes / dtypeBytes(d0.tensor->dtype);
+  int64_t lanes = s.cpu.lanes(dtypeBytes(d0.tensor->dtype));
   if (d0.tensor->shape.size() != 2 || d0.body->reduceAxes.size() != 1 ||
       d0.body->reduceAxes[0].extent < 4 * lanes)
     return false;
@@ -50,7 +51,7 @@ bool dense(Schedule &s, size_t idx) {
   // vector FMA). Blocks in parallel; at least two when there are two threads to share them.
   Stage &d = s.stage(denseT);
   int64_t units = d.leaves[1].extent;
-  int64_t block = outputBlock(units);
+  int64_t block = outputBlock(units, s.cpu.registers);
   s.knob("out_block", block, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
   auto [jo, ji] = units % block == 0 ? s.split(d, j, block) : s.splitShifted(d, j, block);

@@ -14,9 +14,9 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
       s.stages[idx].body->reduceAxes.size() != 2)
     return false;
   const Shape convShape = s.stages[idx].tensor->shape; // N, C chunks, OH, OW, C block
-  int64_t lanes = kVectorBytes / dtypeBytes(s.stages[idx].tensor->dtype);
+  int64_t lanes = s.cpu.lanes(dtypeBytes(s.stages[idx].tensor->dtype));
   int64_t block = convShape[4];
-  Tile tile = chooseTile(convShape[3], (block + lanes - 1) / lanes);
+  Tile tile = chooseTile(convShape[3], (block + lanes - 1) / lanes, singleBlockAccumulators(s.cpu));
   s.knob("oc_bn", block, "channels per block, the vector lanes");
   s.knob("reg_n", tile.regN,
          tile.shifted ? "output columns per register tile; the last tile shifted back"

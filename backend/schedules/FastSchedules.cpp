@@ -61,23 +61,30 @@ Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators) {
   return {(width + tiles - 1) / tiles, true};
 }
 
+int64_t singleBlockAccumulators(const TargetCpu &cpu) { return cpu.registers - 4; }
+
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
-                                int64_t chunkWeightBytes) {
-  // Half of this CPU's 1 MB L2 for the weights (512x7x7 with 512 3x3 filters: two blocks' 590
-  // KB run at 0.87x oneDNN, four blocks' 1.2 MB at 0.60x).
-  constexpr int64_t kWeightBytes = 640 << 10;
-  RegisterTile best{1, chooseTile(width, regsPerColumn)};
+                                int64_t chunkWeightBytes, const TargetCpu &cpu) {
+  // 5/8 of the core's L2 for the weights (AVX-512 with a 1 MB L2: 512x7x7 with 512 3x3 filters
+  // ran at 0.87x oneDNN with two blocks' 590 KB, 0.60x with four blocks' 1.2 MB).
+  int64_t weightBytes = cpu.l2Bytes / 8 * 5;
+  int64_t single = singleBlockAccumulators(cpu);
+  // Several blocks leave a quarter of the registers for their weight vectors and the broadcast
+  // inputs (24 accumulators of 32; AVX2: 12 of 16, measured: 14 spill and run at 0.4x), and need
+  // 7/16 of them as accumulators to keep both FMA units busy through the FMA latency.
+  int64_t multi = cpu.registers / 4 * 3, least = cpu.registers / 16 * 7;
+  RegisterTile best{1, chooseTile(width, regsPerColumn, single)};
   double bestCost = 0;
   for (int64_t blocks = 1; blocks <= 4; ++blocks) {
-    if (ocChunks % blocks != 0 || (blocks > 1 && blocks * chunkWeightBytes > kWeightBytes))
+    if (ocChunks % blocks != 0 || (blocks > 1 && blocks * chunkWeightBytes > weightBytes))
       continue;
-    // One block keeps TVM's 28 accumulators; several leave room for their weight vectors.
-    Tile t = blocks == 1 ? chooseTile(width, regsPerColumn)
-                         : chooseTile(width, blocks * regsPerColumn, 24);
-    // Several blocks only with even tiles of 14 accumulators or more: a shifted last tile
-    // (width 7 in tiles of 4: 0.69x oneDNN against 0.9x for 2x7) and a 4x3 tile (0.70x against
-    // 0.99x for 2x9) measured slower than the tile with more loads.
-    if (blocks > 1 && (t.shifted || blocks * regsPerColumn * t.regN < 14))
+    // One block keeps TVM's accumulators; several leave room for their weight vectors.
+    Tile t = blocks == 1 ? chooseTile(width, regsPerColumn, single)
+                         : chooseTile(width, blocks * regsPerColumn, multi);
+    // Several blocks only with even tiles of `least` accumulators or more: with AVX-512 a
+    // shifted last tile (width 7 in tiles of 4: 0.69x oneDNN against 0.9x for 2x7) and a 4x3
+    // tile (0.70x against 0.99x for 2x9) measured slower than the tile with more loads.
+    if (blocks > 1 && (t.shifted || blocks * regsPerColumn * t.regN < least))
       continue;
     double loads = static_cast<double>(blocks * regsPerColumn + t.regN);
     double fmas = static_cast<double>(blocks * regsPerColumn * t.regN);
@@ -85,6 +92,22 @@ RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPer
     double cost = loads / fmas * covered / static_cast<double>(width);
     if (blocks == 1 || cost < bestCost - 1e-9) {
       best = {blocks, t};
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+NchwTile chooseNchwTile(int64_t channels, int64_t height, int64_t accumulators) {
+  int64_t rows = height % 2 == 0 ? 2 : 1;
+  NchwTile best{1, rows, false};
+  double bestCost = 0;
+  for (int64_t oc = 1; oc <= std::min(channels, accumulators / rows); ++oc) {
+    int64_t covered = (channels + oc - 1) / oc * oc;
+    double cost = static_cast<double>(rows + oc) / static_cast<double>(rows * oc) *
+                  static_cast<double>(covered) / static_cast<double>(channels);
+    if (oc == 1 || cost < bestCost - 1e-9) {
+      best = {oc, rows, covered != channels};
       bestCost = cost;
     }
   }
@@ -111,9 +134,9 @@ bool readsAlongLast(const Expr &e, const ExprNode *k) {
 
 } // namespace
 
-bool vectorReducible(const Stage &st) {
+bool vectorReducible(const Stage &st, const TargetCpu &cpu) {
   const Expr &body = st.body;
-  int64_t lanes = kVectorBytes / dtypeBytes(st.tensor->dtype);
+  int64_t lanes = cpu.lanes(dtypeBytes(st.tensor->dtype));
   return body->kind == ExprKind::Reduce && body->reduceAxes.size() == 1 && body->args.size() == 1 &&
          body->reduceAxes[0].extent >= 4 * lanes && !st.tensor->shape.empty() &&
          readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
@@ -122,7 +145,7 @@ bool vectorReducible(const Stage &st) {
 void vectorReduction(Schedule &s, const ComputeRef &t) {
   Stage &st = s.stage(t);
   size_t nd = t->shape.size();
-  int64_t lanes = kVectorBytes / dtypeBytes(t->dtype);
+  int64_t lanes = s.cpu.lanes(dtypeBytes(t->dtype));
   Stage &rf = s.rfactor(st, st.body->reduceAxes[0].var, lanes);
   ComputeRef rfT = rf.tensor;
   Stage &d = s.stage(t);
@@ -140,7 +163,7 @@ void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)
     return;
-  int64_t lanes = kVectorBytes / dtypeBytes(st.tensor->dtype);
+  int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
   Expr inner = st.leaves.back().var;
   int64_t extent = st.leaves.back().extent;
   if (extent > 64) {
@@ -209,7 +232,7 @@ void applyFastSchedule(Schedule &s) {
       if (lanes >= 2 && lanes <= 64)
         s.vectorize(st, block);
     } else if (nd > 0) {
-      if (fast::vectorReducible(st)) {
+      if (fast::vectorReducible(st, s.cpu)) {
         rowReductions.push_back(st.tensor);
         continue;
       }

@@ -1,22 +1,19 @@
-// FastSchedules: the opt_level 3 schedules for x86 with AVX-512 (topi's x86 schedules with
-// their fallback configurations), one file per op family in this folder.
+// FastSchedules: the opt_level 3 schedules for x86 with AVX2 or AVX-512 (topi's x86 schedules
+// with their fallback configurations), one file per op family in this folder.
 #pragma once
 
 #include "backend/Schedule.h"
 
 namespace loupe::backend::fast {
 
-/// Float lanes of one vector register of the host (16 with AVX-512).
-inline constexpr int64_t kVectorBytes = 64;
-
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);
 
-/// Whether the reduction at `st` runs along a row: one reduce axis of at least four vectors,
-/// no condition, read only as the last index of its tensors (softmax's max and sum over the
-/// last axis, a sum over the last axis).
-bool vectorReducible(const Stage &st);
+/// Whether the reduction at `st` runs along a row: one reduce axis of at least four vectors of
+/// `cpu`, no condition, read only as the last index of its tensors (softmax's max and sum over
+/// the last axis, a sum over the last axis).
+bool vectorReducible(const Stage &st, const TargetCpu &cpu);
 
 /// Such a reduction rfactor'ed into a vector of partial sums in registers (as dense), summed
 /// per output; outputs in parallel.
@@ -48,11 +45,16 @@ struct Tile {
   bool shifted; ///< the width is not a multiple: the last tile is shifted back
 };
 
-/// TVM's fallback reg_n: the largest divisor of the output width that leaves room in the 32
-/// vector registers for the weights (one accumulator per column, `regsPerColumn` registers
-/// each). Where that divisor is less than half the room (a prime width such as 109 gives 1),
-/// tiles as even as the room allows instead, the last one shifted back to end at the edge.
-Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators = 28);
+/// TVM's fallback reg_n: the largest divisor of the output width whose `regsPerColumn`
+/// accumulator registers per column fit in `accumulators` registers (TVM's 28 of AVX-512's 32,
+/// four left for the operands). Where that divisor is less than half the room (a prime width
+/// such as 109 gives 1), tiles as even as the room allows instead, the last one shifted back to
+/// end at the edge.
+Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators);
+
+/// The accumulator registers a one-block tile of `cpu` may use: all but four, which hold the
+/// weight vector and the broadcast inputs.
+int64_t singleBlockAccumulators(const TargetCpu &cpu);
 
 /// A convolution's register tile: `ocTiles` channel blocks x `cols.regN` output columns.
 struct RegisterTile {
@@ -66,11 +68,24 @@ struct RegisterTile {
 /// loads for 14) is load-bound. Columns recomputed by a shifted last tile count as waste.
 /// `ocChunks` is the number of channel blocks (ocTiles divides it); a tile's blocks must keep
 /// their weights (`chunkWeightBytes` each) in the core's L2 with room for the input rows, as
-/// every row of the output reuses them.
+/// every row of the output reuses them. Register and L2 sizes are `cpu`'s.
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
-                                int64_t chunkWeightBytes);
+                                int64_t chunkWeightBytes, const TargetCpu &cpu);
 
-/// topi's conv2d_NCHWc for AVX-512 (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
+/// The register tile of a convolution left in NCHW (conv2dNCHW): `ocBlock` output channels x
+/// `rows` output rows x one vector of columns.
+struct NchwTile {
+  int64_t ocBlock, rows;
+  bool shifted; ///< ocBlock does not divide the channels: the last block is shifted back
+};
+
+/// Two rows when the height is even (else one), and the channel block with the fewest loads per
+/// useful FMA within `accumulators` vectors: each tap loads `rows` input vectors and broadcasts
+/// `ocBlock` weights for ocBlock x rows FMAs, and a shifted last block recomputes channels
+/// (13 channels in blocks of 5 compute 15).
+NchwTile chooseNchwTile(int64_t channels, int64_t height, int64_t accumulators);
+
+/// topi's conv2d_NCHWc (conv2d_avx_common / conv2d_avx_1x1): the stage at `conv`
 /// register-tiled, its epilogue applied to the tile before the single store. Returns false (and
 /// changes nothing) when the function does not have the shape that schedule expects.
 bool conv2dNCHWc(Schedule &s, size_t conv);

@@ -1,9 +1,9 @@
-// KernelBench: opt_level 3's generated code against this machine's peak and against oneDNN, in
-// one run. The FP32 peak is measured by an FMA loop in this binary; every distinct convolution
-// of resnet-18, resnet-50, squeezenet 1.0 and mobilenet (batch 1, depthwise ones too) is timed
-// as Loupe's kernel and as
-// oneDNN's blocked convolution on the same shape and threads; whole zoo networks are timed
-// end to end. oneDNN is linked into this benchmark only. Run by hand, never by ctest:
+// KernelBench: opt_level 3's generated code against this machine's peak and against oneDNN and
+// XNNPACK, in one run. The FP32 peak is measured by an FMA loop in this binary; every distinct
+// convolution of resnet-18, resnet-50, squeezenet 1.0 and mobilenet (batch 1, depthwise ones
+// too) is timed as Loupe's kernel, as oneDNN's blocked convolution and as XNNPACK's NHWC
+// convolution on the same shape and threads; whole zoo networks are timed end to end. oneDNN and
+// XNNPACK are linked into this benchmark only. Run by hand, never by ctest:
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
@@ -16,10 +16,13 @@
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
 #include <omp.h>
+#include <pthreadpool.h>
+#include <xnnpack.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -112,7 +115,7 @@ std::vector<ConvShape> convShapes(const std::string &model) {
   return out;
 }
 
-std::map<std::string, double> loupeGflops, dnnlGflops; // by layer, for the closing table
+std::map<std::string, double> loupeGflops, dnnlGflops, xnnGflops; // by layer, for the table
 
 // A layer's counters from the milliseconds all iterations took; kept for the closing table.
 void report(benchmark::State &state, const ConvShape &cs, double totalMs,
@@ -200,6 +203,55 @@ void BM_OneDNNConv(benchmark::State &state, ConvShape cs) {
   report(state, cs, total, dnnlGflops);
 }
 
+// XNNPACK (Debian's 2022 snapshot): the same convolution in NHWC, its weights packed when the
+// operator is created, with a pthreadpool of the same threads (none for one, so it runs on the
+// calling thread as Loupe's small kernels do).
+void BM_XnnpackConv(benchmark::State &state, ConvShape cs) {
+  static const bool ready = xnn_initialize(nullptr) == xnn_status_success;
+  if (!ready) {
+    state.SkipWithError("xnn_initialize failed");
+    return;
+  }
+  auto n = [](int64_t v) { return static_cast<size_t>(v); };
+  size_t groupIn = n(cs.c / cs.groups), groupOut = n(cs.k / cs.groups);
+  std::vector<float> w(n(cs.k) * groupIn * n(cs.kh * cs.kw)),
+      x(n(cs.h * cs.w * cs.c) + XNN_EXTRA_BYTES / sizeof(float)), y(n(cs.oh() * cs.ow() * cs.k));
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (std::vector<float> *v : {&w, &x})
+    for (float &f : *v)
+      f = u(rng);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  xnn_operator_t op = nullptr;
+  auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  if (xnn_create_convolution2d_nhwc_f32(u32(cs.ph), u32(cs.pw), u32(cs.ph), u32(cs.pw), u32(cs.kh),
+                                        u32(cs.kw), u32(cs.sh), u32(cs.sw), 1, 1, u32(cs.groups),
+                                        groupIn, groupOut, n(cs.c), n(cs.k), w.data(), nullptr,
+                                        -kInf, kInf, 0, &op) != xnn_status_success) {
+    state.SkipWithError("xnn_create_convolution2d_nhwc_f32 failed");
+    return;
+  }
+  int threads = backend::numThreads();
+  pthreadpool_t pool = threads > 1 ? pthreadpool_create(static_cast<size_t>(threads)) : nullptr;
+  if (xnn_setup_convolution2d_nhwc_f32(op, 1, n(cs.h), n(cs.w), x.data(), y.data(), pool) !=
+      xnn_status_success) {
+    state.SkipWithError("xnn_setup_convolution2d_nhwc_f32 failed");
+  } else {
+    xnn_run_operator(op, pool);
+    double total = 0;
+    for (auto _ : state) {
+      auto t0 = std::chrono::steady_clock::now();
+      xnn_run_operator(op, pool);
+      total +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    report(state, cs, total, xnnGflops);
+  }
+  xnn_delete_operator(op);
+  if (pool)
+    pthreadpool_destroy(pool);
+}
+
 // --- whole networks ---------------------------------------------------------------------------
 
 struct Net {
@@ -273,6 +325,9 @@ int main(int argc, char **argv) {
         benchmark::RegisterBenchmark(("BM_OneDNNConv/" + cs.name()).c_str(), BM_OneDNNConv, cs)
             ->Unit(benchmark::kMillisecond)
             ->MinTime(0.3);
+        benchmark::RegisterBenchmark(("BM_XnnpackConv/" + cs.name()).c_str(), BM_XnnpackConv, cs)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.3);
       }
   const Net nets[] = {
       {"tutorial_f32", kTutorial, ":build opt_level=3 dtype=float32 " kTutorialParams},
@@ -292,14 +347,17 @@ int main(int argc, char **argv) {
   if (!loupeGflops.empty()) {
     std::printf("\nthreads %d, FP32 peak %.1f GFLOP/s (%.1f per core, measured above)\n",
                 backend::numThreads(), peak(), onePeak());
-    std::printf("%-28s %10s %10s %7s\n", "layer", "Loupe", "oneDNN", "ratio");
+    std::printf("%-28s %10s %10s %7s %10s %7s\n", "layer", "Loupe", "oneDNN", "ratio", "XNNPACK",
+                "ratio");
     std::vector<double> ratios;
     for (const auto &[name, l] : loupeGflops) {
       auto it = dnnlGflops.find(name);
       if (it == dnnlGflops.end())
         continue;
       ratios.push_back(l / it->second);
-      std::printf("%-28s %10.1f %10.1f %7.2f\n", name.c_str(), l, it->second, ratios.back());
+      double xnn = xnnGflops.count(name) ? xnnGflops.at(name) : 0;
+      std::printf("%-28s %10.1f %10.1f %7.2f %10.1f %7.2f\n", name.c_str(), l, it->second,
+                  ratios.back(), xnn, xnn > 0 ? l / xnn : 0.0);
     }
     if (!ratios.empty()) {
       std::sort(ratios.begin(), ratios.end());

@@ -239,6 +239,32 @@ TEST(AlterOpLayout, WideNarrowChannelConvolutionsStayInNCHW) {
   EXPECT_LT(absError(e), 1e-5); // no relu: outputs near zero make the relative error meaningless
 }
 
+// The same graph for an AVX2 CPU: still NCHW (100 columns fill 13 vectors of 8 floats or 25 of 4
+// doubles exactly), with AVX2's smaller tile: 5 channels x 2 rows, the third block of the 13
+// channels shifted back to channels 8-12 (the overlap computed twice, the same values).
+TEST(AlterOpLayout, WideNarrowChannelConvolutionsOfAvx2) {
+  for (const char *dt : {"float32", "float64"}) {
+    Engine e;
+    run(e, tutorialGraph(100) + "\n:set target llvm -mcpu=znver3");
+    run(e, std::string(":build opt_level=3 dtype=") + dt);
+    EXPECT_LT(runError(e), 1e-5) << dt;
+    std::string ir = output(e, ":ir");
+    EXPECT_EQ(countOf(ir, "layout_transform"), 0) << ir;
+    std::string knobs = output(e, ":schedule fuse_conv2d_relu");
+    EXPECT_NE(knobs.find("knob oc_block = 5  (output channels per register tile; the last block "
+                         "shifted back)"),
+              std::string::npos)
+        << knobs;
+    EXPECT_NE(knobs.find("knob rows = 2"), std::string::npos) << knobs;
+    EXPECT_NE(knobs.find(std::string("knob vec = ") + (std::string(dt) == "float32" ? "8" : "4")),
+              std::string::npos)
+        << knobs;
+    EXPECT_NE(knobs.find("split i1 by 5, the last tile shifted back to end at 13"),
+              std::string::npos)
+        << knobs;
+  }
+}
+
 // The tutorial graph (seed 001) on 10x10 (too narrow for its columns to fill a vector, so the
 // convolutions are blocked by channels): the residual add of a blocked convolution (NCHW13c)
 // and the NCHW input converts the input to the blocked layout instead of refusing; float32
@@ -436,21 +462,31 @@ TEST(FastSchedule, SmallKernelsRunOnTheCallingThread) {
 }
 
 // Opt level 3's dense holds a block of outputs' partial sums in registers (each input vector
-// loaded once per block): 10 units make two blocks of 5, one per thread; 37 (prime) blocks of 8,
-// the last shifted back over the one before. Both match the reference interpreter.
+// loaded once per block), up to half the target's vector registers: 10 units make two blocks of
+// 5, one per thread; 37 (prime) blocks of 8, the last shifted back over the one before; 32 units
+// blocks of 16 with AVX-512's 32 registers, of 8 with AVX2's 16. The partial sums are one vector
+// of the target (16 or 8 float32 lanes). All match the reference interpreter.
 TEST(FastSchedule, DenseAccumulatesABlockOfOutputsTogether) {
-  for (auto [units, block] : {std::pair{10, 5}, std::pair{37, 8}}) {
+  struct Case {
+    const char *cpu;
+    int units, block, lanes;
+  };
+  for (Case c : {Case{"skylake-avx512", 10, 5, 16}, Case{"skylake-avx512", 37, 8, 16},
+                 Case{"skylake-avx512", 32, 16, 16}, Case{"znver3", 10, 5, 8},
+                 Case{"znver3", 37, 8, 8}, Case{"znver3", 32, 8, 8}}) {
     Engine e;
-    run(e, "x = Variable(\"x\", shape=(2, 200))\ny = dense(x, units=" + std::to_string(units) +
-               ")\n:graph y");
+    run(e, "x = Variable(\"x\", shape=(2, 200))\ny = dense(x, units=" + std::to_string(c.units) +
+               ")\n:graph y\n:set target llvm -mcpu=" + c.cpu);
     run(e, ":build opt_level=3 dtype=float32");
     std::string knobs = output(e, ":schedule fuse_dense");
-    EXPECT_NE(knobs.find("knob out_block = " + std::to_string(block)), std::string::npos) << knobs;
+    EXPECT_NE(knobs.find("knob out_block = " + std::to_string(c.block)), std::string::npos)
+        << c.cpu << " " << knobs;
     std::string loops = output(e, ":lower fuse_dense");
-    EXPECT_NE(loops.find("allocate compute.rf[float32 * 1 * " + std::to_string(block) + " * 16]"),
+    EXPECT_NE(loops.find("allocate compute.rf[float32 * 1 * " + std::to_string(c.block) + " * " +
+                         std::to_string(c.lanes) + "]"),
               std::string::npos)
-        << loops;
-    EXPECT_LT(absError(e), 1e-4) << units;
+        << c.cpu << " " << loops;
+    EXPECT_LT(absError(e), 1e-4) << c.cpu << " " << c.units;
   }
 }
 
@@ -494,7 +530,8 @@ TEST(AlterOpLayout, AMobileNetBlockStaysBlocked) {
            "padding=(1,1), use_bias=False, name=\"dw\")\n"
            "z = relu(batch_norm(z, name=\"bn1\"))\n"
            "z = conv2d(z, channels=64, kernel_size=(1,1), use_bias=False, name=\"pw\")\n"
-           "z = relu(batch_norm(z, name=\"bn2\"))\n:graph z");
+           "z = relu(batch_norm(z, name=\"bn2\"))\n:graph z\n"
+           ":set target llvm -mcpu=skylake-avx512"); // the tile below is AVX-512's
     std::string params;
     for (const char *p : {"dw_weight", "pw_weight", "bn1_gamma", "bn1_beta", "bn1_moving_mean",
                           "bn2_gamma", "bn2_beta", "bn2_moving_mean"})

@@ -583,11 +583,11 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
 
 // The convolution's register tile: the fewest loads per FMA among even tiles of 14 or more
 // accumulators whose blocks' weights fit half the L2 (hand-counted: 4x6 loads 10 per 24 FMAs,
-// 2x7 9 per 14, 1x14 15 per 14).
+// 2x7 9 per 14, 1x14 15 per 14), for an AVX-512 CPU with a 1 MB L2.
 TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
   auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
     backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes);
+        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, {64, 32, 1 << 20});
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(tile(12, 4, 36 << 10), std::tuple(4, 6, false));
@@ -598,6 +598,61 @@ TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
   EXPECT_EQ(tile(14, 16, 400 << 10), std::tuple(1, 14, false)); // 2 blocks: 800 KB
   EXPECT_EQ(tile(13, 63, 32 << 10), std::tuple(1, 13, false));  // 63 chunks: 3 blocks, 13 prime
   EXPECT_EQ(tile(100, 1, 6 << 10), std::tuple(1, 25, false));
+}
+
+// The same rule for an AVX2 CPU (16 registers, 512 KB L2: at most 12 accumulators, 8 with several
+// blocks; 320 KB of weights). Hand-counted: width 56 as 1x8 loads 9 per 8 FMAs, 2x4 6 per 8 (4x2
+// too, not fewer); width 14 in two blocks would shift its tiles (cap 6, largest divisor 2), 4x2
+// loads 6 per 8 against 1x7's 8 per 7; width 7 with 147 KB chunks: two blocks would shift,
+// four hold 590 KB, so 1x7; 3 blocks (3 x 2 columns) have only 6 accumulators.
+TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
+  auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
+    backend::fast::RegisterTile t =
+        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{});
+    return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
+  };
+  EXPECT_EQ(tile(56, 8, 36 << 10), std::tuple(2, 4, false));
+  EXPECT_EQ(tile(14, 16, 36 << 10), std::tuple(4, 2, false));
+  EXPECT_EQ(tile(7, 64, 147 << 10), std::tuple(1, 7, false));
+  EXPECT_EQ(tile(14, 3, 36 << 10), std::tuple(1, 7, false));
+  EXPECT_EQ(tile(13, 8, 36 << 10), std::tuple(1, 7, true)); // 13 is prime: 7 + 7 shifted
+  EXPECT_EQ(backend::fast::singleBlockAccumulators(TargetCpu{}), 12);
+}
+
+// The NCHW tile by hand: (rows + oc) loads per rows x oc FMAs, times the channels a shifted
+// last block recomputes. 13 channels, 2 rows: budget 10 gives 5 (7/10 x 15/13 = 0.81; 4: 6/8 x
+// 16/13 = 0.92); budget 26 gives 13 (15/26, nothing recomputed). 24 channels in 10: 4 (6/8 =
+// 0.75; 5: 0.7 x 25/24 = 0.73 is less: 5, shifted). An odd height has one row: 13 in 10: 10 (11/10
+// x 20/13 = 1.69) loses to 7 (8/7 x 14/13 = 1.23).
+TEST(ScheduleNchwTile, FewestLoadsPerUsefulFma) {
+  auto tile = [](int64_t c, int64_t h, int64_t acc) {
+    backend::fast::NchwTile t = backend::fast::chooseNchwTile(c, h, acc);
+    return std::tuple{t.ocBlock, t.rows, t.shifted};
+  };
+  EXPECT_EQ(tile(13, 100, 10), std::tuple(5, 2, true));
+  EXPECT_EQ(tile(13, 100, 26), std::tuple(13, 2, false));
+  EXPECT_EQ(tile(24, 56, 10), std::tuple(5, 2, true));
+  EXPECT_EQ(tile(24, 56, 26), std::tuple(12, 2, false));
+  EXPECT_EQ(tile(13, 99, 10), std::tuple(7, 1, true));
+  EXPECT_EQ(tile(1, 8, 10), std::tuple(1, 2, false));
+}
+
+// A target's CPU: AVX-512 names get 64-byte vectors, 32 registers and a 1 MB L2; anything else
+// (a plain "llvm", AVX2 CPUs, a name LLVM does not know) AVX2's 32 bytes, 16 and 512 KB.
+TEST(TargetCpu, FromTheTargetString) {
+  auto of = [](const std::string &t) {
+    TargetCpu c = targetCpuOf(t);
+    return std::tuple{c.vectorBytes, c.registers, c.l2Bytes};
+  };
+  EXPECT_EQ(of("llvm -mcpu=skylake-avx512"), std::tuple(64, 32, 1 << 20));
+  EXPECT_EQ(of("llvm -mcpu=znver4"), std::tuple(64, 32, 1 << 20));
+  EXPECT_EQ(of("llvm -mcpu=znver4 -opt"), std::tuple(64, 32, 1 << 20));
+  EXPECT_EQ(of("llvm -mcpu=znver3"), std::tuple(32, 16, 512 << 10));
+  EXPECT_EQ(of("llvm -mcpu=haswell"), std::tuple(32, 16, 512 << 10));
+  EXPECT_EQ(of("llvm"), std::tuple(32, 16, 512 << 10));
+  EXPECT_EQ(of("llvm -mcpu=znver"), std::tuple(32, 16, 512 << 10));
+  EXPECT_EQ(targetCpuOf("llvm -mcpu=znver4").lanes(4), 16);
+  EXPECT_EQ(targetCpuOf("llvm -mcpu=znver3").lanes(8), 4);
 }
 
 // rfactor by hand: a sum over 10 split into 4 partial sums (the last one runs past the end and

@@ -13,7 +13,7 @@ TargetCpu targetCpuOf(const std::string &target) {
     std::string cpu = target.substr(at + 6, target.find(' ', at) - (at + 6));
     for (const char *c : avx512Cpus)
       if (cpu == c)
-        return {64, 32, 1 << 20};
+        return {64, 32, 1 << 20, true};
   }
   return {};
 }

@@ -27,7 +27,9 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   int64_t chunkWeightBytes = ocBlock * body->reduceAxes[0].extent * body->reduceAxes[1].extent *
                              body->reduceAxes[2].extent * body->reduceAxes[3].extent *
                              dtypeBytes(dtype);
-  RegisterTile rt = chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes, s.cpu);
+  bool pointwise = body->reduceAxes[1].extent == 1 && body->reduceAxes[2].extent == 1;
+  RegisterTile rt =
+      chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes, s.cpu, pointwise);
   Tile tile = rt.cols;
   int64_t regN = tile.regN;
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
@@ -47,7 +49,12 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *
                         body->reduceAxes[3].extent;
   bool rowsOuter = inputElems > weightElems;
-  bool kwInner = ocTiles == 1 && body->reduceAxes[2].extent > 1;
+  // Kernel columns inside the channel loop keep the tile's accumulators, a weight vector per
+  // column of the kernel and the inputs being broadcast live at once: only when they fit the
+  // registers (squeezenet's 7x7 first layer, 11 columns on AVX2: 47 GFLOP/s spilling, 90 without).
+  int64_t kernelW = body->reduceAxes[2].extent;
+  bool kwInner =
+      ocTiles == 1 && kernelW > 1 && (regN + kernelW) * regsPerColumn + 2 <= s.cpu.registers;
   s.knob("rows_outer", rowsOuter ? 1 : 0,
          rowsOuter ? "input larger than weights: each input row read once"
                    : "weights larger than input: each channel chunk's weights reused");
@@ -89,7 +96,16 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
     s.reorder(acc, {ic, kh, icb, cc, cw, kw, cb});
     s.unroll(acc, kw);
   } else {
-    s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
+    // Each step broadcasts reg_n inputs and loads oc_tiles weight vectors. AVX-512 reads the
+    // broadcasts from memory in the FMAs, so the blocks go outside the columns as in topi;
+    // without broadcast operands (AVX2) columns go outside, so that one broadcast is live at a
+    // time (blocks outside kept all six of a 2 x 6 tile live with its 12 accumulators: 20
+    // registers of 16, spilled, 43 GFLOP/s), except in a 1x1 tile with more blocks than
+    // columns, which keeps its broadcasts live instead (multiBlockRoom).
+    if (s.cpu.broadcastOperand || (pointwise && ocTiles * regsPerColumn > regN))
+      s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
+    else
+      s.reorder(acc, {ic, kh, kw, icb, cw, cc, cb});
   }
   if (ocTiles > 1)
     s.unroll(acc, cc);

@@ -63,24 +63,35 @@ Tile chooseTile(int64_t width, int64_t regsPerColumn, int64_t accumulators) {
 
 int64_t singleBlockAccumulators(const TargetCpu &cpu) { return cpu.registers - 4; }
 
+int64_t multiBlockRoom(const TargetCpu &cpu, int64_t blockRegs, bool pointwise) {
+  int64_t most = cpu.registers / 4 * 3;
+  if (cpu.broadcastOperand)
+    return most;
+  int64_t columns = 0;
+  for (int64_t n = 1; blockRegs * n <= most; ++n)
+    if (blockRegs * n + (pointwise ? std::min(blockRegs, n) : blockRegs) + 1 <= cpu.registers)
+      columns = n;
+  return columns * blockRegs;
+}
+
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
-                                int64_t chunkWeightBytes, const TargetCpu &cpu) {
+                                int64_t chunkWeightBytes, const TargetCpu &cpu, bool pointwise) {
   // 5/8 of the core's L2 for the weights (AVX-512 with a 1 MB L2: 512x7x7 with 512 3x3 filters
   // ran at 0.87x oneDNN with two blocks' 590 KB, 0.60x with four blocks' 1.2 MB).
   int64_t weightBytes = cpu.l2Bytes / 8 * 5;
   int64_t single = singleBlockAccumulators(cpu);
-  // Several blocks leave a quarter of the registers for their weight vectors and the broadcast
-  // inputs (24 accumulators of 32; AVX2: 12 of 16, measured: 14 spill and run at 0.4x), and need
-  // 7/16 of them as accumulators to keep both FMA units busy through the FMA latency.
-  int64_t multi = cpu.registers / 4 * 3, least = cpu.registers / 16 * 7;
+  // Several blocks need 7/16 of the registers as accumulators to keep both FMA units busy through
+  // the FMA latency (14 of AVX-512's 32, 7 of AVX2's 16).
+  int64_t least = cpu.registers / 16 * 7;
   RegisterTile best{1, chooseTile(width, regsPerColumn, single)};
   double bestCost = 0;
   for (int64_t blocks = 1; blocks <= 4; ++blocks) {
     if (ocChunks % blocks != 0 || (blocks > 1 && blocks * chunkWeightBytes > weightBytes))
       continue;
-    // One block keeps TVM's accumulators; several leave room for their weight vectors.
+    // One block keeps TVM's accumulators; several leave room for the operands.
     Tile t = blocks == 1 ? chooseTile(width, regsPerColumn, single)
-                         : chooseTile(width, blocks * regsPerColumn, multi);
+                         : chooseTile(width, blocks * regsPerColumn,
+                                      multiBlockRoom(cpu, blocks * regsPerColumn, pointwise));
     // Several blocks only with even tiles of `least` accumulators or more: with AVX-512 a
     // shifted last tile (width 7 in tiles of 4: 0.69x oneDNN against 0.9x for 2x7) and a 4x3
     // tile (0.70x against 0.99x for 2x9) measured slower than the tile with more loads.

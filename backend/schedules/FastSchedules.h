@@ -62,15 +62,27 @@ struct RegisterTile {
   Tile cols;
 };
 
+/// The accumulators a tile of several channel blocks (`blockRegs` registers per column) may use:
+/// 3/4 of the registers when FMAs read broadcasts from memory (AVX-512: 24 of 32). Without
+/// broadcast operands (AVX2) the tile keeps either its blocks' weight vectors or its columns'
+/// broadcast inputs live, plus one operand being loaded: the weights (columns outermost) for a
+/// kernel with taps, the fewer of the two for a 1x1 (`pointwise`) kernel, whose tile may then run
+/// with its blocks outermost. Measured on AVX2: a 4 x 3 tile (16 registers with its 3 broadcasts
+/// live) runs squeezenet's 27-column 1x1 layers at 92-97 GFLOP/s against 44-49 for 1 x 9, but its
+/// 3x3 layers at 58-68 against 86-94 for 1 x 9 and 2 x 6.
+int64_t multiBlockRoom(const TargetCpu &cpu, int64_t blockRegs, bool pointwise);
+
 /// The register tile with the fewest loads per FMA: each reduction step loads ocTiles weight
 /// vectors and regN broadcast inputs for ocTiles x regN FMAs, so a square-ish tile (4 blocks x 6
 /// columns: 10 loads for 24 FMAs) keeps the loads under the FMAs where a row of 14 columns (15
 /// loads for 14) is load-bound. Columns recomputed by a shifted last tile count as waste.
 /// `ocChunks` is the number of channel blocks (ocTiles divides it); a tile's blocks must keep
 /// their weights (`chunkWeightBytes` each) in the core's L2 with room for the input rows, as
-/// every row of the output reuses them. Register and L2 sizes are `cpu`'s.
+/// every row of the output reuses them. Register and L2 sizes are `cpu`'s; `pointwise` is a 1x1
+/// kernel (see multiBlockRoom).
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
-                                int64_t chunkWeightBytes, const TargetCpu &cpu);
+                                int64_t chunkWeightBytes, const TargetCpu &cpu,
+                                bool pointwise = false);
 
 /// The register tile of a convolution left in NCHW (conv2dNCHW): `ocBlock` output channels x
 /// `rows` output rows x one vector of columns.

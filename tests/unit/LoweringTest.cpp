@@ -587,7 +587,7 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
 TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
   auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
     backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, {64, 32, 1 << 20});
+        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, {64, 32, 1 << 20, true});
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(tile(12, 4, 36 << 10), std::tuple(4, 6, false));
@@ -617,6 +617,32 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   EXPECT_EQ(tile(14, 3, 36 << 10), std::tuple(1, 7, false));
   EXPECT_EQ(tile(13, 8, 36 << 10), std::tuple(1, 7, true)); // 13 is prime: 7 + 7 shifted
   EXPECT_EQ(backend::fast::singleBlockAccumulators(TargetCpu{}), 12);
+  // 27 columns (3 x 3 x 3), 32 chunks: with taps, four blocks have room for 2 columns (8 + 4
+  // weights + 1), which 27 cannot divide, and two blocks' 3 columns are 6 accumulators: 1 x 9.
+  // A 1x1 kernel keeps the 3 broadcasts live instead of the 4 weights: 12 + 3 + 1, so 4 x 3.
+  EXPECT_EQ(tile(27, 32, 8 << 10), std::tuple(1, 9, false));
+  auto pointwise = [](int64_t width, int64_t chunks, int64_t weightBytes) {
+    backend::fast::RegisterTile t =
+        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{}, true);
+    return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
+  };
+  EXPECT_EQ(pointwise(27, 32, 8 << 10), std::tuple(4, 3, false));
+}
+
+// Room for a multi-block tile's accumulators (hand-counted): AVX2 with taps, blocks x n + blocks
+// + 1 <= 16 and at most 12: 2 blocks 12 (n = 6), 3 blocks 12 (n = 4), 4 blocks 8 (n = 2: n = 3
+// needs 17); 1x1, blocks x n + min(blocks, n) + 1: 4 blocks 12 (n = 3: 12 + 3 + 1). With
+// AVX-512's broadcast operands, 24 of 32 either way.
+TEST(ScheduleRegisterTile, RoomForSeveralBlocks) {
+  using backend::fast::multiBlockRoom;
+  TargetCpu avx2, avx512{64, 32, 1 << 20, true};
+  EXPECT_EQ(multiBlockRoom(avx2, 2, false), 12);
+  EXPECT_EQ(multiBlockRoom(avx2, 3, false), 12);
+  EXPECT_EQ(multiBlockRoom(avx2, 4, false), 8);
+  EXPECT_EQ(multiBlockRoom(avx2, 4, true), 12);
+  EXPECT_EQ(multiBlockRoom(avx2, 8, true), 8); // 8 + min(8, 1) + 1 = 10; 16 + 2 + 1 > 16
+  EXPECT_EQ(multiBlockRoom(avx512, 4, false), 24);
+  EXPECT_EQ(multiBlockRoom(avx512, 2, true), 24);
 }
 
 // The NCHW tile by hand: (rows + oc) loads per rows x oc FMAs, times the channels a shifted
@@ -637,20 +663,21 @@ TEST(ScheduleNchwTile, FewestLoadsPerUsefulFma) {
   EXPECT_EQ(tile(1, 8, 10), std::tuple(1, 2, false));
 }
 
-// A target's CPU: AVX-512 names get 64-byte vectors, 32 registers and a 1 MB L2; anything else
-// (a plain "llvm", AVX2 CPUs, a name LLVM does not know) AVX2's 32 bytes, 16 and 512 KB.
+// A target's CPU: AVX-512 names get 64-byte vectors, 32 registers, a 1 MB L2 and broadcast
+// operands; anything else (a plain "llvm", AVX2 CPUs, a name LLVM does not know) AVX2's 32
+// bytes, 16 registers, 512 KB and none.
 TEST(TargetCpu, FromTheTargetString) {
   auto of = [](const std::string &t) {
     TargetCpu c = targetCpuOf(t);
-    return std::tuple{c.vectorBytes, c.registers, c.l2Bytes};
+    return std::tuple{c.vectorBytes, c.registers, c.l2Bytes, c.broadcastOperand};
   };
-  EXPECT_EQ(of("llvm -mcpu=skylake-avx512"), std::tuple(64, 32, 1 << 20));
-  EXPECT_EQ(of("llvm -mcpu=znver4"), std::tuple(64, 32, 1 << 20));
-  EXPECT_EQ(of("llvm -mcpu=znver4 -opt"), std::tuple(64, 32, 1 << 20));
-  EXPECT_EQ(of("llvm -mcpu=znver3"), std::tuple(32, 16, 512 << 10));
-  EXPECT_EQ(of("llvm -mcpu=haswell"), std::tuple(32, 16, 512 << 10));
-  EXPECT_EQ(of("llvm"), std::tuple(32, 16, 512 << 10));
-  EXPECT_EQ(of("llvm -mcpu=znver"), std::tuple(32, 16, 512 << 10));
+  EXPECT_EQ(of("llvm -mcpu=skylake-avx512"), std::tuple(64, 32, 1 << 20, true));
+  EXPECT_EQ(of("llvm -mcpu=znver4"), std::tuple(64, 32, 1 << 20, true));
+  EXPECT_EQ(of("llvm -mcpu=znver4 -opt"), std::tuple(64, 32, 1 << 20, true));
+  EXPECT_EQ(of("llvm -mcpu=znver3"), std::tuple(32, 16, 512 << 10, false));
+  EXPECT_EQ(of("llvm -mcpu=haswell"), std::tuple(32, 16, 512 << 10, false));
+  EXPECT_EQ(of("llvm"), std::tuple(32, 16, 512 << 10, false));
+  EXPECT_EQ(of("llvm -mcpu=znver"), std::tuple(32, 16, 512 << 10, false));
   EXPECT_EQ(targetCpuOf("llvm -mcpu=znver4").lanes(4), 16);
   EXPECT_EQ(targetCpuOf("llvm -mcpu=znver3").lanes(8), 4);
 }

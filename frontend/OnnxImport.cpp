@@ -183,12 +183,11 @@ public:
     }
     std::vector<NodeEntry> heads;
     for (const auto &o : g.output()) {
-      // A reduction to a scalar is (1,) here (NNVM's rule); a declared rank-0 output would
-      // not match what the model promises.
+      // A reduction to a scalar is (1,) here (NNVM's rule): a declared rank-0 output is that
+      // one element (checked once shapes are known).
       const auto &ot = o.type().tensor_type();
       if (ot.has_shape() && ot.shape().dim_size() == 0)
-        fail(path_, ": output ", o.name(),
-             " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+        out_.scalarOutputs.push_back(heads.size());
       auto it = values_.find(o.name());
       if (it == values_.end())
         fail(path_, ": graph output ", o.name(), " is never computed");
@@ -218,6 +217,12 @@ public:
           shaped.attr("shape")->shapes[idx.entryId(idx.nodes[at->second].inputs[c.input])];
       if (s.size() != c.rank)
         fail(c.message);
+    }
+    for (size_t k : out_.scalarOutputs) {
+      const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[k])];
+      if (numElements(s) != 1)
+        fail(path_, ": output ", g.output(static_cast<int>(k)).name(),
+             " is declared a scalar (rank 0) but computes shape ", shapeToTuple(s));
     }
     // Params the graph does not read are left out.
     std::set<std::string> used;
@@ -510,6 +515,66 @@ Converter indexing(const char *op) {
     AttrDict a = {{"axis", std::to_string(im.attrInt(n, "axis", 0))}, {"mode", "wrap"}};
     return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0), im.input(n, 1)})};
   };
+}
+
+// NegativeLogLikelihoodLoss of `logp` (N, C, d1…) at the classes in `target` (N, d1…), with an
+// optional per-class weight and ignore_index, reduced by `reduction` (none, sum, mean: divided
+// by the weights applied). As ops: the picked log-probabilities by gather_elements along the
+// class axis (an ignored target reads class 0 and gets weight 0), their weights by take.
+NodeEntry nllLoss(Importer &im, const onnx::NodeProto &n, NodeEntry logp, NodeEntry target,
+                  std::optional<NodeEntry> weight) {
+  std::string reduction = im.attrString(n, "reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    fail(im.where(n), ": reduction '", reduction, "' is not none, sum or mean");
+  std::optional<NodeEntry> kept; // target != ignore_index
+  if (const auto *ii = im.attr(n, "ignore_index")) {
+    Tensor t({1}, kInt64);
+    t.data[0] = static_cast<double>(ii->i());
+    kept = im.op(n, "broadcast_not_equal", {},
+                 {target, im.constantParam(n, "_ignore_index", std::move(t))}, "_kept");
+    target = im.op(n, "where", {}, {*kept, target, im.op(n, "zeros_like", {}, {target}, "_zero")},
+                   "_target");
+  }
+  NodeEntry at = im.op(n, "expand_dims", {{"axis", "1"}}, {target}, "_class");
+  NodeEntry picked =
+      im.op(n, "gather_elements", {{"axis", "1"}, {"mode", "clip"}}, {logp, at}, "_gathered");
+  picked = im.op(n, "squeeze", {{"axis", "(1,)"}}, {picked}, "_picked");
+  std::optional<NodeEntry> w;
+  if (weight)
+    w = im.op(n, "take", {{"axis", "0"}, {"mode", "clip"}}, {*weight, target}, "_weight");
+  if (kept) {
+    NodeEntry one = w ? *w : im.op(n, "ones_like", {}, {picked}, "_one");
+    w = im.op(n, "where", {}, {*kept, one, im.op(n, "zeros_like", {}, {one}, "_none")}, "_applied");
+  }
+  NodeEntry loss = w ? im.op(n, "elemwise_mul", {}, {picked, *w}, "_weighted") : picked;
+  if (reduction == "none")
+    return im.op(n, "negative", {}, {loss});
+  loss = im.op(n, "negative", {}, {loss}, "_loss");
+  if (reduction == "sum")
+    return im.op(n, "sum", {}, {loss});
+  if (!w)
+    return im.op(n, "mean", {}, {loss});
+  return im.op(n, "elemwise_div", {},
+               {im.op(n, "sum", {}, {loss}, "_sum"), im.op(n, "sum", {}, {*w}, "_weights")});
+}
+
+std::vector<NodeEntry> negativeLogLikelihoodLoss(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"reduction", "ignore_index"});
+  std::optional<NodeEntry> weight;
+  if (im.hasInput(n, 2))
+    weight = im.input(n, 2);
+  return {nllLoss(im, n, im.input(n, 0), im.input(n, 1), weight)};
+}
+
+// SoftmaxCrossEntropyLoss: log_softmax over the class axis, then the NLL loss; the second
+// output is the log-probabilities.
+std::vector<NodeEntry> softmaxCrossEntropyLoss(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"reduction", "ignore_index"});
+  std::optional<NodeEntry> weight;
+  if (im.hasInput(n, 2))
+    weight = im.input(n, 2);
+  NodeEntry logp = im.op(n, "log_softmax", {{"axis", "1"}}, {im.input(n, 0)}, "_log_prob");
+  return {nllLoss(im, n, logp, im.input(n, 1), weight), logp};
 }
 
 // ArgMax/ArgMin: one axis, keepdims (default 1) and select_last_index.
@@ -1157,6 +1222,8 @@ const std::map<std::string, Converter> &converters() {
                                              {im.input(n, 0)})};
        }},
       {"GatherElements", indexing("gather_elements")},
+      {"NegativeLogLikelihoodLoss", negativeLogLikelihoodLoss},
+      {"SoftmaxCrossEntropyLoss", softmaxCrossEntropyLoss},
       {"LayerNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axis", "epsilon", "stash_type"});

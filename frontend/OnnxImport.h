@@ -21,6 +21,10 @@ struct OnnxModel {
   /// float32).
   std::map<std::string, int> inputDTypes;
   int64_t opset = 0;
+  /// The graph outputs (by position) that ONNX declares rank 0: NNVM has no rank 0 (an empty
+  /// shape means unknown), so they are computed as one-element tensors of shape (1,), as NNVM
+  /// reduces to a scalar; whoever compares them with ONNX's values gives them rank 0 back.
+  std::vector<size_t> scalarOutputs;
 };
 
 /// Reads and converts an ONNX file. Throws Error naming the file for anything it cannot read,

@@ -1007,6 +1007,10 @@ void Engine::registerCommands() {
           e.modelDTypes_ = std::move(m.inputDTypes);
           out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(m.graph.index())
               << "; opset " << m.opset << "; " << plural(e.modelParams_.size(), "param") << ")\n";
+          for (size_t k : m.scalarOutputs)
+            out << "note: output " << k
+                << " is a scalar (rank 0) in ONNX; it is computed here as shape (1,), as NNVM "
+                   "reduces to a scalar\n";
           return;
         }
         Graph g = loadJSON(readTextFile(a[0]), a[0]);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Runs the kernel benchmark on one and two threads and prints the README's speed tables.
 
-Per layer (one thread): Loupe's convolution against oneDNN's and XNNPACK's on the same shape,
-with GFLOP/s, % of this machine's FP32 peak (measured in the same run) and the ratios. Per
-network: ms per image on one and two threads, GFLOP/s and % of peak on one. Run from the source
-folder after a build:  python3 scripts/bench-tables.py [--layers-only | --networks-only]
+Every figure is the median of three repetitions. Per layer (one thread): Loupe's convolution
+against oneDNN's and XNNPACK's on the same shape, with GFLOP/s, % of this machine's FP32 peak
+(measured in the same run) and the ratios. Per network: ms per image on one and two threads,
+GFLOP/s and % of peak on one. Run from the source folder after a build:
+  python3 scripts/bench-tables.py [--layers-only | --networks-only]
 """
 import json
 import os
@@ -15,10 +16,15 @@ BENCH = "build/tests/bench/loupe_kernel_bench"
 
 
 def run(threads, pattern):
+    """Each benchmark's median of three repetitions (this VM's speed moves by 10% and more
+    between minutes), under the benchmark's own name."""
     env = dict(os.environ, LOUPE_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([BENCH, "--benchmark_filter=" + pattern, "--benchmark_format=json"],
+    out = subprocess.run([BENCH, "--benchmark_filter=" + pattern, "--benchmark_format=json",
+                          "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"],
                          env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out[out.index("{"):out.rindex("}") + 1])["benchmarks"]
+    rows = json.loads(out[out.index("{"):out.rindex("}") + 1])["benchmarks"]
+    medians = [dict(b, name=b["run_name"]) for b in rows if b.get("aggregate_name") == "median"]
+    return medians
 
 
 def layers():

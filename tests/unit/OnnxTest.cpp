@@ -370,3 +370,82 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
       << err;
   std::filesystem::remove(bad);
 }
+
+// NegativeLogLikelihoodLoss with class weights and an ignored class, reduced by mean to the rank-0
+// output ONNX declares (computed as one element of shape (1,), said by :load). By hand: row 0
+// picks class 2 (-3, weight 2: loss 6), row 1's class 1 is ignored (weight 0), so the mean
+// divides 6 by the weights applied, 2: 3. SoftmaxCrossEntropyLoss of the same rows with
+// reduction sum: -log_softmax at the targets.
+TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
+  auto model = [](const std::string &name, const std::string &op, const std::string &reduction) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto *g = m.mutable_graph();
+    auto *in = g->add_input();
+    in->set_name("x");
+    auto *tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+    tt->mutable_shape()->add_dim()->set_dim_value(3);
+    onnx::TensorProto *t = g->add_initializer();
+    t->set_name("target");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(2);
+    t->add_int64_data(2);
+    t->add_int64_data(1);
+    onnx::TensorProto *w = g->add_initializer();
+    w->set_name("weight");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(3);
+    for (float v : {0.5f, 1.0f, 2.0f})
+      w->add_float_data(v);
+    onnx::NodeProto *n = addNode(g, op, {"x", "target", "weight"}, "loss");
+    auto *r = n->add_attribute();
+    r->set_name("reduction");
+    r->set_type(onnx::AttributeProto::STRING);
+    r->set_s(reduction);
+    auto *ii = n->add_attribute();
+    ii->set_name("ignore_index");
+    ii->set_type(onnx::AttributeProto::INT);
+    ii->set_i(1);
+    auto *out = g->add_output();
+    out->set_name("loss");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    out->mutable_type()->mutable_tensor_type()->mutable_shape(); // rank 0
+    return saveModel(m, name);
+  };
+  auto runModel = [](const std::string &path) {
+    frontend::OnnxModel m = frontend::importOnnx(path);
+    backend::BuildOptions o;
+    o.params = m.params;
+    Graph deploy = backend::build(m.graph, o, PassContext{});
+    std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+    in["x"] = Tensor(Shape{2, 3}, kFloat32);
+    in["x"].data = {-1, -2, -3, -0.5, -1.5, -2.5};
+    EXPECT_EQ(m.scalarOutputs, (std::vector<size_t>{0}));
+    return backend::runDeployGraph(deploy, in).outputs.at(0);
+  };
+  std::string nll = model("nll.onnx", "NegativeLogLikelihoodLoss", "mean");
+  Engine e;
+  EXPECT_NE(output(e, ":load " + nll)
+                .find("note: output 0 is a scalar (rank 0) in ONNX; it is computed here as shape "
+                      "(1,)"),
+            std::string::npos);
+  Tensor loss = runModel(nll);
+  EXPECT_EQ(loss.shape, (Shape{1}));
+  EXPECT_EQ(loss.data, (std::vector<double>{3.0}));
+  std::filesystem::remove(nll);
+
+  std::string sce = model("sce.onnx", "SoftmaxCrossEntropyLoss", "sum");
+  loss = runModel(sce);
+  double lse = std::log(std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
+  ASSERT_EQ(loss.data.size(), 1u);
+  EXPECT_NEAR(loss.data[0], 2.0 * (3.0 + lse), 1e-5); // row 0 only, weight 2
+  std::filesystem::remove(sce);
+
+  std::string bad = model("bad_nll.onnx", "NegativeLogLikelihoodLoss", "max");
+  EXPECT_NE(output(e, ":load " + bad).find("reduction 'max' is not none, sum or mean"),
+            std::string::npos);
+  std::filesystem::remove(bad);
+}

@@ -577,6 +577,190 @@ std::vector<NodeEntry> softmaxCrossEntropyLoss(Importer &im, const onnx::NodePro
   return {nllLoss(im, n, logp, im.input(n, 1), weight), logp};
 }
 
+// The one value of a constant input that must be a scalar or a one-element tensor (CumSum's
+// axis, OneHot's depth, Range's bounds).
+double scalarInput(Importer &im, const onnx::NodeProto &n, int k, const char *what) {
+  const Tensor *t = im.constant(n, k);
+  if (!t)
+    fail(im.where(n), ": ", what, " must be a constant (an initializer or Constant)");
+  if (t->data.size() != 1)
+    fail(im.where(n), ": ", what, " must hold one value, got shape ", shapeToList(t->shape));
+  if (!std::isfinite(t->data[0]))
+    fail(im.where(n), ": ", what, " must be finite");
+  return t->data[0];
+}
+
+// A value in int64's range as an integer attribute (a float NaN or 1e30 is refused).
+int64_t integral(Importer &im, const onnx::NodeProto &n, double v, const char *what, double lo,
+                 double hi) {
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    fail(im.where(n), ": ", what, " ", floatText(v), " must be an integer in ", floatText(lo),
+         " … ", floatText(hi));
+  return static_cast<int64_t>(v);
+}
+
+std::vector<NodeEntry> cumSum(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"exclusive", "reverse"});
+  int64_t axis = integral(im, n, scalarInput(im, n, 1, "axis"), "axis", -64, 64);
+  return {im.op(n, "cumsum",
+                {{"axis", std::to_string(axis)},
+                 {"exclusive", im.attrInt(n, "exclusive", 0) ? "True" : "False"},
+                 {"reverse", im.attrInt(n, "reverse", 0) ? "True" : "False"}},
+                {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> oneHot(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis"});
+  int64_t depth = integral(im, n, scalarInput(im, n, 1, "depth"), "depth", 1, 1 << 24);
+  return {
+      im.op(n, "one_hot",
+            {{"depth", std::to_string(depth)}, {"axis", std::to_string(im.attrInt(n, "axis", -1))}},
+            {im.input(n, 0), im.input(n, 2)})};
+}
+
+std::vector<NodeEntry> topK(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis", "largest", "sorted", "k"});
+  // The output is sorted either way (sorted=0 leaves the order to the implementation).
+  int64_t k = im.opset() < 10 ? im.attrInt(n, "k", 0)
+                              : integral(im, n, scalarInput(im, n, 1, "K"), "K", 1, 1 << 30);
+  NodeEntry t = im.op(n, "topk",
+                      {{"k", std::to_string(k)},
+                       {"axis", std::to_string(im.attrInt(n, "axis", -1))},
+                       {"largest", im.attrInt(n, "largest", 1) ? "True" : "False"}},
+                      {im.input(n, 0)});
+  return {t, {t.node, 1, 0}};
+}
+
+// ScatterElements (and opset 9's Scatter, the same without reduction) and ScatterND.
+Converter scatter(bool nd) {
+  return [nd](Importer &im, const onnx::NodeProto &n) {
+    std::string reduction = im.attrString(n, "reduction", "none");
+    if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+        reduction != "min")
+      fail(im.where(n), ": reduction '", reduction, "' is not none, add, mul, max or min");
+    AttrDict a = {{"reduction", reduction}};
+    if (nd) {
+      im.only(n, {"reduction"});
+    } else {
+      im.only(n, {"reduction", "axis"});
+      a.push_back({"axis", std::to_string(im.attrInt(n, "axis", 0))});
+    }
+    return std::vector<NodeEntry>{im.op(n, nd ? "scatter_nd" : "scatter_elements", a,
+                                        {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
+  };
+}
+
+// EyeLike: a constant of the input's shape (2-D), ones on the k-th diagonal.
+std::vector<NodeEntry> eyeLike(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"dtype", "k"});
+  std::optional<Shape> s = im.inferredShape(im.input(n, 0));
+  if (!s || s->size() != 2)
+    fail(im.where(n), ": the input's shape must be known and 2-D");
+  int dt = im.attr(n, "dtype")
+               ? dtypeOf(static_cast<int32_t>(im.attrInt(n, "dtype", 1)), im.where(n) + ": dtype")
+               : std::max(im.knownDType(n, 0), 0);
+  int64_t k = im.attrInt(n, "k", 0);
+  Tensor t(*s, dt);
+  for (int64_t r = 0; r < (*s)[0]; ++r)
+    if (r + k >= 0 && r + k < (*s)[1])
+      t.data[r * (*s)[1] + r + k] = 1;
+  return im.constantOutput(n, std::move(t));
+}
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+std::vector<NodeEntry> shrink(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"lambd", "bias"});
+  double lambd = im.attrFloat(n, "lambd", 0.5), bias = im.attrFloat(n, "bias", 0);
+  NodeEntry x = im.input(n, 0);
+  auto c = [&](const std::string &suffix, double v) {
+    Tensor t(Shape{1}, std::max(im.knownDType(n, 0), 0));
+    t.data[0] = roundToDType(v, t.dtype);
+    return im.constantParam(n, suffix, std::move(t));
+  };
+  NodeEntry below = im.op(n, "broadcast_less", {}, {x, c("_neg_lambd", -lambd)}, "_below");
+  NodeEntry above = im.op(n, "broadcast_greater", {}, {x, c("_lambd", lambd)}, "_above");
+  NodeEntry b = c("_bias", bias);
+  NodeEntry up = im.op(n, "broadcast_add", {}, {x, b}, "_up");
+  NodeEntry down = im.op(n, "broadcast_sub", {}, {x, b}, "_down");
+  NodeEntry zero = im.op(n, "zeros_like", {}, {x}, "_zero");
+  NodeEntry inner = im.op(n, "where", {}, {above, down, zero}, "_inner");
+  return {im.op(n, "where", {}, {below, up, inner})};
+}
+
+// Range of constant bounds: a constant of start + i * delta for i < ceil((limit - start) /
+// delta), in start's dtype.
+std::vector<NodeEntry> range(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {});
+  double start = scalarInput(im, n, 0, "start"), limit = scalarInput(im, n, 1, "limit"),
+         delta = scalarInput(im, n, 2, "delta");
+  if (delta == 0)
+    fail(im.where(n), ": delta must not be 0");
+  double count = std::ceil((limit - start) / delta);
+  if (!(count >= 1) || count > (1 << 26))
+    fail(im.where(n), ": the range [", floatText(start), ", ", floatText(limit), ") step ",
+         floatText(delta), " must hold 1 … 2^26 elements (empty tensors have no shape here)");
+  Tensor t({static_cast<int64_t>(count)}, im.constant(n, 0)->dtype);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = roundToDType(start + static_cast<double>(i) * delta, t.dtype);
+  return im.constantOutput(n, std::move(t));
+}
+
+// HannWindow, HammingWindow and BlackmanWindow of a constant size: a constant of the
+// generalised cosine window a0 - a1 cos(2πn/N) + a2 cos(4πn/N), N the size (periodic) or the
+// size - 1 (symmetric).
+Converter window(double a0, double a1, double a2) {
+  return [=](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"periodic", "output_datatype"});
+    int64_t size = integral(im, n, scalarInput(im, n, 0, "size"), "size", 1, 1 << 24);
+    int dt = dtypeOf(static_cast<int32_t>(im.attrInt(n, "output_datatype", 1)),
+                     im.where(n) + ": output_datatype");
+    double period = static_cast<double>(im.attrInt(n, "periodic", 1) ? size : size - 1);
+    Tensor t({size}, dt);
+    for (int64_t i = 0; i < size; ++i) {
+      double x = 2 * M_PI * static_cast<double>(i) / period;
+      t.data[i] = roundToDType(a0 - a1 * std::cos(x) + a2 * std::cos(2 * x), dt);
+    }
+    return im.constantOutput(n, std::move(t));
+  };
+}
+
+// LRN across channels: x / (bias + alpha / size * Σ x²)^beta, the sum over the `size`
+// channels around each (floor((size-1)/2) before, the rest after), as the sum of `size`
+// channel-shifted slices of x² padded with zeros.
+std::vector<NodeEntry> lrn(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"alpha", "beta", "bias", "size"});
+  int64_t size = im.attrInt(n, "size", 0);
+  if (size < 1 || size > 64)
+    fail(im.where(n), ": size ", size, " must be 1 … 64");
+  NodeEntry x = im.input(n, 0);
+  std::optional<Shape> s = im.inferredShape(x);
+  if (!s || s->size() < 3)
+    fail(im.where(n), ": the input's shape must be known, with a channel axis and more");
+  int64_t before = (size - 1) / 2, after = size - 1 - before, channels = (*s)[1];
+  NodeEntry sq = im.op(n, "elemwise_mul", {}, {x, x}, "_square");
+  std::string widths = "((0, 0), (" + std::to_string(before) + ", " + std::to_string(after) + ")";
+  for (size_t d = 2; d < s->size(); ++d)
+    widths += ", (0, 0)";
+  NodeEntry padded = im.op(n, "pad", {{"pad_width", widths + ")"}}, {sq}, "_padded");
+  std::optional<NodeEntry> sum;
+  for (int64_t k = 0; k < size; ++k) {
+    NodeEntry slice = im.op(n, "strided_slice",
+                            {{"begin", "(" + std::to_string(k) + ",)"},
+                             {"end", "(" + std::to_string(k + channels) + ",)"},
+                             {"axes", "(1,)"}},
+                            {padded}, "_window" + std::to_string(k));
+    sum = sum ? im.op(n, "elemwise_add", {}, {*sum, slice}, "_sum" + std::to_string(k)) : slice;
+  }
+  double alpha = im.attrFloat(n, "alpha", 1e-4), beta = im.attrFloat(n, "beta", 0.75),
+         bias = im.attrFloat(n, "bias", 1);
+  NodeEntry scaled =
+      im.op(n, "__mul_scalar__", {{"scalar", floatText(alpha / static_cast<double>(size))}}, {*sum},
+            "_scaled");
+  NodeEntry base = im.op(n, "__add_scalar__", {{"scalar", floatText(bias)}}, {scaled}, "_base");
+  NodeEntry denom = im.op(n, "__pow_scalar__", {{"scalar", floatText(beta)}}, {base}, "_denom");
+  return {im.op(n, "elemwise_div", {}, {x, denom})};
+}
+
 // ArgMax/ArgMin: one axis, keepdims (default 1) and select_last_index.
 Converter argReduce(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
@@ -1223,6 +1407,26 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"GatherElements", indexing("gather_elements")},
       {"NegativeLogLikelihoodLoss", negativeLogLikelihoodLoss},
+      {"CumSum", cumSum},
+      {"OneHot", oneHot},
+      {"TopK", topK},
+      {"GatherND",
+       [](Importer &im, const onnx::NodeProto &n) {
+         im.only(n, {"batch_dims"});
+         return std::vector<NodeEntry>{
+             im.op(n, "gather_nd", {{"batch_dims", std::to_string(im.attrInt(n, "batch_dims", 0))}},
+                   {im.input(n, 0), im.input(n, 1)})};
+       }},
+      {"ScatterElements", scatter(false)},
+      {"Scatter", scatter(false)},
+      {"ScatterND", scatter(true)},
+      {"EyeLike", eyeLike},
+      {"Shrink", shrink},
+      {"Range", range},
+      {"HannWindow", window(0.5, 0.5, 0)},
+      {"HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0)},
+      {"BlackmanWindow", window(0.42, 0.5, 0.08)},
+      {"LRN", lrn},
       {"SoftmaxCrossEntropyLoss", softmaxCrossEntropyLoss},
       {"LayerNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
@@ -1323,8 +1527,9 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"BatchNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"epsilon", "momentum", "spatial"});
-         if (n.output_size() > 1)
+         im.only(n, {"epsilon", "momentum", "spatial", "is_test", "consumed_inputs"});
+         // Opset 1-6's is_test: 1 is inference (what this conversion is), 0 training.
+         if (n.output_size() > 1 || im.attrInt(n, "is_test", 1) == 0)
            fail(im.where(n), ": training-mode outputs are not supported");
          return std::vector<NodeEntry>{im.op(
              n, "batch_norm", {{"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},

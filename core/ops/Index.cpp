@@ -1,6 +1,8 @@
 // Indexing ops: take picks slices along an axis by an index tensor (ONNX's Gather);
 // gather_elements picks one element per index (ONNX's GatherElements, Relay's gather);
-// strided_slice takes every step-th element of a range per axis (ONNX's Slice).
+// strided_slice takes every step-th element of a range per axis (ONNX's Slice); gather_nd picks
+// slices by index tuples; scatter_elements and scatter_nd write updates at indices;
+// one_hot expands indices into one-hot rows.
 #include "core/ops/OpHelpers.h"
 
 #include <algorithm>
@@ -237,12 +239,411 @@ void registerStridedSlice() {
       .layout(layoutFixed(1, false));
 }
 
+// gather_nd (ONNX's GatherND): indices (..., q) pick slices data[b…, t0, …, t(q-1), :] where the
+// first `batch_dims` axes of data and indices are shared; out shape
+// indices.shape[:-1] + data.shape[batch_dims+q:]. Negative indices count from the end.
+struct GatherNd {
+  int batch = 0, q = 0, r = 0; // shared axes, index tuple length, indices' rank - 1
+};
+
+GatherNd gatherNdOf(const Attrs &a, const Shape &data, const Shape &idx, const std::string &what) {
+  GatherNd g;
+  g.batch = static_cast<int>(a.getInt("batch_dims"));
+  if (idx.empty())
+    fail(what, ": indices must have rank 1 or more");
+  g.q = static_cast<int>(idx.back());
+  g.r = static_cast<int>(idx.size()) - 1;
+  if (g.batch < 0 || g.batch > g.r || g.batch + g.q > static_cast<int>(data.size()) || g.q < 1)
+    fail(what, ": indices ", shapeToList(idx), " with batch_dims ", g.batch, " do not index data ",
+         shapeToList(data));
+  for (int d = 0; d < g.batch; ++d)
+    if (idx[d] != data[d])
+      fail(what, ": batch dim ", d, " of indices ", shapeToList(idx), " and data ",
+           shapeToList(data), " differ");
+  return g;
+}
+
+void registerGatherNd() {
+  OpRegistry::get()
+      .add("gather_nd")
+      .describe("slices of data at the index tuples in the last axis of indices, the first "
+                "batch_dims axes shared (ONNX's GatherND)")
+      .arguments({"data", "indices"})
+      .param("batch_dims", ParamKind::Int, "0", "leading axes shared by data and indices")
+      .setPattern(kInjective)
+      .type(indexType)
+      .layout(layoutFixed(2, false))
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty() || c.in[1].empty())
+          return;
+        GatherNd g = gatherNdOf(c.attrs, c.in[0], c.in[1], c.node);
+        Shape o(c.in[1].begin(), c.in[1].end() - 1);
+        o.insert(o.end(), c.in[0].begin() + g.batch + g.q, c.in[0].end());
+        c.assignOut(0, o.empty() ? Shape{1} : o);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0], &idx = *in[1];
+        GatherNd g = gatherNdOf(a, x.shape, idx.shape, "gather_nd");
+        std::vector<int64_t> xs = stridesOf(x.shape), is = stridesOf(idx.shape);
+        Shape outShape(idx.shape.begin(), idx.shape.end() - 1);
+        outShape.insert(outShape.end(), x.shape.begin() + g.batch + g.q, x.shape.end());
+        int64_t k = 0;
+        forEachIndex(outShape, [&](const std::vector<int64_t> &i) {
+          int64_t off = 0, base = 0;
+          for (int d = 0; d < g.r; ++d)
+            base += is[d] * i[d];
+          for (int d = 0; d < g.batch; ++d)
+            off += xs[d] * i[d];
+          for (int j = 0; j < g.q; ++j)
+            off += xs[g.batch + j] * indexOf(idx.data[base + j], x.shape[g.batch + j], true);
+          for (size_t d = g.r; d < i.size(); ++d)
+            off += xs[d - g.r + g.batch + g.q] * i[d];
+          out[0].data[k++] = x.data[off];
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0], idx = in[1];
+        GatherNd g = gatherNdOf(a, x->shape, idx->shape, "gather_nd");
+        ComputeRef y = compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> at(i.begin(), i.begin() + g.r), src(i.begin(), i.begin() + g.batch);
+              at.push_back(intImm(0));
+              for (int j = 0; j < g.q; ++j) {
+                at.back() = intImm(j);
+                src.push_back(indexExpr(read(idx, at), x->shape[g.batch + j], true));
+              }
+              src.insert(src.end(), i.begin() + std::min<size_t>(g.r, i.size()), i.end());
+              return read(x, src);
+            },
+            "compute", "injective", "ax");
+        return std::vector<ComputeRef>{y};
+      });
+}
+
+// How a scatter combines an update with what is there: none (the update replaces it; of
+// several updates to one place the last wins), add, mul, max, min.
+enum class Combine { None, Add, Mul, Max, Min };
+
+Combine combineOf(const Attrs &a) {
+  const std::string &r = a.getStr("reduction");
+  return r == "add"   ? Combine::Add
+         : r == "mul" ? Combine::Mul
+         : r == "max" ? Combine::Max
+         : r == "min" ? Combine::Min
+                      : Combine::None;
+}
+
+double combined(Combine c, double old, double v) {
+  switch (c) {
+  case Combine::Add:
+    return old + v;
+  case Combine::Mul:
+    return old * v;
+  case Combine::Max:
+    return std::max(old, v);
+  case Combine::Min:
+    return std::min(old, v);
+  default:
+    return v;
+  }
+}
+
+// What a scatter's lowering says about output element i and update r (the reduction axes'
+// variables): whether the update lands on i, its value, and r as one linear index.
+struct ScatterTerms {
+  Expr match, update, linear;
+};
+using ScatterFn =
+    std::function<ScatterTerms(const std::vector<Expr> &i, const std::vector<Expr> &r)>;
+
+// out[i] from data[i] and the updates matching it, one stage per reduction (a stage's body has
+// its reduction at the top): the sum or product of the matching updates, their max or min and
+// count, or (reduction none) the last matching update's linear index, read back by `updateAt`.
+ComputeRef
+scatterLower(Combine c, const ComputeRef &x, const Shape &updates, int dt, const ScatterFn &terms,
+             const std::function<Expr(const std::vector<Expr> &, const Expr &)> &updateAt) {
+  auto stage = [&](const std::string &name, int type, auto body) {
+    std::vector<IterVar> r;
+    std::vector<Expr> vars;
+    for (size_t d = 0; d < updates.size(); ++d) {
+      r.push_back(reduceAxis(updates[d], "k" + std::to_string(d)));
+      vars.push_back(r.back().var);
+    }
+    return compute(
+        x->shape, type, [&](const std::vector<Expr> &i) { return body(terms(i, vars), r); }, name,
+        "reduce", "ax");
+  };
+  using R = const std::vector<IterVar> &;
+  auto finish = [&](auto fn) { return compute(x->shape, dt, fn, "compute", "injective", "ax"); };
+  switch (c) {
+  case Combine::Add:
+  case Combine::Mul: {
+    bool add = c == Combine::Add;
+    ComputeRef s = stage(add ? "sum" : "product", dt, [&](const ScatterTerms &t, R r) {
+      return reduce(add ? Combiner::Sum : Combiner::Prod,
+                    select(t.match, t.update, constant(add ? 0 : 1, dt)), r);
+    });
+    return finish([&](const std::vector<Expr> &i) {
+      return add ? read(x, i) + read(s, i) : read(x, i) * read(s, i);
+    });
+  }
+  case Combine::Max:
+  case Combine::Min: {
+    bool isMax = c == Combine::Max;
+    ComputeRef hits = stage("hits", kInt32, [&](const ScatterTerms &t, R r) {
+      return reduce(Combiner::Sum, select(t.match, intImm(1), intImm(0)), r);
+    });
+    ComputeRef m = stage("extreme", dt, [&](const ScatterTerms &t, R r) {
+      return reduce(isMax ? Combiner::Max : Combiner::Min, t.update, r, t.match);
+    });
+    return finish([&](const std::vector<Expr> &i) {
+      Expr old = read(x, i), e = read(m, i);
+      return select(gt(read(hits, i), intImm(0)), isMax ? max(old, e) : min(old, e), old);
+    });
+  }
+  default: {
+    ComputeRef last = stage("last", kInt32, [&](const ScatterTerms &t, R r) {
+      return reduce(Combiner::Max, select(t.match, t.linear, intImm(-1)), r);
+    });
+    return finish([&](const std::vector<Expr> &i) {
+      Expr l = read(last, i);
+      return select(ge(l, intImm(0)), updateAt(i, max(l, intImm(0))), read(x, i));
+    });
+  }
+  }
+}
+
+OpDef &scatterOp(const char *name, const char *doc) {
+  return OpRegistry::get()
+      .add(name)
+      .describe(doc)
+      .arguments({"data", "indices", "updates"})
+      .param("reduction", ParamKind::Enum, "none",
+             "how an update combines with the element: none (replace), add, mul, max, min",
+             {"none", "add", "mul", "max", "min"})
+      .setPattern(kOpaque) // every output element searches the updates
+      .type([](TypeCtx &c) {
+        int t = c.in[0] != -1 ? c.in[0] : c.in[2] != -1 ? c.in[2] : c.out[0];
+        if (t == -1)
+          return;
+        c.assignIn(0, t);
+        c.assignIn(2, t);
+        c.assignOut(0, t);
+      })
+      .layout(layoutFixed(3, false));
+}
+
+// ScatterElements' indices and updates: one shape, data's rank, no larger than data off axis.
+int scatterElementsAxis(const Attrs &a, const Shape &data, const Shape &idx, const Shape &upd,
+                        const std::string &what) {
+  if (idx != upd || idx.size() != data.size())
+    fail(what, ": indices ", shapeToList(idx), " and updates ", shapeToList(upd),
+         " must have one shape of data's rank ", data.size());
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(data.size()), what);
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int>(d) != axis && idx[d] > data[d])
+      fail(what, ": indices ", shapeToList(idx), " exceed data ", shapeToList(data), " in dim ", d);
+  return axis;
+}
+
+void registerScatterElements() {
+  scatterOp("scatter_elements",
+            "data with updates[p] written at p with p[axis] replaced by indices[p] (ONNX's "
+            "ScatterElements)")
+      .param("axis", ParamKind::Int, "0", "the axis indices address")
+      .shape([](ShapeCtx &c) {
+        if (!c.in[0].empty() && !c.in[1].empty() && !c.in[2].empty())
+          scatterElementsAxis(c.attrs, c.in[0], c.in[1], c.in[2], c.node);
+        if (!c.in[0].empty())
+          c.assignOut(0, c.in[0]);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0], &idx = *in[1], &upd = *in[2];
+        int axis = scatterElementsAxis(a, x.shape, idx.shape, upd.shape, "scatter_elements");
+        Combine c = combineOf(a);
+        out[0].data = x.data;
+        std::vector<int64_t> strides = stridesOf(x.shape);
+        int64_t k = 0;
+        forEachIndex(idx.shape, [&](const std::vector<int64_t> &p) {
+          int64_t off = 0;
+          for (size_t d = 0; d < p.size(); ++d)
+            off += strides[d] *
+                   (static_cast<int>(d) == axis ? indexOf(idx.data[k], x.shape[d], true) : p[d]);
+          out[0].data[off] = combined(c, out[0].data[off], upd.data[k]);
+          ++k;
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0], idx = in[1], upd = in[2];
+        int axis = scatterElementsAxis(a, x->shape, idx->shape, upd->shape, "scatter_elements");
+        // Update p: i off the axis (clamped in range: a miss reads a valid element), k on it.
+        auto at = [&](const std::vector<Expr> &i, const Expr &k) {
+          std::vector<Expr> p;
+          for (size_t d = 0; d < i.size(); ++d)
+            p.push_back(static_cast<int>(d) == axis ? k : min(i[d], intImm(idx->shape[d] - 1)));
+          return p;
+        };
+        ScatterFn terms = [&](const std::vector<Expr> &i, const std::vector<Expr> &r) {
+          Expr match = eq(indexExpr(read(idx, at(i, r[0])), x->shape[axis], true), i[axis]);
+          for (size_t d = 0; d < i.size(); ++d)
+            if (static_cast<int>(d) != axis && idx->shape[d] < x->shape[d])
+              match = land(match, lt(i[d], intImm(idx->shape[d])));
+          return ScatterTerms{match, read(upd, at(i, r[0])), r[0]};
+        };
+        return std::vector<ComputeRef>{scatterLower(
+            combineOf(a), x, {idx->shape[axis]}, types[0], terms,
+            [&](const std::vector<Expr> &i, const Expr &k) { return read(upd, at(i, k)); })};
+      });
+}
+
+// ScatterND's shapes: indices I + (q,), updates I + data.shape[q:]; returns q.
+int scatterNdDepth(const Shape &data, const Shape &idx, const Shape &upd, const std::string &what) {
+  if (idx.size() < 2 || idx.back() < 1 || idx.back() > static_cast<int64_t>(data.size()))
+    fail(what, ": indices ", shapeToList(idx), " must be a list of index tuples of length 1 … ",
+         data.size(), " (rank 2 or more)");
+  auto q = static_cast<int>(idx.back());
+  Shape want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), data.begin() + q, data.end());
+  if (upd != want)
+    fail(what, ": updates ", shapeToList(upd), " must have shape ", shapeToList(want));
+  return q;
+}
+
+void registerScatterNd() {
+  scatterOp("scatter_nd", "data with the slices updates[t] written at the index tuples "
+                          "indices[t] (ONNX's ScatterND)")
+      .shape([](ShapeCtx &c) {
+        if (!c.in[0].empty() && !c.in[1].empty() && !c.in[2].empty())
+          scatterNdDepth(c.in[0], c.in[1], c.in[2], c.node);
+        if (!c.in[0].empty())
+          c.assignOut(0, c.in[0]);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &x = *in[0], &idx = *in[1], &upd = *in[2];
+        int q = scatterNdDepth(x.shape, idx.shape, upd.shape, "scatter_nd");
+        Combine c = combineOf(a);
+        out[0].data = x.data;
+        std::vector<int64_t> strides = stridesOf(x.shape);
+        int64_t slice = 1, tuples = static_cast<int64_t>(idx.data.size()) / q;
+        for (size_t d = q; d < x.shape.size(); ++d)
+          slice *= x.shape[d];
+        for (int64_t t = 0; t < tuples; ++t) {
+          int64_t off = 0;
+          for (int j = 0; j < q; ++j)
+            off += strides[j] * indexOf(idx.data[t * q + j], x.shape[j], true);
+          for (int64_t e = 0; e < slice; ++e)
+            out[0].data[off + e] = combined(c, out[0].data[off + e], upd.data[t * slice + e]);
+        }
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef x = in[0], idx = in[1], upd = in[2];
+        int q = scatterNdDepth(x->shape, idx->shape, upd->shape, "scatter_nd");
+        Shape tuples(idx->shape.begin(), idx->shape.end() - 1);
+        auto updateAt = [&](const std::vector<Expr> &i, const std::vector<Expr> &t) {
+          std::vector<Expr> p = t;
+          p.insert(p.end(), i.begin() + q, i.end());
+          return read(upd, p);
+        };
+        ScatterFn terms = [&](const std::vector<Expr> &i, const std::vector<Expr> &t) {
+          Expr linear = intImm(0), match;
+          for (size_t d = 0; d < t.size(); ++d)
+            linear = linear * intImm(tuples[d]) + t[d];
+          for (int j = 0; j < q; ++j) {
+            std::vector<Expr> at = t;
+            at.push_back(intImm(j));
+            Expr m = eq(indexExpr(read(idx, at), x->shape[j], true), i[j]);
+            match = j ? land(match, m) : m;
+          }
+          return ScatterTerms{match, updateAt(i, t), linear};
+        };
+        // The last matching tuple, decoded from its linear index.
+        auto lastUpdate = [&](const std::vector<Expr> &i, const Expr &last) {
+          std::vector<Expr> t(tuples.size());
+          Expr rest = last;
+          for (size_t d = tuples.size(); d-- > 0;) {
+            t[d] = rest % intImm(tuples[d]);
+            rest = rest / intImm(tuples[d]);
+          }
+          return updateAt(i, t);
+        };
+        return std::vector<ComputeRef>{
+            scatterLower(combineOf(a), x, tuples, types[0], terms, lastUpdate)};
+      });
+}
+
+// one_hot's output shape: indices' with `depth` inserted at `axis` (of the output's rank).
+int oneHotAxis(const Attrs &a, const Shape &idx, const std::string &what) {
+  if (a.getInt("depth") < 1)
+    fail(what, ": depth must be 1 or more, got ", a.getInt("depth"));
+  return normalizeAxis(a.getInt("axis"), static_cast<int>(idx.size()) + 1, what);
+}
+
+void registerOneHot() {
+  OpRegistry::get()
+      .add("one_hot")
+      .describe("values[1] where the new axis equals the index (negative ones count from depth), "
+                "values[0] elsewhere (ONNX's OneHot)")
+      .arguments({"indices", "values"})
+      .param("depth", ParamKind::Int, std::nullopt, "the size of the new axis")
+      .param("axis", ParamKind::Int, "-1", "where the new axis goes")
+      .setPattern(kInjective)
+      .layout(layoutFixed(2, false))
+      .type([](TypeCtx &c) {
+        if (c.in[1] != -1)
+          c.assignOut(0, c.in[1]);
+      })
+      .shape([](ShapeCtx &c) {
+        if (c.in[0].empty())
+          return;
+        if (!c.in[1].empty() && numElements(c.in[1]) != 2)
+          c.error(cat("values ", shapeToList(c.in[1]), " must hold two elements (off, on)"));
+        Shape o = c.in[0];
+        o.insert(o.begin() + oneHotAxis(c.attrs, c.in[0], c.node), c.attrs.getInt("depth"));
+        c.assignOut(0, o);
+      })
+      .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+        const Tensor &idx = *in[0], &values = *in[1];
+        int axis = oneHotAxis(a, idx.shape, "one_hot");
+        int64_t depth = a.getInt("depth"), k = 0;
+        forEachIndex(out[0].shape, [&](const std::vector<int64_t> &i) {
+          std::vector<int64_t> at = i;
+          at.erase(at.begin() + axis);
+          auto v = static_cast<int64_t>(idx.data[broadcastOffset(idx.shape, at)]);
+          out[0].data[k++] = values.data[(v < 0 ? v + depth : v) == i[axis] ? 1 : 0];
+        });
+      })
+      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
+                const std::vector<int> &types) {
+        ComputeRef idx = in[0], values = in[1];
+        int axis = oneHotAxis(a, idx->shape, "one_hot");
+        int64_t depth = a.getInt("depth");
+        return std::vector<ComputeRef>{compute(
+            shapes[0], types[0],
+            [&](const std::vector<Expr> &i) {
+              std::vector<Expr> at = i;
+              at.erase(at.begin() + axis);
+              Expr v = cast(kInt32, read(idx, at));
+              v = select(lt(v, intImm(0)), v + intImm(depth), v);
+              return select(eq(v, i[axis]), read(values, {intImm(1)}), read(values, {intImm(0)}));
+            },
+            "compute", "injective", "ax")};
+      });
+}
+
 } // namespace
 
 void registerIndexOps() {
   registerTake();
   registerGatherElements();
   registerStridedSlice();
+  registerGatherNd();
+  registerScatterElements();
+  registerScatterNd();
+  registerOneHot();
 }
 
 } // namespace loupe::ops

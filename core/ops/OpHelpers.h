@@ -151,6 +151,7 @@ void registerLogicOps();
 void registerMathOps();
 void registerNormOps();
 void registerIndexOps();
+void registerScanOps();
 void registerReduceOps();
 void registerNnOps();
 void registerConvOps();

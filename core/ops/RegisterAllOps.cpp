@@ -14,6 +14,7 @@ void registerAllOps() {
     ops::registerMathOps();
     ops::registerNormOps();
     ops::registerIndexOps();
+    ops::registerScanOps();
     ops::registerReduceOps();
     ops::registerNnOps();
     ops::registerConvOps();

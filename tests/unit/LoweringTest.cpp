@@ -198,6 +198,22 @@ std::vector<Case> cases() {
   c.push_back({"y = strided_slice(a, begin=(1, -2), end=(100, -100), strides=(2, -3))",
                {{{3, 5}}, {{2, 3, 17}}, {{2, 4, 3, 19}}}});
   c.push_back({"y = tile(a, reps=(2, 1, 3))", {{{3, 5}}, {{2, 3, 17}}}});
+  // gather_nd (a batch axis too), the scatters (every reduction; repeated indices), one_hot.
+  c.push_back({"y = gather_nd(a, floor(b * 2))", {{{3, 5}, {4, 2}}, {{2, 3, 17}, {2, 2, 1}}}});
+  c.push_back({"y = gather_nd(a, floor(b * 2), batch_dims=1)", {{{2, 3, 17}, {2, 4, 1}}}});
+  for (const char *r : {"none", "add", "mul", "max", "min"}) {
+    std::string red = std::string(", reduction=\"") + r + "\"";
+    c.push_back({"y = scatter_elements(a, floor(b * 3), c, axis=1" + red + ")",
+                 {{{3, 5}, {2, 4}, {2, 4}}, {{2, 3, 17}, {2, 6, 17}, {2, 6, 17}}}});
+    c.push_back({"y = scatter_nd(a, floor(b * 2), c" + red + ")",
+                 {{{4, 5}, {3, 1}, {3, 5}}, {{2, 3, 17}, {2, 2, 2}, {2, 2, 17}}}});
+  }
+  c.push_back({"y = one_hot(floor(a * 2), b, depth=4, axis=1)", {{{3, 5}, {2}}, {{7}, {2}}}});
+  // cumsum both ways, topk's values and indices.
+  c.push_back({"y = cumsum(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = cumsum(a, axis=-1, exclusive=True, reverse=True)", {{{7}}, {{2, 3, 17}}}});
+  c.push_back({"y = topk(a, k=3, axis=1)[0]", {{{3, 5}}, {{2, 3, 17}}}});
+  c.push_back({"y = topk(a, k=2, largest=False)[1]", {{{7}}, {{2, 3, 17}}}});
   // layer_norm over the last axis and the last two, its three outputs used.
   c.push_back({"l = layer_norm(a, b, c)\ny = l[0] + l[1] * l[2]",
                {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});

@@ -449,3 +449,62 @@ TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
             std::string::npos);
   std::filesystem::remove(bad);
 }
+
+// Range of constant scalars becomes a constant (1, 2, 3) added to x; TopK's two outputs, values
+// and int64 indices, by hand. A zero step and a K larger than the axis are refused by name.
+TEST(Onnx, RangeConstantAndTopKOutputs) {
+  auto model = [](const std::string &name, float delta, int64_t k) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto *g = m.mutable_graph();
+    auto *in = g->add_input();
+    in->set_name("x");
+    auto *tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+    tt->mutable_shape()->add_dim()->set_dim_value(3);
+    for (auto [n, v] : {std::pair{"start", 1.0f}, {"limit", 4.0f}, {"delta", delta}}) {
+      onnx::TensorProto *t = g->add_initializer();
+      t->set_name(n);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_float_data(v);
+    }
+    onnx::TensorProto *kt = g->add_initializer();
+    kt->set_name("K");
+    kt->set_data_type(onnx::TensorProto::INT64);
+    kt->add_dims(1);
+    kt->add_int64_data(k);
+    addNode(g, "Range", {"start", "limit", "delta"}, "r");
+    addNode(g, "Add", {"x", "r"}, "y");
+    onnx::NodeProto *top = addNode(g, "TopK", {"y", "K"}, "values");
+    top->add_output("indices");
+    g->add_output()->set_name("values");
+    g->add_output()->set_name("indices");
+    return saveModel(m, name);
+  };
+  Engine e; // registers the passes
+  std::string path = model("range_topk.onnx", 1, 2);
+  frontend::OnnxModel m = frontend::importOnnx(path);
+  EXPECT_EQ(m.params.at("r").data, (std::vector<double>{1, 2, 3}));
+  backend::BuildOptions o;
+  o.params = m.params;
+  o.optLevel = 2;
+  Graph deploy = backend::build(m.graph, o, PassContext{});
+  std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  in["x"] = Tensor(Shape{2, 3}, kFloat32);
+  in["x"].data = {0, 5, 1, 3, 3, -1}; // y = [[1, 7, 4], [4, 5, 2]]
+  backend::RunResult r = backend::runDeployGraph(deploy, in);
+  EXPECT_EQ(r.outputs.at(0).data, (std::vector<double>{7, 4, 5, 4}));
+  EXPECT_EQ(r.outputs.at(1).data, (std::vector<double>{1, 2, 1, 0}));
+  EXPECT_EQ(r.outputs.at(1).dtype, kInt64);
+  std::filesystem::remove(path);
+
+  std::string zero = model("range_zero.onnx", 0, 2);
+  EXPECT_NE(output(e, ":load " + zero).find("(Range): delta must not be 0"), std::string::npos);
+  std::filesystem::remove(zero);
+  std::string wide = model("topk_wide.onnx", 1, 5);
+  std::string err = output(e, ":load " + wide);
+  EXPECT_NE(err.find("k 5 must be 1 … 3 (the size of axis 1)"), std::string::npos) << err;
+  std::filesystem::remove(wide);
+}

@@ -660,3 +660,64 @@ TEST(OpKernel, EveryOpHasAKernelTest) {
     EXPECT_TRUE(named) << op->name << " has no kernel test in " << __FILE__;
   }
 }
+
+// gather_nd, scatter_elements, scatter_nd and one_hot by hand (ONNX's own examples where they
+// have one).
+TEST(OpKernel, GatherNdScattersAndOneHot) {
+  auto prog = [](const std::string &decls, const std::string &op, const std::string &args) {
+    return decls + "\ny = " + op + "(" + args + ")";
+  };
+  std::string two = "d = Variable(\"d\", shape=(2, 2), dtype=1)\ni = Variable(\"i\", shape=(2, 2), "
+                    "dtype=6)";
+  std::vector<double> d{0, 1, 2, 3};
+  // ONNX's GatherND example 1: [[0, 0], [1, 1]] picks 0 and 3.
+  expectValues(eval(prog(two, "gather_nd", "d, i"), {{"d", tensor({2, 2}, d, kFloat64)},
+                                                     {"i", tensor({2, 2}, {0, 0, 1, 1}, kInt64)}}),
+               {0, 3});
+  // ScatterElements' example: data zeros (3, 3), indices [[1, 0, 2], [0, 2, 1]] on axis 0.
+  std::string se = "d = Variable(\"d\", shape=(3, 3), dtype=1)\ni = Variable(\"i\", shape=(2, 3), "
+                   "dtype=6)\nu = Variable(\"u\", shape=(2, 3), dtype=1)";
+  std::map<std::string, Tensor> in = {
+      {"d", tensor({3, 3}, std::vector<double>(9, 0.0), kFloat64)},
+      {"i", tensor({2, 3}, {1, 0, 2, 0, 2, 1}, kInt64)},
+      {"u", tensor({2, 3}, {1.0, 1.1, 1.2, 2.0, 2.1, 2.2}, kFloat64)}};
+  expectValues(eval(prog(se, "scatter_elements", "d, i, u"), in),
+               {2.0, 1.1, 0.0, 1.0, 0.0, 2.2, 0.0, 2.1, 1.2});
+  // Repeated indices with add: both updates land on (0, 0)… and -1 is the last row.
+  in["i"] = tensor({2, 3}, {0, 0, -1, 0, 0, -1}, kInt64);
+  expectValues(eval(prog(se, "scatter_elements", "d, i, u, reduction=\"add\""), in),
+               {3.0, 3.2, 0, 0, 0, 0, 0, 0, 3.4});
+  // ScatterND: rows 2 and 0 of a (4, 2) replaced; max keeps the larger.
+  std::string sn = "d = Variable(\"d\", shape=(4, 2), dtype=1)\ni = Variable(\"i\", shape=(2, 1), "
+                   "dtype=6)\nu = Variable(\"u\", shape=(2, 2), dtype=1)";
+  std::map<std::string, Tensor> nd = {{"d", tensor({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, kFloat64)},
+                                      {"i", tensor({2, 1}, {2, 0}, kInt64)},
+                                      {"u", tensor({2, 2}, {9, 0, 0, 9}, kFloat64)}};
+  expectValues(eval(prog(sn, "scatter_nd", "d, i, u"), nd), {0, 9, 3, 4, 9, 0, 7, 8});
+  expectValues(eval(prog(sn, "scatter_nd", "d, i, u, reduction=\"max\""), nd),
+               {1, 9, 3, 4, 9, 6, 7, 8});
+  // one_hot of [1, -1, 3] with depth 3 (3 is out of range: all off), off 0 and on 5.
+  std::string oh = "i = Variable(\"i\", shape=(3,), dtype=6)\nv = Variable(\"v\", shape=(2,), "
+                   "dtype=1)";
+  Tensor t = eval(prog(oh, "one_hot", "i, v, depth=3"),
+                  {{"i", tensor({3}, {1, -1, 3}, kInt64)}, {"v", tensor({2}, {0, 5}, kFloat64)}});
+  EXPECT_EQ(t.shape, (Shape{3, 3}));
+  expectValues(t, {0, 5, 0, 0, 0, 5, 0, 0, 0});
+}
+
+// cumsum both ways and topk with ties (the lower index first).
+TEST(OpKernel, CumsumAndTopk) {
+  std::vector<double> x{1, 2, 3, 4, 5, 6}; // (2, 3)
+  expectValues(unary("cumsum", "axis=1", {2, 3}, x), {1, 3, 6, 4, 9, 15});
+  expectValues(unary("cumsum", "axis=0", {2, 3}, x), {1, 2, 3, 5, 7, 9});
+  expectValues(unary("cumsum", "axis=1, exclusive=True, reverse=True", {2, 3}, x),
+               {5, 3, 0, 11, 6, 0});
+  std::string tk = "x = Variable(\"x\", shape=(5,), dtype=1)\nt = topk(x, k=3)";
+  std::map<std::string, Tensor> in = {{"x", tensor({5}, {2, 7, 2, 9, 7}, kFloat64)}};
+  expectValues(eval(tk + "\ny = t[0]", in), {9, 7, 7});
+  expectValues(eval(tk + "\ny = t[1]", in), {3, 1, 4});
+  std::string small = "x = Variable(\"x\", shape=(5,), dtype=1)\nt = topk(x, k=2, largest=False)";
+  expectValues(eval(small + "\ny = t[1]", in), {0, 2});
+  std::string err = inferError("x = Variable(\"x\", shape=(3, 4))\ny = topk(x, k=5)");
+  EXPECT_NE(err.find("k 5 must be 1 … 4 (the size of axis 1)"), std::string::npos) << err;
+}

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The sanitizer stage of the tests: the fuzz targets (the graph language's parser, graph JSON and
-# ONNX import, each with shape and type inference, and the .npy and TensorProto readers) built
-# with GCC's AddressSanitizer and UBSan in build-sanitize/, replaying their corpus, the
-# sessions, the examples and ONNX's test models (the ctests labelled fuzz). Any sanitizer
-# report fails it. The whole tree under the sanitizers (-DLOUPE_SANITIZE=address,undefined)
-# takes over an hour on two cores; this part takes minutes and covers the code that reads what
-# users hand it.
+# The sanitizer stage of the tests: the REPL, the unit tests, the plugins and the fuzz replay
+# targets built with GCC's AddressSanitizer and UBSan (-DLOUPE_SANITIZE=address,undefined, at
+# -O0, which compiles as fast as the main build's -O2) in build-sanitize/, then every unit test,
+# every session and every fuzz corpus replayed under them (ctest labels unit, session, fuzz),
+# except the two longest unit tests, which repeat in bulk what others run once: every zoo
+# network built three times through the kernel cache (5 minutes here) and the lowering sweep
+# over dtypes and opt levels (6 minutes); the main build runs both.
+# Any sanitizer report (leaks included) fails it. LLVM-compiled kernels are not instrumented; they are checked
+# against the reference interpreter by the tests themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLOUPE_WERROR=ON \
   -DLOUPE_SANITIZE=address,undefined > /dev/null
-ninja -C build-sanitize fuzz_graphlang fuzz_json fuzz_onnx fuzz_tensors
-# fuzz/engine needs the whole engine (the backend and LLVM codegen included) under the
-# sanitizers: it replays in the main build's ctest, and runs sanitized in scripts/fuzz.sh.
-ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-sanitize -L fuzz -E fuzz/engine --output-on-failure
+ninja -C build-sanitize loupe loupe_unit_tests NoEntryPoint WrongAbi ThrowingEntry ThrowingPass \
+  CustomPipeline fuzz_graphlang fuzz_json fuzz_onnx fuzz_tensors fuzz_engine
+UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-sanitize -L 'unit|session|fuzz' \
+  -E '^(KernelCache\.ZooNetworksBuildTheSameWithTheCacheOffColdAndWarm|Dtypes/Lowering\..*)$' \
+  --output-on-failure -j "$(nproc)"

@@ -248,7 +248,9 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
     std::string name;
     double ms, gflops, pct;
     f >> name >> ms >> gflops >> pct;
-    EXPECT_NEAR(pct, 100 * gflops / peak, 0.05 + 100 * 0.005 / peak) << line;
+    // Each printed figure is rounded: pct to 0.1, GFLOP/s to 0.01, the peak to 0.1 (which
+    // matters where the peak is small: a -O0 sanitizer build measures 3 GFLOP/s).
+    EXPECT_NEAR(pct, 100 * gflops / peak, 0.05 + 100 * 0.005 / peak + pct * 0.05 / peak) << line;
     ++checked;
   }
   EXPECT_EQ(checked, 5) << p; // four kernels and the total

@@ -1559,9 +1559,25 @@ const std::map<std::string, Converter> &converters() {
       {"MatMul",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {});
-         NodeEntry e = im.op(n, "matmul", {}, {im.input(n, 0), im.input(n, 1)});
+         NodeEntry a = im.input(n, 0), b = im.input(n, 1);
+         std::optional<Shape> sa = im.inferredShape(a), sb = im.inferredShape(b);
+         // N-D: batch_matmul, the batch axes broadcast; a 1-D operand gets the unit axis NumPy
+         // gives it, removed from the result.
+         if (sa && sb && (sa->size() > 2 || sb->size() > 2)) {
+           bool va = sa->size() == 1, vb = sb->size() == 1;
+           if (va)
+             a = im.op(n, "expand_dims", {{"axis", "0"}}, {a}, "_row");
+           if (vb)
+             b = im.op(n, "expand_dims", {{"axis", "1"}}, {b}, "_column");
+           if (!va && !vb)
+             return std::vector<NodeEntry>{im.op(n, "batch_matmul", {}, {a, b})};
+           NodeEntry p = im.op(n, "batch_matmul", {}, {a, b}, "_product");
+           return std::vector<NodeEntry>{
+               im.op(n, "squeeze", {{"axis", va ? "(-2,)" : "(-1,)"}}, {p})};
+         }
+         NodeEntry e = im.op(n, "matmul", {}, {a, b});
          for (uint32_t k : {0u, 1u})
-           im.requireRank(e, k, 2, im.where(n) + ": only 2-D operands are supported");
+           im.requireRank(e, k, 2, im.where(n) + ": 1-D operands are supported only with N-D ones");
          return std::vector<NodeEntry>{e};
        }},
       {"Concat",

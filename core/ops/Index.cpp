@@ -23,6 +23,15 @@ int64_t indexOf(double v, int64_t n, bool wrap) {
   return std::clamp(i, int64_t{0}, n - 1);
 }
 
+// The offset of element `p` (by `strides`) with its `axis` coordinate replaced by `j`.
+int64_t offsetAt(const std::vector<int64_t> &strides, const std::vector<int64_t> &p, int axis,
+                 int64_t j) {
+  int64_t off = 0;
+  for (size_t d = 0; d < p.size(); ++d)
+    off += strides[d] * (static_cast<int>(d) == axis ? j : p[d]);
+  return off;
+}
+
 Expr indexExpr(const Expr &v, int64_t n, bool wrap) {
   Expr i = cast(kInt32, v);
   if (wrap)
@@ -123,11 +132,9 @@ void registerGatherElements() {
         std::vector<int64_t> strides = stridesOf(x.shape);
         int64_t k = 0;
         forEachIndex(idx.shape, [&](const std::vector<int64_t> &i) {
-          int64_t off = 0;
-          for (size_t d = 0; d < i.size(); ++d)
-            off += strides[d] *
-                   (static_cast<int>(d) == axis ? indexOf(idx.data[k], x.shape[axis], wrap) : i[d]);
-          out[0].data[k++] = x.data[off];
+          out[0].data[k] =
+              x.data[offsetAt(strides, i, axis, indexOf(idx.data[k], x.shape[axis], wrap))];
+          ++k;
         });
       })
       .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
@@ -467,10 +474,7 @@ void registerScatterElements() {
         std::vector<int64_t> strides = stridesOf(x.shape);
         int64_t k = 0;
         forEachIndex(idx.shape, [&](const std::vector<int64_t> &p) {
-          int64_t off = 0;
-          for (size_t d = 0; d < p.size(); ++d)
-            off += strides[d] *
-                   (static_cast<int>(d) == axis ? indexOf(idx.data[k], x.shape[d], true) : p[d]);
+          int64_t off = offsetAt(strides, p, axis, indexOf(idx.data[k], x.shape[axis], true));
           out[0].data[off] = combined(c, out[0].data[off], upd.data[k]);
           ++k;
         });

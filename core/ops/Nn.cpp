@@ -83,6 +83,110 @@ void matmulKernel(const Attrs &at, const std::vector<const Tensor *> &in,
     }
 }
 
+// batch_matmul: matrix products over the last two axes, the leading (batch) axes broadcast as
+// NumPy's matmul does (ONNX's N-D MatMul, Relay's batch_matmul). The operands' (M, K) and
+// (K, N) after the optional transposes of their last two axes.
+struct BatchMatmul {
+  Shape batch, aBatch, bBatch; // the output's batch axes and each operand's
+  int64_t m = 0, k = 0, n = 0;
+  bool ta = false, tb = false;
+};
+
+BatchMatmul batchMatmulOf(const Attrs &at, const Shape &a, const Shape &b,
+                          const std::string &what) {
+  if (a.size() < 2 || b.size() < 2)
+    fail(what, ": operands ", shapeToList(a), " and ", shapeToList(b), " must have rank 2 or more");
+  BatchMatmul bm;
+  bm.ta = at.getBool("transpose_a");
+  bm.tb = at.getBool("transpose_b");
+  size_t ra = a.size(), rb = b.size();
+  bm.m = bm.ta ? a[ra - 1] : a[ra - 2];
+  bm.k = bm.ta ? a[ra - 2] : a[ra - 1];
+  int64_t kb = bm.tb ? b[rb - 1] : b[rb - 2];
+  bm.n = bm.tb ? b[rb - 2] : b[rb - 1];
+  if (bm.k != kb)
+    fail(what, ": cannot multiply ", shapeToList(a), " by ", shapeToList(b), " (", bm.k, " and ",
+         kb, " columns and rows)");
+  bm.aBatch.assign(a.begin(), a.end() - 2);
+  bm.bBatch.assign(b.begin(), b.end() - 2);
+  size_t nb = std::max(bm.aBatch.size(), bm.bBatch.size());
+  bm.batch.assign(nb, 1);
+  for (size_t d = 0; d < nb; ++d) {
+    int64_t x = d + bm.aBatch.size() >= nb ? bm.aBatch[d + bm.aBatch.size() - nb] : 1;
+    int64_t y = d + bm.bBatch.size() >= nb ? bm.bBatch[d + bm.bBatch.size() - nb] : 1;
+    if (x != y && x != 1 && y != 1)
+      fail(what, ": batch axes of ", shapeToList(a), " and ", shapeToList(b),
+           " cannot be broadcast");
+    bm.batch[d] = std::max(x, y);
+  }
+  return bm;
+}
+
+void batchMatmulShape(ShapeCtx &c) {
+  if (c.in[0].empty() || c.in[1].empty())
+    return;
+  BatchMatmul bm = batchMatmulOf(c.attrs, c.in[0], c.in[1], c.node);
+  Shape o = bm.batch;
+  o.push_back(bm.m);
+  o.push_back(bm.n);
+  c.assignOut(0, o);
+}
+
+void batchMatmulKernel(const Attrs &at, const std::vector<const Tensor *> &in,
+                       std::vector<Tensor> &out) {
+  const Tensor &a = *in[0], &b = *in[1];
+  BatchMatmul bm = batchMatmulOf(at, a.shape, b.shape, "batch_matmul");
+  int64_t k = 0;
+  forEachIndex(bm.batch.empty() ? Shape{1} : bm.batch, [&](const std::vector<int64_t> &i) {
+    std::vector<int64_t> bi = bm.batch.empty() ? std::vector<int64_t>{} : i;
+    int64_t ao = (bm.aBatch.empty() ? 0 : broadcastOffset(bm.aBatch, bi)) * bm.m * bm.k;
+    int64_t bo = (bm.bBatch.empty() ? 0 : broadcastOffset(bm.bBatch, bi)) * bm.k * bm.n;
+    for (int64_t m = 0; m < bm.m; ++m)
+      for (int64_t n = 0; n < bm.n; ++n) {
+        double acc = 0;
+        for (int64_t r = 0; r < bm.k; ++r)
+          acc += a.data[ao + (bm.ta ? r * bm.m + m : m * bm.k + r)] *
+                 b.data[bo + (bm.tb ? n * bm.k + r : r * bm.n + n)];
+        out[0].data[k++] = acc;
+      }
+  });
+}
+
+std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
+                                               const std::vector<loop::ComputeRef> &in,
+                                               const std::vector<Shape> &shapes,
+                                               const std::vector<int> &types) {
+  using namespace loop;
+  ComputeRef a = in[0], b = in[1];
+  BatchMatmul bm = batchMatmulOf(at, a->shape, b->shape, "batch_matmul");
+  IterVar r = reduceAxis(bm.k, "k");
+  size_t nb = bm.batch.size();
+  return {compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) {
+        std::vector<Expr> batch(i.begin(), i.begin() + nb);
+        std::vector<Expr> ai = broadcastIndices(bm.aBatch, batch),
+                          bi = broadcastIndices(bm.bBatch, batch);
+        const Expr &m = i[nb], &n = i[nb + 1];
+        if (bm.ta) {
+          ai.push_back(r.var);
+          ai.push_back(m);
+        } else {
+          ai.push_back(m);
+          ai.push_back(r.var);
+        }
+        if (bm.tb) {
+          bi.push_back(n);
+          bi.push_back(r.var);
+        } else {
+          bi.push_back(r.var);
+          bi.push_back(n);
+        }
+        return reduce(Combiner::Sum, read(a, ai) * read(b, bi), {r});
+      },
+      "T_batch_matmul", "batch_matmul", "ax")};
+}
+
 // Calls fn(base, stride, length) for every 1-D line along `axis`.
 void forEachLine(const Shape &s, int axis,
                  const std::function<void(int64_t, int64_t, int64_t)> &fn) {
@@ -153,6 +257,27 @@ std::vector<NodeEntry> matmulGrad(const NodePtr &n, const std::vector<NodeEntry>
   if (ta && !tb)
     return {mm("_grad_0", b, g[0], false, true), mm("_grad_1", a, g[0], false, false)};
   return {mm("_grad_0", b, g[0], true, true), mm("_grad_1", g[0], a, true, true)};
+}
+
+// batch_matmul: matmul's rule per batch, each product summed back to its operand's shape where
+// the batch axes broadcast (collapse_sum).
+std::vector<NodeEntry> batchMatmulGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  bool ta = n->parsed.getBool("transpose_a"), tb = n->parsed.getBool("transpose_b");
+  const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
+  auto mm = [&](int k, NodeEntry x, NodeEntry y, bool tx, bool ty) {
+    std::string name = n->name + "_grad_" + std::to_string(k);
+    NodeEntry p =
+        mk("batch_matmul", name + "_product", {x, y},
+           {{"transpose_a", tx ? "True" : "False"}, {"transpose_b", ty ? "True" : "False"}});
+    return mk("collapse_sum", name, {p, k ? b : a});
+  };
+  if (!ta && !tb)
+    return {mm(0, g[0], b, false, true), mm(1, a, g[0], true, false)};
+  if (!ta && tb)
+    return {mm(0, g[0], b, false, false), mm(1, g[0], a, true, false)};
+  if (ta && !tb)
+    return {mm(0, b, g[0], false, true), mm(1, a, g[0], false, false)};
+  return {mm(0, b, g[0], true, true), mm(1, g[0], a, true, true)};
 }
 
 // topi's softmax: the maximum along the axis, the sum of exp(x - max), then exp(x - max) / sum
@@ -445,6 +570,19 @@ void registerNnOps() {
     return out;
   });
 
+  OpRegistry::get()
+      .add("batch_matmul")
+      .describe("matrix products over the last two axes, the leading axes broadcast (NumPy's "
+                "matmul, ONNX's N-D MatMul)")
+      .arguments({"lhs", "rhs"})
+      .param("transpose_a", ParamKind::Bool, "False", "swap lhs's last two axes first")
+      .param("transpose_b", ParamKind::Bool, "False", "swap rhs's last two axes first")
+      .setPattern(kOpaque) // a reduction per output element, like matmul
+      .layout(layoutFixed(2, false))
+      .shape(batchMatmulShape)
+      .kernel(batchMatmulKernel)
+      .lower(batchMatmulLower)
+      .grad(batchMatmulGrad);
   OpRegistry::get()
       .add("matmul")
       .describe("matrix product of lhs and rhs")

@@ -133,6 +133,15 @@ TEST(Gradient, NnOps) {
                 {{"a", {2, 3}}, {"b", {4, 3}}}, {"a", "b"});
   checkGradient(var("a") + var("b") + "y = matmul(a, b, transpose_a=True, transpose_b=True)",
                 {{"a", {3, 2}}, {"b", {4, 3}}}, {"a", "b"});
+  // batch_matmul: per batch, and with lhs's batch broadcast over rhs's (its gradient summed).
+  checkGradient(var("a") + var("b") + "y = batch_matmul(a, b)",
+                {{"a", {2, 2, 3}}, {"b", {2, 3, 4}}}, {"a", "b"});
+  checkGradient(var("a") + var("b") + "y = batch_matmul(a, b, transpose_a=True, transpose_b=True)",
+                {{"a", {1, 3, 2}}, {"b", {2, 2, 4, 3}}}, {"a", "b"});
+  checkGradient(var("a") + var("b") + "y = batch_matmul(a, b, transpose_b=True)",
+                {{"a", {2, 2, 3}}, {"b", {4, 3}}}, {"a", "b"});
+  checkGradient(var("a") + var("b") + "y = batch_matmul(a, b, transpose_a=True)",
+                {{"a", {2, 3, 2}}, {"b", {3, 4}}}, {"a", "b"});
 }
 
 TEST(Gradient, ConvAndPooling) {

@@ -210,6 +210,10 @@ std::vector<Case> cases() {
   }
   c.push_back({"y = one_hot(floor(a * 2), b, depth=4, axis=1)", {{{3, 5}, {2}}, {{7}, {2}}}});
   // cumsum both ways, topk's values and indices.
+  // batch_matmul: equal batches, broadcast ones, transposes.
+  c.push_back({"y = batch_matmul(a, b)", {{{2, 3, 5}, {2, 5, 7}}, {{3, 5}, {4, 1, 5, 2}}}});
+  c.push_back(
+      {"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)", {{{1, 5, 3}, {2, 7, 5}}}});
   c.push_back({"y = cumsum(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
   c.push_back({"y = cumsum(a, axis=-1, exclusive=True, reverse=True)", {{{7}}, {{2, 3, 17}}}});
   c.push_back({"y = topk(a, k=3, axis=1)[0]", {{{3, 5}}, {{2, 3, 17}}}});

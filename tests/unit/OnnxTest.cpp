@@ -37,6 +37,19 @@ onnx::NodeProto *addNode(onnx::GraphProto *g, const std::string &op,
   return n;
 }
 
+// An opset-13 model with one float32 graph input x of shape `dims`, to add nodes to.
+onnx::ModelProto floatInputModel(const std::vector<int64_t> &dims) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto *tt = m.mutable_graph()->add_input()->mutable_type()->mutable_tensor_type();
+  m.mutable_graph()->mutable_input(0)->set_name("x");
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims)
+    tt->mutable_shape()->add_dim()->set_dim_value(d);
+  return m;
+}
+
 // Writes the model to a temporary file and returns its path.
 std::string saveModel(const onnx::ModelProto &m, const std::string &name) {
   std::string path = tempPath(name);
@@ -163,9 +176,9 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
                 ": input x has a symbolic dimension 'N'; its shape cannot be inferred\n");
   EXPECT_EQ(output(e, ":load " + unsupported),
             "error: " + unsupported + ": node y (Det): operator Det is not supported\n");
-  EXPECT_EQ(output(e, ":load " + kData + "test_matmul_3d/model.onnx"),
+  EXPECT_EQ(output(e, ":load " + kData + "test_einsum_batch_matmul/model.onnx"),
             "error: " + kData +
-                "test_matmul_3d/model.onnx: node c (MatMul): only 2-D operands are "
+                "test_einsum_batch_matmul/model.onnx: node z (Einsum): operator Einsum is not "
                 "supported\n");
   EXPECT_EQ(e.history().size(), steps);
   for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
@@ -378,16 +391,8 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
 // reduction sum: -log_softmax at the targets.
 TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
   auto model = [](const std::string &name, const std::string &op, const std::string &reduction) {
-    onnx::ModelProto m;
-    m.set_ir_version(7);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = floatInputModel({2, 3});
     onnx::GraphProto *g = m.mutable_graph();
-    auto *in = g->add_input();
-    in->set_name("x");
-    auto *tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    tt->mutable_shape()->add_dim()->set_dim_value(2);
-    tt->mutable_shape()->add_dim()->set_dim_value(3);
     onnx::TensorProto *t = g->add_initializer();
     t->set_name("target");
     t->set_data_type(onnx::TensorProto::INT64);
@@ -454,16 +459,8 @@ TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
 // and int64 indices, by hand. A zero step and a K larger than the axis are refused by name.
 TEST(Onnx, RangeConstantAndTopKOutputs) {
   auto model = [](const std::string &name, float delta, int64_t k) {
-    onnx::ModelProto m;
-    m.set_ir_version(7);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = floatInputModel({2, 3});
     onnx::GraphProto *g = m.mutable_graph();
-    auto *in = g->add_input();
-    in->set_name("x");
-    auto *tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    tt->mutable_shape()->add_dim()->set_dim_value(2);
-    tt->mutable_shape()->add_dim()->set_dim_value(3);
     for (auto [n, v] : {std::pair{"start", 1.0f}, {"limit", 4.0f}, {"delta", delta}}) {
       onnx::TensorProto *t = g->add_initializer();
       t->set_name(n);

@@ -721,3 +721,25 @@ TEST(OpKernel, CumsumAndTopk) {
   std::string err = inferError("x = Variable(\"x\", shape=(3, 4))\ny = topk(x, k=5)");
   EXPECT_NE(err.find("k 5 must be 1 … 4 (the size of axis 1)"), std::string::npos) << err;
 }
+
+// batch_matmul by hand: two batches of (2, 2) products, and one lhs broadcast over both.
+TEST(OpKernel, BatchMatmul) {
+  std::string two = "a = Variable(\"a\", shape=(2, 2, 2), dtype=1)\nb = Variable(\"b\", "
+                    "shape=(2, 2, 2), dtype=1)\ny = batch_matmul(a, b)";
+  std::vector<double> a{1, 2, 3, 4, 0, 1, 1, 0}, b{5, 6, 7, 8, 1, 2, 3, 4};
+  // [[1,2],[3,4]]·[[5,6],[7,8]] = [[19,22],[43,50]]; [[0,1],[1,0]]·[[1,2],[3,4]] swaps rows.
+  expectValues(
+      eval(two, {{"a", tensor({2, 2, 2}, a, kFloat64)}, {"b", tensor({2, 2, 2}, b, kFloat64)}}),
+      {19, 22, 43, 50, 3, 4, 1, 2});
+  std::string bc = "a = Variable(\"a\", shape=(2, 2), dtype=1)\nb = Variable(\"b\", shape=(2, 2, "
+                   "2), dtype=1)\ny = batch_matmul(a, b, transpose_b=True)";
+  // [[1,2],[3,4]]·[[5,7],[6,8]] and ·[[1,3],[2,4]].
+  expectValues(eval(bc, {{"a", tensor({2, 2}, {1, 2, 3, 4}, kFloat64)},
+                         {"b", tensor({2, 2, 2}, b, kFloat64)}}),
+               {17, 23, 39, 53, 5, 11, 11, 25});
+  std::string err = inferError("a = Variable(\"a\", shape=(2, 3, 4))\nb = Variable(\"b\", "
+                               "shape=(3, 5, 2))\ny = batch_matmul(a, b)");
+  EXPECT_NE(err.find("cannot multiply [2, 3, 4] by [3, 5, 2] (4 and 5 columns and rows)"),
+            std::string::npos)
+      << err;
+}

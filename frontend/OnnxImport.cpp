@@ -696,9 +696,9 @@ std::vector<NodeEntry> range(Importer &im, const onnx::NodeProto &n) {
   if (delta == 0)
     fail(im.where(n), ": delta must not be 0");
   double count = std::ceil((limit - start) / delta);
-  if (!(count >= 1) || count > (1 << 26))
+  if (!(count >= 1) || count > (1 << 24))
     fail(im.where(n), ": the range [", floatText(start), ", ", floatText(limit), ") step ",
-         floatText(delta), " must hold 1 … 2^26 elements (empty tensors have no shape here)");
+         floatText(delta), " must hold 1 … 2^24 elements (empty tensors have no shape here)");
   Tensor t({static_cast<int64_t>(count)}, im.constant(n, 0)->dtype);
   for (size_t i = 0; i < t.data.size(); ++i)
     t.data[i] = roundToDType(start + static_cast<double>(i) * delta, t.dtype);

@@ -4,7 +4,10 @@
 #include "core/DType.h"
 #include "core/Error.h"
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace loupe {
@@ -33,6 +36,32 @@ uint64_t machineMemoryBytes() {
   return bytes;
 }
 
+namespace {
+std::atomic<uint64_t> gMemoryLimit{0};
+} // namespace
+
+void setMemoryLimit(uint64_t bytes) { gMemoryLimit = bytes; }
+
+uint64_t memoryLimitBytes() { return gMemoryLimit; }
+
+uint64_t parseBytes(const std::string &text) {
+  static const std::pair<const char *, double> units[] = {
+      {"TiB", 0x1p40}, {"GiB", 0x1p30}, {"MiB", 0x1p20}, {"KiB", 0x1p10}, {"B", 1}};
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  double v = std::strtod(begin, &end);
+  std::string unit(end);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.erase(0, 1);
+  double scale = unit.empty() ? 1 : 0;
+  for (const auto &[name, s] : units)
+    if (unit == name)
+      scale = s;
+  if (end == begin || scale == 0 || !(v > 0) || !std::isfinite(v) || v * scale >= 0x1p63)
+    fail("'", text, "' is not a size in bytes (write 512MiB, 1.5GiB, …)");
+  return static_cast<uint64_t>(v * scale);
+}
+
 std::string formatBytes(double bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
@@ -53,10 +82,14 @@ std::string describeTensor(const Shape &s, int dtype) {
 }
 
 void requireMemory(const std::string &what, double bytes, const std::string &detail) {
-  uint64_t have = machineMemoryBytes();
+  uint64_t have = machineMemoryBytes(), limit = gMemoryLimit;
+  bool limited = limit != 0 && (have == 0 || limit < have);
+  if (limited)
+    have = limit;
   if (have != 0 && bytes > static_cast<double>(have))
     fail(what, " needs ", formatBytes(bytes), detail.empty() ? "" : " (" + detail + ")",
-         "; this machine has ", formatBytes(static_cast<double>(have)));
+         limited ? "; the memory limit is " : "; this machine has ",
+         formatBytes(static_cast<double>(have)));
 }
 
 void requireTensorMemory(const std::string &what, const Shape &s, int dtype) {

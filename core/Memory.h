@@ -27,8 +27,19 @@ std::string formatBytes(double bytes);
 /// "100000×100000×1000 float32": a shape and dtype for people.
 std::string describeTensor(const Shape &s, int dtype);
 
+/// A limit below this machine's memory that allocations are checked against instead (0: none;
+/// one for the whole process), as `:set memory_limit` sets it: for runs that share the
+/// machine, and to see the check at work.
+void setMemoryLimit(uint64_t bytes);
+uint64_t memoryLimitBytes();
+
+/// "1.5GiB", "512 MiB", "2048": a byte count with an optional binary unit (B, KiB, MiB, GiB,
+/// TiB); throws Error for anything else or for 0.
+uint64_t parseBytes(const std::string &text);
+
 /// Throws Error "<what> needs 74.5 TiB (100000×100000×1000 float32); this machine has 23.4 GiB"
-/// when `bytes` exceed this machine's memory.
+/// when `bytes` exceed this machine's memory (or "; the memory limit is 1.0 GiB" when a limit
+/// below it is set).
 void requireMemory(const std::string &what, double bytes, const std::string &detail);
 
 /// requireMemory for a tensor the reference interpreter holds (8 bytes an element, whatever

@@ -577,6 +577,15 @@ std::vector<NodeEntry> softmaxCrossEntropyLoss(Importer &im, const onnx::NodePro
   return {nllLoss(im, n, logp, im.input(n, 1), weight), logp};
 }
 
+// Constants an operator makes at import from a shape (ConstantOfShape, EyeLike) are held by the
+// importer: more than 2^24 elements (128 MB as the reference's doubles) from a few bytes of
+// model is refused (found by fuzzing: a 6 KB file made an 8 GB ConstantOfShape).
+void requireConstantSize(Importer &im, const onnx::NodeProto &n, const Shape &shape) {
+  if (checkedNumElements(shape) > (int64_t{1} << 24))
+    fail(im.where(n), ": shape ", shapeToList(shape),
+         " makes a constant of more than 2^24 elements, which import does not make");
+}
+
 // The one value of a constant input that must be a scalar or a one-element tensor (CumSum's
 // axis, OneHot's depth, Range's bounds).
 double scalarInput(Importer &im, const onnx::NodeProto &n, int k, const char *what) {
@@ -660,6 +669,7 @@ std::vector<NodeEntry> eyeLike(Importer &im, const onnx::NodeProto &n) {
                ? dtypeOf(static_cast<int32_t>(im.attrInt(n, "dtype", 1)), im.where(n) + ": dtype")
                : std::max(im.knownDType(n, 0), 0);
   int64_t k = im.attrInt(n, "k", 0);
+  requireConstantSize(im, n, *s);
   Tensor t(*s, dt);
   for (int64_t r = 0; r < (*s)[0]; ++r)
     if (r + k >= 0 && r + k < (*s)[1])
@@ -1362,6 +1372,7 @@ const std::map<std::string, Converter> &converters() {
            if (d <= 0)
              fail(im.where(n), ": shape ", shapeToList(shape),
                   " must have positive dimensions (0 means unknown here)");
+         requireConstantSize(im, n, shape);
          Tensor t(shape, value.dtype);
          std::fill(t.data.begin(), t.data.end(), value.data[0]);
          return im.constantOutput(n, std::move(t));

@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/FusedModule.h"
 #include "core/Json.h"
+#include "core/Memory.h"
 #include "core/Printer.h"
 #include "frontend/OnnxImport.h"
 #include "passes/Pass.h"
@@ -602,7 +603,8 @@ void Engine::registerCommands() {
 
   add("set", "[KEY VALUE]",
       "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
-      "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME]",
+      "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME], memory_limit "
+      "SIZE|none (what allocations are checked against instead of the machine's memory)",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
         PassContext &c = e.passContext_;
         if (a.empty()) {
@@ -613,6 +615,8 @@ void Engine::registerCommands() {
               << "\nfusion_rules " << c.get("fusion_rules", "A") << "\nnofuse "
               << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm")
               << "\n";
+          if (memoryLimitBytes())
+            out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
           return;
         }
         // A target string has options after its kind: "llvm -mcpu=skylake-avx512".
@@ -650,6 +654,8 @@ void Engine::registerCommands() {
             if (a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6)
               fail("target option '", a[i], "' is not supported; write llvm -mcpu=NAME");
           c.config["target"] = v;
+        } else if (k == "memory_limit") {
+          setMemoryLimit(v == "none" ? 0 : parseBytes(v));
         } else if (k == "cache") {
           if (v == "off") {
             e.kernelCache_.reset();
@@ -665,9 +671,10 @@ void Engine::registerCommands() {
           }
         } else {
           fail("unknown option '", k, "'",
-               didYouMean(
-                   k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache"}),
-               "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache");
+               didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target",
+                              "cache", "memory_limit"}),
+               "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
+               "memory_limit");
         }
         out << k << " = " << v << "\n";
       });

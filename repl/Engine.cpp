@@ -2,6 +2,8 @@
 // up in the table built by Commands.cpp. Errors never escape: they become one diagnostic line.
 #include "repl/Engine.h"
 
+#include "core/Memory.h"
+
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "passes/Gradient.h"
@@ -20,6 +22,7 @@ Engine::Engine() {
   registerAllPasses();
   passContext_.functionNames = &functionNames_;
   registerCommands();
+  setMemoryLimit(0); // :set memory_limit is process-wide; a new engine starts without one
 }
 
 const Step *Engine::current() const { return history_.empty() ? nullptr : &history_[cursor_]; }

@@ -124,6 +124,22 @@ TEST(Memory, SizesAreCheckedWhereShapesBecomeAllocations) {
       err.rfind("input 'x' needs 72.8 TiB (100000×100000×1000 float32); this machine has ", 0), 0u)
       << err;
   EXPECT_EQ(errorOf([] { requireTensorMemory("input 'x'", {1000, 1000}, kFloat32); }), "");
+  // A memory limit below the machine's is checked instead, and named; 0 lifts it. Sizes parse
+  // with binary units.
+  EXPECT_EQ(parseBytes("2048"), 2048u);
+  EXPECT_EQ(parseBytes("1.5GiB"), 1610612736u);
+  EXPECT_EQ(parseBytes("64 MiB"), 67108864u);
+  for (const char *bad : {"0", "-1KiB", "lots", "1GB", "1e30TiB", ""})
+    EXPECT_NE(errorOf([bad] { parseBytes(bad); }).find("is not a size in bytes"), std::string::npos)
+        << bad;
+  setMemoryLimit(parseBytes("4MiB"));
+  EXPECT_EQ(errorOf([] {
+              requireTensorMemory("input 'x'", {1000, 1000}, kFloat32);
+            }),
+            "input 'x' needs 7.6 MiB (1000×1000 float32); the memory limit is 4.0 MiB");
+  EXPECT_EQ(errorOf([] { requireTensorMemory("input 'x'", {100, 100}, kFloat32); }), "");
+  setMemoryLimit(0);
+  EXPECT_EQ(errorOf([] { requireTensorMemory("input 'x'", {1000, 1000}, kFloat32); }), "");
   EXPECT_NE(errorOf([] {
               Tensor t({-1, 4}, kFloat32);
             }).find("negative dimension"),

@@ -558,23 +558,19 @@ NodeEntry nllLoss(Importer &im, const onnx::NodeProto &n, NodeEntry logp, NodeEn
                {im.op(n, "sum", {}, {loss}, "_sum"), im.op(n, "sum", {}, {*w}, "_weights")});
 }
 
-std::vector<NodeEntry> negativeLogLikelihoodLoss(Importer &im, const onnx::NodeProto &n) {
-  im.only(n, {"reduction", "ignore_index"});
-  std::optional<NodeEntry> weight;
-  if (im.hasInput(n, 2))
-    weight = im.input(n, 2);
-  return {nllLoss(im, n, im.input(n, 0), im.input(n, 1), weight)};
-}
-
-// SoftmaxCrossEntropyLoss: log_softmax over the class axis, then the NLL loss; the second
-// output is the log-probabilities.
-std::vector<NodeEntry> softmaxCrossEntropyLoss(Importer &im, const onnx::NodeProto &n) {
-  im.only(n, {"reduction", "ignore_index"});
-  std::optional<NodeEntry> weight;
-  if (im.hasInput(n, 2))
-    weight = im.input(n, 2);
-  NodeEntry logp = im.op(n, "log_softmax", {{"axis", "1"}}, {im.input(n, 0)}, "_log_prob");
-  return {nllLoss(im, n, logp, im.input(n, 1), weight), logp};
+// NegativeLogLikelihoodLoss of log-probabilities, and SoftmaxCrossEntropyLoss (`logits`) of
+// scores: log_softmax over the class axis first, the log-probabilities its second output.
+Converter nllLossOf(bool logits) {
+  return [logits](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"reduction", "ignore_index"});
+    std::optional<NodeEntry> weight;
+    if (im.hasInput(n, 2))
+      weight = im.input(n, 2);
+    if (!logits)
+      return std::vector<NodeEntry>{nllLoss(im, n, im.input(n, 0), im.input(n, 1), weight)};
+    NodeEntry logp = im.op(n, "log_softmax", {{"axis", "1"}}, {im.input(n, 0)}, "_log_prob");
+    return std::vector<NodeEntry>{nllLoss(im, n, logp, im.input(n, 1), weight), logp};
+  };
 }
 
 // Constants an operator makes at import from a shape (ConstantOfShape, EyeLike) are held by the
@@ -632,12 +628,11 @@ std::vector<NodeEntry> topK(Importer &im, const onnx::NodeProto &n) {
   // The output is sorted either way (sorted=0 leaves the order to the implementation).
   int64_t k = im.opset() < 10 ? im.attrInt(n, "k", 0)
                               : integral(im, n, scalarInput(im, n, 1, "K"), "K", 1, 1 << 30);
-  NodeEntry t = im.op(n, "topk",
+  return im.opOutputs(n, "topk",
                       {{"k", std::to_string(k)},
                        {"axis", std::to_string(im.attrInt(n, "axis", -1))},
                        {"largest", im.attrInt(n, "largest", 1) ? "True" : "False"}},
                       {im.input(n, 0)});
-  return {t, {t.node, 1, 0}};
 }
 
 // ScatterElements (and opset 9's Scatter, the same without reduction) and ScatterND.
@@ -1417,7 +1412,7 @@ const std::map<std::string, Converter> &converters() {
                                              {im.input(n, 0)})};
        }},
       {"GatherElements", indexing("gather_elements")},
-      {"NegativeLogLikelihoodLoss", negativeLogLikelihoodLoss},
+      {"NegativeLogLikelihoodLoss", nllLossOf(false)},
       {"CumSum", cumSum},
       {"OneHot", oneHot},
       {"TopK", topK},
@@ -1438,7 +1433,7 @@ const std::map<std::string, Converter> &converters() {
       {"HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0)},
       {"BlackmanWindow", window(0.42, 0.5, 0.08)},
       {"LRN", lrn},
-      {"SoftmaxCrossEntropyLoss", softmaxCrossEntropyLoss},
+      {"SoftmaxCrossEntropyLoss", nllLossOf(true)},
       {"LayerNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"axis", "epsilon", "stash_type"});

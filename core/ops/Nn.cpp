@@ -109,16 +109,10 @@ BatchMatmul batchMatmulOf(const Attrs &at, const Shape &a, const Shape &b,
          kb, " columns and rows)");
   bm.aBatch.assign(a.begin(), a.end() - 2);
   bm.bBatch.assign(b.begin(), b.end() - 2);
-  size_t nb = std::max(bm.aBatch.size(), bm.bBatch.size());
-  bm.batch.assign(nb, 1);
-  for (size_t d = 0; d < nb; ++d) {
-    int64_t x = d + bm.aBatch.size() >= nb ? bm.aBatch[d + bm.aBatch.size() - nb] : 1;
-    int64_t y = d + bm.bBatch.size() >= nb ? bm.bBatch[d + bm.bBatch.size() - nb] : 1;
-    if (x != y && x != 1 && y != 1)
-      fail(what, ": batch axes of ", shapeToList(a), " and ", shapeToList(b),
-           " cannot be broadcast");
-    bm.batch[d] = std::max(x, y);
-  }
+  std::optional<Shape> batch = broadcastShapes(bm.aBatch, bm.bBatch);
+  if (!batch)
+    fail(what, ": batch axes of ", shapeToList(a), " and ", shapeToList(b), " cannot be broadcast");
+  bm.batch = *batch;
   return bm;
 }
 
@@ -187,19 +181,6 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
       "T_batch_matmul", "batch_matmul", "ax")};
 }
 
-// Calls fn(base, stride, length) for every 1-D line along `axis`.
-void forEachLine(const Shape &s, int axis,
-                 const std::function<void(int64_t, int64_t, int64_t)> &fn) {
-  int64_t inner = 1, outer = 1;
-  for (size_t d = axis + 1; d < s.size(); ++d)
-    inner *= s[d];
-  for (int d = 0; d < axis; ++d)
-    outer *= s[d];
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i)
-      fn(o * s[axis] * inner + i, inner, s[axis]);
-}
-
 ComputeFn softmaxKernel(bool logOut) {
   return [logOut](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
     const Tensor &x = *in[0];
@@ -237,47 +218,44 @@ std::vector<NodeEntry> logSoftmaxGrad(const NodePtr &n, const std::vector<NodeEn
   return {mk("elemwise_sub", n->name + "_grad", {g[0], s2})};
 }
 
-// matmul: with Y = A'B' (A' = A or Aᵀ, B' likewise), dA' = G B'ᵀ and dB' = A'ᵀ G, transposed
+// The gradients of Y = A'B' (A' = A or Aᵀ, B' likewise) as two products made by
+// `mm(k, x, y, transpose_x, transpose_y)` for input k: dA' = G B'ᵀ and dB' = A'ᵀ G, transposed
 // back where the forward transposed.
-std::vector<NodeEntry> matmulGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+std::vector<NodeEntry>
+productGrads(const NodePtr &n, const NodeEntry &g,
+             const std::function<NodeEntry(int, NodeEntry, NodeEntry, bool, bool)> &mm) {
   bool ta = n->parsed.getBool("transpose_a"), tb = n->parsed.getBool("transpose_b");
   const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
-  auto mm = [&](const char *suffix, NodeEntry x, NodeEntry y, bool tx, bool ty) {
+  if (!ta && !tb)
+    return {mm(0, g, b, false, true), mm(1, a, g, true, false)};
+  if (!ta && tb)
+    return {mm(0, g, b, false, false), mm(1, g, a, true, false)};
+  if (ta && !tb)
+    return {mm(0, b, g, false, true), mm(1, a, g, false, false)};
+  return {mm(0, b, g, true, true), mm(1, g, a, true, true)};
+}
+
+std::vector<NodeEntry> matmulGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
+  return productGrads(n, g[0], [&](int k, NodeEntry x, NodeEntry y, bool tx, bool ty) {
     AttrDict attrs;
     if (tx)
       attrs.emplace_back("transpose_a", "True");
     if (ty)
       attrs.emplace_back("transpose_b", "True");
-    return mk("matmul", n->name + suffix, {x, y}, attrs);
-  };
-  if (!ta && !tb)
-    return {mm("_grad_0", g[0], b, false, true), mm("_grad_1", a, g[0], true, false)};
-  if (!ta && tb)
-    return {mm("_grad_0", g[0], b, false, false), mm("_grad_1", g[0], a, true, false)};
-  if (ta && !tb)
-    return {mm("_grad_0", b, g[0], false, true), mm("_grad_1", a, g[0], false, false)};
-  return {mm("_grad_0", b, g[0], true, true), mm("_grad_1", g[0], a, true, true)};
+    return mk("matmul", n->name + "_grad_" + std::to_string(k), {x, y}, attrs);
+  });
 }
 
 // batch_matmul: matmul's rule per batch, each product summed back to its operand's shape where
 // the batch axes broadcast (collapse_sum).
 std::vector<NodeEntry> batchMatmulGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
-  bool ta = n->parsed.getBool("transpose_a"), tb = n->parsed.getBool("transpose_b");
-  const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
-  auto mm = [&](int k, NodeEntry x, NodeEntry y, bool tx, bool ty) {
+  return productGrads(n, g[0], [&](int k, NodeEntry x, NodeEntry y, bool tx, bool ty) {
     std::string name = n->name + "_grad_" + std::to_string(k);
     NodeEntry p =
         mk("batch_matmul", name + "_product", {x, y},
            {{"transpose_a", tx ? "True" : "False"}, {"transpose_b", ty ? "True" : "False"}});
-    return mk("collapse_sum", name, {p, k ? b : a});
-  };
-  if (!ta && !tb)
-    return {mm(0, g[0], b, false, true), mm(1, a, g[0], true, false)};
-  if (!ta && tb)
-    return {mm(0, g[0], b, false, false), mm(1, g[0], a, true, false)};
-  if (ta && !tb)
-    return {mm(0, b, g[0], false, true), mm(1, a, g[0], false, false)};
-  return {mm(0, b, g[0], true, true), mm(1, g[0], a, true, true)};
+    return mk("collapse_sum", name, {p, n->inputs[k]});
+  });
 }
 
 // topi's softmax: the maximum along the axis, the sum of exp(x - max), then exp(x - max) / sum

@@ -226,7 +226,7 @@ std::vector<std::string> dataWeightBias(const Attrs &a) {
   return {"data", "weight"};
 }
 
-Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -237,9 +237,28 @@ Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {
     else if (da == 1)
       out[i] = db;
     else
-      c.error(cat("shapes ", shapeToList(a), " and ", shapeToList(b), " cannot be broadcast"));
+      return std::nullopt;
   }
   return out;
+}
+
+Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {
+  std::optional<Shape> out = broadcastShapes(a, b);
+  if (!out)
+    c.error(cat("shapes ", shapeToList(a), " and ", shapeToList(b), " cannot be broadcast"));
+  return *out;
+}
+
+void forEachLine(const Shape &s, int axis,
+                 const std::function<void(int64_t, int64_t, int64_t)> &fn) {
+  int64_t inner = 1, outer = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    inner *= s[d];
+  for (int d = 0; d < axis; ++d)
+    outer *= s[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      fn(o * s[axis] * inner + i, inner, s[axis]);
 }
 
 void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn) {

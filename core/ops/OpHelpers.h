@@ -7,6 +7,7 @@
 #include "core/Op.h"
 
 #include <functional>
+#include <optional>
 
 namespace loupe::ops {
 
@@ -14,7 +15,10 @@ namespace loupe::ops {
 /// unknown inputs).
 void sameShapeRule(ShapeCtx &c);
 
-/// NumPy broadcasting of two shapes (right-aligned, 1 stretches); throws through `c`.
+/// NumPy broadcasting of two shapes (right-aligned, 1 stretches); nullopt when they conflict.
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
+
+/// broadcastShapes's result, or an error through `c` when the shapes conflict.
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
 
 /// Registers a unary elementwise op computing f (pattern ElemWise, same shape and type, any
@@ -72,6 +76,11 @@ std::pair<loop::Expr, loop::Expr> exactQuotient(const loop::Expr &v, int64_t s, 
 
 /// 1 where `cond` holds, else 0, in `dtype` (comparison ops return numbers).
 loop::Expr boolToValue(const loop::Expr &cond, int dtype);
+
+/// Calls fn(base, stride, length) for every 1-D line along `axis` of `shape` (offsets in
+/// elements, lines in row-major order of the other axes).
+void forEachLine(const Shape &shape, int axis,
+                 const std::function<void(int64_t, int64_t, int64_t)> &fn);
 
 /// Calls fn(index) for every multi-index of `shape` in row-major order.
 void forEachIndex(const Shape &shape, const std::function<void(const std::vector<int64_t> &)> &fn);

@@ -11,23 +11,6 @@ using namespace loupe::loop;
 
 namespace {
 
-// The sizes around `axis`: elements before it (outer), along it (n) and after it (inner).
-struct AxisSpan {
-  int axis = 0;
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-AxisSpan spanOf(const Attrs &a, const Shape &x, const std::string &what) {
-  AxisSpan s;
-  s.axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.size()), what);
-  s.n = x[s.axis];
-  for (int d = 0; d < s.axis; ++d)
-    s.outer *= x[d];
-  for (size_t d = s.axis + 1; d < x.size(); ++d)
-    s.inner *= x[d];
-  return s;
-}
-
 std::vector<Expr> withAxis(std::vector<Expr> i, int axis, const Expr &k) {
   i[axis] = k;
   return i;
@@ -46,35 +29,34 @@ void registerCumsum() {
       .shape(sameShapeRule)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
-        AxisSpan s = spanOf(a, x.shape, "cumsum");
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "cumsum");
         bool exclusive = a.getBool("exclusive"), reverse = a.getBool("reverse");
-        for (int64_t o = 0; o < s.outer; ++o)
-          for (int64_t i = 0; i < s.inner; ++i) {
-            double sum = 0;
-            for (int64_t step = 0; step < s.n; ++step) {
-              int64_t j = reverse ? s.n - 1 - step : step, at = (o * s.n + j) * s.inner + i;
-              if (!exclusive)
-                sum = roundToDType(sum + x.data[at], x.dtype);
-              out[0].data[at] = sum;
-              if (exclusive)
-                sum = roundToDType(sum + x.data[at], x.dtype);
-            }
+        forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+          double sum = 0;
+          for (int64_t step = 0; step < n; ++step) {
+            int64_t at = base + (reverse ? n - 1 - step : step) * stride;
+            if (!exclusive)
+              sum = roundToDType(sum + x.data[at], x.dtype);
+            out[0].data[at] = sum;
+            if (exclusive)
+              sum = roundToDType(sum + x.data[at], x.dtype);
           }
+        });
       })
       .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
                 const std::vector<int> &types) {
         ComputeRef x = in[0];
-        AxisSpan s = spanOf(a, x->shape, "cumsum");
+        int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "cumsum");
         bool exclusive = a.getBool("exclusive"), reverse = a.getBool("reverse");
-        IterVar k = reduceAxis(s.n, "k");
+        IterVar k = reduceAxis(x->shape[axis], "k");
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],
             [&](const std::vector<Expr> &i) {
-              const Expr &j = i[s.axis];
+              const Expr &j = i[axis];
               Expr in = reverse ? (exclusive ? gt(k.var, j) : ge(k.var, j))
                                 : (exclusive ? lt(k.var, j) : le(k.var, j));
               return reduce(Combiner::Sum,
-                            select(in, read(x, withAxis(i, s.axis, k.var)), constant(0, types[0])),
+                            select(in, read(x, withAxis(i, axis, k.var)), constant(0, types[0])),
                             {k});
             },
             "compute", "reduce", "ax")};
@@ -89,12 +71,12 @@ void registerCumsum() {
       });
 }
 
-// topk's output shape: x with `k` along the axis.
-AxisSpan topkSpan(const Attrs &a, const Shape &x, const std::string &what) {
-  AxisSpan s = spanOf(a, x, what);
-  if (a.getInt("k") < 1 || a.getInt("k") > s.n)
-    fail(what, ": k ", a.getInt("k"), " must be 1 … ", s.n, " (the size of axis ", s.axis, ")");
-  return s;
+// topk's axis, checked to hold k elements.
+int topkAxis(const Attrs &a, const Shape &x, const std::string &what) {
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.size()), what);
+  if (a.getInt("k") < 1 || a.getInt("k") > x[axis])
+    fail(what, ": k ", a.getInt("k"), " must be 1 … ", x[axis], " (the size of axis ", axis, ")");
+  return axis;
 }
 
 // Whether element (v, at index p) comes before (w, at q) in topk's order: larger (or smaller)
@@ -124,52 +106,52 @@ void registerTopk() {
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
           return;
-        AxisSpan s = topkSpan(c.attrs, c.in[0], c.node);
         Shape o = c.in[0];
-        o[s.axis] = c.attrs.getInt("k");
+        o[topkAxis(c.attrs, c.in[0], c.node)] = c.attrs.getInt("k");
         c.assignOut(0, o);
         c.assignOut(1, o);
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
-        AxisSpan s = topkSpan(a, x.shape, "topk");
+        int axis = topkAxis(a, x.shape, "topk");
         int64_t k = a.getInt("k");
         bool largest = a.getBool("largest");
-        std::vector<int64_t> order(s.n);
-        for (int64_t o = 0; o < s.outer; ++o)
-          for (int64_t i = 0; i < s.inner; ++i) {
-            auto at = [&](int64_t j) { return x.data[(o * s.n + j) * s.inner + i]; };
-            std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-              return before(at(p), p, at(q), q, largest);
-            });
-            for (int64_t j = 0; j < k; ++j) {
-              out[0].data[(o * k + j) * s.inner + i] = at(order[j]);
-              out[1].data[(o * k + j) * s.inner + i] = static_cast<double>(order[j]);
-            }
+        std::vector<int64_t> order(x.shape[axis]);
+        forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
+          auto at = [&](int64_t j) { return x.data[base + j * stride]; };
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+            return before(at(p), p, at(q), q, largest);
+          });
+          // The same line of the output, which has k elements along the axis.
+          int64_t outBase = base / (n * stride) * k * stride + base % stride;
+          for (int64_t j = 0; j < k; ++j) {
+            out[0].data[outBase + j * stride] = at(order[j]);
+            out[1].data[outBase + j * stride] = static_cast<double>(order[j]);
           }
+        });
       })
       .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
                 const std::vector<int> &types) {
         // Three stages: each element's rank (how many come before it), the index of the element
         // of each rank below k, and the value there.
         ComputeRef x = in[0];
-        AxisSpan s = topkSpan(a, x->shape, "topk");
+        int axis = topkAxis(a, x->shape, "topk");
         bool largest = a.getBool("largest");
-        IterVar r = reduceAxis(s.n, "k");
+        IterVar r = reduceAxis(x->shape[axis], "k");
         ComputeRef rank = compute(
             x->shape, kInt32,
             [&](const std::vector<Expr> &i) {
-              Expr w = read(x, withAxis(i, s.axis, r.var)), v = read(x, i);
-              Expr first = lor(largest ? gt(w, v) : lt(w, v), land(eq(w, v), lt(r.var, i[s.axis])));
+              Expr w = read(x, withAxis(i, axis, r.var)), v = read(x, i);
+              Expr first = lor(largest ? gt(w, v) : lt(w, v), land(eq(w, v), lt(r.var, i[axis])));
               return reduce(Combiner::Sum, select(first, intImm(1), intImm(0)), {r});
             },
             "rank", "reduce", "ax");
-        IterVar r2 = reduceAxis(s.n, "k");
+        IterVar r2 = reduceAxis(x->shape[axis], "k");
         ComputeRef index = compute(
             shapes[1], types[1],
             [&](const std::vector<Expr> &i) {
-              Expr hit = eq(read(rank, withAxis(i, s.axis, r2.var)), i[s.axis]);
+              Expr hit = eq(read(rank, withAxis(i, axis, r2.var)), i[axis]);
               return reduce(Combiner::Sum,
                             select(hit, cast(types[1], r2.var), constant(0, types[1])), {r2});
             },
@@ -177,7 +159,7 @@ void registerTopk() {
         ComputeRef values = compute(
             shapes[0], types[0],
             [&](const std::vector<Expr> &i) {
-              return read(x, withAxis(i, s.axis, cast(kInt32, read(index, i))));
+              return read(x, withAxis(i, axis, cast(kInt32, read(index, i))));
             },
             "values", "injective", "ax");
         return std::vector<ComputeRef>{values, index};

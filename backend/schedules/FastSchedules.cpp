@@ -19,8 +19,8 @@ ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad) {
   for (Stage &st : s.stages) {
     if (st.tensor == cacheT || s.isOutput(st))
       continue;
-    if (st.tensor->tag == "pad" && !inlinePad)
-      injective(s, st); // padded input materialised once, in parallel
+    if ((st.tensor->tag == "pad" && !inlinePad) || st.tensor->tag == "compact")
+      injective(s, st); // padded or unit-stride input materialised once, in parallel
     else
       s.computeInline(st);
   }

@@ -538,6 +538,21 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
       return std::vector<Expr>{i[1], i[4]};
     })};
   }
+  // A strided 1x1 convolution reads every s-th pixel: gathering those once into a dense tensor
+  // (as oneDNN's reduce-to-unit-stride does) halves the input the reduction streams through for
+  // every channel chunk and makes its reads contiguous (1024x14x14 to 2048 at stride 2: the
+  // strided reads touched a cache line per broadcast).
+  if (p.kh == 1 && p.kw == 1 && (p.sh > 1 || p.sw > 1) && !p.ph && !p.pw) {
+    const Shape &os = shapes[0];
+    ComputeRef strided = x;
+    data = compute(
+        {x->shape[0], x->shape[1], os[2], os[3], ib}, x->dtype,
+        [&](const std::vector<Expr> &i) {
+          return read(strided, {i[0], i[1], i[2] * p.sh, i[3] * p.sw, i[4]});
+        },
+        "data_unit_stride", "compact");
+    p.sh = p.sw = 1;
+  }
   // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes.
   IterVar icc = reduceAxis(x->shape[1], "ic_chunk"), icb = reduceAxis(ib, "ic_block"),
           ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");

@@ -339,6 +339,10 @@ std::vector<Case> cases() {
                {{{1, 1, 4, 12, 16}}}});
   c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=64, kernel_size=(1,1), " + blocked16 + ")",
                {{{1, 2, 3, 14, 16}}}});
+  // A strided 1x1 reads its input through a unit-stride copy (data_unit_stride).
+  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(1,1), strides=(2,3), " +
+                   blocked16 + "))",
+               {{{1, 2, 9, 13, 16}}}});
   c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=16, kernel_size=(3,3), strides=(2,2), "
                "dilation=(2,2), padding=(2,2), layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\", "
                "out_layout=\"NCHW16c\")",

@@ -461,11 +461,16 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       int64_t c = 0;
       Expr index = substitute(rc.reads[r][d], consumer.axisValue);
       // Plainly affine first (the seed-era schedules print what that gives); else with the
-      // outer loops' non-affine parts (a fused loop taken apart) as terms of their own.
-      if (!affine(index, coef, c)) {
+      // outer loops' non-affine parts (a fused loop taken apart) as terms of their own; else
+      // with a row and column read back from a fused pixel axis, (p / w) * w + p % w, as p.
+      auto withAtoms = [&](const Expr &e) {
         coef.clear();
+        atoms.clear();
         c = 0;
-        if (!affine(index, coef, c, &atoms, &inner))
+        return affine(e, coef, c, &atoms, &inner);
+      };
+      if (!affine(index, coef, c)) {
+        if (!withAtoms(index) && !withAtoms(foldDivMod(index)))
           fail("schedule: compute_at of ", producer.buffer, ": the index ",
                printExpr(rc.reads[r][d]), " is not affine in ", consumer.buffer, "'s loops");
       }

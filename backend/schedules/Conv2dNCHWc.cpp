@@ -15,12 +15,30 @@ namespace loupe::backend::fast {
 
 using namespace loop;
 
-bool conv2dNCHWc(Schedule &s, size_t idx) {
-  if (!convWithEpilogue(s, idx, 5))
+namespace {
+
+// A unit-stride 1x1 convolution summed over its pixels as one axis (N, OC chunks, pixels, OC
+// block) and read back in rows by the elementwise epilogue: the function's one output.
+bool pixelConvWithEpilogue(Schedule &s, size_t conv) {
+  if (s.outputs.size() != 1)
     return false;
-  const Shape convShape = s.stages[idx].tensor->shape; // N, OC chunks, OH, OW, OC block
+  const Stage &out = s.stage(s.outputs[0]);
+  const Shape &c = s.stages[conv].tensor->shape, &o = out.tensor->shape;
+  return c.size() == 4 && o.size() == 5 && o[0] == c[0] && o[1] == c[1] && o[2] * o[3] == c[2] &&
+         o[4] == c[3] && out.tensor->body->kind != ExprKind::Reduce;
+}
+
+} // namespace
+
+bool conv2dNCHWc(Schedule &s, size_t idx) {
+  bool pixels = s.stages[idx].tensor->shape.size() == 4;
+  if (!(pixels ? pixelConvWithEpilogue(s, idx) : convWithEpilogue(s, idx, 5)))
+    return false;
+  // N, OC chunks, OH, OW, OC block; or N, OC chunks, pixels, OC block.
+  const Shape convShape = s.stages[idx].tensor->shape;
   int dtype = s.stages[idx].tensor->dtype;
-  int64_t ocBlock = convShape[4], width = convShape[3];
+  int64_t ocBlock = convShape.back(), ocChunks = convShape[1];
+  int64_t width = pixels ? convShape[2] : convShape[3];
   int64_t lanes = s.cpu.lanes(dtypeBytes(dtype));
   int64_t regsPerColumn = (ocBlock + lanes - 1) / lanes;
   const Expr &body = s.stages[idx].body;
@@ -28,15 +46,15 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
                              body->reduceAxes[2].extent * body->reduceAxes[3].extent *
                              dtypeBytes(dtype);
   bool pointwise = body->reduceAxes[1].extent == 1 && body->reduceAxes[2].extent == 1;
-  RegisterTile rt =
-      chooseRegisterTile(width, convShape[1], regsPerColumn, chunkWeightBytes, s.cpu, pointwise);
+  RegisterTile rt = chooseRegisterTile(width, ocChunks, regsPerColumn, chunkWeightBytes, s.cpu,
+                                       pointwise, pixels);
   Tile tile = rt.cols;
   int64_t regN = tile.regN;
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
   s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
   s.knob("reg_n", regN,
-         tile.shifted ? "output columns per register tile; the last tile shifted back"
-                      : "output columns per register tile");
+         std::string(pixels ? "output pixels (across rows)" : "output columns") +
+             " per register tile" + (tile.shifted ? "; the last tile shifted back" : ""));
   int64_t ocTiles = rt.ocTiles;
   s.knob("oc_tiles", ocTiles,
          ocTiles == 2  ? "channel blocks per register tile: each input broadcast feeds both"
@@ -45,7 +63,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];
-  int64_t weightElems = convShape[1] * convShape[4] * body->reduceAxes[0].extent *
+  int64_t weightElems = ocChunks * ocBlock * body->reduceAxes[0].extent *
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *
                         body->reduceAxes[3].extent;
   bool rowsOuter = inputElems > weightElems;
@@ -63,15 +81,23 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Stage &out = s.stage(s.outputs[0]);
   Expr n = out.leaves[0].var, oc = out.leaves[1].var, oh = out.leaves[2].var,
        ow = out.leaves[3].var, ob = out.leaves[4].var;
+  // Over pixels, the output's rows and columns are one axis that the tiles split.
+  Expr cols = pixels ? s.fuse(out, oh, ow) : ow;
   Expr ocOuter = oc, ocInner;
   if (ocTiles > 1)
     std::tie(ocOuter, ocInner) = s.split(out, oc, ocTiles);
-  auto [owOuter, owInner] = tile.shifted ? s.splitShifted(out, ow, regN) : s.split(out, ow, regN);
+  auto [owOuter, owInner] =
+      tile.shifted ? s.splitShifted(out, cols, regN) : s.split(out, cols, regN);
   // Which operand stays in cache while the other streams: output-channel chunks outermost (as
   // topi) when the weights are the larger, so each chunk's weights serve every row; rows
   // outermost when the input is the larger, so each input row is read once for all chunks.
-  Expr first = rowsOuter ? oh : ocOuter, second = rowsOuter ? ocOuter : oh;
-  if (ocTiles > 1)
+  // Over pixels, the tiles of pixels take the rows' place.
+  Expr rowLoop = pixels ? owOuter : oh;
+  Expr first = rowsOuter ? rowLoop : ocOuter, second = rowsOuter ? ocOuter : rowLoop;
+  if (pixels)
+    s.reorder(out, ocTiles > 1 ? std::vector<Expr>{first, second, ocInner, owInner, ob}
+                               : std::vector<Expr>{first, second, owInner, ob});
+  else if (ocTiles > 1)
     s.reorder(out, {first, second, owOuter, ocInner, owInner, ob});
   else if (rowsOuter)
     s.reorder(out, {oh, oc});
@@ -82,10 +108,11 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.unroll(out, owInner);
   s.vectorize(out, ob);
 
-  Stage &acc = accumulateAt(s, cacheT, out, owOuter);
-  Expr ic = acc.leaves[5].var, kh = acc.leaves[6].var, kw = acc.leaves[7].var,
-       icb = acc.leaves[8].var, cc = acc.leaves[1].var, cw = acc.leaves[3].var,
-       cb = acc.leaves[4].var;
+  Stage &acc = accumulateAt(s, cacheT, out, pixels ? rows : owOuter);
+  size_t r = convShape.size(); // the reduce axes follow the data axes
+  Expr ic = acc.leaves[r].var, kh = acc.leaves[r + 1].var, kw = acc.leaves[r + 2].var,
+       icb = acc.leaves[r + 3].var, cc = acc.leaves[1].var, cw = acc.leaves[r - 2].var,
+       cb = acc.leaves[r - 1].var;
   // One channel block (a few channels: the tutorial's 13) gives each input broadcast a single
   // FMA per column; with the kernel's columns unrolled inside the channel loop, neighbouring
   // taps read the same input elements and LLVM loads each once for all the taps that use it.

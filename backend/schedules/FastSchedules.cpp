@@ -75,7 +75,8 @@ int64_t multiBlockRoom(const TargetCpu &cpu, int64_t blockRegs, bool pointwise) 
 }
 
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
-                                int64_t chunkWeightBytes, const TargetCpu &cpu, bool pointwise) {
+                                int64_t chunkWeightBytes, const TargetCpu &cpu, bool pointwise,
+                                bool pixels) {
   // 5/8 of the core's L2 for the weights (AVX-512 with a 1 MB L2: 512x7x7 with 512 3x3 filters
   // ran at 0.87x oneDNN with two blocks' 590 KB, 0.60x with four blocks' 1.2 MB).
   int64_t weightBytes = cpu.l2Bytes / 8 * 5;
@@ -94,8 +95,9 @@ RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPer
                                       multiBlockRoom(cpu, blocks * regsPerColumn, pointwise));
     // Several blocks only with even tiles of `least` accumulators or more: with AVX-512 a
     // shifted last tile (width 7 in tiles of 4: 0.69x oneDNN against 0.9x for 2x7) and a 4x3
-    // tile (0.70x against 0.99x for 2x9) measured slower than the tile with more loads.
-    if (blocks > 1 && (t.shifted || blocks * regsPerColumn * t.regN < least))
+    // tile (0.70x against 0.99x for 2x9) measured slower than the tile with more loads. Over
+    // pixels a shifted tile recomputes a few columns of the whole image, not of every row.
+    if (blocks > 1 && ((t.shifted && !pixels) || blocks * regsPerColumn * t.regN < least))
       continue;
     double loads = static_cast<double>(blocks * regsPerColumn + t.regN);
     double fmas = static_cast<double>(blocks * regsPerColumn * t.regN);

@@ -79,10 +79,11 @@ int64_t multiBlockRoom(const TargetCpu &cpu, int64_t blockRegs, bool pointwise);
 /// `ocChunks` is the number of channel blocks (ocTiles divides it); a tile's blocks must keep
 /// their weights (`chunkWeightBytes` each) in the core's L2 with room for the input rows, as
 /// every row of the output reuses them. Register and L2 sizes are `cpu`'s; `pointwise` is a 1x1
-/// kernel (see multiBlockRoom).
+/// kernel (see multiBlockRoom); `pixels` says that `width` is all of an image's pixels (a
+/// unit-stride 1x1 summed over them), where tiles of several blocks may shift their last tile.
 RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPerColumn,
                                 int64_t chunkWeightBytes, const TargetCpu &cpu,
-                                bool pointwise = false);
+                                bool pointwise = false, bool pixels = false);
 
 /// The register tile of a convolution left in NCHW (conv2dNCHW): `ocBlock` output channels x
 /// `rows` output rows x one vector of columns.

@@ -339,6 +339,11 @@ std::vector<Case> cases() {
                {{{1, 1, 4, 12, 16}}}});
   c.push_back({"y = _contrib_conv2d_NCHWc(a, channels=64, kernel_size=(1,1), " + blocked16 + ")",
                {{{1, 2, 3, 14, 16}}}});
+  // A narrow 1x1 summed over its pixels: with 8-lane blocks on AVX2, a 4 x 3 tile of pixels
+  // across the rows of a 7x7 image, the last tile shifted back (49 = 16 x 3 + 1).
+  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(1,1), "
+               "layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\"))",
+               {{{1, 2, 7, 7, 8}}}});
   // A strided 1x1 reads its input through a unit-stride copy (data_unit_stride).
   c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(1,1), strides=(2,3), " +
                    blocked16 + "))",
@@ -651,6 +656,19 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(pointwise(27, 32, 8 << 10), std::tuple(4, 3, false));
+  // Over an image's pixels (a narrow unit-stride 1x1), several blocks may shift their last tile.
+  // 7x7 = 49 pixels, 128 chunks: 1 x 7 loads 8 per 7 FMAs; 2 blocks in 9 tiles of 6 (54
+  // computed) 8/12 x 54/49 = 0.73; 4 blocks in 17 tiles of 3 (51) 7/12 x 51/49 = 0.61. 13x13 =
+  // 169 pixels, 8 chunks: 1 x 12 in 15 tiles 13/12 x 180/169 = 1.15, 2 x 6 in 29 tiles 0.69,
+  // 4 x 3 in 57 tiles 7/12 x 171/169 = 0.59. In rows, width 7 stays 1 x 7.
+  auto pixels = [](int64_t count, int64_t chunks, int64_t weightBytes) {
+    backend::fast::RegisterTile t =
+        backend::fast::chooseRegisterTile(count, chunks, 1, weightBytes, TargetCpu{}, true, true);
+    return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
+  };
+  EXPECT_EQ(pixels(49, 128, 32 << 10), std::tuple(4, 3, true));
+  EXPECT_EQ(pixels(169, 8, 16 << 10), std::tuple(4, 3, true));
+  EXPECT_EQ(pointwise(7, 128, 32 << 10), std::tuple(1, 7, false));
 }
 
 // Room for a multi-block tile's accumulators (hand-counted): AVX2 with taps, blocks x n + blocks

@@ -102,6 +102,7 @@ const std::vector<Network> &zoo() {
     addDcgan(z);
     addDensenet(z);
     addInception(z);
+    addTransformers(z);
     return z;
   }();
   return all;

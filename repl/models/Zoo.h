@@ -107,5 +107,6 @@ void addVgg(std::vector<Network> &z);
 void addDcgan(std::vector<Network> &z);
 void addDensenet(std::vector<Network> &z);
 void addInception(std::vector<Network> &z);
+void addTransformers(std::vector<Network> &z);
 
 } // namespace loupe::models

@@ -45,6 +45,37 @@ TEST(Models, ParameterCountsMatchThePublishedNetworks) {
   // VGG-11's convolutions (9,220,480) and, on 32x32 images, dense 512->4096->4096->10.
   EXPECT_EQ(valuesOf(":model vgg-11 shape=(3, 32, 32) classes=10"),
             9220480 + 2101248 + 16781312 + 40970);
+  // HuggingFace BertModel (bert-base-uncased) with its pooler: 109,482,240. By hand: embeddings
+  // 30522x768 + 512x768 + 2x768 + layer norm 2x768; per layer query, key, value and output
+  // 4 x (768x768 + 768), feed-forward 768x3072 + 3072 + 3072x768 + 768, two layer norms
+  // 2 x 2 x 768 (7,087,872); pooler 768x768 + 768.
+  EXPECT_EQ(valuesOf(":model bert-base"), 23837184 + 12 * 7087872 + 590592);
+  EXPECT_EQ(23837184 + 12 * 7087872 + 590592, 109482240);
+  // torchvision vit_b_16 with its 1000-class head: 86,567,656. By hand: patch convolution
+  // 768x3x16x16 + 768, class token 768, position embeddings 197x768, 12 layers as BERT's
+  // (in_proj 768x2304 + 2304 holds query, key and value), final layer norm 2x768, head
+  // 768x1000 + 1000.
+  EXPECT_EQ(valuesOf(":model vit-b16"), 590592 + 768 + 151296 + 12 * 7087872 + 1536 + 769000);
+  EXPECT_EQ(590592 + 768 + 151296 + 12 * 7087872 + 1536 + 769000, 86567656);
+}
+
+// The transformers at small sizes (2 tokens; 32x32 images, 4 patches) built at opt levels 0, 2
+// and 3 give the reference interpreter's numbers (:run compares them).
+TEST(Models, TransformersBuildAtEveryOptLevelAndMatchTheReference) {
+  for (const char *model : {"bert-base shape=(2,)", "vit-b16 shape=(3, 32, 32)"}) {
+    Engine e;
+    run(e, std::string(":model ") + model);
+    for (int opt : {0, 2, 3}) {
+      SCOPED_TRACE(std::string(model) + " opt_level " + std::to_string(opt));
+      std::string built = output(e, ":build opt_level=" + std::to_string(opt));
+      ASSERT_EQ(built.find("error"), std::string::npos) << built;
+      std::string ran = output(e, ":run");
+      size_t at = ran.find("max abs error ");
+      ASSERT_NE(at, std::string::npos) << ran;
+      EXPECT_LT(std::stod(ran.substr(at + 14)), 1e-4) << ran;
+      run(e, ":undo");
+    }
+  }
 }
 
 TEST(Models, EveryNetworkInfersShapesAndSmallOnesRun) {
@@ -78,14 +109,16 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
             "error: unknown model 'resnet-19'; models: mlp, "
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
             "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
-            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3\n");
+            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3, bert-base, "
+            "vit-b16\n");
   EXPECT_EQ(output(e, ":model squeezenet1.2"),
             "error: unknown model 'squeezenet1.2' (did you mean 'squeezenet1.0', "
             "'squeezenet1.1'?); models: "
             "mlp, "
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
             "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
-            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3\n");
+            "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3, bert-base, "
+            "vit-b16\n");
   EXPECT_EQ(output(e, ":model mlp batch=0"), "error: batch must be a positive integer, got '0'\n");
   EXPECT_EQ(output(e, ":model mlp colour=red"),
             "error: unknown option 'colour'; usage: :model NAME [batch=N] [shape=(C, H, W)] "

@@ -133,7 +133,8 @@ const std::map<std::string, Converter> &converters();
 
 class Importer {
 public:
-  Importer(const onnx::ModelProto &m, std::string path) : model_(m), path_(std::move(path)) {
+  Importer(const onnx::ModelProto &m, std::string path, const DimSizes &dims)
+      : model_(m), path_(std::move(path)), dims_(dims) {
     for (const auto &o : m.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx")
         opset_ = o.version();
@@ -149,10 +150,18 @@ public:
       const auto &tt = in.type().tensor_type();
       Shape shape;
       for (const auto &d : tt.shape().dim()) {
-        if (!d.has_dim_value())
+        if (d.has_dim_value()) {
+          shape.push_back(d.dim_value());
+          continue;
+        }
+        if (d.dim_param().empty())
+          fail(path_, ": input ", in.name(), " has a dimension of unknown size");
+        auto size = dims_.find(d.dim_param());
+        if (size == dims_.end())
           fail(path_, ": input ", in.name(), " has a symbolic dimension '", d.dim_param(),
-               "'; its shape cannot be inferred");
-        shape.push_back(d.dim_value());
+               "'; give its size (:load FILE ", d.dim_param(), "=N)");
+        shape.push_back(size->second);
+        usedDims_.insert(d.dim_param());
       }
       if (shape.empty())
         fail(path_, ": input ", in.name(),
@@ -164,6 +173,15 @@ public:
           makeVariable(in.name(), {{"shape", tupleText(shape)}, {"dtype", std::to_string(dt)}}), 0,
           0};
       out_.inputs.push_back(in.name());
+    }
+    for (const auto &[name, size] : dims_) {
+      if (usedDims_.count(name))
+        continue;
+      std::string known;
+      for (const std::string &u : usedDims_)
+        known += (known.empty() ? "'" : ", '") + u + "'";
+      fail(path_, ": no input has a symbolic dimension '", name, "' (",
+           known.empty() ? "it has none" : "its symbolic dimensions: " + known, ")");
     }
     const auto &table = converters();
     for (int i = 0; i < g.node_size(); ++i) {
@@ -478,6 +496,8 @@ public:
 private:
   const onnx::ModelProto &model_;
   std::string path_;
+  const DimSizes &dims_;
+  std::set<std::string> usedDims_; // the symbolic dimensions the inputs have
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
   std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
@@ -512,8 +532,26 @@ Converter binary(const char *op) {
 Converter indexing(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {"axis"});
-    AttrDict a = {{"axis", std::to_string(im.attrInt(n, "axis", 0))}, {"mode", "wrap"}};
-    return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0), im.input(n, 1)})};
+    int64_t axis = im.attrInt(n, "axis", 0);
+    AttrDict a = {{"axis", std::to_string(axis)}, {"mode", "wrap"}};
+    const Tensor *index = im.constant(n, 1);
+    if (!index || !index->shape.empty())
+      return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0), im.input(n, 1)})};
+    // A scalar index drops the axis. PyTorch's exports read a dimension so (`x.shape[0]`:
+    // Gather of a Shape at a scalar): from a known 1-D value the result is a scalar constant.
+    const Tensor *data = im.constant(n, 0);
+    if (data && data->shape.size() == 1) {
+      int64_t len = data->shape[0], i = static_cast<int64_t>(index->data[0]);
+      if (i < -len || i >= len)
+        fail(im.where(n), ": index ", i, " is out of range for length ", len);
+      Tensor value(Shape{}, data->dtype);
+      value.data[0] = data->data[i < 0 ? i + len : i];
+      im.addParam(n.output(0), std::move(value));
+      return std::vector<NodeEntry>{};
+    }
+    NodeEntry taken = im.op(n, op, a, {im.input(n, 0), im.broadcastInput(n, 1)}, "_taken");
+    return std::vector<NodeEntry>{
+        im.op(n, "squeeze", {{"axis", "(" + std::to_string(axis) + ",)"}}, {taken})};
   };
 }
 
@@ -1567,6 +1605,19 @@ const std::map<std::string, Converter> &converters() {
          im.only(n, {});
          NodeEntry a = im.input(n, 0), b = im.input(n, 1);
          std::optional<Shape> sa = im.inferredShape(a), sb = im.inferredShape(b);
+         // A product with a constant matrix (a linear layer's weight, as PyTorch exports it) is
+         // dense over the last axis, as Relay's importer makes it, with the matrix transposed
+         // here: dense's epilogue (the bias add, an activation) fuses into it.
+         if (const Tensor *w = im.constant(n, 1); w && w->shape.size() == 2 && sa && sa->size() >= 2) {
+           int64_t k = w->shape[0], units = w->shape[1];
+           Tensor t({units, k}, w->dtype);
+           for (int64_t i = 0; i < k; ++i)
+             for (int64_t j = 0; j < units; ++j)
+               t.data[j * k + i] = w->data[i * units + j];
+           NodeEntry wt = im.constantParam(n, "_weight", std::move(t));
+           return std::vector<NodeEntry>{im.op(
+               n, "dense", {{"units", std::to_string(units)}, {"use_bias", "False"}}, {a, wt})};
+         }
          // N-D: batch_matmul, the batch axes broadcast; a 1-D operand gets the unit axis NumPy
          // gives it, removed from the result.
          if (sa && sb && (sa->size() > 2 || sb->size() > 2)) {
@@ -1652,6 +1703,12 @@ const std::map<std::string, Converter> &converters() {
          std::sort(axes.begin(), axes.end());
          if (!axes.empty() && axes[0] < 0)
            fail(im.where(n), ": negative axes are not supported");
+         // A scalar constant (a dimension read from a shape) becomes a tensor of ones' shape.
+         if (const Tensor *c = im.constant(n, 0); c && c->shape.empty()) {
+           Tensor t = *c;
+           t.shape = Shape(axes.size(), 1);
+           return std::vector<NodeEntry>{im.constantParam(n, "", std::move(t))};
+         }
          NodeEntry x = im.input(n, 0);
          // Inserting in increasing order gives each axis its final position.
          for (size_t i = 0; i < axes.size(); ++i)
@@ -1732,16 +1789,18 @@ const std::map<std::string, Converter> &converters() {
 
 } // namespace
 
-OnnxModel importOnnx(const std::string &path) { return importOnnxBytes(readFile(path), path); }
+OnnxModel importOnnx(const std::string &path, const DimSizes &dims) {
+  return importOnnxBytes(readFile(path), path, dims);
+}
 
-OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path) {
+OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path, const DimSizes &dims) {
   registerAllOps();
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
     fail(path, ": not an ONNX model (the protobuf does not parse)");
   if (!m.has_graph())
     fail(path, ": not an ONNX model (it has no graph)");
-  OnnxModel out = Importer(m, path).run();
+  OnnxModel out = Importer(m, path, dims).run();
   for (const auto &o : m.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > 17)
       fail(path, ": opset ", o.version(), " is newer than this importer knows (up to 17)");

@@ -27,13 +27,19 @@ struct OnnxModel {
   std::vector<size_t> scalarOutputs;
 };
 
+/// Sizes for the symbolic dimensions (`dim_param`) of a model's inputs, by name: the dynamic
+/// axes of an export ("batch", "sequence"), fixed for the workbench's static shapes.
+using DimSizes = std::map<std::string, int64_t>;
+
 /// Reads and converts an ONNX file. Throws Error naming the file for anything it cannot read,
 /// and naming the node and operator for anything the workbench's ops cannot express; nothing
-/// is half-made.
-OnnxModel importOnnx(const std::string &path);
+/// is half-made. Every symbolic input dimension needs its size in `dims`, and every size given
+/// must name one.
+OnnxModel importOnnx(const std::string &path, const DimSizes &dims = {});
 
 /// importOnnx of a model's bytes; `path` names it in errors.
-OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path);
+OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path,
+                          const DimSizes &dims = {});
 
 /// Reads an ONNX TensorProto file (the `input_0.pb` of ONNX's test data). Throws Error naming
 /// the file when it is not one or holds a data type without a workbench dtype (string,

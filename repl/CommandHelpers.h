@@ -35,5 +35,7 @@ std::vector<std::string> functionOrder(const Graph &g);
 const FusedFunction &findFunction(const Graph &g, const std::string &name);
 /// "6 nodes, 3 inputs, 1 output".
 std::string graphSize(const IndexedGraph &idx);
+/// The integer `v` of at least `min`; anything else fails naming the option `key`.
+int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min);
 
 } // namespace loupe

@@ -145,6 +145,20 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep) {
                     : "; it is provided by " + joinNames(prov, " or "));
 }
 
+int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min) {
+  int64_t n = min - 1;
+  try {
+    size_t used = 0;
+    n = std::stoll(v, &used);
+    if (used != v.size())
+      n = min - 1;
+  } catch (const std::exception &) {
+  }
+  if (n < min)
+    fail(key, " must be ", min == 0 ? "a non-negative" : "a positive", " integer, got '", v, "'");
+  return n;
+}
+
 std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -1002,13 +1016,20 @@ void Engine::registerCommands() {
           fail("no op matches '", a[0], "'", didYouMean(a[0], OpRegistry::get().names()));
       });
 
-  add("load", "FILE",
+  add("load", "FILE [DIM=N …]",
       "loads an NNVM graph JSON file, or an ONNX model (.onnx, its initializers "
-      "as params), as a new step",
+      "as params; DIM=N sizes its inputs' symbolic dimensions), as a new step",
       [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        needArgs(a, 1, 1, ":load FILE");
+        needArgs(a, 1, 64, ":load FILE [DIM=N …]");
         if (a[0].ends_with(".onnx")) {
-          frontend::OnnxModel m = frontend::importOnnx(a[0]);
+          frontend::DimSizes dims;
+          for (size_t i = 1; i < a.size(); ++i) {
+            size_t eq = a[i].find('=');
+            if (eq == std::string::npos || eq == 0)
+              fail("expected DIM=N (a symbolic dimension's size), got '", a[i], "'");
+            dims[a[i].substr(0, eq)] = integerAtLeast(a[i].substr(0, eq), a[i].substr(eq + 1), 1);
+          }
+          frontend::OnnxModel m = frontend::importOnnx(a[0], dims);
           e.pushStep(m.graph, "load " + a[0], 0, true);
           e.modelParams_ = std::move(m.params);
           e.modelDTypes_ = std::move(m.inputDTypes);
@@ -1020,6 +1041,8 @@ void Engine::registerCommands() {
                    "reduces to a scalar\n";
           return;
         }
+        if (a.size() > 1)
+          fail("only an ONNX model takes dimension sizes; ", a[0], " is a graph JSON file");
         Graph g = loadJSON(readTextFile(a[0]), a[0]);
         const IndexedGraph &idx = g.index();
         e.pushStep(g, "load " + a[0], 0, true);

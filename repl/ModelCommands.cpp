@@ -14,21 +14,6 @@ namespace {
 const char *kModelUsage =
     ":model NAME [batch=N] [shape=(C, H, W)] [classes=N] [dtype=TYPE] [seed=N]";
 
-// An integer of at least `min`; anything else fails naming the option.
-int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min) {
-  int64_t n = min - 1;
-  try {
-    size_t used = 0;
-    n = std::stoll(v, &used);
-    if (used != v.size())
-      n = min - 1;
-  } catch (const std::exception &) {
-  }
-  if (n < min)
-    fail(key, " must be ", min == 0 ? "a non-negative" : "a positive", " integer, got '", v, "'");
-  return n;
-}
-
 } // namespace
 
 void Engine::registerModelCommands() {

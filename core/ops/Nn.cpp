@@ -555,7 +555,7 @@ void registerNnOps() {
       .arguments({"lhs", "rhs"})
       .param("transpose_a", ParamKind::Bool, "False", "swap lhs's last two axes first")
       .param("transpose_b", ParamKind::Bool, "False", "swap rhs's last two axes first")
-      .setPattern(kOpaque) // a reduction per output element, like matmul
+      .setPattern(kOutEWiseFusable) // as Relay: a scale or bias add after it fuses in
       .layout(layoutFixed(2, false))
       .shape(batchMatmulShape)
       .kernel(batchMatmulKernel)

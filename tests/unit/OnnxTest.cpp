@@ -173,7 +173,18 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
             "error: " + newer + ": opset 18 is newer than this importer knows (up to 17)\n");
   EXPECT_EQ(output(e, ":load " + symbolic),
             "error: " + symbolic +
-                ": input x has a symbolic dimension 'N'; its shape cannot be inferred\n");
+                ": input x has a symbolic dimension 'N'; give its size (:load FILE N=N)\n");
+  EXPECT_EQ(output(e, ":load " + symbolic + " N=2 M=3"),
+            "error: " + symbolic +
+                ": no input has a symbolic dimension 'M' (its symbolic dimensions: 'N')\n");
+  EXPECT_EQ(output(e, ":load " + good + " N=2"),
+            "error: " + good + ": no input has a symbolic dimension 'N' (it has none)\n");
+  EXPECT_EQ(output(e, ":load " + symbolic + " N=-1"),
+            "error: N must be a positive integer, got '-1'\n");
+  EXPECT_EQ(output(e, ":load " + symbolic + " 2"),
+            "error: expected DIM=N (a symbolic dimension's size), got '2'\n");
+  EXPECT_EQ(output(e, ":load graph.json N=2"),
+            "error: only an ONNX model takes dimension sizes; graph.json is a graph JSON file\n");
   EXPECT_EQ(output(e, ":load " + unsupported),
             "error: " + unsupported + ": node y (Det): operator Det is not supported\n");
   EXPECT_EQ(output(e, ":load " + kData + "test_einsum_batch_matmul/model.onnx"),
@@ -504,4 +515,70 @@ TEST(Onnx, RangeConstantAndTopKOutputs) {
   std::string err = output(e, ":load " + wide);
   EXPECT_NE(err.find("k 5 must be 1 … 3 (the size of axis 1)"), std::string::npos) << err;
   std::filesystem::remove(wide);
+}
+
+// A symbolic dimension (an export's dynamic axis) takes the size :load gives it.
+TEST(Onnx, SymbolicDimensionsTakeTheSizesGiven) {
+  std::string symbolic = writeModel("sized.onnx", 13, true);
+  Engine e;
+  run(e, ":load " + symbolic + " N=3");
+  std::string nodes = output(e, ":ir");
+  EXPECT_NE(nodes.find("Graph(%x"), std::string::npos) << nodes;
+  run(e, ":apply InferShape");
+  EXPECT_EQ(output(e, ":attr shape 0"), "[3, 2, 4, 4]\n");
+  run(e, ":build");
+  std::string ran = output(e, ":run x=random");
+  EXPECT_NE(ran.find("output 0: shape (3, 5) float32"), std::string::npos) << ran;
+  std::filesystem::remove(symbolic);
+}
+
+namespace {
+
+// x (2, 3, 4) -> Gather at a scalar index along axis 1 -> MatMul with a (4, 2) initializer.
+std::string gatherMatMulModel(const std::string &name) {
+  onnx::ModelProto m = floatInputModel({2, 3, 4});
+  onnx::GraphProto *g = m.mutable_graph();
+  onnx::TensorProto *index = g->add_initializer(); // rank 0
+  index->set_name("i");
+  index->set_data_type(onnx::TensorProto::INT64);
+  index->add_int64_data(-1);
+  onnx::TensorProto *w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(2);
+  for (float v : {1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f}) // row k: (2k+1, 2k+2)
+    w->add_float_data(v);
+  onnx::NodeProto *gather = addNode(g, "Gather", {"x", "i"}, "row");
+  auto *axis = gather->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  addNode(g, "MatMul", {"row", "w"}, "y");
+  g->add_output()->set_name("y");
+  return saveModel(m, name);
+}
+
+} // namespace
+
+// A scalar index drops its axis (take, then squeeze); a MatMul by a constant matrix is dense
+// with the matrix transposed at import. x = ones: the last row along axis 1 is ones (2, 4), and
+// each output is a column sum of w: 1+3+5+7 = 16, 2+4+6+8 = 20.
+TEST(Onnx, ScalarIndexGatherAndMatMulByAWeight) {
+  std::string path = gatherMatMulModel("gather_matmul.onnx");
+  Engine e;
+  run(e, ":load " + path);
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("squeeze("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("dense("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("units='2'"), std::string::npos) << ir;
+  for (int opt : {0, 3}) {
+    run(e, ":build opt_level=" + std::to_string(opt));
+    std::string ran = output(e, ":run x=ones");
+    EXPECT_NE(ran.find("output 0: shape (2, 2) float32\n  values [16, 20, 16, 20]"),
+              std::string::npos)
+        << ran;
+    run(e, ":undo");
+  }
+  std::filesystem::remove(path);
 }

@@ -8,9 +8,11 @@
 // shape, Resize's scales, ReduceSum's axes, …) must be a constant, and a scalar (rank 0) can
 // only be a constant; ONNX's tests feed those as graph inputs. A model refused for that is
 // imported again with every input after the first frozen to its value in the test data (as an
-// initializer — when every data set holds the same value), and counted apart.
+// initializer — when every data set holds the same value), and counted apart. Symbolic input
+// dimensions (an export's dynamic axes) take their sizes from the first data set's inputs.
 //
-// usage: loupe_onnx_conformance DATA_DIR [FILTER]   (DATA_DIR holds node/, pytorch-converted/)
+// usage: loupe_onnx_conformance DATA_DIR [FILTER]   (DATA_DIR holds node/, pytorch-converted/
+// or blocks/, the transformer and MobileNetV3 blocks of tests/onnx/make_blocks.py)
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
@@ -87,6 +89,30 @@ std::string frozen(onnx::ModelProto m, const fs::path &dir,
   return m.SerializeAsString();
 }
 
+// Sizes for the symbolic dimensions of the model's inputs, from the shapes of the first test
+// data set's inputs (an export's dynamic axes, sized as the data has them).
+frontend::DimSizes dimsFromData(const onnx::ModelProto &m, const fs::path &dir,
+                                const std::vector<std::string> &inputs) {
+  frontend::DimSizes dims;
+  std::vector<fs::path> sets = dataSets(dir);
+  for (const auto &in : m.graph().input()) {
+    auto k = std::find(inputs.begin(), inputs.end(), in.name());
+    const auto &dimsOf = in.type().tensor_type().shape().dim();
+    if (k == inputs.end() || sets.empty())
+      continue;
+    for (int d = 0; d < dimsOf.size(); ++d) {
+      if (dimsOf[d].has_dim_value() || dimsOf[d].dim_param().empty())
+        continue;
+      Shape s = frontend::readTensorProto(
+                    (sets[0] / ("input_" + std::to_string(k - inputs.begin()) + ".pb")).string())
+                    .shape;
+      if (d < static_cast<int>(s.size()))
+        dims[dimsOf[d].dim_param()] = s[d];
+    }
+  }
+  return dims;
+}
+
 // The graph inputs that are not initializers, in order (the test data's input_<k>.pb).
 std::vector<std::string> graphInputs(const onnx::ModelProto &m) {
   std::set<std::string> init;
@@ -117,7 +143,7 @@ int main(int argc, char **argv) {
       filter = argv[i];
   }
   std::vector<fs::path> models;
-  for (const char *group : {"node", "pytorch-converted"}) {
+  for (const char *group : {"node", "pytorch-converted", "blocks"}) {
     fs::path dir = fs::path(argv[1]) / group;
     if (!fs::is_directory(dir))
       continue;
@@ -141,8 +167,10 @@ int main(int argc, char **argv) {
     proto.ParseFromString(modelBytes); // importOnnxBytes says what is wrong with one that fails
     std::vector<std::string> inputs = graphInputs(proto);
     bool wasFrozen = false;
+    frontend::DimSizes dims;
     try {
-      m = frontend::importOnnxBytes(modelBytes, path);
+      dims = dimsFromData(proto, dir, inputs);
+      m = frontend::importOnnxBytes(modelBytes, path, dims);
     } catch (const Error &e) {
       std::string reason = reasonOf(e.what());
       bool retry = reason.find("must be a constant") != std::string::npos ||
@@ -151,7 +179,7 @@ int main(int argc, char **argv) {
         std::string bytes = retry ? frozen(proto, dir, inputs) : "";
         if (bytes.empty())
           throw;
-        m = frontend::importOnnxBytes(bytes, path);
+        m = frontend::importOnnxBytes(bytes, path, dims);
         wasFrozen = true;
       } catch (const Error &) {
         ++skipped;

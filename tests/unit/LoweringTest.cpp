@@ -380,6 +380,9 @@ std::vector<Case> cases() {
   c.push_back({"y = dense(a, units=10)", {{{1, 160}}}});
   c.push_back({"y = dense(a, units=64)", {{{1, 80}}}});
   c.push_back({"y = dense(a, units=37)", {{{2, 100}}}});
+  // Several rows (an N-D input as rows): tiles of rows x outputs, 10 rows in tiles of 4 and 7
+  // outputs in tiles of 3 (AVX2) or 6, the last of each shifted back; with its bias and a gelu.
+  c.push_back({"y = gelu(dense(a, units=7))", {{{2, 5, 40}}, {{4, 33}}}});
   c.push_back(
       {"y = relu(_contrib_conv2d_NCHWc(a, channels=16, kernel_size=(1,1), " + blocked16 + ")) + b",
        {{{1, 1, 6, 14, 16}, {1, 1, 6, 14, 16}}}});

@@ -29,21 +29,29 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 // each weight vector once for its rows (4 rows x 3 outputs with AVX2: 12 partial sums, 3 weight
 // vectors and an input vector in 16 registers; 4 x 6 with AVX-512). The output blocks are the
 // outer loop, so a block's weights stay in cache while every row passes them.
-void rowTiles(Schedule &s, Stage &d, const ComputeRef &rfT, int64_t rows, int64_t units) {
+void rowTiles(Schedule &s, Stage &d, const ComputeRef &rfT) {
+  // Leading batch axes (batch_matmul's), then rows and outputs.
+  size_t nb = d.leaves.size() - 3; // the last leaf is the sum over the partials
+  int64_t rows = d.leaves[nb].extent, units = d.leaves[nb + 1].extent;
   int64_t rowBlock = std::min<int64_t>(4, rows);
   int64_t unitBlock = std::min<int64_t>(units, (s.cpu.registers - 1) / (rowBlock + 1));
   s.knob("row_block", rowBlock, "rows whose partial sums are held in registers together");
   s.knob("out_block", unitBlock, "outputs whose partial sums are held in registers together");
-  Expr i = d.leaves[0].var, j = d.leaves[1].var;
+  Expr i = d.leaves[nb].var, j = d.leaves[nb + 1].var;
+  std::vector<Expr> batch;
+  for (size_t b = 0; b < nb; ++b)
+    batch.push_back(d.leaves[b].var);
   auto [io, ii] = rows % rowBlock == 0 ? s.split(d, i, rowBlock) : s.splitShifted(d, i, rowBlock);
   auto [jo, ji] =
       units % unitBlock == 0 ? s.split(d, j, unitBlock) : s.splitShifted(d, j, unitBlock);
   s.reorder(d, {jo, io, ii, ji});
   Expr tiles = s.fuse(d, jo, io);
+  for (size_t b = nb; b-- > 0;)
+    tiles = s.fuse(d, batch[b], tiles);
   s.parallel(d, tiles);
   Stage &partials = accumulateAt(s, rfT, d, tiles);
-  Expr pi = partials.leaves[0].var, pj = partials.leaves[1].var, ki = partials.leaves[2].var,
-       ko = partials.leaves[3].var;
+  Expr pi = partials.leaves[nb].var, pj = partials.leaves[nb + 1].var,
+       ki = partials.leaves[nb + 2].var, ko = partials.leaves[nb + 3].var;
   s.reorder(partials, {ko, pi, pj, ki});
   s.unroll(partials, pi);
   s.unroll(partials, pj);
@@ -78,7 +86,7 @@ bool dense(Schedule &s, size_t idx) {
   Stage &d = s.stage(denseT);
   int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
   if (rows > 1)
-    return rowTiles(s, d, rfT, rows, units), true;
+    return rowTiles(s, d, rfT), true;
   int64_t block = outputBlock(units, s.cpu.registers);
   s.knob("out_block", block, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
@@ -90,6 +98,28 @@ bool dense(Schedule &s, size_t idx) {
   s.reorder(partials, {ko, pj, ki});
   s.unroll(partials, pj);
   s.vectorize(partials, ki);
+  return true;
+}
+
+bool batchMatmul(Schedule &s, size_t idx) {
+  const Stage &b0 = s.stages[idx];
+  int64_t lanes = s.cpu.lanes(dtypeBytes(b0.tensor->dtype));
+  if (!vectorReducible(b0, s.cpu))
+    return false;
+  ComputeRef productT = b0.tensor;
+  s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
+  Stage &rf = s.rfactor(s.stages[idx], b0.body->reduceAxes[0].var, lanes);
+  ComputeRef rfT = rf.tensor;
+  // Operands copied to read along k (tag compact) in their own parallel loops; the epilogue
+  // (a scale, a bias) its own stage.
+  for (Stage &st : s.stages)
+    if (st.tensor != rfT && st.tensor != productT) {
+      if (s.isOutput(st) || st.tensor->tag == "compact")
+        injective(s, st);
+      else
+        s.computeInline(st);
+    }
+  rowTiles(s, s.stage(productT), rfT);
   return true;
 }
 

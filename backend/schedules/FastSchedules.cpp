@@ -213,6 +213,8 @@ void applyFastSchedule(Schedule &s) {
       return;
     if (tag == "dense" && s.stages[i].body->kind == loop::ExprKind::Reduce && fast::dense(s, i))
       return;
+    if (tag == "batch_matmul" && fast::batchMatmul(s, i))
+      return;
   }
   // A convolution or dense of another shape keeps the seed-era schedule.
   for (const Stage &st : s.stages)

@@ -114,6 +114,12 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t conv);
 /// changes nothing) when the function does not have that shape.
 bool conv2dNCHW(Schedule &s, size_t conv);
 
+/// batch_matmul as dense is scheduled over several rows, per batch: the reduction rfactor'ed
+/// into vectors of partial sums for a tile of rows x outputs held in registers, the batches and
+/// tiles in parallel; operands copied to read along k (the compute rule's `compact` stages)
+/// first, in parallel. Returns false (and changes nothing) for a short reduction.
+bool batchMatmul(Schedule &s, size_t batchMatmul);
+
 /// Dense at any batch: the reduction rfactor'ed into a vector of partial sums held in registers,
 /// the outputs in parallel. Returns false (and changes nothing) for a short reduction.
 bool dense(Schedule &s, size_t dense);

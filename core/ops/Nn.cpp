@@ -153,6 +153,27 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
   using namespace loop;
   ComputeRef a = in[0], b = in[1];
   BatchMatmul bm = batchMatmulOf(at, a->shape, b->shape, "batch_matmul");
+  // An operand whose k is not its last axis is copied with its last two axes swapped (a stage
+  // tagged compact: the fast schedule materialises it, others inline it), so that both read
+  // along k: lhs as (.., m, k), rhs as (.., n, k).
+  auto swapLast = [](const ComputeRef &t, const std::string &name) {
+    Shape shape = t->shape;
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    return compute(
+        shape, t->dtype,
+        [&](const std::vector<Expr> &i) {
+          std::vector<Expr> j = i;
+          std::swap(j[j.size() - 1], j[j.size() - 2]);
+          return read(t, j);
+        },
+        name, "compact");
+  };
+  if (bm.ta)
+    a = swapLast(a, "lhs_rows");
+  if (!bm.tb)
+    b = swapLast(b, "rhs_columns");
+  bm.ta = false;
+  bm.tb = true;
   IterVar r = reduceAxis(bm.k, "k");
   size_t nb = bm.batch.size();
   return {compute(

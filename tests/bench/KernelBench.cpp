@@ -338,6 +338,8 @@ int main(int argc, char **argv) {
       {"mobilenet", ":model mobilenet", ":build opt_level=3"},
       {"densenet-121", ":model densenet-121", ":build opt_level=3"},
       {"inception-v3", ":model inception-v3", ":build opt_level=3"},
+      {"bert-base", ":model bert-base", ":build opt_level=3"},
+      {"vit-b16", ":model vit-b16", ":build opt_level=3"},
   };
   for (const Net &n : nets)
     benchmark::RegisterBenchmark((std::string("BM_Network/") + n.name).c_str(), BM_Network, n)

@@ -214,6 +214,12 @@ std::vector<Case> cases() {
   c.push_back({"y = batch_matmul(a, b)", {{{2, 3, 5}, {2, 5, 7}}, {{3, 5}, {4, 1, 5, 2}}}});
   c.push_back(
       {"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)", {{{1, 5, 3}, {2, 7, 5}}}});
+  // Long enough for opt level 3's tiles (k of 40 in vectors of partial sums): rows and outputs
+  // not multiples of the tile, a broadcast batch, each operand's k first or last, a scale after.
+  c.push_back({"y = batch_matmul(a, b) * 0.5",
+               {{{2, 6, 40}, {2, 40, 7}}, {{2, 3, 5, 40}, {1, 40, 4}}}});
+  c.push_back({"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)",
+               {{{3, 40, 5}, {3, 2, 40}}}});
   c.push_back({"y = cumsum(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
   c.push_back({"y = cumsum(a, axis=-1, exclusive=True, reverse=True)", {{{7}}, {{2, 3, 17}}}});
   c.push_back({"y = topk(a, k=3, axis=1)[0]", {{{3, 5}}, {{2, 3, 17}}}});

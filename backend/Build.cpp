@@ -257,6 +257,13 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       return dt.ints[e] == -1 ? opts.defaultDType : static_cast<int>(dt.ints[e]);
     });
   }
+  // Computations on shapes become constants now that the input shapes are known (FoldShapeOf,
+  // only when the graph has a shape_of, so that other builds run the seed's passes).
+  bool readsShapes = false;
+  for (const auto &e : g.index().nodes)
+    readsShapes |= !e.node->isVariable() && e.node->op->name == "shape_of";
+  if (readsShapes)
+    g = apply(withShapeInputs(g, shapes), {"FoldShapeOf"}, ctx);
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {
     // The fast path tunes for this machine: a plain "llvm" target means the host CPU, so that

@@ -19,6 +19,7 @@ void registerFoldScaleAxisPass();
 void registerAlterOpLayoutPass();
 void registerGradientPass();
 void registerFoldConstantPass();
+void registerFoldShapeOfPass();
 void registerEliminateCommonSubexprPass();
 void registerFuseOpsPass();
 void registerPrecomputePrunePass();
@@ -43,6 +44,7 @@ void registerAllPasses() {
     registerAlterOpLayoutPass();
     registerGradientPass();
     registerFoldConstantPass();
+    registerFoldShapeOfPass();
     registerEliminateCommonSubexprPass();
     registerFuseOpsPass();
     registerPrecomputePrunePass();

@@ -381,6 +381,12 @@ loop::Expr boolToValue(const loop::Expr &cond, int dtype) {
   return loop::select(cond, loop::constant(1, dtype), loop::constant(0, dtype));
 }
 
+std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank) {
+  auto r = static_cast<int64_t>(rank);
+  auto clip = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
+  return {clip(a.getInt("start")), clip(a.getInt("end"))};
+}
+
 loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
                             const std::vector<int64_t> &after, double value,
                             const std::string &name) {

@@ -63,6 +63,10 @@ std::vector<loop::Expr> broadcastIndices(const Shape &in, const std::vector<loop
 
 /// topi's pad: `name` over x padded by `before`/`after` per axis with `value`, reading x through
 /// tvm_if_then_else under `(before <= i) && (i < before + n)` for each padded axis.
+/// shape_of's dims [start, end) of a rank: ONNX's rule (negative counts from the end; both
+/// clipped to [0, rank]). FoldShapeOf reads a shape with it too.
+std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank);
+
 loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
                             const std::vector<int64_t> &after, double value,
                             const std::string &name = "pad_temp");

@@ -213,13 +213,6 @@ GradientFn reshapeGrad(bool emptyKey) {
 } // namespace
 
 namespace {
-// shape_of's [start, end) of a rank: ONNX's rule (negative counts from the end; both clipped
-// to [0, rank]).
-std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank) {
-  auto r = static_cast<int64_t>(rank);
-  auto clip = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
-  return {clip(a.getInt("start")), clip(a.getInt("end"))};
-}
 // tile's input shape and reps at one rank: the shorter padded with leading 1s.
 std::pair<Shape, std::vector<int64_t>> tileAligned(Shape x, std::vector<int64_t> reps) {
   if (reps.size() < x.size())

@@ -368,6 +368,24 @@ TEST(FoldConstant, KeepsTheNumbers) {
   EXPECT_EQ(folded.index().numNodes(), 5u); // x, two folded constants, mul, sub
 }
 
+// shape_of of a known shape becomes a const and what reads it folds: x (2, 3, 4) plus the
+// product of dims [1, 3) of its shape as float32 is x + 12 with no shape_of left; a shape_of
+// whose input shape is unknown stays.
+TEST(FoldShapeOf, ShapesBecomeConstantsAndTheirComputationsFold) {
+  Graph g = applyPasses(built("x = Variable(\"x\", shape=(2, 3, 4), dtype=0)\n"
+                              "n = cast(prod(shape_of(x, start=1)), dtype=\"float32\")\n"
+                              "y = broadcast_add(x, n)"),
+                        {"FoldShapeOf"});
+  EXPECT_EQ(opsOf(g), (std::vector<std::string>{"var", "const", "broadcast_add"}));
+  const Node &folded = *g.index().nodes[1].node;
+  EXPECT_EQ(*findAttr(folded.attrs, "value"), "12.0");
+  std::map<std::string, Tensor> in{{"x", tensor({2, 3, 4}, std::vector<double>(24, 1.0))}};
+  Tensor got = interpret(applyPasses(g, {"InferShape", "InferType"}), in).at(0);
+  EXPECT_EQ(got.data, std::vector<double>(24, 13.0));
+  Graph unknown = applyPasses(built("x = Variable(\"x\")\ny = shape_of(x)"), {"FoldShapeOf"});
+  EXPECT_EQ(opsOf(unknown), (std::vector<std::string>{"var", "shape_of"}));
+}
+
 TEST(EliminateCommonSubexpr, MergesOnlyIdenticalComputations) {
   Graph g = applyPasses(built("x = Variable(\"x\", shape=(2,), dtype=0)\n"
                               "c1 = const(1.0, shape=(2,))\nc2 = const(1.0, shape=(2,))\n"

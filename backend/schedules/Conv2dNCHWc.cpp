@@ -57,9 +57,12 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
              " per register tile" + (tile.shifted ? "; the last tile shifted back" : ""));
   int64_t ocTiles = rt.ocTiles;
   s.knob("oc_tiles", ocTiles,
-         ocTiles == 2  ? "channel blocks per register tile: each input broadcast feeds both"
-         : ocTiles > 2 ? "channel blocks per register tile: each input broadcast feeds all"
-                       : "channel blocks per register tile");
+         std::string(ocTiles == 2  ? "channel blocks per register tile: each input broadcast "
+                                     "feeds both"
+                     : ocTiles > 2 ? "channel blocks per register tile: each input broadcast "
+                                     "feeds all"
+                                   : "channel blocks per register tile") +
+             (rt.ocShifted ? "; the last tile of blocks shifted back" : ""));
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];
@@ -85,7 +88,8 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Expr cols = pixels ? s.fuse(out, oh, ow) : ow;
   Expr ocOuter = oc, ocInner;
   if (ocTiles > 1)
-    std::tie(ocOuter, ocInner) = s.split(out, oc, ocTiles);
+    std::tie(ocOuter, ocInner) =
+        rt.ocShifted ? s.splitShifted(out, oc, ocTiles) : s.split(out, oc, ocTiles);
   auto [owOuter, owInner] =
       tile.shifted ? s.splitShifted(out, cols, regN) : s.split(out, cols, regN);
   // Which operand stays in cache while the other streams: output-channel chunks outermost (as

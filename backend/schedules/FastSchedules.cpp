@@ -87,7 +87,11 @@ RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPer
   RegisterTile best{1, chooseTile(width, regsPerColumn, single)};
   double bestCost = 0;
   for (int64_t blocks = 1; blocks <= 4; ++blocks) {
-    if (ocChunks % blocks != 0 || (blocks > 1 && blocks * chunkWeightBytes > weightBytes))
+    // Over pixels the blocks need not divide the chunks: the last tile of blocks is shifted back
+    // (squeezenet's 1000 classes are 125 chunks of 8, which no 2-4 blocks divide).
+    bool shiftBlocks = ocChunks % blocks != 0;
+    if ((shiftBlocks && (!pixels || ocChunks < blocks)) ||
+        (blocks > 1 && blocks * chunkWeightBytes > weightBytes))
       continue;
     // One block keeps TVM's accumulators; several leave room for the operands.
     Tile t = blocks == 1 ? chooseTile(width, regsPerColumn, single)
@@ -102,9 +106,11 @@ RegisterTile chooseRegisterTile(int64_t width, int64_t ocChunks, int64_t regsPer
     double loads = static_cast<double>(blocks * regsPerColumn + t.regN);
     double fmas = static_cast<double>(blocks * regsPerColumn * t.regN);
     double covered = static_cast<double>((width + t.regN - 1) / t.regN * t.regN);
-    double cost = loads / fmas * covered / static_cast<double>(width);
+    double coveredChunks = static_cast<double>((ocChunks + blocks - 1) / blocks * blocks);
+    double cost = loads / fmas * covered / static_cast<double>(width) * coveredChunks /
+                  static_cast<double>(ocChunks);
     if (blocks == 1 || cost < bestCost - 1e-9) {
-      best = {blocks, t};
+      best = {blocks, t, shiftBlocks};
       bestCost = cost;
     }
   }

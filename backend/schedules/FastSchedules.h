@@ -60,6 +60,7 @@ int64_t singleBlockAccumulators(const TargetCpu &cpu);
 struct RegisterTile {
   int64_t ocTiles;
   Tile cols;
+  bool ocShifted = false; ///< ocTiles does not divide the chunks: the last tile is shifted back
 };
 
 /// The accumulators a tile of several channel blocks (`blockRegs` registers per column) may use:
@@ -76,7 +77,8 @@ int64_t multiBlockRoom(const TargetCpu &cpu, int64_t blockRegs, bool pointwise);
 /// vectors and regN broadcast inputs for ocTiles x regN FMAs, so a square-ish tile (4 blocks x 6
 /// columns: 10 loads for 24 FMAs) keeps the loads under the FMAs where a row of 14 columns (15
 /// loads for 14) is load-bound. Columns recomputed by a shifted last tile count as waste.
-/// `ocChunks` is the number of channel blocks (ocTiles divides it); a tile's blocks must keep
+/// `ocChunks` is the number of channel blocks (ocTiles divides it, except over pixels, where a
+/// shifted last tile of blocks counts its recomputed blocks as waste); a tile's blocks must keep
 /// their weights (`chunkWeightBytes` each) in the core's L2 with room for the input rows, as
 /// every row of the output reuses them. Register and L2 sizes are `cpu`'s; `pointwise` is a 1x1
 /// kernel (see multiBlockRoom); `pixels` says that `width` is all of an image's pixels (a

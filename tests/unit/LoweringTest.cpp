@@ -216,10 +216,10 @@ std::vector<Case> cases() {
       {"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)", {{{1, 5, 3}, {2, 7, 5}}}});
   // Long enough for opt level 3's tiles (k of 40 in vectors of partial sums): rows and outputs
   // not multiples of the tile, a broadcast batch, each operand's k first or last, a scale after.
-  c.push_back({"y = batch_matmul(a, b) * 0.5",
-               {{{2, 6, 40}, {2, 40, 7}}, {{2, 3, 5, 40}, {1, 40, 4}}}});
-  c.push_back({"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)",
-               {{{3, 40, 5}, {3, 2, 40}}}});
+  c.push_back(
+      {"y = batch_matmul(a, b) * 0.5", {{{2, 6, 40}, {2, 40, 7}}, {{2, 3, 5, 40}, {1, 40, 4}}}});
+  c.push_back(
+      {"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)", {{{3, 40, 5}, {3, 2, 40}}}});
   c.push_back({"y = cumsum(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
   c.push_back({"y = cumsum(a, axis=-1, exclusive=True, reverse=True)", {{{7}}, {{2, 3, 17}}}});
   c.push_back({"y = topk(a, k=3, axis=1)[0]", {{{3, 5}}, {{2, 3, 17}}}});
@@ -348,6 +348,10 @@ std::vector<Case> cases() {
   // A narrow 1x1 summed over its pixels: with 8-lane blocks on AVX2, a 4 x 3 tile of pixels
   // across the rows of a 7x7 image, the last tile shifted back (49 = 16 x 3 + 1).
   c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=32, kernel_size=(1,1), "
+               "layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\"))",
+               {{{1, 2, 7, 7, 8}}}});
+  // 5 chunks of 8 channels over pixels: 3 blocks per tile, the last tile of blocks shifted back.
+  c.push_back({"y = relu(_contrib_conv2d_NCHWc(a, channels=40, kernel_size=(1,1), "
                "layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\"))",
                {{{1, 2, 7, 7, 8}}}});
   // A strided 1x1 reads its input through a unit-stride copy (data_unit_stride).
@@ -677,6 +681,15 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   };
   EXPECT_EQ(pixels(49, 128, 32 << 10), std::tuple(4, 3, true));
   EXPECT_EQ(pixels(169, 8, 16 << 10), std::tuple(4, 3, true));
+  // 125 chunks (squeezenet's 1000 classes): no 2-4 blocks divide them, so over pixels the last
+  // tile of blocks shifts back, its recomputed chunks counted: 3 x 4 in 43 tiles (172 pixels)
+  // over 42 tiles of blocks (126 chunks) 7/12 x 172/169 x 126/125 = 0.598 against 4 x 3's
+  // 7/12 x 171/169 x 128/125 = 0.604 and 2 x 6's 0.69.
+  backend::fast::RegisterTile t =
+      backend::fast::chooseRegisterTile(169, 125, 1, 16 << 10, TargetCpu{}, true, true);
+  EXPECT_EQ(std::tuple(t.ocTiles, t.cols.regN, t.cols.shifted, t.ocShifted),
+            std::tuple(3, 4, true, true));
+  EXPECT_FALSE(backend::fast::chooseRegisterTile(7, 125, 1, 16 << 10, TargetCpu{}, true).ocShifted);
   EXPECT_EQ(pointwise(7, 128, 32 << 10), std::tuple(1, 7, false));
 }
 

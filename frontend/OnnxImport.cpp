@@ -1201,13 +1201,8 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
   std::string out;
   if (arrow != std::string::npos) {
     out = eq.substr(arrow + 2);
-    size_t at = out.find("...");
-    if (at != std::string::npos) {
-      std::string dims;
-      for (size_t i = 0; i < ellipsis; ++i)
-        dims += static_cast<char>('A' + i);
-      out = out.substr(0, at) + dims + out.substr(at + 3);
-    }
+    if (out.find("...") != std::string::npos)
+      out = expand(out, ellipsis + out.size() - 3); // every ellipsis axis
   } else {
     for (size_t i = 0; i < ellipsis; ++i)
       out += static_cast<char>('A' + i);
@@ -1235,39 +1230,41 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
   int step = 0;
   auto name = [&] { return "_" + std::to_string(step++); };
   auto tuple = [](const std::vector<int64_t> &v) { return tupleText(v); };
+  auto shapeOf = [&](const std::string &labels) {
+    Shape s;
+    for (char c : labels)
+      s.push_back(size.at(c));
+    return s;
+  };
+  // Where each of `to`'s labels stands in `from`: the axes of a transpose from one to the other.
+  auto permutation = [](const std::string &from, const std::string &to) {
+    std::vector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(static_cast<int64_t>(from.find(c)));
+    return perm;
+  };
   // Sums the axes of `t` whose labels nothing else needs (not in `keep`).
   auto sumUnneeded = [&](EinsumTerm t, const std::string &keep) {
     std::vector<int64_t> axes;
     std::string kept;
-    Shape shape;
     for (size_t i = 0; i < t.labels.size(); ++i) {
-      if (keep.find(t.labels[i]) == std::string::npos) {
+      if (keep.find(t.labels[i]) == std::string::npos)
         axes.push_back(static_cast<int64_t>(i));
-      } else {
+      else
         kept += t.labels[i];
-        shape.push_back(t.shape[i]);
-      }
     }
     if (axes.empty())
       return t;
     t.value = im.op(n, "sum", {{"axis", tuple(axes)}}, {t.value}, name());
     // A sum over every axis leaves one element, shape (1,), labelled by nothing.
-    return EinsumTerm{t.value, kept, shape.empty() ? Shape{1} : shape};
+    return EinsumTerm{t.value, kept, kept.empty() ? Shape{1} : shapeOf(kept)};
   };
   // `t` with its axes in the order of `labels` (a permutation of its own).
   auto arrange = [&](EinsumTerm t, const std::string &labels) {
-    std::vector<int64_t> perm;
-    for (char c : labels)
-      perm.push_back(static_cast<int64_t>(t.labels.find(c)));
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i)
-      identity &= perm[i] == static_cast<int64_t>(i);
-    if (!identity)
-      t.value = im.op(n, "transpose", {{"axes", tuple(perm)}}, {t.value}, name());
-    Shape shape;
-    for (char c : labels)
-      shape.push_back(size.at(c));
-    return EinsumTerm{t.value, labels, shape};
+    if (t.labels != labels)
+      t.value = im.op(n, "transpose", {{"axes", tuple(permutation(t.labels, labels))}}, {t.value},
+                      name());
+    return EinsumTerm{t.value, labels, shapeOf(labels)};
   };
   auto reshape = [&](const NodeEntry &v, const Shape &to) {
     return im.op(n, "reshape", {{"shape", tuple(to)}}, {v}, name());
@@ -1290,34 +1287,20 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
     for (char c : b.labels)
       if (acc.labels.find(c) == std::string::npos)
         freeB += c;
-    auto prod = [&](const std::string &labels) {
-      int64_t p = 1;
-      for (char c : labels)
-        p *= size.at(c);
-      return p;
-    };
+    auto prod = [&](const std::string &labels) { return numElements(shapeOf(labels)); };
     EinsumTerm a2 = arrange(acc, batch + freeA + contracted),
                b2 = arrange(b, batch + contracted + freeB);
     NodeEntry lhs = reshape(a2.value, {prod(batch), prod(freeA), prod(contracted)}),
               rhs = reshape(b2.value, {prod(batch), prod(contracted), prod(freeB)});
     NodeEntry product = im.op(n, "batch_matmul", {}, {lhs, rhs}, name());
     std::string labels = batch + freeA + freeB;
-    Shape shape;
-    for (char c : labels)
-      shape.push_back(size.at(c));
-    acc = {reshape(product, shape.empty() ? Shape{1} : shape), labels,
-           shape.empty() ? Shape{1} : shape};
+    Shape shape = labels.empty() ? Shape{1} : shapeOf(labels);
+    acc = {reshape(product, shape), labels, shape};
   }
   acc = sumUnneeded(acc, out);
   if (out.empty())
     return {im.op(n, "copy", {}, {acc.value})};
-  return {im.op(n, "transpose", {{"axes", tuple([&] {
-                                    std::vector<int64_t> perm;
-                                    for (char c : out)
-                                      perm.push_back(static_cast<int64_t>(acc.labels.find(c)));
-                                    return perm;
-                                  }())}},
-                {acc.value})};
+  return {im.op(n, "transpose", {{"axes", tuple(permutation(acc.labels, out))}}, {acc.value})};
 }
 
 Converter pool(const char *op, bool isMax) {

@@ -12,6 +12,7 @@
 #include "core/Error.h"
 #include "core/Interpreter.h"
 #include "core/Rewrite.h"
+#include "passes/PatternUtil.h"
 
 namespace loupe {
 
@@ -32,31 +33,13 @@ bool foldable(const Node &n) {
   return true;
 }
 
-NodePtr constantFrom(const Tensor &t, const std::string &name) {
-  AttrDict attrs;
-  bool uniform = true;
-  for (double v : t.data)
-    uniform &= v == t.data[0];
-  if (uniform && !t.data.empty()) {
-    attrs.emplace_back("value", pyFloatRepr(t.data[0]));
-  } else {
-    std::string data = "[";
-    for (size_t i = 0; i < t.data.size(); ++i)
-      data += (i ? ", " : "") + pyFloatRepr(t.data[i]);
-    attrs.emplace_back("data", data + "]");
-  }
-  attrs.emplace_back("shape", shapeToTuple(t.shape));
-  attrs.emplace_back("dtype", std::string(dtypeName(t.dtype)));
-  return makeOpNode(*OpRegistry::get().find("const"), name, attrs, {});
-}
-
 Graph foldConstant(const Graph &src, const PassContext &ctx) {
   Graph out = rewriteGraph(src, [](uint32_t, const NodePtr &node) -> std::vector<NodeEntry> {
     if (!foldable(*node))
       return {};
     Graph one({NodeEntry{node, 0, 0}});
     Graph typed = applyPasses(one, {"InferShape", "InferType"}); // private, uninstrumented
-    return {{constantFrom(interpret(typed, {}).at(0), node->name), 0, 0}};
+    return {{constantNode(interpret(typed, {}).at(0), node->name), 0, 0}};
   });
   // Relay's FunctionPass re-types the module before returning; instruments see it nested.
   return runPass(out, requirePass("InferType"), ctx);

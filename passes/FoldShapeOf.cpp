@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/Rewrite.h"
 #include "core/ops/OpHelpers.h"
+#include "passes/PatternUtil.h"
 
 namespace loupe {
 
@@ -34,12 +35,10 @@ Graph foldShapeOf(const Graph &src, const PassContext &ctx) {
     if (it == known.end())
       return {};
     auto [start, end] = ops::shapeRange(node->parsed, it->second.size());
-    std::string data = "[";
+    Tensor dims({end - start}, kInt64);
     for (int64_t d = start; d < end; ++d)
-      data += (d > start ? ", " : "") + std::to_string(it->second[d]);
-    AttrDict attrs = {
-        {"data", data + "]"}, {"shape", shapeToTuple({end - start})}, {"dtype", "int64"}};
-    return {{makeOpNode(*OpRegistry::get().find("const"), node->name, attrs, {}), 0, 0}};
+      dims.data[d - start] = static_cast<double>(it->second[d]);
+    return {{constantNode(dims, node->name), 0, 0}};
   });
   // What reads the shapes folds with them.
   return runPass(out, requirePass("FoldConstant"), ctx);

@@ -2,6 +2,8 @@
 // passes.
 #include "passes/PatternUtil.h"
 
+#include "core/Attrs.h"
+#include "core/DType.h"
 #include "core/ops/OpHelpers.h"
 
 namespace loupe {
@@ -42,6 +44,24 @@ std::vector<uint32_t> nodeRefCounts(const IndexedGraph &idx) {
   for (const auto &h : idx.heads)
     ++refs[h.nodeId];
   return refs;
+}
+
+NodePtr constantNode(const Tensor &t, const std::string &name) {
+  AttrDict attrs;
+  bool uniform = true;
+  for (double v : t.data)
+    uniform &= v == t.data[0];
+  if (uniform && !t.data.empty()) {
+    attrs.emplace_back("value", pyFloatRepr(t.data[0]));
+  } else {
+    std::string data = "[";
+    for (size_t i = 0; i < t.data.size(); ++i)
+      data += (i ? ", " : "") + pyFloatRepr(t.data[i]);
+    attrs.emplace_back("data", data + "]");
+  }
+  attrs.emplace_back("shape", shapeToTuple(t.shape));
+  attrs.emplace_back("dtype", std::string(dtypeName(t.dtype)));
+  return makeOpNode(*OpRegistry::get().find("const"), name, attrs, {});
 }
 
 } // namespace loupe

@@ -1,8 +1,9 @@
 // PatternUtil: small graph-pattern helpers shared by the rewriting passes (SimplifyInference,
-// FoldScaleAxis), after NNVM's pattern_util.h.
+// FoldScaleAxis, FoldConstant, FoldShapeOf), after NNVM's pattern_util.h.
 #pragma once
 
 #include "core/Graph.h"
+#include "core/Tensor.h"
 
 #include <utility>
 #include <vector>
@@ -23,5 +24,9 @@ NodeEntry expandBiasToMatchAxis(NodeEntry bias, int outDim, int biasDim, int axi
 /// Per node: how many input slots read it plus how many graph outputs are it (NNVM's
 /// GetNodeRefCounts).
 std::vector<uint32_t> nodeRefCounts(const IndexedGraph &idx);
+
+/// A `const` node named `name` holding `t`: `value` when every element is equal, else `data`,
+/// with its shape and dtype (what FoldConstant and FoldShapeOf make).
+NodePtr constantNode(const Tensor &t, const std::string &name);
 
 } // namespace loupe

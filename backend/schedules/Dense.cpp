@@ -58,6 +58,27 @@ void rowTiles(Schedule &s, Stage &d, const ComputeRef &rfT) {
   s.vectorize(partials, ki);
 }
 
+// The reduction at `idx` rfactor'ed into vectors of partial sums, one vector of the target each
+// (the k_lanes knob); operands copied to read along k (the compute rules' `compact` stages) and
+// the epilogue (a bias, a scale) in their own parallel, vectorised loops, the rest inlined.
+// Returns the partial sums' tensor.
+ComputeRef partialSums(Schedule &s, size_t idx) {
+  const Stage &st = s.stages[idx];
+  int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
+  Expr k = st.body->reduceAxes[0].var;
+  ComputeRef productT = st.tensor;
+  s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
+  ComputeRef rfT = s.rfactor(s.stages[idx], k, lanes).tensor;
+  for (Stage &other : s.stages)
+    if (other.tensor != rfT && other.tensor != productT) {
+      if (s.isOutput(other) || other.tensor->tag == "compact")
+        injective(s, other);
+      else
+        s.computeInline(other);
+    }
+  return rfT;
+}
+
 } // namespace
 
 bool dense(Schedule &s, size_t idx) {
@@ -66,19 +87,8 @@ bool dense(Schedule &s, size_t idx) {
   if (d0.tensor->shape.size() != 2 || d0.body->reduceAxes.size() != 1 ||
       d0.body->reduceAxes[0].extent < 4 * lanes)
     return false;
-  Expr k = d0.body->reduceAxes[0].var;
   ComputeRef denseT = d0.tensor;
-  s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
-  Stage &rf = s.rfactor(s.stages[idx], k, lanes);
-  ComputeRef rfT = rf.tensor;
-  // What follows the product (the bias): its own parallel, vectorised stage.
-  for (Stage &st : s.stages)
-    if (st.tensor != rfT && st.tensor != denseT) {
-      if (s.isOutput(st))
-        injective(s, st);
-      else
-        s.computeInline(st);
-    }
+  ComputeRef rfT = partialSums(s, idx);
   // A block of outputs accumulated together: each vector of the input row is loaded once for
   // the whole block, and the block's partial sums are independent chains, so the loop runs at
   // load/bandwidth speed instead of waiting on one accumulator's add latency (4 cycles per
@@ -102,23 +112,10 @@ bool dense(Schedule &s, size_t idx) {
 }
 
 bool batchMatmul(Schedule &s, size_t idx) {
-  const Stage &b0 = s.stages[idx];
-  int64_t lanes = s.cpu.lanes(dtypeBytes(b0.tensor->dtype));
-  if (!vectorReducible(b0, s.cpu))
+  if (!vectorReducible(s.stages[idx], s.cpu))
     return false;
-  ComputeRef productT = b0.tensor;
-  s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
-  Stage &rf = s.rfactor(s.stages[idx], b0.body->reduceAxes[0].var, lanes);
-  ComputeRef rfT = rf.tensor;
-  // Operands copied to read along k (tag compact) in their own parallel loops; the epilogue
-  // (a scale, a bias) its own stage.
-  for (Stage &st : s.stages)
-    if (st.tensor != rfT && st.tensor != productT) {
-      if (s.isOutput(st) || st.tensor->tag == "compact")
-        injective(s, st);
-      else
-        s.computeInline(st);
-    }
+  ComputeRef productT = s.stages[idx].tensor;
+  ComputeRef rfT = partialSums(s, idx);
   rowTiles(s, s.stage(productT), rfT);
   return true;
 }

@@ -396,48 +396,18 @@ std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop:
   using namespace loop;
   ComputeRef x = in[0], w = in[1];
   IterVar k = reduceAxis(x->shape.back(), "k");
-  ComputeRef prod;
-  if (x->shape.size() > 2) {
-    // An N-D input (a transformer's batch x sequence x width) as rows: the product is the 2-D
-    // one whose rows the fast schedule tiles, read back in the output's shape.
-    Shape outer(x->shape.begin(), x->shape.end() - 1);
-    int64_t rows = numElements(outer), units = shapes[0].back();
-    ComputeRef flat = compute(
-        {rows, x->shape.back()}, x->dtype,
-        [&](const std::vector<Expr> &i) {
-          std::vector<Expr> xi(outer.size());
-          Expr r = i[0];
-          for (size_t d = outer.size(); d-- > 0;) {
-            xi[d] = d == 0 ? r : r % outer[d];
-            r = r / outer[d];
-          }
-          xi.push_back(i[1]);
-          return read(x, xi);
-        },
-        "data_rows");
-    ComputeRef product = compute(
-        {rows, units}, types[0],
-        [&](const std::vector<Expr> &i) {
-          return reduce(Combiner::Sum, read(flat, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
-        },
-        "compute", "dense");
-    prod = compute(
-        shapes[0], types[0],
-        [&](const std::vector<Expr> &i) {
-          Expr r = intImm(0);
-          for (size_t d = 0; d + 1 < i.size(); ++d)
-            r = r * outer[d] + i[d];
-          return read(product, {r, i.back()});
-        },
-        "dense_rows");
-  } else {
-    prod = compute(
-        shapes[0], types[0],
-        [&](const std::vector<Expr> &i) {
-          return reduce(Combiner::Sum, read(x, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
-        },
-        "compute", "dense");
-  }
+  // An N-D input (a transformer's batch x sequence x width) is dense over rows: the product
+  // is the 2-D one whose rows the fast schedule tiles, read back in the output's shape.
+  bool asRows = x->shape.size() > 2;
+  int64_t count = numElements(shapes[0]) / shapes[0].back();
+  ComputeRef x2 = asRows ? reshapeCompute(x, {count, x->shape.back()}, "data_rows") : x;
+  ComputeRef product = compute(
+      {count, shapes[0].back()}, types[0],
+      [&](const std::vector<Expr> &i) {
+        return reduce(Combiner::Sum, read(x2, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
+      },
+      "compute", "dense");
+  ComputeRef prod = asRows ? reshapeCompute(product, shapes[0], "dense_rows") : product;
   if (!a.getBool("use_bias"))
     return {prod};
   ComputeRef b = in[2];

@@ -415,7 +415,8 @@ loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t
       name, "pad");
 }
 
-loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape) {
+loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape,
+                                const std::string &name) {
   return loop::compute(
       shape, x->dtype,
       [&](const std::vector<loop::Expr> &i) {
@@ -429,7 +430,7 @@ loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape) {
         }
         return loop::read(x, idx);
       },
-      "compute", "injective", "ax");
+      name, "injective", "ax");
 }
 
 } // namespace loupe::ops

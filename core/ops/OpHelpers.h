@@ -61,18 +61,20 @@ LowerFn broadcastLower(std::function<loop::Expr(const loop::Expr &, const loop::
 /// (right-aligned; size-1 axes read 0).
 std::vector<loop::Expr> broadcastIndices(const Shape &in, const std::vector<loop::Expr> &out);
 
-/// topi's pad: `name` over x padded by `before`/`after` per axis with `value`, reading x through
-/// tvm_if_then_else under `(before <= i) && (i < before + n)` for each padded axis.
 /// shape_of's dims [start, end) of a rank: ONNX's rule (negative counts from the end; both
 /// clipped to [0, rank]). FoldShapeOf reads a shape with it too.
 std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank);
 
+/// topi's pad: `name` over x padded by `before`/`after` per axis with `value`, reading x through
+/// tvm_if_then_else under `(before <= i) && (i < before + n)` for each padded axis.
 loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
                             const std::vector<int64_t> &after, double value,
                             const std::string &name = "pad_temp");
 
-/// A stage of `shape` reading x's elements in row-major order (reshape, flatten, …).
-loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape);
+/// A stage of `shape` reading x's elements in row-major order (reshape, flatten, …), called
+/// `name`.
+loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape,
+                                const std::string &name = "compute");
 
 /// `v / s` when `v` is a non-negative multiple of `s` below `s * n` — the output position a
 /// gathering gradient (convolution, pooling) reads — as {position, condition}.

@@ -32,8 +32,7 @@ std::string attend(NetWriter &w, const std::string &q, const std::string &k, con
 }
 
 std::string layerNorm(NetWriter &w, const std::string &x, const std::string &name, double eps) {
-  return w.let("layer_norm(" + x + ", epsilon=" + (eps == 1e-12 ? "1e-12" : "1e-06") + ", name=\"" +
-               name + "\")[0]");
+  return w.let("layer_norm(" + x + ", epsilon=" + number(eps) + ", name=\"" + name + "\")[0]");
 }
 
 // The first token of each sequence, (B, S, C) -> (B, C).

@@ -14,14 +14,14 @@ namespace {
 
 std::string tuple2(int64_t a) { return "(" + std::to_string(a) + ", " + std::to_string(a) + ")"; }
 
+} // namespace
+
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.12g", v);
   std::string s = buf;
   return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
 }
-
-} // namespace
 
 std::string NetWriter::input(const Options &o) {
   Shape s = {o.batch};

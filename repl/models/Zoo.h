@@ -54,6 +54,10 @@ private:
   std::map<std::string, int> counts_;
 };
 
+/// A float as the graph language writes it: "1e-05", "0.001", "2.0" (%.12g, with ".0" added to
+/// an integer).
+std::string number(double v);
+
 // Calls in the graph language, each named explicitly (`name="…"`).
 std::string conv(const std::string &in, const std::string &name, int64_t channels, int64_t k,
                  int64_t stride, int64_t pad, bool bias, int64_t groups = 1);

@@ -95,20 +95,22 @@ frontend::DimSizes dimsFromData(const onnx::ModelProto &m, const fs::path &dir,
                                 const std::vector<std::string> &inputs) {
   frontend::DimSizes dims;
   std::vector<fs::path> sets = dataSets(dir);
+  if (sets.empty())
+    return dims;
   for (const auto &in : m.graph().input()) {
     auto k = std::find(inputs.begin(), inputs.end(), in.name());
     const auto &dimsOf = in.type().tensor_type().shape().dim();
-    if (k == inputs.end() || sets.empty())
+    bool symbolic = std::any_of(dimsOf.begin(), dimsOf.end(), [](const auto &d) {
+      return !d.has_dim_value() && !d.dim_param().empty();
+    });
+    if (k == inputs.end() || !symbolic)
       continue;
-    for (int d = 0; d < dimsOf.size(); ++d) {
-      if (dimsOf[d].has_dim_value() || dimsOf[d].dim_param().empty())
-        continue;
-      Shape s = frontend::readTensorProto(
-                    (sets[0] / ("input_" + std::to_string(k - inputs.begin()) + ".pb")).string())
-                    .shape;
-      if (d < static_cast<int>(s.size()))
+    Shape s = frontend::readTensorProto(
+                  (sets[0] / ("input_" + std::to_string(k - inputs.begin()) + ".pb")).string())
+                  .shape;
+    for (int d = 0; d < dimsOf.size() && d < static_cast<int>(s.size()); ++d)
+      if (!dimsOf[d].has_dim_value() && !dimsOf[d].dim_param().empty())
         dims[dimsOf[d].dim_param()] = s[d];
-    }
   }
   return dims;
 }

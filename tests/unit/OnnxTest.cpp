@@ -37,16 +37,23 @@ onnx::NodeProto *addNode(onnx::GraphProto *g, const std::string &op,
   return n;
 }
 
+// A graph input `name` of the given dims and element type.
+void addInput(onnx::GraphProto *g, const std::string &name, const std::vector<int64_t> &dims,
+              int type = onnx::TensorProto::FLOAT) {
+  auto *in = g->add_input();
+  in->set_name(name);
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(type);
+  for (int64_t d : dims)
+    tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
 // An opset-13 model with one float32 graph input x of shape `dims`, to add nodes to.
 onnx::ModelProto floatInputModel(const std::vector<int64_t> &dims) {
   onnx::ModelProto m;
   m.set_ir_version(7);
   m.add_opset_import()->set_version(13);
-  auto *tt = m.mutable_graph()->add_input()->mutable_type()->mutable_tensor_type();
-  m.mutable_graph()->mutable_input(0)->set_name("x");
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims)
-    tt->mutable_shape()->add_dim()->set_dim_value(d);
+  addInput(m.mutable_graph(), "x", dims);
   return m;
 }
 
@@ -205,17 +212,9 @@ std::string writeShapeChainModel(const std::string &name, bool shapeFromInput) {
   m.set_ir_version(8);
   m.add_opset_import()->set_version(15);
   onnx::GraphProto *g = m.mutable_graph();
-  auto input = [&](const std::string &n, int type, std::vector<int64_t> dims) {
-    auto *in = g->add_input();
-    in->set_name(n);
-    auto *tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    for (int64_t d : dims)
-      tt->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  input("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+  addInput(g, "x", {2, 3, 4});
   if (shapeFromInput)
-    input("s", onnx::TensorProto::INT64, {2});
+    addInput(g, "s", {2}, onnx::TensorProto::INT64);
   onnx::TensorProto *twelve = g->add_initializer();
   twelve->set_name("twelve");
   twelve->set_data_type(onnx::TensorProto::INT64);
@@ -274,17 +273,9 @@ std::string resizeModel(const std::string &name, const std::string &mode, bool s
   m.set_ir_version(7);
   m.add_opset_import()->set_version(13);
   onnx::GraphProto *g = m.mutable_graph();
-  auto input = [&](const std::string &n, std::vector<int64_t> dims) {
-    auto *tt = g->add_input();
-    tt->set_name(n);
-    auto *t = tt->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  input("x", {1, 1, 2, 3});
+  addInput(g, "x", {1, 1, 2, 3});
   if (scalesInput) {
-    input("scales", {4});
+    addInput(g, "scales", {4});
   } else {
     onnx::TensorProto *t = g->add_initializer();
     t->set_name("scales");
@@ -595,12 +586,7 @@ std::string einsumModel(const std::string &file, const std::string &equation,
   std::vector<std::string> names;
   for (size_t k = 0; k < shapes.size(); ++k) {
     names.push_back(std::string(1, static_cast<char>('a' + k)));
-    auto *in = g->add_input();
-    in->set_name(names.back());
-    auto *tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : shapes[k])
-      tt->mutable_shape()->add_dim()->set_dim_value(d);
+    addInput(g, names.back(), shapes[k]);
   }
   onnx::NodeProto *n = addNode(g, "Einsum", names, "y");
   auto *a = n->add_attribute();
@@ -653,42 +639,54 @@ TEST(Onnx, EinsumPatternsMatchTheirSums) {
     return t.data[static_cast<size_t>(flat)];
   };
   std::vector<Case> cases = {
-      {"bhqd,bhkd->bhqk", {{2, 3, 4, 5}, {2, 3, 6, 5}}, {2, 3, 4, 6},
+      {"bhqd,bhkd->bhqk",
+       {{2, 3, 4, 5}, {2, 3, 6, 5}},
+       {2, 3, 4, 6},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t d = 0; d < 5; ++d)
            s += v(in[0], {i[0], i[1], i[2], d}) * v(in[1], {i[0], i[1], i[3], d});
          return s;
        }},
-      {"bhqk, bhkd -> bhqd", {{2, 3, 4, 6}, {2, 3, 6, 5}}, {2, 3, 4, 5},
+      {"bhqk, bhkd -> bhqd",
+       {{2, 3, 4, 6}, {2, 3, 6, 5}},
+       {2, 3, 4, 5},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t k = 0; k < 6; ++k)
            s += v(in[0], {i[0], i[1], i[2], k}) * v(in[1], {i[0], i[1], k, i[3]});
          return s;
        }},
-      {"bsd,de->bse", {{2, 3, 4}, {4, 5}}, {2, 3, 5},
+      {"bsd,de->bse",
+       {{2, 3, 4}, {4, 5}},
+       {2, 3, 5},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t d = 0; d < 4; ++d)
            s += v(in[0], {i[0], i[1], d}) * v(in[1], {d, i[2]});
          return s;
        }},
-      {"ij,jk", {{3, 4}, {4, 2}}, {3, 2},
+      {"ij,jk",
+       {{3, 4}, {4, 2}},
+       {3, 2},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t j = 0; j < 4; ++j)
            s += v(in[0], {i[0], j}) * v(in[1], {j, i[1]});
          return s;
        }},
-      {"...ij,...jk->...ik", {{2, 3, 4}, {2, 4, 3}}, {2, 3, 3},
+      {"...ij,...jk->...ik",
+       {{2, 3, 4}, {2, 4, 3}},
+       {2, 3, 3},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t j = 0; j < 4; ++j)
            s += v(in[0], {i[0], i[1], j}) * v(in[1], {i[0], j, i[2]});
          return s;
        }},
-      {"ij,jk,kl->li", {{2, 3}, {3, 4}, {4, 2}}, {2, 2},
+      {"ij,jk,kl->li",
+       {{2, 3}, {3, 4}, {4, 2}},
+       {2, 2},
        [&](const auto &in, const auto &i) {
          double s = 0;
          for (int64_t j = 0; j < 3; ++j)
@@ -696,7 +694,9 @@ TEST(Onnx, EinsumPatternsMatchTheirSums) {
              s += v(in[0], {i[1], j}) * v(in[1], {j, k}) * v(in[2], {k, i[0]});
          return s;
        }},
-      {"ij,k->i", {{3, 4}, {5}}, {3},
+      {"ij,k->i",
+       {{3, 4}, {5}},
+       {3},
        [&](const auto &in, const auto &i) {
          double a = 0, b = 0;
          for (int64_t j = 0; j < 4; ++j)

@@ -851,11 +851,35 @@ Converter variadic(const char *op, bool mean = false) {
   };
 }
 
-// Conv and pooling pads: ONNX gives (top, left, bottom, right); symmetric ones go into the op.
-// With `oneD`, a 1-D operator's (begin, end) becomes the 2-D (0, begin, 0, end) of its lift.
-std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, bool oneD = false) {
-  if (im.attrString(n, "auto_pad", "NOTSET") != "NOTSET")
-    fail(im.where(n), ": auto_pad ", im.attrString(n, "auto_pad", ""), " is not supported");
+// Conv and pooling pads, (top, left, bottom, right) as ONNX orders them; symmetric ones go into
+// the op. With `oneD`, a 1-D operator's (begin, end) becomes the 2-D (0, begin, 0, end) of its
+// lift. `auto_pad` SAME_UPPER / SAME_LOWER pads so that each output size is the input's divided
+// by the stride, rounded up, the odd cell at the end (UPPER) or the start (LOWER); that needs the
+// input's shape. `k`, `s` and `d` are the lifted 2-D kernel, strides and dilations.
+std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &k,
+                            const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+                            bool oneD = false) {
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  if (autoPad == "VALID")
+    return {0, 0, 0, 0};
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    std::optional<Shape> x = im.inferredShape(im.input(n, 0));
+    if (!x || x->size() != (oneD ? 3u : 4u))
+      fail(im.where(n), ": auto_pad ", autoPad, " needs the input's shape, known and ",
+           oneD ? "3-D" : "4-D");
+    Shape spatial = oneD ? Shape{1, (*x)[2]} : Shape{(*x)[2], (*x)[3]};
+    std::vector<int64_t> p(4);
+    for (size_t a = 0; a < 2; ++a) {
+      int64_t out = (spatial[a] + s[a] - 1) / s[a];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - spatial[a]);
+      p[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p[a + 2] = total - p[a];
+    }
+    return p;
+  }
+  if (autoPad != "NOTSET")
+    fail(im.where(n), ": auto_pad ", autoPad,
+         " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
   std::vector<int64_t> p = im.attrInts(n, "pads");
   if (p.empty())
     return {0, 0, 0, 0};
@@ -901,8 +925,9 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
   if (oneD)
     k = {1, k[0]};
   need2d(im, n, k);
-  std::vector<int64_t> p = pads2d(im, n, oneD), s = lifted(im.attrInts(n, "strides"), oneD, 1),
-                       d = lifted(im.attrInts(n, "dilations"), oneD, 1);
+  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
+                       p = pads2d(im, n, k, s, d, oneD);
   NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
   if (p[0] != p[2] || p[1] != p[3]) {
     x = im.op(
@@ -1317,7 +1342,7 @@ Converter pool(const char *op, bool isMax) {
       k = {1, k[0]};
     need2d(im, n, k);
     std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1);
-    std::vector<int64_t> p = pads2d(im, n, oneD);
+    std::vector<int64_t> p = pads2d(im, n, k, s, {1, 1}, oneD);
     AttrDict a = {{"pool_size", tupleText(k)},
                   {"strides", tupleText(s)},
                   {"padding", tupleText(p)},
@@ -1377,7 +1402,10 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
   if (k.empty())
     k = {(*w)[2], (*w)[3]};
   need2d(im, n, k);
-  std::vector<int64_t> p = pads2d(im, n), s = im.attrInts(n, "strides"),
+  // A transposed convolution's SAME pads follow from its output size, not its input's.
+  if (im.attrString(n, "auto_pad", "NOTSET").rfind("SAME", 0) == 0)
+    fail(im.where(n), ": auto_pad ", im.attrString(n, "auto_pad", ""), " is not supported");
+  std::vector<int64_t> p = pads2d(im, n, k, {1, 1}, {1, 1}), s = im.attrInts(n, "strides"),
                        d = im.attrInts(n, "dilations"), op = im.attrInts(n, "output_padding");
   if (p[0] != p[2] || p[1] != p[3])
     fail(im.where(n), ": asymmetric pads ", tupleText(p), " are not supported");

@@ -605,17 +605,26 @@ Tensor einsumInput(const Shape &s, int k) {
   return t;
 }
 
-// The model built at `opt` and run on einsumInput values.
-Tensor runEinsum(const std::string &path, const std::vector<Shape> &shapes, int opt) {
+// The model at `path` built at `opt` and run on `inputs` (graph input name -> value); its
+// first output.
+Tensor runModel(const std::string &path, const std::map<std::string, Tensor> &inputs, int opt) {
   frontend::OnnxModel m = frontend::importOnnx(path);
   backend::BuildOptions o;
   o.optLevel = opt;
   o.params = m.params;
   Graph deploy = backend::build(m.graph, o, PassContext{});
   std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  for (const auto &[name, value] : inputs)
+    in[name] = value;
+  return backend::runDeployGraph(deploy, in).outputs[0];
+}
+
+// An einsum model built at `opt` and run on einsumInput values.
+Tensor runEinsum(const std::string &path, const std::vector<Shape> &shapes, int opt) {
+  std::map<std::string, Tensor> in;
   for (size_t k = 0; k < shapes.size(); ++k)
     in[std::string(1, static_cast<char>('a' + k))] = einsumInput(shapes[k], static_cast<int>(k));
-  return backend::runDeployGraph(deploy, in).outputs[0];
+  return runModel(path, in, opt);
 }
 
 } // namespace
@@ -729,4 +738,109 @@ TEST(Onnx, EinsumPatternsMatchTheirSums) {
             "error: " + diagonal +
                 ": node y (Einsum): the repeated index 'i' (a diagonal) is not supported\n");
   std::filesystem::remove(diagonal);
+}
+
+namespace {
+
+// An opset-13 model of one `op` node on x (1, 1, size, size) with INTS and STRING attributes.
+std::string windowModel(const std::string &file, const std::string &op, int64_t size,
+                        const std::vector<std::pair<std::string, std::vector<int64_t>>> &ints,
+                        const std::string &autoPad) {
+  onnx::ModelProto m = floatInputModel({1, 1, size, size});
+  onnx::GraphProto *g = m.mutable_graph();
+  std::vector<std::string> ins = {"x"};
+  if (op == "Conv") {
+    onnx::TensorProto *w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 1, 3, 3})
+      w->add_dims(d);
+    for (int k = 0; k < 9; ++k)
+      w->add_float_data(1.0f);
+    ins.push_back("w");
+  }
+  onnx::NodeProto *n = addNode(g, op, ins, "y");
+  for (const auto &[name, values] : ints) {
+    auto *a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  }
+  auto *a = n->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(autoPad);
+  g->add_output()->set_name("y");
+  return saveModel(m, file);
+}
+
+} // namespace
+
+// auto_pad SAME_UPPER / SAME_LOWER: each output size is ceil(input / stride), the pads' odd cell
+// at the end or the start; VALID pads nothing. Values by hand on a 3x3 (or 5x5) ramp.
+TEST(Onnx, AutoPadSameKeepsTheSizeAndPlacesTheOddCell) {
+  Engine e;
+  auto ramp = [](int64_t size) {
+    Tensor t({1, 1, size, size}, kFloat32);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = static_cast<double>(i);
+    return t;
+  };
+  struct Case {
+    std::string op, autoPad;
+    int64_t size;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> ints;
+    std::string padding;
+    std::vector<double> values;
+  };
+  std::vector<Case> cases = {
+      // a 2x2 window needs one cell: after the ramp (UPPER) or before it (LOWER)
+      {"MaxPool",
+       "SAME_UPPER",
+       3,
+       {{"kernel_shape", {2, 2}}},
+       "(0, 0, 1, 1)",
+       {4, 5, 5, 7, 8, 8, 7, 8, 8}},
+      {"MaxPool",
+       "SAME_LOWER",
+       3,
+       {{"kernel_shape", {2, 2}}},
+       "(1, 1, 0, 0)",
+       {0, 1, 2, 3, 4, 5, 6, 7, 8}},
+      // the average leaves the padding out: (0 + 1 + 3 + 4) / 4 at the first cell, 8 / 1 last
+      {"AveragePool",
+       "SAME_LOWER",
+       3,
+       {{"kernel_shape", {2, 2}}},
+       "(1, 1, 0, 0)",
+       {0, 0.5, 1.5, 1.5, 2, 3, 4.5, 5, 6}},
+      // 5 by stride 2 is 3 outputs: (3 - 1) * 2 + 3 - 5 = 2 cells, one on each side
+      {"Conv",
+       "SAME_UPPER",
+       5,
+       {{"strides", {2, 2}}},
+       "(1, 1)",
+       {12, 27, 24, 63, 108, 81, 72, 117, 84}},
+      {"MaxPool", "VALID", 3, {{"kernel_shape", {2, 2}}}, "(0, 0, 0, 0)", {4, 5, 7, 8}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.op + " " + c.autoPad);
+    std::string path = windowModel("auto_pad.onnx", c.op, c.size, c.ints, c.autoPad);
+    run(e, ":load " + path);
+    std::string ir = output(e, ":ir");
+    EXPECT_NE(ir.find("padding='" + c.padding + "'"), std::string::npos) << ir;
+    for (int opt : {0, 3}) {
+      Tensor got = runModel(path, {{"x", ramp(c.size)}}, opt);
+      EXPECT_EQ(got.data, c.values) << "opt " << opt;
+    }
+    std::filesystem::remove(path);
+  }
+  std::string bad =
+      windowModel("auto_pad_bad.onnx", "MaxPool", 3, {{"kernel_shape", {2, 2}}}, "SAME");
+  std::string err = output(e, ":load " + bad);
+  EXPECT_NE(err.find("auto_pad SAME is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER"),
+            std::string::npos)
+      << err;
+  std::filesystem::remove(bad);
 }

@@ -851,29 +851,29 @@ Converter variadic(const char *op, bool mean = false) {
   };
 }
 
-// Conv and pooling pads, (top, left, bottom, right) as ONNX orders them; symmetric ones go into
-// the op. With `oneD`, a 1-D operator's (begin, end) becomes the 2-D (0, begin, 0, end) of its
-// lift. `auto_pad` SAME_UPPER / SAME_LOWER pads so that each output size is the input's divided
-// by the stride, rounded up, the odd cell at the end (UPPER) or the start (LOWER); that needs the
-// input's shape. `k`, `s` and `d` are the lifted 2-D kernel, strides and dilations.
-std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &k,
-                            const std::vector<int64_t> &s, const std::vector<int64_t> &d,
-                            bool oneD = false) {
+// A convolution's or pool's pads as ONNX orders them (the begins of every spatial axis, then
+// the ends), for kernel `k`, strides `s` and dilations `d` of one value per spatial axis.
+// `auto_pad` SAME_UPPER / SAME_LOWER pads so that each output size is the input's divided by the
+// stride, rounded up, the odd cell at the end (UPPER) or the start (LOWER); that needs the
+// input's shape.
+std::vector<int64_t> windowPads(Importer &im, const onnx::NodeProto &n,
+                                const std::vector<int64_t> &k, const std::vector<int64_t> &s,
+                                const std::vector<int64_t> &d) {
+  size_t rank = k.size();
   std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
   if (autoPad == "VALID")
-    return {0, 0, 0, 0};
+    return std::vector<int64_t>(2 * rank, 0);
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     std::optional<Shape> x = im.inferredShape(im.input(n, 0));
-    if (!x || x->size() != (oneD ? 3u : 4u))
-      fail(im.where(n), ": auto_pad ", autoPad, " needs the input's shape, known and ",
-           oneD ? "3-D" : "4-D");
-    Shape spatial = oneD ? Shape{1, (*x)[2]} : Shape{(*x)[2], (*x)[3]};
-    std::vector<int64_t> p(4);
-    for (size_t a = 0; a < 2; ++a) {
-      int64_t out = (spatial[a] + s[a] - 1) / s[a];
-      int64_t total = std::max<int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - spatial[a]);
+    if (!x || x->size() != rank + 2)
+      fail(im.where(n), ": auto_pad ", autoPad, " needs the input's shape, known and ", rank + 2,
+           "-D");
+    std::vector<int64_t> p(2 * rank);
+    for (size_t a = 0; a < rank; ++a) {
+      int64_t in = (*x)[2 + a], out = (in + s[a] - 1) / s[a];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in);
       p[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      p[a + 2] = total - p[a];
+      p[a + rank] = total - p[a];
     }
     return p;
   }
@@ -882,12 +882,23 @@ std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, const std::v
          " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
   std::vector<int64_t> p = im.attrInts(n, "pads");
   if (p.empty())
-    return {0, 0, 0, 0};
-  if (oneD && p.size() == 2)
-    return {0, p[0], 0, p[1]};
-  if (p.size() != 4)
-    fail(im.where(n), ": only 1-D and 2-D operators are supported (pads ", tupleText(p), ")");
+    return std::vector<int64_t>(2 * rank, 0);
+  if (p.size() != 2 * rank)
+    fail(im.where(n), ": pads ", tupleText(p), " must have ", 2 * rank, " values for a ", rank,
+         "-D kernel");
   return p;
+}
+
+// windowPads of a 2-D operator, (top, left, bottom, right), from its lifted 2-D kernel, strides
+// and dilations; with `oneD`, a 1-D operator's (begin, end) becomes the (0, begin, 0, end) of its
+// lift. Symmetric pads go into the op.
+std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &k,
+                            const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+                            bool oneD = false) {
+  if (!oneD)
+    return windowPads(im, n, k, s, d);
+  std::vector<int64_t> p = windowPads(im, n, {k[1]}, {s[1]}, {d[1]});
+  return {0, p[0], 0, p[1]};
 }
 
 // A 1-D attribute (strides, dilations) lifted to 2-D: (v) -> (1, v); `dflt` when absent.
@@ -906,9 +917,27 @@ NodeEntry liftTo2d(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
   return im.op(n, "expand_dims", {{"axis", "2"}}, {x}, suffix);
 }
 
+// A window attribute (strides, dilations) of a `rank`-D operator: one value per spatial axis,
+// 1 each when absent.
+std::vector<int64_t> windowAttr(Importer &im, const onnx::NodeProto &n, const char *key,
+                                size_t rank) {
+  std::vector<int64_t> v = im.attrInts(n, key);
+  if (v.empty())
+    return std::vector<int64_t>(rank, 1);
+  if (v.size() != rank)
+    fail(im.where(n), ": ", key, " ", tupleText(v), " must have ", rank, " values");
+  return v;
+}
+
+// The padding attribute of a volume op from ONNX pads: (d, h, w) when symmetric, else all six.
+std::string volumePadding(const std::vector<int64_t> &p) {
+  bool symmetric = std::equal(p.begin(), p.begin() + 3, p.begin() + 3);
+  return tupleText(symmetric ? std::vector<int64_t>(p.begin(), p.begin() + 3) : p);
+}
+
 void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &kernel) {
   if (kernel.size() != 2)
-    fail(im.where(n), ": only 1-D and 2-D kernels are supported, got ", tupleText(kernel));
+    fail(im.where(n), ": only 1-D, 2-D and 3-D kernels are supported, got ", tupleText(kernel));
 }
 
 std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
@@ -921,6 +950,24 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
     k = {(*w)[2], (*w)[3]};
   if (k.empty() && w->size() == 3)
     k = {(*w)[2]};
+  if (k.empty() && w->size() == 5)
+    k = {(*w)[2], (*w)[3], (*w)[4]};
+  if (k.size() == 3) {
+    std::vector<int64_t> s = windowAttr(im, n, "strides", 3), d = windowAttr(im, n, "dilations", 3);
+    bool bias = im.hasInput(n, 2);
+    std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
+    if (bias)
+      ins.push_back(im.input(n, 2));
+    return {im.op(n, "conv3d",
+                  {{"channels", std::to_string((*w)[0])},
+                   {"kernel_size", tupleText(k)},
+                   {"strides", tupleText(s)},
+                   {"padding", volumePadding(windowPads(im, n, k, s, d))},
+                   {"dilation", tupleText(d)},
+                   {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                   {"use_bias", bias ? "True" : "False"}},
+                  ins)};
+  }
   bool oneD = k.size() == 1 && w->size() == 3;
   if (oneD)
     k = {1, k[0]};
@@ -1337,6 +1384,19 @@ Converter pool(const char *op, bool isMax) {
     if (n.output_size() > 1 && !n.output(1).empty())
       fail(im.where(n), ": the Indices output is not supported");
     std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+    std::string ceil = im.attrInt(n, "ceil_mode", 0) ? "True" : "False",
+                includePad = im.attrInt(n, "count_include_pad", 0) ? "True" : "False";
+    if (k.size() == 3) {
+      std::vector<int64_t> s = windowAttr(im, n, "strides", 3);
+      AttrDict a = {{"pool_size", tupleText(k)},
+                    {"strides", tupleText(s)},
+                    {"padding", volumePadding(windowPads(im, n, k, s, {1, 1, 1}))},
+                    {"ceil_mode", ceil}};
+      if (!isMax)
+        a.push_back({"count_include_pad", includePad});
+      return std::vector<NodeEntry>{
+          im.op(n, isMax ? "max_pool3d" : "avg_pool3d", a, {im.input(n, 0)})};
+    }
     bool oneD = k.size() == 1;
     if (oneD)
       k = {1, k[0]};
@@ -1346,9 +1406,9 @@ Converter pool(const char *op, bool isMax) {
     AttrDict a = {{"pool_size", tupleText(k)},
                   {"strides", tupleText(s)},
                   {"padding", tupleText(p)},
-                  {"ceil_mode", im.attrInt(n, "ceil_mode", 0) ? "True" : "False"}};
+                  {"ceil_mode", ceil}};
     if (!isMax)
-      a.push_back({"count_include_pad", im.attrInt(n, "count_include_pad", 0) ? "True" : "False"});
+      a.push_back({"count_include_pad", includePad});
     if (!oneD)
       return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
     NodeEntry y = im.op(n, op, a, {liftTo2d(im, n, im.input(n, 0), "_2d")}, "_pool2d");

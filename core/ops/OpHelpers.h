@@ -171,6 +171,7 @@ void registerReduceOps();
 void registerNnOps();
 void registerConvOps();
 void registerPoolOps();
+void registerVolumeOps();
 void registerImageOps();
 void registerTransformOps();
 void registerInitOps();

@@ -19,6 +19,7 @@ void registerAllOps() {
     ops::registerNnOps();
     ops::registerConvOps();
     ops::registerPoolOps();
+    ops::registerVolumeOps();
     ops::registerImageOps();
     ops::registerTransformOps();
     ops::registerInitOps();

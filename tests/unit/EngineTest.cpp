@@ -71,8 +71,8 @@ TEST(EngineErrors, UnclosedBracketsAreReportedWhereTheyWereOpened) {
 
 TEST(EngineErrors, UnknownOpSuggestsNames) {
   Engine e = withX();
-  EXPECT_EQ(failing(e, "y = conv3d(x)"),
-            "<stdin>:1:5: error: unknown op 'conv3d' (did you mean 'conv2d'?)\n");
+  EXPECT_EQ(failing(e, "y = conv_2d(x)"),
+            "<stdin>:1:5: error: unknown op 'conv_2d' (did you mean 'conv2d', 'conv3d'?)\n");
   EXPECT_EQ(failing(e, "y = rleu(x)"),
             "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'elu', 'relu'?)\n");
 }
@@ -229,7 +229,7 @@ TEST(Engine, CompletionKnowsCommandsPassesOpsAndNames) {
   EXPECT_EQ(e.completions(":apply Infer", "Infer"),
             (std::vector<std::string>{"InferShape", "InferType"}));
   EXPECT_EQ(e.completions("y = conv", "conv"),
-            (std::vector<std::string>{"conv2d", "conv2d_transpose"}));
+            (std::vector<std::string>{"conv2d", "conv2d_transpose", "conv3d"}));
   auto v = e.completions("y = relu(x", "x");
   EXPECT_NE(std::find(v.begin(), v.end(), "x"), v.end());
 }

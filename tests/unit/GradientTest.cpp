@@ -165,6 +165,24 @@ TEST(Gradient, ConvAndPooling) {
   checkGradient(var("x") + "y = global_max_pool2d(x)", {{"x", {2, 3, 2, 3}}}, {"x"});
 }
 
+TEST(Gradient, VolumeConvolutionAndPooling) {
+  checkGradient(var("x") + var("w") + var("b") +
+                    "y = conv3d(x, w, b, channels=3, kernel_size=(2,3,2), padding=(1,1,0))",
+                {{"x", {1, 2, 3, 4, 3}}, {"w", {3, 2, 2, 3, 2}}, {"b", {3}}}, {"x", "w", "b"});
+  checkGradient(var("x") + var("w") +
+                    "y = conv3d(x, w, channels=4, kernel_size=(1,2,2), strides=(1,2,1), "
+                    "dilation=(1,1,2), padding=(0,1,0,1,0,1), groups=2, use_bias=False)",
+                {{"x", {2, 4, 2, 5, 5}}, {"w", {4, 2, 1, 2, 2}}}, {"x", "w"});
+  checkGradient(var("x") + "y = max_pool3d(x, pool_size=(2,3,3), strides=(2,2,2), "
+                           "padding=(0,1,1))",
+                {{"x", {1, 2, 4, 5, 5}}}, {"x"});
+  checkGradient(var("x") + "y = avg_pool3d(x, pool_size=(3,3,3), strides=(2,2,2), "
+                           "padding=(1,1,1), count_include_pad=True, ceil_mode=True)",
+                {{"x", {1, 1, 4, 4, 5}}}, {"x"});
+  checkGradient(var("x") + "y = avg_pool3d(x, pool_size=(2,2,2), padding=(1,0,1,0,1,0))",
+                {{"x", {1, 2, 3, 3, 3}}}, {"x"});
+}
+
 TEST(Gradient, Transforms) {
   std::map<std::string, Shape> s{{"x", {2, 3, 4}}};
   for (const char *e :

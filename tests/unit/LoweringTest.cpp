@@ -272,6 +272,21 @@ std::vector<Case> cases() {
                nchw});
   c.push_back({"y = global_max_pool2d(a)", nchw});
   c.push_back({"y = global_avg_pool2d(a)", nchw});
+  std::vector<std::vector<Shape>> ncdhw = {{{1, 2, 5, 6, 7}}, {{2, 3, 3, 4, 17}}};
+  c.push_back({"y = conv3d(a, channels=4, kernel_size=(3,2,3), padding=(1,0,1))", ncdhw});
+  c.push_back({"y = relu(conv3d(a, channels=2, kernel_size=(2,3,1), strides=(2,1,2), "
+               "dilation=(1,2,1), padding=(0,1,1,1,0,0), use_bias=False))",
+               ncdhw});
+  c.push_back({"y = conv3d(a, channels=4, kernel_size=(1,3,3), groups=2)", {{{1, 2, 3, 5, 9}}}});
+  c.push_back({"y = max_pool3d(a, pool_size=(2,2,2), strides=(2,2,2))", ncdhw});
+  c.push_back({"y = max_pool3d(a, pool_size=(3,3,3), strides=(2,2,2), padding=(1,1,1), "
+               "ceil_mode=True)",
+               ncdhw});
+  c.push_back(
+      {"y = avg_pool3d(a, pool_size=(2,3,2), strides=(1,2,1), padding=(1,1,0,0,1,1))", ncdhw});
+  c.push_back({"y = avg_pool3d(a, pool_size=(3,3,3), strides=(2,2,2), padding=(1,1,1), "
+               "count_include_pad=True, ceil_mode=True)",
+               ncdhw});
   c.push_back({"y = upsampling(a, scale=2)", nchw});
   c.push_back({"y = resize2d(a, size=(9, 4))", nchw});
   c.push_back({"y = resize2d(a, size=(3, 11), method=\"nearest_neighbor\", "
@@ -436,6 +451,18 @@ std::vector<Case> cases() {
                {{{1, 3, 14, 18}, {1, 3, 7, 9}}, {{1, 1, 2, 6}, {1, 1, 1, 3}}}});
   c.push_back({"y = _upsampling_grad(a, b, scale=3, method=\"BILINEAR\")",
                {{{2, 2, 15, 3}, {2, 2, 5, 1}}}});
+  c.push_back({"y = _conv3d_grad(a, b, c, channels=4, kernel_size=(3,2,3), strides=(2,1,1), "
+               "padding=(1,0,1))",
+               {{{1, 4, 3, 5, 7}, {1, 2, 5, 6, 7}, {4, 2, 3, 2, 3}}}});
+  c.push_back({"y = _conv3d_grad(a, b, c, channels=4, kernel_size=(1,2,2), dilation=(1,2,1), "
+               "groups=2, use_bias=False)",
+               {{{2, 4, 3, 2, 4}, {2, 2, 3, 4, 5}, {4, 1, 1, 2, 2}}}});
+  c.push_back({"y = _max_pool3d_grad(a, b, pool_size=(3,3,3), strides=(2,2,2), "
+               "padding=(1,1,1), ceil_mode=True)",
+               {{{1, 2, 4, 4, 4}, {1, 2, 6, 7, 7}}}});
+  c.push_back({"y = _avg_pool3d_grad(a, b, pool_size=(2,3,2), strides=(1,2,1), "
+               "padding=(1,1,0,0,1,1), count_include_pad=True)",
+               {{{1, 2, 6, 4, 7}, {1, 2, 6, 7, 7}}}});
   c.push_back({"y = _conv2d_grad(a, b, c, channels=4, kernel_size=(3,3))",
                {{{1, 4, 5, 7}, {1, 3, 7, 9}, {4, 3, 3, 3}}}});
   c.push_back({"y = _conv2d_grad(a, b, c, channels=2, kernel_size=(1,3), strides=(2,3), "

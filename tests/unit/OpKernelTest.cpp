@@ -241,6 +241,48 @@ TEST(OpKernel, Pooling) {
                {0, 1, 2, 3, 0, 1, 2, 3});
 }
 
+// 3-D convolution and pooling by hand on a 2x2x2 volume 1 … 8.
+TEST(OpKernel, VolumeConvolutionAndPooling) {
+  std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  Shape s{1, 1, 2, 2, 2};
+  std::string decl = "x = Variable(\"x\", shape=(1,1,2,2,2), dtype=1)\nw = Variable(\"w\")\n";
+  // A 2x2x2 kernel of ones sums the volume (36), plus the bias.
+  expectValues(eval(decl + "b = Variable(\"b\")\ny = conv3d(x, w, b, channels=1, "
+                           "kernel_size=(2,2,2))",
+                    {{"x", tensor(s, x)},
+                     {"w", tensor(s, std::vector<double>(8, 1))},
+                     {"b", tensor({1}, {0.5})}}),
+               {36.5});
+  // Padded by one and strided by two, each window holds one cell of the volume: the identity.
+  expectValues(eval(decl + "y = conv3d(x, w, channels=1, kernel_size=(2,2,2), strides=(2,2,2), "
+                           "padding=(1,1,1), use_bias=False)",
+                    {{"x", tensor(s, x)}, {"w", tensor(s, std::vector<double>(8, 1))}}),
+               x);
+  expectValues(unary("max_pool3d", "pool_size=(2,2,2)", s, x), {8});
+  expectValues(unary("avg_pool3d", "pool_size=(2,2,2)", s, x), {4.5});
+  // The same one-cell windows: the padding left out of the mean, or counted (one cell in 8).
+  expectValues(unary("avg_pool3d", "pool_size=(2,2,2), strides=(2,2,2), padding=(1,1,1)", s, x), x);
+  expectValues(unary("avg_pool3d",
+                     "pool_size=(2,2,2), strides=(2,2,2), padding=(1,1,1), count_include_pad=True",
+                     s, x),
+               {0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1});
+  // (front, top, left) padding only: 2 windows per axis, the first reading cell 0 alone.
+  expectValues(unary("max_pool3d", "pool_size=(2,2,2), padding=(1,1,1,0,0,0)", s, x), x);
+  // Gradients of one window: the max's goes to the largest cell, the mean's is spread evenly,
+  // and the data gradient of a full-size kernel is the kernel times ograd.
+  std::string grads = "g = Variable(\"g\", shape=(1,1,1,1,1), dtype=1)\n" + decl;
+  std::map<std::string, Tensor> in = {{"g", tensor({1, 1, 1, 1, 1}, {2})}, {"x", tensor(s, x)}};
+  expectValues(eval(grads + "y = _max_pool3d_grad(g, x, pool_size=(2,2,2))", in),
+               {0, 0, 0, 0, 0, 0, 0, 2});
+  expectValues(eval(grads + "y = _avg_pool3d_grad(g, x, pool_size=(2,2,2))", in),
+               std::vector<double>(8, 0.25));
+  in["w"] = tensor(s, {8, 7, 6, 5, 4, 3, 2, 1});
+  expectValues(eval(grads + "y = _conv3d_grad(g, x, w, channels=1, kernel_size=(2,2,2), "
+                            "use_bias=False)",
+                    in),
+               {16, 14, 12, 10, 8, 6, 4, 2});
+}
+
 TEST(OpKernel, NormAndDropout) {
   // (x - mean) / sqrt(var + eps) * gamma + beta per channel; eps = 0 for exact numbers.
   Tensor y = eval("x = Variable(\"x\", shape=(1,2,1,2))\ng = Variable(\"g\")\nb = Variable(\"b\")\n"

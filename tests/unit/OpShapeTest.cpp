@@ -48,6 +48,40 @@ TEST(OpShape, Conv2dNCHWc) {
   EXPECT_NE(bad.find("_contrib_conv2d_NCHWc"), std::string::npos) << bad;
 }
 
+// conv3d and the 3-D pools: sizes per axis as conv2d's, the weight and bias inferred backwards;
+// six padding values are (front, top, left, back, bottom, right).
+TEST(OpShape, VolumeOps) {
+  Graph g = inferred(var("x", "(2,4,9,10,11)") +
+                     "y = conv3d(x, channels=6, kernel_size=(3,2,5), strides=(2,1,3), "
+                     "padding=(1,0,2), dilation=(1,2,1), groups=2)");
+  EXPECT_EQ(g.attr("shape")->shapes[1], (Shape{6, 2, 3, 2, 5}));
+  EXPECT_EQ(g.attr("shape")->shapes[2], (Shape{6}));
+  // D (9 + 2 - 3) / 2 + 1, H (10 - 3) + 1, W (11 + 4 - 5) / 3 + 1
+  EXPECT_EQ(g.attr("shape")->shapes[3], (Shape{2, 6, 5, 8, 4}));
+  EXPECT_EQ(outShape(var("x", "(1,3,8,9,10)") +
+                     "y = max_pool3d(x, pool_size=(2,3,3), strides=(2,2,2), "
+                     "padding=(0,1,1,1,1,0), ceil_mode=True)"),
+            (Shape{1, 3, 5, 5, 5}));
+  EXPECT_EQ(outShape(var("x", "(1,3,8,9,10)") + "y = avg_pool3d(x, pool_size=(2,2,2))"),
+            (Shape{1, 3, 7, 8, 9}));
+  auto error = [](const std::string &program, const std::string &want) {
+    std::string msg = inferError(program);
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  };
+  error(var("x", "(1,4,10,10)") + "y = conv3d(x, channels=6, kernel_size=(3,3,3))",
+        "data must be 5-D (NCDHW), got [1, 4, 10, 10]");
+  error(var("x", "(1,4,5,5,5)") + "y = conv3d(x, channels=6, kernel_size=(3,3))",
+        "attribute 'kernel_size' must have 3 values, got (3, 3)");
+  error(var("x", "(1,3,5,5,5)") + "y = conv3d(x, channels=6, kernel_size=(3,3,3), groups=2)",
+        "must be divisible by groups 2");
+  error(var("x", "(1,3,2,5,5)") + "y = max_pool3d(x, pool_size=(3,3,3))",
+        "the window (3, 3, 3) is larger than the padded input [1, 3, 2, 5, 5]");
+  error(var("x", "(1,3,5,5,5)") + "y = avg_pool3d(x, pool_size=(2,2,2), padding=(1,1))",
+        "attribute 'padding' must have 3 or 6 values, got (1, 1)");
+  error(var("x", "(1,3,5,5,5)") + "y = max_pool3d(x, pool_size=(2,2,2), layout=\"NDHWC\")",
+        "layout 'NDHWC' is not supported (only NCDHW)");
+}
+
 TEST(OpShape, Conv2dErrors) {
   EXPECT_NE(inferError(var("x", "(1,4,10)") + "y = conv2d(x, channels=6, kernel_size=(3,3))")
                 .find("data must be 4-D"),

@@ -169,8 +169,8 @@ TEST(Json, MalformedInputsSayWhatAndWhere) {
             "g.json: expected a JSON object with 'nodes', 'arg_nodes' and 'heads'");
   EXPECT_EQ(loadError(R"({"nodes": [], "heads": []})"), "g.json: missing key 'arg_nodes'");
   EXPECT_EQ(loadError(R"({"nodes": [{"op": "null", "name": "a", "inputs": []},
-      {"op": "conv3d", "name": "c", "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "heads": [[1,0,0]]})"),
-            "g.json: node 1 ('c'): unknown op 'conv3d' (did you mean 'conv2d'?)");
+      {"op": "conv_2d", "name": "c", "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "heads": [[1,0,0]]})"),
+            "g.json: node 1 ('c'): unknown op 'conv_2d' (did you mean 'conv2d', 'conv3d'?)");
   EXPECT_EQ(loadError(R"({"nodes": [{"op": "relu", "name": "r", "inputs": [[1, 0, 0]]},
       {"op": "null", "name": "a", "inputs": []}], "arg_nodes": [1], "heads": [[0,0,0]]})"),
             "g.json: node 0 ('r'): input refers to node 1, which does not come before it");

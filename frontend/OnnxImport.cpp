@@ -1121,24 +1121,43 @@ Converter depthSpace(bool toSpace) {
   };
 }
 
-// InstanceNormalization: layer_norm over the spatial axes (each image's channel normalised by
-// its own mean and variance), then the per-channel scale and bias.
+// InstanceNormalization: instance_norm, each image's channel normalised by its own mean and
+// variance, then the per-channel scale and bias.
 std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"epsilon"});
-  Shape d = shapeNow(im, n, 0, 3);
-  Shape spatial(d.begin() + 2, d.end());
-  Tensor ones(spatial, kFloat32), zeros(spatial, kFloat32);
-  std::fill(ones.data.begin(), ones.data.end(), 1.0);
-  NodeEntry y = im.op(n, "layer_norm",
-                      {{"axis", "2"}, {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
-                      {im.input(n, 0), im.constantParam(n, "_ones", std::move(ones)),
-                       im.constantParam(n, "_zeros", std::move(zeros))},
-                      "_normalized");
-  AttrDict perChannel = {{"axis", "1"}, {"num_newaxis", std::to_string(d.size() - 2)}};
-  NodeEntry scale = im.op(n, "expand_dims", perChannel, {im.input(n, 1)}, "_scale");
-  NodeEntry bias = im.op(n, "expand_dims", perChannel, {im.input(n, 2)}, "_bias");
-  y = im.op(n, "broadcast_mul", {}, {y, scale}, "_scaled");
-  return {im.op(n, "broadcast_add", {}, {y, bias})};
+  shapeNow(im, n, 0, 3);
+  return {im.op(n, "instance_norm", {{"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+                {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
+}
+
+// GroupNormalization: group_norm over num_groups groups of channels. Opset 18 gave scale and
+// bias one value per group (opset 21 one per channel): each is repeated for its group's
+// channels, (G) -> (G, 1) -> (G, C/G) -> (C).
+std::vector<NodeEntry> groupNorm(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"epsilon", "num_groups", "stash_type"});
+  if (im.attrInt(n, "stash_type", 1) != 1)
+    fail(im.where(n), ": stash_type ", im.attrInt(n, "stash_type", 1),
+         " is not supported (1, statistics in float32, is)");
+  Shape d = shapeNow(im, n, 0, 2);
+  int64_t groups = im.attrInt(n, "num_groups", 0), channels = d[1];
+  if (groups <= 0 || channels % groups != 0)
+    fail(im.where(n), ": num_groups ", groups, " does not divide the ", channels, " channels");
+  NodeEntry scale = im.input(n, 1), bias = im.input(n, 2);
+  if (im.opset() < 21) {
+    Shape perChannel{groups, channels / groups}, flat{channels};
+    auto spread = [&](const NodeEntry &v, const char *suffix) {
+      NodeEntry col = im.op(n, "expand_dims", {{"axis", "1"}}, {v}, std::string(suffix) + "_col");
+      NodeEntry wide = im.op(n, "broadcast_to", {{"shape", tupleText(perChannel)}}, {col},
+                             std::string(suffix) + "_wide");
+      return im.op(n, "reshape", {{"shape", tupleText(flat)}}, {wide}, suffix);
+    };
+    scale = spread(scale, "_scale");
+    bias = spread(bias, "_bias");
+  }
+  return {im.op(n, "group_norm",
+                {{"num_groups", std::to_string(groups)},
+                 {"epsilon", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+                {im.input(n, 0), scale, bias})};
 }
 
 // Hardmax: 1 where an element is the first maximum along the axis, else 0 — argmax compared
@@ -1624,6 +1643,7 @@ const std::map<std::string, Converter> &converters() {
       {"DepthToSpace", depthSpace(true)},
       {"SpaceToDepth", depthSpace(false)},
       {"InstanceNormalization", instanceNorm},
+      {"GroupNormalization", groupNorm},
       {"Hardmax", hardmax},
       {"Trilu", trilu},
       {"Einsum", einsum},

@@ -108,6 +108,7 @@ void registerLogicOps() {
       .describe("x where condition else y, the three broadcast together")
       .arguments({"condition", "x", "y"})
       .setPattern(kBroadcast)
+      .layout(layoutFixed(3, true)) // broadcasting aligns axes by position, not by name
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty() || c.in[1].empty() || c.in[2].empty())
           return;

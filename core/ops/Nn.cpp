@@ -593,6 +593,7 @@ void registerNnOps() {
       .param("transpose_a", ParamKind::Bool, "False", "transpose lhs first")
       .param("transpose_b", ParamKind::Bool, "False", "transpose rhs first")
       .setPattern(kOpaque)
+      .layout(layoutFixed(2, true)) // its axes are rows and columns, not a block's
       .shape(matmulShape)
       .kernel(matmulKernel)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,

@@ -561,7 +561,8 @@ void registerTransformOps() {
                 "start/end as ONNX's Shape, negative counting from the end, clipped)")
       .param("start", ParamKind::Int, "0", "first dim")
       .param("end", ParamKind::Int, "2147483647", "one past the last dim")
-      .setPattern(kOpaque) // reads no element of its input
+      .setPattern(kOpaque)           // reads no element of its input
+      .layout(layoutFixed(1, false)) // the shape of the layout the graph was written for
       .shape([](ShapeCtx &c) {
         if (c.in[0].empty())
           return;

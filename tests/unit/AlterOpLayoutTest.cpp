@@ -170,6 +170,31 @@ TEST(AlterOpLayout, BlockedConvolutionsFeedBatchNormPoolsAndConcatenateAtOptLeve
   EXPECT_LT(runError(e), 1e-5);
 }
 
+// Ops whose axes mean something (layer_norm over H and W, group_norm's channel groups, matmul's
+// rows and columns, where's broadcasting) read a blocked convolution's output converted back:
+// layer_norm once took NCHW16c data and failed, its gamma (8, 8) against (8, 8, 16).
+TEST(AlterOpLayout, NormalisationsAndMatmulReadPlainLayoutsAtOptLevel3) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 3, 8, 8))\n"
+         "c = conv2d(x, channels=16, kernel_size=(3, 3), padding=(1, 1))\n"
+         "l = layer_norm(c, axis=2)[0]\n"
+         "n = group_norm(c, num_groups=4)\n"
+         "i = instance_norm(relu(c))\n"
+         "m = matmul(c, Variable(\"w\", shape=(8, 5)))\n"
+         "t = where(broadcast_greater(c, Variable(\"u\", shape=(8,))), n, i)\n"
+         "y = l + n\n"
+         ":graph Group([y, t, m])\n"
+         ":set target llvm -mcpu=skylake-avx512");
+  run(e, ":build opt_level=3");
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("func_name='fuse__contrib_conv2d_NCHWc'"), std::string::npos) << ir;
+  std::string out = output(e, ":run");
+  EXPECT_EQ(countOf(out, "vs reference interpreter"), 3) << out;
+  for (size_t at = out.find("max rel error "); at != std::string::npos;
+       at = out.find("max rel error ", at + 1))
+    EXPECT_LT(std::stod(out.substr(at + 14)), 1e-4) << out;
+}
+
 TEST(AlterOpLayout, ConcatenateTakesTheFirstInputsLayoutAsNnvmDoes) {
   registerAllOps();
   const OpDef *concat = OpRegistry::get().find("concatenate");

@@ -330,3 +330,14 @@ TEST(Gradient, LayerNorm) {
   // The statistics outputs carry gradient too.
   checkGradient(v + "l = layer_norm(x, g, b)\ny = l[0] + l[1] * l[2]", last, {"x", "g", "b"});
 }
+
+TEST(Gradient, GroupAndInstanceNorm) {
+  std::string v = var("x") + var("g") + var("b");
+  std::map<std::string, Shape> image{{"x", {2, 6, 3, 2}}, {"g", {6}}, {"b", {6}}};
+  checkGradient(v + "y = group_norm(x, g, b, num_groups=3)", image, {"x", "g", "b"});
+  checkGradient(v + "y = group_norm(x, g, b, num_groups=1, epsilon=0.1)", image, {"x", "g", "b"});
+  checkGradient(v + "y = instance_norm(x, g, b)", image, {"x", "g", "b"});
+  // Channels on axis 2, after two leading axes; nothing after them.
+  std::map<std::string, Shape> last{{"x", {2, 3, 4}}, {"g", {4}}, {"b", {4}}};
+  checkGradient(v + "y = group_norm(x, g, b, num_groups=2, axis=2)", last, {"x", "g", "b"});
+}

@@ -229,6 +229,12 @@ std::vector<Case> cases() {
                {{{3, 17}, {17}, {17}}, {{2, 3, 17}, {17}, {17}}}});
   c.push_back(
       {"y = layer_norm(a, b, c, axis=-2, epsilon=0.01)[0]", {{{2, 3, 17}, {3, 17}, {3, 17}}}});
+  c.push_back(
+      {"y = group_norm(a, b, c, num_groups=3)", {{{2, 6, 5, 3}, {6}, {6}}, {{1, 6}, {6}, {6}}}});
+  c.push_back(
+      {"y = group_norm(a, b, c, num_groups=2, axis=2, epsilon=0.01)", {{{2, 3, 4}, {4}, {4}}}});
+  c.push_back(
+      {"y = instance_norm(a, b, c)", {{{2, 3, 17}, {3}, {3}}, {{1, 5, 2, 3, 4}, {5}, {5}}}});
   c.push_back({"y = where(broadcast_greater(a, b), a, b * 2)", bshapes});
   // Reductions over every axis, some axes, with keepdims and exclude.
   std::vector<std::vector<Shape>> rshapes = {{{7}}, {{3, 5}}, {{2, 3, 17}}, {{1, 4, 3, 19}}};

@@ -600,6 +600,41 @@ TEST(OpKernel, LayerNorm) {
                {-3.25 / sd, -1.25 / sd, 0.75 / sd, 3.75 / sd}, 1e-9);
 }
 
+// group_norm and instance_norm of one image with 4 channels of 2 pixels each.
+TEST(OpKernel, GroupAndInstanceNorm) {
+  std::string prog = "x = Variable(\"x\", shape=(1, 4, 2), dtype=1)\ng = Variable(\"g\", "
+                     "dtype=1)\nb = Variable(\"b\", dtype=1)\n";
+  std::map<std::string, Tensor> in{{"x", tensor({1, 4, 2}, {1, 3, 5, 7, 0, 0, 2, 6}, kFloat64)},
+                                   {"g", tensor({4}, {1, 2, 1, 1}, kFloat64)},
+                                   {"b", tensor({4}, {0, 0, 0, 10}, kFloat64)}};
+  // Two groups of two channels: (1, 3, 5, 7) has mean 4 and variance 5; (0, 0, 2, 6) mean 2
+  // and variance 6. Channel 1 is scaled by 2, channel 3 shifted by 10.
+  double s5 = std::sqrt(5.0), s6 = std::sqrt(6.0);
+  expectValues(eval(prog + "y = group_norm(x, g, b, num_groups=2, epsilon=0)", in),
+               {-3 / s5, -1 / s5, 2 / s5, 6 / s5, -2 / s6, -2 / s6, 10 + 0 / s6, 10 + 4 / s6},
+               1e-9);
+  // One group: all eight, mean 3, variance 6.5.
+  double s65 = std::sqrt(6.5);
+  expectValues(eval(prog + "y = group_norm(x, g, b, num_groups=1, epsilon=0)", in),
+               {-2 / s65, 0, 4 / s65, 8 / s65, -3 / s65, -3 / s65, 10 - 1 / s65, 10 + 3 / s65},
+               1e-9);
+  // instance_norm: each channel's two pixels become -1 and 1 (a constant channel 0, 0 stays 0
+  // up to epsilon).
+  expectValues(eval(prog + "y = instance_norm(x, g, b, epsilon=0.25)", in),
+               {-1 / std::sqrt(1.25), 1 / std::sqrt(1.25), -2 / std::sqrt(1.25),
+                2 / std::sqrt(1.25), 0, 0, 10 - 2 / std::sqrt(4.25), 10 + 2 / std::sqrt(4.25)},
+               1e-9);
+  // The channel axis last: x as (2, 4) with the pixels first, two groups per pixel row.
+  std::map<std::string, Tensor> rows{{"x", tensor({2, 4}, {1, 3, 0, 2, 4, 6, 1, 5}, kFloat64)},
+                                     {"g", tensor({4}, {1, 1, 1, 1}, kFloat64)},
+                                     {"b", tensor({4}, {0, 0, 0, 0}, kFloat64)}};
+  expectValues(eval("x = Variable(\"x\", shape=(2, 4), dtype=1)\ng = Variable(\"g\", "
+                    "dtype=1)\nb = Variable(\"b\", dtype=1)\ny = group_norm(x, g, b, "
+                    "num_groups=2, axis=1, epsilon=0)",
+                    rows),
+               {-1, 1, -1, 1, -1, 1, -1, 1}, 1e-9);
+}
+
 // take (ONNX's Gather) and gather_elements, with negative indices wrapped or clipped.
 TEST(OpKernel, TakeAndGatherElements) {
   std::vector<double> x{1, 2, 3, 4, 5, 6};                                   // (2, 3)

@@ -82,6 +82,24 @@ TEST(OpShape, VolumeOps) {
         "layout 'NDHWC' is not supported (only NCDHW)");
 }
 
+TEST(OpShape, GroupAndInstanceNorm) {
+  Graph g = inferred(var("x", "(2,6,5)") + "y = group_norm(x, num_groups=3)");
+  EXPECT_EQ(g.attr("shape")->shapes[1], (Shape{6})); // gamma
+  EXPECT_EQ(g.attr("shape")->shapes[2], (Shape{6})); // beta
+  EXPECT_EQ(g.attr("shape")->shapes[3], (Shape{2, 6, 5}));
+  EXPECT_EQ(outShape(var("x", "(2,3,4)") + "y = instance_norm(x, axis=2)"), (Shape{2, 3, 4}));
+  auto error = [](const std::string &program, const std::string &want) {
+    std::string msg = inferError(program);
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  };
+  error(var("x", "(2,6,5)") + "y = group_norm(x, num_groups=4)",
+        "num_groups 4 does not divide the 6 channels");
+  error(var("x", "(2,6)") + "y = instance_norm(x, axis=-1)",
+        "axis -1 must name an axis of [2, 6] (0 to 1)");
+  error(var("x", "(2,6)") + "y = group_norm(x, num_groups=2, axis=2)",
+        "axis 2 must name an axis of [2, 6] (0 to 1)");
+}
+
 TEST(OpShape, Conv2dErrors) {
   EXPECT_NE(inferError(var("x", "(1,4,10)") + "y = conv2d(x, channels=6, kernel_size=(3,3))")
                 .find("data must be 4-D"),

@@ -26,6 +26,10 @@ namespace loupe::frontend {
 
 namespace {
 
+// The newest ai.onnx opset whose operator changes the converters know (opset 21, ONNX 1.16:
+// PyTorch's exporters write 17 and 18). Newer models are refused rather than misread.
+constexpr int64_t kNewestOpset = 21;
+
 // ONNX's element types that have a workbench dtype.
 int dtypeOf(int32_t onnxType, const std::string &what) {
   switch (onnxType) {
@@ -1009,14 +1013,17 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   bool legacy = n.op_type() == "Upsample" || im.opset() < 11;
   im.only(n, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
-              "exclude_outside", "extrapolation_value", "scales"});
+              "exclude_outside", "extrapolation_value", "scales", "antialias", "axes",
+              "keep_aspect_ratio_policy"});
+  if (im.attrInt(n, "antialias", 0) != 0)
+    fail(im.where(n), ": antialias is not supported");
   std::string mode = im.attrString(n, "mode", "nearest");
   if (mode != "nearest" && mode != "linear")
     fail(im.where(n), ": mode ", mode, " is not supported (nearest and linear are)");
   std::string coords =
       legacy ? "asymmetric" : im.attrString(n, "coordinate_transformation_mode", "half_pixel");
-  if (coords == "tf_crop_and_resize")
-    fail(im.where(n), ": coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (coords == "tf_crop_and_resize" || coords == "half_pixel_symmetric")
+    fail(im.where(n), ": coordinate_transformation_mode ", coords, " is not supported");
   if (mode == "linear" && coords == "tf_half_pixel_for_nn")
     fail(im.where(n), ": tf_half_pixel_for_nn is for nearest neighbours only");
   std::string rounding = legacy ? "floor" : im.attrString(n, "nearest_mode", "round_prefer_floor");
@@ -1041,12 +1048,51 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
     if (legacy || !im.hasInput(n, 3))
       fail(im.where(n), ": needs scales or sizes");
     sizes = im.constInts(n, 3, "sizes");
-    if (sizes.size() != 4)
-      fail(im.where(n), ": sizes must have 4 values (N, C, H, W), got ", sizes.size());
-  } else if (scales.size() != 4) {
-    fail(im.where(n), ": scales must have 4 values (N, C, H, W), got ", scales.size());
   }
   const Shape &d = *shape;
+  // Opset 18: scales or sizes for the listed axes only; the others keep their size.
+  std::vector<int64_t> axes = im.attrInts(n, "axes");
+  bool partial = !axes.empty();
+  if (!partial)
+    axes = {0, 1, 2, 3};
+  size_t given = scales.empty() ? sizes.size() : scales.size();
+  if (given != axes.size())
+    fail(im.where(n), ": ", scales.empty() ? "sizes" : "scales", " must have ", axes.size(),
+         " values (", partial ? "one per axis in axes" : "N, C, H, W", "), got ", given);
+  std::vector<double> fullScales(4, 1.0);
+  std::vector<int64_t> fullSizes(d.begin(), d.end());
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    if (a < 0 || a >= 4 || !seen.insert(a).second)
+      fail(im.where(n), ": axis ", axes[i], " is out of range for rank 4 or repeated");
+    if (scales.empty())
+      fullSizes[static_cast<size_t>(a)] = sizes[i];
+    else
+      fullScales[static_cast<size_t>(a)] = scales[i];
+  }
+  // keep_aspect_ratio_policy (opset 18) with sizes: one scale for the listed axes, the
+  // largest (not_smaller) or smallest (not_larger) of their sizes' ratios, each size then
+  // rounded from it; the coordinates use that scale.
+  std::string policy = im.attrString(n, "keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    fail(im.where(n), ": keep_aspect_ratio_policy ", policy,
+         " is not one of stretch, not_larger, not_smaller");
+  std::optional<double> kept;
+  if (!sizes.empty() && policy != "stretch") {
+    for (int64_t a : seen) {
+      double r = static_cast<double>(fullSizes[static_cast<size_t>(a)]) /
+                 static_cast<double>(d[static_cast<size_t>(a)]);
+      kept = !kept ? r : policy == "not_larger" ? std::min(*kept, r) : std::max(*kept, r);
+    }
+    for (int64_t a : seen)
+      fullSizes[static_cast<size_t>(a)] = static_cast<int64_t>(
+          std::floor(*kept * static_cast<double>(d[static_cast<size_t>(a)]) + 0.5));
+  }
+  if (scales.empty())
+    sizes = fullSizes;
+  else
+    scales = fullScales;
   for (double v : scales)
     if (!(v > 0 && v <= 1e6))
       fail(im.where(n), ": scales must be positive and at most 1e6");
@@ -1064,7 +1110,11 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   int64_t oh = sized(2), ow = sized(3);
   if (oh <= 0 || ow <= 0)
     fail(im.where(n), ": the output size (", oh, ", ", ow, ") must be positive");
-  auto scaleText = [&](size_t k) { return floatText(sizes.empty() ? scales[k] : 0.0); };
+  auto scaleText = [&](size_t k) {
+    return floatText(sizes.empty()                                 ? scales[k]
+                     : kept && seen.count(static_cast<int64_t>(k)) ? *kept
+                                                                   : 0.0);
+  };
   return {im.op(n, "resize2d",
                 {{"size", tupleText({oh, ow})},
                  {"method", mode == "nearest" ? "nearest_neighbor" : "linear"},
@@ -1396,10 +1446,13 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
 
 Converter pool(const char *op, bool isMax) {
   return [op, isMax](Importer &im, const onnx::NodeProto &n) {
-    if (isMax)
-      im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad", "storage_order"});
-    else
-      im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad", "count_include_pad"});
+    im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad",
+                isMax ? "storage_order" : "count_include_pad", "dilations"});
+    // Dilations (MaxPool's since opset 10, AveragePool's since 19) of 1 are the plain window.
+    for (int64_t d : im.attrInts(n, "dilations"))
+      if (d != 1)
+        fail(im.where(n), ": dilations other than 1 are not supported, got ",
+             tupleText(im.attrInts(n, "dilations")));
     if (n.output_size() > 1 && !n.output(1).empty())
       fail(im.where(n), ": the Indices output is not supported");
     std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
@@ -1453,9 +1506,13 @@ Converter reduce(const char *op) {
 Converter composedSum(const char *before, const char *after) {
   std::string pre = before ? before : "", post = after ? after : "";
   return [pre, post](Importer &im, const onnx::NodeProto &n) {
-    im.only(n, {"axes", "keepdims"});
+    im.only(n, {"axes", "keepdims", "noop_with_empty_axes"});
     std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
     NodeEntry x = im.input(n, 0);
+    // Opset 18: with no axes and noop_with_empty_axes the input passes through untouched
+    // (not even squared: ONNX's reference returns the data as it is).
+    if (axes.empty() && im.attrInt(n, "noop_with_empty_axes", 0))
+      return std::vector<NodeEntry>{im.op(n, "copy", {}, {x})};
     if (pre == "square")
       x = im.op(n, "elemwise_mul", {}, {x, x}, "_square");
     else if (!pre.empty())
@@ -1993,9 +2050,27 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"Split",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"axis", "split"});
+         im.only(n, {"axis", "split", "num_outputs"});
          std::vector<int64_t> sizes = im.intsInputOrAttr(n, 1, "split");
          std::string sections;
+         if (const auto *a = im.attr(n, "num_outputs"); a && sizes.empty()) {
+           // Opset 18: num_outputs parts of ceil(d / num_outputs), the last one smaller.
+           int64_t parts = a->i(), axis = im.attrInt(n, "axis", 0);
+           Shape d = shapeNow(im, n, 0, 1);
+           auto rank = static_cast<int64_t>(d.size());
+           if (axis < -rank || axis >= rank)
+             fail(im.where(n), ": axis ", axis, " is out of range for rank ", rank);
+           int64_t len = d[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+           if (parts <= 0 || parts > len || parts != n.output_size())
+             fail(im.where(n), ": num_outputs ", parts, " must be the number of outputs (",
+                  n.output_size(), ") and at most the axis's length ", len);
+           int64_t each = (len + parts - 1) / parts;
+           if ((parts - 1) * each >= len)
+             fail(im.where(n), ": ", len, " cannot split into ", parts, " parts of ", each,
+                  " and a smaller last one");
+           sizes.assign(static_cast<size_t>(parts - 1), each);
+           sizes.push_back(len - (parts - 1) * each);
+         }
          if (sizes.empty()) {
            sections = std::to_string(n.output_size());
          } else {
@@ -2016,6 +2091,26 @@ const std::map<std::string, Converter> &converters() {
          if (im.attrString(n, "mode", "constant") != "constant")
            fail(im.where(n), ": mode ", im.attrString(n, "mode", ""), " is not supported");
          std::vector<int64_t> p = im.intsInputOrAttr(n, 1, "pads");
+         if (im.hasInput(n, 3)) {
+           // Opset 18: the pads are for these axes only (begins, then ends); the others get 0.
+           std::vector<int64_t> axes = im.constInts(n, 3, "axes");
+           Shape d = shapeNow(im, n, 0, 1);
+           auto rank = static_cast<int64_t>(d.size());
+           if (p.size() != 2 * axes.size())
+             fail(im.where(n), ": pads has ", p.size(), " values for ", axes.size(),
+                  " axes (it needs two per axis)");
+           std::vector<int64_t> full(2 * d.size(), 0);
+           std::set<int64_t> seen;
+           for (size_t i = 0; i < axes.size(); ++i) {
+             int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+             if (a < 0 || a >= rank || !seen.insert(a).second)
+               fail(im.where(n), ": axis ", axes[i], " is out of range for rank ", rank,
+                    " or repeated");
+             full[static_cast<size_t>(a)] = p[i];
+             full[static_cast<size_t>(a + rank)] = p[i + axes.size()];
+           }
+           p = full;
+         }
          double value = im.attrFloat(n, "value", 0);
          if (const Tensor *t = im.constant(n, 2))
            value = t->data.at(0);
@@ -2038,7 +2133,7 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"Cast",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"to"});
+         im.only(n, {"to", "saturate"}); // saturate (opset 19) is for float8 targets only
          int dt = dtypeOf(static_cast<int32_t>(im.attrInt(n, "to", 1)), im.where(n));
          // A constant scalar (an epsilon cast to the input's type) stays one, converted now.
          if (const Tensor *t = im.constant(n, 0); t && t->shape.empty()) {
@@ -2051,12 +2146,35 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"Constant",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"value"});
-         const auto *a = im.attr(n, "value");
-         if (!a)
-           fail(im.where(n), ": only a tensor `value` is supported");
-         im.addParam(n.output(0), toTensor(a->t(), im.where(n)));
-         return std::vector<NodeEntry>{}; // the output is now a param
+         // A tensor, or (opset 12) a float or int64 scalar or list.
+         im.only(n, {"value", "value_float", "value_floats", "value_int", "value_ints"});
+         if (n.attribute_size() != 1)
+           fail(im.where(n), ": needs exactly one of value, value_float, value_floats, "
+                             "value_int, value_ints");
+         const onnx::AttributeProto &a = n.attribute(0);
+         if (a.name() == "value") {
+           im.addParam(n.output(0), toTensor(a.t(), im.where(n)));
+           return std::vector<NodeEntry>{}; // the output is now a param
+         }
+         bool isFloat = a.name().rfind("value_float", 0) == 0;
+         bool list = a.name().back() == 's';
+         std::vector<double> v;
+         if (!list)
+           v = {isFloat ? static_cast<double>(a.f()) : static_cast<double>(a.i())};
+         else if (isFloat)
+           v.assign(a.floats().begin(), a.floats().end());
+         else
+           v.assign(a.ints().begin(), a.ints().end());
+         if (list && v.empty())
+           fail(im.where(n), ": ", a.name(), " is empty");
+         Tensor t(list ? Shape{static_cast<int64_t>(v.size())} : Shape{},
+                  isFloat ? kFloat32 : kInt64);
+         t.data = std::move(v);
+         if (isFloat)
+           for (double &x : t.data)
+             x = roundToDType(x, kFloat32);
+         im.addParam(n.output(0), std::move(t));
+         return std::vector<NodeEntry>{};
        }},
   };
   return table;
@@ -2075,11 +2193,11 @@ OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path, con
     fail(path, ": not an ONNX model (the protobuf does not parse)");
   if (!m.has_graph())
     fail(path, ": not an ONNX model (it has no graph)");
-  OnnxModel out = Importer(m, path, dims).run();
   for (const auto &o : m.opset_import())
-    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > 17)
-      fail(path, ": opset ", o.version(), " is newer than this importer knows (up to 17)");
-  return out;
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > kNewestOpset)
+      fail(path, ": opset ", o.version(), " is newer than this importer knows (up to ",
+           kNewestOpset, ")");
+  return Importer(m, path, dims).run();
 }
 
 Tensor parseTensorProto(const std::string &bytes, const std::string &source) {

@@ -524,11 +524,44 @@ Converter unary(const char *op) {
   };
 }
 
+// Before opset 7 the arithmetic ops broadcast only when `broadcast` is 1, the second operand's
+// axes matching the first's from `axis` on (by default its trailing ones, as NumPy's suffix
+// rule): it gets unit axes after its own up to the first's rank. Without the flag the shapes
+// must be equal, which the broadcasting op checks.
+Shape shapeNow(Importer &im, const onnx::NodeProto &n, int k, size_t minRank);
+
+NodeEntry legacyBroadcastOperand(Importer &im, const onnx::NodeProto &n) {
+  NodeEntry b = im.broadcastInput(n, 1);
+  const Tensor *scalar = im.constant(n, 1);
+  if (im.opset() >= 7 || !im.attrInt(n, "broadcast", 0) || !im.attr(n, "axis") ||
+      (scalar && scalar->shape.empty()))
+    return b;
+  Shape a = shapeNow(im, n, 0, 1), bs = shapeNow(im, n, 1, 1);
+  auto rank = static_cast<int64_t>(a.size());
+  int64_t axis = im.attrInt(n, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  int64_t trailing = rank - axis - static_cast<int64_t>(bs.size());
+  bool fits = axis >= 0 && trailing >= 0;
+  for (size_t i = 0; fits && i < bs.size(); ++i)
+    fits = bs[i] == 1 || bs[i] == a[static_cast<size_t>(axis) + i];
+  if (!fits)
+    fail(im.where(n), ": operand B ", shapeToTuple(bs), " does not fit into A ", shapeToTuple(a),
+         " from axis ", im.attrInt(n, "axis", 0));
+  if (trailing == 0)
+    return b;
+  return im.op(n, "expand_dims",
+               {{"axis", std::to_string(bs.size())}, {"num_newaxis", std::to_string(trailing)}},
+               {b}, "_aligned");
+}
+
 Converter binary(const char *op) {
   return [op](Importer &im, const onnx::NodeProto &n) {
-    im.only(n, {});
+    if (im.opset() < 7)
+      im.only(n, {"broadcast", "axis"});
+    else
+      im.only(n, {});
     return std::vector<NodeEntry>{
-        im.op(n, op, {}, {im.broadcastInput(n, 0), im.broadcastInput(n, 1)})};
+        im.op(n, op, {}, {im.broadcastInput(n, 0), legacyBroadcastOperand(im, n)})};
   };
 }
 
@@ -1180,6 +1213,23 @@ std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
                 {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
 }
 
+// MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default N, H and W), as
+// ONNX's function body defines it (the epsilon added to the deviation, not the variance); the
+// variance as the mean squared deviation, which equals its E[x^2] - E[x]^2.
+std::vector<NodeEntry> meanVarianceNorm(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axes"});
+  std::vector<int64_t> axes = im.attrInts(n, "axes");
+  if (!im.attr(n, "axes"))
+    axes = {0, 2, 3};
+  AttrDict over = {{"axis", tupleText(axes)}, {"keepdims", "True"}};
+  NodeEntry x = im.input(n, 0);
+  NodeEntry dev = im.op(n, "broadcast_sub", {}, {x, im.op(n, "mean", over, {x}, "_mean")}, "_dev");
+  NodeEntry var = im.op(n, "mean", over, {im.op(n, "elemwise_mul", {}, {dev, dev}, "_sq")}, "_var");
+  NodeEntry sd = im.op(n, "__add_scalar__", {{"scalar", "1e-09"}},
+                       {im.op(n, "sqrt", {}, {var}, "_std")}, "_std_eps");
+  return {im.op(n, "broadcast_div", {}, {dev, sd})};
+}
+
 // GroupNormalization: group_norm over num_groups groups of channels. Opset 18 gave scale and
 // bias one value per group (opset 21 one per channel): each is repeated for its group's
 // channels, (G) -> (G, 1) -> (G, C/G) -> (C).
@@ -1674,10 +1724,19 @@ const std::map<std::string, Converter> &converters() {
          // broadcast from the slope's side only; NNVM's prelu takes one channel axis): relu(x)
          // + slope * (x - relu(x)), which fuses into one kernel.
          im.only(n, {});
-         NodeEntry x = im.input(n, 0);
+         NodeEntry x = im.input(n, 0), slope = im.input(n, 1);
+         // Before opset 7 a slope of C values is per channel (axis 1), not broadcast from
+         // the right: it gets unit axes for the ones after the channels.
+         if (im.opset() < 7) {
+           Shape xs = shapeNow(im, n, 0, 1), ss = shapeNow(im, n, 1, 1);
+           if (xs.size() > 2 && ss.size() == 1 && ss[0] != 1)
+             slope = im.op(n, "expand_dims",
+                           {{"axis", "1"}, {"num_newaxis", std::to_string(xs.size() - 2)}},
+                           {slope}, "_per_channel");
+         }
          NodeEntry pos = im.op(n, "relu", {}, {x}, "_pos");
          NodeEntry neg = im.op(n, "elemwise_sub", {}, {x, pos}, "_neg");
-         NodeEntry scaled = im.op(n, "broadcast_mul", {}, {neg, im.input(n, 1)}, "_scaled");
+         NodeEntry scaled = im.op(n, "broadcast_mul", {}, {neg, slope}, "_scaled");
          NodeEntry y = im.op(n, "broadcast_add", {}, {pos, scaled});
          return std::vector<NodeEntry>{y};
        }},
@@ -1701,6 +1760,7 @@ const std::map<std::string, Converter> &converters() {
       {"SpaceToDepth", depthSpace(false)},
       {"InstanceNormalization", instanceNorm},
       {"GroupNormalization", groupNorm},
+      {"MeanVarianceNormalization", meanVarianceNorm},
       {"Hardmax", hardmax},
       {"Trilu", trilu},
       {"Einsum", einsum},
@@ -1913,7 +1973,8 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"Gemm",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"alpha", "beta", "transA", "transB"});
+         // broadcast (before opset 7): C broadcasts, as it always does since.
+         im.only(n, {"alpha", "beta", "transA", "transB", "broadcast"});
          double alpha = im.attrFloat(n, "alpha", 1), beta = im.attrFloat(n, "beta", 1);
          bool hasC = im.hasInput(n, 2);
          // The last node of the chain takes the ONNX node's name.

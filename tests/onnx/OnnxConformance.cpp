@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
       for (const std::string &n : names)
         std::cout << "        " << n << "\n";
   }
-  std::cout << "\n" << frozenPassed << " of the passed with their shape inputs frozen\n";
+  std::cout << "\n" << frozenPassed << " of those that passed did so with their shape inputs frozen\n";
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
   return failed ? 1 : 0;
 }

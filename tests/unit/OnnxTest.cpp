@@ -1103,3 +1103,37 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
     std::filesystem::remove(path);
   }
 }
+
+// Before opset 7, Add and the other arithmetic ops broadcast B into A from `axis` on: B (3) in
+// A (2, 3, 2) at axis 1 reads B[j] at every (i, j, k); B that does not fit is refused.
+TEST(Onnx, Opset6BroadcastAlignsTheSecondOperandAtItsAxis) {
+  Engine e;
+  auto model = [](int64_t axis, const std::vector<int64_t> &bDims) {
+    onnx::ModelProto m;
+    m.set_ir_version(3);
+    m.add_opset_import()->set_version(6);
+    onnx::GraphProto *g = m.mutable_graph();
+    addInput(g, "x", {2, 3, 2});
+    addInput(g, "b", bDims);
+    onnx::NodeProto *n = addNode(g, "Add", {"x", "b"}, "y");
+    setInt(n, "broadcast", 1);
+    setInt(n, "axis", axis);
+    g->add_output()->set_name("y");
+    return saveModel(m, "opset6_add.onnx");
+  };
+  std::string path = model(1, {3});
+  Tensor b({3}, kFloat32);
+  b.data = {10, 20, 30};
+  for (int opt : {0, 3}) {
+    Tensor y = runModel(path, {{"x", rampOf({2, 3, 2})}, {"b", b}}, opt);
+    EXPECT_EQ(y.data, (std::vector<double>{10, 11, 22, 23, 34, 35, 16, 17, 28, 29, 40, 41}))
+        << "opt " << opt;
+  }
+  std::filesystem::remove(path);
+  std::string bad = model(2, {3});
+  std::string err = output(e, ":load " + bad);
+  EXPECT_NE(err.find("node y (Add): operand B (3,) does not fit into A (2, 3, 2) from axis 2"),
+            std::string::npos)
+      << err;
+  std::filesystem::remove(bad);
+}

@@ -2149,8 +2149,9 @@ const std::map<std::string, Converter> &converters() {
       {"Pad",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"mode", "pads", "value"});
-         if (im.attrString(n, "mode", "constant") != "constant")
-           fail(im.where(n), ": mode ", im.attrString(n, "mode", ""), " is not supported");
+         std::string mode = im.attrString(n, "mode", "constant");
+         if (mode != "constant" && mode != "edge" && mode != "reflect")
+           fail(im.where(n), ": mode ", mode, " is not supported (constant, edge and reflect are)");
          std::vector<int64_t> p = im.intsInputOrAttr(n, 1, "pads");
          if (im.hasInput(n, 3)) {
            // Opset 18: the pads are for these axes only (begins, then ends); the others get 0.
@@ -2181,8 +2182,10 @@ const std::map<std::string, Converter> &converters() {
            width +=
                (d ? ", (" : "(") + std::to_string(p[d]) + ", " + std::to_string(p[d + nd]) + ")";
          width += nd == 1 ? ",)" : ")";
-         return std::vector<NodeEntry>{im.op(
-             n, "pad", {{"pad_width", width}, {"pad_value", floatText(value)}}, {im.input(n, 0)})};
+         AttrDict a = {{"pad_width", width}, {"pad_value", floatText(value)}};
+         if (mode != "constant")
+           a.push_back({"pad_mode", mode});
+         return std::vector<NodeEntry>{im.op(n, "pad", a, {im.input(n, 0)})};
        }},
       {"Size",
        [](Importer &im, const onnx::NodeProto &n) {

@@ -236,6 +236,10 @@ TEST(Gradient, BeyondNNVMWithGradientOps) {
                 {"x", "a"});
   checkGradient(var("x") + "y = pad(x, pad_width=((0, 0), (1, 2), (2, 0)), pad_value=3.0)",
                 {{"x", {2, 3, 2}}}, {"x"});
+  for (const char *mode : {"edge", "reflect"})
+    checkGradient(var("x") + "y = pad(x, pad_width=((1, 0), (2, 2), (0, 1)), pad_mode=\"" + mode +
+                      "\") * pad(x, pad_width=((1, 0), (2, 2), (0, 1)), pad_mode=\"" + mode + "\")",
+                  {{"x", {2, 3, 2}}}, {"x"});
   for (const char *e : {"prod(x)", "prod(x, axis=1)", "prod(x, axis=(0, 2), keepdims=True)",
                         "prod(x, axis=1, exclude=True)"})
     checkGradient(var("x") + "y = " + e, {{"x", {2, 3, 2}}}, {"x"}, 0.5, 1.5);

@@ -248,6 +248,10 @@ std::vector<Case> cases() {
   c.push_back({"y = reshape(a, shape=(3, -1))", {{{2, 3, 17}}, {{3, 5}}}});
   c.push_back({"y = pad(a, pad_width=((0, 0), (1, 2), (0, 3)), pad_value=0.5)",
                {{{2, 3, 17}}, {{1, 1, 1}}}});
+  c.push_back({"y = pad(a, pad_width=((0, 0), (2, 2), (1, 3)), pad_mode=\"reflect\")",
+               {{{2, 3, 17}}, {{1, 5, 4}}}});
+  c.push_back({"y = pad(a, pad_width=((1, 0), (1, 2), (0, 3)), pad_mode=\"edge\")",
+               {{{2, 3, 17}}, {{1, 1, 1}}}});
   // conv2d: odd widths (the W split by 16 leaves a tail), size-1 sizes, padding, stride,
   // dilation, groups, with and without bias.
   std::vector<std::vector<Shape>> img = {{{1, 3, 7, 9}}, {{2, 2, 5, 17}}, {{1, 1, 3, 33}}};
@@ -437,6 +441,10 @@ std::vector<Case> cases() {
   c.push_back({"y = _prelu_grad(a, b, c)", {{{1, 3, 7, 9}, {1, 3, 7, 9}, {3}}}});
   c.push_back(
       {"y = _pad_grad(a, b, pad_width=((0, 0), (1, 2), (0, 3)))", {{{2, 6, 20}, {2, 3, 17}}}});
+  c.push_back({"y = _pad_grad(a, b, pad_width=((0, 0), (2, 2), (1, 3)), pad_mode=\"reflect\")",
+               {{{2, 7, 21}, {2, 3, 17}}, {{1, 9, 8}, {1, 5, 4}}}});
+  c.push_back({"y = _pad_grad(a, b, pad_width=((1, 0), (1, 2), (0, 3)), pad_mode=\"edge\")",
+               {{{3, 6, 20}, {2, 3, 17}}, {{2, 4, 4}, {1, 1, 1}}}});
   c.push_back({"y = _prod_others(a)", {{{3, 5}}, {{7}}}, 0.5, 1.5});
   c.push_back({"y = _prod_others(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}, 0.5, 1.5});
   c.push_back({"y = _prod_others(a, axis=1, exclude=True)", {{{2, 3, 4}}}, 0.5, 1.5});

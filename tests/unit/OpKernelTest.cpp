@@ -406,6 +406,21 @@ TEST(OpKernel, GradientOps) {
                     "y = _pad_grad(g, x, pad_width=((1, 1),))",
                     {{"g", tensor({4}, {1, 2, 3, 4})}, {"x", tensor({2}, {0, 0})}}),
                {2, 3});
+  // Edge and reflect padding of (1, 2, 3) by two before and one after, and their gradients:
+  // each data cell gets the ograd of every cell that read it.
+  expectValues(unary("pad", "pad_width=((2,1),), pad_mode=\"edge\"", {3}, {1, 2, 3}),
+               {1, 1, 1, 2, 3, 3});
+  expectValues(unary("pad", "pad_width=((2,1),), pad_mode=\"reflect\"", {3}, {1, 2, 3}),
+               {3, 2, 1, 2, 3, 2});
+  // 2-D: rows reflected, columns edge-padded is not one op; both axes reflected.
+  expectValues(unary("pad", "pad_width=((1,0),(0,1)), pad_mode=\"reflect\"", {2, 2}, {1, 2, 3, 4}),
+               {3, 4, 3, 1, 2, 1, 3, 4, 3});
+  std::map<std::string, Tensor> grads{{"g", tensor({6}, {1, 10, 100, 1000, 10000, 100000})},
+                                      {"x", tensor({3}, {0, 0, 0})}};
+  std::string gx = "g = Variable(\"g\")\nx = Variable(\"x\")\ny = _pad_grad(g, x, "
+                   "pad_width=((2, 1),), pad_mode=";
+  expectValues(eval(gx + "\"edge\")", grads), {111, 1000, 110000});
+  expectValues(eval(gx + "\"reflect\")", grads), {100, 101010, 10001});
   // _cast_grad: g's values in the data's dtype.
   Graph cast = inferred("g = Variable(\"g\", shape=(2,), dtype=1)\n"
                         "x = Variable(\"x\", shape=(2,), dtype=0)\ny = _cast_grad(g, x)");

@@ -98,6 +98,12 @@ TEST(OpShape, GroupAndInstanceNorm) {
         "axis -1 must name an axis of [2, 6] (0 to 1)");
   error(var("x", "(2,6)") + "y = group_norm(x, num_groups=2, axis=2)",
         "axis 2 must name an axis of [2, 6] (0 to 1)");
+  // A reflection mirrors an axis once: its padding must be shorter than the axis.
+  EXPECT_EQ(
+      outShape(var("x", "(2,3)") + "y = pad(x, pad_width=((1,1),(2,2)), pad_mode=\"reflect\")"),
+      (Shape{4, 7}));
+  error(var("x", "(2,3)") + "y = pad(x, pad_width=((0,0),(3,0)), pad_mode=\"reflect\")",
+        "reflect padding of axis 1 (3, 0) must be less than its length 3");
 }
 
 TEST(OpShape, Conv2dErrors) {

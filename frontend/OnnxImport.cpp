@@ -1051,13 +1051,13 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   if (im.attrInt(n, "antialias", 0) != 0)
     fail(im.where(n), ": antialias is not supported");
   std::string mode = im.attrString(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    fail(im.where(n), ": mode ", mode, " is not supported (nearest and linear are)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    fail(im.where(n), ": mode ", mode, " is not one of nearest, linear, cubic");
   std::string coords =
       legacy ? "asymmetric" : im.attrString(n, "coordinate_transformation_mode", "half_pixel");
   if (coords == "tf_crop_and_resize" || coords == "half_pixel_symmetric")
     fail(im.where(n), ": coordinate_transformation_mode ", coords, " is not supported");
-  if (mode == "linear" && coords == "tf_half_pixel_for_nn")
+  if (mode != "nearest" && coords == "tf_half_pixel_for_nn")
     fail(im.where(n), ": tf_half_pixel_for_nn is for nearest neighbours only");
   std::string rounding = legacy ? "floor" : im.attrString(n, "nearest_mode", "round_prefer_floor");
   NodeEntry x = im.input(n, 0);
@@ -1148,14 +1148,18 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
                      : kept && seen.count(static_cast<int64_t>(k)) ? *kept
                                                                    : 0.0);
   };
-  return {im.op(n, "resize2d",
-                {{"size", tupleText({oh, ow})},
-                 {"method", mode == "nearest" ? "nearest_neighbor" : "linear"},
-                 {"coordinate_transformation_mode", coords},
-                 {"rounding_method", rounding},
-                 {"scale_h", scaleText(2)},
-                 {"scale_w", scaleText(3)}},
-                {x})};
+  AttrDict cubic;
+  if (mode == "cubic")
+    cubic = {{"cubic_alpha", floatText(im.attrFloat(n, "cubic_coeff_a", -0.75))},
+             {"cubic_exclude", std::to_string(im.attrInt(n, "exclude_outside", 0) ? 1 : 0)}};
+  AttrDict a = {{"size", tupleText({oh, ow})},
+                {"method", mode == "nearest" ? "nearest_neighbor" : mode},
+                {"coordinate_transformation_mode", coords},
+                {"rounding_method", rounding},
+                {"scale_h", scaleText(2)},
+                {"scale_w", scaleText(3)}};
+  a.insert(a.end(), cubic.begin(), cubic.end());
+  return {im.op(n, "resize2d", a, {x})};
 }
 
 // The shape of input `k`, which these conversions need now (to size a constant or a reshape).

@@ -1,9 +1,10 @@
-// Image ops: resize2d scales H and W of an NCHW tensor to a given size by nearest neighbour or
-// linear interpolation, with ONNX's coordinate transformation and rounding modes (Relay's
-// image.resize2d; ONNX's Resize).
+// Image ops: resize2d scales H and W of an NCHW tensor to a given size by nearest neighbour,
+// linear or cubic interpolation, with ONNX's coordinate transformation and rounding modes
+// (Relay's image.resize2d; ONNX's Resize).
 #include "core/ops/OpHelpers.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace loupe::ops {
@@ -79,6 +80,43 @@ template <typename T> struct LinearTap {
   }
 };
 
+// Whether cell `idx` (a float64 coordinate) lies on an axis of n cells, and a choice by it; for
+// the kernels (double) and the lowering (loop expressions).
+bool onAxis(double idx, int64_t n) { return idx >= 0 && idx <= static_cast<double>(n - 1); }
+Expr onAxis(const Expr &idx, int64_t n) {
+  return land(ge(idx, litE(0)), le(idx, litE(static_cast<double>(n - 1))));
+}
+double pick(bool c, double a, double b) { return c ? a : b; }
+Expr pick(const Expr &c, const Expr &a, const Expr &b) { return select(c, a, b); }
+
+// The four cells a cubic tap reads (floor(x) - 1 … floor(x) + 2, edge cells beyond the axis)
+// and their weights, ONNX's cubic convolution with coefficient A of the fraction t; with
+// `exclude` (exclude_outside) a cell beyond the axis weighs 0 and the rest are scaled to sum
+// to 1.
+template <typename T> struct CubicTap {
+  std::array<decltype(cellOf(T{}, 1)), 4> cell;
+  std::array<T, 4> w;
+  CubicTap(const AxisMap &m, const T &o, double A, bool exclude, T (*lit)(double)) {
+    T x = m.source<T>(o, lit), f = floorOf(x), t = x - f;
+    T a = lit(A), five = lit(5 * A), eight = lit(8 * A), four = lit(4 * A);
+    T near = lit(A + 2), far = lit(A + 3), one = lit(1);
+    auto outer = [&](const T &d) { return ((a * d - five) * d + eight) * d - four; }; // 1 < d < 2
+    auto inner = [&](const T &d) { return (near * d - far) * d * d + one; };          // d <= 1
+    w = {outer(t + one), inner(t), inner(one - t), outer(lit(2) - t)};
+    for (int k = 0; k < 4; ++k) {
+      T idx = f + lit(k - 1);
+      cell[k] = cellOf(idx, m.in);
+      if (exclude)
+        w[k] = pick(onAxis(idx, m.in), w[k], lit(0));
+    }
+    if (exclude) {
+      T sum = w[0] + w[1] + w[2] + w[3];
+      for (T &v : w)
+        v = v / sum;
+    }
+  }
+};
+
 // The blend of the four cells a pair of linear taps reads, with weights wy and wx (and their
 // type's one); at(lowerRow, lowerColumn) reads a cell. The kernel and the lowering share it.
 template <typename V, typename At> V blend(const V &wy, const V &wx, const V &one, At at) {
@@ -89,11 +127,12 @@ template <typename V, typename At> V blend(const V &wy, const V &wx, const V &on
 void registerResize2d() {
   OpRegistry::get()
       .add("resize2d")
-      .describe("H and W of NCHW data resized to `size` by nearest neighbour or linear "
+      .describe("H and W of NCHW data resized to `size` by nearest neighbour, linear or cubic "
                 "interpolation (ONNX's Resize on the last two axes)")
       .param("size", ParamKind::Tuple, std::nullopt, "the output's (H, W)")
       .param("layout", ParamKind::Str, "NCHW", "data layout (NCHW only)")
-      .param("method", ParamKind::Enum, "linear", "interpolation", {"nearest_neighbor", "linear"})
+      .param("method", ParamKind::Enum, "linear", "interpolation",
+             {"nearest_neighbor", "linear", "cubic"})
       .param("coordinate_transformation_mode", ParamKind::Enum, "half_pixel",
              "how an output position maps onto the input (ONNX's modes)",
              {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -101,6 +140,10 @@ void registerResize2d() {
       .param("rounding_method", ParamKind::Enum, "round_prefer_floor",
              "nearest neighbour's rounding of the source coordinate",
              {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+      .param("cubic_alpha", ParamKind::Float, "-0.5",
+             "cubic's coefficient A (ONNX's cubic_coeff_a, whose default is -0.75)")
+      .param("cubic_exclude", ParamKind::Int, "0",
+             "1: cells beyond the input weigh nothing (ONNX's exclude_outside)")
       .param("scale_h", ParamKind::Float, "0", "the scale the coordinates use (0: out / in)")
       .param("scale_w", ParamKind::Float, "0", "the scale the coordinates use (0: out / in)")
       .setPattern(kInjective)
@@ -131,6 +174,8 @@ void registerResize2d() {
         int64_t H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
         AxisMap my(a, "scale_h", H, OH), mx(a, "scale_w", W, OW);
         bool nearest = a.getStr("method") == "nearest_neighbor";
+        bool cubic = a.getStr("method") == "cubic", exclude = a.getInt("cubic_exclude") != 0;
+        double A = a.getFloat("cubic_alpha");
         const std::string &rounding = a.getStr("rounding_method");
         int64_t k = 0;
         for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc) {
@@ -141,6 +186,16 @@ void registerResize2d() {
                 int64_t sy = cellOf(rounded(rounding, my.source<double>(oy, litD), litD), H);
                 int64_t sx = cellOf(rounded(rounding, mx.source<double>(ox, litD), litD), W);
                 y.data[k++] = p[sy * W + sx];
+                continue;
+              }
+              if (cubic) {
+                CubicTap<double> ty(my, static_cast<double>(oy), A, exclude, litD),
+                    tx(mx, static_cast<double>(ox), A, exclude, litD);
+                double v = 0;
+                for (int r = 0; r < 4; ++r)
+                  for (int c = 0; c < 4; ++c)
+                    v += ty.w[r] * tx.w[c] * p[ty.cell[r] * W + tx.cell[c]];
+                y.data[k++] = v;
                 continue;
               }
               LinearTap<double> ty(my, static_cast<double>(oy), litD),
@@ -174,6 +229,22 @@ void registerResize2d() {
                                mx.in)});
               // Integer data is interpolated in float64 and truncated, as the kernel does.
               int ct = dtypeIsFloat(dt) ? dt : kFloat64;
+              if (a.getStr("method") == "cubic") {
+                // The 16 cells in the kernel's order, each weighed by its row's and column's.
+                bool exclude = a.getInt("cubic_exclude") != 0;
+                double A = a.getFloat("cubic_alpha");
+                CubicTap<Expr> ty(my, cast(kFloat64, i[2]), A, exclude, litE),
+                    tx(mx, cast(kFloat64, i[3]), A, exclude, litE);
+                Expr v;
+                for (int r = 0; r < 4; ++r)
+                  for (int c = 0; c < 4; ++c) {
+                    Expr cell = read(x, {i[0], i[1], ty.cell[r], tx.cell[c]});
+                    Expr term =
+                        cast(ct, ty.w[r]) * cast(ct, tx.w[c]) * (ct == dt ? cell : cast(ct, cell));
+                    v = v ? v + term : term;
+                  }
+                return ct == dt ? v : cast(dt, v);
+              }
               LinearTap<Expr> ty(my, cast(kFloat64, i[2]), litE),
                   tx(mx, cast(kFloat64, i[3]), litE);
               Expr v =

@@ -305,6 +305,10 @@ std::vector<Case> cases() {
                nchw});
   c.push_back(
       {"y = resize2d(a, size=(8, 8), coordinate_transformation_mode=\"align_corners\")", nchw});
+  c.push_back({"y = resize2d(a, size=(9, 4), method=\"cubic\")", nchw});
+  c.push_back({"y = resize2d(a, size=(2, 11), method=\"cubic\", cubic_alpha=-0.75, "
+               "cubic_exclude=1, coordinate_transformation_mode=\"asymmetric\")",
+               nchw});
   c.push_back({"y = resize2d(a, size=(2, 3), method=\"nearest_neighbor\", "
                "coordinate_transformation_mode=\"pytorch_half_pixel\", rounding_method=\"ceil\")",
                nchw});

@@ -312,7 +312,7 @@ TEST(Onnx, ResizeWithConstantScales) {
   EXPECT_NE(output(e, ":run").find("shape (1, 1, 4, 6) float32"), std::string::npos);
   std::filesystem::remove(path);
   for (auto [mode, input, message] :
-       {std::tuple{"cubic", false, "mode cubic is not supported (nearest and linear are)"},
+       {std::tuple{"lanczos", false, "mode lanczos is not one of nearest, linear, cubic"},
         std::tuple{"nearest", true, "scales must be a constant (an initializer or Constant)"}}) {
     std::string bad = resizeModel("bad_resize.onnx", mode, input);
     std::string err = output(e, ":load " + bad);

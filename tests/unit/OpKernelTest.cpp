@@ -722,6 +722,18 @@ TEST(OpKernel, Resize2d) {
   // (ONNX: 4 * 0.6 -> 2 cells, sources (o + 0.5) / 0.6 - 0.5 = 0.333 and 2).
   expectValues(unary("resize2d", "size=(1, 2), scale_w=0.6", {1, 1, 1, 4}, {1, 2, 3, 4}),
                {1 + 1.0 / 3, 3});
+  // Cubic, half_pixel, 4 -> 2 of (1, 2, 4, 8): sources 0.5 and 2.5 (fraction 0.5), where the
+  // weights of cells f-1 … f+2 are A/8, 1/2 - A/8, 1/2 - A/8, A/8; f-1 = -1 and f+2 = 4 read the
+  // edge cells. ONNX's A = -0.75: (-3/32, 19/32, 19/32, -3/32).
+  std::vector<double> ramp = {1, 2, 4, 8};
+  const char *cubic = "size=(1, 2), method=\"cubic\", cubic_alpha=-0.75";
+  expectValues(unary("resize2d", cubic, {1, 1, 1, 4}, ramp), {1.3125, 6.1875});
+  // exclude_outside: the cells beyond the axis weigh 0, the other three scaled by 32/35.
+  expectValues(unary("resize2d", std::string(cubic) + ", cubic_exclude=1", {1, 1, 1, 4}, ramp),
+               {9.0 / 7, 222.0 / 35});
+  // Relay's default A = -0.5: (-1/16, 9/16, 9/16, -1/16).
+  expectValues(unary("resize2d", "size=(1, 2), method=\"cubic\"", {1, 1, 1, 4}, ramp),
+               {1.375, 6.125});
   std::string err = inferError("x = Variable(\"x\", shape=(1, 1, 2, 2))\n"
                                "y = resize2d(x, size=(0, 2))");
   EXPECT_NE(err.find("attribute 'size' must be two positive sizes (H, W)"), std::string::npos)

@@ -1581,9 +1581,12 @@ Converter composedSum(const char *before, const char *after) {
   };
 }
 
+// ConvTranspose: conv2d_transpose, whose padding is symmetric; asymmetric pads (given, or from
+// output_shape or auto_pad SAME, which fix the output size instead) take the smaller side's
+// padding there and a slice crops the rest.
 std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
-  im.only(n,
-          {"kernel_shape", "strides", "pads", "dilations", "group", "output_padding", "auto_pad"});
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "output_padding", "auto_pad",
+              "output_shape"});
   const Shape *w = im.knownShape(n, 1);
   if (!w || w->size() != 4)
     fail(im.where(n), ": the weight's shape must be known and 4-D (an initializer or a graph "
@@ -1592,35 +1595,81 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
   if (k.empty())
     k = {(*w)[2], (*w)[3]};
   need2d(im, n, k);
-  // A transposed convolution's SAME pads follow from its output size, not its input's.
-  if (im.attrString(n, "auto_pad", "NOTSET").rfind("SAME", 0) == 0)
-    fail(im.where(n), ": auto_pad ", im.attrString(n, "auto_pad", ""), " is not supported");
-  std::vector<int64_t> p = pads2d(im, n, k, {1, 1}, {1, 1}), s = im.attrInts(n, "strides"),
-                       d = im.attrInts(n, "dilations"), op = im.attrInts(n, "output_padding");
-  if (p[0] != p[2] || p[1] != p[3])
-    fail(im.where(n), ": asymmetric pads ", tupleText(p), " are not supported");
+  std::vector<int64_t> s = im.attrInts(n, "strides"), d = im.attrInts(n, "dilations"),
+                       op = im.attrInts(n, "output_padding"), out = im.attrInts(n, "output_shape");
   if (s.empty())
     s = {1, 1};
   if (d.empty())
     d = {1, 1};
   if (op.empty())
     op = {0, 0};
+  if (s.size() != 2 || d.size() != 2 || op.size() != 2)
+    fail(im.where(n), ": strides, dilations and output_padding need 2 values each");
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  std::vector<int64_t> p; // (top, left, bottom, right)
+  if (!out.empty() || same) {
+    // The output size decides the total padding, split as ONNX's spec splits it: SAME_UPPER
+    // puts the odd cell at the end, anything else at the start.
+    Shape x = shapeNow(im, n, 0, 4);
+    if (out.size() > 2)
+      out.erase(out.begin(), out.end() - 2);
+    if (out.empty())
+      out = {x[2] * s[0], x[3] * s[1]};
+    if (out.size() != 2)
+      fail(im.where(n), ": output_shape needs the 2 spatial sizes, got ", tupleText(out));
+    p.assign(4, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t total = s[i] * (x[2 + i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - out[i];
+      // Python's floor division, as ONNX's reference splits a negative total (an output larger
+      // than the full convolution's) too.
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      p[i] = autoPad == "SAME_UPPER" ? half : total - half;
+      p[i + 2] = total - p[i];
+      // Cells past the full output's end are what output_padding adds; before its start there
+      // are none to add.
+      if (p[i] < 0)
+        fail(im.where(n), ": output_shape ", tupleText(out),
+             " would add cells before the convolution's output");
+      if (p[i + 2] < 0) {
+        op[i] -= p[i + 2];
+        p[i + 2] = 0;
+      }
+    }
+  } else {
+    if (autoPad != "NOTSET" && autoPad != "VALID")
+      fail(im.where(n), ": auto_pad ", autoPad,
+           " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    p = pads2d(im, n, k, {1, 1}, {1, 1});
+  }
   int64_t group = im.attrInt(n, "group", 1);
   bool bias = im.hasInput(n, 2);
   std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
   if (bias)
     ins.push_back(im.input(n, 2));
+  int64_t ph = std::min(p[0], p[2]), pw = std::min(p[1], p[3]);
+  bool crop = p[0] != p[2] || p[1] != p[3];
   // ONNX's weight is (C_in, C_out / group, kh, kw), as conv2d_transpose's.
-  return {im.op(n, "conv2d_transpose",
-                {{"channels", std::to_string((*w)[1] * group)},
-                 {"kernel_size", tupleText(k)},
-                 {"strides", tupleText(s)},
-                 {"padding", tupleText({p[0], p[1]})},
-                 {"output_padding", tupleText(op)},
-                 {"dilation", tupleText(d)},
-                 {"groups", std::to_string(group)},
-                 {"use_bias", bias ? "True" : "False"}},
-                ins)};
+  NodeEntry y = im.op(n, "conv2d_transpose",
+                      {{"channels", std::to_string((*w)[1] * group)},
+                       {"kernel_size", tupleText(k)},
+                       {"strides", tupleText(s)},
+                       {"padding", tupleText({ph, pw})},
+                       {"output_padding", tupleText(op)},
+                       {"dilation", tupleText(d)},
+                       {"groups", std::to_string(group)},
+                       {"use_bias", bias ? "True" : "False"}},
+                      ins, crop ? "_full" : "");
+  if (!crop)
+    return {y};
+  std::optional<Shape> full = im.inferredShape(y);
+  if (!full)
+    fail(im.where(n), ": the output's shape must be known to crop its asymmetric pads");
+  return {im.op(n, "strided_slice",
+                {{"begin", tupleText({p[0] - ph, p[1] - pw})},
+                 {"end", tupleText({(*full)[2] - (p[2] - ph), (*full)[3] - (p[3] - pw)})},
+                 {"axes", "(2, 3)"}},
+                {y})};
 }
 
 Converter softmax(const char *op) {

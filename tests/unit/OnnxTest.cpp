@@ -1137,3 +1137,67 @@ TEST(Onnx, Opset6BroadcastAlignsTheSecondOperandAtItsAxis) {
       << err;
   std::filesystem::remove(bad);
 }
+
+// ConvTranspose of a 2x2 of ones by a 3x3 of ones: the full output counts the overlaps,
+// ((1,2,2,1), (2,4,4,2), (2,4,4,2), (1,2,2,1)). Asymmetric pads crop it unevenly; output_shape
+// and auto_pad fix its size, the odd cell of padding at the start unless SAME_UPPER; a size
+// past the full output's end gets output_padding's cells (zeros here, no bias).
+TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
+  Engine e;
+  struct Case {
+    std::string what;
+    std::function<void(onnx::NodeProto *)> attrs;
+    std::vector<double> want;
+  };
+  std::vector<Case> cases = {
+      {"pads top 1, right 1",
+       [](onnx::NodeProto *n) {
+         setInts(n, "pads", {1, 0, 0, 1});
+       },
+       {2, 4, 4, 2, 4, 4, 1, 2, 2}},
+      {"output_shape 3x3",
+       [](onnx::NodeProto *n) {
+         setInts(n, "output_shape", {3, 3});
+       },
+       {4, 4, 2, 4, 4, 2, 2, 2, 1}},
+      {"SAME_UPPER",
+       [](onnx::NodeProto *n) { setString(n, "auto_pad", "SAME_UPPER"); },
+       {4, 4, 4, 4}},
+      {"output_shape 5x4",
+       [](onnx::NodeProto *n) {
+         setInts(n, "output_shape", {5, 4});
+       },
+       {1, 2, 2, 1, 2, 4, 4, 2, 2, 4, 4, 2, 1, 2, 2, 1, 0, 0, 0, 0}},
+  };
+  auto model = [](const std::function<void(onnx::NodeProto *)> &attrs) {
+    return opsetModel(13, {1, 1, 2, 2}, [&](onnx::GraphProto *g) {
+      onnx::TensorProto *w = g->add_initializer();
+      w->set_name("w");
+      w->set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : {1, 1, 3, 3})
+        w->add_dims(d);
+      for (int i = 0; i < 9; ++i)
+        w->add_float_data(1.0f);
+      attrs(addNode(g, "ConvTranspose", {"x", "w"}, "y"));
+    });
+  };
+  Tensor ones({1, 1, 2, 2}, kFloat32);
+  ones.data = {1, 1, 1, 1};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    std::string path = model(c.attrs);
+    for (int opt : {0, 3})
+      EXPECT_EQ(runModel(path, {{"x", ones}}, opt).data, c.want) << "opt " << opt;
+    std::filesystem::remove(path);
+  }
+  std::string bad = model([](onnx::NodeProto *n) {
+    setInts(n, "output_shape", {6, 4});
+    setString(n, "auto_pad", "SAME_UPPER");
+  });
+  std::string err = output(e, ":load " + bad);
+  EXPECT_NE(err.find("(ConvTranspose): output_shape (6, 4) would add cells before the "
+                     "convolution's output"),
+            std::string::npos)
+      << err;
+  std::filesystem::remove(bad);
+}

@@ -67,6 +67,32 @@ void layerNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   }
 }
 
+// Sums a term of each x element and its statistics index over the group of that index.
+using GroupSum = std::function<ComputeRef(
+    const std::string &, const std::function<Expr(const Expr &, const std::vector<Expr> &)> &)>;
+
+// The mean and inverse deviation of each group of `count` elements, in two passes (the sum,
+// then the squared deviations from the mean): layer_norm's, group_norm's and instance_norm's.
+std::pair<ComputeRef, ComputeRef> statistics(const Shape &stat, int dt, int64_t count,
+                                             double epsilon, const GroupSum &reduceOver) {
+  Expr n = constant(static_cast<double>(count), dt);
+  ComputeRef sum = reduceOver("sum", [](const Expr &v, const std::vector<Expr> &) { return v; });
+  ComputeRef mean = compute(
+      stat, dt, [&](const std::vector<Expr> &i) { return read(sum, i) / n; }, "mean");
+  ComputeRef sqDev = reduceOver("sq_dev", [&](const Expr &v, const std::vector<Expr> &i) {
+    Expr dev = v - read(mean, i);
+    return dev * dev;
+  });
+  ComputeRef inv = compute(
+      stat, dt,
+      [&](const std::vector<Expr> &i) {
+        Expr var = read(sqDev, i) / n + constant(epsilon, dt);
+        return constant(1, dt) / call("sqrt", {var}, dt);
+      },
+      "inv_std_dev");
+  return {mean, inv};
+}
+
 // Two reductions over the normalised axes (the sum, then the squared deviations from the
 // mean), then the elementwise normalisation reading the statistics broadcast back.
 std::vector<ComputeRef> layerNormLower(const Attrs &a, const std::vector<ComputeRef> &in,
@@ -92,21 +118,7 @@ std::vector<ComputeRef> layerNormLower(const Attrs &a, const std::vector<Compute
         },
         name, "reduce", "ax");
   };
-  Expr n = constant(static_cast<double>(s.count), dt);
-  ComputeRef sum = reduceOver("sum", [](const Expr &v, const std::vector<Expr> &) { return v; });
-  ComputeRef mean = compute(
-      stat, dt, [&](const std::vector<Expr> &i) { return read(sum, i) / n; }, "mean");
-  ComputeRef sqDev = reduceOver("sq_dev", [&](const Expr &v, const std::vector<Expr> &i) {
-    Expr dev = v - read(mean, i);
-    return dev * dev;
-  });
-  ComputeRef inv = compute(
-      stat, dt,
-      [&](const std::vector<Expr> &i) {
-        Expr var = read(sqDev, i) / n + constant(a.getFloat("epsilon"), dt);
-        return constant(1, dt) / call("sqrt", {var}, dt);
-      },
-      "inv_std_dev");
+  auto [mean, inv] = statistics(stat, dt, s.count, a.getFloat("epsilon"), reduceOver);
   ComputeRef out = compute(
       shapes[0], dt,
       [&](const std::vector<Expr> &i) {
@@ -253,21 +265,7 @@ LowerFn groupNormLower(bool perChannel) {
               },
               name, "reduce", "ax");
         };
-    Expr n = constant(static_cast<double>(g.per * g.inner), dt);
-    ComputeRef sum = reduceOver("sum", [](const Expr &v, const std::vector<Expr> &) { return v; });
-    ComputeRef mean = compute(
-        stat, dt, [&](const std::vector<Expr> &i) { return read(sum, i) / n; }, "mean");
-    ComputeRef sqDev = reduceOver("sq_dev", [&](const Expr &v, const std::vector<Expr> &i) {
-      Expr dev = v - read(mean, i);
-      return dev * dev;
-    });
-    ComputeRef inv = compute(
-        stat, dt,
-        [&](const std::vector<Expr> &i) {
-          Expr var = read(sqDev, i) / n + constant(a.getFloat("epsilon"), dt);
-          return constant(1, dt) / call("sqrt", {var}, dt);
-        },
-        "inv_std_dev");
+    auto [mean, inv] = statistics(stat, dt, g.per * g.inner, a.getFloat("epsilon"), reduceOver);
     ComputeRef out = compute(
         shapes[0], dt,
         [&](const std::vector<Expr> &i) {

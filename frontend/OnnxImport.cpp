@@ -1588,21 +1588,23 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "output_padding", "auto_pad",
               "output_shape"});
   const Shape *w = im.knownShape(n, 1);
-  if (!w || w->size() != 4)
-    fail(im.where(n), ": the weight's shape must be known and 4-D (an initializer or a graph "
-                      "input)");
+  if (!w || (w->size() != 4 && w->size() != 3))
+    fail(im.where(n), ": the weight's shape must be known and 3-D or 4-D (an initializer or a "
+                      "graph input)");
+  // A 1-D one runs as a 2-D one on (N, C, 1, L), as Conv does.
+  bool oneD = w->size() == 3;
   std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
   if (k.empty())
-    k = {(*w)[2], (*w)[3]};
+    k = std::vector<int64_t>(w->begin() + 2, w->end());
+  if (oneD && k.size() == 1)
+    k = {1, k[0]};
   need2d(im, n, k);
-  std::vector<int64_t> s = im.attrInts(n, "strides"), d = im.attrInts(n, "dilations"),
-                       op = im.attrInts(n, "output_padding"), out = im.attrInts(n, "output_shape");
-  if (s.empty())
-    s = {1, 1};
-  if (d.empty())
-    d = {1, 1};
-  if (op.empty())
-    op = {0, 0};
+  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
+                       op = lifted(im.attrInts(n, "output_padding"), oneD, 0),
+                       out = im.attrInts(n, "output_shape");
+  if (oneD && out.size() == 1)
+    out = {1, out[0]};
   if (s.size() != 2 || d.size() != 2 || op.size() != 2)
     fail(im.where(n), ": strides, dilations and output_padding need 2 values each");
   std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
@@ -1611,7 +1613,9 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
   if (!out.empty() || same) {
     // The output size decides the total padding, split as ONNX's spec splits it: SAME_UPPER
     // puts the odd cell at the end, anything else at the start.
-    Shape x = shapeNow(im, n, 0, 4);
+    Shape x = shapeNow(im, n, 0, oneD ? 3 : 4);
+    if (oneD)
+      x.insert(x.begin() + 2, 1);
     if (out.size() > 2)
       out.erase(out.begin(), out.end() - 2);
     if (out.empty())
@@ -1640,11 +1644,13 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
     if (autoPad != "NOTSET" && autoPad != "VALID")
       fail(im.where(n), ": auto_pad ", autoPad,
            " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-    p = pads2d(im, n, k, {1, 1}, {1, 1});
+    p = pads2d(im, n, k, {1, 1}, {1, 1}, oneD);
   }
   int64_t group = im.attrInt(n, "group", 1);
   bool bias = im.hasInput(n, 2);
   std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
+  if (oneD)
+    ins = {liftTo2d(im, n, ins[0], "_2d"), liftTo2d(im, n, ins[1], "_weight_2d")};
   if (bias)
     ins.push_back(im.input(n, 2));
   int64_t ph = std::min(p[0], p[2]), pw = std::min(p[1], p[3]);
@@ -1659,17 +1665,23 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
                        {"dilation", tupleText(d)},
                        {"groups", std::to_string(group)},
                        {"use_bias", bias ? "True" : "False"}},
-                      ins, crop ? "_full" : "");
-  if (!crop)
-    return {y};
-  std::optional<Shape> full = im.inferredShape(y);
-  if (!full)
-    fail(im.where(n), ": the output's shape must be known to crop its asymmetric pads");
-  return {im.op(n, "strided_slice",
-                {{"begin", tupleText({p[0] - ph, p[1] - pw})},
-                 {"end", tupleText({(*full)[2] - (p[2] - ph), (*full)[3] - (p[3] - pw)})},
-                 {"axes", "(2, 3)"}},
-                {y})};
+                      ins,
+                      crop   ? "_full"
+                      : oneD ? "_2d_out"
+                             : "");
+  if (crop) {
+    std::optional<Shape> full = im.inferredShape(y);
+    if (!full)
+      fail(im.where(n), ": the output's shape must be known to crop its asymmetric pads");
+    y = im.op(n, "strided_slice",
+              {{"begin", tupleText({p[0] - ph, p[1] - pw})},
+               {"end", tupleText({(*full)[2] - (p[2] - ph), (*full)[3] - (p[3] - pw)})},
+               {"axes", "(2, 3)"}},
+              {y}, oneD ? "_cropped" : "");
+  }
+  if (oneD)
+    y = im.op(n, "squeeze", {{"axis", "2"}}, {y});
+  return {y};
 }
 
 Converter softmax(const char *op) {

@@ -1190,6 +1190,23 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
       EXPECT_EQ(runModel(path, {{"x", ones}}, opt).data, c.want) << "opt " << opt;
     std::filesystem::remove(path);
   }
+  // 1-D, run as 2-D on (N, C, 1, L): the full (1, 2, 2, 1) to 3 cells, the odd one cut first.
+  std::string line = opsetModel(13, {1, 1, 2}, [](onnx::GraphProto *g) {
+    onnx::TensorProto *w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 1, 3})
+      w->add_dims(d);
+    for (int i = 0; i < 3; ++i)
+      w->add_float_data(1.0f);
+    setInts(addNode(g, "ConvTranspose", {"x", "w"}, "y"), "output_shape", {3});
+  });
+  Tensor pair({1, 1, 2}, kFloat32);
+  pair.data = {1, 1};
+  for (int opt : {0, 3})
+    EXPECT_EQ(runModel(line, {{"x", pair}}, opt).data, (std::vector<double>{2, 2, 1}))
+        << "1-D, opt " << opt;
+  std::filesystem::remove(line);
   std::string bad = model([](onnx::NodeProto *n) {
     setInts(n, "output_shape", {6, 4});
     setString(n, "auto_pad", "SAME_UPPER");

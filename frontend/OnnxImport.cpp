@@ -167,9 +167,13 @@ public:
         shape.push_back(size->second);
         usedDims_.insert(d.dim_param());
       }
-      if (shape.empty())
-        fail(path_, ": input ", in.name(),
-             " is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+      // A scalar input is the one element of a (1,) variable (as a rank-0 output is), read
+      // only where an operand broadcasts, which it then does as the scalar would.
+      if (shape.empty()) {
+        shape = {1};
+        scalarInputs_.insert(in.name());
+        out_.scalarInputs.push_back(in.name());
+      }
       int dt = dtypeOf(tt.elem_type(), path_ + ": input " + in.name());
       declared_[in.name()] = shape;
       out_.inputDTypes[in.name()] = dt;
@@ -278,6 +282,10 @@ public:
   NodeEntry input(const onnx::NodeProto &n, int k) {
     if (!hasInput(n, k))
       fail(where(n), ": input ", k, " is missing");
+    if (scalarInputs_.count(n.input(k)))
+      fail(where(n), ": input '", n.input(k),
+           "' is a scalar (rank 0) graph input, which only an operand that broadcasts with a "
+           "tensor (Add, Mul, Where, Gemm's C, …) can read");
     auto it = values_.find(n.input(k));
     if (it == values_.end() && scalars_.count(n.input(k)))
       fail(where(n), ": input '", n.input(k),
@@ -294,7 +302,11 @@ public:
     // Every operand a scalar would make a scalar result, which a one-element tensor is not.
     bool tensorOperand = false;
     for (int i = 0; i < n.input_size(); ++i)
-      tensorOperand |= hasInput(n, i) && !scalars_.count(n.input(i));
+      tensorOperand |=
+          hasInput(n, i) && !scalars_.count(n.input(i)) && !scalarInputs_.count(n.input(i));
+    // A scalar graph input is already its one-element tensor.
+    if (tensorOperand && hasInput(n, k) && scalarInputs_.count(n.input(k)))
+      return values_.at(n.input(k));
     if (s == scalars_.end() || !tensorOperand)
       return input(n, k);
     std::string name = s->first + "_as_1d";
@@ -501,7 +513,8 @@ private:
   const onnx::ModelProto &model_;
   std::string path_;
   const DimSizes &dims_;
-  std::set<std::string> usedDims_; // the symbolic dimensions the inputs have
+  std::set<std::string> usedDims_;     // the symbolic dimensions the inputs have
+  std::set<std::string> scalarInputs_; // graph inputs of rank 0, held as (1,)
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
   std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
@@ -2053,7 +2066,7 @@ const std::map<std::string, Converter> &converters() {
                      hasC ? "_alpha" : "");
          if (!hasC)
            return std::vector<NodeEntry>{y};
-         NodeEntry c = im.input(n, 2);
+         NodeEntry c = im.broadcastInput(n, 2);
          if (beta != 1)
            c = im.op(n, "__mul_scalar__", {{"scalar", floatText(beta)}}, {c}, "_beta");
          return std::vector<NodeEntry>{im.op(n, "broadcast_add", {}, {y, c})};

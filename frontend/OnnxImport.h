@@ -25,6 +25,9 @@ struct OnnxModel {
   /// shape means unknown), so they are computed as one-element tensors of shape (1,), as NNVM
   /// reduces to a scalar; whoever compares them with ONNX's values gives them rank 0 back.
   std::vector<size_t> scalarOutputs;
+  /// The graph inputs ONNX declares rank 0, held as (1,) likewise and read only where an
+  /// operand broadcasts with a tensor; a rank-0 value given for one is its element.
+  std::vector<std::string> scalarInputs;
 };
 
 /// Sizes for the symbolic dimensions (`dim_param`) of a model's inputs, by name: the dynamic

@@ -62,6 +62,10 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
     std::fill(t.data.begin(), t.data.end(), how == "ones" ? 1.0 : 0.0);
   } else {
     Tensor f = file ? *file : readTensorFile(how);
+    // A scalar (an ONNX rank-0 TensorProto) is the element of a one-element (1,) input, the
+    // form a rank-0 graph input takes here.
+    if (f.shape.empty() && shape == Shape{1})
+      f.shape = shape;
     if (f.shape != shape)
       fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
            shapeToList(shape));

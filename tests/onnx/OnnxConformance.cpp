@@ -202,9 +202,15 @@ int main(int argc, char **argv) {
         for (const fs::path &set : dataSets(dir)) {
           std::map<std::string, Tensor> in = params;
           for (size_t k = 0; k < inputs.size(); ++k)
-            if (std::find(m.inputs.begin(), m.inputs.end(), inputs[k]) != m.inputs.end())
-              in[inputs[k]] = frontend::readTensorProto(
+            if (std::find(m.inputs.begin(), m.inputs.end(), inputs[k]) != m.inputs.end()) {
+              Tensor t = frontend::readTensorProto(
                   (set / ("input_" + std::to_string(k) + ".pb")).string());
+              // A rank-0 input is held as (1,).
+              if (t.shape.empty() &&
+                  std::count(m.scalarInputs.begin(), m.scalarInputs.end(), inputs[k]))
+                t.shape = {1};
+              in[inputs[k]] = std::move(t);
+            }
           backend::RunResult r = backend::runDeployGraph(deploy, in);
           for (size_t k = 0; k < r.outputs.size() && problem.empty(); ++k) {
             Tensor want =
@@ -243,7 +249,8 @@ int main(int argc, char **argv) {
       for (const std::string &n : names)
         std::cout << "        " << n << "\n";
   }
-  std::cout << "\n" << frozenPassed << " of those that passed did so with their shape inputs frozen\n";
+  std::cout << "\n"
+            << frozenPassed << " of those that passed did so with their shape inputs frozen\n";
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
   return failed ? 1 : 0;
 }

@@ -1218,3 +1218,44 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
       << err;
   std::filesystem::remove(bad);
 }
+
+// A rank-0 graph input is the element of a (1,) variable: as an operand that broadcasts (Mul
+// with a tensor, Gemm's C) it scales or shifts every element, and `:run` takes a rank-0
+// TensorProto for it; where an operator would need its rank, it is refused by name.
+TEST(Onnx, ScalarGraphInputsBroadcast) {
+  Engine e;
+  auto model = [](const std::string &op) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto *g = m.mutable_graph();
+    addInput(g, "x", {2, 3});
+    addInput(g, "s", {});
+    if (op == "Cast")
+      setInt(addNode(g, "Cast", {"s"}, "y"), "to", onnx::TensorProto::FLOAT);
+    else
+      addNode(g, op, {"x", "s"}, "y");
+    g->add_output()->set_name("y");
+    return saveModel(m, "scalar_input_" + op + ".onnx");
+  };
+  std::string path = model("Mul");
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::FLOAT);
+  s.add_float_data(2.5f);
+  std::string sFile = tempPath("s.pb");
+  std::ofstream(sFile, std::ios::binary) << s.SerializeAsString();
+  run(e, ":load " + path);
+  run(e, ":build");
+  std::string ran = output(e, ":run x=ones s=" + sFile);
+  EXPECT_NE(ran.find("values [2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"), std::string::npos) << ran;
+  std::filesystem::remove(path);
+  std::string cast = model("Cast");
+  std::string err = output(e, ":load " + cast);
+  EXPECT_NE(err.find("node y (Cast): input 's' is a scalar (rank 0) graph input, which only an "
+                     "operand that broadcasts with a tensor (Add, Mul, Where, Gemm's C, …) can "
+                     "read"),
+            std::string::npos)
+      << err;
+  std::filesystem::remove(cast);
+  std::filesystem::remove(sFile);
+}

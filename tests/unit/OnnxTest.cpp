@@ -49,6 +49,37 @@ void addInput(onnx::GraphProto *g, const std::string &name, const std::vector<in
     tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
+// An attribute of node n: ints, an int or a string.
+void setInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v)
+    a->add_ints(x);
+}
+void setInt(onnx::NodeProto *n, const std::string &name, int64_t v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void setString(onnx::NodeProto *n, const std::string &name, const std::string &v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+// An int64 initializer.
+void addInts(onnx::GraphProto *g, const std::string &name, const std::vector<int64_t> &v) {
+  onnx::TensorProto *t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v)
+    t->add_int64_data(x);
+}
+
 // An opset-13 model with one float32 graph input x of shape `dims`, to add nodes to.
 onnx::ModelProto floatInputModel(const std::vector<int64_t> &dims) {
   onnx::ModelProto m;
@@ -285,11 +316,7 @@ std::string resizeModel(const std::string &name, const std::string &mode, bool s
     for (float s : {1.0f, 1.0f, scale, scale})
       t->add_float_data(s);
   }
-  onnx::NodeProto *n = addNode(g, "Resize", {"x", "", "scales"}, "y");
-  auto *a = n->add_attribute();
-  a->set_name("mode");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(mode);
+  setString(addNode(g, "Resize", {"x", "", "scales"}, "y"), "mode", mode);
   g->add_output()->set_name("y");
   return saveModel(m, name);
 }
@@ -761,17 +788,9 @@ std::string windowModel(const std::string &file, const std::string &op, int64_t 
     ins.push_back("w");
   }
   onnx::NodeProto *n = addNode(g, op, ins, "y");
-  for (const auto &[name, values] : ints) {
-    auto *a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values)
-      a->add_ints(v);
-  }
-  auto *a = n->add_attribute();
-  a->set_name("auto_pad");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(autoPad);
+  for (const auto &[name, values] : ints)
+    setInts(n, name, values);
+  setString(n, "auto_pad", autoPad);
   g->add_output()->set_name("y");
   return saveModel(m, file);
 }
@@ -904,37 +923,6 @@ TEST(Onnx, GroupNormalizationPerGroupAndPerChannelScales) {
 }
 
 namespace {
-
-// An attribute of node n: ints, an int or a string.
-void setInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v)
-    a->add_ints(x);
-}
-void setInt(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-void setString(onnx::NodeProto *n, const std::string &name, const std::string &v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-
-// An int64 initializer.
-void addInts(onnx::GraphProto *g, const std::string &name, const std::vector<int64_t> &v) {
-  onnx::TensorProto *t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (int64_t x : v)
-    t->add_int64_data(x);
-}
 
 // A model of opset `opset` with float input x of `dims`, one node made by `build` (which adds
 // its inputs' initializers) and graph output y.

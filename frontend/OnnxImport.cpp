@@ -1230,6 +1230,47 @@ std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
                 {im.input(n, 0), im.input(n, 1), im.input(n, 2)})};
 }
 
+// BatchNormalization's training_mode (opset 14): x normalised by the batch's own mean and
+// (biased) variance over every axis but the channels, as ONNX's reference computes them; the
+// second and third outputs are the running mean and variance updated with momentum.
+std::vector<NodeEntry> batchNormTraining(Importer &im, const onnx::NodeProto &n) {
+  Shape d = shapeNow(im, n, 0, 2);
+  double momentum = im.attrFloat(n, "momentum", 0.9);
+  AttrDict over = {{"axis", "(1,)"}, {"exclude", "True"}}, kept = over;
+  kept.push_back({"keepdims", "True"});
+  NodeEntry x = im.input(n, 0);
+  NodeEntry dev = im.op(n, "broadcast_sub", {}, {x, im.op(n, "mean", kept, {x}, "_mean")}, "_dev");
+  NodeEntry sq = im.op(n, "elemwise_mul", {}, {dev, dev}, "_sq");
+  NodeEntry sd =
+      im.op(n, "sqrt", {},
+            {im.op(n, "__add_scalar__", {{"scalar", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
+                   {im.op(n, "mean", kept, {sq}, "_var")}, "_var_eps")},
+            "_std");
+  auto perChannel = [&](int k, const char *suffix) {
+    NodeEntry v = im.input(n, k);
+    if (d.size() == 2)
+      return v;
+    return im.op(n, "expand_dims", {{"axis", "1"}, {"num_newaxis", std::to_string(d.size() - 2)}},
+                 {v}, suffix);
+  };
+  NodeEntry y = im.op(n, "broadcast_div", {}, {dev, sd}, "_normalized");
+  y = im.op(n, "broadcast_mul", {}, {y, perChannel(1, "_scale")}, "_scaled");
+  y = im.op(n, "broadcast_add", {}, {y, perChannel(2, "_bias")});
+  std::vector<NodeEntry> outs = {y};
+  // running = running * momentum + batch * (1 - momentum), per channel.
+  for (int k : {1, 2}) {
+    const char *what = k == 1 ? "_running_mean" : "_running_var";
+    NodeEntry batch = k == 1 ? im.op(n, "mean", over, {x}, "_batch_mean")
+                             : im.op(n, "mean", over, {sq}, "_batch_var");
+    NodeEntry old = im.op(n, "__mul_scalar__", {{"scalar", floatText(momentum)}},
+                          {im.input(n, 2 + k)}, std::string(what) + "_kept");
+    NodeEntry add = im.op(n, "__mul_scalar__", {{"scalar", floatText(1 - momentum)}}, {batch},
+                          std::string(what) + "_added");
+    outs.push_back(im.op(n, "elemwise_add", {}, {old, add}, what));
+  }
+  return outs;
+}
+
 // MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default N, H and W), as
 // ONNX's function body defines it (the epsilon added to the deviation, not the variance); the
 // variance as the mean squared deviation, which equals its E[x^2] - E[x]^2.
@@ -2041,7 +2082,10 @@ const std::map<std::string, Converter> &converters() {
        }},
       {"BatchNormalization",
        [](Importer &im, const onnx::NodeProto &n) {
-         im.only(n, {"epsilon", "momentum", "spatial", "is_test", "consumed_inputs"});
+         im.only(n, {"epsilon", "momentum", "spatial", "is_test", "consumed_inputs",
+                     "training_mode"});
+         if (im.attrInt(n, "training_mode", 0))
+           return batchNormTraining(im, n);
          // Opset 1-6's is_test: 1 is inference (what this conversion is), 0 training.
          if (n.output_size() > 1 || im.attrInt(n, "is_test", 1) == 0)
            fail(im.where(n), ": training-mode outputs are not supported");

@@ -2044,8 +2044,6 @@ const std::map<std::string, Converter> &converters() {
       {"Dropout",
        [](Importer &im, const onnx::NodeProto &n) {
          im.only(n, {"ratio", "seed", "is_test"});
-         if (n.output_size() > 1 && !n.output(1).empty())
-           fail(im.where(n), ": the mask output is not supported");
          // Inference: the identity. Opset 12's training_mode input, when given, must be a
          // constant false (training drops elements at random).
          if (im.hasInput(n, 2)) {
@@ -2055,7 +2053,12 @@ const std::map<std::string, Converter> &converters() {
            if (training->data[0] != 0)
              fail(im.where(n), ": training mode is not supported (inference only)");
          }
-         return std::vector<NodeEntry>{im.op(n, "copy", {}, {im.input(n, 0)})};
+         std::vector<NodeEntry> outs = {im.op(n, "copy", {}, {im.input(n, 0)})};
+         // The mask of what was kept: everything, in inference.
+         if (n.output_size() > 1 && !n.output(1).empty())
+           outs.push_back(im.op(n, "cast", {{"dtype", "bool"}},
+                                {im.op(n, "ones_like", {}, {im.input(n, 0)}, "_ones")}, "_mask"));
+         return outs;
        }},
       {"LeakyRelu",
        [](Importer &im, const onnx::NodeProto &n) {

@@ -1053,6 +1053,51 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
   return {y};
 }
 
+// Axis `axis` of a rank-`rank` input, a negative one counting from the end; out of range is an
+// error naming the node.
+int64_t axisOf(Importer &im, const onnx::NodeProto &n, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    fail(im.where(n), ": axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// The axes of a rank-`rank` input an attribute or input lists (opset 18's Pad and Resize), each
+// once, negative ones counting from the end.
+std::vector<int64_t> distinctAxes(Importer &im, const onnx::NodeProto &n,
+                                  const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    int64_t at = a < 0 ? a + rank : a;
+    if (at < 0 || at >= rank || std::find(out.begin(), out.end(), at) != out.end())
+      fail(im.where(n), ": axis ", a, " is out of range for rank ", rank, " or repeated");
+    out.push_back(at);
+  }
+  return out;
+}
+
+// A per-channel vector (C) made to broadcast along axis 1 of a rank-`rank` tensor: (C, 1, …).
+NodeEntry alongChannels(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, size_t rank,
+                        const std::string &suffix) {
+  if (rank <= 2)
+    return v;
+  return im.op(n, "expand_dims", {{"axis", "1"}, {"num_newaxis", std::to_string(rank - 2)}}, {v},
+               suffix);
+}
+
+// x's mean over the axes `over` names (with keepdims), its deviation from it and the mean
+// squared deviation, the biased variance: the statistics of the normalisations composed of ops
+// here.
+struct Moments {
+  NodeEntry mean, dev, var;
+};
+Moments momentsOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                  const AttrDict &over) {
+  NodeEntry mean = im.op(n, "mean", over, {x}, "_mean");
+  NodeEntry dev = im.op(n, "broadcast_sub", {}, {x, mean}, "_dev");
+  return {mean, dev,
+          im.op(n, "mean", over, {im.op(n, "elemwise_mul", {}, {dev, dev}, "_sq")}, "_var")};
+}
+
 // Resize (and Upsample, its older form) of the last two axes of 4-D data by constant scales
 // or sizes: resize2d with ONNX's coordinate and rounding modes. Opset 10's Resize and Upsample
 // map coordinates asymmetrically and round nearest neighbours down.
@@ -1107,15 +1152,12 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
          " values (", partial ? "one per axis in axes" : "N, C, H, W", "), got ", given);
   std::vector<double> fullScales(4, 1.0);
   std::vector<int64_t> fullSizes(d.begin(), d.end());
-  std::set<int64_t> seen;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
-    if (a < 0 || a >= 4 || !seen.insert(a).second)
-      fail(im.where(n), ": axis ", axes[i], " is out of range for rank 4 or repeated");
+  std::vector<int64_t> listed = distinctAxes(im, n, axes, 4);
+  for (size_t i = 0; i < listed.size(); ++i) {
     if (scales.empty())
-      fullSizes[static_cast<size_t>(a)] = sizes[i];
+      fullSizes[static_cast<size_t>(listed[i])] = sizes[i];
     else
-      fullScales[static_cast<size_t>(a)] = scales[i];
+      fullScales[static_cast<size_t>(listed[i])] = scales[i];
   }
   // keep_aspect_ratio_policy (opset 18) with sizes: one scale for the listed axes, the
   // largest (not_smaller) or smallest (not_larger) of their sizes' ratios, each size then
@@ -1126,12 +1168,12 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
          " is not one of stretch, not_larger, not_smaller");
   std::optional<double> kept;
   if (!sizes.empty() && policy != "stretch") {
-    for (int64_t a : seen) {
+    for (int64_t a : listed) {
       double r = static_cast<double>(fullSizes[static_cast<size_t>(a)]) /
                  static_cast<double>(d[static_cast<size_t>(a)]);
       kept = !kept ? r : policy == "not_larger" ? std::min(*kept, r) : std::max(*kept, r);
     }
-    for (int64_t a : seen)
+    for (int64_t a : listed)
       fullSizes[static_cast<size_t>(a)] = static_cast<int64_t>(
           std::floor(*kept * static_cast<double>(d[static_cast<size_t>(a)]) + 0.5));
   }
@@ -1157,9 +1199,10 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   if (oh <= 0 || ow <= 0)
     fail(im.where(n), ": the output size (", oh, ", ", ow, ") must be positive");
   auto scaleText = [&](size_t k) {
-    return floatText(sizes.empty()                                 ? scales[k]
-                     : kept && seen.count(static_cast<int64_t>(k)) ? *kept
-                                                                   : 0.0);
+    return floatText(sizes.empty() ? scales[k]
+                     : kept && std::count(listed.begin(), listed.end(), static_cast<int64_t>(k))
+                         ? *kept
+                         : 0.0);
   };
   AttrDict cubic;
   if (mode == "cubic")
@@ -1236,36 +1279,28 @@ std::vector<NodeEntry> instanceNorm(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> batchNormTraining(Importer &im, const onnx::NodeProto &n) {
   Shape d = shapeNow(im, n, 0, 2);
   double momentum = im.attrFloat(n, "momentum", 0.9);
-  AttrDict over = {{"axis", "(1,)"}, {"exclude", "True"}}, kept = over;
-  kept.push_back({"keepdims", "True"});
-  NodeEntry x = im.input(n, 0);
-  NodeEntry dev = im.op(n, "broadcast_sub", {}, {x, im.op(n, "mean", kept, {x}, "_mean")}, "_dev");
-  NodeEntry sq = im.op(n, "elemwise_mul", {}, {dev, dev}, "_sq");
+  auto [mean, dev, var] = momentsOf(im, n, im.input(n, 0),
+                                    {{"axis", "(1,)"}, {"exclude", "True"}, {"keepdims", "True"}});
   NodeEntry sd =
       im.op(n, "sqrt", {},
             {im.op(n, "__add_scalar__", {{"scalar", floatText(im.attrFloat(n, "epsilon", 1e-5))}},
-                   {im.op(n, "mean", kept, {sq}, "_var")}, "_var_eps")},
+                   {var}, "_var_eps")},
             "_std");
-  auto perChannel = [&](int k, const char *suffix) {
-    NodeEntry v = im.input(n, k);
-    if (d.size() == 2)
-      return v;
-    return im.op(n, "expand_dims", {{"axis", "1"}, {"num_newaxis", std::to_string(d.size() - 2)}},
-                 {v}, suffix);
-  };
   NodeEntry y = im.op(n, "broadcast_div", {}, {dev, sd}, "_normalized");
-  y = im.op(n, "broadcast_mul", {}, {y, perChannel(1, "_scale")}, "_scaled");
-  y = im.op(n, "broadcast_add", {}, {y, perChannel(2, "_bias")});
+  y = im.op(n, "broadcast_mul", {}, {y, alongChannels(im, n, im.input(n, 1), d.size(), "_scale")},
+            "_scaled");
+  y = im.op(n, "broadcast_add", {}, {y, alongChannels(im, n, im.input(n, 2), d.size(), "_bias")});
   std::vector<NodeEntry> outs = {y};
-  // running = running * momentum + batch * (1 - momentum), per channel.
+  // running = running * momentum + batch * (1 - momentum), per channel: the batch's statistics
+  // are the ones y used, (1, C, 1, …) read as (C).
   for (int k : {1, 2}) {
-    const char *what = k == 1 ? "_running_mean" : "_running_var";
-    NodeEntry batch = k == 1 ? im.op(n, "mean", over, {x}, "_batch_mean")
-                             : im.op(n, "mean", over, {sq}, "_batch_var");
+    std::string what = k == 1 ? "_running_mean" : "_running_var";
+    NodeEntry batch = im.op(n, "reshape", {{"shape", tupleText({d[1]})}}, {k == 1 ? mean : var},
+                            k == 1 ? "_batch_mean" : "_batch_var");
     NodeEntry old = im.op(n, "__mul_scalar__", {{"scalar", floatText(momentum)}},
-                          {im.input(n, 2 + k)}, std::string(what) + "_kept");
-    NodeEntry add = im.op(n, "__mul_scalar__", {{"scalar", floatText(1 - momentum)}}, {batch},
-                          std::string(what) + "_added");
+                          {im.input(n, 2 + k)}, what + "_kept");
+    NodeEntry add =
+        im.op(n, "__mul_scalar__", {{"scalar", floatText(1 - momentum)}}, {batch}, what + "_added");
     outs.push_back(im.op(n, "elemwise_add", {}, {old, add}, what));
   }
   return outs;
@@ -1279,10 +1314,8 @@ std::vector<NodeEntry> meanVarianceNorm(Importer &im, const onnx::NodeProto &n) 
   std::vector<int64_t> axes = im.attrInts(n, "axes");
   if (!im.attr(n, "axes"))
     axes = {0, 2, 3};
-  AttrDict over = {{"axis", tupleText(axes)}, {"keepdims", "True"}};
-  NodeEntry x = im.input(n, 0);
-  NodeEntry dev = im.op(n, "broadcast_sub", {}, {x, im.op(n, "mean", over, {x}, "_mean")}, "_dev");
-  NodeEntry var = im.op(n, "mean", over, {im.op(n, "elemwise_mul", {}, {dev, dev}, "_sq")}, "_var");
+  auto [mean, dev, var] =
+      momentsOf(im, n, im.input(n, 0), {{"axis", tupleText(axes)}, {"keepdims", "True"}});
   NodeEntry sd = im.op(n, "__add_scalar__", {{"scalar", "1e-09"}},
                        {im.op(n, "sqrt", {}, {var}, "_std")}, "_std_eps");
   return {im.op(n, "broadcast_div", {}, {dev, sd})};
@@ -1325,10 +1358,7 @@ std::vector<NodeEntry> hardmax(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"axis"});
   Shape d = shapeNow(im, n, 0, 1);
   auto rank = static_cast<int64_t>(d.size());
-  int64_t axis = im.attrInt(n, "axis", im.opset() >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank)
-    fail(im.where(n), ": axis ", axis, " is out of range for rank ", rank);
-  axis = axis < 0 ? axis + rank : axis;
+  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", im.opset() >= 13 ? -1 : 1), rank);
   NodeEntry x = im.input(n, 0);
   Shape work = d;
   if (im.opset() < 13) {
@@ -1848,10 +1878,8 @@ const std::map<std::string, Converter> &converters() {
          // the right: it gets unit axes for the ones after the channels.
          if (im.opset() < 7) {
            Shape xs = shapeNow(im, n, 0, 1), ss = shapeNow(im, n, 1, 1);
-           if (xs.size() > 2 && ss.size() == 1 && ss[0] != 1)
-             slope = im.op(n, "expand_dims",
-                           {{"axis", "1"}, {"num_newaxis", std::to_string(xs.size() - 2)}},
-                           {slope}, "_per_channel");
+           if (ss.size() == 1 && ss[0] != 1)
+             slope = alongChannels(im, n, slope, xs.size(), "_per_channel");
          }
          NodeEntry pos = im.op(n, "relu", {}, {x}, "_pos");
          NodeEntry neg = im.op(n, "elemwise_sub", {}, {x, pos}, "_neg");
@@ -2241,12 +2269,10 @@ const std::map<std::string, Converter> &converters() {
          std::string sections;
          if (const auto *a = im.attr(n, "num_outputs"); a && sizes.empty()) {
            // Opset 18: num_outputs parts of ceil(d / num_outputs), the last one smaller.
-           int64_t parts = a->i(), axis = im.attrInt(n, "axis", 0);
+           int64_t parts = a->i();
            Shape d = shapeNow(im, n, 0, 1);
-           auto rank = static_cast<int64_t>(d.size());
-           if (axis < -rank || axis >= rank)
-             fail(im.where(n), ": axis ", axis, " is out of range for rank ", rank);
-           int64_t len = d[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+           int64_t len = d[static_cast<size_t>(
+               axisOf(im, n, im.attrInt(n, "axis", 0), static_cast<int64_t>(d.size())))];
            if (parts <= 0 || parts > len || parts != n.output_size())
              fail(im.where(n), ": num_outputs ", parts, " must be the number of outputs (",
                   n.output_size(), ") and at most the axis's length ", len);
@@ -2286,15 +2312,10 @@ const std::map<std::string, Converter> &converters() {
            if (p.size() != 2 * axes.size())
              fail(im.where(n), ": pads has ", p.size(), " values for ", axes.size(),
                   " axes (it needs two per axis)");
-           std::vector<int64_t> full(2 * d.size(), 0);
-           std::set<int64_t> seen;
-           for (size_t i = 0; i < axes.size(); ++i) {
-             int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-             if (a < 0 || a >= rank || !seen.insert(a).second)
-               fail(im.where(n), ": axis ", axes[i], " is out of range for rank ", rank,
-                    " or repeated");
-             full[static_cast<size_t>(a)] = p[i];
-             full[static_cast<size_t>(a + rank)] = p[i + axes.size()];
+           std::vector<int64_t> full(2 * d.size(), 0), at = distinctAxes(im, n, axes, rank);
+           for (size_t i = 0; i < at.size(); ++i) {
+             full[static_cast<size_t>(at[i])] = p[i];
+             full[static_cast<size_t>(at[i] + rank)] = p[i + at.size()];
            }
            p = full;
          }

@@ -73,11 +73,16 @@ const Node *producer(const NodeEntry &e) {
   return n;
 }
 
+// Whether `n` is a `pad` that fills with zeros (not with edge cells or a reflection).
+bool padsWithZeros(const Node &n) {
+  return !n.isVariable() && n.op->name == "pad" && n.parsed.getFloat("pad_value") == 0 &&
+         n.parsed.getStr("pad_mode") == "constant";
+}
+
 // Whether `e` is a `pad` with zeros that adds `extra` elements at the end of axis `axis` (and
 // nothing elsewhere but possibly the end of axis `other`).
 bool zeroPadOf(const Node *n, int axis, int64_t extra, int other = -1) {
-  if (n->isVariable() || n->op->name != "pad" || n->parsed.getFloat("pad_value") != 0 ||
-      n->parsed.getStr("pad_mode") != "constant")
+  if (!padsWithZeros(*n))
     return false;
   const auto &w = n->parsed.getPairs("pad_width");
   for (size_t d = 0; d < w.size(); ++d) {
@@ -187,8 +192,7 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
           return {pv->source};
       if (from != to && primalLayout(from) == to) // from a blocked layout to its primal one
         viewOf[node.get()] = {node->inputs[0], from, to};
-      if (!in.isVariable() && in.op->name == "pad" && in.parsed.getFloat("pad_value") == 0 &&
-          in.parsed.getStr("pad_mode") == "constant")
+      if (padsWithZeros(in))
         paddedCopies[{in.inputs[0].node.get(), in.inputs[0].index, in.parsed.raw("pad_width"),
                       to}] = {node, 0, 0};
       return {};

@@ -80,6 +80,22 @@ void addInts(onnx::GraphProto *g, const std::string &name, const std::vector<int
     t->add_int64_data(x);
 }
 
+// A float32 initializer whose element i is value(i) (ones by default).
+void addFloats(
+    onnx::GraphProto *g, const std::string &name, const std::vector<int64_t> &dims,
+    const std::function<float(int64_t)> &value = [](int64_t) { return 1.0f; }) {
+  onnx::TensorProto *t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    count *= d;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    t->add_float_data(value(i));
+}
+
 // An opset-13 model with one float32 graph input x of shape `dims`, to add nodes to.
 onnx::ModelProto floatInputModel(const std::vector<int64_t> &dims) {
   onnx::ModelProto m;
@@ -94,6 +110,13 @@ std::string saveModel(const onnx::ModelProto &m, const std::string &name) {
   std::string path = tempPath(name);
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
   return path;
+}
+
+// Loads the model at `path` expecting an error that contains `want`, then removes the file.
+void expectLoadError(Engine &e, const std::string &path, const std::string &want) {
+  std::string err = output(e, ":load " + path);
+  EXPECT_NE(err.find(want), std::string::npos) << err;
+  std::filesystem::remove(path);
 }
 
 // conv (weights as an initializer) -> relu -> flatten -> gemm, with a given opset; `symbolic`
@@ -115,20 +138,9 @@ std::string writeModel(const std::string &name, int64_t opset, bool symbolic = f
     else
       dim->set_dim_value(d);
   }
-  auto initializer = [&](const std::string &n, std::vector<int64_t> dims) {
-    onnx::TensorProto *t = g->add_initializer();
-    t->set_name(n);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t count = 1;
-    for (int64_t d : dims) {
-      t->add_dims(d);
-      count *= d;
-    }
-    for (int64_t i = 0; i < count; ++i)
-      t->add_float_data(static_cast<float>((i % 5) - 2) * 0.25f);
-  };
-  initializer("w", {3, 2, 3, 3});
-  initializer("fc", {5, 48});
+  auto ramp = [](int64_t i) { return static_cast<float>((i % 5) - 2) * 0.25f; };
+  addFloats(g, "w", {3, 2, 3, 3}, ramp);
+  addFloats(g, "fc", {5, 48}, ramp);
   auto node = [&](const std::string &op, std::vector<std::string> ins, const std::string &out) {
     return addNode(g, op, ins, out);
   };
@@ -349,9 +361,7 @@ TEST(Onnx, ResizeWithConstantScales) {
   }
   // A NaN scale (its size would be an undefined conversion) is refused.
   std::string nan = resizeModel("nan_resize.onnx", "nearest", false, std::nanf(""));
-  std::string err = output(e, ":load " + nan);
-  EXPECT_NE(err.find("scales must be positive and at most 1e6"), std::string::npos) << err;
-  std::filesystem::remove(nan);
+  expectLoadError(e, nan, "scales must be positive and at most 1e6");
 }
 
 // Rank-0 constants as PyTorch exports them: a Constant scalar multiplied in (read as a
@@ -406,12 +416,9 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
             (std::vector<double>{0, 1, 4, 6}));
   std::filesystem::remove(path);
   std::string bad = model("scalar_relu.onnx", "Relu");
-  std::string err = output(e, ":load " + bad);
-  EXPECT_NE(err.find("input 'half' is a scalar (rank 0); the workbench's tensors have rank 1 or "
-                     "more"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(bad);
+  expectLoadError(e, bad,
+                  "input 'half' is a scalar (rank 0); the workbench's tensors have rank 1 or "
+                  "more");
 }
 
 // NegativeLogLikelihoodLoss with class weights and an ignored class, reduced by mean to the rank-0
@@ -531,9 +538,7 @@ TEST(Onnx, RangeConstantAndTopKOutputs) {
   EXPECT_NE(output(e, ":load " + zero).find("(Range): delta must not be 0"), std::string::npos);
   std::filesystem::remove(zero);
   std::string wide = model("topk_wide.onnx", 1, 5);
-  std::string err = output(e, ":load " + wide);
-  EXPECT_NE(err.find("k 5 must be 1 … 3 (the size of axis 1)"), std::string::npos) << err;
-  std::filesystem::remove(wide);
+  expectLoadError(e, wide, "k 5 must be 1 … 3 (the size of axis 1)");
 }
 
 // A symbolic dimension (an export's dynamic axis) takes the size :load gives it.
@@ -778,13 +783,7 @@ std::string windowModel(const std::string &file, const std::string &op, int64_t 
   onnx::GraphProto *g = m.mutable_graph();
   std::vector<std::string> ins = {"x"};
   if (op == "Conv") {
-    onnx::TensorProto *w = g->add_initializer();
-    w->set_name("w");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : {1, 1, 3, 3})
-      w->add_dims(d);
-    for (int k = 0; k < 9; ++k)
-      w->add_float_data(1.0f);
+    addFloats(g, "w", {1, 1, 3, 3});
     ins.push_back("w");
   }
   onnx::NodeProto *n = addNode(g, op, ins, "y");
@@ -858,11 +857,7 @@ TEST(Onnx, AutoPadSameKeepsTheSizeAndPlacesTheOddCell) {
   }
   std::string bad =
       windowModel("auto_pad_bad.onnx", "MaxPool", 3, {{"kernel_shape", {2, 2}}}, "SAME");
-  std::string err = output(e, ":load " + bad);
-  EXPECT_NE(err.find("auto_pad SAME is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(bad);
+  expectLoadError(e, bad, "auto_pad SAME is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
 }
 
 // GroupNormalization at opset 18 (a scale and bias per group, spread over the group's channels)
@@ -915,11 +910,7 @@ TEST(Onnx, GroupNormalizationPerGroupAndPerChannelScales) {
     std::filesystem::remove(path);
   }
   std::string bad = model(21, 3, 4);
-  std::string err = output(e, ":load " + bad);
-  EXPECT_NE(err.find("(GroupNormalization): num_groups 3 does not divide the 4 channels"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(bad);
+  expectLoadError(e, bad, "(GroupNormalization): num_groups 3 does not divide the 4 channels");
 }
 
 namespace {
@@ -1086,9 +1077,7 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
   };
   for (const Bad &b : bad) {
     std::string path = opsetModel(18, b.dims, b.build);
-    std::string err = output(e, ":load " + path);
-    EXPECT_NE(err.find(b.error), std::string::npos) << err;
-    std::filesystem::remove(path);
+    expectLoadError(e, path, b.error);
   }
 }
 
@@ -1119,11 +1108,7 @@ TEST(Onnx, Opset6BroadcastAlignsTheSecondOperandAtItsAxis) {
   }
   std::filesystem::remove(path);
   std::string bad = model(2, {3});
-  std::string err = output(e, ":load " + bad);
-  EXPECT_NE(err.find("node y (Add): operand B (3,) does not fit into A (2, 3, 2) from axis 2"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(bad);
+  expectLoadError(e, bad, "node y (Add): operand B (3,) does not fit into A (2, 3, 2) from axis 2");
 }
 
 // ConvTranspose of a 2x2 of ones by a 3x3 of ones: the full output counts the overlaps,
@@ -1159,13 +1144,7 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
   };
   auto model = [](const std::function<void(onnx::NodeProto *)> &attrs) {
     return opsetModel(13, {1, 1, 2, 2}, [&](onnx::GraphProto *g) {
-      onnx::TensorProto *w = g->add_initializer();
-      w->set_name("w");
-      w->set_data_type(onnx::TensorProto::FLOAT);
-      for (int64_t d : {1, 1, 3, 3})
-        w->add_dims(d);
-      for (int i = 0; i < 9; ++i)
-        w->add_float_data(1.0f);
+      addFloats(g, "w", {1, 1, 3, 3});
       attrs(addNode(g, "ConvTranspose", {"x", "w"}, "y"));
     });
   };
@@ -1180,13 +1159,7 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
   }
   // 1-D, run as 2-D on (N, C, 1, L): the full (1, 2, 2, 1) to 3 cells, the odd one cut first.
   std::string line = opsetModel(13, {1, 1, 2}, [](onnx::GraphProto *g) {
-    onnx::TensorProto *w = g->add_initializer();
-    w->set_name("w");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : {1, 1, 3})
-      w->add_dims(d);
-    for (int i = 0; i < 3; ++i)
-      w->add_float_data(1.0f);
+    addFloats(g, "w", {1, 1, 3});
     setInts(addNode(g, "ConvTranspose", {"x", "w"}, "y"), "output_shape", {3});
   });
   Tensor pair({1, 1, 2}, kFloat32);
@@ -1199,12 +1172,9 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
     setInts(n, "output_shape", {6, 4});
     setString(n, "auto_pad", "SAME_UPPER");
   });
-  std::string err = output(e, ":load " + bad);
-  EXPECT_NE(err.find("(ConvTranspose): output_shape (6, 4) would add cells before the "
-                     "convolution's output"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(bad);
+  expectLoadError(e, bad,
+                  "(ConvTranspose): output_shape (6, 4) would add cells before the "
+                  "convolution's output");
 }
 
 // A rank-0 graph input is the element of a (1,) variable: as an operand that broadcasts (Mul
@@ -1238,12 +1208,9 @@ TEST(Onnx, ScalarGraphInputsBroadcast) {
   EXPECT_NE(ran.find("values [2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"), std::string::npos) << ran;
   std::filesystem::remove(path);
   std::string cast = model("Cast");
-  std::string err = output(e, ":load " + cast);
-  EXPECT_NE(err.find("node y (Cast): input 's' is a scalar (rank 0) graph input, which only an "
-                     "operand that broadcasts with a tensor (Add, Mul, Where, Gemm's C, …) can "
-                     "read"),
-            std::string::npos)
-      << err;
-  std::filesystem::remove(cast);
+  expectLoadError(e, cast,
+                  "node y (Cast): input 's' is a scalar (rank 0) graph input, which only an "
+                  "operand that broadcasts with a tensor (Add, Mul, Where, Gemm's C, …) can "
+                  "read");
   std::filesystem::remove(sFile);
 }

@@ -8,6 +8,12 @@ namespace {
 std::string var(const std::string &name, const std::string &shape) {
   return name + " = Variable(\"" + name + "\", shape=" + shape + ")\n";
 }
+
+// InferShape refuses `program` with a message that contains `want`.
+void expectInferError(const std::string &program, const std::string &want) {
+  std::string msg = inferError(program);
+  EXPECT_NE(msg.find(want), std::string::npos) << msg;
+}
 } // namespace
 
 TEST(OpShape, Conv2dFromNnvmSpec) {
@@ -64,22 +70,20 @@ TEST(OpShape, VolumeOps) {
             (Shape{1, 3, 5, 5, 5}));
   EXPECT_EQ(outShape(var("x", "(1,3,8,9,10)") + "y = avg_pool3d(x, pool_size=(2,2,2))"),
             (Shape{1, 3, 7, 8, 9}));
-  auto error = [](const std::string &program, const std::string &want) {
-    std::string msg = inferError(program);
-    EXPECT_NE(msg.find(want), std::string::npos) << msg;
-  };
-  error(var("x", "(1,4,10,10)") + "y = conv3d(x, channels=6, kernel_size=(3,3,3))",
-        "data must be 5-D (NCDHW), got [1, 4, 10, 10]");
-  error(var("x", "(1,4,5,5,5)") + "y = conv3d(x, channels=6, kernel_size=(3,3))",
-        "attribute 'kernel_size' must have 3 values, got (3, 3)");
-  error(var("x", "(1,3,5,5,5)") + "y = conv3d(x, channels=6, kernel_size=(3,3,3), groups=2)",
-        "must be divisible by groups 2");
-  error(var("x", "(1,3,2,5,5)") + "y = max_pool3d(x, pool_size=(3,3,3))",
-        "the window (3, 3, 3) is larger than the padded input [1, 3, 2, 5, 5]");
-  error(var("x", "(1,3,5,5,5)") + "y = avg_pool3d(x, pool_size=(2,2,2), padding=(1,1))",
-        "attribute 'padding' must have 3 or 6 values, got (1, 1)");
-  error(var("x", "(1,3,5,5,5)") + "y = max_pool3d(x, pool_size=(2,2,2), layout=\"NDHWC\")",
-        "layout 'NDHWC' is not supported (only NCDHW)");
+  expectInferError(var("x", "(1,4,10,10)") + "y = conv3d(x, channels=6, kernel_size=(3,3,3))",
+                   "data must be 5-D (NCDHW), got [1, 4, 10, 10]");
+  expectInferError(var("x", "(1,4,5,5,5)") + "y = conv3d(x, channels=6, kernel_size=(3,3))",
+                   "attribute 'kernel_size' must have 3 values, got (3, 3)");
+  expectInferError(var("x", "(1,3,5,5,5)") +
+                       "y = conv3d(x, channels=6, kernel_size=(3,3,3), groups=2)",
+                   "must be divisible by groups 2");
+  expectInferError(var("x", "(1,3,2,5,5)") + "y = max_pool3d(x, pool_size=(3,3,3))",
+                   "the window (3, 3, 3) is larger than the padded input [1, 3, 2, 5, 5]");
+  expectInferError(var("x", "(1,3,5,5,5)") + "y = avg_pool3d(x, pool_size=(2,2,2), padding=(1,1))",
+                   "attribute 'padding' must have 3 or 6 values, got (1, 1)");
+  expectInferError(var("x", "(1,3,5,5,5)") +
+                       "y = max_pool3d(x, pool_size=(2,2,2), layout=\"NDHWC\")",
+                   "layout 'NDHWC' is not supported (only NCDHW)");
 }
 
 TEST(OpShape, GroupAndInstanceNorm) {
@@ -88,22 +92,18 @@ TEST(OpShape, GroupAndInstanceNorm) {
   EXPECT_EQ(g.attr("shape")->shapes[2], (Shape{6})); // beta
   EXPECT_EQ(g.attr("shape")->shapes[3], (Shape{2, 6, 5}));
   EXPECT_EQ(outShape(var("x", "(2,3,4)") + "y = instance_norm(x, axis=2)"), (Shape{2, 3, 4}));
-  auto error = [](const std::string &program, const std::string &want) {
-    std::string msg = inferError(program);
-    EXPECT_NE(msg.find(want), std::string::npos) << msg;
-  };
-  error(var("x", "(2,6,5)") + "y = group_norm(x, num_groups=4)",
-        "num_groups 4 does not divide the 6 channels");
-  error(var("x", "(2,6)") + "y = instance_norm(x, axis=-1)",
-        "axis -1 must name an axis of [2, 6] (0 to 1)");
-  error(var("x", "(2,6)") + "y = group_norm(x, num_groups=2, axis=2)",
-        "axis 2 must name an axis of [2, 6] (0 to 1)");
+  expectInferError(var("x", "(2,6,5)") + "y = group_norm(x, num_groups=4)",
+                   "num_groups 4 does not divide the 6 channels");
+  expectInferError(var("x", "(2,6)") + "y = instance_norm(x, axis=-1)",
+                   "axis -1 must name an axis of [2, 6] (0 to 1)");
+  expectInferError(var("x", "(2,6)") + "y = group_norm(x, num_groups=2, axis=2)",
+                   "axis 2 must name an axis of [2, 6] (0 to 1)");
   // A reflection mirrors an axis once: its padding must be shorter than the axis.
   EXPECT_EQ(
       outShape(var("x", "(2,3)") + "y = pad(x, pad_width=((1,1),(2,2)), pad_mode=\"reflect\")"),
       (Shape{4, 7}));
-  error(var("x", "(2,3)") + "y = pad(x, pad_width=((0,0),(3,0)), pad_mode=\"reflect\")",
-        "reflect padding of axis 1 (3, 0) must be less than its length 3");
+  expectInferError(var("x", "(2,3)") + "y = pad(x, pad_width=((0,0),(3,0)), pad_mode=\"reflect\")",
+                   "reflect padding of axis 1 (3, 0) must be less than its length 3");
 }
 
 TEST(OpShape, Conv2dErrors) {

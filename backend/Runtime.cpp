@@ -115,11 +115,16 @@ Pool &pool() {
 } // namespace
 
 int numThreads() {
-  if (const char *env = std::getenv("LOUPE_NUM_THREADS"))
-    if (int n = std::atoi(env); n > 0)
-      return n;
-  unsigned n = std::thread::hardware_concurrency();
-  return n ? static_cast<int>(n) : 1;
+  // Once: hardware_concurrency reads sysfs (an open and a read, about 5 us), and every parallel
+  // loop asks; the pool is sized by the first answer anyway.
+  static const int threads = [] {
+    if (const char *env = std::getenv("LOUPE_NUM_THREADS"))
+      if (int n = std::atoi(env); n > 0)
+        return n;
+    unsigned n = std::thread::hardware_concurrency();
+    return n ? static_cast<int>(n) : 1;
+  }();
+  return threads;
 }
 
 } // namespace loupe::backend

@@ -13,7 +13,8 @@ void loupe_parallel_for(int64_t n, void (*body)(int64_t, void *), void *closure)
 
 namespace loupe::backend {
 
-/// Threads the pool uses (the hardware's count unless LOUPE_NUM_THREADS says otherwise).
+/// Threads the pool uses (the hardware's count unless LOUPE_NUM_THREADS says otherwise), read
+/// once per process.
 int numThreads();
 
 } // namespace loupe::backend

@@ -261,9 +261,16 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
     rf->axes.push_back(var(a->name + ".rf"));
     rename.push_back({a.get(), rf->axes.back()});
   }
-  Expr inner = var(k->name + ".inner");
+  // Partials of partials (k.inner.r rfactor'ed again) are named by factor from the original
+  // axis: k.inner16, k.outer16 and k.inner.r16, not k.inner.r.inner.
+  std::string base = k->name, level;
+  if (size_t at = base.find(".inner.r"); at != std::string::npos) {
+    base = base.substr(0, at);
+    level = std::to_string(factor);
+  }
+  Expr inner = var(base + ".inner" + level);
   rf->axes.push_back(inner);
-  IterVar outer{var(k->name + ".outer"), (extent + factor - 1) / factor};
+  IterVar outer{var(base + ".outer" + level), (extent + factor - 1) / factor};
   Expr kValue = outer.var * factor + inner;
   rename.push_back({k.get(), kValue});
   std::vector<IterVar> axes;
@@ -276,7 +283,14 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   Stage r;
   r.tensor = rf;
   r.body = rf->body;
+  // A stage rfactor'ed twice (partial sums summed pairwise) names its second partials by factor.
   r.buffer = s.buffer + ".rf";
+  auto taken = [&](const std::string &name) {
+    return std::any_of(stages.begin(), stages.end(),
+                       [&](const Stage &o) { return o.buffer == name; });
+  };
+  for (int n = 0; taken(r.buffer); ++n)
+    r.buffer = s.buffer + ".rf" + std::to_string(factor) + (n ? "_" + std::to_string(n) : "");
   for (size_t d = 0; d < rf->axes.size(); ++d) {
     r.leaves.push_back({rf->axes[d], rf->shape[d]});
     r.axisValue.push_back({rf->axes[d].get(), rf->axes[d]});
@@ -286,7 +300,7 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
     r.axisValue.push_back({a.var.get(), a.var});
   }
   // `s` now sums the partials.
-  IterVar partial{var(k->name + ".inner.r"), factor};
+  IterVar partial{var(base + ".inner.r" + level), factor};
   std::vector<Expr> at = t.axes;
   at.push_back(partial.var);
   s.body = reduce(body->combiner, read(rf, at), {partial});
@@ -434,18 +448,69 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   for (size_t d = 0; d < p.axes.size(); ++d)
     if (producer.leaves[d].var != p.axes[d] || producer.axisValue[d].second != p.axes[d])
       fail("schedule: compute_at of ", producer.buffer, " after its data axes were scheduled");
-  // The consumer's reads of the producer, in the consumer's loop variables.
-  ReadCollector rc;
-  rc.target = &p;
-  rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(consumer.body));
-  if (rc.reads.empty())
-    fail("schedule: ", consumer.buffer, " does not read ", producer.buffer);
+  // TVM's bound inference, as far as one loop: the producer's reads by the consumer and by the
+  // stages already computed inside `at` (at it, at a loop inside it, or nested in those), each
+  // read's index in loop variables. The consumer's loops down to `at` are fixed per iteration;
+  // its loops inside `at` and the loops of the stages computed there run within it.
+  // Every loop's extent: a consumer computed at another stage's loop reads in that stage's loop
+  // variables too, which are fixed per iteration of `at` as the consumer's outer loops are.
   std::map<const ExprNode *, int64_t> extentOf;
-  std::set<const ExprNode *> outer;
+  std::map<const ExprNode *, Expr> loopVar;
+  for (const Stage &st : stages)
+    for (const Leaf &l : st.leaves) {
+      extentOf[l.var.get()] = l.extent;
+      loopVar[l.var.get()] = l.var;
+    }
   std::set<const ExprNode *> inner;
-  for (size_t i = 0; i < consumer.leaves.size(); ++i) {
-    extentOf[consumer.leaves[i].var.get()] = consumer.leaves[i].extent;
-    (i <= pos ? outer : inner).insert(consumer.leaves[i].var.get());
+  for (size_t i = pos + 1; i < consumer.leaves.size(); ++i)
+    inner.insert(consumer.leaves[i].var.get());
+  std::set<const ExprNode *> within = inner; // loops whose iterations lie inside one of `at`
+  within.insert(at.get());
+  std::vector<std::vector<Expr>> reads, written; // as read, and in loop variables
+  auto collect = [&](const Stage &reader) {
+    ReadCollector rc;
+    rc.target = &p;
+    rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(reader.body));
+    for (const std::vector<Expr> &r : rc.reads) {
+      written.push_back(r);
+      reads.push_back({});
+      for (const Expr &e : r)
+        reads.back().push_back(substitute(e, reader.axisValue));
+    }
+  };
+  collect(consumer);
+  std::set<const Stage *> readers{&consumer};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Stage &st : stages) {
+      if (&st == &producer || readers.count(&st) || !st.attachedAt ||
+          !within.count(st.attachedAt.get()))
+        continue;
+      if (&st < &producer) // lowered in stage order, the reader would run first
+        fail("schedule: compute_at of ", producer.buffer, " after ", st.buffer,
+             ", which reads it, was computed at that loop");
+      readers.insert(&st);
+      collect(st);
+      for (const Leaf &l : st.leaves) {
+        extentOf[l.var.get()] = l.extent;
+        inner.insert(l.var.get());
+        within.insert(l.var.get());
+      }
+      grew = true;
+    }
+  }
+  if (reads.empty())
+    fail("schedule: ", consumer.buffer, " does not read ", producer.buffer);
+  // Computed once per iteration of `at`, the producer must not be read outside it.
+  for (const Stage &st : stages) {
+    if (st.inlined || readers.count(&st) || &st == &producer)
+      continue;
+    ReadCollector rc;
+    rc.target = &p;
+    rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(st.body));
+    if (!rc.reads.empty())
+      fail("schedule: compute_at of ", producer.buffer, " at ", consumer.buffer, " ", at->name,
+           ": ", st.buffer, " reads it outside that loop");
   }
   producer.regionMin.clear();
   producer.region.clear();
@@ -455,11 +520,11 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
     std::map<const ExprNode *, int64_t> outerCoef;
     std::vector<std::pair<Expr, int64_t>> outerAtoms;
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for (size_t r = 0; r < rc.reads.size(); ++r) {
+    for (size_t r = 0; r < reads.size(); ++r) {
       std::map<const ExprNode *, int64_t> coef;
       std::vector<std::pair<Expr, int64_t>> atoms;
       int64_t c = 0;
-      Expr index = substitute(rc.reads[r][d], consumer.axisValue);
+      Expr index = reads[r][d];
       // Plainly affine first (the seed-era schedules print what that gives); else with the
       // outer loops' non-affine parts (a fused loop taken apart) as terms of their own; else
       // with a row and column read back from a fused pixel axis, (p / w) * w + p % w, as p.
@@ -472,7 +537,7 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       if (!affine(index, coef, c)) {
         if (!withAtoms(index) && !withAtoms(foldDivMod(index)))
           fail("schedule: compute_at of ", producer.buffer, ": the index ",
-               printExpr(rc.reads[r][d]), " is not affine in ", consumer.buffer, "'s loops");
+               printExpr(written[r][d]), " is not affine in ", consumer.buffer, "'s loops");
       }
       auto byKey = [](const std::vector<std::pair<Expr, int64_t>> &v) {
         std::map<std::string, int64_t> m;
@@ -488,7 +553,7 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       for (const auto &[v, k] : coef) {
         if (k == 0)
           continue;
-        if (outer.count(v)) {
+        if (!inner.count(v)) {
           oc[v] = k;
         } else {
           int64_t span = k * (extentOf.count(v) ? extentOf.at(v) - 1 : 0);
@@ -504,11 +569,10 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
     Expr min = intImm(lo);
     int64_t maxMin = lo; // the largest value `min` takes
     for (const auto &[v, k] : outerCoef) {
-      Expr term = nullptr;
-      for (const Leaf &l : consumer.leaves)
-        if (l.var.get() == v)
-          term = l.var;
-      min = term * k + min;
+      auto term = loopVar.find(v);
+      if (term == loopVar.end())
+        fail("schedule: compute_at of ", producer.buffer, ": it is read at a variable of no loop");
+      min = term->second * k + min;
       maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
     }
     for (const auto &[term, k] : outerAtoms) {

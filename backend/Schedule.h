@@ -90,9 +90,11 @@ public:
   /// (references into `stages` taken before are invalid afterwards).
   Stage &rfactor(Stage &s, const loop::Expr &k, int64_t factor);
   /// Runs `producer` inside `consumer`'s loop `at`, for each iteration over just the region of
-  /// its data axes that the iteration reads (bounds from the consumer's reads, which must be
-  /// affine in its loop variables). Schedule the consumer's loops first; `producer`'s data axes
-  /// must not be split or fused yet (its reduce axes may be, before or after).
+  /// its data axes that the iteration reads: bounds from the reads of the consumer and of the
+  /// stages already computed inside `at` (a chain of producers is attached consumers first),
+  /// which must be affine in their loop variables; no other stage may read `producer`. Schedule
+  /// the consumer's loops first; `producer`'s data axes must not be split or fused yet (its
+  /// reduce axes may be, before or after).
   void computeAt(Stage &producer, Stage &consumer, loop::Expr at);
   /// Makes a stage computed at a consumer's loop local to that loop (see Stage::local).
   void setLocal(Stage &s);

@@ -668,6 +668,69 @@ TEST(ScheduleComputeAt, AtAFusedLoopIntoALocalBuffer) {
     EXPECT_EQ(got[0].data[i], in.data[i] * in.data[i] + 1) << i;
 }
 
+// Bound inference through a chain: the row sums `r` are computed at the output's row loop, then
+// the squares `p` they sum at the same loop — the output does not read `p`, but `r`, computed
+// inside that loop, reads a row of it per iteration. A stage read outside the loop is refused.
+TEST(ScheduleComputeAt, ThroughTheStagesComputedInsideTheLoop) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {4, 10}, kFloat32);
+  ComputeRef p = compute({4, 10}, kFloat32, [&](const E &i) { return read(a, i) * read(a, i); });
+  loop::IterVar k = loop::reduceAxis(10, "k");
+  ComputeRef r = compute(
+      {4}, kFloat32,
+      [&](const E &i) {
+        return loop::reduce(loop::Combiner::Sum, read(p, {i[0], k.var}), {k});
+      },
+      "rows");
+  ComputeRef c = compute(
+      {4, 10}, kFloat32, [&](const E &i) { return read(a, i) / read(r, {i[0]}); }, "out");
+  {
+    backend::Schedule s({c});
+    loop::Expr row = s.stage(c).leaves[0].var;
+    s.computeAt(s.stage(r), s.stage(c), row);
+    s.computeAt(s.stage(p), s.stage(c), row);
+    EXPECT_EQ(s.stage(p).region, (Shape{1, 10}));
+    EXPECT_EQ(s.stage(r).region, (Shape{1}));
+    EXPECT_TRUE(s.stage(p).guards.empty());
+    backend::LoweredFunction lf = loweredOf(s, a, c);
+    std::string text = loop::printStmt(lf.body);
+    EXPECT_NE(text.find("for (i0, 0, 4) {\n    produce compute {"), std::string::npos) << text;
+    Tensor in({4, 10}, kFloat32);
+    for (size_t i = 0; i < in.data.size(); ++i)
+      in.data[i] = static_cast<double>(i % 7) - 2;
+    std::vector<Tensor> got = backend::evalLowered(lf, {in});
+    for (int64_t i = 0; i < 4; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < 10; ++j)
+        sum += in.data[i * 10 + j] * in.data[i * 10 + j];
+      for (int64_t j = 0; j < 10; ++j)
+        EXPECT_FLOAT_EQ(got[0].data[i * 10 + j], in.data[i * 10 + j] / sum) << i << ", " << j;
+    }
+  }
+  {
+    // Computed at the output's rows, `p` would be missing for `r`, which runs in its own loops.
+    backend::Schedule s({c});
+    try {
+      s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var);
+      FAIL() << "the output does not read p";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("out does not read compute"), std::string::npos)
+          << e.what();
+    }
+    ComputeRef d = compute(
+        {4, 10}, kFloat32, [&](const E &i) { return read(p, i) + read(r, {i[0]}); }, "both");
+    backend::Schedule t({d});
+    try {
+      t.computeAt(t.stage(p), t.stage(d), t.stage(d).leaves[0].var);
+      FAIL() << "rows reads p outside the loop";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("rows reads it outside that loop"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // The convolution's register tile: the fewest loads per FMA among even tiles of 14 or more
 // accumulators whose blocks' weights fit half the L2 (hand-counted: 4x6 loads 10 per 24 FMAs,
 // 2x7 9 per 14, 1x14 15 per 14), for an AVX-512 CPU with a 1 MB L2.
@@ -817,6 +880,44 @@ TEST(ScheduleRfactor, PartialSumsThenTheirSum) {
     double want = 0;
     for (int64_t j = 0; j < 10; ++j)
       want += in.data[r * 10 + j];
+    EXPECT_EQ(got[0].data[r], want) << r;
+  }
+}
+
+// Partials of partials: a sum over 16 rfactor'ed by 8, then its 8 partials by 4 and by 2 (the
+// pairwise tree of opt level 3's row reductions); each level named by its factor, and the sum
+// as the formula gives it.
+TEST(ScheduleRfactor, PartialsOfPartialsAreNamedByFactor) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {3, 16}, kFloat64);
+  loop::IterVar k = loop::reduceAxis(16, "k");
+  ComputeRef c = compute(
+      {3}, kFloat64,
+      [&](const E &i) {
+        return loop::reduce(loop::Combiner::Sum, read(a, {i[0], k.var}), {k});
+      },
+      "out");
+  backend::Schedule s({c});
+  for (int64_t f : {8, 4, 2}) {
+    backend::Stage &st = s.stage(c);
+    s.rfactor(st, st.body->reduceAxes[0].var, f);
+  }
+  std::string steps = s.describe();
+  EXPECT_NE(steps.find("out: rfactor k by 8 -> out.rf\nout: rfactor k.inner.r by 4 -> out.rf4\n"
+                       "out: rfactor k.inner.r4 by 2 -> out.rf2\n"),
+            std::string::npos)
+      << steps;
+  EXPECT_EQ(s.stage(c).body->reduceAxes[0].var->name, "k.inner.r2");
+  backend::LoweredFunction lf = loweredOf(s, a, c);
+  Tensor in({3, 16}, kFloat64);
+  for (size_t i = 0; i < in.data.size(); ++i)
+    in.data[i] = static_cast<double>(i * i % 23);
+  std::vector<Tensor> got = backend::evalLowered(lf, {in});
+  for (int64_t r = 0; r < 3; ++r) {
+    double want = 0;
+    for (int64_t j = 0; j < 16; ++j)
+      want += in.data[r * 16 + j];
     EXPECT_EQ(got[0].data[r], want) << r;
   }
 }

@@ -15,9 +15,26 @@ void injective(Schedule &s, Stage &st);
 /// the last axis, a sum over the last axis).
 bool vectorReducible(const Stage &st, const TargetCpu &cpu);
 
-/// Such a reduction rfactor'ed into a vector of partial sums in registers (as dense), summed
-/// per output; outputs in parallel.
+/// Such a reduction (at `t`, not yet scheduled) rfactor'ed into partial results: up to four
+/// vectors of them accumulated independently along the row, then added pairwise, halves as
+/// vectors, down to two that `t` combines — a tree of log2 steps where a chain of scalar adds
+/// waited on each other. Returns the partial stages, consumers first (for computeAt).
+std::vector<loop::ComputeRef> rowPartials(Schedule &s, const loop::ComputeRef &t);
+
+/// The partial stages of `t` (from rowPartials) computed at `t`'s innermost data loop, each a
+/// local vector, in registers.
+void partialsInRegisters(Schedule &s, const loop::ComputeRef &t,
+                         const std::vector<loop::ComputeRef> &partials);
+
+/// A row reduction (vectorReducible) through rowPartials, its outputs in parallel.
 void vectorReduction(Schedule &s, const loop::ComputeRef &t);
+
+/// An output normalised by statistics of its rows — softmax's max and sum, layer_norm's mean
+/// and deviation: each a value per row (the output's leading axes) reduced along the row. The
+/// rows in parallel; in each, the statistics (reductions rfactor'ed into vectors of partial sums
+/// in registers) and then the row in vectors, so the row is read from memory once and again from
+/// L1. Returns false (and changes nothing) for other functions.
+bool rowwise(Schedule &s);
 
 /// The first step of the convolution schedules: the stage at `conv` written through a cache
 /// (`conv` becomes the accumulator, returned), a padded input materialised once in parallel

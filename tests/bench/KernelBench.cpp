@@ -2,8 +2,9 @@
 // XNNPACK, in one run. The FP32 peak is measured by an FMA loop in this binary; every distinct
 // convolution of resnet-18, resnet-50, squeezenet 1.0 and mobilenet (batch 1, depthwise ones
 // too) is timed as Loupe's kernel, as oneDNN's blocked convolution and as XNNPACK's NHWC
-// convolution on the same shape and threads; whole zoo networks are timed end to end. oneDNN and
-// XNNPACK are linked into this benchmark only. Run by hand, never by ctest:
+// convolution on the same shape and threads; transformers' layer_norm and softmax against
+// oneDNN's; whole zoo networks end to end. oneDNN and XNNPACK are linked into this benchmark
+// only. Run by hand, never by ctest:
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
@@ -252,6 +253,108 @@ void BM_XnnpackConv(benchmark::State &state, ConvShape cs) {
     pthreadpool_destroy(pool);
 }
 
+// --- row normalisations of transformers -------------------------------------------------------
+
+// layer_norm over the last axis (BERT-base's and ViT-B/16's tokens of 768) and softmax over
+// attention scores (12 heads x 128 x 128, 12 x 197 x 197): memory-bound, so reported as GB/s of
+// one read and one write of the tensor.
+struct RowCase {
+  const char *op; ///< "layer_norm" or "softmax"
+  int64_t rows, cols;
+  std::string name() const {
+    return std::string(op) + "_" + std::to_string(rows) + "x" + std::to_string(cols);
+  }
+  double bytes() const { return 2.0 * 4 * static_cast<double>(rows * cols); }
+};
+
+std::map<std::string, double> loupeRowMs, dnnlRowMs; // by case, for the table
+
+void reportRow(benchmark::State &state, const RowCase &rc, double totalMs,
+               std::map<std::string, double> &table) {
+  double perRun = totalMs / static_cast<double>(state.iterations());
+  state.counters["kernel_ms"] = perRun;
+  state.counters["GB/s"] = rc.bytes() / (perRun * 1e6);
+  table[rc.name()] = perRun;
+}
+
+void BM_LoupeRow(benchmark::State &state, RowCase rc) {
+  Engine e;
+  std::string x = "(" + std::to_string(rc.rows) + ", " + std::to_string(rc.cols) + ")";
+  std::string c = "(" + std::to_string(rc.cols) + ",)";
+  std::string prog = "x = Variable(\"x\", shape=" + x + ")\n";
+  prog += std::string(rc.op) == "softmax"
+              ? "y = softmax(x)\n"
+              : "g = Variable(\"g\", shape=" + c + ")\nb = Variable(\"b\", shape=" + c +
+                    ")\ny = layer_norm(x, g, b)[0]\n";
+  run(e, prog + ":graph y\n:build opt_level=3 dtype=float32");
+  const Graph &g = e.current()->graph;
+  backend::GraphRuntime rt(g);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  for (uint32_t nid : idx.argNodes) {
+    Tensor t(shapes[idx.entryId(nid, 0)], kFloat32);
+    for (double &v : t.data)
+      v = u(rng);
+    rt.setInput(idx.nodes[nid].node->name, t);
+  }
+  rt.run();
+  double ms = 0;
+  for (auto _ : state)
+    for (const auto &[fn, t] : rt.run())
+      ms += t;
+  reportRow(state, rc, ms, loupeRowMs);
+}
+
+// oneDNN's layer normalization (scale and shift) or softmax on the same plain (rows, cols) tensor.
+void BM_OneDNNRow(benchmark::State &state, RowCase rc) {
+  using namespace dnnl;
+  omp_set_num_threads(backend::numThreads());
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  memory::desc data({rc.rows, rc.cols}, memory::data_type::f32, memory::format_tag::ab);
+  memory src(data, eng), dst(data, eng);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto *p = static_cast<float *>(src.get_data_handle());
+  for (int64_t i = 0; i < rc.rows * rc.cols; ++i)
+    p[i] = u(rng);
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  primitive prim;
+  if (std::string(rc.op) == "softmax") {
+    softmax_forward::primitive_desc pd(softmax_forward::desc(prop_kind::forward_inference, data, 1),
+                                       eng);
+    prim = softmax_forward(pd);
+  } else {
+    layer_normalization_forward::primitive_desc pd(
+        layer_normalization_forward::desc(prop_kind::forward_inference, data, 1e-5f,
+                                          normalization_flags::use_scale |
+                                              normalization_flags::use_shift),
+        eng);
+    memory scale(pd.weights_desc(), eng), shift(pd.weights_desc(), eng);
+    for (memory *m : {&scale, &shift}) {
+      auto *w = static_cast<float *>(m->get_data_handle());
+      for (int64_t i = 0; i < rc.cols; ++i)
+        w[i] = u(rng);
+    }
+    args[DNNL_ARG_SCALE] = scale;
+    args[DNNL_ARG_SHIFT] = shift;
+    prim = layer_normalization_forward(pd);
+  }
+  prim.execute(strm, args);
+  strm.wait();
+  double total = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    prim.execute(strm, args);
+    strm.wait();
+    total +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  reportRow(state, rc, total, dnnlRowMs);
+}
+
 // --- whole networks ---------------------------------------------------------------------------
 
 struct Net {
@@ -329,6 +432,13 @@ int main(int argc, char **argv) {
             ->Unit(benchmark::kMillisecond)
             ->MinTime(0.3);
       }
+  for (RowCase rc : {RowCase{"layer_norm", 128, 768}, RowCase{"layer_norm", 197, 768},
+                     RowCase{"softmax", 1536, 128}, RowCase{"softmax", 2364, 197}}) {
+    benchmark::RegisterBenchmark(("BM_LoupeRow/" + rc.name()).c_str(), BM_LoupeRow, rc)
+        ->MinTime(0.3);
+    benchmark::RegisterBenchmark(("BM_OneDNNRow/" + rc.name()).c_str(), BM_OneDNNRow, rc)
+        ->MinTime(0.3);
+  }
   const Net nets[] = {
       {"tutorial_f32", kTutorial, ":build opt_level=3 dtype=float32 " kTutorialParams},
       {"tutorial_f64", kTutorial, ":build opt_level=3 dtype=float64 " kTutorialParams},
@@ -366,6 +476,12 @@ int main(int argc, char **argv) {
       std::printf("median ratio %.2f, lowest %.2f over %zu layers\n", ratios[ratios.size() / 2],
                   ratios.front(), ratios.size());
     }
+  }
+  if (!loupeRowMs.empty()) {
+    std::printf("\n%-28s %10s %10s %7s\n", "row op (ms)", "Loupe", "oneDNN", "ratio");
+    for (const auto &[name, l] : loupeRowMs)
+      if (auto it = dnnlRowMs.find(name); it != dnnlRowMs.end())
+        std::printf("%-28s %10.4f %10.4f %7.2f\n", name.c_str(), l, it->second, it->second / l);
   }
   benchmark::Shutdown();
   return 0;

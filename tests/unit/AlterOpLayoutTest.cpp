@@ -664,3 +664,70 @@ TEST(FastPath, ReshapeOnlyKernelsShareTheirInputsStorage) {
   EXPECT_NE(in, out);
   EXPECT_LT(absError(e), 1e-4);
 }
+
+namespace {
+
+// The largest of the errors `:run` prints against the reference interpreter, over all outputs.
+double largestAbsError(Engine &e) {
+  std::string out = output(e, ":run");
+  double worst = -1;
+  for (size_t at = out.find("max abs error "); at != std::string::npos;
+       at = out.find("max abs error ", at + 1))
+    worst = std::max(worst, std::stod(out.substr(at + 14)));
+  EXPECT_GE(worst, 0) << out;
+  return worst < 0 ? 1.0 : worst;
+}
+
+} // namespace
+
+// Opt level 3 computes a row's statistics (softmax's max and sum, layer_norm's mean and
+// deviation) inside the output's parallel row loop, each statistic that is not an output a local
+// of one element, so the row is read from memory once: one parallel loop per function. Each
+// reduction accumulates four vectors of partial results along the row (64 floats with AVX-512,
+// 32 with AVX2), then adds them pairwise in halves down to two (rf32 … rf2). Rows of a 3-D tensor
+// are its two leading axes fused; a row that is not a multiple of the vectors (100 or 1000
+// floats) has its partial results guarded and its last output vector shifted back. A reduction
+// over two axes, or a row too short for vectors, keeps a loop per stage. All outputs
+// (layer_norm's mean and inv_std_dev too) match the reference interpreter.
+TEST(FastSchedule, RowStatisticsAreComputedInTheRowLoop) {
+  struct Case {
+    const char *cpu;
+    const char *shape;
+    const char *op;    ///< of x, and of g and b shaped `gamma` for layer_norm
+    const char *gamma; ///< the normalised axes' shape, or null
+    const char *function;
+    int parallelLoops;
+    const char *expect; ///< in the lowered loops
+  };
+  for (Case c : {
+           Case{"znver4", "(128, 768)", "layer_norm(x, g, b)", "(768,)", "fuse_layer_norm", 1,
+                "allocate sum.rf[float32 * 1 * 1 * 64]"},
+           Case{"znver3", "(4, 32, 100)", "layer_norm(x, g, b)", "(100,)", "fuse_layer_norm", 1,
+                "parallel (ax0.ax1.fused, 0, 128) {"},
+           Case{"znver4", "(8, 1000)", "softmax(x)", nullptr, "fuse_softmax", 1,
+                "allocate T_softmax_expsum.rf2[float32 * 1 * 2]"},
+           Case{"znver3", "(3, 5, 200)", "log_softmax(x)", nullptr, "fuse_log_softmax", 1,
+                "allocate T_softmax_maxelem.rf[float32 * 1 * 1 * 32]"},
+           // Not rows: normalised over the last two axes, or rows shorter than four vectors.
+           Case{"znver4", "(16, 8, 80)", "layer_norm(x, g, b, axis=-2)", "(8, 80)",
+                "fuse_layer_norm", 5, "produce sum {\n  parallel"},
+           Case{"znver4", "(4096, 10)", "softmax(x)", nullptr, "fuse_softmax", 3,
+                "produce T_softmax_maxelem {\n  parallel"},
+       }) {
+    SCOPED_TRACE(std::string(c.cpu) + " " + c.op + " of " + c.shape);
+    std::string program = std::string("x = Variable(\"x\", shape=") + c.shape + ")\n";
+    if (c.gamma)
+      program += std::string("g = Variable(\"g\", shape=") + c.gamma +
+                 ")\nb = Variable(\"b\", shape=" + c.gamma + ")\nl = " + c.op +
+                 "\ny = Group([l[0], l[1], l[2]])\n";
+    else
+      program += std::string("y = ") + c.op + "\n";
+    Engine e;
+    run(e, program + ":graph y\n:set target llvm -mcpu=" + c.cpu);
+    run(e, ":build opt_level=3 dtype=float32");
+    std::string loops = output(e, std::string(":lower ") + c.function);
+    EXPECT_EQ(countOf(loops, "parallel ("), c.parallelLoops) << loops;
+    EXPECT_NE(loops.find(c.expect), std::string::npos) << loops;
+    EXPECT_LT(largestAbsError(e), 1e-5);
+  }
+}

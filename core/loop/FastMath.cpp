@@ -1,5 +1,5 @@
-// FastMath: exp, tanh and sigmoid rewritten as polynomial approximations in the loop IR, so a
-// vector loop computes them in vector registers instead of calling libm once per lane.
+// FastMath: exp, tanh, sigmoid and float32 erf rewritten as polynomial approximations in the
+// loop IR, so a vector loop computes them in vector registers instead of calling libm per lane.
 #include "core/loop/FastMath.h"
 
 #include "core/DType.h"
@@ -35,7 +35,8 @@ public:
       return withArgs(e, {c, a, b});
     }
     bool fast = (e->dtype == kFloat32 || e->dtype == kFloat64) && e->args.size() == 1 &&
-                (e->name == "exp" || e->name == "tanh" || e->name == "sigmoid");
+                (e->name == "exp" || e->name == "tanh" || e->name == "sigmoid" ||
+                 (e->name == "erf" && e->dtype == kFloat32));
     if (!fast)
       return IRMutator::mutateExpr(e);
     int dt = e->dtype;
@@ -54,6 +55,8 @@ public:
       return exp(x);
     if (e->name == "sigmoid")
       return c(1) / (c(1) + exp(bind("neg", c(0) - x)));
+    if (e->name == "erf")
+      return erf32(x);
     // tanh: e^2x saturates to the clamp bounds for large |x|, where this is ±1 exactly.
     return c(1) - c(2) / (exp(bind("twice", x * c(2))) + c(1));
   }
@@ -66,6 +69,26 @@ private:
     Expr v = var("fm" + std::to_string(next_++) + "." + what, value->dtype);
     lets.emplace_back(v, std::move(value));
     return v;
+  }
+
+  // erf(x) for a bound float32 x (see the header); coefficients from scripts/fit_erf.py.
+  Expr erf32(const Expr &x) {
+    auto c = [&](double v) { return floatImm(v, kFloat32); };
+    auto horner = [&](std::initializer_list<double> highestFirst, const Expr &s) {
+      Expr acc = nullptr;
+      for (double k : highestFirst)
+        acc = acc ? acc * s + c(k) : c(k);
+      return acc;
+    };
+    Expr clamped = bind("clamp", max(min(x, c(4)), c(-4)));
+    Expr s = bind("sq", clamped * clamped);
+    Expr p = horner({1.9871683833161402e-06, 0.00028450391695046193, 0.0038807837664998333,
+                     0.053093775466226109, 0.19348600506342173, 1.1283791403081904},
+                    s);
+    Expr q = horner({3.7420954112660221e-05, 0.0011849433368273741, 0.015202107656226583,
+                     0.11532544606343394, 0.50480507626536608, 1},
+                    s);
+    return clamped * p / q;
   }
 
   // e^x for a bound x (see the header for the method and its error).

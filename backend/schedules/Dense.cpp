@@ -1,11 +1,12 @@
 // Dense: the fast schedule of dense — the reduction over k rfactor'ed into vectors of partial
 // sums (TVM's rfactor) for a block of outputs at once, both operands read contiguously in k with
-// full vectors and the partials held in registers, then summed per output.
+// full vectors and the partials held in registers, then added pairwise per output.
 #include "backend/schedules/FastSchedules.h"
 
 #include "core/DType.h"
 
 #include <algorithm>
+#include <set>
 
 namespace loupe::backend::fast {
 
@@ -29,7 +30,8 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 // each weight vector once for its rows (4 rows x 3 outputs with AVX2: 12 partial sums, 3 weight
 // vectors and an input vector in 16 registers; 4 x 6 with AVX-512). The output blocks are the
 // outer loop, so a block's weights stay in cache while every row passes them.
-void rowTiles(Schedule &s, Stage &d, const ComputeRef &rfT) {
+void rowTiles(Schedule &s, const ComputeRef &productT, const std::vector<ComputeRef> &partials) {
+  Stage &d = s.stage(productT);
   // Leading batch axes (batch_matmul's), then rows and outputs.
   size_t nb = d.leaves.size() - 3; // the last leaf is the sum over the partials
   int64_t rows = d.leaves[nb].extent, units = d.leaves[nb + 1].extent;
@@ -49,34 +51,41 @@ void rowTiles(Schedule &s, Stage &d, const ComputeRef &rfT) {
   for (size_t b = nb; b-- > 0;)
     tiles = s.fuse(d, batch[b], tiles);
   s.parallel(d, tiles);
-  Stage &partials = accumulateAt(s, rfT, d, tiles);
-  Expr pi = partials.leaves[nb].var, pj = partials.leaves[nb + 1].var,
-       ki = partials.leaves[nb + 2].var, ko = partials.leaves[nb + 3].var;
-  s.reorder(partials, {ko, pi, pj, ki});
-  s.unroll(partials, pi);
-  s.unroll(partials, pj);
-  s.vectorize(partials, ki);
+  for (const ComputeRef &t : partials) {
+    Stage &acc = accumulateAt(s, t, s.stage(productT), tiles);
+    Expr pi = acc.leaves[nb].var, pj = acc.leaves[nb + 1].var, ki = acc.leaves[nb + 2].var,
+         ko = acc.leaves[nb + 3].var;
+    s.reorder(acc, {ko, pi, pj, ki});
+    s.unroll(acc, pi);
+    s.unroll(acc, pj);
+    s.vectorize(acc, ki);
+  }
 }
 
 // The reduction at `idx` rfactor'ed into vectors of partial sums, one vector of the target each
-// (the k_lanes knob); operands copied to read along k (the compute rules' `compact` stages) and
-// the epilogue (a bias, a scale) in their own parallel, vectorised loops, the rest inlined.
-// Returns the partial sums' tensor.
-ComputeRef partialSums(Schedule &s, size_t idx) {
+// (the k_lanes knob), then added pairwise (halvings); operands copied to read along k (the
+// compute rules' `compact` stages) and the epilogue (a bias, a scale) in their own parallel,
+// vectorised loops, the rest inlined. Returns the partial stages, consumers first.
+std::vector<ComputeRef> partialSums(Schedule &s, size_t idx) {
   const Stage &st = s.stages[idx];
   int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
   Expr k = st.body->reduceAxes[0].var;
   ComputeRef productT = st.tensor;
   s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
   ComputeRef rfT = s.rfactor(s.stages[idx], k, lanes).tensor;
+  std::vector<ComputeRef> partials = halvings(s, productT);
+  partials.push_back(rfT);
+  std::set<const Compute *> mine{productT.get()};
+  for (const ComputeRef &p : partials)
+    mine.insert(p.get());
   for (Stage &other : s.stages)
-    if (other.tensor != rfT && other.tensor != productT) {
+    if (!mine.count(other.tensor.get())) {
       if (s.isOutput(other) || other.tensor->tag == "compact")
         injective(s, other);
       else
         s.computeInline(other);
     }
-  return rfT;
+  return partials;
 }
 
 } // namespace
@@ -88,7 +97,7 @@ bool dense(Schedule &s, size_t idx) {
       d0.body->reduceAxes[0].extent < 4 * lanes)
     return false;
   ComputeRef denseT = d0.tensor;
-  ComputeRef rfT = partialSums(s, idx);
+  std::vector<ComputeRef> partials = partialSums(s, idx);
   // A block of outputs accumulated together: each vector of the input row is loaded once for
   // the whole block, and the block's partial sums are independent chains, so the loop runs at
   // load/bandwidth speed instead of waiting on one accumulator's add latency (4 cycles per
@@ -96,18 +105,20 @@ bool dense(Schedule &s, size_t idx) {
   Stage &d = s.stage(denseT);
   int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
   if (rows > 1)
-    return rowTiles(s, d, rfT), true;
+    return rowTiles(s, denseT, partials), true;
   int64_t block = outputBlock(units, s.cpu.registers);
   s.knob("out_block", block, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
   auto [jo, ji] = units % block == 0 ? s.split(d, j, block) : s.splitShifted(d, j, block);
   Expr blocks = s.fuse(d, i, jo);
   s.parallel(d, blocks);
-  Stage &partials = accumulateAt(s, rfT, d, blocks);
-  Expr pj = partials.leaves[1].var, ki = partials.leaves[2].var, ko = partials.leaves[3].var;
-  s.reorder(partials, {ko, pj, ki});
-  s.unroll(partials, pj);
-  s.vectorize(partials, ki);
+  for (const ComputeRef &t : partials) {
+    Stage &acc = accumulateAt(s, t, s.stage(denseT), blocks);
+    Expr pj = acc.leaves[1].var, ki = acc.leaves[2].var, ko = acc.leaves[3].var;
+    s.reorder(acc, {ko, pj, ki});
+    s.unroll(acc, pj);
+    s.vectorize(acc, ki);
+  }
   return true;
 }
 
@@ -115,8 +126,8 @@ bool batchMatmul(Schedule &s, size_t idx) {
   if (!vectorReducible(s.stages[idx], s.cpu))
     return false;
   ComputeRef productT = s.stages[idx].tensor;
-  ComputeRef rfT = partialSums(s, idx);
-  rowTiles(s, s.stage(productT), rfT);
+  std::vector<ComputeRef> partials = partialSums(s, idx);
+  rowTiles(s, productT, partials);
   return true;
 }
 

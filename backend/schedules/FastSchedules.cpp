@@ -161,6 +161,15 @@ bool vectorReducible(const Stage &st, const TargetCpu &cpu) {
          readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
 }
 
+std::vector<ComputeRef> halvings(Schedule &s, const ComputeRef &t) {
+  std::vector<ComputeRef> tree;
+  for (int64_t n = s.stage(t).body->reduceAxes[0].extent / 2; n >= 2; n /= 2) {
+    Stage &st = s.stage(t);
+    tree.insert(tree.begin(), s.rfactor(st, st.body->reduceAxes[0].var, n).tensor);
+  }
+  return tree;
+}
+
 std::vector<ComputeRef> rowPartials(Schedule &s, const ComputeRef &t) {
   int64_t lanes = s.cpu.lanes(dtypeBytes(t->dtype));
   int64_t extent = s.stage(t).body->reduceAxes[0].extent;
@@ -169,11 +178,10 @@ std::vector<ComputeRef> rowPartials(Schedule &s, const ComputeRef &t) {
   int64_t chains = 4;
   while (chains > 1 && extent < 2 * chains * lanes)
     chains /= 2;
-  std::vector<ComputeRef> partials;
-  for (int64_t n = lanes * chains; n >= 2; n /= 2) {
-    Stage &st = s.stage(t);
-    partials.insert(partials.begin(), s.rfactor(st, st.body->reduceAxes[0].var, n).tensor);
-  }
+  Stage &st = s.stage(t);
+  ComputeRef first = s.rfactor(st, st.body->reduceAxes[0].var, lanes * chains).tensor;
+  std::vector<ComputeRef> partials = halvings(s, t);
+  partials.push_back(first);
   return partials;
 }
 

@@ -490,10 +490,11 @@ TEST(FastSchedule, SmallKernelsRunOnTheCallingThread) {
 // loaded once per block), up to half the target's vector registers: 10 units make two blocks of
 // 5, one per thread; 37 (prime) blocks of 8, the last shifted back over the one before; 32 units
 // blocks of 16 with AVX-512's 32 registers, of 8 with AVX2's 16. The partial sums are one vector
-// of the target (16 or 8 float32 lanes). With several rows (6 tokens of 200), a tile of rows x
-// outputs: 4 rows x 3 outputs on AVX2 ((16 - 1) / (4 + 1) outputs: 12 partial sums, 3 weight
-// vectors and an input vector), 4 x 6 on AVX-512; 6 rows make tiles of 4 with the last shifted
-// back, 10 outputs tiles of 3 (or 6) likewise. All match the reference interpreter.
+// of the target (16 or 8 float32 lanes), added pairwise per output (rf8 … rf2). With several rows
+// (6 tokens of 200), a tile of rows x outputs: 4 rows x 3 outputs on AVX2 ((16 - 1) / (4 + 1)
+// outputs: 12 partial sums, 3 weight vectors and an input vector), 4 x 6 on AVX-512; 6 rows make
+// tiles of 4 with the last shifted back, 10 outputs tiles of 3 (or 6) likewise. All match the
+// reference interpreter.
 TEST(FastSchedule, DenseAccumulatesABlockOfOutputsTogether) {
   struct Case {
     const char *cpu;
@@ -522,6 +523,11 @@ TEST(FastSchedule, DenseAccumulatesABlockOfOutputsTogether) {
     std::string loops = output(e, ":lower fuse_dense");
     EXPECT_NE(loops.find("allocate compute.rf[float32 * " + std::to_string(c.rows) + " * " +
                          std::to_string(c.block) + " * " + std::to_string(c.lanes) + "]"),
+              std::string::npos)
+        << loops;
+    // Each output's partial sums added pairwise: halves down to the last two.
+    EXPECT_NE(loops.find("allocate compute.rf2[float32 * " + std::to_string(c.rows) + " * " +
+                         std::to_string(c.block) + " * 2]"),
               std::string::npos)
         << loops;
     EXPECT_LT(absError(e), 1e-4);

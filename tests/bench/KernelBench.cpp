@@ -2,9 +2,9 @@
 // XNNPACK, in one run. The FP32 peak is measured by an FMA loop in this binary; every distinct
 // convolution of resnet-18, resnet-50, squeezenet 1.0 and mobilenet (batch 1, depthwise ones
 // too) is timed as Loupe's kernel, as oneDNN's blocked convolution and as XNNPACK's NHWC
-// convolution on the same shape and threads; transformers' layer_norm and softmax against
-// oneDNN's; whole zoo networks end to end. oneDNN and XNNPACK are linked into this benchmark
-// only. Run by hand, never by ctest:
+// convolution on the same shape and threads; transformers' dense layers, batch_matmuls,
+// layer_norm and softmax against oneDNN's; whole zoo networks end to end. oneDNN and XNNPACK
+// are linked into this benchmark only. Run by hand, never by ctest:
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
@@ -355,6 +355,117 @@ void BM_OneDNNRow(benchmark::State &state, RowCase rc) {
   reportRow(state, rc, total, dnnlRowMs);
 }
 
+// --- transformer matrix products ------------------------------------------------------------
+
+// BERT-base's and ViT-B/16's products at one sequence: dense layers (tokens x in) x (in x out)
+// with the weight bound at build time, and the attention's batch_matmuls over 12 heads (scores
+// Q K^T and context P V), both operands inputs. oneDNN's matmul with its weights in the layout
+// it picks (reordered outside the timing, as for the convolutions).
+struct MatmulCase {
+  const char *name;
+  int64_t batch, m, k, n;
+  bool transposeB; ///< B given as (n, k): the scores' K
+  double flops() const { return 2.0 * static_cast<double>(batch * m * k * n); }
+};
+
+std::map<std::string, double> loupeMatmul, dnnlMatmul; // GFLOP/s by case, for the table
+
+void reportMatmul(benchmark::State &state, const MatmulCase &mc, double totalMs,
+                  std::map<std::string, double> &table) {
+  double perRun = totalMs / static_cast<double>(state.iterations());
+  double gflops = mc.flops() / (perRun * 1e6);
+  state.counters["kernel_ms"] = perRun;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["pct_peak"] = 100 * gflops / peak();
+  table[mc.name] = gflops;
+}
+
+void BM_LoupeMatmul(benchmark::State &state, MatmulCase mc) {
+  auto dims = [](std::initializer_list<int64_t> d) {
+    std::string out;
+    for (int64_t v : d)
+      out += (out.empty() ? "(" : ", ") + std::to_string(v);
+    return out + ")";
+  };
+  std::string prog;
+  if (mc.batch == 1)
+    prog = "a = Variable(\"a\", shape=" + dims({mc.m, mc.k}) +
+           ")\ny = dense(a, units=" + std::to_string(mc.n) +
+           ", use_bias=False, name=\"d\")\n:graph y\n" +
+           ":build opt_level=3 dtype=float32 param d_weight=random\n";
+  else
+    prog =
+        "a = Variable(\"a\", shape=" + dims({mc.batch, mc.m, mc.k}) + ")\nb = Variable(\"b\", " +
+        "shape=" + (mc.transposeB ? dims({mc.batch, mc.n, mc.k}) : dims({mc.batch, mc.k, mc.n})) +
+        ")\ny = batch_matmul(a, b, transpose_b=" + (mc.transposeB ? "True" : "False") +
+        ")\n:graph y\n:build opt_level=3 dtype=float32\n";
+  Engine e;
+  run(e, prog);
+  const Graph &g = e.current()->graph;
+  backend::GraphRuntime rt(g);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  auto lib = backend::builtLibrary(g);
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    if (auto it = lib->params.find(name); it != lib->params.end()) {
+      rt.setInput(name, it->second);
+      continue;
+    }
+    Tensor t(shapes[idx.entryId(nid, 0)], kFloat32);
+    for (double &v : t.data)
+      v = u(rng);
+    rt.setInput(name, t);
+  }
+  rt.run();
+  double ms = 0;
+  for (auto _ : state)
+    for (const auto &[fn, t] : rt.run())
+      if (fn.find("dense") != std::string::npos || fn.find("batch_matmul") != std::string::npos)
+        ms += t;
+  reportMatmul(state, mc, ms, loupeMatmul);
+}
+
+void BM_OneDNNMatmul(benchmark::State &state, MatmulCase mc) {
+  using namespace dnnl;
+  omp_set_num_threads(backend::numThreads());
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  auto f32 = memory::data_type::f32;
+  memory::desc src({mc.batch, mc.m, mc.k}, f32, memory::format_tag::abc),
+      wei({mc.batch, mc.k, mc.n}, f32,
+          mc.transposeB ? memory::format_tag::acb : memory::format_tag::abc),
+      dst({mc.batch, mc.m, mc.n}, f32, memory::format_tag::abc);
+  // A dense layer's weight is a constant: oneDNN may pack it in its own layout beforehand.
+  memory::desc weiPd =
+      mc.batch == 1 ? memory::desc({mc.batch, mc.k, mc.n}, f32, memory::format_tag::any) : wei;
+  matmul::primitive_desc pd(matmul::desc(src, weiPd, dst), eng);
+  memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (memory *m : {&srcM, &weiM}) {
+    auto *p = static_cast<float *>(m->get_data_handle());
+    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
+      p[i] = u(rng);
+  }
+  matmul mm(pd);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
+  mm.execute(strm, args);
+  strm.wait();
+  double total = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    mm.execute(strm, args);
+    strm.wait();
+    total +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  reportMatmul(state, mc, total, dnnlMatmul);
+}
+
 // --- whole networks ---------------------------------------------------------------------------
 
 struct Net {
@@ -439,6 +550,23 @@ int main(int argc, char **argv) {
     benchmark::RegisterBenchmark(("BM_OneDNNRow/" + rc.name()).c_str(), BM_OneDNNRow, rc)
         ->MinTime(0.3);
   }
+  for (MatmulCase mc : {MatmulCase{"bert_qkv_768x768", 1, 128, 768, 768, false},
+                        MatmulCase{"bert_ffn1_768x3072", 1, 128, 768, 3072, false},
+                        MatmulCase{"bert_ffn2_3072x768", 1, 128, 3072, 768, false},
+                        MatmulCase{"bert_scores_12x128x64x128", 12, 128, 64, 128, true},
+                        MatmulCase{"bert_context_12x128x128x64", 12, 128, 128, 64, false},
+                        MatmulCase{"vit_qkv_768x768", 1, 197, 768, 768, false},
+                        MatmulCase{"vit_scores_12x197x64x197", 12, 197, 64, 197, true},
+                        MatmulCase{"vit_context_12x197x197x64", 12, 197, 197, 64, false}}) {
+    benchmark::RegisterBenchmark((std::string("BM_LoupeMatmul/") + mc.name).c_str(), BM_LoupeMatmul,
+                                 mc)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.3);
+    benchmark::RegisterBenchmark((std::string("BM_OneDNNMatmul/") + mc.name).c_str(),
+                                 BM_OneDNNMatmul, mc)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.3);
+  }
   const Net nets[] = {
       {"tutorial_f32", kTutorial, ":build opt_level=3 dtype=float32 " kTutorialParams},
       {"tutorial_f64", kTutorial, ":build opt_level=3 dtype=float64 " kTutorialParams},
@@ -476,6 +604,12 @@ int main(int argc, char **argv) {
       std::printf("median ratio %.2f, lowest %.2f over %zu layers\n", ratios[ratios.size() / 2],
                   ratios.front(), ratios.size());
     }
+  }
+  if (!loupeMatmul.empty()) {
+    std::printf("\n%-28s %10s %10s %7s\n", "matmul (GFLOP/s)", "Loupe", "oneDNN", "ratio");
+    for (const auto &[name, l] : loupeMatmul)
+      if (auto it = dnnlMatmul.find(name); it != dnnlMatmul.end())
+        std::printf("%-28s %10.1f %10.1f %7.2f\n", name.c_str(), l, it->second, l / it->second);
   }
   if (!loupeRowMs.empty()) {
     std::printf("\n%-28s %10s %10s %7s\n", "row op (ms)", "Loupe", "oneDNN", "ratio");

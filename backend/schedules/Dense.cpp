@@ -32,7 +32,7 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 // outer loop, so a block's weights stay in cache while every row passes them.
 void rowTiles(Schedule &s, const ComputeRef &productT, const std::vector<ComputeRef> &partials) {
   Stage &d = s.stage(productT);
-  // Leading batch axes (batch_matmul's), then rows and outputs.
+  // Rows and outputs (no batch axes: batch_matmul has its own tiles).
   size_t nb = d.leaves.size() - 3; // the last leaf is the sum over the partials
   int64_t rows = d.leaves[nb].extent, units = d.leaves[nb + 1].extent;
   int64_t rowBlock = std::min<int64_t>(4, rows);
@@ -119,15 +119,6 @@ bool dense(Schedule &s, size_t idx) {
     s.unroll(acc, pj);
     s.vectorize(acc, ki);
   }
-  return true;
-}
-
-bool batchMatmul(Schedule &s, size_t idx) {
-  if (!vectorReducible(s.stages[idx], s.cpu))
-    return false;
-  ComputeRef productT = s.stages[idx].tensor;
-  std::vector<ComputeRef> partials = partialSums(s, idx);
-  rowTiles(s, productT, partials);
   return true;
 }
 

@@ -138,10 +138,22 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t conv);
 /// changes nothing) when the function does not have that shape.
 bool conv2dNCHW(Schedule &s, size_t conv);
 
-/// batch_matmul as dense is scheduled over several rows, per batch: the reduction rfactor'ed
-/// into vectors of partial sums for a tile of rows x outputs held in registers, the batches and
-/// tiles in parallel; operands copied to read along k (the compute rule's `compact` stages)
-/// first, in parallel. Returns false (and changes nothing) for a short reduction.
+/// A batch_matmul's register tile: `rows` rows x `vectors` vectors of columns.
+struct MatmulTile {
+  int64_t rows, vectors;
+};
+
+/// The tile of up to four vectors of the `columns` with the fewest loads per FMA whose
+/// accumulators fit the registers beside its rhs vectors and the lhs broadcast: 6 rows x 4
+/// vectors with AVX-512's 32 registers (10 loads for 24 FMAs), 4 x 3 with AVX2's 16 (7 for 12);
+/// fewer rows or columns when the product has fewer.
+MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes);
+
+/// batch_matmul (and its elementwise epilogue) as a GEMM microkernel: a tile of rows x vectors
+/// of columns accumulated in registers over k, each step broadcasting one lhs element per row
+/// against the rhs row's vectors (the rhs copied to (k, n) first, in parallel, when it comes as
+/// (n, k)); batches and tiles in parallel, column tiles outermost. Returns false (and changes
+/// nothing) when the columns are fewer than a vector or the function is not that shape.
 bool batchMatmul(Schedule &s, size_t batchMatmul);
 
 /// Dense at any batch: the reduction rfactor'ed into a vector of partial sums held in registers,

@@ -153,9 +153,9 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
   using namespace loop;
   ComputeRef a = in[0], b = in[1];
   BatchMatmul bm = batchMatmulOf(at, a->shape, b->shape, "batch_matmul");
-  // An operand whose k is not its last axis is copied with its last two axes swapped (a stage
-  // tagged compact: the fast schedule materialises it, others inline it), so that both read
-  // along k: lhs as (.., m, k), rhs as (.., n, k).
+  // An operand in the other orientation is copied with its last two axes swapped (a stage tagged
+  // compact: the fast schedule materialises it, others inline it): lhs as (.., m, k), read a
+  // row's k at a time; rhs as (.., k, n), so that a row of k is a vector of n's.
   auto swapLast = [](const ComputeRef &t, const std::string &name) {
     Shape shape = t->shape;
     std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
@@ -170,10 +170,10 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
   };
   if (bm.ta)
     a = swapLast(a, "lhs_rows");
-  if (!bm.tb)
-    b = swapLast(b, "rhs_columns");
+  if (bm.tb)
+    b = swapLast(b, "rhs_rows");
   bm.ta = false;
-  bm.tb = true;
+  bm.tb = false;
   IterVar r = reduceAxis(bm.k, "k");
   size_t nb = bm.batch.size();
   return {compute(

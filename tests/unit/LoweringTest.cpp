@@ -220,6 +220,11 @@ std::vector<Case> cases() {
       {"y = batch_matmul(a, b) * 0.5", {{{2, 6, 40}, {2, 40, 7}}, {{2, 3, 5, 40}, {1, 40, 4}}}});
   c.push_back(
       {"y = batch_matmul(a, b, transpose_a=True, transpose_b=True)", {{{3, 40, 5}, {3, 2, 40}}}});
+  // Wide enough for opt level 3's register tiles (rows x vectors of columns): 13 rows and 70
+  // columns, neither a multiple of the tile, a broadcast batch, rhs as (n, k).
+  c.push_back(
+      {"y = batch_matmul(a, b) * 0.5", {{{2, 13, 40}, {2, 40, 70}}, {{2, 3, 13, 9}, {9, 70}}}});
+  c.push_back({"y = batch_matmul(a, b, transpose_b=True)", {{{3, 13, 20}, {1, 70, 20}}}});
   c.push_back({"y = cumsum(a, axis=1)", {{{3, 5}}, {{2, 3, 17}}}});
   c.push_back({"y = cumsum(a, axis=-1, exclusive=True, reverse=True)", {{{7}}, {{2, 3, 17}}}});
   c.push_back({"y = topk(a, k=3, axis=1)[0]", {{{3, 5}}, {{2, 3, 17}}}});
@@ -729,6 +734,22 @@ TEST(ScheduleComputeAt, ThroughTheStagesComputedInsideTheLoop) {
           << e.what();
     }
   }
+}
+
+// batch_matmul's register tile, by hand: AVX-512 (32 registers, broadcasts from memory) 6 rows
+// x 4 vectors (30 registers; 10 loads per 24 FMAs beats 9 x 3's 12 per 27); AVX2 (16) 4 x 3
+// (7 per 12 beats 2 x 4's 6 per 8); two rows make 2 x 4; 20 columns one vector of 29 rows.
+TEST(ScheduleMatmulTile, FewestLoadsPerFma) {
+  TargetCpu avx512 = targetCpuOf("llvm -mcpu=znver4"), avx2 = targetCpuOf("llvm -mcpu=znver3");
+  using Tile = std::pair<int64_t, int64_t>; // rows, vectors
+  auto tile = [](int64_t rows, int64_t cols, const TargetCpu &cpu, int64_t lanes) {
+    backend::fast::MatmulTile t = backend::fast::chooseMatmulTile(rows, cols, cpu, lanes);
+    return Tile(t.rows, t.vectors);
+  };
+  EXPECT_EQ(tile(128, 128, avx512, 16), Tile(6, 4));
+  EXPECT_EQ(tile(128, 128, avx2, 8), Tile(4, 3));
+  EXPECT_EQ(tile(2, 64, avx512, 16), Tile(2, 4));
+  EXPECT_EQ(tile(128, 20, avx512, 16), Tile(29, 1));
 }
 
 // The convolution's register tile: the fewest loads per FMA among even tiles of 14 or more

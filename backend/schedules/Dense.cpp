@@ -30,31 +30,24 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 // each weight vector once for its rows (4 rows x 3 outputs with AVX2: 12 partial sums, 3 weight
 // vectors and an input vector in 16 registers; 4 x 6 with AVX-512). The output blocks are the
 // outer loop, so a block's weights stay in cache while every row passes them.
-void rowTiles(Schedule &s, const ComputeRef &productT, const std::vector<ComputeRef> &partials) {
-  Stage &d = s.stage(productT);
-  // Rows and outputs (no batch axes: batch_matmul has its own tiles).
-  size_t nb = d.leaves.size() - 3; // the last leaf is the sum over the partials
-  int64_t rows = d.leaves[nb].extent, units = d.leaves[nb + 1].extent;
+void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRef> &partials) {
+  Stage &d = s.stage(denseT); // rows, outputs, the sum over the partials
+  int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
   int64_t rowBlock = std::min<int64_t>(4, rows);
   int64_t unitBlock = std::min<int64_t>(units, (s.cpu.registers - 1) / (rowBlock + 1));
   s.knob("row_block", rowBlock, "rows whose partial sums are held in registers together");
   s.knob("out_block", unitBlock, "outputs whose partial sums are held in registers together");
-  Expr i = d.leaves[nb].var, j = d.leaves[nb + 1].var;
-  std::vector<Expr> batch;
-  for (size_t b = 0; b < nb; ++b)
-    batch.push_back(d.leaves[b].var);
+  Expr i = d.leaves[0].var, j = d.leaves[1].var;
   auto [io, ii] = rows % rowBlock == 0 ? s.split(d, i, rowBlock) : s.splitShifted(d, i, rowBlock);
   auto [jo, ji] =
       units % unitBlock == 0 ? s.split(d, j, unitBlock) : s.splitShifted(d, j, unitBlock);
   s.reorder(d, {jo, io, ii, ji});
   Expr tiles = s.fuse(d, jo, io);
-  for (size_t b = nb; b-- > 0;)
-    tiles = s.fuse(d, batch[b], tiles);
   s.parallel(d, tiles);
   for (const ComputeRef &t : partials) {
-    Stage &acc = accumulateAt(s, t, s.stage(productT), tiles);
-    Expr pi = acc.leaves[nb].var, pj = acc.leaves[nb + 1].var, ki = acc.leaves[nb + 2].var,
-         ko = acc.leaves[nb + 3].var;
+    Stage &acc = accumulateAt(s, t, s.stage(denseT), tiles);
+    Expr pi = acc.leaves[0].var, pj = acc.leaves[1].var, ki = acc.leaves[2].var,
+         ko = acc.leaves[3].var;
     s.reorder(acc, {ko, pi, pj, ki});
     s.unroll(acc, pi);
     s.unroll(acc, pj);

@@ -49,6 +49,71 @@ void BM_PeakFMA(benchmark::State &state) {
   state.counters["peak_1core_GFLOP/s"] = onePeak();
 }
 
+// --- shared by the cases ------------------------------------------------------------------------
+
+// Values in [-1, 1) for every float of oneDNN's memories.
+void fillRandom(std::initializer_list<dnnl::memory *> memories, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (dnnl::memory *m : memories) {
+    auto *p = static_cast<float *>(m->get_data_handle());
+    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
+      p[i] = u(rng);
+  }
+}
+
+// Milliseconds all of the state's iterations of a oneDNN primitive took, after one warm-up run.
+double timeDnnl(benchmark::State &state, const dnnl::primitive &prim, dnnl::stream &strm,
+                const std::unordered_map<int, dnnl::memory> &args) {
+  prim.execute(strm, args);
+  strm.wait();
+  double total = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    prim.execute(strm, args);
+    strm.wait();
+    total +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return total;
+}
+
+// A built graph's inputs bound: its params as :build bound them, values in [-1, 1) elsewhere.
+void bindInputs(backend::GraphRuntime &rt, const Graph &g) {
+  auto lib = backend::builtLibrary(g);
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  const auto &dtypes = g.attr("dtype")->ints;
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    if (auto it = lib->params.find(name); it != lib->params.end()) {
+      rt.setInput(name, it->second);
+      continue;
+    }
+    uint32_t eid = idx.entryId(nid, 0);
+    Tensor t(shapes[eid], static_cast<int>(dtypes[eid]));
+    for (double &v : t.data)
+      v = u(rng);
+    rt.setInput(name, t);
+  }
+}
+
+// Milliseconds all of the state's iterations spent in the kernels whose names contain one of
+// `kernels` (every kernel when it is empty), after one warm-up run.
+double timeKernels(benchmark::State &state, backend::GraphRuntime &rt,
+                   const std::vector<std::string> &kernels) {
+  rt.run();
+  double ms = 0;
+  for (auto _ : state)
+    for (const auto &[fn, t] : rt.run())
+      if (kernels.empty() || std::any_of(kernels.begin(), kernels.end(), [&](const auto &k) {
+            return fn.find(k) != std::string::npos;
+          }))
+        ms += t;
+  return ms;
+}
+
 // --- the thread pool ---------------------------------------------------------------------------
 
 void emptyBody(int64_t, void *) {}
@@ -142,22 +207,8 @@ void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
   run(e, prog.str());
   const Graph &g = e.current()->graph;
   backend::GraphRuntime rt(g);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<double> u(-1, 1);
-  Tensor x({1, cs.c, cs.h, cs.w}, kFloat32);
-  for (double &v : x.data)
-    v = u(rng);
-  rt.setInput("x", x);
-  auto lib = backend::builtLibrary(g);
-  for (const auto &[name, t] : lib->params)
-    rt.setInput(name, t);
-  rt.run();
-  double convMs = 0;
-  for (auto _ : state) {
-    for (const auto &[fn, ms] : rt.run())
-      if (fn.find("conv2d") != std::string::npos)
-        convMs += ms;
-  }
+  bindInputs(rt, g);
+  double convMs = timeKernels(state, rt, {"conv2d"});
   report(state, cs, convMs, loupeGflops);
 }
 
@@ -182,26 +233,10 @@ void BM_OneDNNConv(benchmark::State &state, ConvShape cs) {
   convolution_forward::primitive_desc pd(d, eng);
   memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
   std::mt19937 rng(0);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (memory *m : {&srcM, &weiM}) {
-    auto *p = static_cast<float *>(m->get_data_handle());
-    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
-      p[i] = u(rng);
-  }
-  convolution_forward conv(pd);
+  fillRandom({&srcM, &weiM}, rng);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
-  conv.execute(strm, args);
-  strm.wait();
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    conv.execute(strm, args);
-    strm.wait();
-    total +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-  report(state, cs, total, dnnlGflops);
+  report(state, cs, timeDnnl(state, convolution_forward(pd), strm, args), dnnlGflops);
 }
 
 // XNNPACK (Debian's 2022 snapshot): the same convolution in NHWC, its weights packed when the
@@ -289,21 +324,8 @@ void BM_LoupeRow(benchmark::State &state, RowCase rc) {
   run(e, prog + ":graph y\n:build opt_level=3 dtype=float32");
   const Graph &g = e.current()->graph;
   backend::GraphRuntime rt(g);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<double> u(-1, 1);
-  const IndexedGraph &idx = g.index();
-  const auto &shapes = g.attr("shape")->shapes;
-  for (uint32_t nid : idx.argNodes) {
-    Tensor t(shapes[idx.entryId(nid, 0)], kFloat32);
-    for (double &v : t.data)
-      v = u(rng);
-    rt.setInput(idx.nodes[nid].node->name, t);
-  }
-  rt.run();
-  double ms = 0;
-  for (auto _ : state)
-    for (const auto &[fn, t] : rt.run())
-      ms += t;
+  bindInputs(rt, g);
+  double ms = timeKernels(state, rt, {});
   reportRow(state, rc, ms, loupeRowMs);
 }
 
@@ -316,10 +338,7 @@ void BM_OneDNNRow(benchmark::State &state, RowCase rc) {
   memory::desc data({rc.rows, rc.cols}, memory::data_type::f32, memory::format_tag::ab);
   memory src(data, eng), dst(data, eng);
   std::mt19937 rng(0);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto *p = static_cast<float *>(src.get_data_handle());
-  for (int64_t i = 0; i < rc.rows * rc.cols; ++i)
-    p[i] = u(rng);
+  fillRandom({&src}, rng);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
   primitive prim;
   if (std::string(rc.op) == "softmax") {
@@ -333,26 +352,12 @@ void BM_OneDNNRow(benchmark::State &state, RowCase rc) {
                                               normalization_flags::use_shift),
         eng);
     memory scale(pd.weights_desc(), eng), shift(pd.weights_desc(), eng);
-    for (memory *m : {&scale, &shift}) {
-      auto *w = static_cast<float *>(m->get_data_handle());
-      for (int64_t i = 0; i < rc.cols; ++i)
-        w[i] = u(rng);
-    }
+    fillRandom({&scale, &shift}, rng);
     args[DNNL_ARG_SCALE] = scale;
     args[DNNL_ARG_SHIFT] = shift;
     prim = layer_normalization_forward(pd);
   }
-  prim.execute(strm, args);
-  strm.wait();
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    prim.execute(strm, args);
-    strm.wait();
-    total +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-  reportRow(state, rc, total, dnnlRowMs);
+  reportRow(state, rc, timeDnnl(state, prim, strm, args), dnnlRowMs);
 }
 
 // --- transformer matrix products ------------------------------------------------------------
@@ -403,28 +408,8 @@ void BM_LoupeMatmul(benchmark::State &state, MatmulCase mc) {
   run(e, prog);
   const Graph &g = e.current()->graph;
   backend::GraphRuntime rt(g);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<double> u(-1, 1);
-  const IndexedGraph &idx = g.index();
-  const auto &shapes = g.attr("shape")->shapes;
-  auto lib = backend::builtLibrary(g);
-  for (uint32_t nid : idx.argNodes) {
-    const std::string &name = idx.nodes[nid].node->name;
-    if (auto it = lib->params.find(name); it != lib->params.end()) {
-      rt.setInput(name, it->second);
-      continue;
-    }
-    Tensor t(shapes[idx.entryId(nid, 0)], kFloat32);
-    for (double &v : t.data)
-      v = u(rng);
-    rt.setInput(name, t);
-  }
-  rt.run();
-  double ms = 0;
-  for (auto _ : state)
-    for (const auto &[fn, t] : rt.run())
-      if (fn.find("dense") != std::string::npos || fn.find("batch_matmul") != std::string::npos)
-        ms += t;
+  bindInputs(rt, g);
+  double ms = timeKernels(state, rt, {"dense", "batch_matmul"});
   reportMatmul(state, mc, ms, loupeMatmul);
 }
 
@@ -444,26 +429,10 @@ void BM_OneDNNMatmul(benchmark::State &state, MatmulCase mc) {
   matmul::primitive_desc pd(matmul::desc(src, weiPd, dst), eng);
   memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
   std::mt19937 rng(0);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (memory *m : {&srcM, &weiM}) {
-    auto *p = static_cast<float *>(m->get_data_handle());
-    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
-      p[i] = u(rng);
-  }
-  matmul mm(pd);
+  fillRandom({&srcM, &weiM}, rng);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
-  mm.execute(strm, args);
-  strm.wait();
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    mm.execute(strm, args);
-    strm.wait();
-    total +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-  reportMatmul(state, mc, total, dnnlMatmul);
+  reportMatmul(state, mc, timeDnnl(state, matmul(pd), strm, args), dnnlMatmul);
 }
 
 // --- whole networks ---------------------------------------------------------------------------
@@ -492,23 +461,8 @@ void BM_Network(benchmark::State &state, Net net) {
   const Graph &g = e.current()->graph;
   auto lib = backend::builtLibrary(g);
   backend::GraphRuntime rt(g);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<double> u(-1, 1);
+  bindInputs(rt, g);
   const IndexedGraph &idx = g.index();
-  const auto &shapes = g.attr("shape")->shapes;
-  const auto &dtypes = g.attr("dtype")->ints;
-  for (uint32_t nid : idx.argNodes) {
-    const std::string &name = idx.nodes[nid].node->name;
-    if (auto it = lib->params.find(name); it != lib->params.end()) {
-      rt.setInput(name, it->second);
-      continue;
-    }
-    uint32_t eid = idx.entryId(nid, 0);
-    Tensor t(shapes[eid], static_cast<int>(dtypes[eid]));
-    for (double &v : t.data)
-      v = u(rng);
-    rt.setInput(name, t);
-  }
   double flops = 0;
   for (const auto &n : idx.nodes)
     if (!n.node->isVariable())

@@ -391,12 +391,18 @@ public:
     }
     return std::nullopt;
   }
-  /// The dtype of input `k` when it is a param or a graph input, else -1.
+  /// Whether input `k` is a scalar: a rank-0 constant or graph input.
+  bool isScalar(const onnx::NodeProto &n, int k) const {
+    return hasInput(n, k) && (scalars_.count(n.input(k)) || scalarInputs_.count(n.input(k)));
+  }
+  /// The dtype of input `k` when it is a param (a scalar constant too) or a graph input, else -1.
   int knownDType(const onnx::NodeProto &n, int k) const {
     if (!hasInput(n, k))
       return -1;
     if (auto p = out_.params.find(n.input(k)); p != out_.params.end())
       return p->second.dtype;
+    if (auto c = scalars_.find(n.input(k)); c != scalars_.end())
+      return c->second.dtype;
     auto d = out_.inputDTypes.find(n.input(k));
     return d == out_.inputDTypes.end() ? -1 : d->second;
   }
@@ -1075,13 +1081,57 @@ std::vector<int64_t> distinctAxes(Importer &im, const onnx::NodeProto &n,
   return out;
 }
 
+// A vector (C) made to broadcast along axis `axis` of a rank-`rank` tensor: (C, 1, …) with a 1
+// for each axis after it.
+NodeEntry alongAxis(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, int64_t rank,
+                    int64_t axis, const std::string &suffix) {
+  int64_t after = rank - 1 - axis;
+  if (after <= 0)
+    return v;
+  return im.op(n, "expand_dims", {{"axis", "1"}, {"num_newaxis", std::to_string(after)}}, {v},
+               suffix);
+}
+
 // A per-channel vector (C) made to broadcast along axis 1 of a rank-`rank` tensor: (C, 1, …).
 NodeEntry alongChannels(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, size_t rank,
                         const std::string &suffix) {
-  if (rank <= 2)
-    return v;
-  return im.op(n, "expand_dims", {{"axis", "1"}, {"num_newaxis", std::to_string(rank - 2)}}, {v},
-               suffix);
+  return alongAxis(im, n, v, static_cast<int64_t>(rank), 1, suffix);
+}
+
+// QuantizeLinear's and DequantizeLinear's scale or zero point (input k) against x (input 0): a
+// scalar (per tensor) read as a one-element tensor; a 1-D one (opset 13, per axis) along `axis`.
+NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
+                              const std::string &suffix) {
+  if (im.isScalar(n, k))
+    return im.broadcastInput(n, k);
+  auto rank = static_cast<int64_t>(shapeNow(im, n, 0, 1).size());
+  Shape s = shapeNow(im, n, k, 1);
+  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", 1), rank);
+  if (s.size() != 1)
+    fail(im.where(n), ": input ", k, " must be a scalar or 1-D, got ", shapeToList(s));
+  return alongAxis(im, n, im.input(n, k), rank, axis, suffix);
+}
+
+// The integer types QuantizeLinear writes and the range it saturates to.
+struct Quantized {
+  int dtype;
+  double lo, hi;
+};
+Quantized quantizedType(Importer &im, const onnx::NodeProto &n) {
+  int dt = im.hasInput(n, 2) ? im.knownDType(n, 2) : kUint8;
+  switch (dt) {
+  case kUint8:
+    return {dt, 0, 255};
+  case kInt8:
+    return {dt, -128, 127};
+  case kUint16:
+    return {dt, 0, 65535};
+  case kInt16:
+    return {dt, -32768, 32767};
+  default:
+    fail(im.where(n), ": y_zero_point must be a constant or graph input of type uint8, int8, "
+                      "uint16 or int16");
+  }
 }
 
 // x's mean over the axes `over` names (with keepdims), its deviation from it and the mean
@@ -1833,6 +1883,42 @@ const std::map<std::string, Converter> &converters() {
       {"Floor", unary("floor")},
       {"Ceil", unary("ceil")},
       {"Round", unary("round")},
+      {"QuantizeLinear",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // y = saturate(round(x / y_scale) + y_zero_point), halves to even, in y_zero_point's
+         // type (uint8 without one). Opset 19's saturate is for float8 targets only.
+         im.only(n, {"axis", "saturate"});
+         Quantized q = quantizedType(im, n);
+         NodeEntry x = im.input(n, 0);
+         if (int dt = im.knownDType(n, 0); dt != kFloat32 && dt != kFloat64 && dt != -1)
+           x = im.op(n, "cast", {{"dtype", "float32"}}, {x}, "_float");
+         NodeEntry y = im.op(n, "round", {},
+                             {im.op(n, "broadcast_div", {},
+                                    {x, quantizationOperand(im, n, 1, "_scale")}, "_scaled")},
+                             "_rounded");
+         if (im.hasInput(n, 2)) {
+           NodeEntry zero = im.op(n, "cast", {{"dtype", "float32"}},
+                                  {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
+           y = im.op(n, "broadcast_add", {}, {y, zero}, "_shifted");
+         }
+         y = im.op(n, "clip", {{"a_min", std::to_string(q.lo)}, {"a_max", std::to_string(q.hi)}},
+                   {y}, "_saturated");
+         return std::vector<NodeEntry>{
+             im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y})};
+       }},
+      {"DequantizeLinear",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // y = (x - x_zero_point) * x_scale, in float32.
+         im.only(n, {"axis"});
+         NodeEntry y = im.op(n, "cast", {{"dtype", "float32"}}, {im.input(n, 0)}, "_float");
+         if (im.hasInput(n, 2)) {
+           NodeEntry zero = im.op(n, "cast", {{"dtype", "float32"}},
+                                  {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
+           y = im.op(n, "broadcast_sub", {}, {y, zero}, "_centred");
+         }
+         return std::vector<NodeEntry>{
+             im.op(n, "broadcast_mul", {}, {y, quantizationOperand(im, n, 1, "_scale")})};
+       }},
       {"Erf", unary("erf")},
       {"Sin", unary("sin")},
       {"Cos", unary("cos")},

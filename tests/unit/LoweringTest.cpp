@@ -14,6 +14,7 @@
 #include "repl/TextFile.h"
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace loupe;
@@ -573,6 +574,20 @@ TEST(LoweringErrors, WhatCannotBeLoweredIsNamed) {
       << out2.str();
 }
 
+namespace {
+
+// Runs a schedule step that must throw an Error whose message contains `want`.
+void expectScheduleError(const std::function<void()> &step, const std::string &want) {
+  try {
+    step();
+    ADD_FAILURE() << "no error; expected one containing: " << want;
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
+
 TEST(ScheduleComputeAt, BoundsComeFromTheConsumersReads) {
   using loop::ComputeRef, loop::compute, loop::placeholder, loop::read, loop::constant;
   using E = std::vector<loop::Expr>;
@@ -623,25 +638,17 @@ TEST(ScheduleComputeAt, RefusesWhatItCannotBound) {
     ComputeRef d = compute(
         {3, 4}, kFloat32, [&](const E &i) { return read(p, {(i[0] * 4 + i[1]) / 2}); }, "out");
     backend::Schedule s({d});
-    try {
-      s.computeAt(s.stage(p), s.stage(d), s.stage(d).leaves[0].var);
-      FAIL() << "an inner loop under a division has no affine bound";
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find("is not affine in out's loops"), std::string::npos)
-          << e.what();
-    }
+    // An inner loop under a division has no affine bound.
+    expectScheduleError([&] { s.computeAt(s.stage(p), s.stage(d), s.stage(d).leaves[0].var); },
+                        "is not affine in out's loops");
   }
   {
     backend::Schedule s({c});
     backend::Stage &ps = s.stage(p);
     s.split(ps, ps.leaves[0].var, 2);
-    try {
-      s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var);
-      FAIL() << "the producer's data axes were already split";
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find("after its data axes were scheduled"), std::string::npos)
-          << e.what();
-    }
+    // The producer's data axes were already split.
+    expectScheduleError([&] { s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var); },
+                        "after its data axes were scheduled");
   }
 }
 
@@ -716,23 +723,15 @@ TEST(ScheduleComputeAt, ThroughTheStagesComputedInsideTheLoop) {
   {
     // Computed at the output's rows, `p` would be missing for `r`, which runs in its own loops.
     backend::Schedule s({c});
-    try {
-      s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var);
-      FAIL() << "the output does not read p";
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find("out does not read compute"), std::string::npos)
-          << e.what();
-    }
+    // The output does not read p.
+    expectScheduleError([&] { s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var); },
+                        "out does not read compute");
     ComputeRef d = compute(
         {4, 10}, kFloat32, [&](const E &i) { return read(p, i) + read(r, {i[0]}); }, "both");
     backend::Schedule t({d});
-    try {
-      t.computeAt(t.stage(p), t.stage(d), t.stage(d).leaves[0].var);
-      FAIL() << "rows reads p outside the loop";
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find("rows reads it outside that loop"), std::string::npos)
-          << e.what();
-    }
+    // rows reads p outside the loop.
+    expectScheduleError([&] { t.computeAt(t.stage(p), t.stage(d), t.stage(d).leaves[0].var); },
+                        "rows reads it outside that loop");
   }
 }
 

@@ -1214,3 +1214,76 @@ TEST(Onnx, ScalarGraphInputsBroadcast) {
                   "read");
   std::filesystem::remove(sFile);
 }
+
+namespace {
+
+// An integer initializer (uint8, int8: ONNX keeps them in int32_data) of the given dims.
+void addIntegers(onnx::GraphProto *g, const std::string &name, const std::vector<int64_t> &dims,
+                 int type, const std::vector<int32_t> &v) {
+  onnx::TensorProto *t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  for (int32_t x : v)
+    t->add_int32_data(x);
+}
+
+} // namespace
+
+// QuantizeLinear and DequantizeLinear by hand at opt 0 and 3. Per tensor into uint8: x / 2
+// rounded halves to even (0.75 → 1, 1.25 → 1, -1.5 → -2, 126.7 → 127), plus 10, saturated
+// (310 → 255). Per channel (axis 1) into int8: scales 0.5 and 2, zero points 0 and -1 (-151
+// saturates to -128); and back, (x - zero point) · scale. A zero point that is computed has no
+// type to quantize to: a one-line error.
+TEST(Onnx, QuantizeAndDequantizeLinear) {
+  Engine e;
+  auto quantize = [](bool perChannel) {
+    return opsetModel(13, perChannel ? std::vector<int64_t>{1, 2, 2} : std::vector<int64_t>{1, 6},
+                      [&](onnx::GraphProto *g) {
+                        if (perChannel) {
+                          addFloats(g, "s", {2}, [](int64_t i) { return i ? 2.0f : 0.5f; });
+                          addIntegers(g, "z", {2}, onnx::TensorProto::INT8, {0, -1});
+                        } else {
+                          addFloats(g, "s", {}, [](int64_t) { return 2.0f; });
+                          addIntegers(g, "z", {}, onnx::TensorProto::UINT8, {10});
+                        }
+                        addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
+                      });
+  };
+  for (int opt : {0, 3}) {
+    SCOPED_TRACE("opt " + std::to_string(opt));
+    Tensor x({1, 6}, kFloat32);
+    x.data = {0, 1.5, 2.5, -3, 600, 253.4};
+    Tensor q = runModel(quantize(false), {{"x", x}}, opt);
+    EXPECT_EQ(q.dtype, kUint8);
+    EXPECT_EQ(q.data, (std::vector<double>{10, 11, 11, 8, 255, 137}));
+    Tensor c({1, 2, 2}, kFloat32);
+    c.data = {1, -1, 100, -300};
+    Tensor qc = runModel(quantize(true), {{"x", c}}, opt);
+    EXPECT_EQ(qc.dtype, kInt8);
+    EXPECT_EQ(qc.data, (std::vector<double>{2, -2, 49, -128}));
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto *g = m.mutable_graph();
+    addInput(g, "q", {1, 2, 2}, onnx::TensorProto::INT8);
+    addFloats(g, "s", {2}, [](int64_t i) { return i ? 2.0f : 0.5f; });
+    addIntegers(g, "z", {2}, onnx::TensorProto::INT8, {0, -1});
+    addNode(g, "DequantizeLinear", {"q", "s", "z"}, "y");
+    g->add_output()->set_name("y");
+    Tensor back = runModel(saveModel(m, "dequantize.onnx"), {{"q", qc}}, opt);
+    EXPECT_EQ(back.dtype, kFloat32);
+    EXPECT_EQ(back.data, (std::vector<double>{1, -1, 100, -254}));
+  }
+  expectLoadError(e,
+                  opsetModel(13, {1, 2},
+                             [](onnx::GraphProto *g) {
+                               addFloats(g, "s", {});
+                               setInt(addNode(g, "Cast", {"x"}, "z"), "to",
+                                      onnx::TensorProto::UINT8);
+                               addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
+                             }),
+                  "node y (QuantizeLinear): y_zero_point must be a constant or graph input of "
+                  "type uint8, int8, uint16 or int16");
+}

@@ -194,22 +194,28 @@ void report(benchmark::State &state, const ConvShape &cs, double totalMs,
   table[cs.name()] = gflops;
 }
 
+// Milliseconds all of the state's iterations spent in the named kernels (timeKernels) of the
+// graph that `program` (graph-language lines ending in a :build) builds.
+double timeProgram(benchmark::State &state, const std::string &program,
+                   const std::vector<std::string> &kernels) {
+  Engine e;
+  run(e, program);
+  const Graph &g = e.current()->graph;
+  backend::GraphRuntime rt(g);
+  bindInputs(rt, g);
+  return timeKernels(state, rt, kernels);
+}
+
 // Loupe: the convolution built alone at opt_level 3 (weights bound, so packed at build time);
 // only the convolution kernel is timed, not the layout transforms around it.
 void BM_LoupeConv(benchmark::State &state, ConvShape cs) {
-  Engine e;
   std::ostringstream prog;
   prog << "x = Variable(\"x\", shape=(1," << cs.c << "," << cs.h << "," << cs.w << "))\n"
        << "y = conv2d(x, channels=" << cs.k << ", kernel_size=(" << cs.kh << "," << cs.kw
        << "), strides=(" << cs.sh << "," << cs.sw << "), padding=(" << cs.ph << "," << cs.pw
        << "), groups=" << cs.groups
        << ", use_bias=False, name=\"c\")\n:graph y\n:build opt_level=3 param c_weight=random\n";
-  run(e, prog.str());
-  const Graph &g = e.current()->graph;
-  backend::GraphRuntime rt(g);
-  bindInputs(rt, g);
-  double convMs = timeKernels(state, rt, {"conv2d"});
-  report(state, cs, convMs, loupeGflops);
+  report(state, cs, timeProgram(state, prog.str(), {"conv2d"}), loupeGflops);
 }
 
 // oneDNN: the same convolution, layouts chosen by oneDNN (its blocked nChw16c on AVX-512),
@@ -313,7 +319,6 @@ void reportRow(benchmark::State &state, const RowCase &rc, double totalMs,
 }
 
 void BM_LoupeRow(benchmark::State &state, RowCase rc) {
-  Engine e;
   std::string x = "(" + std::to_string(rc.rows) + ", " + std::to_string(rc.cols) + ")";
   std::string c = "(" + std::to_string(rc.cols) + ",)";
   std::string prog = "x = Variable(\"x\", shape=" + x + ")\n";
@@ -321,12 +326,8 @@ void BM_LoupeRow(benchmark::State &state, RowCase rc) {
               ? "y = softmax(x)\n"
               : "g = Variable(\"g\", shape=" + c + ")\nb = Variable(\"b\", shape=" + c +
                     ")\ny = layer_norm(x, g, b)[0]\n";
-  run(e, prog + ":graph y\n:build opt_level=3 dtype=float32");
-  const Graph &g = e.current()->graph;
-  backend::GraphRuntime rt(g);
-  bindInputs(rt, g);
-  double ms = timeKernels(state, rt, {});
-  reportRow(state, rc, ms, loupeRowMs);
+  reportRow(state, rc, timeProgram(state, prog + ":graph y\n:build opt_level=3 dtype=float32", {}),
+            loupeRowMs);
 }
 
 // oneDNN's layer normalization (scale and shift) or softmax on the same plain (rows, cols) tensor.
@@ -404,13 +405,7 @@ void BM_LoupeMatmul(benchmark::State &state, MatmulCase mc) {
         "shape=" + (mc.transposeB ? dims({mc.batch, mc.n, mc.k}) : dims({mc.batch, mc.k, mc.n})) +
         ")\ny = batch_matmul(a, b, transpose_b=" + (mc.transposeB ? "True" : "False") +
         ")\n:graph y\n:build opt_level=3 dtype=float32\n";
-  Engine e;
-  run(e, prog);
-  const Graph &g = e.current()->graph;
-  backend::GraphRuntime rt(g);
-  bindInputs(rt, g);
-  double ms = timeKernels(state, rt, {"dense", "batch_matmul"});
-  reportMatmul(state, mc, ms, loupeMatmul);
+  reportMatmul(state, mc, timeProgram(state, prog, {"dense", "batch_matmul"}), loupeMatmul);
 }
 
 void BM_OneDNNMatmul(benchmark::State &state, MatmulCase mc) {

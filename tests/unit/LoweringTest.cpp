@@ -874,53 +874,62 @@ TEST(TargetCpu, FromTheTargetString) {
   EXPECT_EQ(targetCpuOf("llvm -mcpu=znver3").lanes(8), 4);
 }
 
-// rfactor by hand: a sum over 10 split into 4 partial sums (the last one runs past the end and
-// is guarded), then summed; checked against the formula and the printed stages.
-TEST(ScheduleRfactor, PartialSumsThenTheirSum) {
-  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+namespace {
+
+// out[r] = a[r, 0] + … + a[r, cols - 1] over float64 rows, for rfactor by hand.
+struct RowSum {
+  loop::ComputeRef a, out;
+  loop::IterVar k;
+};
+RowSum rowSum(int64_t rows, int64_t cols) {
   using E = std::vector<loop::Expr>;
-  ComputeRef a = placeholder("a", {3, 10}, kFloat64);
-  loop::IterVar k = loop::reduceAxis(10, "k");
-  ComputeRef c = compute(
-      {3}, kFloat64,
+  RowSum rs{loop::placeholder("a", {rows, cols}, kFloat64), nullptr, loop::reduceAxis(cols, "k")};
+  rs.out = loop::compute(
+      {rows}, kFloat64,
       [&](const E &i) {
-        return loop::reduce(loop::Combiner::Sum, read(a, {i[0], k.var}), {k});
+        return loop::reduce(loop::Combiner::Sum, loop::read(rs.a, {i[0], rs.k.var}), {rs.k});
       },
       "out");
-  backend::Schedule s({c});
-  backend::Stage &rf = s.rfactor(s.stage(c), k.var, 4);
-  EXPECT_EQ(rf.tensor->shape, (Shape{3, 4}));
-  EXPECT_NE(s.describe().find("out: rfactor k by 4 -> out.rf"), std::string::npos) << s.describe();
-  backend::LoweredFunction lf = loweredOf(s, a, c);
-  Tensor in({3, 10}, kFloat64);
+  return rs;
+}
+
+// The scheduled row sum run on small integers (exact in float64) against the sums written out.
+void expectRowSums(const backend::Schedule &s, const RowSum &rs) {
+  int64_t rows = rs.a->shape[0], cols = rs.a->shape[1];
+  backend::LoweredFunction lf = loweredOf(s, rs.a, rs.out);
+  Tensor in({rows, cols}, kFloat64);
   for (size_t i = 0; i < in.data.size(); ++i)
     in.data[i] = static_cast<double>(i * i % 17);
   std::vector<Tensor> got = backend::evalLowered(lf, {in});
-  for (int64_t r = 0; r < 3; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     double want = 0;
-    for (int64_t j = 0; j < 10; ++j)
-      want += in.data[r * 10 + j];
+    for (int64_t j = 0; j < cols; ++j)
+      want += in.data[r * cols + j];
     EXPECT_EQ(got[0].data[r], want) << r;
   }
+}
+
+} // namespace
+
+// rfactor by hand: a sum over 10 split into 4 partial sums (the last one runs past the end and
+// is guarded), then summed; checked against the formula and the printed stages.
+TEST(ScheduleRfactor, PartialSumsThenTheirSum) {
+  RowSum rs = rowSum(3, 10);
+  backend::Schedule s({rs.out});
+  backend::Stage &rf = s.rfactor(s.stage(rs.out), rs.k.var, 4);
+  EXPECT_EQ(rf.tensor->shape, (Shape{3, 4}));
+  EXPECT_NE(s.describe().find("out: rfactor k by 4 -> out.rf"), std::string::npos) << s.describe();
+  expectRowSums(s, rs);
 }
 
 // Partials of partials: a sum over 16 rfactor'ed by 8, then its 8 partials by 4 and by 2 (the
 // pairwise tree of opt level 3's row reductions); each level named by its factor, and the sum
 // as the formula gives it.
 TEST(ScheduleRfactor, PartialsOfPartialsAreNamedByFactor) {
-  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
-  using E = std::vector<loop::Expr>;
-  ComputeRef a = placeholder("a", {3, 16}, kFloat64);
-  loop::IterVar k = loop::reduceAxis(16, "k");
-  ComputeRef c = compute(
-      {3}, kFloat64,
-      [&](const E &i) {
-        return loop::reduce(loop::Combiner::Sum, read(a, {i[0], k.var}), {k});
-      },
-      "out");
-  backend::Schedule s({c});
+  RowSum rs = rowSum(3, 16);
+  backend::Schedule s({rs.out});
   for (int64_t f : {8, 4, 2}) {
-    backend::Stage &st = s.stage(c);
+    backend::Stage &st = s.stage(rs.out);
     s.rfactor(st, st.body->reduceAxes[0].var, f);
   }
   std::string steps = s.describe();
@@ -928,18 +937,8 @@ TEST(ScheduleRfactor, PartialsOfPartialsAreNamedByFactor) {
                        "out: rfactor k.inner.r4 by 2 -> out.rf2\n"),
             std::string::npos)
       << steps;
-  EXPECT_EQ(s.stage(c).body->reduceAxes[0].var->name, "k.inner.r2");
-  backend::LoweredFunction lf = loweredOf(s, a, c);
-  Tensor in({3, 16}, kFloat64);
-  for (size_t i = 0; i < in.data.size(); ++i)
-    in.data[i] = static_cast<double>(i * i % 23);
-  std::vector<Tensor> got = backend::evalLowered(lf, {in});
-  for (int64_t r = 0; r < 3; ++r) {
-    double want = 0;
-    for (int64_t j = 0; j < 16; ++j)
-      want += in.data[r * 16 + j];
-    EXPECT_EQ(got[0].data[r], want) << r;
-  }
+  EXPECT_EQ(s.stage(rs.out).body->reduceAxes[0].var->name, "k.inner.r2");
+  expectRowSums(s, rs);
 }
 
 TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {

@@ -215,6 +215,16 @@ public:
       if (ot.has_shape() && ot.shape().dim_size() == 0)
         out_.scalarOutputs.push_back(heads.size());
       auto it = values_.find(o.name());
+      // A scalar constant (Size of a known shape) as an output: its one element as a (1,) param.
+      if (it == values_.end() && scalars_.count(o.name())) {
+        std::string name = o.name() + "_as_1d";
+        if (!values_.count(name)) {
+          Tensor t = scalars_.at(o.name());
+          t.shape = {1};
+          addParam(name, std::move(t));
+        }
+        it = values_.find(name);
+      }
       if (it == values_.end())
         fail(path_, ": graph output ", o.name(), " is never computed");
       heads.push_back(it->second);

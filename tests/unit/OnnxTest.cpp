@@ -1287,3 +1287,16 @@ TEST(Onnx, QuantizeAndDequantizeLinear) {
                   "node y (QuantizeLinear): y_zero_point must be a constant or graph input of "
                   "type uint8, int8, uint16 or int16");
 }
+
+// A graph output that import computed as a scalar constant (Size of a known shape) is that one
+// element as a (1,) param, as a rank-0 output reduced in the graph is: 2 x 3 has 6 elements.
+TEST(Onnx, AScalarConstantOutputIsOneElement) {
+  Engine e;
+  std::string path =
+      opsetModel(13, {2, 3}, [](onnx::GraphProto *g) { addNode(g, "Size", {"x"}, "y"); });
+  for (int opt : {0, 3}) {
+    Tensor y = runModel(path, {{"x", rampOf({2, 3})}}, opt);
+    EXPECT_EQ(y.shape, (Shape{1}));
+    EXPECT_EQ(y.data, (std::vector<double>{6}));
+  }
+}

@@ -8,7 +8,8 @@
 // shape, Resize's scales, ReduceSum's axes, …) must be a constant, and a scalar (rank 0) can
 // only be a constant; ONNX's tests feed those as graph inputs. A model refused for that is
 // imported again with every input after the first frozen to its value in the test data (as an
-// initializer — when every data set holds the same value), and counted apart. Symbolic input
+// initializer — when every data set holds the same value), or, when that is refused too, with
+// every input frozen (Range's start, limit and delta), and counted apart. Symbolic input
 // dimensions (an export's dynamic axes) take their sizes from the first data set's inputs.
 //
 // usage: loupe_onnx_conformance DATA_DIR [FILTER]   (DATA_DIR holds node/, pytorch-converted/
@@ -69,14 +70,14 @@ std::vector<fs::path> dataSets(const fs::path &dir) {
   return sets;
 }
 
-// The model's test data inputs after the first made initializers of `m` holding their values,
-// serialised, or "" when a data set differs from the first in one of them.
-std::string frozen(onnx::ModelProto m, const fs::path &dir,
-                   const std::vector<std::string> &inputs) {
+// The model's test data inputs from input `first` on made initializers of `m` holding their
+// values, serialised, or "" when a data set differs from the first in one of them.
+std::string frozen(onnx::ModelProto m, const fs::path &dir, const std::vector<std::string> &inputs,
+                   size_t first) {
   std::vector<fs::path> sets = dataSets(dir);
   if (sets.empty())
     return "";
-  for (size_t k = 1; k < inputs.size(); ++k) {
+  for (size_t k = first; k < inputs.size(); ++k) {
     std::string file = "input_" + std::to_string(k) + ".pb", value = readFile(sets[0] / file);
     for (size_t i = 1; i < sets.size(); ++i)
       if (readFile(sets[i] / file) != value)
@@ -177,13 +178,19 @@ int main(int argc, char **argv) {
       std::string reason = reasonOf(e.what());
       bool retry = reason.find("must be a constant") != std::string::npos ||
                    reason.find("is a scalar (rank 0)") != std::string::npos;
-      try {
-        std::string bytes = retry ? frozen(proto, dir, inputs) : "";
+      // The inputs after the first frozen; failing that, every input (Range's start, limit and
+      // delta, a window's size: the whole output is then computed at import).
+      for (size_t first : {size_t{1}, size_t{0}}) {
+        std::string bytes = retry && !wasFrozen ? frozen(proto, dir, inputs, first) : "";
         if (bytes.empty())
-          throw;
-        m = frontend::importOnnxBytes(bytes, path, dims);
-        wasFrozen = true;
-      } catch (const Error &) {
+          continue;
+        try {
+          m = frontend::importOnnxBytes(bytes, path, dims);
+          wasFrozen = true;
+        } catch (const Error &) {
+        }
+      }
+      if (!wasFrozen) {
         ++skipped;
         skips[reason].push_back(name);
         continue;

@@ -405,6 +405,16 @@ public:
   bool isScalar(const onnx::NodeProto &n, int k) const {
     return hasInput(n, k) && (scalars_.count(n.input(k)) || scalarInputs_.count(n.input(k)));
   }
+  /// The dtype of `e` as InferType infers it from the graph so far, or -1.
+  int inferredDType(const NodeEntry &e) const {
+    try {
+      Graph typed = applyPasses(Graph({e}), {"InferType"});
+      const IndexedGraph &idx = typed.index();
+      return static_cast<int>(typed.attr("dtype")->ints[idx.entryId(idx.heads[0])]);
+    } catch (const Error &) {
+      return -1;
+    }
+  }
   /// The dtype of input `k` when it is a param (a scalar constant too) or a graph input, else -1.
   int knownDType(const onnx::NodeProto &n, int k) const {
     if (!hasInput(n, k))
@@ -1114,11 +1124,13 @@ NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
                               const std::string &suffix) {
   if (im.isScalar(n, k))
     return im.broadcastInput(n, k);
-  auto rank = static_cast<int64_t>(shapeNow(im, n, 0, 1).size());
   Shape s = shapeNow(im, n, k, 1);
-  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", 1), rank);
   if (s.size() != 1)
     fail(im.where(n), ": input ", k, " must be a scalar or 1-D, got ", shapeToList(s));
+  if (s[0] == 1) // one element (a scalar computed in the graph): it broadcasts as it is
+    return im.input(n, k);
+  auto rank = static_cast<int64_t>(shapeNow(im, n, 0, 1).size());
+  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", 1), rank);
   return alongAxis(im, n, im.input(n, k), rank, axis, suffix);
 }
 
@@ -1129,6 +1141,8 @@ struct Quantized {
 };
 Quantized quantizedType(Importer &im, const onnx::NodeProto &n) {
   int dt = im.hasInput(n, 2) ? im.knownDType(n, 2) : kUint8;
+  if (dt == -1 && !im.isScalar(n, 2)) // computed in the graph (DynamicQuantizeLinear expanded)
+    dt = im.inferredDType(im.input(n, 2));
   switch (dt) {
   case kUint8:
     return {dt, 0, 255};
@@ -1139,9 +1153,23 @@ Quantized quantizedType(Importer &im, const onnx::NodeProto &n) {
   case kInt16:
     return {dt, -32768, 32767};
   default:
-    fail(im.where(n), ": y_zero_point must be a constant or graph input of type uint8, int8, "
-                      "uint16 or int16");
+    fail(im.where(n), ": y_zero_point must be of type uint8, int8, uint16 or int16");
   }
+}
+
+// saturate(round(x / scale) + zero) in q's type: QuantizeLinear's and DynamicQuantizeLinear's
+// arithmetic (round halves to even), `zero` already a float tensor or null. Its nodes are named
+// with `what` (the result: the node's own name when empty).
+NodeEntry quantized(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                    const NodeEntry &scale, const NodeEntry *zero, const Quantized &q,
+                    const std::string &what = "") {
+  NodeEntry y = im.op(n, "round", {}, {im.op(n, "broadcast_div", {}, {x, scale}, what + "_scaled")},
+                      what + "_rounded");
+  if (zero)
+    y = im.op(n, "broadcast_add", {}, {y, *zero}, what + "_shifted");
+  y = im.op(n, "clip", {{"a_min", floatText(q.lo)}, {"a_max", floatText(q.hi)}}, {y},
+            what + "_saturated");
+  return im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y}, what);
 }
 
 // x's mean over the axes `over` names (with keepdims), its deviation from it and the mean
@@ -1902,19 +1930,31 @@ const std::map<std::string, Converter> &converters() {
          NodeEntry x = im.input(n, 0);
          if (int dt = im.knownDType(n, 0); dt != kFloat32 && dt != kFloat64 && dt != -1)
            x = im.op(n, "cast", {{"dtype", "float32"}}, {x}, "_float");
-         NodeEntry y = im.op(n, "round", {},
-                             {im.op(n, "broadcast_div", {},
-                                    {x, quantizationOperand(im, n, 1, "_scale")}, "_scaled")},
-                             "_rounded");
-         if (im.hasInput(n, 2)) {
-           NodeEntry zero = im.op(n, "cast", {{"dtype", "float32"}},
-                                  {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
-           y = im.op(n, "broadcast_add", {}, {y, zero}, "_shifted");
-         }
-         y = im.op(n, "clip", {{"a_min", std::to_string(q.lo)}, {"a_max", std::to_string(q.hi)}},
-                   {y}, "_saturated");
-         return std::vector<NodeEntry>{
-             im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y})};
+         std::optional<NodeEntry> zero;
+         if (im.hasInput(n, 2))
+           zero = im.op(n, "cast", {{"dtype", "float32"}},
+                        {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
+         return std::vector<NodeEntry>{quantized(im, n, x, quantizationOperand(im, n, 1, "_scale"),
+                                                 zero ? &*zero : nullptr, q)};
+       }},
+      {"DynamicQuantizeLinear",
+       [](Importer &im, const onnx::NodeProto &n) {
+         // uint8 with a scale and zero point from x's range stretched to hold 0: scale =
+         // (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min / scale)).
+         // The scale and zero point are rank 0 in ONNX: one element each here.
+         im.only(n, {});
+         NodeEntry x = im.input(n, 0);
+         NodeEntry lo = im.op(n, "clip", {{"a_min", "-3.4e38"}, {"a_max", "0"}},
+                              {im.op(n, "min", {}, {x}, "_min")}, "_low");
+         NodeEntry hi = im.op(n, "clip", {{"a_min", "0"}, {"a_max", "3.4e38"}},
+                              {im.op(n, "max", {}, {x}, "_max")}, "_high");
+         NodeEntry scale = im.op(n, "__div_scalar__", {{"scalar", "255"}},
+                                 {im.op(n, "broadcast_sub", {}, {hi, lo}, "_range")}, "_scale");
+         Quantized u8{kUint8, 0, 255};
+         NodeEntry zero = quantized(im, n, im.op(n, "negative", {}, {lo}, "_negated_low"), scale,
+                                    nullptr, u8, "_zero_point");
+         NodeEntry zeroFloat = im.op(n, "cast", {{"dtype", "float32"}}, {zero}, "_zero_float");
+         return std::vector<NodeEntry>{quantized(im, n, x, scale, &zeroFloat, u8), scale, zero};
        }},
       {"DequantizeLinear",
        [](Importer &im, const onnx::NodeProto &n) {

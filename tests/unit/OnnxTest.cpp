@@ -639,8 +639,9 @@ Tensor einsumInput(const Shape &s, int k) {
 }
 
 // The model at `path` built at `opt` and run on `inputs` (graph input name -> value); its
-// first output.
-Tensor runModel(const std::string &path, const std::map<std::string, Tensor> &inputs, int opt) {
+// outputs.
+std::vector<Tensor> runModelOutputs(const std::string &path,
+                                    const std::map<std::string, Tensor> &inputs, int opt) {
   frontend::OnnxModel m = frontend::importOnnx(path);
   backend::BuildOptions o;
   o.optLevel = opt;
@@ -649,7 +650,12 @@ Tensor runModel(const std::string &path, const std::map<std::string, Tensor> &in
   std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
   for (const auto &[name, value] : inputs)
     in[name] = value;
-  return backend::runDeployGraph(deploy, in).outputs[0];
+  return backend::runDeployGraph(deploy, in).outputs;
+}
+
+// Its first output.
+Tensor runModel(const std::string &path, const std::map<std::string, Tensor> &inputs, int opt) {
+  return runModelOutputs(path, inputs, opt).at(0);
 }
 
 // An einsum model built at `opt` and run on einsumInput values.
@@ -1234,8 +1240,10 @@ void addIntegers(onnx::GraphProto *g, const std::string &name, const std::vector
 // QuantizeLinear and DequantizeLinear by hand at opt 0 and 3. Per tensor into uint8: x / 2
 // rounded halves to even (0.75 → 1, 1.25 → 1, -1.5 → -2, 126.7 → 127), plus 10, saturated
 // (310 → 255). Per channel (axis 1) into int8: scales 0.5 and 2, zero points 0 and -1 (-151
-// saturates to -128); and back, (x - zero point) · scale. A zero point that is computed has no
-// type to quantize to: a one-line error.
+// saturates to -128); and back, (x - zero point) · scale. DynamicQuantizeLinear of
+// (0, 2, -1, 4.5): scale 5.5 / 255, zero point round(1 / scale) = round(46.36) = 46, and
+// round(x / scale) + 46 = 46, 93 + 46, -46 + 46, 209 + 46 saturated to 255; its scale and zero
+// point are one element each. A float zero point is a one-line error.
 TEST(Onnx, QuantizeAndDequantizeLinear) {
   Engine e;
   auto quantize = [](bool perChannel) {
@@ -1276,16 +1284,31 @@ TEST(Onnx, QuantizeAndDequantizeLinear) {
     EXPECT_EQ(back.dtype, kFloat32);
     EXPECT_EQ(back.data, (std::vector<double>{1, -1, 100, -254}));
   }
+  std::string dynamic = opsetModel(13, {4}, [](onnx::GraphProto *g) {
+    onnx::NodeProto *d = addNode(g, "DynamicQuantizeLinear", {"x"}, "y");
+    d->add_output("scale");
+    d->add_output("zero");
+    g->add_output()->set_name("scale");
+    g->add_output()->set_name("zero");
+  });
+  Tensor x({4}, kFloat32);
+  x.data = {0, 2, -1, 4.5};
+  for (int opt : {0, 3}) {
+    std::vector<Tensor> got = runModelOutputs(dynamic, {{"x", x}}, opt);
+    ASSERT_EQ(got.size(), 3u); // scale and zero, then y (opsetModel declares y last)
+    EXPECT_EQ(got[0].data, (std::vector<double>{static_cast<double>(5.5f / 255)}));
+    EXPECT_EQ(got[1].data, (std::vector<double>{46}));
+    EXPECT_EQ(got[2].data, (std::vector<double>{46, 139, 0, 255}));
+  }
   expectLoadError(e,
                   opsetModel(13, {1, 2},
                              [](onnx::GraphProto *g) {
                                addFloats(g, "s", {});
-                               setInt(addNode(g, "Cast", {"x"}, "z"), "to",
-                                      onnx::TensorProto::UINT8);
+                               addFloats(g, "z", {});
                                addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
                              }),
-                  "node y (QuantizeLinear): y_zero_point must be a constant or graph input of "
-                  "type uint8, int8, uint16 or int16");
+                  "node y (QuantizeLinear): y_zero_point must be of type uint8, int8, uint16 or "
+                  "int16");
 }
 
 // A graph output that import computed as a scalar constant (Size of a known shape) is that one

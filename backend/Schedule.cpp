@@ -123,6 +123,11 @@ std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
   return {outer, inner};
 }
 
+std::pair<Expr, Expr> Schedule::splitTiles(Stage &s, Expr v, int64_t factor) {
+  int64_t extent = findLeaf(s, v, nullptr).extent;
+  return extent % factor == 0 ? split(s, v, factor) : splitShifted(s, v, factor);
+}
+
 std::pair<Expr, Expr> Schedule::splitShifted(Stage &s, Expr v, int64_t factor) {
   size_t pos;
   Leaf l = findLeaf(s, v, &pos);
@@ -466,12 +471,17 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
     inner.insert(consumer.leaves[i].var.get());
   std::set<const ExprNode *> within = inner; // loops whose iterations lie inside one of `at`
   within.insert(at.get());
-  std::vector<std::vector<Expr>> reads, written; // as read, and in loop variables
-  auto collect = [&](const Stage &reader) {
+  // A stage's reads of the producer (through the stages inlined into it), as written.
+  std::map<const Compute *, const Stage *> stageOf = stageMap(stages);
+  auto readsOf = [&](const Stage &reader) {
     ReadCollector rc;
     rc.target = &p;
-    rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(reader.body));
-    for (const std::vector<Expr> &r : rc.reads) {
+    rc.visitExpr(Inliner(stageOf).mutateExpr(reader.body));
+    return rc.reads;
+  };
+  std::vector<std::vector<Expr>> reads, written; // in loop variables, and as written
+  auto collect = [&](const Stage &reader) {
+    for (const std::vector<Expr> &r : readsOf(reader)) {
       written.push_back(r);
       reads.push_back({});
       for (const Expr &e : r)
@@ -492,7 +502,6 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       readers.insert(&st);
       collect(st);
       for (const Leaf &l : st.leaves) {
-        extentOf[l.var.get()] = l.extent;
         inner.insert(l.var.get());
         within.insert(l.var.get());
       }
@@ -505,10 +514,7 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   for (const Stage &st : stages) {
     if (st.inlined || readers.count(&st) || &st == &producer)
       continue;
-    ReadCollector rc;
-    rc.target = &p;
-    rc.visitExpr(Inliner(stageMap(stages)).mutateExpr(st.body));
-    if (!rc.reads.empty())
+    if (!readsOf(st).empty())
       fail("schedule: compute_at of ", producer.buffer, " at ", consumer.buffer, " ", at->name,
            ": ", st.buffer, " reads it outside that loop");
   }

@@ -69,6 +69,8 @@ public:
   /// factor) + inner. No guard; the last tile recomputes a few elements of the one before it,
   /// which is harmless when the stage's output is not one of its inputs. Returns {outer, inner}.
   std::pair<loop::Expr, loop::Expr> splitShifted(Stage &s, loop::Expr v, int64_t factor);
+  /// Tiles of `factor`: split when it divides the leaf's extent, else splitShifted.
+  std::pair<loop::Expr, loop::Expr> splitTiles(Stage &s, loop::Expr v, int64_t factor);
   /// Fuses two adjacent leaves into `<a>.<b>.fused`.
   loop::Expr fuse(Stage &s, loop::Expr a, loop::Expr b);
   /// Puts the given leaves in this order, in the positions they occupy now.

@@ -51,9 +51,8 @@ bool batchMatmul(Schedule &s, size_t idx) {
     batch.push_back(out.leaves[b].var);
   Expr m = out.leaves[rank - 2].var, n = out.leaves[rank - 1].var;
   // Tiles that do not divide their axis end with one shifted back over the one before.
-  auto [mo, mi] =
-      rows % tile.rows == 0 ? s.split(out, m, tile.rows) : s.splitShifted(out, m, tile.rows);
-  auto [no, ni] = columns % width == 0 ? s.split(out, n, width) : s.splitShifted(out, n, width);
+  auto [mo, mi] = s.splitTiles(out, m, tile.rows);
+  auto [no, ni] = s.splitTiles(out, n, width);
   auto [nv, nl] = s.split(out, ni, lanes);
   // Column tiles outside row tiles: a column tile's rhs panel (k x width) stays in L1 while
   // every row tile passes it.

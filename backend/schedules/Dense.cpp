@@ -38,9 +38,8 @@ void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRe
   s.knob("row_block", rowBlock, "rows whose partial sums are held in registers together");
   s.knob("out_block", unitBlock, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
-  auto [io, ii] = rows % rowBlock == 0 ? s.split(d, i, rowBlock) : s.splitShifted(d, i, rowBlock);
-  auto [jo, ji] =
-      units % unitBlock == 0 ? s.split(d, j, unitBlock) : s.splitShifted(d, j, unitBlock);
+  auto [io, ii] = s.splitTiles(d, i, rowBlock);
+  auto [jo, ji] = s.splitTiles(d, j, unitBlock);
   s.reorder(d, {jo, io, ii, ji});
   Expr tiles = s.fuse(d, jo, io);
   s.parallel(d, tiles);
@@ -56,18 +55,14 @@ void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRe
 }
 
 // The reduction at `idx` rfactor'ed into vectors of partial sums, one vector of the target each
-// (the k_lanes knob), then added pairwise (halvings); operands copied to read along k (the
+// (the k_lanes knob), then added pairwise (partialTree); operands copied to read along k (the
 // compute rules' `compact` stages) and the epilogue (a bias, a scale) in their own parallel,
 // vectorised loops, the rest inlined. Returns the partial stages, consumers first.
 std::vector<ComputeRef> partialSums(Schedule &s, size_t idx) {
-  const Stage &st = s.stages[idx];
-  int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
-  Expr k = st.body->reduceAxes[0].var;
-  ComputeRef productT = st.tensor;
+  ComputeRef productT = s.stages[idx].tensor;
+  int64_t lanes = s.cpu.lanes(dtypeBytes(productT->dtype));
   s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
-  ComputeRef rfT = s.rfactor(s.stages[idx], k, lanes).tensor;
-  std::vector<ComputeRef> partials = halvings(s, productT);
-  partials.push_back(rfT);
+  std::vector<ComputeRef> partials = partialTree(s, productT, lanes);
   std::set<const Compute *> mine{productT.get()};
   for (const ComputeRef &p : partials)
     mine.insert(p.get());
@@ -102,7 +97,7 @@ bool dense(Schedule &s, size_t idx) {
   int64_t block = outputBlock(units, s.cpu.registers);
   s.knob("out_block", block, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
-  auto [jo, ji] = units % block == 0 ? s.split(d, j, block) : s.splitShifted(d, j, block);
+  auto [jo, ji] = s.splitTiles(d, j, block);
   Expr blocks = s.fuse(d, i, jo);
   s.parallel(d, blocks);
   for (const ComputeRef &t : partials) {

@@ -161,12 +161,15 @@ bool vectorReducible(const Stage &st, const TargetCpu &cpu) {
          readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
 }
 
-std::vector<ComputeRef> halvings(Schedule &s, const ComputeRef &t) {
+std::vector<ComputeRef> partialTree(Schedule &s, const ComputeRef &t, int64_t partials) {
+  // Each rfactor's partials read the previous one's, so the reverse of creation is consumers
+  // first.
   std::vector<ComputeRef> tree;
-  for (int64_t n = s.stage(t).body->reduceAxes[0].extent / 2; n >= 2; n /= 2) {
+  for (int64_t n = partials; n >= 2; n /= 2) {
     Stage &st = s.stage(t);
-    tree.insert(tree.begin(), s.rfactor(st, st.body->reduceAxes[0].var, n).tensor);
+    tree.push_back(s.rfactor(st, st.body->reduceAxes[0].var, n).tensor);
   }
+  std::reverse(tree.begin(), tree.end());
   return tree;
 }
 
@@ -178,11 +181,7 @@ std::vector<ComputeRef> rowPartials(Schedule &s, const ComputeRef &t) {
   int64_t chains = 4;
   while (chains > 1 && extent < 2 * chains * lanes)
     chains /= 2;
-  Stage &st = s.stage(t);
-  ComputeRef first = s.rfactor(st, st.body->reduceAxes[0].var, lanes * chains).tensor;
-  std::vector<ComputeRef> partials = halvings(s, t);
-  partials.push_back(first);
-  return partials;
+  return partialTree(s, t, lanes * chains);
 }
 
 void partialsInRegisters(Schedule &s, const ComputeRef &t,
@@ -219,8 +218,7 @@ void injective(Schedule &s, Stage &st) {
   if (extent > 64) {
     // Rows that are not a multiple of the lanes end with a vector shifted back over the one
     // before (those columns are written twice, with the same values).
-    auto [o, i] =
-        extent % lanes == 0 ? s.split(st, inner, lanes) : s.splitShifted(st, inner, lanes);
+    auto [o, i] = s.splitTiles(st, inner, lanes);
     inner = i;
     extent = lanes;
   }

@@ -15,15 +15,15 @@ void injective(Schedule &s, Stage &st);
 /// the last axis, a sum over the last axis).
 bool vectorReducible(const Stage &st, const TargetCpu &cpu);
 
-/// The partial results `t` sums (after an rfactor, a power of two of them) added pairwise,
-/// halves as vectors, down to two that `t` combines: log2 steps where a chain of scalar adds
-/// waited on each other (dense's 16 partial sums per output took a third of its time). Returns
-/// the new partial stages, consumers first (for computeAt).
-std::vector<loop::ComputeRef> halvings(Schedule &s, const loop::ComputeRef &t);
+/// The reduction at `t` (not yet scheduled) rfactor'ed into `partials` (a power of two) partial
+/// results, then those added pairwise, halves as vectors, down to two that `t` combines: log2
+/// steps where a chain of scalar adds waited on each other (dense's 16 partial sums per output
+/// took a third of its time). Returns the partial stages, consumers first (for computeAt).
+std::vector<loop::ComputeRef> partialTree(Schedule &s, const loop::ComputeRef &t, int64_t partials);
 
 /// Such a reduction (at `t`, not yet scheduled) rfactor'ed into partial results: up to four
-/// vectors of them accumulated independently along the row, then `halvings`. Returns the
-/// partial stages, consumers first (for computeAt).
+/// vectors of them accumulated independently along the row (partialTree of four vectors' lanes).
+/// Returns the partial stages, consumers first (for computeAt).
 std::vector<loop::ComputeRef> rowPartials(Schedule &s, const loop::ComputeRef &t);
 
 /// The partial stages of `t` (from rowPartials) computed at `t`'s innermost data loop, each a

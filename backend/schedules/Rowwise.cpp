@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace loupe::backend::fast {
 
@@ -47,10 +46,8 @@ void scheduleRows(Schedule &s, const ComputeRef &outT) {
       s.computeInline(st);
   }
   std::map<const Compute *, std::vector<ComputeRef>> partialsOf;
-  std::set<const Compute *> partials;
   for (const ComputeRef &t : reductions)
-    for (const ComputeRef &p : partialsOf[t.get()] = rowPartials(s, t))
-      partials.insert(p.get());
+    partialsOf[t.get()] = rowPartials(s, t);
   // The output: rows (its leading axes fused) in parallel, each row in vectors.
   Stage &o = s.stage(outT);
   Expr rows = o.leaves[0].var;
@@ -59,14 +56,13 @@ void scheduleRows(Schedule &s, const ComputeRef &outT) {
   s.parallel(o, rows);
   Expr last = o.leaves.back().var;
   int64_t lanes = s.cpu.lanes(dtypeBytes(outT->dtype));
-  auto [lo, li] =
-      shape.back() % lanes == 0 ? s.split(o, last, lanes) : s.splitShifted(o, last, lanes);
+  auto [lo, li] = s.splitTiles(o, last, lanes);
   s.vectorize(o, li);
   // Every statistic at the row loop, consumers first so that each one's bounds see its readers;
-  // a reduction's partial results at its own (one-element) loop, in registers.
+  // a reduction's partial results (rfactor put them just before it, so they are met after it and
+  // found attached) at its own one-element loop, in registers.
   for (size_t i = s.stages.size(); i-- > 0;) {
-    if (s.stages[i].inlined || s.stages[i].attachedAt || s.stages[i].tensor == outT ||
-        partials.count(s.stages[i].tensor.get()))
+    if (s.stages[i].inlined || s.stages[i].attachedAt || s.stages[i].tensor == outT)
       continue;
     ComputeRef t = s.stages[i].tensor;
     s.computeAt(s.stage(t), s.stage(outT), rows);
@@ -86,7 +82,7 @@ bool rowwise(Schedule &s) {
   if (!out || out->tensor->shape.size() < 2)
     return false;
   const Shape &shape = out->tensor->shape;
-  Shape rows(shape.begin(), shape.end() - 1);
+  Shape rows = withoutTrailingOnes(Shape(shape.begin(), shape.end() - 1));
   bool anyReduction = false;
   for (const Stage &st : s.stages) {
     if (&st == out)
@@ -95,7 +91,7 @@ bool rowwise(Schedule &s) {
     if (!reduction && !s.isOutput(st))
       continue; // inlined
     // A value per row, reduced along the row in vectors.
-    if (withoutTrailingOnes(st.tensor->shape) != withoutTrailingOnes(rows))
+    if (withoutTrailingOnes(st.tensor->shape) != rows)
       return false;
     if (reduction &&
         (!vectorReducible(st, s.cpu) || st.body->reduceAxes[0].extent != shape.back() ||

@@ -216,15 +216,8 @@ public:
         out_.scalarOutputs.push_back(heads.size());
       auto it = values_.find(o.name());
       // A scalar constant (Size of a known shape) as an output: its one element as a (1,) param.
-      if (it == values_.end() && scalars_.count(o.name())) {
-        std::string name = o.name() + "_as_1d";
-        if (!values_.count(name)) {
-          Tensor t = scalars_.at(o.name());
-          t.shape = {1};
-          addParam(name, std::move(t));
-        }
-        it = values_.find(name);
-      }
+      if (it == values_.end() && scalars_.count(o.name()))
+        it = values_.find(oneElementOf(o.name()));
       if (it == values_.end())
         fail(path_, ": graph output ", o.name(), " is never computed");
       heads.push_back(it->second);
@@ -319,13 +312,17 @@ public:
       return values_.at(n.input(k));
     if (s == scalars_.end() || !tensorOperand)
       return input(n, k);
-    std::string name = s->first + "_as_1d";
+    return values_.at(oneElementOf(s->first));
+  }
+  /// The name of the (1,) param holding scalar constant `scalar`'s element, made once.
+  std::string oneElementOf(const std::string &scalar) {
+    std::string name = scalar + "_as_1d";
     if (!values_.count(name)) {
-      Tensor t = s->second;
+      Tensor t = scalars_.at(scalar);
       t.shape = {1};
       addParam(name, std::move(t));
     }
-    return values_.at(name);
+    return name;
   }
   /// The value of a constant input — an initializer, a Constant's output, or a computation
   /// that fold() can evaluate now — if it is one.
@@ -1134,6 +1131,14 @@ NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
   return alongAxis(im, n, im.input(n, k), rank, axis, suffix);
 }
 
+// The zero point (input 2) of QuantizeLinear or DequantizeLinear as float32, if it has one.
+std::optional<NodeEntry> zeroPointAsFloat(Importer &im, const onnx::NodeProto &n) {
+  if (!im.hasInput(n, 2))
+    return std::nullopt;
+  return im.op(n, "cast", {{"dtype", "float32"}}, {quantizationOperand(im, n, 2, "_zero_point")},
+               "_zero_float");
+}
+
 // The integer types QuantizeLinear writes and the range it saturates to.
 struct Quantized {
   int dtype;
@@ -1930,10 +1935,7 @@ const std::map<std::string, Converter> &converters() {
          NodeEntry x = im.input(n, 0);
          if (int dt = im.knownDType(n, 0); dt != kFloat32 && dt != kFloat64 && dt != -1)
            x = im.op(n, "cast", {{"dtype", "float32"}}, {x}, "_float");
-         std::optional<NodeEntry> zero;
-         if (im.hasInput(n, 2))
-           zero = im.op(n, "cast", {{"dtype", "float32"}},
-                        {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
+         std::optional<NodeEntry> zero = zeroPointAsFloat(im, n);
          return std::vector<NodeEntry>{quantized(im, n, x, quantizationOperand(im, n, 1, "_scale"),
                                                  zero ? &*zero : nullptr, q)};
        }},
@@ -1961,11 +1963,8 @@ const std::map<std::string, Converter> &converters() {
          // y = (x - x_zero_point) * x_scale, in float32.
          im.only(n, {"axis"});
          NodeEntry y = im.op(n, "cast", {{"dtype", "float32"}}, {im.input(n, 0)}, "_float");
-         if (im.hasInput(n, 2)) {
-           NodeEntry zero = im.op(n, "cast", {{"dtype", "float32"}},
-                                  {quantizationOperand(im, n, 2, "_zero_point")}, "_zero_float");
-           y = im.op(n, "broadcast_sub", {}, {y, zero}, "_centred");
-         }
+         if (std::optional<NodeEntry> zero = zeroPointAsFloat(im, n))
+           y = im.op(n, "broadcast_sub", {}, {y, *zero}, "_centred");
          return std::vector<NodeEntry>{
              im.op(n, "broadcast_mul", {}, {y, quantizationOperand(im, n, 1, "_scale")})};
        }},

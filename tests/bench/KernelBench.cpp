@@ -183,15 +183,22 @@ std::vector<ConvShape> convShapes(const std::string &model) {
 
 std::map<std::string, double> loupeGflops, dnnlGflops, xnnGflops; // by layer, for the table
 
-// A layer's counters from the milliseconds all iterations took; kept for the closing table.
-void report(benchmark::State &state, const ConvShape &cs, double totalMs,
-            std::map<std::string, double> &table) {
+// A case's counters from the milliseconds all iterations took (per run under `msCounter`,
+// GFLOP/s and % of peak); its GFLOP/s kept in `table` by name for the closing table.
+void reportFlops(benchmark::State &state, const std::string &name, double flops, double totalMs,
+                 const char *msCounter, std::map<std::string, double> &table) {
   double perRun = totalMs / static_cast<double>(state.iterations());
-  double gflops = cs.flops() / (perRun * 1e6);
-  state.counters["conv_ms"] = perRun;
+  double gflops = flops / (perRun * 1e6);
+  state.counters[msCounter] = perRun;
   state.counters["GFLOP/s"] = gflops;
   state.counters["pct_peak"] = 100 * gflops / peak();
-  table[cs.name()] = gflops;
+  table[name] = gflops;
+}
+
+// A convolution layer's counters.
+void report(benchmark::State &state, const ConvShape &cs, double totalMs,
+            std::map<std::string, double> &table) {
+  reportFlops(state, cs.name(), cs.flops(), totalMs, "conv_ms", table);
 }
 
 // Milliseconds all of the state's iterations spent in the named kernels (timeKernels) of the
@@ -378,12 +385,7 @@ std::map<std::string, double> loupeMatmul, dnnlMatmul; // GFLOP/s by case, for t
 
 void reportMatmul(benchmark::State &state, const MatmulCase &mc, double totalMs,
                   std::map<std::string, double> &table) {
-  double perRun = totalMs / static_cast<double>(state.iterations());
-  double gflops = mc.flops() / (perRun * 1e6);
-  state.counters["kernel_ms"] = perRun;
-  state.counters["GFLOP/s"] = gflops;
-  state.counters["pct_peak"] = 100 * gflops / peak();
-  table[mc.name] = gflops;
+  reportFlops(state, mc.name, mc.flops(), totalMs, "kernel_ms", table);
 }
 
 void BM_LoupeMatmul(benchmark::State &state, MatmulCase mc) {

@@ -49,7 +49,7 @@ void addInput(onnx::GraphProto *g, const std::string &name, const std::vector<in
     tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-// An attribute of node n: ints, an int or a string.
+// An attribute of node n: ints, an int, a string or a float.
 void setInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
   auto *a = n->add_attribute();
   a->set_name(name);
@@ -68,6 +68,12 @@ void setString(onnx::NodeProto *n, const std::string &name, const std::string &v
   a->set_name(name);
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(v);
+}
+void setFloat(onnx::NodeProto *n, const std::string &name, float v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
 }
 
 // An int64 initializer.
@@ -145,18 +151,11 @@ std::string writeModel(const std::string &name, int64_t opset, bool symbolic = f
     return addNode(g, op, ins, out);
   };
   onnx::NodeProto *conv = node("Conv", {"x", "w"}, "c");
-  auto *pads = conv->add_attribute();
-  pads->set_name("pads");
-  pads->set_type(onnx::AttributeProto::INTS);
-  for (int64_t p : {1, 1, 1, 1})
-    pads->add_ints(p);
+  setInts(conv, "pads", {1, 1, 1, 1});
   node("Relu", {"c"}, "r");
   node("Flatten", {"r"}, "f");
   onnx::NodeProto *gemm = node(extraOp.empty() ? "Gemm" : extraOp, {"f", "fc"}, "y");
-  auto *tb = gemm->add_attribute();
-  tb->set_name("transB");
-  tb->set_type(onnx::AttributeProto::INT);
-  tb->set_i(1);
+  setInt(gemm, "transB", 1);
   g->add_output()->set_name("y");
   return saveModel(m, name);
 }
@@ -269,15 +268,9 @@ std::string writeShapeChainModel(const std::string &name, bool shapeFromInput) {
   };
   node("Relu", {"x"}, "r");
   onnx::NodeProto *shape = node("Shape", {"r"}, "shape");
-  auto *end = shape->add_attribute();
-  end->set_name("end");
-  end->set_type(onnx::AttributeProto::INT);
-  end->set_i(1);
+  setInt(shape, "end", 1);
   onnx::NodeProto *cat = node("Concat", {"shape", "twelve"}, "target");
-  auto *axis = cat->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(0);
+  setInt(cat, "axis", 0);
   node("Reshape", {"r", shapeFromInput ? "s" : "target"}, "y");
   g->add_output()->set_name("y");
   return saveModel(m, name);
@@ -443,14 +436,8 @@ TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
     for (float v : {0.5f, 1.0f, 2.0f})
       w->add_float_data(v);
     onnx::NodeProto *n = addNode(g, op, {"x", "target", "weight"}, "loss");
-    auto *r = n->add_attribute();
-    r->set_name("reduction");
-    r->set_type(onnx::AttributeProto::STRING);
-    r->set_s(reduction);
-    auto *ii = n->add_attribute();
-    ii->set_name("ignore_index");
-    ii->set_type(onnx::AttributeProto::INT);
-    ii->set_i(1);
+    setString(n, "reduction", reduction);
+    setInt(n, "ignore_index", 1);
     auto *out = g->add_output();
     out->set_name("loss");
     out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -574,10 +561,7 @@ std::string gatherMatMulModel(const std::string &name) {
   for (float v : {1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f}) // row k: (2k+1, 2k+2)
     w->add_float_data(v);
   onnx::NodeProto *gather = addNode(g, "Gather", {"x", "i"}, "row");
-  auto *axis = gather->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
+  setInt(gather, "axis", 1);
   addNode(g, "MatMul", {"row", "w"}, "y");
   g->add_output()->set_name("y");
   return saveModel(m, name);
@@ -622,10 +606,7 @@ std::string einsumModel(const std::string &file, const std::string &equation,
     addInput(g, names.back(), shapes[k]);
   }
   onnx::NodeProto *n = addNode(g, "Einsum", names, "y");
-  auto *a = n->add_attribute();
-  a->set_name("equation");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(equation);
+  setString(n, "equation", equation);
   g->add_output()->set_name("y");
   return saveModel(m, file);
 }
@@ -880,14 +861,8 @@ TEST(Onnx, GroupNormalizationPerGroupAndPerChannelScales) {
     addInput(g, "scale", {scales});
     addInput(g, "bias", {scales});
     onnx::NodeProto *n = addNode(g, "GroupNormalization", {"x", "scale", "bias"}, "y");
-    auto *a = n->add_attribute();
-    a->set_name("num_groups");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(groups);
-    auto *eps = n->add_attribute();
-    eps->set_name("epsilon");
-    eps->set_type(onnx::AttributeProto::FLOAT);
-    eps->set_f(0);
+    setInt(n, "num_groups", groups);
+    setFloat(n, "epsilon", 0);
     g->add_output()->set_name("y");
     return saveModel(m, "group_norm_" + std::to_string(opset) + ".onnx");
   };

@@ -45,6 +45,18 @@ void layerNormShape(ShapeCtx &c) {
   c.assignOut(2, statShape(c.in[0], s.first));
 }
 
+// The mean and inverse deviation 1 / sqrt(var + eps) of `count` values, in two passes: the
+// reference kernels' statistics, as the lowered ones compute them.
+std::pair<double, double> meanAndInvDev(const double *v, int64_t count, double eps) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < count; ++i)
+    mean += v[i];
+  mean /= static_cast<double>(count);
+  for (int64_t i = 0; i < count; ++i)
+    var += (v[i] - mean) * (v[i] - mean);
+  return {mean, 1 / std::sqrt(var / static_cast<double>(count) + eps)};
+}
+
 void layerNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &gamma = *in[1], &beta = *in[2];
@@ -53,13 +65,7 @@ void layerNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   int64_t groups = x.size() / s.count;
   for (int64_t g = 0; g < groups; ++g) {
     const double *row = x.data.data() + g * s.count;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < s.count; ++i)
-      mean += row[i];
-    mean /= static_cast<double>(s.count);
-    for (int64_t i = 0; i < s.count; ++i)
-      var += (row[i] - mean) * (row[i] - mean);
-    double inv = 1 / std::sqrt(var / static_cast<double>(s.count) + eps);
+    auto [mean, inv] = meanAndInvDev(row, s.count, eps);
     for (int64_t i = 0; i < s.count; ++i)
       out[0].data[g * s.count + i] = (row[i] - mean) * inv * gamma.data[i] + beta.data[i];
     out[1].data[g] = mean;
@@ -222,13 +228,7 @@ ComputeFn groupNormKernel(bool perChannel) {
     int64_t count = g.per * g.inner;
     for (int64_t b = 0; b < g.outer * g.groups; ++b) {
       const double *block = x.data.data() + b * count;
-      double mean = 0, var = 0;
-      for (int64_t i = 0; i < count; ++i)
-        mean += block[i];
-      mean /= static_cast<double>(count);
-      for (int64_t i = 0; i < count; ++i)
-        var += (block[i] - mean) * (block[i] - mean);
-      double inv = 1 / std::sqrt(var / static_cast<double>(count) + eps);
+      auto [mean, inv] = meanAndInvDev(block, count, eps);
       for (int64_t i = 0; i < count; ++i) {
         int64_t c = (b % g.groups) * g.per + i / g.inner;
         out[0].data[b * count + i] = (block[i] - mean) * inv * gamma.data[c] + beta.data[c];

@@ -10,7 +10,7 @@
 #include "core/Memory.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "repl/CommandHelpers.h"
 #include "repl/Engine.h"
 

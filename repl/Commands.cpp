@@ -10,7 +10,7 @@
 #include "core/Json.h"
 #include "core/Memory.h"
 #include "core/Printer.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 #include "repl/CommandHelpers.h"
 #include "repl/Engine.h"

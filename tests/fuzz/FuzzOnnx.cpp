@@ -2,7 +2,7 @@
 // a model with any nodes, attributes and initializers), then shape and type inference over the
 // imported graph. Bad input must be an Error naming what is wrong; anything else is a bug.
 #include "core/Error.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 
 #include <cstddef>

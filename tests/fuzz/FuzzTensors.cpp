@@ -3,7 +3,7 @@
 // anything else — a crash, a sanitizer report, another exception — is a bug.
 #include "core/Error.h"
 #include "core/Npy.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 
 #include <cstddef>
 #include <cstdint>

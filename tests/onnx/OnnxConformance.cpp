@@ -19,7 +19,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/File.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 
 #include <onnx/onnx_pb.h>

@@ -4,7 +4,7 @@
 
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 
 #include <onnx/onnx_pb.h>

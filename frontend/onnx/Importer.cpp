@@ -1,6 +1,6 @@
 // OnnxImport: the ONNX protobuf (Debian's libonnx) read with protobuf, each operator converted
 // by one function of the table below into the workbench's NNVM ops.
-#include "frontend/OnnxImport.h"
+#include "frontend/onnx/OnnxImport.h"
 
 #include "core/DType.h"
 #include "core/Error.h"

@@ -1,0 +1,328 @@
+// Convolution: the ONNX converters of windowed operators — Conv, ConvTranspose and the pools —
+// over 1-D (lifted to 2-D), 2-D and 3-D data, with ONNX's pads and auto_pad.
+#include "frontend/onnx/Converters.h"
+
+#include "core/Error.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loupe::frontend {
+
+namespace {
+
+// A convolution's or pool's pads as ONNX orders them (the begins of every spatial axis, then
+// the ends), for kernel `k`, strides `s` and dilations `d` of one value per spatial axis.
+// `auto_pad` SAME_UPPER / SAME_LOWER pads so that each output size is the input's divided by the
+// stride, rounded up, the odd cell at the end (UPPER) or the start (LOWER); that needs the
+// input's shape.
+std::vector<int64_t> windowPads(Importer &im, const onnx::NodeProto &n,
+                                const std::vector<int64_t> &k, const std::vector<int64_t> &s,
+                                const std::vector<int64_t> &d) {
+  size_t rank = k.size();
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  if (autoPad == "VALID")
+    return std::vector<int64_t>(2 * rank, 0);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    std::optional<Shape> x = im.inferredShape(im.input(n, 0));
+    if (!x || x->size() != rank + 2)
+      fail(im.where(n), ": auto_pad ", autoPad, " needs the input's shape, known and ", rank + 2,
+           "-D");
+    std::vector<int64_t> p(2 * rank);
+    for (size_t a = 0; a < rank; ++a) {
+      int64_t in = (*x)[2 + a], out = (in + s[a] - 1) / s[a];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in);
+      p[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p[a + rank] = total - p[a];
+    }
+    return p;
+  }
+  if (autoPad != "NOTSET")
+    fail(im.where(n), ": auto_pad ", autoPad,
+         " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+  std::vector<int64_t> p = im.attrInts(n, "pads");
+  if (p.empty())
+    return std::vector<int64_t>(2 * rank, 0);
+  if (p.size() != 2 * rank)
+    fail(im.where(n), ": pads ", tupleText(p), " must have ", 2 * rank, " values for a ", rank,
+         "-D kernel");
+  return p;
+}
+
+// windowPads of a 2-D operator, (top, left, bottom, right), from its lifted 2-D kernel, strides
+// and dilations; with `oneD`, a 1-D operator's (begin, end) becomes the (0, begin, 0, end) of its
+// lift. Symmetric pads go into the op.
+std::vector<int64_t> pads2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &k,
+                            const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+                            bool oneD = false) {
+  if (!oneD)
+    return windowPads(im, n, k, s, d);
+  std::vector<int64_t> p = windowPads(im, n, {k[1]}, {s[1]}, {d[1]});
+  return {0, p[0], 0, p[1]};
+}
+
+// A 1-D attribute (strides, dilations) lifted to 2-D: (v) -> (1, v); `dflt` when absent.
+std::vector<int64_t> lifted(std::vector<int64_t> v, bool oneD, int64_t dflt) {
+  if (v.empty())
+    return {dflt, dflt};
+  if (oneD && v.size() == 1)
+    return {1, v[0]};
+  return v;
+}
+
+// 1-D convolutions and pools run as 2-D ones on (N, C, 1, L): the input gains an axis of 1
+// before H, and the result loses it.
+NodeEntry liftTo2d(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                   const std::string &suffix) {
+  return im.op(n, "expand_dims", {{"axis", "2"}}, {x}, suffix);
+}
+
+// A window attribute (strides, dilations) of a `rank`-D operator: one value per spatial axis,
+// 1 each when absent.
+std::vector<int64_t> windowAttr(Importer &im, const onnx::NodeProto &n, const char *key,
+                                size_t rank) {
+  std::vector<int64_t> v = im.attrInts(n, key);
+  if (v.empty())
+    return std::vector<int64_t>(rank, 1);
+  if (v.size() != rank)
+    fail(im.where(n), ": ", key, " ", tupleText(v), " must have ", rank, " values");
+  return v;
+}
+
+// The padding attribute of a volume op from ONNX pads: (d, h, w) when symmetric, else all six.
+std::string volumePadding(const std::vector<int64_t> &p) {
+  bool symmetric = std::equal(p.begin(), p.begin() + 3, p.begin() + 3);
+  return tupleText(symmetric ? std::vector<int64_t>(p.begin(), p.begin() + 3) : p);
+}
+
+void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &kernel) {
+  if (kernel.size() != 2)
+    fail(im.where(n), ": only 1-D, 2-D and 3-D kernels are supported, got ", tupleText(kernel));
+}
+
+std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  const Shape *w = im.knownShape(n, 1);
+  if (!w)
+    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
+  if (k.empty() && w->size() == 4)
+    k = {(*w)[2], (*w)[3]};
+  if (k.empty() && w->size() == 3)
+    k = {(*w)[2]};
+  if (k.empty() && w->size() == 5)
+    k = {(*w)[2], (*w)[3], (*w)[4]};
+  if (k.size() == 3) {
+    std::vector<int64_t> s = windowAttr(im, n, "strides", 3), d = windowAttr(im, n, "dilations", 3);
+    bool bias = im.hasInput(n, 2);
+    std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
+    if (bias)
+      ins.push_back(im.input(n, 2));
+    return {im.op(n, "conv3d",
+                  {{"channels", std::to_string((*w)[0])},
+                   {"kernel_size", tupleText(k)},
+                   {"strides", tupleText(s)},
+                   {"padding", volumePadding(windowPads(im, n, k, s, d))},
+                   {"dilation", tupleText(d)},
+                   {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                   {"use_bias", bias ? "True" : "False"}},
+                  ins)};
+  }
+  bool oneD = k.size() == 1 && w->size() == 3;
+  if (oneD)
+    k = {1, k[0]};
+  need2d(im, n, k);
+  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
+                       p = pads2d(im, n, k, s, d, oneD);
+  NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
+  if (p[0] != p[2] || p[1] != p[3]) {
+    x = im.op(
+        n, "pad",
+        {{"pad_width", "((0, 0), (0, 0), (" + std::to_string(p[0]) + ", " + std::to_string(p[2]) +
+                           "), (" + std::to_string(p[1]) + ", " + std::to_string(p[3]) + "))"}},
+        {x}, "_pad");
+    p = {0, 0, 0, 0};
+  }
+  bool bias = im.hasInput(n, 2);
+  std::vector<NodeEntry> ins = {x, oneD ? liftTo2d(im, n, im.input(n, 1), "_weight_2d")
+                                        : im.input(n, 1)};
+  if (bias)
+    ins.push_back(im.input(n, 2));
+  NodeEntry y = im.op(n, "conv2d",
+                      {{"channels", std::to_string((*w)[0])},
+                       {"kernel_size", tupleText(k)},
+                       {"strides", tupleText(s)},
+                       {"padding", tupleText({p[0], p[1]})},
+                       {"dilation", tupleText(d)},
+                       {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                       {"use_bias", bias ? "True" : "False"}},
+                      ins, oneD ? "_conv2d" : "");
+  if (oneD)
+    y = im.op(n, "squeeze", {{"axis", "2"}}, {y});
+  return {y};
+}
+
+Converter pool(const char *op, bool isMax) {
+  return [op, isMax](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad",
+                isMax ? "storage_order" : "count_include_pad", "dilations"});
+    // Dilations (MaxPool's since opset 10, AveragePool's since 19) of 1 are the plain window.
+    for (int64_t d : im.attrInts(n, "dilations"))
+      if (d != 1)
+        fail(im.where(n), ": dilations other than 1 are not supported, got ",
+             tupleText(im.attrInts(n, "dilations")));
+    if (n.output_size() > 1 && !n.output(1).empty())
+      fail(im.where(n), ": the Indices output is not supported");
+    std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+    std::string ceil = im.attrInt(n, "ceil_mode", 0) ? "True" : "False",
+                includePad = im.attrInt(n, "count_include_pad", 0) ? "True" : "False";
+    if (k.size() == 3) {
+      std::vector<int64_t> s = windowAttr(im, n, "strides", 3);
+      AttrDict a = {{"pool_size", tupleText(k)},
+                    {"strides", tupleText(s)},
+                    {"padding", volumePadding(windowPads(im, n, k, s, {1, 1, 1}))},
+                    {"ceil_mode", ceil}};
+      if (!isMax)
+        a.push_back({"count_include_pad", includePad});
+      return std::vector<NodeEntry>{
+          im.op(n, isMax ? "max_pool3d" : "avg_pool3d", a, {im.input(n, 0)})};
+    }
+    bool oneD = k.size() == 1;
+    if (oneD)
+      k = {1, k[0]};
+    need2d(im, n, k);
+    std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1);
+    std::vector<int64_t> p = pads2d(im, n, k, s, {1, 1}, oneD);
+    AttrDict a = {{"pool_size", tupleText(k)},
+                  {"strides", tupleText(s)},
+                  {"padding", tupleText(p)},
+                  {"ceil_mode", ceil}};
+    if (!isMax)
+      a.push_back({"count_include_pad", includePad});
+    if (!oneD)
+      return std::vector<NodeEntry>{im.op(n, op, a, {im.input(n, 0)})};
+    NodeEntry y = im.op(n, op, a, {liftTo2d(im, n, im.input(n, 0), "_2d")}, "_pool2d");
+    return std::vector<NodeEntry>{im.op(n, "squeeze", {{"axis", "2"}}, {y})};
+  };
+}
+
+// ConvTranspose: conv2d_transpose, whose padding is symmetric; asymmetric pads (given, or from
+// output_shape or auto_pad SAME, which fix the output size instead) take the smaller side's
+// padding there and a slice crops the rest.
+std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "output_padding", "auto_pad",
+              "output_shape"});
+  const Shape *w = im.knownShape(n, 1);
+  if (!w || (w->size() != 4 && w->size() != 3))
+    fail(im.where(n), ": the weight's shape must be known and 3-D or 4-D (an initializer or a "
+                      "graph input)");
+  // A 1-D one runs as a 2-D one on (N, C, 1, L), as Conv does.
+  bool oneD = w->size() == 3;
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  if (k.empty())
+    k = std::vector<int64_t>(w->begin() + 2, w->end());
+  if (oneD && k.size() == 1)
+    k = {1, k[0]};
+  need2d(im, n, k);
+  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
+                       op = lifted(im.attrInts(n, "output_padding"), oneD, 0),
+                       out = im.attrInts(n, "output_shape");
+  if (oneD && out.size() == 1)
+    out = {1, out[0]};
+  if (s.size() != 2 || d.size() != 2 || op.size() != 2)
+    fail(im.where(n), ": strides, dilations and output_padding need 2 values each");
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  std::vector<int64_t> p; // (top, left, bottom, right)
+  if (!out.empty() || same) {
+    // The output size decides the total padding, split as ONNX's spec splits it: SAME_UPPER
+    // puts the odd cell at the end, anything else at the start.
+    Shape x = shapeNow(im, n, 0, oneD ? 3 : 4);
+    if (oneD)
+      x.insert(x.begin() + 2, 1);
+    if (out.size() > 2)
+      out.erase(out.begin(), out.end() - 2);
+    if (out.empty())
+      out = {x[2] * s[0], x[3] * s[1]};
+    if (out.size() != 2)
+      fail(im.where(n), ": output_shape needs the 2 spatial sizes, got ", tupleText(out));
+    p.assign(4, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t total = s[i] * (x[2 + i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - out[i];
+      // Python's floor division, as ONNX's reference splits a negative total (an output larger
+      // than the full convolution's) too.
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      p[i] = autoPad == "SAME_UPPER" ? half : total - half;
+      p[i + 2] = total - p[i];
+      // Cells past the full output's end are what output_padding adds; before its start there
+      // are none to add.
+      if (p[i] < 0)
+        fail(im.where(n), ": output_shape ", tupleText(out),
+             " would add cells before the convolution's output");
+      if (p[i + 2] < 0) {
+        op[i] -= p[i + 2];
+        p[i + 2] = 0;
+      }
+    }
+  } else {
+    if (autoPad != "NOTSET" && autoPad != "VALID")
+      fail(im.where(n), ": auto_pad ", autoPad,
+           " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    p = pads2d(im, n, k, {1, 1}, {1, 1}, oneD);
+  }
+  int64_t group = im.attrInt(n, "group", 1);
+  bool bias = im.hasInput(n, 2);
+  std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
+  if (oneD)
+    ins = {liftTo2d(im, n, ins[0], "_2d"), liftTo2d(im, n, ins[1], "_weight_2d")};
+  if (bias)
+    ins.push_back(im.input(n, 2));
+  int64_t ph = std::min(p[0], p[2]), pw = std::min(p[1], p[3]);
+  bool crop = p[0] != p[2] || p[1] != p[3];
+  // ONNX's weight is (C_in, C_out / group, kh, kw), as conv2d_transpose's.
+  NodeEntry y = im.op(n, "conv2d_transpose",
+                      {{"channels", std::to_string((*w)[1] * group)},
+                       {"kernel_size", tupleText(k)},
+                       {"strides", tupleText(s)},
+                       {"padding", tupleText({ph, pw})},
+                       {"output_padding", tupleText(op)},
+                       {"dilation", tupleText(d)},
+                       {"groups", std::to_string(group)},
+                       {"use_bias", bias ? "True" : "False"}},
+                      ins,
+                      crop   ? "_full"
+                      : oneD ? "_2d_out"
+                             : "");
+  if (crop) {
+    std::optional<Shape> full = im.inferredShape(y);
+    if (!full)
+      fail(im.where(n), ": the output's shape must be known to crop its asymmetric pads");
+    y = im.op(n, "strided_slice",
+              {{"begin", tupleText({p[0] - ph, p[1] - pw})},
+               {"end", tupleText({(*full)[2] - (p[2] - ph), (*full)[3] - (p[3] - pw)})},
+               {"axes", "(2, 3)"}},
+              {y}, oneD ? "_cropped" : "");
+  }
+  if (oneD)
+    y = im.op(n, "squeeze", {{"axis", "2"}}, {y});
+  return {y};
+}
+
+} // namespace
+
+ConverterList convolutionConverters() {
+  return {
+      {"Conv", conv},
+      {"MaxPool", pool("max_pool2d", true)},
+      {"AveragePool", pool("avg_pool2d", false)},
+      {"GlobalAveragePool", unary("global_avg_pool2d")},
+      {"GlobalMaxPool", unary("global_max_pool2d")},
+      {"ConvTranspose", convTranspose},
+  };
+}
+
+} // namespace loupe::frontend

@@ -1,0 +1,127 @@
+// Importer: one ONNX model's conversion in progress — the workbench value of each ONNX name, the
+// constants import holds, and what the operator converters ask of it.
+#pragma once
+
+#include "core/Attrs.h"
+#include "core/Graph.h"
+#include "core/Tensor.h"
+#include "frontend/onnx/OnnxImport.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loupe::frontend {
+
+/// Converts an ONNX model's graph node by node with the converters of frontend/onnx/'s family
+/// files. Converters read their node's inputs and attributes through it and make ops with op();
+/// every error names the file, the node and its operator.
+class Importer {
+public:
+  Importer(const onnx::ModelProto &m, std::string path, const DimSizes &dims);
+
+  /// Converts the whole graph: inputs, initializers, every node, the outputs; then checks that
+  /// every shape can be inferred and drops the params nothing reads.
+  OnnxModel run();
+
+  // --- what converters use ---
+
+  /// "FILE: node NAME (OpType)", the front of every error about node `n`.
+  std::string where(const onnx::NodeProto &n) const;
+  /// The model's ai.onnx opset.
+  int64_t opset() const { return opset_; }
+  /// Makes output `k` of `n` the value `e` now (converters normally return their outputs).
+  void bindOutput(const onnx::NodeProto &n, int k, const NodeEntry &e);
+  /// The current value of an ONNX name.
+  NodeEntry valueOf(const std::string &name) const { return values_.at(name); }
+  /// The node's name for the workbench: the ONNX node name, else its first output.
+  std::string nameOf(const onnx::NodeProto &n, const std::string &suffix = "") const;
+  /// Whether `n` has a (non-empty) input `k`.
+  bool hasInput(const onnx::NodeProto &n, int k) const;
+  /// Input `k` of `n` as a graph value; a scalar (rank 0) is refused by name.
+  NodeEntry input(const onnx::NodeProto &n, int k);
+  /// input() for an operand that broadcasts: a constant scalar (PyTorch's `x * 0.5`, a
+  /// softmax scale, Clip's bounds) is read as a one-element tensor, which broadcasts with the
+  /// other operand (of rank 1 or more) exactly as the scalar does.
+  NodeEntry broadcastInput(const onnx::NodeProto &n, int k);
+  /// The name of the (1,) param holding scalar constant `scalar`'s element, made once.
+  std::string oneElementOf(const std::string &scalar);
+  /// The value of a constant input — an initializer, a Constant's output, or a computation
+  /// that fold() can evaluate now — if it is one.
+  const Tensor *constant(const onnx::NodeProto &n, int k);
+  /// Folds the value `name` into a param when it is known before any input is: every path from
+  /// it ends at a param or at a shape_of whose input's shape InferShape knows from the graph so
+  /// far (the Shape → Gather → Concat → Reshape chains PyTorch exports). The chain is evaluated
+  /// by the reference interpreter on a copy in which each shape_of reads a zero placeholder of
+  /// that shape, so nothing upstream of it runs. Null when it cannot be folded.
+  const Tensor *fold(const std::string &name);
+  /// The shape of `e` as InferShape infers it from the graph so far, if it can.
+  std::optional<Shape> inferredShape(const NodeEntry &e) const;
+  /// Whether input `k` is a scalar: a rank-0 constant or graph input.
+  bool isScalar(const onnx::NodeProto &n, int k) const;
+  /// The dtype of `e` as InferType infers it from the graph so far, or -1.
+  int inferredDType(const NodeEntry &e) const;
+  /// The dtype of input `k` when it is a param (a scalar constant too) or a graph input, else -1.
+  int knownDType(const onnx::NodeProto &n, int k) const;
+  /// Adds a constant the conversion computed as the param of output `k`.
+  std::vector<NodeEntry> constantOutput(const onnx::NodeProto &n, Tensor t);
+  /// The shape of input `k` when it is a param or a graph input (declared), else null.
+  const Shape *knownShape(const onnx::NodeProto &n, int k);
+  /// The integers of constant input `k` (`what` names it in errors).
+  std::vector<int64_t> constInts(const onnx::NodeProto &n, int k, const char *what);
+  /// Later opsets moved some attributes (axes, pads, split, shape) to inputs: the constant
+  /// input `k` when the node has it, else the attribute `key`.
+  std::vector<int64_t> intsInputOrAttr(const onnx::NodeProto &n, int k, const char *key);
+  /// Attribute `key` of `n`, or null.
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n, const std::string &key) const;
+  int64_t attrInt(const onnx::NodeProto &n, const std::string &key, int64_t dflt) const;
+  double attrFloat(const onnx::NodeProto &n, const std::string &key, double dflt) const;
+  std::string attrString(const onnx::NodeProto &n, const std::string &key,
+                         const std::string &dflt) const;
+  std::vector<int64_t> attrInts(const onnx::NodeProto &n, const std::string &key) const;
+  /// Refuses attributes the conversion does not honour (so nothing is silently wrong).
+  void only(const onnx::NodeProto &n, const std::vector<const char *> &known) const;
+  /// A new node of op `opName`, named after `n` (with `suffix`); the op's own complaint about
+  /// its attributes or inputs names `n`.
+  NodeEntry op(const onnx::NodeProto &n, const std::string &opName, AttrDict attrs,
+               std::vector<NodeEntry> ins, const std::string &suffix = "");
+  /// op() of a multi-output op: all its outputs.
+  std::vector<NodeEntry> opOutputs(const onnx::NodeProto &n, const std::string &opName,
+                                   AttrDict attrs, std::vector<NodeEntry> ins);
+  /// Remembers that input `k` of `e`'s node must have rank `rank`, else `message` (checked
+  /// once shapes are known).
+  void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message);
+  /// A constant the conversion of `n` makes (a mask, positions), as a param named after the
+  /// node with `suffix`.
+  NodeEntry constantParam(const onnx::NodeProto &n, const std::string &suffix, Tensor t);
+  /// A constant by name: a param of the graph, or (rank 0) a scalar kept apart, which
+  /// conversions read as a value (constant()) or as a broadcast operand (broadcastInput()).
+  void addParam(const std::string &name, Tensor t);
+
+private:
+  const onnx::ModelProto &model_;
+  std::string path_;
+  const DimSizes &dims_;
+  std::set<std::string> usedDims_;     // the symbolic dimensions the inputs have
+  std::set<std::string> scalarInputs_; // graph inputs of rank 0, held as (1,)
+  int64_t opset_ = 1;
+  std::map<std::string, NodeEntry> values_;
+  std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
+  std::map<std::string, Shape> declared_; ///< graph inputs' shapes
+  OnnxModel out_;
+  struct RankCheck {
+    // Owned: a node whose output name a later node reuses is otherwise freed (found by fuzzing).
+    NodePtr node;
+    uint32_t input;
+    size_t rank;
+    std::string message;
+  };
+  std::vector<RankCheck> rankChecks_;
+};
+
+} // namespace loupe::frontend

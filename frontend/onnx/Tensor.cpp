@@ -1,0 +1,306 @@
+// Tensor: the ONNX converters that reshape, reorder, cut, join, pad or retype a tensor
+// (Reshape, Transpose, Slice, Concat, Split, Pad, Expand, Cast, Shape, …).
+#include "frontend/onnx/Converters.h"
+#include "frontend/onnx/Tensors.h"
+
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Memory.h"
+#include "core/Shape.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loupe::frontend {
+
+namespace {
+
+// Trilu: the upper (or lower) triangle of the last two axes from diagonal k, the rest zero — a
+// constant mask chosen by where.
+std::vector<NodeEntry> trilu(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"upper"});
+  Shape d = shapeNow(im, n, 0, 2);
+  int64_t k = 0;
+  if (im.hasInput(n, 1)) {
+    std::vector<int64_t> ks = im.constInts(n, 1, "k");
+    if (ks.size() != 1)
+      fail(im.where(n), ": k must hold one value");
+    k = ks[0];
+  }
+  bool upper = im.attrInt(n, "upper", 1) != 0;
+  int64_t rows = d[d.size() - 2], cols = d.back();
+  Tensor mask({rows, cols}, kBoolean);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      // j - i compared in double: k may be any int64 (a saturated constant).
+      double diagonal = static_cast<double>(j) - static_cast<double>(i);
+      mask.data[static_cast<size_t>(i * cols + j)] =
+          upper ? diagonal >= static_cast<double>(k) : diagonal <= static_cast<double>(k);
+    }
+  NodeEntry x = im.input(n, 0);
+  return {im.op(n, "where", {},
+                {im.constantParam(n, "_mask", std::move(mask)), x,
+                 im.op(n, "zeros_like", {}, {x}, "_zero")})};
+}
+
+std::vector<NodeEntry> tile(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {});
+  return std::vector<NodeEntry>{
+      im.op(n, "tile", {{"reps", tupleText(im.constInts(n, 1, "repeats"))}}, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> castLike(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"saturate"});
+  int dt = im.knownDType(n, 1);
+  if (dt < 0)
+    fail(im.where(n), ": the dtype of input 1 must be known (a graph input or initializer)");
+  return std::vector<NodeEntry>{
+      im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> expand(Importer &im, const onnx::NodeProto &n) {
+  // NumPy's two-way broadcasting of x and the shape: x reshaped to the result's rank
+  // (leading 1s) and broadcast_to the result — which needs x's shape now.
+  im.only(n, {});
+  NodeEntry x = im.input(n, 0);
+  std::optional<Shape> xs = im.inferredShape(x);
+  if (!xs)
+    fail(im.where(n), ": the input's shape must be known");
+  std::vector<int64_t> want = im.constInts(n, 1, "shape");
+  size_t rank = std::max(xs->size(), want.size());
+  Shape a(rank - xs->size(), 1), b(rank - want.size(), 1), out(rank);
+  a.insert(a.end(), xs->begin(), xs->end());
+  b.insert(b.end(), want.begin(), want.end());
+  for (size_t d = 0; d < rank; ++d) {
+    if (a[d] != b[d] && a[d] != 1 && b[d] != 1)
+      fail(im.where(n), ": cannot broadcast ", shapeToList(*xs), " with ", tupleText(want));
+    out[d] = a[d] == 1 ? b[d] : a[d];
+  }
+  if (a.size() != xs->size())
+    x = im.op(n, "reshape", {{"shape", tupleText(a)}}, {x}, "_rank");
+  return std::vector<NodeEntry>{im.op(n, "broadcast_to", {{"shape", tupleText(out)}}, {x})};
+}
+
+std::vector<NodeEntry> slice(Importer &im, const onnx::NodeProto &n) {
+  // Opset 10 moved starts, ends, axes and steps from attributes to (constant) inputs.
+  im.only(n, {"starts", "ends", "axes"});
+  std::vector<int64_t> starts = im.intsInputOrAttr(n, 1, "starts"),
+                       ends = im.intsInputOrAttr(n, 2, "ends"),
+                       axes = im.intsInputOrAttr(n, 3, "axes"),
+                       steps =
+                           im.hasInput(n, 4) ? im.constInts(n, 4, "steps") : std::vector<int64_t>{};
+  return std::vector<NodeEntry>{im.op(n, "strided_slice",
+                                      {{"begin", tupleText(starts)},
+                                       {"end", tupleText(ends)},
+                                       {"strides", tupleText(steps)},
+                                       {"axes", tupleText(axes)}},
+                                      {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> shape(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"start", "end"});
+  AttrDict a = {{"start", std::to_string(im.attrInt(n, "start", 0))},
+                {"end", std::to_string(im.attrInt(n, "end", INT32_MAX))}};
+  NodeEntry e = im.op(n, "shape_of", a, {im.input(n, 0)});
+  // Known now (the usual case) it becomes a param, so the chains after it fold too.
+  im.bindOutput(n, 0, e);
+  if (im.fold(n.output(0)))
+    return std::vector<NodeEntry>{im.valueOf(n.output(0))};
+  return std::vector<NodeEntry>{e};
+}
+
+std::vector<NodeEntry> concat(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis"});
+  std::vector<NodeEntry> ins;
+  for (int k = 0; k < n.input_size(); ++k)
+    ins.push_back(im.input(n, k));
+  return std::vector<NodeEntry>{
+      im.op(n, "concatenate", {{"axis", std::to_string(im.attrInt(n, "axis", 1))}}, ins)};
+}
+
+std::vector<NodeEntry> flatten(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis"});
+  int64_t axis = im.attrInt(n, "axis", 1);
+  if (axis == 1)
+    return std::vector<NodeEntry>{im.op(n, "flatten", {}, {im.input(n, 0)})};
+  // Other axes: a reshape to (prod(dims before axis), prod(dims from axis on)), which
+  // needs the input's shape now.
+  const Shape *x = im.knownShape(n, 0);
+  if (!x)
+    fail(im.where(n), ": axis ", axis, " needs the input's shape (a graph input)");
+  int64_t rank = static_cast<int64_t>(x->size());
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    fail(im.where(n), ": axis ", im.attrInt(n, "axis", 1), " is out of range for rank ", rank);
+  // Checked products: the declared shape can hold any dimensions.
+  int64_t outer = numElements(Shape(x->begin(), x->begin() + axis)),
+          inner = numElements(Shape(x->begin() + axis, x->end()));
+  return std::vector<NodeEntry>{
+      im.op(n, "reshape", {{"shape", tupleText({outer, inner})}}, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> reshape(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"shape", "allowzero"});
+  if (im.attrInt(n, "allowzero", 0))
+    fail(im.where(n), ": allowzero is not supported");
+  std::vector<int64_t> s = im.intsInputOrAttr(n, 1, "shape");
+  return std::vector<NodeEntry>{im.op(n, "reshape", {{"shape", tupleText(s)}}, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> transpose(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"perm"});
+  std::vector<int64_t> p = im.attrInts(n, "perm");
+  AttrDict a;
+  if (!p.empty())
+    a.push_back({"axes", tupleText(p)});
+  return std::vector<NodeEntry>{im.op(n, "transpose", a, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> squeeze(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axes"});
+  std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
+  AttrDict a;
+  if (!axes.empty())
+    a.push_back({"axis", tupleText(axes)});
+  return std::vector<NodeEntry>{im.op(n, "squeeze", a, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> unsqueeze(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axes"});
+  std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
+  std::sort(axes.begin(), axes.end());
+  if (!axes.empty() && axes[0] < 0)
+    fail(im.where(n), ": negative axes are not supported");
+  // A scalar constant (a dimension read from a shape) becomes a tensor of ones' shape.
+  if (const Tensor *c = im.constant(n, 0); c && c->shape.empty()) {
+    Tensor t = *c;
+    t.shape = Shape(axes.size(), 1);
+    return std::vector<NodeEntry>{im.constantParam(n, "", std::move(t))};
+  }
+  NodeEntry x = im.input(n, 0);
+  // Inserting in increasing order gives each axis its final position.
+  for (size_t i = 0; i < axes.size(); ++i)
+    x = im.op(n, "expand_dims", {{"axis", std::to_string(axes[i])}}, {x},
+              i + 1 < axes.size() ? "_" + std::to_string(i) : "");
+  return std::vector<NodeEntry>{x};
+}
+
+std::vector<NodeEntry> split(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis", "split", "num_outputs"});
+  std::vector<int64_t> sizes = im.intsInputOrAttr(n, 1, "split");
+  std::string sections;
+  if (const auto *a = im.attr(n, "num_outputs"); a && sizes.empty()) {
+    // Opset 18: num_outputs parts of ceil(d / num_outputs), the last one smaller.
+    int64_t parts = a->i();
+    Shape d = shapeNow(im, n, 0, 1);
+    int64_t len = d[static_cast<size_t>(
+        axisOf(im, n, im.attrInt(n, "axis", 0), static_cast<int64_t>(d.size())))];
+    if (parts <= 0 || parts > len || parts != n.output_size())
+      fail(im.where(n), ": num_outputs ", parts, " must be the number of outputs (",
+           n.output_size(), ") and at most the axis's length ", len);
+    int64_t each = (len + parts - 1) / parts;
+    if ((parts - 1) * each >= len)
+      fail(im.where(n), ": ", len, " cannot split into ", parts, " parts of ", each,
+           " and a smaller last one");
+    sizes.assign(static_cast<size_t>(parts - 1), each);
+    sizes.push_back(len - (parts - 1) * each);
+  }
+  if (sizes.empty()) {
+    sections = std::to_string(n.output_size());
+  } else {
+    std::vector<int64_t> at;
+    int64_t sum = 0;
+    for (size_t i = 0; i + 1 < sizes.size(); ++i)
+      at.push_back(sum += sizes[i]);
+    sections = tupleText(at);
+  }
+  return im.opOutputs(
+      n, "split",
+      {{"indices_or_sections", sections}, {"axis", std::to_string(im.attrInt(n, "axis", 0))}},
+      {im.input(n, 0)});
+}
+
+std::vector<NodeEntry> pad(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"mode", "pads", "value"});
+  std::string mode = im.attrString(n, "mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    fail(im.where(n), ": mode ", mode, " is not supported (constant, edge and reflect are)");
+  std::vector<int64_t> p = im.intsInputOrAttr(n, 1, "pads");
+  if (im.hasInput(n, 3)) {
+    // Opset 18: the pads are for these axes only (begins, then ends); the others get 0.
+    std::vector<int64_t> axes = im.constInts(n, 3, "axes");
+    Shape d = shapeNow(im, n, 0, 1);
+    auto rank = static_cast<int64_t>(d.size());
+    if (p.size() != 2 * axes.size())
+      fail(im.where(n), ": pads has ", p.size(), " values for ", axes.size(),
+           " axes (it needs two per axis)");
+    std::vector<int64_t> full(2 * d.size(), 0), at = distinctAxes(im, n, axes, rank);
+    for (size_t i = 0; i < at.size(); ++i) {
+      full[static_cast<size_t>(at[i])] = p[i];
+      full[static_cast<size_t>(at[i] + rank)] = p[i + at.size()];
+    }
+    p = full;
+  }
+  double value = im.attrFloat(n, "value", 0);
+  if (const Tensor *t = im.constant(n, 2))
+    value = t->data.at(0);
+  size_t nd = p.size() / 2;
+  std::string width = "(";
+  for (size_t d = 0; d < nd; ++d)
+    width += (d ? ", (" : "(") + std::to_string(p[d]) + ", " + std::to_string(p[d + nd]) + ")";
+  width += nd == 1 ? ",)" : ")";
+  AttrDict a = {{"pad_width", width}, {"pad_value", floatText(value)}};
+  if (mode != "constant")
+    a.push_back({"pad_mode", mode});
+  return std::vector<NodeEntry>{im.op(n, "pad", a, {im.input(n, 0)})};
+}
+
+std::vector<NodeEntry> size(Importer &im, const onnx::NodeProto &n) {
+  // The element count, a scalar known once the input's shape is.
+  im.only(n, {});
+  Tensor count(Shape{}, kInt64);
+  count.data = {static_cast<double>(checkedNumElements(shapeNow(im, n, 0, 1)))};
+  return im.constantOutput(n, std::move(count));
+}
+
+std::vector<NodeEntry> cast(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"to", "saturate"}); // saturate (opset 19) is for float8 targets only
+  int dt = dtypeOf(static_cast<int32_t>(im.attrInt(n, "to", 1)), im.where(n));
+  // A constant scalar (an epsilon cast to the input's type) stays one, converted now.
+  if (const Tensor *t = im.constant(n, 0); t && t->shape.empty()) {
+    Tensor cast(Shape{}, dt);
+    cast.data = {roundToDType(t->data.at(0), dt)};
+    return im.constantOutput(n, std::move(cast));
+  }
+  return std::vector<NodeEntry>{
+      im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
+}
+
+} // namespace
+
+ConverterList tensorConverters() {
+  return {
+      {"Identity", unary("copy")},
+      {"Trilu", trilu},
+      {"Tile", tile},
+      {"CastLike", castLike},
+      {"Expand", expand},
+      {"Slice", slice},
+      {"Shape", shape},
+      {"Concat", concat},
+      {"Flatten", flatten},
+      {"Reshape", reshape},
+      {"Transpose", transpose},
+      {"Squeeze", squeeze},
+      {"Unsqueeze", unsqueeze},
+      {"Split", split},
+      {"Pad", pad},
+      {"Size", size},
+      {"Cast", cast},
+  };
+}
+
+} // namespace loupe::frontend

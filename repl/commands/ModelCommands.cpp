@@ -1,6 +1,6 @@
 // ModelCommands: `:model` — a network of the zoo as the current graph, its params for :build.
 #include "core/Error.h"
-#include "repl/CommandHelpers.h"
+#include "repl/commands/CommandHelpers.h"
 #include "repl/Engine.h"
 #include "repl/models/Zoo.h"
 

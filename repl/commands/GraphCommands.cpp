@@ -12,7 +12,7 @@
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
-#include "repl/CommandHelpers.h"
+#include "repl/commands/CommandHelpers.h"
 #include "repl/Engine.h"
 #include "repl/GraphLang.h"
 #include "repl/SessionFile.h"
@@ -28,7 +28,7 @@
 
 namespace loupe {
 
-// The helpers other command files share (repl/CommandHelpers.h) come first, outside the
+// The helpers other command files share (repl/commands/CommandHelpers.h) come first, outside the
 // anonymous namespace.
 
 // Splits command arguments at white space; quotes group words.

@@ -11,7 +11,7 @@
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
-#include "repl/CommandHelpers.h"
+#include "repl/commands/CommandHelpers.h"
 #include "repl/Engine.h"
 
 #include <algorithm>

@@ -1,14 +1,18 @@
 // Engine: executes inputs — graph-language statements are evaluated here, commands are looked
-// up in the table built by Commands.cpp. Errors never escape: they become one diagnostic line.
+// up in the table of repl/commands/CommandTable.cpp. Errors never escape: they become one
+// diagnostic line.
 #include "repl/Engine.h"
 
-#include "core/Memory.h"
-
+#include "backend/KernelCache.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/Memory.h"
 #include "passes/Gradient.h"
 #include "passes/Pass.h"
 #include "repl/GraphLang.h"
+#include "repl/SessionFile.h"
+#include "repl/TextFile.h"
+#include "repl/commands/Commands.h"
 
 #include <algorithm>
 #include <cctype>
@@ -21,7 +25,8 @@ namespace loupe {
 Engine::Engine() {
   registerAllPasses();
   passContext_.functionNames = &functionNames_;
-  registerCommands();
+  commands_ = Commands::table();
+  kernelCache_ = std::make_shared<backend::KernelCache>();
   setMemoryLimit(0); // :set memory_limit is process-wide; a new engine starts without one
 }
 
@@ -562,6 +567,80 @@ Value Engine::callOp(const OpDef &op, const std::string &hint, const std::vector
   for (uint32_t k = 0; k < node->numVisibleOutputs(); ++k)
     out.outputs.push_back({node, k, 0});
   return Value::symbol(std::move(out));
+}
+
+const Graph &Engine::requireGraph() const {
+  if (!current())
+    fail("no current graph: make one with :graph NAME or :load FILE");
+  return current()->graph;
+}
+
+void Engine::pushStep(Graph g, std::string label, double millis, bool fresh) {
+  std::string change = describeChange(fresh || history_.empty() ? nullptr : &current()->graph, g);
+  if (!history_.empty())
+    history_.resize(cursor_ + 1); // a new step drops the redo tail
+  history_.push_back({std::move(g), std::move(label), std::move(change), millis, {}});
+  cursor_ = history_.size() - 1;
+}
+
+void Engine::writeRecording() const {
+  if (recordPath_.empty())
+    return;
+  std::string text = "# Recorded by loupe; replay with: loupe --check " + recordPath_ + "\n";
+  for (size_t i = recordFrom_; i < transcript_.size(); ++i)
+    text += formatExchange(transcript_[i].input, transcript_[i].output) + "\n";
+  writeTextFile(recordPath_, text);
+}
+
+void Engine::runCommand(const std::string &text, std::ostream &out) {
+  size_t end = text.find_first_of(" \t\n");
+  std::string name = text.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+  std::string rest = end == std::string::npos ? "" : text.substr(end + 1);
+  restColumn_ = end == std::string::npos ? text.size() + 1 : static_cast<int>(end) + 2;
+  for (const auto &c : commands_)
+    if (c.name == name) {
+      c.run(*this, splitArgs(rest), rest, out);
+      return;
+    }
+  std::vector<std::string> names;
+  for (const auto &c : commands_)
+    names.push_back(c.name);
+  fail("unknown command ':", name, "'", didYouMean(name, names), "; :help lists the commands");
+}
+
+std::vector<std::string> Engine::completions(const std::string &line,
+                                             const std::string &word) const {
+  std::vector<std::string> pool;
+  std::string trimmed = line.substr(0, line.size() - word.size());
+  size_t b = trimmed.find_first_not_of(" \t");
+  trimmed = b == std::string::npos ? "" : trimmed.substr(b);
+  if (trimmed.empty() && !word.empty() && word[0] == ':') {
+    for (const auto &c : commands_)
+      pool.push_back(":" + c.name);
+  } else if (trimmed.rfind(":apply", 0) == 0 || trimmed.rfind(":help", 0) == 0) {
+    pool = PassRegistry::get().names();
+    if (trimmed.rfind(":help", 0) == 0)
+      for (const auto &c : commands_)
+        pool.push_back(c.name);
+  } else if (trimmed.rfind(":attr", 0) == 0 || trimmed.rfind(":ir", 0) == 0) {
+    if (current())
+      pool = orderedAttrKeys(current()->graph.attrs);
+  } else if (trimmed.rfind(":ops", 0) == 0) {
+    pool = OpRegistry::get().names();
+  } else {
+    pool = OpRegistry::get().names();
+    for (const auto &v : variableNames())
+      pool.push_back(v);
+    pool.push_back("Variable");
+    pool.push_back("Group");
+  }
+  std::vector<std::string> out;
+  for (const auto &p : pool)
+    if (p.rfind(word, 0) == 0)
+      out.push_back(p);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 } // namespace loupe

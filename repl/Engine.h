@@ -78,6 +78,8 @@ public:
 
   /// The current graph snapshot, or null before the first `:graph`/`:load`.
   const Step *current() const;
+  /// The current graph; an error saying how to make one when there is none.
+  const Graph &requireGraph() const;
   const std::vector<Step> &history() const { return history_; }
   /// The index of the current step (meaningful when the history is not empty).
   size_t cursor() const { return cursor_; }
@@ -112,14 +114,9 @@ private:
   /// session's counters (NNVM's get_gradient_graph).
   Graph gradientOf(const Value &ys, const Value &xs, const Expr &at);
 
-  // Commands.
+  // Commands: their handlers are the members of Commands (repl/commands/).
+  friend struct Commands;
   void runCommand(const std::string &text, std::ostream &out);
-  void registerCommands();
-  /// The backend's commands (repl/BuildCommands.cpp).
-  void registerBuildCommands();
-  /// `:model` (repl/ModelCommands.cpp).
-  void registerModelCommands();
-  const Graph &requireGraph() const;
   /// Adds a step after the current one (dropping any redo tail). `fresh` marks a graph that
   /// does not derive from the current one (`:graph`, `:load`).
   void pushStep(Graph g, std::string label, double millis, bool fresh);

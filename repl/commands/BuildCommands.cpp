@@ -1,28 +1,33 @@
-// BuildCommands: the backend's commands — :build, :run, :buffers, :profile, :export, :llvm, :asm.
+// BuildCommands: the commands of building and running — :build, :run, :buffers, :profile, :export.
 #include "backend/Build.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
-#include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
-#include "core/Memory.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
-#include "repl/commands/CommandHelpers.h"
-#include "repl/Engine.h"
+#include "repl/commands/Commands.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <map>
+#include <memory>
 #include <optional>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace loupe {
+
+const char *const Commands::kBuildUsage =
+    ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
+    "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
 
 namespace {
 
@@ -33,8 +38,6 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
-const char *kBuildUsage = ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
-                          "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
 const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N]";
 
 // True for the fills named in place of a file: random, zeros, ones.
@@ -96,7 +99,7 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
       mode = w == "shape" ? Shape_ : w == "dtype" ? DType_ : Param_;
       continue;
     }
-    auto [k, v] = keyValue(w, kBuildUsage);
+    auto [k, v] = keyValue(w, Commands::kBuildUsage);
     if (k == "dtype") { // dtype=TYPE: every input
       auto dt = dtypeFromName(v);
       if (!dt)
@@ -121,7 +124,7 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
         fail("unknown dtype '", v, "' for ", k);
       o.dtypes[k] = *dt;
     } else {
-      fail("unknown option '", k, "'; usage: ", kBuildUsage);
+      fail("unknown option '", k, "'; usage: ", Commands::kBuildUsage);
     }
   }
   std::mt19937 rng(seed);
@@ -232,269 +235,188 @@ std::vector<std::string> paramNames(const Graph &g) {
 
 } // namespace
 
-void Engine::registerBuildCommands() {
-  auto add = [this](std::string name, std::string usage, std::string summary, auto fn) {
-    commands_.push_back({std::move(name), std::move(usage), std::move(summary), fn});
+void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  const Graph before = e.requireGraph();
+  if (backend::builtLibrary(before))
+    fail("step ", e.cursor_,
+         " is already a built deploy graph; :undo to the graph it was "
+         "built from and :build that");
+  backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
+  // The last :model's params, for the variables this graph has and the command left.
+  const IndexedGraph &bidx = before.index();
+  for (const auto &[name, t] : e.modelParams_)
+    if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
+        bidx.nodes[bidx.findByName(name)].node->isVariable())
+      o.params[name] = t;
+  // …and the last ONNX :load's input dtypes, for the inputs the command did not type.
+  for (const auto &[name, dt] : e.modelDTypes_)
+    if (!o.dtypes.count(name) && bidx.findByName(name) >= 0)
+      o.dtypes[name] = dt;
+  bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
+                           [](const auto &i) { return i->name() == "trace"; });
+  o.cache = e.kernelCache_;
+  const int optLevel = o.optLevel;
+  auto t0 = std::chrono::steady_clock::now();
+  if (e.progress_) {
+    e.progress_("building: passes and lowering …", -1);
+    o.progress = [&e, t0](const backend::CompileStats &s) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "building: %zu/%zu kernels, %zu from the cache, %.1f s",
+                    s.done, s.distinct, s.cacheHits,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      e.progress_(buf, s.distinct ? static_cast<double>(s.done) / s.distinct : 1.0);
+    };
+  }
+  // The status line goes however the build ends.
+  struct ClearProgress {
+    Engine &e;
+    ~ClearProgress() {
+      if (e.progress_)
+        e.progress_("", 1.0);
+    }
+  } clearProgress{e};
+  // The lowered loops go where the trace instrument prints, between the passes.
+  std::ostream *sink = *e.sink_ ? *e.sink_ : &out;
+  Graph g = backend::build(before, std::move(o), e.passContext_, trace ? sink : nullptr);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::string label = "build opt_level=" + std::to_string(optLevel);
+  e.pushStep(g, label, ms, false);
+  e.lastCompile_ = std::make_shared<backend::CompileStats>(backend::builtLibrary(g)->code->stats());
+  out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
+      << plural(functionOrder(g).size(), "function");
+  if (std::vector<std::string> ps = paramNames(g); ps.size() > 4)
+    out << "; " << ps.size() << " params";
+  else if (!ps.empty())
+    out << "; params " << joinNames(ps);
+  out << ")\n";
+  // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
+  std::string ir = printGraphIR(g);
+  out << ir << (ir.back() == '\n' ? "" : "\n");
+}
+
+void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  const Graph &g = e.requireGraph();
+  if (!backend::builtLibrary(g))
+    fail("the current graph was not built; run :build first");
+  std::map<std::string, Tensor> in = runInputs(g, rest);
+  backend::RunResult r = backend::runDeployGraph(g, in);
+  std::vector<Tensor> ref = interpret(g, in);
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    const Tensor &t = r.outputs[k];
+    double sum = 0, absErr = 0, relErr = 0;
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      sum += t.data[i];
+      double d = std::fabs(t.data[i] - ref[k].data[i]);
+      absErr = std::max(absErr, d);
+      relErr = std::max(relErr, d / std::max(std::fabs(ref[k].data[i]), 1e-30));
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", sum);
+    out << "output " << k << ": shape " << shapeToTuple(t.shape) << " " << dtypeName(t.dtype)
+        << "\n  values " << someValues(t, 6) << "\n  sum " << buf
+        << "\n  vs reference interpreter: max abs error " << sci(absErr) << ", max rel error "
+        << sci(relErr) << "\n";
+  }
+}
+
+void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":buffers");
+  const Graph &g = e.requireGraph();
+  if (!g.attr("storage_id"))
+    missingAttr(g, "storage_id");
+  int64_t planned = 0, naive = 0;
+  const IndexedGraph &idx = g.index();
+  for (const backend::StorageSlot &s : backend::storageSlots(g)) {
+    planned += s.bytes;
+    out << "storage " << s.id << ": " << s.bytes << " bytes " << dtypeName(s.dtype) << ", nodes "
+        << s.firstUse << "-" << s.lastUse << ": " << joinNames(s.names) << "\n";
+  }
+  const auto &shapes = g.attr("shape")->shapes;
+  const auto &dtypes = g.attr("dtype")->ints;
+  for (uint32_t i = 0; i < idx.numEntries(); ++i)
+    naive += numElements(shapes[i]) * (dtypes[i] == kFloat64 ? 8 : 4);
+  out << "planned " << planned << " bytes; one buffer per entry would take " << naive << " bytes\n";
+}
+
+void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 1, ":profile [N]");
+  int n = 10;
+  if (a.size() == 1) {
+    try {
+      n = std::stoi(a[0]);
+    } catch (const std::exception &) {
+      n = 0;
+    }
+    if (n < 1 || n > 100000)
+      fail("N must be a number of runs from 1 to 100000, got '", a[0], "'");
+  }
+  const Graph &g = e.requireGraph();
+  auto lib = backend::builtLibrary(g);
+  if (!lib)
+    fail("the current graph was not built; run :build first");
+  backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
+  for (const auto &[name, t] : runInputs(g, ""))
+    rt.setInput(name, t);
+  rt.run(); // warm-up: first touches of memory and code
+  std::vector<std::vector<double>> times;
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) {
+    std::vector<std::pair<std::string, double>> km = rt.run();
+    times.resize(km.size());
+    names.clear();
+    for (size_t k = 0; k < km.size(); ++k) {
+      times[k].push_back(km[k].second);
+      names.push_back(km[k].first);
+    }
+  }
+  double totalMs = 0, totalFlops = 0;
+  size_t width = 8;
+  for (const std::string &nm : names)
+    width = std::max(width, nm.size() + 2);
+  // The share of this machine's peak: an FMA loop timed once per process, times threads.
+  double peak = backend::peakGflopsPerCore() * backend::numThreads();
+  auto timing = [&](double ms, double flops) {
+    double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
+    return KernelTime{ms, gflops, 100 * gflops / peak};
   };
-  kernelCache_ = std::make_shared<backend::KernelCache>();
-
-  add("build", std::string(kBuildUsage).substr(std::strlen(":build ")),
-      "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
-      "depends "
-      "on params only), then every fused function lowered and compiled; prints the deploy graph, "
-      "which becomes a new step",
-      [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
-        const Graph before = e.requireGraph();
-        if (backend::builtLibrary(before))
-          fail("step ", e.cursor_,
-               " is already a built deploy graph; :undo to the graph it was "
-               "built from and :build that");
-        backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
-        // The last :model's params, for the variables this graph has and the command left.
-        const IndexedGraph &bidx = before.index();
-        for (const auto &[name, t] : e.modelParams_)
-          if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
-              bidx.nodes[bidx.findByName(name)].node->isVariable())
-            o.params[name] = t;
-        // …and the last ONNX :load's input dtypes, for the inputs the command did not type.
-        for (const auto &[name, dt] : e.modelDTypes_)
-          if (!o.dtypes.count(name) && bidx.findByName(name) >= 0)
-            o.dtypes[name] = dt;
-        bool trace =
-            std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
-                        [](const auto &i) { return i->name() == "trace"; });
-        o.cache = e.kernelCache_;
-        const int optLevel = o.optLevel;
-        auto t0 = std::chrono::steady_clock::now();
-        if (e.progress_) {
-          e.progress_("building: passes and lowering …", -1);
-          o.progress = [&e, t0](const backend::CompileStats &s) {
-            char buf[128];
-            std::snprintf(
-                buf, sizeof buf, "building: %zu/%zu kernels, %zu from the cache, %.1f s", s.done,
-                s.distinct, s.cacheHits,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            e.progress_(buf, s.distinct ? static_cast<double>(s.done) / s.distinct : 1.0);
-          };
-        }
-        // The status line goes however the build ends.
-        struct ClearProgress {
-          Engine &e;
-          ~ClearProgress() {
-            if (e.progress_)
-              e.progress_("", 1.0);
-          }
-        } clearProgress{e};
-        // The lowered loops go where the trace instrument prints, between the passes.
-        std::ostream *sink = *e.sink_ ? *e.sink_ : &out;
-        Graph g = backend::build(before, std::move(o), e.passContext_, trace ? sink : nullptr);
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count();
-        std::string label = "build opt_level=" + std::to_string(optLevel);
-        e.pushStep(g, label, ms, false);
-        e.lastCompile_ =
-            std::make_shared<backend::CompileStats>(backend::builtLibrary(g)->code->stats());
-        out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
-            << plural(functionOrder(g).size(), "function");
-        if (std::vector<std::string> ps = paramNames(g); ps.size() > 4)
-          out << "; " << ps.size() << " params";
-        else if (!ps.empty())
-          out << "; params " << joinNames(ps);
-        out << ")\n";
-        // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
-        std::string ir = printGraphIR(g);
-        out << ir << (ir.back() == '\n' ? "" : "\n");
-      });
-
-  add("run", "[NAME=random|zeros|ones|FILE.npy …] [seed=N]",
-      "runs the built graph; per output its shape, dtype, values, sum and the error against the "
-      "reference interpreter",
-      [](Engine &e, const Args &, const std::string &rest, std::ostream &out) {
-        const Graph &g = e.requireGraph();
-        if (!backend::builtLibrary(g))
-          fail("the current graph was not built; run :build first");
-        std::map<std::string, Tensor> in = runInputs(g, rest);
-        backend::RunResult r = backend::runDeployGraph(g, in);
-        std::vector<Tensor> ref = interpret(g, in);
-        for (size_t k = 0; k < r.outputs.size(); ++k) {
-          const Tensor &t = r.outputs[k];
-          double sum = 0, absErr = 0, relErr = 0;
-          for (size_t i = 0; i < t.data.size(); ++i) {
-            sum += t.data[i];
-            double d = std::fabs(t.data[i] - ref[k].data[i]);
-            absErr = std::max(absErr, d);
-            relErr = std::max(relErr, d / std::max(std::fabs(ref[k].data[i]), 1e-30));
-          }
-          char buf[32];
-          std::snprintf(buf, sizeof buf, "%.6g", sum);
-          out << "output " << k << ": shape " << shapeToTuple(t.shape) << " " << dtypeName(t.dtype)
-              << "\n  values " << someValues(t, 6) << "\n  sum " << buf
-              << "\n  vs reference interpreter: max abs error " << sci(absErr) << ", max rel error "
-              << sci(relErr) << "\n";
-        }
-      });
-
-  add("buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
-      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        needArgs(a, 0, 0, ":buffers");
-        const Graph &g = e.requireGraph();
-        if (!g.attr("storage_id"))
-          missingAttr(g, "storage_id");
-        int64_t planned = 0, naive = 0;
-        const IndexedGraph &idx = g.index();
-        for (const backend::StorageSlot &s : backend::storageSlots(g)) {
-          planned += s.bytes;
-          out << "storage " << s.id << ": " << s.bytes << " bytes " << dtypeName(s.dtype)
-              << ", nodes " << s.firstUse << "-" << s.lastUse << ": " << joinNames(s.names) << "\n";
-        }
-        const auto &shapes = g.attr("shape")->shapes;
-        const auto &dtypes = g.attr("dtype")->ints;
-        for (uint32_t i = 0; i < idx.numEntries(); ++i)
-          naive += numElements(shapes[i]) * (dtypes[i] == kFloat64 ? 8 : 4);
-        out << "planned " << planned << " bytes; one buffer per entry would take " << naive
-            << " bytes\n";
-      });
-
-  add("profile", "[N]",
-      "runs the built graph N times (default 10) on random inputs and the bound params: each "
-      "kernel's median time and GFLOP/s",
-      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        needArgs(a, 0, 1, ":profile [N]");
-        int n = 10;
-        if (a.size() == 1) {
-          try {
-            n = std::stoi(a[0]);
-          } catch (const std::exception &) {
-            n = 0;
-          }
-          if (n < 1 || n > 100000)
-            fail("N must be a number of runs from 1 to 100000, got '", a[0], "'");
-        }
-        const Graph &g = e.requireGraph();
-        auto lib = backend::builtLibrary(g);
-        if (!lib)
-          fail("the current graph was not built; run :build first");
-        backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
-        for (const auto &[name, t] : runInputs(g, ""))
-          rt.setInput(name, t);
-        rt.run(); // warm-up: first touches of memory and code
-        std::vector<std::vector<double>> times;
-        std::vector<std::string> names;
-        for (int r = 0; r < n; ++r) {
-          std::vector<std::pair<std::string, double>> km = rt.run();
-          times.resize(km.size());
-          names.clear();
-          for (size_t k = 0; k < km.size(); ++k) {
-            times[k].push_back(km[k].second);
-            names.push_back(km[k].first);
-          }
-        }
-        double totalMs = 0, totalFlops = 0;
-        size_t width = 8;
-        for (const std::string &nm : names)
-          width = std::max(width, nm.size() + 2);
-        // The share of this machine's peak: an FMA loop timed once per process, times threads.
-        double peak = backend::peakGflopsPerCore() * backend::numThreads();
-        auto timing = [&](double ms, double flops) {
-          double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
-          return KernelTime{ms, gflops, 100 * gflops / peak};
-        };
-        auto row = [](const KernelTime &t) {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", t.ms, t.gflops, t.percentPeak);
-          return std::string(buf);
-        };
-        out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
-        // The runtime calls the tvm_op nodes in node order: the k-th time is the k-th of them.
-        std::vector<uint32_t> calls;
-        const IndexedGraph &idx = g.index();
-        for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-          if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
-            calls.push_back(nid);
-        std::map<uint32_t, KernelTime> profile;
-        for (size_t k = 0; k < names.size(); ++k) {
-          std::vector<double> t = times[k];
-          std::sort(t.begin(), t.end());
-          double med = t[t.size() / 2];
-          double flops =
-              static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
-          totalMs += med;
-          totalFlops += flops;
-          KernelTime kt = timing(med, flops);
-          out << pad(names[k], width) << row(kt) << "\n";
-          if (calls.size() == names.size())
-            profile[calls[k]] = kt;
-        }
-        e.history_[e.cursor_].profile = std::move(profile);
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
-                      backend::numThreads(), backend::peakGflopsPerCore());
-        out << pad("total", width) << row(timing(totalMs, totalFlops)) << "\n"
-            << n << " runs, median per kernel; " << buf << "\n";
-      });
-
-  add("export", "DIR",
-      "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
-      "deploy.h and params/NAME.npy",
-      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        needArgs(a, 1, 1, ":export DIR");
-        std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
-        out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
-      });
-
-  registerModelCommands();
-
-  auto code = [](Engine &e, const Args &a, const char *usage) {
-    needArgs(a, 0, 1, usage);
-    auto lib = backend::builtLibrary(e.requireGraph());
-    if (!lib)
-      fail("the current graph was not built; run :build first");
-    if (a.size() == 1)
-      findFunction(e.requireGraph(), a[0]); // the error lists the functions
-    return lib;
+  auto row = [](const KernelTime &t) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", t.ms, t.gflops, t.percentPeak);
+    return std::string(buf);
   };
-  add("llvm", "[FUNC]", "the optimised LLVM IR of a built function (the whole module without FUNC)",
-      [code](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        out << code(e, a, ":llvm [FUNC]")->code->llvmIR(a.empty() ? "" : a[0]);
-      });
-  add("asm", "[FUNC]", "the host assembly of a built function (the whole module without FUNC)",
-      [code](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        out << code(e, a, ":asm [FUNC]")->code->assembly(a.empty() ? "" : a[0]);
-      });
-  add("cache", "",
-      "the kernel cache: its folder, entries and size, and what the last :build found in it "
-      "(:set cache on|off|clear)",
-      [](Engine &e, const Args &a, const std::string &, std::ostream &out) {
-        needArgs(a, 0, 0, ":cache");
-        auto mb = [](uint64_t bytes) {
-          char buf[32];
-          std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
-          return std::string(buf);
-        };
-        if (!e.kernelCache_) {
-          out << "kernel cache off (:set cache on uses "
-              << backend::KernelCache::defaultDir().string() << ")\n";
-        } else {
-          backend::KernelCache::Summary sum = e.kernelCache_->summary();
-          out << "kernel cache " << e.kernelCache_->dir().string() << ": " << sum.entries
-              << (sum.entries == 1 ? " entry, " : " entries, ") << mb(sum.bytes) << " (at most "
-              << mb(e.kernelCache_->maxBytes()) << ")\n";
-        }
-        if (!e.lastCompile_) {
-          out << "no build yet\n";
-          return;
-        }
-        const backend::CompileStats &s = *e.lastCompile_;
-        out << "last build: " << plural(s.functions, "function") << ", "
-            << plural(s.distinct, "distinct kernel");
-        if (!s.cacheUsed) {
-          out << ", all compiled (cache off)\n";
-          return;
-        }
-        out << ": " << s.cacheHits << " from the cache, " << s.distinct - s.cacheHits
-            << " compiled (hit rate " << (s.distinct ? 100 * s.cacheHits / s.distinct : 100)
-            << "%), " << s.cacheStored << " stored\n";
-      });
+  out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
+  // The runtime calls the tvm_op nodes in node order: the k-th time is the k-th of them.
+  std::vector<uint32_t> calls;
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
+      calls.push_back(nid);
+  std::map<uint32_t, KernelTime> profile;
+  for (size_t k = 0; k < names.size(); ++k) {
+    std::vector<double> t = times[k];
+    std::sort(t.begin(), t.end());
+    double med = t[t.size() / 2];
+    double flops = static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
+    totalMs += med;
+    totalFlops += flops;
+    KernelTime kt = timing(med, flops);
+    out << pad(names[k], width) << row(kt) << "\n";
+    if (calls.size() == names.size())
+      profile[calls[k]] = kt;
+  }
+  e.history_[e.cursor_].profile = std::move(profile);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
+                backend::numThreads(), backend::peakGflopsPerCore());
+  out << pad("total", width) << row(timing(totalMs, totalFlops)) << "\n"
+      << n << " runs, median per kernel; " << buf << "\n";
+}
+
+void Commands::exportBuild(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":export DIR");
+  std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
+  out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
 }
 
 } // namespace loupe

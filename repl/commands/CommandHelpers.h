@@ -4,7 +4,9 @@
 
 #include "core/FusedModule.h"
 #include "core/Graph.h"
+#include "core/Op.h"
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -37,5 +39,8 @@ const FusedFunction &findFunction(const Graph &g, const std::string &name);
 std::string graphSize(const IndexedGraph &idx);
 /// The integer `v` of at least `min`; anything else fails naming the option `key`.
 int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min);
+/// What `:help OP` and `:ops OP` print of an op: its doc, pattern, inputs, outputs, aliases
+/// and attributes with their defaults.
+void printOpDetails(const OpDef &op, std::ostream &out);
 
 } // namespace loupe

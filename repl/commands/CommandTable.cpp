@@ -1,0 +1,108 @@
+// CommandTable: every `:command` of the workbench in one flat list — name, usage, summary and
+// handler — in the order :help lists them.
+#include "repl/commands/Commands.h"
+
+#include <cstring>
+
+namespace loupe {
+
+std::vector<Engine::Command> Commands::table() {
+  return {
+      {"help", "[CMD]", "lists the commands, or describes one", help},
+      {"graph", "EXPR", "makes a symbol the current graph (nnvm.graph.create)", graph},
+      {"grad", "OUT wrt IN …", "the gradient graph of OUT with respect to the inputs IN", grad},
+      {"ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
+       ir},
+      {"nodes", "[N]", "the node table (graph.index.nodes), or node N", nodes},
+      {"attr", "KEY [N]", "a graph attribute as graph.json_attr(KEY) prints it, or its entry N",
+       attr},
+      {"setattr", "KEY VALUE [TYPE]",
+       "sets a graph attribute as graph._set_json_attr does (TYPE: str, int, size_t, list_int, "
+       "list_str, list_shape, list_layout, dict_str_int; default str)",
+       setAttr},
+      {"open", "KEY [NAME]",
+       "opens a graph held in an attribute as a new step: precompute_graph, or function NAME of "
+       "module",
+       open},
+      {"lower", "[FUNC]",
+       "the lowered loops of a fused function of the module (all of them without FUNC)", lower},
+      {"schedule", "FUNC", "the schedule steps the default x86 schedule applied to a function",
+       schedule},
+      {"apply", "P1 [P2 …]", "applies passes in order; the result is a new history step", apply},
+      {"set", "[KEY VALUE]",
+       "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
+       "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME], memory_limit "
+       "SIZE|none (what allocations are checked against instead of the machine's memory)",
+       set},
+      {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
+       groups},
+      {"why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse", why},
+      {"trace", "on|off", "prints every pass applied and the graph after it", trace},
+      {"instrument", "[KIND …]",
+       "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "
+       "names, timing, effects; `off` removes all; no argument lists them",
+       instrument},
+      {"timing", "", "prints the timing instrument's tree of pass times (µs) and clears it",
+       timing},
+      {"pipeline", "P1,P2(opt=v),… [opt_level=N] [disabled=A,B] [required=C]",
+       "runs passes as a Sequential under a pass context, with Relay's rules", pipeline},
+      {"explain", "PASS", "would PASS run in a pipeline now, and why; what it needs and provides",
+       explain},
+      {"diff", "[A] [B]", "what changed between two history steps (default: the last step)", diff},
+      {"load-pass", "FILE.so",
+       "loads user-written passes from a shared library (a bare name is searched in "
+       "$LOUPE_PLUGIN_PATH, then in the build's plugins/ folder)",
+       loadPass},
+      {"passes", "", "lists the registered passes", passes},
+      {"ops", "[NAME|TEXT]", "lists the ops (with a filter), or describes one op", ops},
+      {"load", "FILE [DIM=N …]",
+       "loads an NNVM graph JSON file, or an ONNX model (.onnx, its initializers "
+       "as params; DIM=N sizes its inputs' symbolic dimensions), as a new step",
+       load},
+      {"dot", "FILE", "writes the current graph as Graphviz DOT (fusion groups as clusters)", dot},
+      {"save", "FILE", "saves the current graph as NNVM graph JSON", save},
+      {"history", "[times]", "lists the history steps; * marks the current one", history},
+      {"undo", "", "goes back one history step", undo},
+      {"redo", "", "goes forward one history step", redo},
+      {"record", "FILE", "writes the session so far to FILE and keeps recording until :stop",
+       record},
+      {"stop", "", "stops recording", stop},
+      {"quit", "", "ends the REPL or the script (as Ctrl-D does at the prompt)", quit},
+      {"vars", "", "lists the symbols defined so far", vars},
+      {"target", "", "what LLVM detects about this machine (triple, CPU, SIMD features)", target},
+      {"build", std::string(kBuildUsage).substr(std::strlen(":build ")),
+       "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
+       "depends "
+       "on params only), then every fused function lowered and compiled; prints the deploy graph, "
+       "which becomes a new step",
+       build},
+      {"run", "[NAME=random|zeros|ones|FILE.npy …] [seed=N]",
+       "runs the built graph; per output its shape, dtype, values, sum and the error against the "
+       "reference interpreter",
+       run},
+      {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
+       buffers},
+      {"profile", "[N]",
+       "runs the built graph N times (default 10) on random inputs and the bound params: each "
+       "kernel's median time and GFLOP/s",
+       profile},
+      {"export", "DIR",
+       "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
+       "deploy.h and params/NAME.npy",
+       exportBuild},
+      {"model", "[NAME [batch=N] [shape=(C, H, W)] [classes=N] [dtype=TYPE] [seed=N]]",
+       "a network of the built-in zoo as a new graph, with params :build binds; no NAME lists "
+       "them",
+       model},
+      {"llvm", "[FUNC]",
+       "the optimised LLVM IR of a built function (the whole module without FUNC)", llvm},
+      {"asm", "[FUNC]", "the host assembly of a built function (the whole module without FUNC)",
+       assembly},
+      {"cache", "",
+       "the kernel cache: its folder, entries and size, and what the last :build found in it "
+       "(:set cache on|off|clear)",
+       cache},
+  };
+}
+
+} // namespace loupe

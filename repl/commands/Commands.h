@@ -1,0 +1,79 @@
+// Commands: the handlers of the workbench's `:commands`, declared by topic (each topic's file in
+// repl/commands/ defines them) and listed in one table, in the order :help shows them.
+#pragma once
+
+#include "repl/Engine.h"
+#include "repl/commands/CommandHelpers.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// The command handlers: static members of one struct that Engine befriends, so that a command
+/// reaches the workbench state it reads and changes. Each takes the engine, the arguments split
+/// at white space, the argument text as typed, and where to print.
+struct Commands {
+  // GraphCommands.cpp: making, inspecting and saving graphs
+  static void graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void grad(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void ir(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void nodes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void attr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void open(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void vars(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void ops(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void dot(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void save(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
+  // PassCommands.cpp: passes, instruments and fusion
+  static void apply(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void groups(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void why(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void trace(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void instrument(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void timing(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void pipeline(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void explain(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void loadPass(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void passes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
+  // CodeCommands.cpp: lowering and code: loops, schedules, LLVM IR, assembly, target, cache
+  static void lower(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void schedule(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void llvm(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void assembly(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void target(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void cache(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
+  // BuildCommands.cpp: building and running
+  static void build(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void run(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void buffers(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void profile(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void exportBuild(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
+  // SessionCommands.cpp: the session: help, options, history, recording
+  static void help(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void set(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void diff(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void history(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void undo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void redo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void record(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void stop(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void quit(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
+  // ModelCommands.cpp: models from the zoo and from files
+  static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void load(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  /// `:build`'s usage line, for the table and its errors.
+  static const char *const kBuildUsage;
+
+  /// Every command with its usage and summary, in the order :help lists them (CommandTable.cpp).
+  static std::vector<Engine::Command> table();
+};
+
+} // namespace loupe

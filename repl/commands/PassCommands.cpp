@@ -1,0 +1,302 @@
+// PassCommands: the commands of passes and fusion — :apply, :pipeline, :explain, :passes,
+// :load-pass, the instruments (:trace, :instrument, :timing), :groups and :why.
+#include "core/Error.h"
+#include "repl/commands/Commands.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loupe {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// True if one of the passes named in `names` provides attribute `key`.
+bool applies(const std::vector<std::string> &names, const std::string &key) {
+  for (const auto &n : names)
+    if (const PassInfo *p = PassRegistry::get().find(n))
+      for (const auto &k : p->provides)
+        if (k == key)
+          return true;
+  return false;
+}
+
+} // namespace
+
+void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  if (a.empty())
+    fail("usage: :apply P1 [P2 …] (:passes lists them)");
+  const Graph before = e.requireGraph(); // a copy: pushStep may move the history
+  auto t0 = Clock::now();
+  Graph after = applyPasses(before, a, e.passContext_);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
+  out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " (" << e.current()->change
+      << ")\n";
+  // Warn about unknown entries only when this step computed the count.
+  for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"}) {
+    const GraphAttr *u = e.current()->graph.attr(k), *was = before.attr(k);
+    if (u && u->num > 0 && (!was || !(*was == *u) || applies(a, k)))
+      out << "warning: " << k << " = " << u->num << ": some entries are still unknown\n";
+  }
+}
+
+void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":groups");
+  const Graph &g = e.requireGraph();
+  for (const char *k : {"group_root", "group_master", "pattern"})
+    validateGraphAttr(g, k);
+  std::vector<FusedGroup> groups = fusedGroups(g);
+  const IndexedGraph &idx = g.index();
+  const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
+  out << "roots: " << roots.pyRepr() << "\nmasters: " << masters.pyRepr() << "\n\n";
+  auto nameOf = [&](int64_t id) {
+    return id >= 0 ? idx.nodes[id].node->name : std::string("None");
+  };
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    out << idx.nodes[nid].node->name << " has root " << nameOf(roots.ints[nid]) << " and master "
+        << nameOf(masters.ints[nid]) << "\n";
+  // Names as GraphFuseCompile would give them now, without using them up.
+  FunctionNames names = e.functionNames_;
+  std::string target =
+      g.attr("target") ? g.attr("target")->str : e.passContext_.get("target", "llvm");
+  out << "\n";
+  for (const FusedGroup &grp : groups) {
+    std::vector<std::string> members;
+    for (uint32_t m : grp.members)
+      members.push_back(idx.nodes[m].node->name);
+    out << "group " << idx.nodes[grp.root].node->name << ": " << joinNames(members) << "; pattern "
+        << patternName(grp.pattern) << "; master " << nameOf(grp.master) << "; function "
+        << names.assign(kernelKey(g, grp, target), readableName(idx, grp)) << "\n";
+  }
+}
+
+void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 2, 2, ":why A B (two node names)");
+  const Graph &g = e.requireGraph();
+  if (!g.attr("shape"))
+    missingAttr(g, "shape");
+  const IndexedGraph &idx = g.index();
+  int ia = idx.findByName(a[0]), ib = idx.findByName(a[1]);
+  std::vector<std::string> names;
+  for (const auto &n : idx.nodes)
+    names.push_back(n.node->name);
+  if (ia < 0)
+    fail("no node named '", a[0], "'", didYouMean(a[0], names));
+  if (ib < 0)
+    fail("no node named '", a[1], "'", didYouMean(a[1], names));
+  int opt =
+      g.attr("opt_level") ? static_cast<int>(g.attr("opt_level")->num) : e.passContext_.optLevel;
+  std::string rules = e.passContext_.get("fusion_rules", "A");
+  PartitionResult r = partitionGraph(g, opt, rules, e.passContext_.noFuse);
+  auto reads = [&](int consumer, int producer) {
+    for (const auto &in : idx.nodes[consumer].inputs)
+      if (static_cast<int>(in.nodeId) == producer)
+        return true;
+    return false;
+  };
+  int p = ia, c = ib;
+  if (!reads(c, p))
+    std::swap(p, c);
+  auto groupText = [&](int nid) { return "group " + idx.nodes[r.root[nid]].node->name; };
+  out << "(rules " << rules << ", opt_level " << opt << ")\n";
+  if (!reads(c, p)) {
+    out << a[0] << " and " << a[1] << " are not connected by an edge; " << a[0] << " is in "
+        << groupText(ia) << ", " << a[1] << " in " << groupText(ib)
+        << (r.root[ia] == r.root[ib] ? " (the same group)" : "") << "\n";
+    return;
+  }
+  bool fused = r.root[p] == r.root[c];
+  out << names[p] << " -> " << names[c] << ": "
+      << (fused ? "fused, in " + groupText(c)
+                : "not fused: " + names[p] + " is in " + groupText(p) + ", " + names[c] + " in " +
+                      groupText(c))
+      << "\n  " << r.why.at({static_cast<uint32_t>(p), static_cast<uint32_t>(c)}) << "\n";
+}
+
+void Commands::trace(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":trace on|off");
+  auto &insts = e.passContext_.instruments;
+  auto isTrace = [](const auto &i) { return i->name() == "trace"; };
+  insts.erase(std::remove_if(insts.begin(), insts.end(), isTrace), insts.end());
+  if (a[0] == "on")
+    insts.push_back(std::make_shared<TraceInstrument>(e.sink_));
+  else if (a[0] != "off")
+    fail("usage: :trace on|off");
+  out << "trace " << a[0] << "\n";
+}
+
+void Commands::instrument(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  auto &insts = e.passContext_.instruments;
+  if (a.empty()) {
+    if (insts.empty())
+      out << "(no instruments)\n";
+    for (const auto &i : insts)
+      out << i->name() << "\n";
+    return;
+  }
+  if (a[0] == "off") {
+    needArgs(a, 1, 1, ":instrument off");
+    insts.clear();
+    out << "instruments off\n";
+    return;
+  }
+  std::shared_ptr<PassInstrument> inst;
+  if (a[0] == "print-before" || a[0] == "print-after" || a[0] == "print-changed") {
+    if (a.size() < 2)
+      fail("usage: :instrument ", a[0], " PASS …|all");
+    std::set<std::string> names;
+    for (size_t i = 1; i < a.size(); ++i) {
+      if (a[i] == "all" && a.size() == 2)
+        break;
+      requirePass(a[i]);
+      names.insert(a[i]);
+    }
+    auto when =
+        a[0] == "print-before" ? PrintInstrument::When::Before : PrintInstrument::When::After;
+    inst = std::make_shared<PrintInstrument>(e.sink_, when, names, a[0] == "print-changed");
+  } else if (a[0] == "timing" || a[0] == "effects" || a[0] == "names") {
+    needArgs(a, 1, 1, cat(":instrument ", a[0]));
+    if (a[0] == "timing")
+      inst = std::make_shared<TimingInstrument>();
+    else if (a[0] == "names")
+      inst = std::make_shared<NamesInstrument>(e.sink_);
+    else
+      inst = std::make_shared<EffectsInstrument>(e.sink_);
+  } else {
+    fail("unknown instrument '", a[0], "'",
+         didYouMean(a[0], {"print-before", "print-after", "print-changed", "timing", "effects",
+                           "names", "off"}),
+         "; kinds are print-before, print-after, print-changed, names, timing, effects, "
+         "off");
+  }
+  insts.push_back(inst);
+  out << "instrument " << inst->name() << "\n";
+}
+
+void Commands::timing(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":timing");
+  for (const auto &i : e.passContext_.instruments)
+    if (auto t = std::dynamic_pointer_cast<TimingInstrument>(i)) {
+      std::string tree = t->render();
+      out << (tree.empty() ? "(no passes timed yet)\n" : tree);
+      return;
+    }
+  fail("no timing instrument: add one with :instrument timing");
+}
+
+void Commands::pipeline(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  // The pass list may contain spaces inside (…); the context options come after it.
+  std::string list = rest, opts;
+  for (const char *key : {" opt_level=", " disabled=", " required="}) {
+    size_t at = rest.find(key);
+    if (at != std::string::npos && at < list.size())
+      list = rest.substr(0, at);
+  }
+  opts = rest.substr(list.size());
+  if (list.find_first_not_of(" \t") == std::string::npos)
+    fail("usage: :pipeline P1,P2,… [opt_level=N] [disabled=A,B] [required=C]");
+  std::vector<PipelineEntry> entries = parsePipeline(list);
+  PassContext ctx = e.passContext_;
+  auto names = [](const std::string &v) {
+    std::set<std::string> out;
+    for (const auto &n : splitList(v, ','))
+      if (!n.empty())
+        out.insert(requirePass(n).name);
+    return out;
+  };
+  for (const auto &o : splitArgs(opts)) {
+    size_t eq = o.find('=');
+    std::string k = o.substr(0, eq), v = eq == std::string::npos ? "" : o.substr(eq + 1);
+    if (k == "opt_level" && v.size() == 1 && v[0] >= '0' && v[0] <= '3')
+      ctx.optLevel = v[0] - '0';
+    else if (k == "disabled")
+      ctx.disabledPass = names(v);
+    else if (k == "required")
+      ctx.requiredPass = names(v);
+    else
+      fail("pipeline: bad context option '", o,
+           "'; use opt_level=0..3, disabled=A,B or required=C");
+  }
+  const Graph before = e.requireGraph(); // a copy: pushStep may move the history
+  for (const auto &en : entries) {
+    std::string why;
+    if (!passEnabled(*en.pass, ctx, &why))
+      out << "skipped " << en.pass->name << ": " << why << "\n";
+  }
+  auto t0 = Clock::now();
+  Graph after = runSequential(before, entries, ctx);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  std::string label = "pipeline " + rest;
+  e.pushStep(after, label, ms, false);
+  out << "step " << e.cursor_ << ": " << label << " (" << e.current()->change << ")\n";
+}
+
+void Commands::explain(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":explain PASS");
+  const PassInfo &p = requirePass(a[0]);
+  std::string why;
+  bool on = passEnabled(p, e.passContext_, &why);
+  out << p.name << ": " << p.summary << "\n";
+  out << "in a pipeline now: " << (on ? "runs" : "skipped") << " (" << why << ")\n";
+  if (!p.required.empty())
+    out << "runs first, every time: " << joinNames(p.required) << "\n";
+  const Graph *g = e.current() ? &e.current()->graph : nullptr;
+  for (const auto &n : p.needs) {
+    out << "needs " << n << ": ";
+    if (!g)
+      out << "no current graph\n";
+    else if (g->attr(n))
+      out << "present\n";
+    else
+      out << "missing; provided by " << joinNames(PassRegistry::get().providersOf(n), " or ")
+          << "\n";
+  }
+  if (!p.provides.empty())
+    out << "provides " << joinNames(p.provides) << "\n";
+  out << (p.changesGraph ? "rebuilds the graph\n" : "adds attributes, keeps the graph\n");
+}
+
+void Commands::loadPass(Engine &, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":load-pass FILE.so");
+  std::string path = a[0];
+  if (path.find('/') == std::string::npos) {
+    std::vector<std::string> dirs;
+    if (const char *env = std::getenv("LOUPE_PLUGIN_PATH"))
+      dirs = splitList(env, ':');
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+      dirs.push_back((exe.parent_path().parent_path() / "plugins").string());
+    for (const auto &d : dirs)
+      if (!d.empty() && std::filesystem::exists(d + "/" + path)) {
+        path = d + "/" + path;
+        break;
+      }
+    if (path.find('/') == std::string::npos)
+      fail("no plugin '", a[0], "' in $LOUPE_PLUGIN_PATH or the build's plugins/ folder");
+  }
+  auto names = loadPassPlugin(path, a[0]);
+  out << "loaded " << joinNames(names) << " from " << a[0] << "\n";
+}
+
+void Commands::passes(Engine &, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":passes");
+  for (const PassInfo *p : PassRegistry::get().all()) {
+    out << pad(p->name, 20) << p->summary << "\n";
+    out << pad("", 20) << "level " << p->optLevel
+        << (p->needs.empty() ? "" : "; needs " + joinNames(p->needs))
+        << (p->provides.empty() ? "" : "; provides " + joinNames(p->provides))
+        << (p->changesGraph ? "; rebuilds the graph" : "") << "\n";
+  }
+}
+
+} // namespace loupe

@@ -1,0 +1,224 @@
+// SessionCommands: the commands of the session — :help, :set, the history (:history, :undo, :redo,
+// :diff) and its recording (:record, :stop), :quit.
+#include "backend/KernelCache.h"
+#include "core/Error.h"
+#include "core/Printer.h"
+#include "repl/SessionFile.h"
+#include "repl/commands/Commands.h"
+
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+void Commands::help(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 1, ":help [CMD]");
+  if (a.size() == 1) {
+    std::string n = a[0][0] == ':' ? a[0].substr(1) : a[0];
+    for (const auto &c : e.commands_)
+      if (c.name == n) {
+        out << ":" << c.name << (c.usage.empty() ? "" : " " + c.usage) << "\n  " << c.summary
+            << "\n";
+        return;
+      }
+    if (const PassInfo *p = PassRegistry::get().find(n)) {
+      out << p->name << ": " << p->summary << "\n";
+      return;
+    }
+    if (const OpDef *op = OpRegistry::get().find(n)) {
+      printOpDetails(*op, out);
+      return;
+    }
+    std::vector<std::string> names;
+    for (const auto &c : e.commands_)
+      names.push_back(c.name);
+    fail("no command, pass or op named '", n, "'", didYouMean(n, names));
+  }
+  out << "Statements build symbols, as nnvm.symbol does:\n"
+      << "  x = Variable(\"x\", shape=(1, 3, 32, 32))\n"
+      << "  y = relu(conv2d(data=x, channels=8, kernel_size=(3, 3)))\n"
+      << "Commands:\n";
+  for (const auto &c : e.commands_)
+    out << "  " << pad(":" + c.name + (c.usage.empty() ? "" : " " + c.usage), 26) << c.summary
+        << "\n";
+}
+
+void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  PassContext &c = e.passContext_;
+  if (a.empty()) {
+    std::string nofuse;
+    for (const auto &op : c.noFuse)
+      nofuse += (nofuse.empty() ? "" : ",") + op;
+    out << "opt_level " << c.optLevel << "\nfuse_opt_level " << c.get("fuse_opt_level", "-1")
+        << "\nfusion_rules " << c.get("fusion_rules", "A") << "\nnofuse "
+        << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm") << "\n";
+    if (memoryLimitBytes())
+      out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
+    return;
+  }
+  // A target string has options after its kind: "llvm -mcpu=skylake-avx512".
+  needArgs(a, 2, a[0] == "target" ? a.size() : 2, ":set KEY VALUE");
+  const std::string &k = a[0];
+  std::string v = a[1];
+  for (size_t i = 2; i < a.size(); ++i)
+    v += " " + a[i];
+  if (k == "opt_level") {
+    if (v.size() != 1 || v[0] < '0' || v[0] > '3')
+      fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
+    c.optLevel = v[0] - '0';
+  } else if (k == "fuse_opt_level") {
+    if (v != "-1" && (v.size() != 1 || v[0] < '0' || v[0] > '3'))
+      fail("fuse_opt_level must be -1 (follow opt_level) or 0-3, got '", v, "'");
+    c.config["fuse_opt_level"] = v;
+  } else if (k == "fusion_rules") {
+    if (v != "A" && v != "B" && v != "C")
+      fail("fusion_rules must be A (seed era), B (diamond fusion) or C (v0.5), got '", v, "'");
+    c.config["fusion_rules"] = v;
+  } else if (k == "nofuse") {
+    std::set<std::string> ops;
+    if (v != "none")
+      for (const auto &op : splitList(v, ',')) {
+        if (!OpRegistry::get().find(op))
+          fail("unknown op '", op, "'", didYouMean(op, OpRegistry::get().names()));
+        ops.insert(OpRegistry::get().find(op)->name);
+      }
+    c.noFuse = ops;
+  } else if (k == "target") {
+    if (a[1] != "llvm")
+      fail("target must be llvm (the host CPU), got '", v, "'");
+    for (size_t i = 2; i < a.size(); ++i)
+      if (a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6)
+        fail("target option '", a[i], "' is not supported; write llvm -mcpu=NAME");
+    c.config["target"] = v;
+  } else if (k == "memory_limit") {
+    setMemoryLimit(v == "none" ? 0 : parseBytes(v));
+  } else if (k == "cache") {
+    if (v == "off") {
+      e.kernelCache_.reset();
+    } else if (v == "on") {
+      if (!e.kernelCache_)
+        e.kernelCache_ = std::make_shared<backend::KernelCache>();
+    } else if (v == "clear") {
+      (e.kernelCache_ ? *e.kernelCache_ : backend::KernelCache()).clear();
+      out << "kernel cache cleared\n";
+      return;
+    } else {
+      fail("cache must be on, off or clear, got '", v, "'");
+    }
+  } else {
+    fail("unknown option '", k, "'",
+         didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
+                        "memory_limit"}),
+         "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
+         "memory_limit");
+  }
+  out << k << " = " << v << "\n";
+}
+
+void Commands::diff(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 2, ":diff [A] [B]");
+  if (e.history_.empty())
+    fail("no history yet: make a graph with :graph NAME");
+  auto step = [&](const std::string &s) {
+    size_t n = 0;
+    try {
+      n = std::stoul(s);
+    } catch (...) {
+      fail("step must be a number, got '", s, "'");
+    }
+    if (n >= e.history_.size())
+      fail("no step ", n, " (the history has ", e.history_.size(), " steps)");
+    return n;
+  };
+  size_t from, to;
+  if (a.empty()) {
+    if (e.cursor_ == 0)
+      fail("step 0 has no previous step; give two steps: :diff A B");
+    from = e.cursor_ - 1;
+    to = e.cursor_;
+  } else if (a.size() == 1) {
+    from = step(a[0]);
+    to = e.cursor_;
+  } else {
+    from = step(a[0]);
+    to = step(a[1]);
+  }
+  const Graph &ga = e.history_[from].graph, &gb = e.history_[to].graph;
+  out << "step " << from << " (" << e.history_[from].label << ") -> step " << to << " ("
+      << e.history_[to].label << "): " << describeEffects(ga, gb) << "\n";
+  auto lines = [](const Graph &g) { return outputLines(printGraphIR(g)); };
+  auto la = lines(ga), lb = lines(gb);
+  if (la != lb)
+    out << unifiedDiff(la, lb, cat("step ", from), cat("step ", to));
+}
+
+void Commands::history(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 1, ":history [times]");
+  bool times = a.size() == 1;
+  if (times && a[0] != "times")
+    fail("usage: :history [times]");
+  if (e.history_.empty()) {
+    out << "(no steps yet)\n";
+    return;
+  }
+  for (size_t i = 0; i < e.history_.size(); ++i) {
+    const Step &s = e.history_[i];
+    out << (i == e.cursor_ ? "* " : "  ") << pad(std::to_string(i), 3) << pad(s.label, 36)
+        << s.change;
+    if (times) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " [%.3f ms]", s.millis);
+      out << buf;
+    }
+    out << "\n";
+  }
+}
+
+void Commands::undo(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":undo");
+  if (e.history_.empty() || e.cursor_ == 0)
+    fail("nothing to undo");
+  --e.cursor_;
+  out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
+}
+
+void Commands::redo(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":redo");
+  if (e.history_.empty() || e.cursor_ + 1 >= e.history_.size())
+    fail("nothing to redo");
+  ++e.cursor_;
+  out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
+}
+
+void Commands::record(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":record FILE");
+  std::string old = e.recordPath_;
+  e.recordPath_ = a[0];
+  e.recordFrom_ = 0;
+  try {
+    e.writeRecording();
+  } catch (...) {
+    e.recordPath_ = old;
+    throw;
+  }
+  out << "recording to " << a[0] << " (" << e.transcript_.size() << " inputs so far)\n";
+}
+
+void Commands::stop(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":stop");
+  if (e.recordPath_.empty())
+    fail("not recording (start with :record FILE)");
+  out << "stopped recording " << e.recordPath_ << " (" << e.transcript_.size() - e.recordFrom_
+      << " inputs)\n";
+  e.recordPath_.clear();
+}
+
+void Commands::quit(Engine &e, const Args &a, const std::string &, std::ostream &) {
+  needArgs(a, 0, 0, ":quit");
+  e.quit_ = true;
+}
+
+} // namespace loupe

@@ -1,7 +1,7 @@
 // Build: the nnvm.compiler.build pipeline over the pass runner, then lowering and compilation.
 #include "backend/Build.h"
 
-#include "backend/HostTarget.h"
+#include "backend/llvm/HostTarget.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"

@@ -3,8 +3,8 @@
 
 #include "core/Error.h"
 #include "core/loop/Eval.h"
-#include "core/loop/FastMath.h"
-#include "core/loop/PartitionLoops.h"
+#include "backend/loop/FastMath.h"
+#include "backend/loop/PartitionLoops.h"
 
 #include <map>
 

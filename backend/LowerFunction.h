@@ -2,7 +2,7 @@
 // graph from each op's lowering rule, the default x86 schedule, and the loop statement.
 #pragma once
 
-#include "backend/Schedule.h"
+#include "backend/schedule/Schedule.h"
 #include "core/FusedModule.h"
 #include "core/Tensor.h"
 
@@ -31,7 +31,7 @@ struct LoweredFunction {
 /// vectorised and the kernel taps unrolled; reductions with their output axes fused.
 void applyDefaultSchedule(Schedule &s);
 
-/// opt_level 3's schedules (backend/schedules/): NCHW[x]c convolutions register-tiled for the
+/// opt_level 3's schedules (backend/x86/): NCHW[x]c convolutions register-tiled for the
 /// host's vector width; functions without a fast schedule get the default one.
 void applyFastSchedule(Schedule &s);
 

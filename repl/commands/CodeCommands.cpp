@@ -1,7 +1,7 @@
 // CodeCommands: the commands of what a build made of each function — :lower, :schedule, :llvm, :asm
 // — and the machine and kernel cache it made it with (:target, :cache).
 #include "backend/Build.h"
-#include "backend/HostTarget.h"
+#include "backend/llvm/HostTarget.h"
 #include "core/Error.h"
 #include "repl/commands/Commands.h"
 

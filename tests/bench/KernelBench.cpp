@@ -10,7 +10,7 @@
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
-#include "backend/Schedule.h"
+#include "backend/schedule/Schedule.h"
 #include "core/DType.h"
 #include "repl/Engine.h"
 

@@ -4,7 +4,7 @@
 // compiled by LLVM and run through the JIT.
 #include "TestUtil.h"
 
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"

@@ -1,6 +1,6 @@
 // PartitionLoopsTest: interval bounds and decided tests worked by hand, and padded loops split
 // and unswitched into loops without their bounds tests that compute the same values.
-#include "core/loop/PartitionLoops.h"
+#include "backend/loop/PartitionLoops.h"
 #include "core/loop/Eval.h"
 #include "core/loop/Visitor.h"
 

@@ -2,7 +2,7 @@
 // with their fallback configurations), one file per op family in this folder.
 #pragma once
 
-#include "backend/Schedule.h"
+#include "backend/schedule/Schedule.h"
 
 namespace loupe::backend::fast {
 

@@ -3,7 +3,7 @@
 // per step, a few vector loads of the rhs row (k, n…) and one broadcast of the lhs per row, one
 // FMA per accumulator, and no horizontal sums (k is often short in attention: 64). The epilogue
 // (a scale) is applied to the tile before its single store.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 

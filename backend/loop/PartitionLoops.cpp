@@ -1,6 +1,6 @@
 // PartitionLoops: loops split where the bounds tests of their lazy selects are decided, and
 // loop-invariant tests hoisted out of loop bodies.
-#include "core/loop/PartitionLoops.h"
+#include "backend/loop/PartitionLoops.h"
 
 #include "core/DType.h"
 #include "core/loop/Visitor.h"

@@ -1,5 +1,5 @@
 // Schedule: TVM's schedule primitives over compute stages, and lowering a schedule to loops.
-#include "backend/Schedule.h"
+#include "backend/schedule/Schedule.h"
 #include "core/loop/Visitor.h"
 
 #include "core/DType.h"

@@ -1,7 +1,7 @@
 // Dense: the fast schedule of dense — the reduction over k rfactor'ed into vectors of partial
 // sums (TVM's rfactor) for a block of outputs at once, both operands read contiguously in k with
 // full vectors and the partials held in registers, then added pairwise per output.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 

@@ -5,7 +5,7 @@
 // step, one vector load of the packed weights and reg_n broadcast FMAs. The fused epilogue
 // (bias, batch-norm scale and shift, relu, residual add) reads the tile from registers and the
 // result is stored once.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 

@@ -1,6 +1,6 @@
 // FastMath: exp, tanh, sigmoid and float32 erf rewritten as polynomial approximations in the
 // loop IR, so a vector loop computes them in vector registers instead of calling libm per lane.
-#include "core/loop/FastMath.h"
+#include "backend/loop/FastMath.h"
 
 #include "core/DType.h"
 #include "core/loop/Visitor.h"

@@ -1,7 +1,7 @@
 // DepthwiseConv2dNCHWc: the register-tiled schedule of _contrib_depthwise_conv2d_NCHWc (topi's
 // x86 depthwise_conv2d_NCHWc): reg_n output columns x the channel block held in vector
 // registers over the kernel taps, the fused epilogue applied to them before the single store.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 

@@ -1,6 +1,6 @@
 // Rowwise: the fast schedule of an output normalised by statistics of its rows (softmax,
 // log_softmax, layer_norm): per row, the statistics and then the row, while the row is in L1.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 #include "core/Error.h"

@@ -1,6 +1,6 @@
 // FastSchedules: opt_level 3's schedule for a fused function — the op family's fast schedule
 // where there is one, vectorised parallel injective stages and parallel reductions elsewhere.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "backend/LowerFunction.h"
 #include "core/DType.h"

@@ -1,5 +1,5 @@
 // HostTarget: host detection through llvm::sys (keeps LLVM headers inside backend/).
-#include "backend/HostTarget.h"
+#include "backend/llvm/HostTarget.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringRef.h>

@@ -1,7 +1,7 @@
 // Conv2dNCHW: opt_level 3's schedule for convolutions AlterOpLayout leaves in NCHW (grouped ones,
 // and ungrouped ones whose output columns fill the vectors better than their channels): vectors
 // of output columns accumulated in registers over the taps, for a block of channels and rows.
-#include "backend/schedules/FastSchedules.h"
+#include "backend/x86/FastSchedules.h"
 
 #include "core/DType.h"
 

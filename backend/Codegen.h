@@ -1,6 +1,6 @@
 // Codegen: lowered functions compiled for the host CPU by LLVM (new pass manager at O3, ORC
 // LLJIT), callable in-process, printable as LLVM IR and assembly, exportable as an object file
-// or a shared library. LLVM headers stay in CodegenLLVM.cpp.
+// or a shared library. Implemented in backend/llvm/, the only files with LLVM headers.
 #pragma once
 
 #include "backend/KernelCache.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the float32 erf of core/loop/FastMath.cpp: erf(x) = x P(x^2) / Q(x^2) on [-4, 4].
+"""Fits the float32 erf of backend/loop/FastMath.cpp: erf(x) = x P(x^2) / Q(x^2) on [-4, 4].
 
 Iteratively reweighted linear least squares on the relative error (Sanathanan-Koerner
 iterations dividing by the last Q, with Lawson-style weights toward the minimax fit), then a

@@ -1,71 +1,30 @@
-// CodegenLLVM: one visitor from loop IR to LLVM IR, the O3 pipeline for the host, ORC LLJIT,
-// and IR/assembly/object output. Parallel loops are outlined into `<fn>_parallel<k>(i, closure)`
-// and run through loupe_parallel_for; vectorised loops carry llvm.loop.vectorize metadata.
-#include "backend/Codegen.h"
+// FunctionCodegen: one visitor from loop IR to LLVM IR. Parallel loops are outlined into
+// `<fn>_parallel<k>(i, closure)` and run through loupe_parallel_for; vectorised loops become LLVM
+// vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
+#include "backend/llvm/FunctionCodegen.h"
 
-#include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/loop/Visitor.h"
 
-#include <llvm/Config/llvm-config.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/MDBuilder.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/IRReader/IRReader.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/BLAKE3.h>
-#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/SourceMgr.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace loupe::backend {
-
 using namespace loop;
 
 namespace {
-
-std::string llvmMessage(llvm::Error e) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << e;
-  return s;
-}
-
-template <typename T> T check(llvm::Expected<T> v, const char *what) {
-  if (!v)
-    fail(what, ": ", llvmMessage(v.takeError()));
-  return std::move(*v);
-}
-
-void initLLVM() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
 
 bool isFloat(int dtype) { return dtype != kBool && dtypeIsFloat(dtype); }
 
@@ -865,6 +824,10 @@ private:
 
 } // namespace
 
+void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol) {
+  FunctionGen(m, f, symbol).run();
+}
+
 // A weak `loupe_parallel_for(n, body, closure)` that runs the bodies in order, for exported code.
 void addSerialParallelFor(llvm::Module &m) {
   llvm::LLVMContext &ctx = m.getContext();
@@ -892,398 +855,6 @@ void addSerialParallelFor(llvm::Module &m) {
   b.CreateBr(head);
   b.SetInsertPoint(done);
   b.CreateRetVoid();
-}
-
-namespace {
-
-// Bumped when code generation changes in a way the generated IR does not show (the pass
-// pipeline, target options), so kernels compiled by an older Loupe are not reused.
-constexpr const char *kCodegenRevision = "codegen-1";
-
-// The name a function is generated under for hashing: the key must not depend on its name.
-constexpr const char *kPlaceholder = "loupe_kernel";
-
-// The host target machine, as every kernel is compiled for it.
-llvm::orc::JITTargetMachineBuilder hostBuilder() {
-  initLLVM();
-  auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM host detection");
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  jtmb.setRelocationModel(llvm::Reloc::PIC_); // the same code can go into a shared library
-  return jtmb;
-}
-
-// A target machine of the host's (a copy of the builder per call: threads make their own).
-std::unique_ptr<llvm::TargetMachine> targetMachine(llvm::orc::JITTargetMachineBuilder jtmb) {
-  return check(jtmb.createTargetMachine(), "LLVM target machine");
-}
-
-// What besides its IR decides a kernel's machine code.
-std::string targetDescription(const llvm::orc::JITTargetMachineBuilder &jtmb) {
-  return jtmb.getTargetTriple().str() + " " + jtmb.getCPU() + " " + jtmb.getFeatures().getString() +
-         " llvm-" LLVM_VERSION_STRING " loupe-" LOUPE_VERSION " " + kCodegenRevision;
-}
-
-// The symbol a kernel is compiled under: its key, so the same code serves any function of any
-// build (and its cached object file links under the same name).
-std::string kernelSymbol(const std::string &key) { return "loupe_" + key; }
-
-std::string hexDigest(llvm::ArrayRef<uint8_t> bytes) {
-  static const char *digits = "0123456789abcdef";
-  std::string h;
-  for (uint8_t b : bytes) {
-    h += digits[b >> 4];
-    h += digits[b & 15];
-  }
-  return h;
-}
-
-// An empty module for the host.
-std::unique_ptr<llvm::Module> hostModule(llvm::LLVMContext &ctx, const llvm::TargetMachine &tm) {
-  auto m = std::make_unique<llvm::Module>("loupe", ctx);
-  m->setDataLayout(tm.createDataLayout());
-  m->setTargetTriple(tm.getTargetTriple().str());
-  return m;
-}
-
-void verify(const llvm::Module &m) {
-  std::string err;
-  llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(m, &es))
-    fail("LLVM verification failed: ", es.str());
-}
-
-// O3 for the host, with the target's cost model for vectorisation. Below opt level 3 (`fast`
-// false) the loop vectoriser only takes the loops the schedule marked: the seed-era schedules
-// unroll kernel taps into loops with hundreds of accesses, and proving those independent
-// (which no schedule asked for) was most of an opt-2 build's LLVM time.
-void optimize(llvm::Module &m, llvm::TargetMachine &tm, bool fast) {
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = fast;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm, tuning);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-}
-
-// Machine code (an object file or assembly text) for a module.
-std::string emit(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType type) {
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
-    fail("LLVM cannot emit ",
-         type == llvm::CodeGenFileType::ObjectFile ? "object files" : "assembly",
-         " for this target");
-  pm.run(m);
-  return std::string(buf.begin(), buf.end());
-}
-
-// One function generated in a context of its own, under the placeholder name, and the key
-// that identifies its machine code: a hash of that IR and the target.
-struct Kernel {
-  std::unique_ptr<llvm::LLVMContext> ctx;
-  std::unique_ptr<llvm::Module> module;
-  std::string key;
-};
-
-Kernel generate(const LoweredFunction &f, const llvm::orc::JITTargetMachineBuilder &jtmb,
-                const llvm::TargetMachine &tm) {
-  Kernel k;
-  k.ctx = std::make_unique<llvm::LLVMContext>();
-  k.module = hostModule(*k.ctx, tm);
-  FunctionGen(*k.module, f, kPlaceholder).run();
-  verify(*k.module);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  k.module->print(os, nullptr);
-  os << targetDescription(jtmb) << (f.fast ? " fast" : "");
-  llvm::BLAKE3 hasher;
-  hasher.update(os.str());
-  k.key = hexDigest(hasher.final<16>());
-  return k;
-}
-
-// The kernel's object code, its functions named after its key (`loupe_<key>`, …) so that the
-// same code can be shared by any function and any build.
-std::string compileKernel(Kernel &k, bool fast, const llvm::orc::JITTargetMachineBuilder &jtmb) {
-  std::string symbol = kernelSymbol(k.key);
-  for (llvm::Function &f : *k.module)
-    if (f.getName().starts_with(kPlaceholder))
-      f.setName(symbol + f.getName().substr(std::strlen(kPlaceholder)).str());
-  auto tm = targetMachine(jtmb);
-  optimize(*k.module, *tm, fast);
-  return emit(*k.module, *tm, llvm::CodeGenFileType::ObjectFile);
-}
-
-// Runs task(i) for i in [0, n) on `threads` threads (the caller is one of them), handing out
-// indices in order; the first exception by index is rethrown once all have stopped.
-void parallelTasks(size_t n, int threads, const std::function<void(size_t)> &task) {
-  std::vector<std::exception_ptr> errors(n);
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    for (size_t i; !failed && (i = next++) < n;) {
-      try {
-        checkInterrupt(); // Ctrl-C stops a compile between kernels
-        task(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(n)); ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
-  for (const std::exception_ptr &e : errors)
-    if (e)
-      std::rethrow_exception(e);
-}
-
-} // namespace
-
-struct CompiledModule::Impl {
-  std::vector<LoweredFunction> fns; ///< kept to generate IR and assembly on demand
-  std::map<std::string, std::string> sharedWith;
-  CompileStats stats;
-  llvm::orc::JITTargetMachineBuilder jtmb = hostBuilder();
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::map<std::string, void (*)(void **)> packed;
-  std::string header; ///< C declarations of the functions
-
-  // Optimised modules for printing, made on first use: one per function name ("" for all).
-  struct Printable {
-    std::unique_ptr<llvm::LLVMContext> ctx;
-    std::unique_ptr<llvm::Module> module;
-  };
-  std::mutex printMutex;
-  std::map<std::string, Printable> printable;
-
-  const LoweredFunction &function(const std::string &name) const {
-    for (const LoweredFunction &f : fns)
-      if (f.name == name)
-        return f;
-    fail("the compiled module has no function '", name, "'");
-  }
-
-  // `name`'s functions (every function for ""), generated under their own names and optimised.
-  llvm::Module &optimizedModule(const std::string &name) {
-    std::lock_guard<std::mutex> lock(printMutex);
-    Printable &p = printable[name];
-    if (!p.module) {
-      auto tm = targetMachine(jtmb);
-      auto ctx = std::make_unique<llvm::LLVMContext>();
-      auto m = hostModule(*ctx, *tm);
-      if (name.empty())
-        for (const LoweredFunction &f : fns)
-          FunctionGen(*m, f, f.name).run();
-      else
-        FunctionGen(*m, function(name), name).run();
-      verify(*m);
-      // A build's functions are all fast or all not (the opt level decides).
-      bool fast = std::any_of(fns.begin(), fns.end(), [&](const LoweredFunction &f) {
-        return f.fast && (name.empty() || f.name == name);
-      });
-      optimize(*m, *tm, fast);
-      p = {std::move(ctx), std::move(m)};
-    }
-    return *p.module;
-  }
-};
-
-CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
-CompiledModule::~CompiledModule() = default;
-
-std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<LoweredFunction> &fns,
-                                                        const CompileOptions &options) {
-  std::unique_ptr<CompiledModule> cm(new CompiledModule());
-  Impl &impl = *cm->impl_;
-  impl.fns = fns;
-  const llvm::orc::JITTargetMachineBuilder &jtmb = impl.jtmb;
-  int threads = options.threads > 0 ? options.threads : numThreads();
-
-  // Generate every function (in parallel: each in its own context) and find the distinct ones.
-  // (Generation reads only the target's data layout and triple: one target machine serves all.)
-  std::vector<Kernel> kernels(fns.size());
-  const std::unique_ptr<llvm::TargetMachine> host = targetMachine(jtmb);
-  parallelTasks(fns.size(), threads, [&](size_t i) { kernels[i] = generate(fns[i], jtmb, *host); });
-  std::map<std::string, size_t> firstWithKey;
-  std::vector<size_t> distinct;
-  for (size_t i = 0; i < fns.size(); ++i) {
-    auto [it, isNew] = firstWithKey.emplace(kernels[i].key, i);
-    if (isNew) {
-      distinct.push_back(i);
-    } else {
-      impl.sharedWith[fns[i].name] = fns[it->second].name;
-      kernels[i].module.reset(); // only the key is needed: the first one's code serves
-      kernels[i].ctx.reset();
-    }
-  }
-  impl.stats.functions = fns.size();
-  impl.stats.distinct = distinct.size();
-
-  // Compile the distinct kernels in parallel, in order of first use.
-  std::vector<std::string> objects(distinct.size());
-  std::mutex progressMutex;
-  impl.stats.cacheUsed = options.cache != nullptr;
-  parallelTasks(distinct.size(), threads, [&](size_t u) {
-    Kernel &k = kernels[distinct[u]];
-    std::optional<std::string> cached;
-    if (options.cache)
-      cached = options.cache->load(k.key);
-    bool stored = false;
-    if (cached) {
-      objects[u] = std::move(*cached);
-    } else {
-      objects[u] = compileKernel(k, fns[distinct[u]].fast, jtmb);
-      stored = options.cache && options.cache->store(k.key, objects[u]);
-    }
-    k.module.reset();
-    k.ctx.reset();
-    std::lock_guard<std::mutex> lock(progressMutex);
-    impl.stats.cacheHits += cached.has_value();
-    impl.stats.cacheStored += stored;
-    ++impl.stats.done;
-    if (options.progress)
-      options.progress(impl.stats);
-  });
-
-  if (options.cache)
-    options.cache->trim();
-
-  impl.jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(), "LLJIT");
-  auto &dylib = impl.jit->getMainJITDylib();
-  dylib.addGenerator(check(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                               impl.jit->getDataLayout().getGlobalPrefix()),
-                           "process symbols"));
-  llvm::orc::SymbolMap runtime;
-  runtime[impl.jit->mangleAndIntern("loupe_parallel_for")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&loupe_parallel_for), llvm::JITSymbolFlags::Exported};
-  if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))))
-    fail("LLJIT: ", llvmMessage(std::move(e)));
-  for (size_t u = 0; u < distinct.size(); ++u)
-    if (auto e = impl.jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-            objects[u], kernelSymbol(kernels[distinct[u]].key))))
-      fail("LLJIT: ", llvmMessage(std::move(e)));
-  for (size_t i = 0; i < fns.size(); ++i) {
-    const LoweredFunction &f = fns[i];
-    std::string decl = "void " + f.name + "(";
-    auto ctype = [](int dt) -> std::string {
-      switch (dt) {
-      case kFloat32:
-        return "float";
-      case kFloat64:
-        return "double";
-      case kFloat16:
-        return "_Float16";
-      case kBoolean:
-        return "bool";
-      default: // int8 … uint64: the C type is the dtype's name with _t
-        return std::string(dtypeName(dt)) + "_t";
-      }
-    };
-    bool first = true;
-    for (const ComputeRef &p : f.inputs) {
-      decl += (first ? "" : ", ") + ctype(p->dtype) + " *" + p->name;
-      first = false;
-    }
-    for (size_t k = 0; k < f.outputs.size(); ++k) {
-      decl += (first ? "" : ", ") + ctype(f.outputs[k]->dtype) + " *" + f.outputBuffers[k];
-      first = false;
-    }
-    impl.header += decl + ");\nvoid " + f.name + "_packed(void **args);\n";
-    auto addr = check(impl.jit->lookup(kernelSymbol(kernels[i].key) + "_packed"), "LLJIT lookup");
-    impl.packed[f.name] = addr.toPtr<void (*)(void **)>();
-  }
-  return cm;
-}
-
-std::string CompiledModule::sharedWith(const std::string &name) const {
-  auto it = impl_->sharedWith.find(name);
-  return it == impl_->sharedWith.end() ? "" : it->second;
-}
-
-const CompileStats &CompiledModule::stats() const { return impl_->stats; }
-
-void (*CompiledModule::packed(const std::string &name) const)(void **) {
-  auto it = impl_->packed.find(name);
-  if (it == impl_->packed.end())
-    fail("the compiled module has no function '", name, "'");
-  return it->second;
-}
-
-void CompiledModule::call(const std::string &name, const std::vector<void *> &args) const {
-  std::vector<void *> a = args;
-  packed(name)(a.data());
-}
-
-std::vector<std::string> CompiledModule::functions() const {
-  std::vector<std::string> v;
-  for (const auto &[name, f] : impl_->packed)
-    v.push_back(name);
-  return v;
-}
-
-// A note for a function that runs another's code, as the first line of its IR and assembly.
-std::string CompiledModule::sharedNote(const std::string &name, const char *comment) const {
-  std::string owner = sharedWith(name);
-  return owner.empty() ? ""
-                       : std::string(comment) + " " + name + " runs the machine code of " + owner +
-                             " (the same loops, compiled once)\n";
-}
-
-std::string CompiledModule::llvmIR(const std::string &name) const {
-  const llvm::Module &m = impl_->optimizedModule(name);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (name.empty()) {
-    m.print(os, nullptr);
-    return os.str();
-  }
-  os << sharedNote(name, ";");
-  for (const llvm::Function &f : m)
-    if (!f.isDeclaration() && !f.getName().ends_with("_packed"))
-      f.print(os);
-  return os.str();
-}
-
-std::string CompiledModule::assembly(const std::string &name) const {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(name));
-  if (!name.empty())
-    if (llvm::Function *w = copy->getFunction(name + "_packed")) {
-      w->deleteBody(); // a declaration must not be internal
-      w->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    }
-  auto tm = targetMachine(impl_->jtmb);
-  return sharedNote(name, "#") + emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
-}
-
-std::string CompiledModule::cHeader() const {
-  return "// Functions of a Loupe build: inputs first, then outputs, as flat arrays.\n"
-         "#include <stdint.h>\n\n" +
-         impl_->header;
-}
-
-void CompiledModule::writeObject(const std::string &path) const {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(""));
-  addSerialParallelFor(*copy);
-  auto tm = targetMachine(impl_->jtmb);
-  std::string object = emit(*copy, *tm, llvm::CodeGenFileType::ObjectFile);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    fail("cannot write ", path, ": ", ec.message());
-  os << object;
 }
 
 } // namespace loupe::backend

@@ -1,4 +1,4 @@
-// X86Schedules: the default CPU schedules TVM's topi used for target "llvm" in the seed era
+// DefaultSchedules: the default CPU schedules TVM's topi used for target "llvm" in the seed era
 // (nnvm-spec §11), as functions over a Schedule.
 #include "backend/LowerFunction.h"
 

@@ -1,0 +1,136 @@
+// Dataflow: the schedule primitives that rewrite the compute graph itself — TVM's cache_write
+// and rfactor, each adding a stage.
+#include "backend/schedule/Schedule.h"
+
+#include "backend/schedule/Stages.h"
+#include "core/Error.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loupe::backend {
+
+using namespace loop;
+
+Stage &Schedule::cacheWrite(Stage &s) {
+  const Compute &t = *s.tensor;
+  for (size_t d = 0; d < s.leaves.size(); ++d)
+    if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
+      fail("schedule: cache_write of ", s.buffer, " after its loops were scheduled");
+  auto cache = std::make_shared<Compute>();
+  cache->name = t.name + ".global";
+  cache->shape = t.shape;
+  cache->dtype = t.dtype;
+  cache->tag = t.tag;
+  VarMap rename;
+  for (const Expr &a : t.axes) {
+    cache->axes.push_back(var(a->name + ".c"));
+    rename.push_back({a.get(), cache->axes.back()});
+  }
+  cache->body = substitute(s.body, rename);
+  Stage c;
+  c.tensor = cache;
+  c.body = cache->body;
+  c.buffer = s.buffer + ".global";
+  for (size_t d = 0; d < cache->axes.size(); ++d) {
+    c.leaves.push_back({cache->axes[d], t.shape[d]});
+    c.axisValue.push_back({cache->axes[d].get(), cache->axes[d]});
+  }
+  if (c.body->kind == ExprKind::Reduce)
+    for (const IterVar &r : c.body->reduceAxes) {
+      c.leaves.push_back({r.var, r.extent, ForKind::Serial, true});
+      c.axisValue.push_back({r.var.get(), r.var});
+    }
+  // The original stage now copies the cache: only its data axes remain.
+  s.body = read(cache, t.axes);
+  s.leaves.resize(t.axes.size());
+  s.axisValue.resize(t.axes.size());
+  log_.push_back(s.buffer + ": cache_write -> " + c.buffer);
+  size_t pos = static_cast<size_t>(&s - stages.data());
+  stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
+  return stages[pos];
+}
+
+Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
+  const Compute &t = *s.tensor;
+  const Expr body = s.body;
+  if (body->kind != ExprKind::Reduce)
+    fail("schedule: rfactor of ", s.buffer, ", which is not a reduction");
+  for (size_t d = 0; d < s.leaves.size(); ++d)
+    if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
+      fail("schedule: rfactor of ", s.buffer, " after its loops were scheduled");
+  auto it = std::find_if(body->reduceAxes.begin(), body->reduceAxes.end(),
+                         [&](const IterVar &r) { return r.var == k; });
+  if (it == body->reduceAxes.end())
+    fail("schedule: ", s.buffer, " has no reduce axis ", k->name);
+  if (factor <= 0)
+    fail("schedule: rfactor needs a positive factor, got ", factor);
+  int64_t extent = it->extent;
+  auto rf = std::make_shared<Compute>();
+  rf->name = t.name + ".rf";
+  rf->shape = t.shape;
+  rf->shape.push_back(factor);
+  rf->dtype = t.dtype;
+  rf->tag = t.tag + ".rf";
+  VarMap rename;
+  for (const Expr &a : t.axes) {
+    rf->axes.push_back(var(a->name + ".rf"));
+    rename.push_back({a.get(), rf->axes.back()});
+  }
+  // Partials of partials (k.inner.r rfactor'ed again) are named by factor from the original
+  // axis: k.inner16, k.outer16 and k.inner.r16, not k.inner.r.inner.
+  std::string base = k->name, level;
+  if (size_t at = base.find(".inner.r"); at != std::string::npos) {
+    base = base.substr(0, at);
+    level = std::to_string(factor);
+  }
+  Expr inner = var(base + ".inner" + level);
+  rf->axes.push_back(inner);
+  IterVar outer{var(base + ".outer" + level), (extent + factor - 1) / factor};
+  Expr kValue = outer.var * factor + inner;
+  rename.push_back({k.get(), kValue});
+  std::vector<IterVar> axes;
+  for (const IterVar &r : body->reduceAxes)
+    axes.push_back(r.var == k ? outer : r);
+  Expr cond = body->args.size() > 1 ? substitute(body->args[1], rename) : nullptr;
+  if (extent % factor != 0) // the last partial sums run past the end
+    cond = cond ? land(cond, lt(kValue, intImm(extent))) : lt(kValue, intImm(extent));
+  rf->body = reduce(body->combiner, substitute(body->args[0], rename), axes, cond);
+  Stage r;
+  r.tensor = rf;
+  r.body = rf->body;
+  // A stage rfactor'ed twice (partial sums summed pairwise) names its second partials by factor.
+  r.buffer = s.buffer + ".rf";
+  auto taken = [&](const std::string &name) {
+    return std::any_of(stages.begin(), stages.end(),
+                       [&](const Stage &o) { return o.buffer == name; });
+  };
+  for (int n = 0; taken(r.buffer); ++n)
+    r.buffer = s.buffer + ".rf" + std::to_string(factor) + (n ? "_" + std::to_string(n) : "");
+  for (size_t d = 0; d < rf->axes.size(); ++d) {
+    r.leaves.push_back({rf->axes[d], rf->shape[d]});
+    r.axisValue.push_back({rf->axes[d].get(), rf->axes[d]});
+  }
+  for (const IterVar &a : axes) {
+    r.leaves.push_back({a.var, a.extent, ForKind::Serial, true});
+    r.axisValue.push_back({a.var.get(), a.var});
+  }
+  // `s` now sums the partials.
+  IterVar partial{var(base + ".inner.r" + level), factor};
+  std::vector<Expr> at = t.axes;
+  at.push_back(partial.var);
+  s.body = reduce(body->combiner, read(rf, at), {partial});
+  s.leaves.resize(t.axes.size());
+  s.axisValue.resize(t.axes.size());
+  s.leaves.push_back({partial.var, factor, ForKind::Serial, true});
+  s.axisValue.push_back({partial.var.get(), partial.var});
+  log_.push_back(s.buffer + ": rfactor " + k->name + " by " + std::to_string(factor) + " -> " +
+                 r.buffer);
+  size_t pos = static_cast<size_t>(&s - stages.data());
+  stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(r));
+  return stages[pos];
+}
+} // namespace loupe::backend

@@ -1,6 +1,8 @@
 // Window: GLFW + ImGui's GLFW and OpenGL 3 backends (compiled into Debian's libimgui).
 #include "gui/app/Window.h"
 
+#include "gui/app/Frame.h"
+
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>

@@ -2,7 +2,7 @@
 // frame-time benchmark.
 #pragma once
 
-#include "gui/app/Panels.h"
+#include "gui/app/AppState.h"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // loupe-gui: the viewer window (Dear ImGui + GLFW + OpenGL 3), or with --screenshot a headless
 // render of one panel to a PNG for tests and the README.
-#include "gui/app/Panels.h"
+#include "gui/app/AppState.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
 
@@ -113,15 +113,15 @@ int main(int argc, char **argv) {
                    compare, compare);
       return 1;
     }
-    s.compareStep = static_cast<int>(compare);
+    s.fusion.compareStep = static_cast<int>(compare);
   }
   if (collapseAll)
     for (const view::GroupView &gv : s.viewer.groups())
-      s.collapsed.insert(gv.rootName);
+      s.fusion.collapsed.insert(gv.rootName);
   if (fitAll) {
     for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})
-      s.canvases[p].fitPending = true;
-    s.compared.fitPending = true;
+      s.canvasOf(p)->fitPending = true;
+    s.fusion.compared.fitPending = true;
   }
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "loupe-gui: no node '%s' in the current graph\n", select.c_str());
       return 1;
     }
-    s.selectedNode = nid;
+    s.selection.node = nid;
   }
 
   std::string error;

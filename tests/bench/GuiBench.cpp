@@ -71,9 +71,9 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
   s.selectPanel = true;
   if (view == View::FusionCollapsed)
     for (const view::GroupView &gv : s.viewer.groups())
-      s.collapsed.insert(gv.rootName);
+      s.fusion.collapsed.insert(gv.rootName);
   if (view == View::GraphFit || view == View::FusionFit || view == View::FusionCollapsed)
-    s.canvases[s.panel].fitPending = true;
+    s.canvasOf(s.panel)->fitPending = true;
   // Two frames first: one opens the panel's tab, the next lays the graph out (once per
   // snapshot, measured by BM_Layout); neither is part of a frame's cost.
   gui::renderFrame(w, s);

@@ -3,7 +3,8 @@
 // `:why`, dragging pans, the wheel zooms around the pointer, and a panel tab can be chosen.
 #include "TestUtil.h"
 
-#include "gui/app/Panels.h"
+#include "gui/app/AppState.h"
+#include "gui/app/Frame.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
 
@@ -60,7 +61,7 @@ std::pair<double, double> nodeAt(AppState &s, Panel p, const std::string &name) 
   int nid = g.index().findByName(name);
   const view::GraphLayout &l = s.viewer.layout(s.viewer.engine().history().size() - 1);
   const view::LaidNode &n = l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(nid)))];
-  const CanvasView &cv = s.canvases[p];
+  const CanvasView &cv = *s.canvasOf(p);
   return {cv.screenX(n.x), cv.screenY(n.y)};
 }
 
@@ -81,7 +82,7 @@ CanvasView &squeezenetInGraphPanel(Headless &h) {
   EXPECT_TRUE(h.s.viewer.run(":model squeezenet1.0"));
   h.frame();
   h.frame();
-  return h.s.canvases[Panel::Graph];
+  return h.s.graph.canvas;
 }
 
 } // namespace
@@ -95,26 +96,26 @@ TEST(GuiInteraction, ClickSelectsAndCtrlClickAsksWhy) {
   auto [cx, cy] = nodeAt(h.s, Panel::Fusion, "conv2d0");
   h.click(cx, cy);
   const IndexedGraph &idx = h.s.viewer.engine().current()->graph.index();
-  EXPECT_EQ(h.s.selectedNode, idx.findByName("conv2d0"));
+  EXPECT_EQ(h.s.selection.node, idx.findByName("conv2d0"));
   auto [fx, fy] = nodeAt(h.s, Panel::Fusion, "flatten0");
   h.click(fx, fy, true);
-  EXPECT_EQ(h.s.secondNode, idx.findByName("flatten0"));
+  EXPECT_EQ(h.s.selection.second, idx.findByName("flatten0"));
   // The answer is the engine's, and the question went through the console like any command.
   EXPECT_NE(h.s.viewer.console().find("loupe> :why conv2d0 flatten0\n"), std::string::npos);
   Engine e;
   test::run(e, kProgram);
-  EXPECT_EQ(h.s.whyText, test::output(e, ":why conv2d0 flatten0"));
+  EXPECT_EQ(h.s.selection.why, test::output(e, ":why conv2d0 flatten0"));
   // A plain click elsewhere on a node starts a new selection.
   h.click(fx, fy);
-  EXPECT_EQ(h.s.selectedNode, idx.findByName("flatten0"));
-  EXPECT_EQ(h.s.secondNode, -1);
+  EXPECT_EQ(h.s.selection.node, idx.findByName("flatten0"));
+  EXPECT_EQ(h.s.selection.second, -1);
 }
 
 TEST(GuiInteraction, DragPansAndWheelZoomsAroundThePointer) {
   Headless h;
   load(h.s);
   h.frame();
-  CanvasView &cv = h.s.canvases[Panel::Graph];
+  CanvasView &cv = h.s.graph.canvas;
   double pan = cv.panX, zoom = cv.zoom;
   ImGuiIO &io = ImGui::GetIO();
   // Press on empty canvas (left edge), drag 100 px right, release: the graph moves with it.
@@ -129,7 +130,7 @@ TEST(GuiInteraction, DragPansAndWheelZoomsAroundThePointer) {
   io.MouseDown[0] = false;
   h.frame();
   EXPECT_NEAR(cv.panX, pan + 100, 1e-6);
-  EXPECT_EQ(h.s.selectedNode, -1); // a drag is not a click
+  EXPECT_EQ(h.s.selection.node, -1); // a drag is not a click
   // One wheel notch zooms by 1.15 and keeps the layout point under the pointer in place.
   auto [nx, ny] = nodeAt(h.s, Panel::Graph, "relu0");
   io.MousePos = ImVec2(static_cast<float>(nx), static_cast<float>(ny));
@@ -160,13 +161,13 @@ TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
   EXPECT_NEAR(dx, cv.originX + 800, 400); // the canvas is 1,100 px wide at most
   EXPECT_LT(dy - cv.originY, 80);
   const Graph &g = h.s.viewer.engine().current()->graph;
-  h.s.selectedNode = g.index().findByName("squeezenet0_conv20");
+  h.s.selection.node = g.index().findByName("squeezenet0_conv20");
   h.frame();
   auto [cx, cy] = nodeAt(h.s, Panel::Graph, "squeezenet0_conv20");
   EXPECT_GT(cy, cv.originY);
   EXPECT_LT(cy, cv.originY + 900);
   double panY = cv.panY;
-  h.s.selectedNode = g.index().findByName("squeezenet0_relu20");
+  h.s.selection.node = g.index().findByName("squeezenet0_relu20");
   h.frame();
   EXPECT_EQ(cv.panY, panY); // the next node down was already in view
   cv.fitPending = true;
@@ -193,7 +194,7 @@ TEST(GuiInteraction, OverviewMapMovesTheView) {
   auto [fx, fy] = nodeAt(h.s, Panel::Graph, "squeezenet0_flatten0");
   EXPECT_GT(fy, cv.originY);
   EXPECT_LT(fy, cv.originY + cv.height);
-  EXPECT_EQ(h.s.selectedNode, -1);
+  EXPECT_EQ(h.s.selection.node, -1);
   // Drag on the map from its bottom to its top: the view follows to the graph's inputs.
   io.MousePos = ImVec2(static_cast<float>(cv.originX + mx), static_cast<float>(cv.originY + my));
   io.MouseDown[0] = true;
@@ -207,7 +208,7 @@ TEST(GuiInteraction, OverviewMapMovesTheView) {
   auto [dx, dy] = nodeAt(h.s, Panel::Graph, "data");
   EXPECT_GT(dy, cv.originY - 200);
   EXPECT_LT(dy, cv.originY + cv.height);
-  EXPECT_EQ(h.s.selectedNode, -1);
+  EXPECT_EQ(h.s.selection.node, -1);
   (void)sx, (void)fx, (void)dx;
 }
 
@@ -224,21 +225,21 @@ TEST(GuiInteraction, DoubleClickCollapsesAndExpandsAGroup) {
   auto [cx, cy] = nodeAt(h.s, Panel::Fusion, "conv2d0");
   h.click(cx, cy);
   h.click(cx, cy); // the second click of a double click
-  EXPECT_EQ(h.s.collapsed, (std::set<std::string>{"relu0"}));
+  EXPECT_EQ(h.s.fusion.collapsed, (std::set<std::string>{"relu0"}));
   h.frame();
-  const view::GraphLayout &l = h.s.viewer.layout(step, -1, -1, h.s.collapsed);
+  const view::GraphLayout &l = h.s.viewer.layout(step, -1, -1, h.s.fusion.collapsed);
   EXPECT_EQ(l.nodes.size(), full - 1); // conv2d0 and relu0 are one box
   const Graph &g = h.s.viewer.engine().current()->graph;
   const view::LaidNode &box =
       l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(g.index().findByName("conv2d0"))))];
   EXPECT_EQ(box.lines.at(0), "fuse_conv2d_relu");
-  CanvasView &cv = h.s.canvases[Panel::Fusion];
+  CanvasView &cv = h.s.fusion.canvas;
   double bx = cv.screenX(box.x), by = cv.screenY(box.y);
   EXPECT_GT(by, cv.originY);
   EXPECT_LT(by, cv.originY + cv.height);
   h.click(bx, by);
   h.click(bx, by);
-  EXPECT_TRUE(h.s.collapsed.empty());
+  EXPECT_TRUE(h.s.fusion.collapsed.empty());
   // A single click selects and collapses nothing.
   h.frame();
   h.frame();
@@ -246,8 +247,8 @@ TEST(GuiInteraction, DoubleClickCollapsesAndExpandsAGroup) {
   for (int i = 0; i < 20; ++i) // past the double-click time (0.3 s at 60 frames a second)
     h.frame();
   h.click(fx, fy);
-  EXPECT_TRUE(h.s.collapsed.empty());
-  EXPECT_EQ(h.s.selectedNode, g.index().findByName("flatten0"));
+  EXPECT_TRUE(h.s.fusion.collapsed.empty());
+  EXPECT_EQ(h.s.selection.node, g.index().findByName("flatten0"));
 }
 
 // The timeline at :build: clicking a kernel in the after canvas highlights the nodes it computes
@@ -271,17 +272,17 @@ TEST(GuiInteraction, TimelineMapsKernelsToTheirSourceNodes) {
     return std::pair{cv.screenX(n.x), cv.screenY(n.y)};
   };
   // relu0's group: conv2d0 and relu0 (the kernel is named after its root).
-  auto [ax, ay] = centre(dep, step, h.s.after, "relu0");
+  auto [ax, ay] = centre(dep, step, h.s.timeline.after, "relu0");
   h.click(ax, ay);
   auto sid = [&](const char *n) { return static_cast<uint32_t>(src.index().findByName(n)); };
-  EXPECT_EQ(h.s.pairBefore, (std::vector<uint32_t>{sid("conv2d0"), sid("relu0")}));
-  EXPECT_EQ(h.s.pairText,
+  EXPECT_EQ(h.s.timeline.pairBefore, (std::vector<uint32_t>{sid("conv2d0"), sid("relu0")}));
+  EXPECT_EQ(h.s.timeline.pairText,
             "kernel relu0 computes conv2d0, relu0 of step " + std::to_string(step - 1));
-  auto [bx, by] = centre(src, step - 1, h.s.before, "conv2d0");
+  auto [bx, by] = centre(src, step - 1, h.s.timeline.before, "conv2d0");
   h.click(bx, by);
-  EXPECT_EQ(h.s.pairAfter,
+  EXPECT_EQ(h.s.timeline.pairAfter,
             (std::vector<uint32_t>{static_cast<uint32_t>(dep.index().findByName("relu0"))}));
-  EXPECT_EQ(h.s.pairText, "conv2d0 runs in kernel relu0 (fuse_conv2d_relu)");
+  EXPECT_EQ(h.s.timeline.pairText, "conv2d0 runs in kernel relu0 (fuse_conv2d_relu)");
 }
 
 // After :profile the graph panel lists the kernels by time; clicking the first bar selects the
@@ -297,8 +298,8 @@ TEST(GuiInteraction, ClickingAKernelBarSelectsIt) {
   const Step &cur = *h.s.viewer.engine().current();
   std::vector<view::KernelBar> bars = view::kernelBars(cur.graph, cur.profile);
   ASSERT_FALSE(bars.empty());
-  h.click(h.s.barsX + 60, h.s.barsY + 5);
-  EXPECT_EQ(h.s.selectedNode, static_cast<int>(bars.front().nid));
+  h.click(h.s.graph.barsX + 60, h.s.graph.barsY + 5);
+  EXPECT_EQ(h.s.selection.node, static_cast<int>(bars.front().nid));
 }
 
 // The fusion view compared with another partition: both are drawn side by side (the compared
@@ -310,11 +311,11 @@ TEST(GuiInteraction, FusionViewComparesTwoPartitions) {
   ASSERT_TRUE(h.s.viewer.run(":apply GraphFusePartition"));
   size_t last = h.s.viewer.engine().history().size() - 1;
   h.s.panel = Panel::Fusion;
-  h.s.compareStep = static_cast<int>(last - 1);
+  h.s.fusion.compareStep = static_cast<int>(last - 1);
   h.frame();
   h.frame();
   h.frame();
-  CanvasView &mine = h.s.canvases[Panel::Fusion], &theirs = h.s.compared;
+  CanvasView &mine = h.s.fusion.canvas, &theirs = h.s.fusion.compared;
   EXPECT_GT(theirs.width, 100);
   EXPECT_NEAR(mine.width, theirs.width, 1);
   EXPECT_LT(mine.originX, theirs.originX);

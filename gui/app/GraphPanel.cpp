@@ -1,0 +1,112 @@
+// GraphPanel: the current graph laid out — search, a node's neighbourhood, and after :profile
+// its kernels coloured by their share of the run time, with a bar chart of them by time.
+#include "gui/app/Canvas.h"
+#include "gui/app/Panels.h"
+
+#include "gui/model/ProfileView.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace loupe::gui {
+
+namespace {
+
+using view::GraphLayout;
+
+// Width of the profile's bar chart beside the graph.
+constexpr float kBarChartWidth = 380;
+
+// After :profile: the kernels longest first, a bar each in its heat colour with its time and
+// share; clicking one selects its tvm_op (and so brings it into view).
+void kernelBarChart(AppState &s, const Graph &g, float height) {
+  const Step *cur = s.viewer.engine().current();
+  std::vector<view::KernelBar> bars = view::kernelBars(g, cur->profile);
+  ImGui::BeginChild("kernel bars", ImVec2(kBarChartWidth, height), true);
+  double longest = bars.empty() ? 1 : bars.front().ms;
+  s.graph.barsX = ImGui::GetCursorScreenPos().x;
+  s.graph.barsY = ImGui::GetCursorScreenPos().y;
+  for (const view::KernelBar &b : bars) {
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    float w = ImGui::GetContentRegionAvail().x;
+    float h = ImGui::GetTextLineHeightWithSpacing();
+    ImGui::GetWindowDrawList()->AddRectFilled(
+        at, ImVec2(at.x + static_cast<float>(w * b.ms / longest), at.y + h),
+        rgba(view::heatColour(b.share, bars.front().share)));
+    char label[256];
+    std::snprintf(label, sizeof label, "%7.3f ms %4.1f%%  %s##bar%u", b.ms, 100 * b.share,
+                  b.label.c_str(), b.nid);
+    if (ImGui::Selectable(label, s.selection.node == static_cast<int>(b.nid))) {
+      s.selection.node = static_cast<int>(b.nid);
+      s.selection.second = -1;
+    }
+  }
+  ImGui::EndChild();
+}
+
+} // namespace
+
+void graphPanel(AppState &s) {
+  const Graph *g = currentGraph(s);
+  if (!g)
+    return noGraph();
+  size_t step = currentStepIndex(s);
+  Styler st;
+  ImGui::SetNextItemWidth(200);
+  // Enter selects the first node found (and so brings it into view).
+  if (ImGui::InputTextWithHint("##search", "search by name", s.graph.search, sizeof s.graph.search,
+                               ImGuiInputTextFlags_EnterReturnsTrue) &&
+      s.graph.search[0])
+    if (std::vector<uint32_t> hits = view::searchNodes(*g, s.graph.search); !hits.empty()) {
+      s.selection.node = static_cast<int>(hits[0]);
+      s.selection.second = -1;
+    }
+  ImGui::SameLine();
+  ImGui::Checkbox("neighbourhood of the selected node", &s.graph.neighbourhoodOnly);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(100);
+  ImGui::SliderInt("radius", &s.graph.radius, 1, 8);
+  if (s.graph.search[0])
+    st.highlighted = view::searchNodes(*g, s.graph.search);
+  // After :profile of a built graph: its kernels coloured by their share of the run time.
+  if (const Step *cur = s.viewer.engine().current();
+      cur && &cur->graph == g && !cur->profile.empty()) {
+    st.timeShare = view::timeShares(*g, cur->profile);
+    st.maxShare = *std::max_element(st.timeShare.begin(), st.timeShare.end());
+    ImGui::SameLine();
+    ImGui::TextDisabled("time:");
+    for (double f : {0.0, 0.5, 1.0}) {
+      ImGui::SameLine();
+      ImU32 c = rgba(view::heatColour(f * st.maxShare, st.maxShare));
+      ImGui::PushStyleColor(ImGuiCol_Button, c);
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
+      char label[32];
+      std::snprintf(label, sizeof label, "%.0f%%##heat%.1f", 100 * f * st.maxShare, f);
+      ImGui::SmallButton(label);
+      ImGui::PopStyleColor(2);
+    }
+    ImGui::SameLine();
+    ImGui::Checkbox("kernels by time", &s.graph.kernelBars);
+  }
+  CanvasView &cv = s.graph.canvas;
+  canvasButtons(s, cv);
+  bool part = s.graph.neighbourhoodOnly && s.selection.node >= 0 &&
+              static_cast<uint32_t>(s.selection.node) < g->index().numNodes();
+  const GraphLayout &l =
+      part ? s.viewer.layout(step, s.selection.node, s.graph.radius) : s.viewer.layout(step);
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!st.timeShare.empty() && s.graph.kernelBars) {
+    kernelBarChart(s, *g, avail.y);
+    ImGui::SameLine();
+    avail = ImGui::GetContentRegionAvail();
+  }
+  bool ctrl = false;
+  int clicked =
+      drawCanvas("graph", *g, l, cv, avail, st, s.selection.node, s.selection.second, &ctrl);
+  handleClick(s, *g, clicked, ctrl);
+}
+
+} // namespace loupe::gui

@@ -1,0 +1,92 @@
+// Inspector: the selected node — attributes, outputs with shape, dtype and storage, its fusion
+// group, and its kernel's time and values from the last :profile and :run.
+#include "gui/app/Panels.h"
+
+#include "core/DType.h"
+#include "core/Op.h"
+#include "gui/model/FusionView.h"
+#include "gui/model/ProfileView.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace loupe::gui {
+
+using view::GroupView;
+
+void inspector(AppState &s) {
+  const Graph *g = currentGraph(s);
+  if (!g || s.selection.node < 0 ||
+      static_cast<uint32_t>(s.selection.node) >= g->index().numNodes()) {
+    ImGui::TextDisabled("Click a node to inspect it.");
+    return;
+  }
+  const IndexedGraph &idx = g->index();
+  uint32_t nid = static_cast<uint32_t>(s.selection.node);
+  const Node &n = *idx.nodes[nid].node;
+  ImGui::Text("%s", n.name.c_str());
+  ImGui::TextDisabled("node %u, %s", nid, n.isVariable() ? "variable" : n.op->name.c_str());
+  ImGui::Separator();
+  if (ImGui::CollapsingHeader("Attributes", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (n.attrs.empty())
+      ImGui::TextDisabled("none");
+    for (const auto &[k, v] : n.attrs)
+      ImGui::TextWrapped("%s = %s", k.c_str(), v.c_str());
+  }
+  if (ImGui::CollapsingHeader("Outputs", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const GraphAttr *sid = g->attr("storage_id");
+    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+      uint32_t e = idx.entryId(nid, k);
+      std::string text = "output " + std::to_string(k);
+      if (const GraphAttr *sh = g->attr("shape"); sh && e < sh->shapes.size())
+        text += ": shape " + shapeToTuple(sh->shapes[e]);
+      if (const GraphAttr *dt = g->attr("dtype"); dt && e < dt->ints.size())
+        text += " " + std::string(dtypeName(static_cast<int>(dt->ints[e])));
+      if (sid && e < sid->ints.size())
+        text += ", storage " + std::to_string(sid->ints[e]);
+      ImGui::TextWrapped("%s", text.c_str());
+    }
+  }
+  if (const GraphAttr *pat = g->attr("pattern"); pat && nid < pat->ints.size())
+    ImGui::Text("pattern %s", patternName(static_cast<int>(pat->ints[nid])));
+  for (const GroupView &gv : s.viewer.groups())
+    if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
+      ImGui::TextWrapped("group %s (%s): root %s, master %s; members %zu", gv.function.c_str(),
+                         gv.pattern.c_str(), gv.rootName.c_str(),
+                         gv.masterName.empty() ? "None" : gv.masterName.c_str(),
+                         gv.memberNames.size());
+    }
+  // Its kernel's time in the last :profile of this built step.
+  if (const Step *cur = s.viewer.engine().current(); cur && &cur->graph == g) {
+    auto it = cur->profile.find(nid);
+    if (it != cur->profile.end()) {
+      std::vector<double> share = view::timeShares(*g, cur->profile);
+      ImGui::Separator();
+      ImGui::TextWrapped("last :profile: %.4f ms (%.1f%% of the run), %.2f GFLOP/s, %.1f%% of "
+                         "peak",
+                         it->second.ms, 100 * share[nid], it->second.gflops,
+                         it->second.percentPeak);
+    }
+  }
+  // The value summary of the last :run, when this node is one of the graph's outputs.
+  const std::string &con = s.viewer.console();
+  size_t run = con.rfind("loupe> :run");
+  if (run != std::string::npos)
+    for (size_t k = 0; k < idx.heads.size(); ++k)
+      if (idx.heads[k].nodeId == nid) {
+        std::string key = "output " + std::to_string(k) + ":";
+        size_t at = con.find(key, run);
+        if (at == std::string::npos)
+          continue;
+        size_t end = con.find("\noutput ", at + 1);
+        size_t next = con.find("loupe> ", at);
+        end = std::min(end, next);
+        ImGui::Separator();
+        ImGui::TextWrapped("last :run\n%s", con.substr(at, end - at).c_str());
+      }
+}
+
+} // namespace loupe::gui

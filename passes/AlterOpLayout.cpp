@@ -204,13 +204,13 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerAlterOpLayoutPass() {
-  PassRegistry::get().add({"AlterOpLayout",
-                           "replaces NCHW conv2d by _contrib_conv2d_NCHWc in blocked layouts (x86)",
-                           3,
-                           {"shape", "dtype"},
-                           {},
-                           true,
-                           alterOpLayout});
+  PassRegistry::get().add(
+      {.name = "AlterOpLayout",
+       .summary = "replaces NCHW conv2d by _contrib_conv2d_NCHWc in blocked layouts (x86)",
+       .optLevel = 3,
+       .needs = {"shape", "dtype"},
+       .changesGraph = true,
+       .run = alterOpLayout});
 }
 
 } // namespace loupe

@@ -104,13 +104,13 @@ Graph correctLayout(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerCorrectLayoutPass() {
-  PassRegistry::get().add({"CorrectLayout",
-                           "infers data layouts and inserts __layout_transform__ where they differ",
-                           0,
-                           {},
-                           {"layout"},
-                           true,
-                           correctLayout});
+  PassRegistry::get().add(
+      {.name = "CorrectLayout",
+       .summary = "infers data layouts and inserts __layout_transform__ where they differ",
+       .optLevel = 0,
+       .provides = {"layout"},
+       .changesGraph = true,
+       .run = correctLayout});
 }
 
 } // namespace loupe

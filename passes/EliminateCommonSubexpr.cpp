@@ -45,14 +45,12 @@ Graph eliminate(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerEliminateCommonSubexprPass() {
-  PassRegistry::get().add({"EliminateCommonSubexpr",
-                           "merges nodes with the same op, attributes and inputs",
-                           3,
-                           {},
-                           {},
-                           true,
-                           eliminate,
-                           {"InferType"}});
+  PassRegistry::get().add({.name = "EliminateCommonSubexpr",
+                           .summary = "merges nodes with the same op, attributes and inputs",
+                           .optLevel = 3,
+                           .changesGraph = true,
+                           .run = eliminate,
+                           .required = {"InferType"}});
 }
 
 } // namespace loupe

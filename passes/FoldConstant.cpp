@@ -48,13 +48,11 @@ Graph foldConstant(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerFoldConstantPass() {
-  PassRegistry::get().add({"FoldConstant",
-                           "evaluates ops whose inputs are all constants into constants",
-                           2,
-                           {},
-                           {},
-                           true,
-                           foldConstant});
+  PassRegistry::get().add({.name = "FoldConstant",
+                           .summary = "evaluates ops whose inputs are all constants into constants",
+                           .optLevel = 2,
+                           .changesGraph = true,
+                           .run = foldConstant});
 }
 
 } // namespace loupe

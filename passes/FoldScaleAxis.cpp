@@ -348,13 +348,13 @@ Graph foldScaleAxis(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerFoldScaleAxisPass() {
-  PassRegistry::get().add({"FoldScaleAxis",
-                           "folds per-channel multiplies into the weights of a neighbouring conv2d",
-                           3,
-                           {"shape"},
-                           {},
-                           true,
-                           foldScaleAxis});
+  PassRegistry::get().add(
+      {.name = "FoldScaleAxis",
+       .summary = "folds per-channel multiplies into the weights of a neighbouring conv2d",
+       .optLevel = 3,
+       .needs = {"shape"},
+       .changesGraph = true,
+       .run = foldScaleAxis});
 }
 
 } // namespace loupe

@@ -47,14 +47,13 @@ Graph foldShapeOf(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerFoldShapeOfPass() {
-  PassRegistry::get().add({"FoldShapeOf",
-                           "replaces shape_of of a known shape by a constant, then folds what "
-                           "reads it (FoldConstant)",
-                           0,
-                           {},
-                           {},
-                           true,
-                           foldShapeOf});
+  PassRegistry::get().add({.name = "FoldShapeOf",
+                           .summary =
+                               "replaces shape_of of a known shape by a constant, then folds what "
+                               "reads it (FoldConstant)",
+                           .optLevel = 0,
+                           .changesGraph = true,
+                           .run = foldShapeOf});
 }
 
 } // namespace loupe

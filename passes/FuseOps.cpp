@@ -259,15 +259,15 @@ Graph fuseOps(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerFuseOpsPass() {
-  PassRegistry::get().add({"FuseOps",
-                           "Relay's post-dominator fusion, as group_root/group_master/pattern",
-                           0,
-                           {"shape", "dtype"},
-                           {"group_root", "group_master", "pattern"},
-                           false,
-                           fuseOps,
-                           {"InferShape", "InferType"},
-                           {"fuse_opt_level", "max_depth"}});
+  PassRegistry::get().add(
+      {.name = "FuseOps",
+       .summary = "Relay's post-dominator fusion, as group_root/group_master/pattern",
+       .optLevel = 0,
+       .needs = {"shape", "dtype"},
+       .provides = {"group_root", "group_master", "pattern"},
+       .run = fuseOps,
+       .required = {"InferShape", "InferType"},
+       .options = {"fuse_opt_level", "max_depth"}});
 }
 
 } // namespace loupe

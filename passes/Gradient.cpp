@@ -120,13 +120,13 @@ Graph gradientPass(const Graph &g, const PassContext &) {
 } // namespace
 
 void registerGradientPass() {
-  PassRegistry::get().add({"Gradient",
-                           "builds the gradient graph of the outputs with respect to grad_xs",
-                           0,
-                           {"grad_xs"},
-                           {},
-                           true,
-                           gradientPass});
+  PassRegistry::get().add(
+      {.name = "Gradient",
+       .summary = "builds the gradient graph of the outputs with respect to grad_xs",
+       .optLevel = 0,
+       .needs = {"grad_xs"},
+       .changesGraph = true,
+       .run = gradientPass});
 }
 
 } // namespace loupe

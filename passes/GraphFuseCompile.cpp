@@ -187,13 +187,14 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerGraphFuseCompilePass() {
-  PassRegistry::get().add({"GraphFuseCompile",
-                           "replaces each fused group by a tvm_op calling a named function",
-                           0,
-                           {"shape", "dtype", "group_root", "group_master", "pattern"},
-                           {"storage_id", "dltype", "module"},
-                           true,
-                           fuseCompile});
+  PassRegistry::get().add(
+      {.name = "GraphFuseCompile",
+       .summary = "replaces each fused group by a tvm_op calling a named function",
+       .optLevel = 0,
+       .needs = {"shape", "dtype", "group_root", "group_master", "pattern"},
+       .provides = {"storage_id", "dltype", "module"},
+       .changesGraph = true,
+       .run = fuseCompile});
 }
 
 } // namespace loupe

@@ -288,15 +288,15 @@ Graph partition(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 void registerGraphFusePartitionPass() {
-  PassRegistry::get().add({"GraphFusePartition",
-                           "groups nodes into fused kernels (roots and masters) from op patterns",
-                           0, // always runs; opt_level < 1 makes every op its own group
-                           {"shape", "dtype"},
-                           {"group_root", "group_master", "pattern"},
-                           false,
-                           partition,
-                           {"InferShape", "InferType"}, // in a pipeline, as FuseOps needs types
-                           {"fusion_rules"}});
+  PassRegistry::get().add(
+      {.name = "GraphFusePartition",
+       .summary = "groups nodes into fused kernels (roots and masters) from op patterns",
+       .optLevel = 0, // always runs; opt_level < 1 makes every op its own group
+       .needs = {"shape", "dtype"},
+       .provides = {"group_root", "group_master", "pattern"},
+       .run = partition,
+       .required = {"InferShape", "InferType"}, // in a pipeline, as FuseOps needs types
+       .options = {"fusion_rules"}});
 }
 
 } // namespace loupe

@@ -108,13 +108,12 @@ Graph inferShape(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerInferShapePass() {
-  PassRegistry::get().add({"InferShape",
-                           "infers the shape of every entry from inputs, attributes and op rules",
-                           0,
-                           {},
-                           {"shape", "shape_num_unknown_nodes"},
-                           false,
-                           inferShape});
+  PassRegistry::get().add(
+      {.name = "InferShape",
+       .summary = "infers the shape of every entry from inputs, attributes and op rules",
+       .optLevel = 0,
+       .provides = {"shape", "shape_num_unknown_nodes"},
+       .run = inferShape});
 }
 
 } // namespace loupe

@@ -113,13 +113,12 @@ Graph inferType(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerInferTypePass() {
-  PassRegistry::get().add({"InferType",
-                           "infers the dtype code of every entry (same type unless an op says)",
-                           0,
-                           {},
-                           {"dtype", "dtype_num_unknown_nodes"},
-                           false,
-                           inferType});
+  PassRegistry::get().add(
+      {.name = "InferType",
+       .summary = "infers the dtype code of every entry (same type unless an op says)",
+       .optLevel = 0,
+       .provides = {"dtype", "dtype_num_unknown_nodes"},
+       .run = inferType});
 }
 
 } // namespace loupe

@@ -109,13 +109,12 @@ Graph orderMutation(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerOrderMutationPass() {
-  PassRegistry::get().add({"OrderMutation",
-                           "orders reads and writes of mutated variables with control deps",
-                           0,
-                           {},
-                           {},
-                           true,
-                           orderMutation});
+  PassRegistry::get().add(
+      {.name = "OrderMutation",
+       .summary = "orders reads and writes of mutated variables with control deps",
+       .optLevel = 0,
+       .changesGraph = true,
+       .run = orderMutation});
 }
 
 } // namespace loupe

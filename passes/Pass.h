@@ -58,14 +58,16 @@ struct PassContext {
   int getInt(const std::string &pass, const std::string &key, int dflt, int lo, int hi) const;
 };
 
-/// A registered pass: a function from graph to graph plus what the runner needs to know.
+/// A registered pass: a function from graph to graph plus what the runner needs to know. Written
+/// with designated initializers (`{.name = …, .summary = …, .run = …}`); every field but the
+/// name, summary and run has a default.
 struct PassInfo {
   std::string name;    ///< the word used in `:apply`
   std::string summary; ///< one line for `:passes`
   int optLevel = 0;
-  std::vector<std::string> needs;    ///< graph attributes that must exist before it runs
-  std::vector<std::string> provides; ///< graph attributes it writes
-  bool changesGraph = false;         ///< transforms rebuild the graph; analyses only add attrs
+  std::vector<std::string> needs = {};    ///< graph attributes that must exist before it runs
+  std::vector<std::string> provides = {}; ///< graph attributes it writes
+  bool changesGraph = false;              ///< transforms rebuild the graph; analyses only add attrs
   std::function<Graph(const Graph &, const PassContext &)> run;
   /// Passes a Sequential runs before this one, every time (Relay's `required`).
   std::vector<std::string> required = {};

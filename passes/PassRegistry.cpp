@@ -143,13 +143,11 @@ Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
                     const PassContext &ctx) {
   // A Sequential is itself a pass (named "sequential"), so instruments see it around its
   // children (relay-spec §1.2).
-  PassInfo seq{"sequential",
-               "a pipeline of passes",
-               0,
-               {},
-               {},
-               true,
-               [&entries](const Graph &in, const PassContext &c) {
+  PassInfo seq{.name = "sequential",
+               .summary = "a pipeline of passes",
+               .optLevel = 0,
+               .changesGraph = true,
+               .run = [&entries](const Graph &in, const PassContext &c) {
                  Graph cur = in;
                  for (const auto &e : entries) {
                    if (!passEnabled(*e.pass, c))

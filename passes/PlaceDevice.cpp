@@ -107,13 +107,14 @@ Graph placeDevice(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerPlaceDevicePass() {
-  PassRegistry::get().add({"PlaceDevice",
-                           "assigns devices from device groups and inserts cross-device copies",
-                           0,
-                           {"device_group_attr_key", "device_assign_map", "device_copy_op"},
-                           {"device"},
-                           true,
-                           placeDevice});
+  PassRegistry::get().add(
+      {.name = "PlaceDevice",
+       .summary = "assigns devices from device groups and inserts cross-device copies",
+       .optLevel = 0,
+       .needs = {"device_group_attr_key", "device_assign_map", "device_copy_op"},
+       .provides = {"device"},
+       .changesGraph = true,
+       .run = placeDevice});
 }
 
 } // namespace loupe

@@ -144,14 +144,14 @@ Graph planMemory(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerPlanMemoryPass() {
-  PassRegistry::get().add({"PlanMemory",
-                           "assigns storage ids to entries, reusing freed blocks and in-place",
-                           0,
-                           {"shape", "dtype"},
-                           {"storage_id", "storage_inplace_index", "storage_allocated_bytes",
-                            "storage_num_not_allocated"},
-                           false,
-                           planMemory});
+  PassRegistry::get().add(
+      {.name = "PlanMemory",
+       .summary = "assigns storage ids to entries, reusing freed blocks and in-place",
+       .optLevel = 0,
+       .needs = {"shape", "dtype"},
+       .provides = {"storage_id", "storage_inplace_index", "storage_allocated_bytes",
+                    "storage_num_not_allocated"},
+       .run = planMemory});
 }
 
 } // namespace loupe

@@ -93,13 +93,14 @@ Graph precomputePrune(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerPrecomputePrunePass() {
-  PassRegistry::get().add({"PrecomputePrune",
-                           "cuts off what depends only on params into graph attr precompute_graph",
-                           2,
-                           {"param_name_list"},
-                           {"precompute_graph"},
-                           true,
-                           precomputePrune});
+  PassRegistry::get().add(
+      {.name = "PrecomputePrune",
+       .summary = "cuts off what depends only on params into graph attr precompute_graph",
+       .optLevel = 2,
+       .needs = {"param_name_list"},
+       .provides = {"precompute_graph"},
+       .changesGraph = true,
+       .run = precomputePrune});
 }
 
 } // namespace loupe

@@ -6,13 +6,12 @@
 namespace loupe {
 
 void registerPrintGraphIRPass() {
-  PassRegistry::get().add({"PrintGraphIR",
-                           "prints the graph as text into graph attr 'graphir'",
-                           0,
-                           {},
-                           {"graphir"},
-                           true,
-                           [](const Graph &g, const PassContext &) {
+  PassRegistry::get().add({.name = "PrintGraphIR",
+                           .summary = "prints the graph as text into graph attr 'graphir'",
+                           .optLevel = 0,
+                           .provides = {"graphir"},
+                           .changesGraph = true,
+                           .run = [](const Graph &g, const PassContext &) {
                              std::vector<std::string> join;
                              if (const GraphAttr *j = g.attr("join_entry_attrs"))
                                join = j->strs;

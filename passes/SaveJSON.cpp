@@ -6,13 +6,12 @@
 namespace loupe {
 
 void registerSaveJSONPass() {
-  PassRegistry::get().add({"SaveJSON",
-                           "writes the graph as NNVM JSON into graph attr 'json'",
-                           0,
-                           {},
-                           {"json"},
-                           true,
-                           [](const Graph &g, const PassContext &) {
+  PassRegistry::get().add({.name = "SaveJSON",
+                           .summary = "writes the graph as NNVM JSON into graph attr 'json'",
+                           .optLevel = 0,
+                           .provides = {"json"},
+                           .changesGraph = true,
+                           .run = [](const Graph &g, const PassContext &) {
                              Graph out;
                              out.attrs["json"] = GraphAttr::string(saveJSON(g));
                              return out;

@@ -77,13 +77,13 @@ Graph simplifyInference(const Graph &src, const PassContext &) {
 } // namespace
 
 void registerSimplifyInferencePass() {
-  PassRegistry::get().add({"SimplifyInference",
-                           "rewrites batch_norm into scale-and-shift arithmetic, removes dropout",
-                           0,
-                           {"shape"},
-                           {},
-                           true,
-                           simplifyInference});
+  PassRegistry::get().add(
+      {.name = "SimplifyInference",
+       .summary = "rewrites batch_norm into scale-and-shift arithmetic, removes dropout",
+       .optLevel = 0,
+       .needs = {"shape"},
+       .changesGraph = true,
+       .run = simplifyInference});
 }
 
 } // namespace loupe

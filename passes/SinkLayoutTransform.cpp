@@ -353,14 +353,14 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
 } // namespace
 
 const PassInfo &sinkLayoutTransformPass() {
-  static const PassInfo info{"SinkLayoutTransform",
-                             "runs elementwise and broadcast ops in the blocked layout of the "
-                             "convolution feeding them (opt level 3)",
-                             3,
-                             {"shape"},
-                             {},
-                             true,
-                             sinkLayoutTransform};
+  static const PassInfo info{.name = "SinkLayoutTransform",
+                             .summary =
+                                 "runs elementwise and broadcast ops in the blocked layout of the "
+                                 "convolution feeding them (opt level 3)",
+                             .optLevel = 3,
+                             .needs = {"shape"},
+                             .changesGraph = true,
+                             .run = sinkLayoutTransform};
   return info;
 }
 

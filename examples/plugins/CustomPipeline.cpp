@@ -28,13 +28,10 @@ Graph customPipeline(const Graph &src, const PassContext &ctx) {
 LOUPE_PLUGIN_ABI
 
 extern "C" void loupe_register_passes(std::vector<loupe::PassInfo> &passes) {
-  passes.push_back({"CustomPipeline",
-                    "multiplies every constant by `multiplier` (seed 003's example)",
-                    1,
-                    {},
-                    {},
-                    true,
-                    customPipeline,
-                    {},
-                    {"multiplier"}});
+  passes.push_back({.name = "CustomPipeline",
+                    .summary = "multiplies every constant by `multiplier` (seed 003's example)",
+                    .optLevel = 1,
+                    .changesGraph = true,
+                    .run = customPipeline,
+                    .options = {"multiplier"}});
 }

@@ -16,22 +16,18 @@ LOUPE_PLUGIN_ABI
 
 extern "C" void loupe_register_passes(std::vector<loupe::PassInfo> &passes) {
 #if defined(THROWING_ENTRY)
-  passes.push_back({"NeverRegistered",
-                    "",
-                    0,
-                    {},
-                    {},
-                    true,
-                    [](const loupe::Graph &g, const loupe::PassContext &) { return g; }});
+  passes.push_back({.name = "NeverRegistered",
+                    .summary = "",
+                    .optLevel = 0,
+                    .changesGraph = true,
+                    .run = [](const loupe::Graph &g, const loupe::PassContext &) { return g; }});
   throw std::runtime_error("no license key");
 #else
-  passes.push_back({"Throwing",
-                    "throws std::runtime_error",
-                    0,
-                    {},
-                    {},
-                    true,
-                    [](const loupe::Graph &, const loupe::PassContext &) -> loupe::Graph {
+  passes.push_back({.name = "Throwing",
+                    .summary = "throws std::runtime_error",
+                    .optLevel = 0,
+                    .changesGraph = true,
+                    .run = [](const loupe::Graph &, const loupe::PassContext &) -> loupe::Graph {
                       throw std::runtime_error("the plugin's pass gave up");
                     }});
 #endif

@@ -87,18 +87,17 @@ TEST(PassManager, NestedPassesNestTheirEvents) {
 
 TEST(PassManager, SequentialFiltersByDisabledRequiredAndLevel) {
   // A test pass at level 3 that requires InferShape, to see every rule.
-  PassInfo hi{"HighLevel",
-              "test",
-              3,
-              {},
-              {"visited"},
-              false,
-              [](const Graph &g, const PassContext &) {
-                Graph out = g;
-                out.attrs["visited"] = GraphAttr::integer(1);
-                return out;
-              },
-              {"InferShape"}};
+  PassInfo hi{.name = "HighLevel",
+              .summary = "test",
+              .optLevel = 3,
+              .provides = {"visited"},
+              .run =
+                  [](const Graph &g, const PassContext &) {
+                    Graph out = g;
+                    out.attrs["visited"] = GraphAttr::integer(1);
+                    return out;
+                  },
+              .required = {"InferShape"}};
   Log log;
   PassContext ctx;
   ctx.instruments = {std::make_shared<Recorder>("r", log)};

@@ -5,6 +5,7 @@
 #include "core/loop/Eval.h"
 #include "backend/loop/FastMath.h"
 #include "backend/loop/PartitionLoops.h"
+#include "backend/loop/SerialSmall.h"
 
 #include <map>
 
@@ -64,7 +65,7 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
   if (out.fast)
-    out.body = runSmallOnCaller(fastMath(partitionLoops(out.body)));
+    out.body = loop::runSmallOnCaller(fastMath(partitionLoops(out.body)));
   return out;
 }
 

@@ -35,11 +35,6 @@ void applyDefaultSchedule(Schedule &s);
 /// host's vector width; functions without a fast schedule get the default one.
 void applyFastSchedule(Schedule &s);
 
-/// opt_level 3: a function that executes fewer than a few thousand element statements runs on
-/// the calling thread (its parallel loops become serial), since another core costs more than it
-/// gains at that size.
-loop::Stmt runSmallOnCaller(const loop::Stmt &body);
-
 /// Lowers one fused function. Throws Error naming the op when one of its ops has no lowering.
 LoweredFunction lowerFunction(const FusedFunction &f);
 

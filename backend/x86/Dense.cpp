@@ -81,7 +81,8 @@ std::vector<ComputeRef> partialSums(Schedule &s, size_t idx) {
 bool dense(Schedule &s, size_t idx) {
   const Stage &d0 = s.stages[idx];
   int64_t lanes = s.cpu.lanes(dtypeBytes(d0.tensor->dtype));
-  if (d0.tensor->shape.size() != 2 || d0.body->reduceAxes.size() != 1 ||
+  if (d0.body->kind != ExprKind::Reduce || d0.tensor->shape.size() != 2 ||
+      d0.body->reduceAxes.size() != 1 ||
       d0.body->reduceAxes[0].extent < 4 * lanes)
     return false;
   ComputeRef denseT = d0.tensor;

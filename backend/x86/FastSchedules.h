@@ -6,6 +6,21 @@
 
 namespace loupe::backend::fast {
 
+/// An op family's fast schedule for a function whose stage `stage` carries the family's tag;
+/// false (changing nothing) when the function is not the shape it expects.
+using FamilySchedule = bool (*)(Schedule &s, size_t stage);
+
+/// One row of opt_level 3's schedule table (Dispatch.cpp).
+struct FamilyEntry {
+  const char *tag; ///< the tag of the compute rule that selects it
+  FamilySchedule apply;
+  /// When it refuses a function: the seed-era schedule (true) or the generic fast one (false).
+  bool defaultWhenRefused;
+};
+
+/// The op families with a fast schedule, tried in order at each stage (Dispatch.cpp).
+const std::vector<FamilyEntry> &familySchedules();
+
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);

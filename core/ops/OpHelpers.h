@@ -171,7 +171,6 @@ void registerReduceOps();
 void registerNnOps();
 void registerConvOps();
 void registerPoolOps();
-void registerVolumeOps();
 void registerImageOps();
 void registerTransformOps();
 void registerInitOps();

@@ -1,6 +1,7 @@
-// Pooling ops: max/avg pooling, global pooling (NCHW, or NCHW<k>c at opt level 3) and upsampling
-// (NCHW).
+// Pooling ops: max/avg pooling over 2-D (NCHW, or NCHW<k>c at opt level 3) and 3-D (NCDHW) data,
+// global pooling and upsampling (NCHW), with their gradients.
 #include "core/ops/OpHelpers.h"
+#include "core/ops/Window.h"
 
 #include "core/Error.h"
 #include "core/Layout.h"
@@ -319,16 +320,41 @@ LowerFn globalPoolLower(bool isMax) {
   };
 }
 
-OpDef &pool(const char *name, const char *doc, bool isMax) {
+// The attribute texts of a pool over 2 (H, W) or 3 (D, H, W) spatial axes.
+struct SpatialAxes {
+  const char *window, *ones, *strides, *zeros, *padding, *layout;
+};
+const SpatialAxes kPlanar = {"(kh, kw)",
+                             "(1, 1)",
+                             "(sh, sw)",
+                             "(0, 0)",
+                             "(ph, pw) on both sides, or (top, left, bottom, right)",
+                             "NCHW"};
+const SpatialAxes kVolume = {
+    "(kd, kh, kw)",
+    "(1, 1, 1)",
+    "(sd, sh, sw)",
+    "(0, 0, 0)",
+    "(pd, ph, pw) on both sides, or (front, top, left, back, bottom, right)",
+    "NCDHW"};
+
+// The attributes every max or average pool of the family declares.
+OpDef &poolCommon(const char *name, const char *doc, bool isMax, const SpatialAxes &ax) {
   OpDef &op = OpRegistry::get()
                   .add(name)
                   .describe(doc)
-                  .param("pool_size", ParamKind::Tuple, std::nullopt, "(kh, kw)")
-                  .param("strides", ParamKind::Tuple, "(1, 1)", "(sh, sw)")
-                  .param("padding", ParamKind::Tuple, "(0, 0)",
-                         "(ph, pw) on both sides, or (top, left, bottom, right)")
-                  .param("layout", ParamKind::Str, "NCHW", "data layout")
-                  .param("ceil_mode", ParamKind::Bool, "False", "round the output size up")
+                  .param("pool_size", ParamKind::Tuple, std::nullopt, ax.window)
+                  .param("strides", ParamKind::Tuple, ax.ones, ax.strides)
+                  .param("padding", ParamKind::Tuple, ax.zeros, ax.padding)
+                  .param("layout", ParamKind::Str, ax.layout, "data layout")
+                  .param("ceil_mode", ParamKind::Bool, "False", "round the output size up");
+  if (!isMax)
+    op.param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean");
+  return op;
+}
+
+OpDef &pool(const char *name, const char *doc, bool isMax) {
+  OpDef &op = poolCommon(name, doc, isMax, kPlanar)
                   .setPattern(kOutEWiseFusable)
                   .layout(layoutFromAttr)
                   .shape(poolShape)
@@ -440,6 +466,194 @@ void upsamplingGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   });
 }
 
+// ---- max_pool3d, avg_pool3d -----------------------------------------------------------------
+
+using namespace loupe::loop;
+
+Window poolWindow(const Attrs &a, ShapeCtx *c) { return windowOf(a, c, "pool_size", false); }
+
+void pool3dShape(ShapeCtx &c) {
+  Window w = poolWindow(c.attrs, &c);
+  if (!ncdhwInput(c))
+    return;
+  const Shape &d = c.in[0];
+  Shape o = {d[0], d[1]};
+  Shape spatial = windowOutput(c, w, d, c.attrs.getBool("ceil_mode"));
+  o.insert(o.end(), spatial.begin(), spatial.end());
+  c.assignOut(0, o);
+}
+
+// Calls fn(nc, out, cells, count) for every window: its flat output offset, the flat input
+// offsets it reads and the count an average divides by (the cells, or with count_include_pad
+// the cells inside the padded input).
+template <typename Fn>
+void forEachPoolWindow(const Attrs &a, bool isMax, const Shape &xs, const Shape &os, Fn fn) {
+  Window w = poolWindow(a, nullptr);
+  bool includePad = !isMax && a.getBool("count_include_pad");
+  std::vector<WindowTap> walk = windowTaps(w, xs, os);
+  int64_t in = spatialSize(xs), out = spatialSize(os);
+  std::vector<int64_t> cells;
+  for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
+    for (size_t t = 0; t < walk.size();) {
+      int64_t o = walk[t].out, count = 0;
+      cells.clear();
+      for (; t < walk.size() && walk[t].out == o; ++t) {
+        if (walk[t].in >= 0)
+          cells.push_back(nc * in + walk[t].in);
+        count += includePad ? walk[t].counted : walk[t].in >= 0;
+      }
+      fn(nc * out + o, cells, count);
+    }
+}
+
+ComputeFn pool3dKernel(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &x = *in[0];
+    forEachPoolWindow(a, isMax, x.shape, out[0].shape,
+                      [&](int64_t o, const std::vector<int64_t> &cells, int64_t count) {
+                        double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+                        for (int64_t c : cells)
+                          acc = isMax ? std::max(acc, x.data[c]) : acc + x.data[c];
+                        out[0].data[o] =
+                            isMax ? acc : (count ? acc / static_cast<double>(count) : 0.0);
+                      });
+  };
+}
+
+// Pool gradients: a window's output gradient goes to its first maximum (row-major over D, H,
+// W) or is spread evenly over the count the average divided by.
+ComputeFn pool3dGradKernel(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+    const Tensor &g = *in[0], &x = *in[1];
+    forEachPoolWindow(a, isMax, x.shape, g.shape,
+                      [&](int64_t o, const std::vector<int64_t> &cells, int64_t count) {
+                        if (isMax && !cells.empty()) {
+                          int64_t best = cells[0];
+                          for (int64_t c : cells)
+                            if (x.data[c] > x.data[best])
+                              best = c;
+                          out[0].data[best] += g.data[o];
+                        } else if (!isMax && count > 0) {
+                          for (int64_t c : cells)
+                            out[0].data[c] += g.data[o] / static_cast<double>(count);
+                        }
+                      });
+  };
+}
+
+// The input coordinates window `o` (output indices) reads at taps `k`, and whether all lie
+// inside the input.
+std::pair<std::vector<Expr>, Expr> windowRead(const Window &w, const Shape &xs,
+                                              const std::vector<Expr> &o,
+                                              const std::vector<Expr> &k) {
+  std::vector<Expr> idx = {o[0], o[1]};
+  Expr inside;
+  for (size_t d = 0; d < kAxes; ++d) {
+    Expr at = o[2 + d] * w.stride[d] + k[d] - w.before[d];
+    idx.push_back(at);
+    inside = inside ? land(inside, within(at, xs[2 + d])) : within(at, xs[2 + d]);
+  }
+  return {idx, inside};
+}
+
+// The count an average pool's window at output `o` divides by, as the reference kernel counts.
+Expr windowCount(const Window &w, const Shape &xs, bool includePad, const std::vector<Expr> &o) {
+  Expr count;
+  for (size_t d = 0; d < kAxes; ++d) {
+    Expr start = o[2 + d] * w.stride[d] - w.before[d];
+    Expr n = includePad ? min(intImm(w.size[d]), intImm(xs[2 + d] + w.after[d]) - start)
+                        : min(start + w.size[d], intImm(xs[2 + d])) - max(start, intImm(0));
+    count = count ? count * n : n;
+  }
+  return count;
+}
+
+// A max or sum over each window (cells outside the input skipped), then for the average a
+// division by the reference kernel's count.
+LowerFn pool3dLower(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    Window w = poolWindow(a, nullptr);
+    ComputeRef x = in[0];
+    int dt = types[0];
+    std::vector<IterVar> r = spatialAxes(w.size, "r");
+    ComputeRef acc = compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          auto [idx, inside] = windowRead(w, x->shape, i, vars(r));
+          return reduce(isMax ? Combiner::Max : Combiner::Sum, read(x, idx), r, inside);
+        },
+        "tensor", "pool3d", "ax");
+    if (isMax)
+      return std::vector<ComputeRef>{acc};
+    bool includePad = a.getBool("count_include_pad");
+    return std::vector<ComputeRef>{compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          Expr count = windowCount(w, x->shape, includePad, i);
+          return select(gt(count, intImm(0)), read(acc, i) / cast(dt, count), constant(0, dt));
+        },
+        "tensor", "elemwise", "ax")};
+  };
+}
+
+// Pool gradients gather: each data cell sums over the taps whose window exists. Max sends a
+// window's gradient to its first maximum (a stage finds the maximum, another its first tap);
+// the average divides it by the window's count.
+LowerFn pool3dGradLower(bool isMax) {
+  return [isMax](const Attrs &a, const std::vector<ComputeRef> &in,
+                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+    Window w = poolWindow(a, nullptr);
+    ComputeRef g = in[0], x = in[1];
+    int dt = types[0];
+    int64_t taps = numElements(w.size);
+    // The flat tap number of tap indices k.
+    auto tapNumber = [&](const std::vector<Expr> &k) {
+      return (k[0] * w.size[1] + k[1]) * w.size[2] + k[2];
+    };
+    ComputeRef first;
+    if (isMax) {
+      auto windowStage = [&](Combiner c,
+                             const std::function<Expr(const std::vector<Expr> &, const Expr &,
+                                                      const std::vector<Expr> &)> &term) {
+        std::vector<IterVar> r = spatialAxes(w.size, "r");
+        return compute(
+            g->shape, dt,
+            [&](const std::vector<Expr> &i) {
+              auto [idx, inside] = windowRead(w, x->shape, i, vars(r));
+              return reduce(c, term(i, read(x, idx), vars(r)), r, inside);
+            },
+            "tensor", "pool3d", "ax");
+      };
+      ComputeRef m = windowStage(Combiner::Max, [](const std::vector<Expr> &, const Expr &v,
+                                                   const std::vector<Expr> &) { return v; });
+      first = windowStage(Combiner::Min, [&](const std::vector<Expr> &i, const Expr &v,
+                                             const std::vector<Expr> &k) {
+        return select(eq(v, read(m, i)), cast(dt, tapNumber(k)), constant(taps, dt));
+      });
+    }
+    bool includePad = !isMax && a.getBool("count_include_pad");
+    std::vector<IterVar> k = spatialAxes(w.size, "k");
+    return std::vector<ComputeRef>{compute(
+        shapes[0], dt,
+        [&](const std::vector<Expr> &i) {
+          std::vector<Expr> o = {i[0], i[1]};
+          Expr cond;
+          for (size_t d = 0; d < kAxes; ++d) {
+            auto [at, exact] =
+                exactQuotient(i[2 + d] + w.before[d] - k[d].var, w.stride[d], g->shape[2 + d]);
+            o.push_back(at);
+            cond = cond ? land(cond, exact) : exact;
+          }
+          Expr v = isMax ? select(eq(read(first, o), cast(dt, tapNumber(vars(k)))), read(g, o),
+                                  constant(0, dt))
+                         : read(g, o) / cast(dt, windowCount(w, x->shape, includePad, o));
+          return reduce(Combiner::Sum, v, k, cond);
+        },
+        "compute", "pool3d_grad", "ax")};
+  };
+}
+
 } // namespace
 
 void registerPoolOps() {
@@ -449,7 +663,6 @@ void registerPoolOps() {
             mk("_max_pool2d_grad", n->name + "_grad", {g[0], n->inputs[0], outOf(n)}, n->attrs)};
       });
   pool("avg_pool2d", "2-D average pooling", false)
-      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{
             mk("_avg_pool2d_grad", n->name + "_grad", {g[0], n->inputs[0]}, n->attrs)};
@@ -468,7 +681,6 @@ void registerPoolOps() {
       .kernel(poolGradKernel(true))
       .lower(poolGradLower(true));
   pool("_avg_pool2d_grad", "gradient of avg_pool2d", false)
-      .param("count_include_pad", ParamKind::Bool, "False", "count padding cells in the mean")
       .arguments({"ograd", "data"})
       .layout(nullptr)
       .setPattern(kOpaque)
@@ -617,6 +829,32 @@ void registerPoolOps() {
             },
             "compute", "upsampling_grad", "ax")};
       });
+
+  for (bool isMax : {true, false}) {
+    std::string name = isMax ? "max_pool3d" : "avg_pool3d", grad = "_" + name + "_grad";
+    poolCommon(name.c_str(), isMax ? "3-D max pooling (NCDHW)" : "3-D average pooling (NCDHW)",
+               isMax, kVolume)
+        .setPattern(kOutEWiseFusable)
+        .layout(volumeLayout)
+        .shape(pool3dShape)
+        .kernel(pool3dKernel(isMax))
+        .lower(pool3dLower(isMax))
+        .grad([grad](const NodePtr &n, const std::vector<NodeEntry> &g) {
+          return std::vector<NodeEntry>{
+              mk(grad, n->name + "_grad", {g[0], n->inputs[0]}, n->attrs)};
+        });
+    poolCommon(grad.c_str(), isMax ? "gradient of max_pool3d" : "gradient of avg_pool3d", isMax,
+               kVolume)
+        .arguments({"ograd", "data"})
+        .setPattern(kOpaque)
+        .shape([](ShapeCtx &c) {
+          poolWindow(c.attrs, &c);
+          if (!c.in[1].empty())
+            c.assignOut(0, c.in[1]);
+        })
+        .kernel(pool3dGradKernel(isMax))
+        .lower(pool3dGradLower(isMax));
+  }
 }
 
 } // namespace loupe::ops

@@ -19,7 +19,6 @@ void registerAllOps() {
     ops::registerNnOps();
     ops::registerConvOps();
     ops::registerPoolOps();
-    ops::registerVolumeOps();
     ops::registerImageOps();
     ops::registerTransformOps();
     ops::registerInitOps();

@@ -6,7 +6,7 @@
 #include <llvm/Config/llvm-config.h>
 #include <llvm/TargetParser/Host.h>
 
-namespace loupe {
+namespace loupe::backend {
 
 HostTarget detectHostTarget() {
   HostTarget t;
@@ -21,4 +21,4 @@ HostTarget detectHostTarget() {
   return t;
 }
 
-} // namespace loupe
+} // namespace loupe::backend

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe {
+namespace loupe::backend {
 
 /// The host as LLVM's target machinery sees it; `:target` prints it.
 struct HostTarget {
@@ -18,4 +18,4 @@ struct HostTarget {
 /// Asks LLVM for the host's triple, CPU name and features.
 HostTarget detectHostTarget();
 
-} // namespace loupe
+} // namespace loupe::backend

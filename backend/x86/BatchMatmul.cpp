@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -74,4 +74,4 @@ bool batchMatmul(Schedule &s, size_t idx) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

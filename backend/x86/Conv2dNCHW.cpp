@@ -5,7 +5,7 @@
 
 #include "core/DType.h"
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -76,4 +76,4 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

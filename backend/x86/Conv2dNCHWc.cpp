@@ -11,7 +11,7 @@
 
 #include <tuple>
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -145,4 +145,4 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <set>
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -82,8 +82,7 @@ bool dense(Schedule &s, size_t idx) {
   const Stage &d0 = s.stages[idx];
   int64_t lanes = s.cpu.lanes(dtypeBytes(d0.tensor->dtype));
   if (d0.body->kind != ExprKind::Reduce || d0.tensor->shape.size() != 2 ||
-      d0.body->reduceAxes.size() != 1 ||
-      d0.body->reduceAxes[0].extent < 4 * lanes)
+      d0.body->reduceAxes.size() != 1 || d0.body->reduceAxes[0].extent < 4 * lanes)
     return false;
   ComputeRef denseT = d0.tensor;
   std::vector<ComputeRef> partials = partialSums(s, idx);
@@ -111,4 +110,4 @@ bool dense(Schedule &s, size_t idx) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

@@ -5,7 +5,7 @@
 
 #include "core/DType.h"
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -43,4 +43,4 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

@@ -8,7 +8,7 @@
 
 namespace loupe::backend {
 
-namespace fast {
+namespace x86 {
 
 const std::vector<FamilyEntry> &familySchedules() {
   static const std::vector<FamilyEntry> table = {
@@ -21,21 +21,21 @@ const std::vector<FamilyEntry> &familySchedules() {
   return table;
 }
 
-} // namespace fast
+} // namespace x86
 
 void applyFastSchedule(Schedule &s) {
-  const std::vector<fast::FamilyEntry> &families = fast::familySchedules();
+  const std::vector<x86::FamilyEntry> &families = x86::familySchedules();
   for (size_t i = 0; i < s.stages.size(); ++i)
-    for (const fast::FamilyEntry &f : families)
+    for (const x86::FamilyEntry &f : families)
       if (s.stages[i].tensor->tag == f.tag && f.apply(s, i))
         return;
   // A family's op of a shape its schedule does not take keeps the seed-era schedule, if the
   // family says so.
   for (const Stage &st : s.stages)
-    for (const fast::FamilyEntry &f : families)
+    for (const x86::FamilyEntry &f : families)
       if (st.tensor->tag == f.tag && f.defaultWhenRefused)
         return applyDefaultSchedule(s);
-  if (fast::rowwise(s))
+  if (x86::rowwise(s))
     return;
   // Everything else: producers inlined; injective outputs vectorised and parallel; reductions
   // (pools, global pooling, softmax's sums) parallel over their output elements, each
@@ -46,7 +46,7 @@ void applyFastSchedule(Schedule &s) {
     if (!reduction && !s.isOutput(st)) {
       s.computeInline(st);
     } else if (!reduction) {
-      fast::injective(s, st);
+      x86::injective(s, st);
     } else if (size_t nd = st.tensor->shape.size(); nd == 5 && st.tensor->tag == "pool") {
       // A pool on NCHW<k>c: the window loops outside the channel block, which is vectorised
       // (the window's bounds test is the same for every lane); rows in parallel.
@@ -63,7 +63,7 @@ void applyFastSchedule(Schedule &s) {
       if (lanes >= 2 && lanes <= 64)
         s.vectorize(st, block);
     } else if (nd > 0) {
-      if (fast::vectorReducible(st, s.cpu)) {
+      if (x86::vectorReducible(st, s.cpu)) {
         rowReductions.push_back(st.tensor);
         continue;
       }
@@ -75,7 +75,7 @@ void applyFastSchedule(Schedule &s) {
   }
   // After the walk: rfactor adds stages.
   for (const loop::ComputeRef &t : rowReductions)
-    fast::vectorReduction(s, t);
+    x86::vectorReduction(s, t);
 }
 
 } // namespace loupe::backend

@@ -10,7 +10,7 @@
 
 namespace loupe::backend {
 
-namespace fast {
+namespace x86 {
 
 using namespace loop;
 
@@ -236,6 +236,6 @@ void injective(Schedule &s, Stage &st) {
     s.vectorize(st, inner);
 }
 
-} // namespace fast
+} // namespace x86
 
 } // namespace loupe::backend

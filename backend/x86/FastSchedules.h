@@ -4,7 +4,7 @@
 
 #include "backend/schedule/Schedule.h"
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 /// An op family's fast schedule for a function whose stage `stage` carries the family's tag;
 /// false (changing nothing) when the function is not the shape it expects.
@@ -175,4 +175,4 @@ bool batchMatmul(Schedule &s, size_t batchMatmul);
 /// the outputs in parallel. Returns false (and changes nothing) for a short reduction.
 bool dense(Schedule &s, size_t dense);
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

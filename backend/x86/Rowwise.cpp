@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-namespace loupe::backend::fast {
+namespace loupe::backend::x86 {
 
 using namespace loop;
 
@@ -113,4 +113,4 @@ bool rowwise(Schedule &s) {
   return true;
 }
 
-} // namespace loupe::backend::fast
+} // namespace loupe::backend::x86

@@ -106,7 +106,7 @@ struct CommandCache {
 
 /// Everything the window shows and remembers between frames.
 struct AppState {
-  view::Viewer viewer;
+  Viewer viewer;
   Panel panel = Panel::Graph;
   bool selectPanel = true; ///< make `panel` the open tab on the next frame
 

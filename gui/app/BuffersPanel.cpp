@@ -38,9 +38,9 @@ void buffersPanel(AppState &s) {
     ImGui::TextDisabled("No storage plan in this snapshot: :build (or PlanMemory) makes one.");
     return;
   }
-  view::BufferChart c;
+  BufferChart c;
   try {
-    c = view::bufferChart(*g);
+    c = bufferChart(*g);
   } catch (const Error &e) {
     ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", e.what());
     return;
@@ -57,17 +57,17 @@ void buffersPanel(AppState &s) {
   ImGuiIO &io = ImGui::GetIO();
   std::string tip;
   for (size_t r = 0; r < c.rows.size(); ++r) {
-    const view::BufferRow &row = c.rows[r];
+    const BufferRow &row = c.rows[r];
     float y = o.y + static_cast<float>(r) * rowH;
     std::string label = "storage " + std::to_string(row.storage) + "  " + bytesText(row.bytes);
     dl->AddText(ImVec2(o.x, y + 3), kText, label.c_str());
     dl->AddRectFilled(ImVec2(o.x + labelW, y + 1), ImVec2(o.x + labelW + width, y + rowH - 1),
                       IM_COL32(240, 240, 240, 255));
     for (size_t b = 0; b < row.bars.size(); ++b) {
-      const view::BufferBar &bar = row.bars[b];
+      const BufferBar &bar = row.bars[b];
       ImVec2 a(o.x + labelW + step * static_cast<float>(bar.first), y + 3);
       ImVec2 z(o.x + labelW + step * static_cast<float>(bar.last + 1), y + rowH - 3);
-      dl->AddRectFilled(a, z, rgba(view::groupColour(static_cast<int>(r + b))), 3.0f);
+      dl->AddRectFilled(a, z, rgba(groupColour(static_cast<int>(r + b))), 3.0f);
       if (z.x - a.x > 40) { // the name, cut at the bar's end
         dl->PushClipRect(a, z, true);
         dl->AddText(ImVec2(a.x + 3, a.y + 1), kText, bar.name.c_str());

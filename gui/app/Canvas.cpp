@@ -14,12 +14,6 @@ namespace loupe::gui {
 
 namespace {
 
-using view::Change;
-using view::GraphLayout;
-using view::GroupView;
-using view::LaidNode;
-using view::NodeKind;
-
 // The zoom at which the whole layout fits a canvas of `size` with a margin.
 double fitZoom(const GraphLayout &l, ImVec2 size) {
   return std::min(size.x / std::max(1.0, l.width + 40), size.y / std::max(1.0, l.height + 40));
@@ -99,12 +93,12 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   bool hovered = ImGui::IsItemHovered();
   // A press on the overview map moves the window there, and dragging on it keeps moving it;
   // elsewhere a drag pans the canvas.
-  view::CanvasWindow win{avail.x, avail.y, cv.zoom, cv.panX, cv.panY};
-  view::Overview ov = view::overviewOf(l.width, l.height, win);
+  CanvasWindow win{avail.x, avail.y, cv.zoom, cv.panX, cv.panY};
+  Overview ov = overviewOf(l.width, l.height, win);
   bool onMap = ov.shown && ov.map.contains(io.MouseClickedPos[0].x - origin.x,
                                            io.MouseClickedPos[0].y - origin.y);
   if (ImGui::IsItemActive() && onMap) {
-    view::centreOn(ov, io.MousePos.x - origin.x, io.MousePos.y - origin.y, win);
+    centreOn(ov, io.MousePos.x - origin.x, io.MousePos.y - origin.y, win);
     cv.panX = win.panX;
     cv.panY = win.panY;
   } else if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
@@ -134,7 +128,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       for (uint32_t m : gv.members)
         if (m < groupOf.size())
           groupOf[m] = gv.index;
-    for (const view::GroupRegion &r : view::groupRegions(*st.groups, l, 8)) {
+    for (const GroupRegion &r : groupRegions(*st.groups, l, 8)) {
       const GroupView &gv = (*st.groups)[static_cast<size_t>(r.group)];
       ImVec2 a = at(r.x0, r.y0), b = at(r.x1, r.y1);
       dl->AddRectFilled(a, b, rgba(gv.colour, 60), 8.0f);
@@ -158,7 +152,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   auto outside = [&](ImVec2 a, ImVec2 b) {
     return b.x < clipMin.x || a.x > clipMax.x || b.y < clipMin.y || a.y > clipMax.y;
   };
-  for (const view::LaidEdge &e : l.edges) {
+  for (const LaidEdge &e : l.edges) {
     const auto &p = e.points;
     if (!p.empty()) {
       double x0 = e.head.x, x1 = e.head.x, y0 = e.head.y, y1 = e.head.y;
@@ -193,9 +187,9 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
 
   auto fillOf = [&](const LaidNode &n) {
     if (n.nid < st.timeShare.size() && st.timeShare[n.nid] >= 0)
-      return rgba(view::heatColour(st.timeShare[n.nid], st.maxShare));
+      return rgba(heatColour(st.timeShare[n.nid], st.maxShare));
     if (st.groups && groupOf[n.nid] >= 0)
-      return rgba(view::groupColour(groupOf[n.nid]));
+      return rgba(groupColour(groupOf[n.nid]));
     return n.kind == NodeKind::Input   ? kInputFill
            : n.kind == NodeKind::Param ? kParamFill
                                        : kOpFill;
@@ -262,7 +256,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     }
   }
   // The overview map over everything, when part of the graph is outside the canvas.
-  ov = view::overviewOf(l.width, l.height, {avail.x, avail.y, cv.zoom, cv.panX, cv.panY});
+  ov = overviewOf(l.width, l.height, {avail.x, avail.y, cv.zoom, cv.panX, cv.panY});
   if (ov.shown) {
     auto onScreen = [&](double x, double y) {
       return ImVec2(static_cast<float>(origin.x + x), static_cast<float>(origin.y + y));

@@ -31,18 +31,18 @@ inline const ImU32 kRemoved = IM_COL32(210, 30, 30, 255);
 
 /// How one canvas colours its nodes.
 struct Styler {
-  const std::vector<view::GroupView> *groups = nullptr; ///< fusion colours and regions
-  const view::StepDiff *diff = nullptr;                 ///< change outlines
-  bool removedSide = false;                             ///< the "before" side of a diff
-  std::vector<uint32_t> highlighted;                    ///< search hits
-  std::set<int> marked;                                 ///< groups drawn as differing (compare)
-  std::vector<double> timeShare;                        ///< per node, after :profile (else empty)
-  double maxShare = 0;                                  ///< the largest of them
+  const std::vector<GroupView> *groups = nullptr; ///< fusion colours and regions
+  const StepDiff *diff = nullptr;                 ///< change outlines
+  bool removedSide = false;                       ///< the "before" side of a diff
+  std::vector<uint32_t> highlighted;              ///< search hits
+  std::set<int> marked;                           ///< groups drawn as differing (compare)
+  std::vector<double> timeShare;                  ///< per node, after :profile (else empty)
+  double maxShare = 0;                            ///< the largest of them
 };
 
 /// Draws a laid-out graph in a canvas of `size` and handles pan, zoom and node clicks. Returns
 /// the node id clicked this frame (-1 for none); `ctrl` tells whether ctrl was held.
-int drawCanvas(const char *id, const Graph &g, const view::GraphLayout &l, CanvasView &cv,
-               ImVec2 size, const Styler &st, int selected, int second, bool *ctrl);
+int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView &cv, ImVec2 size,
+               const Styler &st, int selected, int second, bool *ctrl);
 
 } // namespace loupe::gui

@@ -64,7 +64,7 @@ void console(AppState &s) {
                                &s)) {
     std::string in = s.console.input;
     if (!in.empty()) {
-      s.viewer.startWork([in](view::Viewer &v) { v.run(in); });
+      s.viewer.startWork([in](Viewer &v) { v.run(in); });
       s.console.history.push_back(in);
       s.console.historyPos = -1;
       s.console.scroll = true;

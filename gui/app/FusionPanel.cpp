@@ -16,9 +16,6 @@ namespace loupe::gui {
 
 namespace {
 
-using view::GraphLayout;
-using view::GroupView;
-
 // A double click in the fusion view: the clicked node's group collapses into one box, or a
 // collapsed group's box expands; the node stays in view.
 void toggleGroup(AppState &s, const std::vector<GroupView> &groups, uint32_t nid, CanvasView &cv) {
@@ -45,7 +42,7 @@ void compareChoice(AppState &s, size_t step) {
     if (ImGui::Selectable("nothing", s.fusion.compareStep < 0))
       s.fusion.compareStep = -1;
     for (size_t i = 0; i < history.size(); ++i)
-      if (i != step && view::hasGroups(history[i].graph)) {
+      if (i != step && hasGroups(history[i].graph)) {
         std::string label = "step " + std::to_string(i) + ": " + history[i].label;
         if (ImGui::Selectable(label.c_str(), s.fusion.compareStep == static_cast<int>(i)))
           s.fusion.compareStep = static_cast<int>(i);
@@ -61,7 +58,7 @@ void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
   const Graph &g = s.viewer.engine().history()[step].graph,
               &og = s.viewer.engine().history()[other].graph;
   const std::vector<GroupView> &mine = *st.groups, &theirs = s.viewer.groupsAt(other);
-  view::PartitionDiff d = view::comparePartitions(mine, theirs);
+  PartitionDiff d = comparePartitions(mine, theirs);
   Styler so = st;
   so.groups = &theirs;
   st.marked = d.onlyA;

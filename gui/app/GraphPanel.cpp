@@ -15,8 +15,6 @@ namespace loupe::gui {
 
 namespace {
 
-using view::GraphLayout;
-
 // Width of the profile's bar chart beside the graph.
 constexpr float kBarChartWidth = 380;
 
@@ -24,18 +22,18 @@ constexpr float kBarChartWidth = 380;
 // share; clicking one selects its tvm_op (and so brings it into view).
 void kernelBarChart(AppState &s, const Graph &g, float height) {
   const Step *cur = s.viewer.engine().current();
-  std::vector<view::KernelBar> bars = view::kernelBars(g, cur->profile);
+  std::vector<KernelBar> bars = kernelBars(g, cur->profile);
   ImGui::BeginChild("kernel bars", ImVec2(kBarChartWidth, height), true);
   double longest = bars.empty() ? 1 : bars.front().ms;
   s.graph.barsX = ImGui::GetCursorScreenPos().x;
   s.graph.barsY = ImGui::GetCursorScreenPos().y;
-  for (const view::KernelBar &b : bars) {
+  for (const KernelBar &b : bars) {
     ImVec2 at = ImGui::GetCursorScreenPos();
     float w = ImGui::GetContentRegionAvail().x;
     float h = ImGui::GetTextLineHeightWithSpacing();
     ImGui::GetWindowDrawList()->AddRectFilled(
         at, ImVec2(at.x + static_cast<float>(w * b.ms / longest), at.y + h),
-        rgba(view::heatColour(b.share, bars.front().share)));
+        rgba(heatColour(b.share, bars.front().share)));
     char label[256];
     std::snprintf(label, sizeof label, "%7.3f ms %4.1f%%  %s##bar%u", b.ms, 100 * b.share,
                   b.label.c_str(), b.nid);
@@ -60,7 +58,7 @@ void graphPanel(AppState &s) {
   if (ImGui::InputTextWithHint("##search", "search by name", s.graph.search, sizeof s.graph.search,
                                ImGuiInputTextFlags_EnterReturnsTrue) &&
       s.graph.search[0])
-    if (std::vector<uint32_t> hits = view::searchNodes(*g, s.graph.search); !hits.empty()) {
+    if (std::vector<uint32_t> hits = searchNodes(*g, s.graph.search); !hits.empty()) {
       s.selection.node = static_cast<int>(hits[0]);
       s.selection.second = -1;
     }
@@ -70,17 +68,17 @@ void graphPanel(AppState &s) {
   ImGui::SetNextItemWidth(100);
   ImGui::SliderInt("radius", &s.graph.radius, 1, 8);
   if (s.graph.search[0])
-    st.highlighted = view::searchNodes(*g, s.graph.search);
+    st.highlighted = searchNodes(*g, s.graph.search);
   // After :profile of a built graph: its kernels coloured by their share of the run time.
   if (const Step *cur = s.viewer.engine().current();
       cur && &cur->graph == g && !cur->profile.empty()) {
-    st.timeShare = view::timeShares(*g, cur->profile);
+    st.timeShare = timeShares(*g, cur->profile);
     st.maxShare = *std::max_element(st.timeShare.begin(), st.timeShare.end());
     ImGui::SameLine();
     ImGui::TextDisabled("time:");
     for (double f : {0.0, 0.5, 1.0}) {
       ImGui::SameLine();
-      ImU32 c = rgba(view::heatColour(f * st.maxShare, st.maxShare));
+      ImU32 c = rgba(heatColour(f * st.maxShare, st.maxShare));
       ImGui::PushStyleColor(ImGuiCol_Button, c);
       ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
       char label[32];

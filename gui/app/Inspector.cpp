@@ -15,8 +15,6 @@
 
 namespace loupe::gui {
 
-using view::GroupView;
-
 void inspector(AppState &s) {
   const Graph *g = currentGraph(s);
   if (!g || s.selection.node < 0 ||
@@ -63,7 +61,7 @@ void inspector(AppState &s) {
   if (const Step *cur = s.viewer.engine().current(); cur && &cur->graph == g) {
     auto it = cur->profile.find(nid);
     if (it != cur->profile.end()) {
-      std::vector<double> share = view::timeShares(*g, cur->profile);
+      std::vector<double> share = timeShares(*g, cur->profile);
       ImGui::Separator();
       ImGui::TextWrapped("last :profile: %.4f ms (%.1f%% of the run), %.2f GFLOP/s, %.1f%% of "
                          "peak",

@@ -20,8 +20,7 @@ namespace {
 bool changedStep(const Step &st) { return st.change.rfind("graph unchanged", 0) != 0; }
 
 // One row of the timeline's change list in its colour.
-void changeRow(const view::ChangeRow &r) {
-  using view::RowKind;
+void changeRow(const ChangeRow &r) {
   if (r.kind == RowKind::Detail)
     return ImGui::BulletText("%s", r.text.c_str());
   if (r.kind == RowKind::None)
@@ -59,7 +58,7 @@ void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step
   std::vector<uint32_t> here = {static_cast<uint32_t>(nid)}, there;
   bool built = after.attr("module") && !before.attr("module");
   if (built && inAfter) {
-    there = view::sourceNodesOf(after, static_cast<uint32_t>(nid), before);
+    there = sourceNodesOf(after, static_cast<uint32_t>(nid), before);
     std::string names;
     for (uint32_t b : there)
       names += (names.empty() ? "" : ", ") + bi.nodes[b].node->name;
@@ -67,7 +66,7 @@ void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step
                           (names.empty() ? "no node of step " : names + " of step ") +
                           std::to_string(step - 1);
   } else if (built) {
-    int k = view::kernelOf(after, before, static_cast<uint32_t>(nid));
+    int k = kernelOf(after, before, static_cast<uint32_t>(nid));
     if (k >= 0)
       there = {static_cast<uint32_t>(k)};
     s.timeline.pairText =
@@ -124,7 +123,7 @@ void timelinePanel(AppState &s) {
     return;
   }
   const Step &before = e.history()[chosen - 1];
-  const view::StepDiff &d = s.viewer.diff(chosen);
+  const StepDiff &d = s.viewer.diff(chosen);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float graphH = avail.y * 0.62f;
   Styler sb, sa;

@@ -20,16 +20,16 @@ void toolbar(AppState &s) {
     // Steps run on the viewer's worker thread: a build takes seconds and the window keeps
     // drawing (drawFrame shows its progress meanwhile).
     if (ImGui::Button("|<"))
-      s.viewer.startWork([](view::Viewer &v) { v.runTo(0); });
+      s.viewer.startWork([](Viewer &v) { v.runTo(0); });
     ImGui::SameLine();
     if (ImGui::Button("< back"))
-      s.viewer.startWork([](view::Viewer &v) { v.stepBack(); });
+      s.viewer.startWork([](Viewer &v) { v.stepBack(); });
     ImGui::SameLine();
     if (ImGui::Button("forward >"))
-      s.viewer.startWork([](view::Viewer &v) { v.stepForward(); });
+      s.viewer.startWork([](Viewer &v) { v.stepForward(); });
     ImGui::SameLine();
     if (ImGui::Button(">|"))
-      s.viewer.startWork([n = script.size()](view::Viewer &v) { v.runTo(n); });
+      s.viewer.startWork([n = script.size()](Viewer &v) { v.runTo(n); });
     ImGui::SameLine();
     size_t pos = s.viewer.scriptPos();
     std::string next = pos < script.size() ? script[pos].text : "(end)";

@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
   }
   if (compare >= 0) {
     if (static_cast<size_t>(compare) >= s.viewer.engine().history().size() ||
-        !view::hasGroups(s.viewer.engine().history()[static_cast<size_t>(compare)].graph)) {
+        !gui::hasGroups(s.viewer.engine().history()[static_cast<size_t>(compare)].graph)) {
       std::fprintf(stderr, "loupe-gui: --compare %ld: no partitioned step %ld in the history\n",
                    compare, compare);
       return 1;
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     s.fusion.compareStep = static_cast<int>(compare);
   }
   if (collapseAll)
-    for (const view::GroupView &gv : s.viewer.groups())
+    for (const gui::GroupView &gv : s.viewer.groups())
       s.fusion.collapsed.insert(gv.rootName);
   if (fitAll) {
     for (gui::Panel p : {gui::Panel::Graph, gui::Panel::Fusion})

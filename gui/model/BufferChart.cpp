@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 BufferChart bufferChart(const Graph &g) {
   for (const char *k : {"storage_id", "shape", "dtype"})
@@ -55,4 +55,4 @@ BufferChart bufferChart(const Graph &g) {
   return c;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 /// One entry's lifetime in its slot, in node ids (the execution order).
 struct BufferBar {
@@ -36,4 +36,4 @@ struct BufferChart {
 /// Error naming the missing attribute otherwise.
 BufferChart bufferChart(const Graph &g);
 
-} // namespace loupe::view
+} // namespace loupe::gui

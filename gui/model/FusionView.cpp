@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 namespace {
 
@@ -202,4 +202,4 @@ std::vector<GroupRegion> groupRegions(const std::vector<GroupView> &groups,
   return regions;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

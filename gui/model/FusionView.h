@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 /// One group as drawn.
 struct GroupView {
@@ -73,4 +73,4 @@ uint32_t groupColour(int index);
 /// Number of colours in the palette.
 int paletteSize();
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -16,7 +16,7 @@
 #include <map>
 #include <memory>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 namespace {
 
@@ -362,4 +362,4 @@ std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text) {
   return ids;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 /// What a node is drawn as: graph inputs and params are variables, drawn apart from ops.
 enum class NodeKind { Input, Param, Op };
@@ -95,4 +95,4 @@ std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius)
 /// Node ids whose name contains `text` (case-insensitive), in id order.
 std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text);
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 Overview overviewOf(double layoutWidth, double layoutHeight, const CanvasWindow &w, double side,
                     double margin) {
@@ -35,4 +35,4 @@ void centreOn(const Overview &o, double x, double y, CanvasWindow &w) {
   w.panY = w.height / 2 - ly * w.zoom;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

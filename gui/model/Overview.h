@@ -2,7 +2,7 @@
 // canvas, the window the canvas shows drawn on it, and the pan a click on the map asks for.
 #pragma once
 
-namespace loupe::view {
+namespace loupe::gui {
 
 /// What a canvas shows of a layout: its size in pixels, and the zoom and pan that place layout
 /// point (x, y) at canvas point (panX + x·zoom, panY + y·zoom).
@@ -39,4 +39,4 @@ Overview overviewOf(double layoutWidth, double layoutHeight, const CanvasWindow 
 /// the map), keeping the zoom: what a click or a drag on the map does.
 void centreOn(const Overview &o, double x, double y, CanvasWindow &w);
 
-} // namespace loupe::view
+} // namespace loupe::gui

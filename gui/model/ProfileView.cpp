@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 std::vector<double> timeShares(const Graph &g, const std::map<uint32_t, KernelTime> &profile) {
   std::vector<double> share(g.index().numNodes(), -1.0);
@@ -46,4 +46,4 @@ uint32_t heatColour(double share, double maxShare) {
   return channel(200) << 24 | channel(30) << 16 | channel(30) << 8 | 0xffu;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 /// Each node's share of the profiled run time (its kernel's median over the sum of all the
 /// medians), or -1 for a node without a time (variables, an unprofiled step).
@@ -30,4 +30,4 @@ std::vector<KernelBar> kernelBars(const Graph &g, const std::map<uint32_t, Kerne
 /// red (200, 30, 30) at `maxShare` (the largest share of the picture), linearly.
 uint32_t heatColour(double share, double maxShare);
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -8,7 +8,7 @@
 
 #include <set>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 namespace {
 
@@ -127,4 +127,4 @@ std::vector<ChangeRow> changeRows(const StepDiff &d) {
   return rows;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 enum class Change { Same, Added, Removed, Changed };
 
@@ -62,4 +62,4 @@ std::vector<ChangeRow> changeRows(const StepDiff &d);
 StepDiff diffGraphs(const Graph &a, const Graph &b, const std::string &aName = "before",
                     const std::string &bName = "after");
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -7,7 +7,7 @@
 
 #include <sstream>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 Viewer::Viewer() : engine_(std::make_unique<Engine>()) {
   metrics.foldInputs = true;
@@ -225,4 +225,4 @@ const StepDiff &Viewer::diff(size_t step) {
   return it->second.diff;
 }
 
-} // namespace loupe::view
+} // namespace loupe::gui

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace loupe::view {
+namespace loupe::gui {
 
 class Viewer {
 public:
@@ -137,4 +137,4 @@ private:
   double progressFraction_ = -1;
 };
 
-} // namespace loupe::view
+} // namespace loupe::gui

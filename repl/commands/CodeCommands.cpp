@@ -60,7 +60,7 @@ void Commands::assembly(Engine &e, const Args &a, const std::string &, std::ostr
 
 void Commands::target(Engine &, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":target");
-  HostTarget t = detectHostTarget();
+  backend::HostTarget t = backend::detectHostTarget();
   out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu << "\nsimd "
       << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\n";
 }

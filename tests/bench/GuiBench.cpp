@@ -26,25 +26,25 @@ std::string zoo(const char *model) {
   return std::string(":model ") + model + "\n:apply InferShape InferType GraphFusePartition\n";
 }
 
-void load(view::Viewer &v, const std::string &program) {
+void load(gui::Viewer &v, const std::string &program) {
   for (const ScriptInput &in : splitScript(program))
     v.run(in.text);
 }
 
 void BM_Layout(benchmark::State &state, std::string program) {
-  view::Viewer v;
+  gui::Viewer v;
   load(v, program);
   const Graph &g = v.engine().current()->graph;
   state.counters["nodes"] = g.index().numNodes();
-  view::LayoutOptions o = v.metrics;
-  o.params = view::paramNames(g);
+  gui::LayoutOptions o = v.metrics;
+  o.params = gui::paramNames(g);
   for (auto _ : state)
-    benchmark::DoNotOptimize(view::layoutGraph(g, o));
+    benchmark::DoNotOptimize(gui::layoutGraph(g, o));
 }
 
 // One window for the whole run: opening and closing GLFW for each benchmark sometimes fails
 // under Xvfb. Null (with `error` set) when there is no display.
-GLFWwindow *sharedWindow(view::LayoutOptions &metrics, std::string &error) {
+GLFWwindow *sharedWindow(gui::LayoutOptions &metrics, std::string &error) {
   static gui::AppState first;
   static std::string openError;
   static GLFWwindow *w = gui::openWindow(1600, 1000, false, first, openError);
@@ -70,7 +70,7 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
                                                                  : gui::Panel::Fusion;
   s.selectPanel = true;
   if (view == View::FusionCollapsed)
-    for (const view::GroupView &gv : s.viewer.groups())
+    for (const gui::GroupView &gv : s.viewer.groups())
       s.fusion.collapsed.insert(gv.rootName);
   if (view == View::GraphFit || view == View::FusionFit || view == View::FusionCollapsed)
     s.canvasOf(s.panel)->fitPending = true;

@@ -51,8 +51,8 @@ int main(int argc, char **argv) {
   stbi_image_free(px);
   // A palette colour counts when it fills a real area (a node box), not a few stray pixels.
   std::set<int> seen;
-  for (int k = 0; k < loupe::view::paletteSize(); ++k) {
-    uint32_t rgb = loupe::view::groupColour(k) >> 8;
+  for (int k = 0; k < loupe::gui::paletteSize(); ++k) {
+    uint32_t rgb = loupe::gui::groupColour(k) >> 8;
     auto it = counts.find(rgb);
     if (it != counts.end() && it->second >= 200)
       seen.insert(k);

@@ -59,8 +59,8 @@ public:
 std::pair<double, double> nodeAt(AppState &s, Panel p, const std::string &name) {
   const Graph &g = s.viewer.engine().current()->graph;
   int nid = g.index().findByName(name);
-  const view::GraphLayout &l = s.viewer.layout(s.viewer.engine().history().size() - 1);
-  const view::LaidNode &n = l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(nid)))];
+  const gui::GraphLayout &l = s.viewer.layout(s.viewer.engine().history().size() - 1);
+  const gui::LaidNode &n = l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(nid)))];
   const CanvasView &cv = *s.canvasOf(p);
   return {cv.screenX(n.x), cv.screenY(n.y)};
 }
@@ -182,10 +182,10 @@ TEST(GuiInteraction, LargeGraphsOpenLegibleAndSelectionComesIntoView) {
 TEST(GuiInteraction, OverviewMapMovesTheView) {
   Headless h;
   CanvasView &cv = squeezenetInGraphPanel(h);
-  const view::GraphLayout &l = h.s.viewer.layout(h.s.viewer.engine().history().size() - 1);
+  const gui::GraphLayout &l = h.s.viewer.layout(h.s.viewer.engine().history().size() - 1);
   ImGuiIO &io = ImGui::GetIO();
-  view::Overview o =
-      view::overviewOf(l.width, l.height, {cv.width, cv.height, cv.zoom, cv.panX, cv.panY});
+  gui::Overview o =
+      gui::overviewOf(l.width, l.height, {cv.width, cv.height, cv.zoom, cv.panX, cv.panY});
   ASSERT_TRUE(o.shown);
   auto [sx, sy] = nodeAt(h.s, Panel::Graph, "squeezenet0_flatten0");
   EXPECT_GT(sy, cv.originY + 1000); // far below the canvas at first
@@ -227,10 +227,10 @@ TEST(GuiInteraction, DoubleClickCollapsesAndExpandsAGroup) {
   h.click(cx, cy); // the second click of a double click
   EXPECT_EQ(h.s.fusion.collapsed, (std::set<std::string>{"relu0"}));
   h.frame();
-  const view::GraphLayout &l = h.s.viewer.layout(step, -1, -1, h.s.fusion.collapsed);
+  const gui::GraphLayout &l = h.s.viewer.layout(step, -1, -1, h.s.fusion.collapsed);
   EXPECT_EQ(l.nodes.size(), full - 1); // conv2d0 and relu0 are one box
   const Graph &g = h.s.viewer.engine().current()->graph;
-  const view::LaidNode &box =
+  const gui::LaidNode &box =
       l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(g.index().findByName("conv2d0"))))];
   EXPECT_EQ(box.lines.at(0), "fuse_conv2d_relu");
   CanvasView &cv = h.s.fusion.canvas;
@@ -266,8 +266,8 @@ TEST(GuiInteraction, TimelineMapsKernelsToTheirSourceNodes) {
   const Graph &dep = h.s.viewer.engine().history()[step].graph;
   const Graph &src = h.s.viewer.engine().history()[step - 1].graph;
   auto centre = [&](const Graph &g, size_t at, CanvasView &cv, const char *name) {
-    const view::GraphLayout &l = h.s.viewer.layout(at);
-    const view::LaidNode &n =
+    const gui::GraphLayout &l = h.s.viewer.layout(at);
+    const gui::LaidNode &n =
         l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(g.index().findByName(name))))];
     return std::pair{cv.screenX(n.x), cv.screenY(n.y)};
   };
@@ -296,7 +296,7 @@ TEST(GuiInteraction, ClickingAKernelBarSelectsIt) {
   h.frame();
   h.frame();
   const Step &cur = *h.s.viewer.engine().current();
-  std::vector<view::KernelBar> bars = view::kernelBars(cur.graph, cur.profile);
+  std::vector<gui::KernelBar> bars = gui::kernelBars(cur.graph, cur.profile);
   ASSERT_FALSE(bars.empty());
   h.click(h.s.graph.barsX + 60, h.s.graph.barsY + 5);
   EXPECT_EQ(h.s.selection.node, static_cast<int>(bars.front().nid));
@@ -319,7 +319,7 @@ TEST(GuiInteraction, FusionViewComparesTwoPartitions) {
   EXPECT_GT(theirs.width, 100);
   EXPECT_NEAR(mine.width, theirs.width, 1);
   EXPECT_LT(mine.originX, theirs.originX);
-  view::PartitionDiff d =
-      view::comparePartitions(h.s.viewer.groupsAt(last), h.s.viewer.groupsAt(last - 1));
+  gui::PartitionDiff d =
+      gui::comparePartitions(h.s.viewer.groupsAt(last), h.s.viewer.groupsAt(last - 1));
   EXPECT_FALSE(d.onlyA.empty()); // relu0 is not fused into conv2d0 any more
 }

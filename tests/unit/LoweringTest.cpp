@@ -742,7 +742,7 @@ TEST(ScheduleMatmulTile, FewestLoadsPerFma) {
   TargetCpu avx512 = targetCpuOf("llvm -mcpu=znver4"), avx2 = targetCpuOf("llvm -mcpu=znver3");
   using Tile = std::pair<int64_t, int64_t>; // rows, vectors
   auto tile = [](int64_t rows, int64_t cols, const TargetCpu &cpu, int64_t lanes) {
-    backend::fast::MatmulTile t = backend::fast::chooseMatmulTile(rows, cols, cpu, lanes);
+    backend::x86::MatmulTile t = backend::x86::chooseMatmulTile(rows, cols, cpu, lanes);
     return Tile(t.rows, t.vectors);
   };
   EXPECT_EQ(tile(128, 128, avx512, 16), Tile(6, 4));
@@ -756,8 +756,8 @@ TEST(ScheduleMatmulTile, FewestLoadsPerFma) {
 // 2x7 9 per 14, 1x14 15 per 14), for an AVX-512 CPU with a 1 MB L2.
 TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
   auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
-    backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, {64, 32, 1 << 20, true});
+    backend::x86::RegisterTile t =
+        backend::x86::chooseRegisterTile(width, chunks, 1, weightBytes, {64, 32, 1 << 20, true});
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(tile(12, 4, 36 << 10), std::tuple(4, 6, false));
@@ -777,8 +777,8 @@ TEST(ScheduleRegisterTile, FewestLoadsPerFma) {
 // four hold 590 KB, so 1x7; 3 blocks (3 x 2 columns) have only 6 accumulators.
 TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   auto tile = [](int64_t width, int64_t chunks, int64_t weightBytes) {
-    backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{});
+    backend::x86::RegisterTile t =
+        backend::x86::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{});
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(tile(56, 8, 36 << 10), std::tuple(2, 4, false));
@@ -786,14 +786,14 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   EXPECT_EQ(tile(7, 64, 147 << 10), std::tuple(1, 7, false));
   EXPECT_EQ(tile(14, 3, 36 << 10), std::tuple(1, 7, false));
   EXPECT_EQ(tile(13, 8, 36 << 10), std::tuple(1, 7, true)); // 13 is prime: 7 + 7 shifted
-  EXPECT_EQ(backend::fast::singleBlockAccumulators(TargetCpu{}), 12);
+  EXPECT_EQ(backend::x86::singleBlockAccumulators(TargetCpu{}), 12);
   // 27 columns (3 x 3 x 3), 32 chunks: with taps, four blocks have room for 2 columns (8 + 4
   // weights + 1), which 27 cannot divide, and two blocks' 3 columns are 6 accumulators: 1 x 9.
   // A 1x1 kernel keeps the 3 broadcasts live instead of the 4 weights: 12 + 3 + 1, so 4 x 3.
   EXPECT_EQ(tile(27, 32, 8 << 10), std::tuple(1, 9, false));
   auto pointwise = [](int64_t width, int64_t chunks, int64_t weightBytes) {
-    backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{}, true);
+    backend::x86::RegisterTile t =
+        backend::x86::chooseRegisterTile(width, chunks, 1, weightBytes, TargetCpu{}, true);
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(pointwise(27, 32, 8 << 10), std::tuple(4, 3, false));
@@ -803,8 +803,8 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   // 169 pixels, 8 chunks: 1 x 12 in 15 tiles 13/12 x 180/169 = 1.15, 2 x 6 in 29 tiles 0.69,
   // 4 x 3 in 57 tiles 7/12 x 171/169 = 0.59. In rows, width 7 stays 1 x 7.
   auto pixels = [](int64_t count, int64_t chunks, int64_t weightBytes) {
-    backend::fast::RegisterTile t =
-        backend::fast::chooseRegisterTile(count, chunks, 1, weightBytes, TargetCpu{}, true, true);
+    backend::x86::RegisterTile t =
+        backend::x86::chooseRegisterTile(count, chunks, 1, weightBytes, TargetCpu{}, true, true);
     return std::tuple{t.ocTiles, t.cols.regN, t.cols.shifted};
   };
   EXPECT_EQ(pixels(49, 128, 32 << 10), std::tuple(4, 3, true));
@@ -813,11 +813,11 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
   // tile of blocks shifts back, its recomputed chunks counted: 3 x 4 in 43 tiles (172 pixels)
   // over 42 tiles of blocks (126 chunks) 7/12 x 172/169 x 126/125 = 0.598 against 4 x 3's
   // 7/12 x 171/169 x 128/125 = 0.604 and 2 x 6's 0.69.
-  backend::fast::RegisterTile t =
-      backend::fast::chooseRegisterTile(169, 125, 1, 16 << 10, TargetCpu{}, true, true);
+  backend::x86::RegisterTile t =
+      backend::x86::chooseRegisterTile(169, 125, 1, 16 << 10, TargetCpu{}, true, true);
   EXPECT_EQ(std::tuple(t.ocTiles, t.cols.regN, t.cols.shifted, t.ocShifted),
             std::tuple(3, 4, true, true));
-  EXPECT_FALSE(backend::fast::chooseRegisterTile(7, 125, 1, 16 << 10, TargetCpu{}, true).ocShifted);
+  EXPECT_FALSE(backend::x86::chooseRegisterTile(7, 125, 1, 16 << 10, TargetCpu{}, true).ocShifted);
   EXPECT_EQ(pointwise(7, 128, 32 << 10), std::tuple(1, 7, false));
 }
 
@@ -826,7 +826,7 @@ TEST(ScheduleRegisterTile, SixteenRegistersOfAvx2) {
 // needs 17); 1x1, blocks x n + min(blocks, n) + 1: 4 blocks 12 (n = 3: 12 + 3 + 1). With
 // AVX-512's broadcast operands, 24 of 32 either way.
 TEST(ScheduleRegisterTile, RoomForSeveralBlocks) {
-  using backend::fast::multiBlockRoom;
+  using backend::x86::multiBlockRoom;
   TargetCpu avx2, avx512{64, 32, 1 << 20, true};
   EXPECT_EQ(multiBlockRoom(avx2, 2, false), 12);
   EXPECT_EQ(multiBlockRoom(avx2, 3, false), 12);
@@ -844,7 +844,7 @@ TEST(ScheduleRegisterTile, RoomForSeveralBlocks) {
 // x 20/13 = 1.69) loses to 7 (8/7 x 14/13 = 1.23).
 TEST(ScheduleNchwTile, FewestLoadsPerUsefulFma) {
   auto tile = [](int64_t c, int64_t h, int64_t acc) {
-    backend::fast::NchwTile t = backend::fast::chooseNchwTile(c, h, acc);
+    backend::x86::NchwTile t = backend::x86::chooseNchwTile(c, h, acc);
     return std::tuple{t.ocBlock, t.rows, t.shifted};
   };
   EXPECT_EQ(tile(13, 100, 10), std::tuple(5, 2, true));

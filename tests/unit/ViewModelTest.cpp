@@ -19,7 +19,7 @@
 #include <thread>
 
 using namespace loupe;
-using namespace loupe::view;
+using namespace loupe::gui;
 
 namespace {
 
@@ -557,8 +557,8 @@ TEST(ProfileView, KernelsColouredByTheirShareOfTheRun) {
 // from the bottom-right corner; the window (layout 0..800 x 0..600) is 36 x 27 map pixels at its
 // top-left. A click at map (767.5, 500) is layout point (500, 2000), which the pan centres.
 TEST(Overview, MapWindowAndClickByHand) {
-  view::CanvasWindow w{800, 600, 1, 0, 0};
-  view::Overview o = view::overviewOf(1000, 4000, w);
+  gui::CanvasWindow w{800, 600, 1, 0, 0};
+  gui::Overview o = gui::overviewOf(1000, 4000, w);
   ASSERT_TRUE(o.shown);
   EXPECT_DOUBLE_EQ(o.scale, 0.045);
   EXPECT_DOUBLE_EQ(o.map.x0, 745);
@@ -569,26 +569,26 @@ TEST(Overview, MapWindowAndClickByHand) {
   EXPECT_DOUBLE_EQ(o.window.y0, 410);
   EXPECT_DOUBLE_EQ(o.window.x1, 781);
   EXPECT_DOUBLE_EQ(o.window.y1, 437);
-  view::centreOn(o, 767.5, 500, w);
+  gui::centreOn(o, 767.5, 500, w);
   EXPECT_DOUBLE_EQ(w.panX, 400 - 500);
   EXPECT_DOUBLE_EQ(w.panY, 300 - 2000);
   // Zoomed to 0.5 there, the window is twice as large on the map and centred on the point.
   w.zoom = 0.5;
   w.panX = 400 - 500 * 0.5;
   w.panY = 300 - 2000 * 0.5;
-  o = view::overviewOf(1000, 4000, w);
+  o = gui::overviewOf(1000, 4000, w);
   EXPECT_DOUBLE_EQ(o.window.y0, 410 + (2000 - 600) * 0.045);
   EXPECT_DOUBLE_EQ(o.window.y1, 410 + (2000 + 600) * 0.045);
   // A click past the map's edge centres on the layout's edge.
-  view::centreOn(o, 0, 10000, w);
+  gui::centreOn(o, 0, 10000, w);
   EXPECT_DOUBLE_EQ(w.panX, 400 - 0);
   EXPECT_DOUBLE_EQ(w.panY, 300 - 4000 * 0.5);
 }
 
 TEST(Overview, NotShownWhenTheWholeGraphIsInView) {
-  EXPECT_FALSE(view::overviewOf(300, 200, {800, 600, 1, 10, 10}).shown);
-  EXPECT_TRUE(view::overviewOf(300, 200, {800, 600, 1, 10, -1}).shown); // its top is cut off
-  EXPECT_FALSE(view::overviewOf(0, 0, {800, 600, 1, 0, 0}).shown);      // nothing laid out
+  EXPECT_FALSE(gui::overviewOf(300, 200, {800, 600, 1, 10, 10}).shown);
+  EXPECT_TRUE(gui::overviewOf(300, 200, {800, 600, 1, 10, -1}).shown); // its top is cut off
+  EXPECT_FALSE(gui::overviewOf(0, 0, {800, 600, 1, 0, 0}).shown);      // nothing laid out
 }
 
 // After :build, a tvm_op maps to the source nodes it computes (by hand from seed 001's groups:

@@ -1,11 +1,11 @@
 // LowerFunction: from a fused function's body graph to a scheduled loop statement.
 #include "backend/LowerFunction.h"
 
-#include "core/Error.h"
-#include "core/loop/Eval.h"
 #include "backend/loop/FastMath.h"
 #include "backend/loop/PartitionLoops.h"
 #include "backend/loop/SerialSmall.h"
+#include "core/Error.h"
+#include "core/loop/Eval.h"
 
 #include <map>
 

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  cmake ninja-build g++ ccache
+  cmake ninja-build g++ ccache clang-format  # clang-format: the format check (scripts/check-format.sh)
   gcc libc6-dev        # cc links exported shared libraries; BuildTest compiles a C program
   llvm-19-dev          # backend: LLVM 19 (shared libLLVM)
   libedit-dev          # REPL line editing

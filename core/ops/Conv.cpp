@@ -49,32 +49,27 @@ ConvParams convParams(const Attrs &a, ShapeCtx *c, bool blocked = false) {
   return r;
 }
 
-// The attribute texts of a convolution or pool over 2 (H, W) or 3 (D, H, W) spatial axes.
-struct SpatialAxes {
-  const char *kernel, *ones, *strides, *zeros, *padding, *dilation, *layout, *kernelLayout;
-};
-const SpatialAxes kPlanar = {
-    "(kh, kw)", "(1, 1)", "(sh, sw)", "(0, 0)", "(ph, pw), applied on both sides",
-    "(dh, dw)", "NCHW",   "OIHW"};
-const SpatialAxes kVolume = {
-    "(kd, kh, kw)",
-    "(1, 1, 1)",
-    "(sd, sh, sw)",
-    "(0, 0, 0)",
-    "(pd, ph, pw) on both sides, or (front, top, left, back, bottom, right)",
-    "(dd, dh, dw)",
-    "NCDHW",
-    "OIDHW"};
+// NNVM's convolution gradients: one `gradOp` node carrying the convolution's attributes, whose
+// outputs are the gradients of its inputs (data, weight and, with a bias, the bias).
+GradientFn throughGradOp(const char *gradOp) {
+  return [gradOp](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    NodeEntry cg = mk(gradOp, n->name + "_grad", {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
+    std::vector<NodeEntry> out;
+    for (uint32_t k = 0; k < n->inputs.size(); ++k)
+      out.push_back(outOf(cg.node, k));
+    return out;
+  };
+}
 
 // The attributes every convolution of the family declares.
-OpDef &convCommon(const char *name, const char *doc, const SpatialAxes &ax = kPlanar) {
+OpDef &convCommon(const char *name, const char *doc, const SpatialAxes &ax = kPlanarAxes) {
   return OpRegistry::get()
       .add(name)
       .describe(doc)
       .param("channels", ParamKind::Int, std::nullopt, "number of output channels")
-      .param("kernel_size", ParamKind::Tuple, std::nullopt, ax.kernel)
+      .param("kernel_size", ParamKind::Tuple, std::nullopt, ax.window)
       .param("strides", ParamKind::Tuple, ax.ones, ax.strides)
-      .param("padding", ParamKind::Tuple, ax.zeros, ax.padding)
+      .param("padding", ParamKind::Tuple, ax.zeros, ax.convPadding)
       .param("dilation", ParamKind::Tuple, ax.ones, ax.dilation)
       .param("groups", ParamKind::Int, "1", "grouped convolution")
       .param("layout", ParamKind::Str, ax.layout, "data layout")
@@ -173,16 +168,43 @@ std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop
 // The bias channel of each output element, for adding the bias and for its gradient.
 int64_t outputChannel(const Shape &os, int64_t i) { return (i / (os[2] * os[3])) % os[1]; }
 
-void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+// A convolution's reference kernels, over the taps `walk(p, xs, os, tap)` visits (the direct or
+// the transposed window walk): the forward product with its bias per channel, and the gradients
+// of data, weight and (with use_bias) bias.
+template <typename Walk>
+void convForward(Walk walk, const Attrs &a, const std::vector<const Tensor *> &in,
+                 std::vector<Tensor> &out) {
   ConvParams p = convParams(a, nullptr);
   const Tensor &x = *in[0], &w = *in[1];
   Tensor &y = out[0];
-  forEachConvTap(p, x.shape, y.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
-    y.data[oi] += x.data[xi] * w.data[wi];
-  });
+  walk(p, x.shape, y.shape,
+       [&](int64_t oi, int64_t xi, int64_t wi) { y.data[oi] += x.data[xi] * w.data[wi]; });
   if (p.bias)
     for (int64_t i = 0; i < y.size(); ++i)
       y.data[i] += in[2]->data[outputChannel(y.shape, i)];
+}
+
+template <typename Walk>
+void convBackward(Walk walk, const Attrs &a, const std::vector<const Tensor *> &in,
+                  std::vector<Tensor> &out) {
+  ConvParams p = convParams(a, nullptr);
+  const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
+  walk(p, x.shape, g.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
+    out[0].data[xi] += g.data[oi] * w.data[wi];
+    out[1].data[wi] += g.data[oi] * x.data[xi];
+  });
+  if (p.bias)
+    for (int64_t i = 0; i < g.size(); ++i)
+      out[2].data[outputChannel(g.shape, i)] += g.data[i];
+}
+
+// The two window walks as values (they are templates over the tap).
+const auto directTaps = [](const ConvParams &p, const Shape &xs, const Shape &os, auto tap) {
+  forEachConvTap(p, xs, os, tap);
+};
+
+void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  convForward(directTaps, a, in, out);
 }
 
 void conv2dTransposeShape(ShapeCtx &c) {
@@ -236,31 +258,19 @@ void forEachTransposeTap(const ConvParams &p, const Shape &xs, const Shape &os, 
     }
 }
 
+const auto transposedTaps = [](const ConvParams &p, const Shape &xs, const Shape &os, auto tap) {
+  forEachTransposeTap(p, xs, os, tap);
+};
+
 void conv2dTransposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                            std::vector<Tensor> &out) {
-  ConvParams p = convParams(a, nullptr);
-  const Tensor &x = *in[0], &w = *in[1];
-  Tensor &y = out[0];
-  forEachTransposeTap(p, x.shape, y.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
-    y.data[oi] += x.data[xi] * w.data[wi];
-  });
-  if (p.bias)
-    for (int64_t i = 0; i < y.size(); ++i)
-      y.data[i] += in[2]->data[outputChannel(y.shape, i)];
+  convForward(transposedTaps, a, in, out);
 }
 
 // _conv2d_transpose_grad(g, data, weight): the adjoint of each tap, plus the bias sum.
 void conv2dTransposeGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                                std::vector<Tensor> &out) {
-  ConvParams p = convParams(a, nullptr);
-  const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
-  forEachTransposeTap(p, x.shape, g.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
-    out[0].data[xi] += g.data[oi] * w.data[wi];
-    out[1].data[wi] += g.data[oi] * x.data[xi];
-  });
-  if (p.bias)
-    for (int64_t i = 0; i < g.size(); ++i)
-      out[2].data[outputChannel(g.shape, i)] += g.data[i];
+  convBackward(transposedTaps, a, in, out);
 }
 
 // _conv2d_grad(ograd, data, weight): gradients of data, weight and (with use_bias) bias.
@@ -276,16 +286,7 @@ void conv2dGradShape(ShapeCtx &c) {
 
 void conv2dGradKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
-  ConvParams p = convParams(a, nullptr);
-  const Tensor &g = *in[0], &x = *in[1], &w = *in[2];
-  Tensor &dx = out[0], &dw = out[1];
-  forEachConvTap(p, x.shape, g.shape, [&](int64_t oi, int64_t xi, int64_t wi) {
-    dx.data[xi] += g.data[oi] * w.data[wi];
-    dw.data[wi] += g.data[oi] * x.data[xi];
-  });
-  if (p.bias)
-    for (int64_t i = 0; i < g.size(); ++i)
-      out[2].data[outputChannel(g.shape, i)] += g.data[i];
+  convBackward(directTaps, a, in, out);
 }
 
 // The bias gradient: ograd summed over N, H and W per channel.
@@ -798,16 +799,7 @@ void registerConvOps() {
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   conv.argsFn = dataWeightBias;
   conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout).lower(conv2dLower);
-  conv.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // NNVM: one _conv2d_grad node carrying the conv2d's attributes; its outputs are the input
-    // gradients.
-    NodeEntry cg =
-        mk("_conv2d_grad", n->name + "_grad", {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
-    std::vector<NodeEntry> out;
-    for (uint32_t k = 0; k < n->inputs.size(); ++k)
-      out.push_back(outOf(cg.node, k));
-    return out;
-  });
+  conv.grad(throughGradOp("_conv2d_grad"));
 
   for (const char *name : {"_contrib_conv2d_NCHWc", "_contrib_depthwise_conv2d_NCHWc"}) {
     OpDef &blocked =
@@ -860,14 +852,7 @@ void registerConvOps() {
   convT.argsFn = dataWeightBias;
   convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel).layout(convLayout);
   convT.lower(conv2dTransposeLower);
-  convT.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    NodeEntry cg = mk("_conv2d_transpose_grad", n->name + "_grad",
-                      {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
-    std::vector<NodeEntry> out;
-    for (uint32_t k = 0; k < n->inputs.size(); ++k)
-      out.push_back(outOf(cg.node, k));
-    return out;
-  });
+  convT.grad(throughGradOp("_conv2d_transpose_grad"));
   OpDef &convTGrad =
       convCommon("_conv2d_transpose_grad", "gradients of conv2d_transpose's data, weight and bias");
   convTGrad.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
@@ -885,23 +870,16 @@ void registerConvOps() {
   });
   convTGrad.kernel(conv2dTransposeGradKernel).lower(conv2dTransposeGradLower);
 
-  OpDef &conv3d = convCommon("conv3d", "3-D convolution (NCDHW data, OIDHW weight)", kVolume);
+  OpDef &conv3d = convCommon("conv3d", "3-D convolution (NCDHW data, OIDHW weight)", kVolumeAxes);
   conv3d.argsFn = dataWeightBias;
   conv3d.setPattern(kOutEWiseFusable)
       .layout(volumeLayout)
       .shape(conv3dShape)
       .kernel(conv3dKernel)
       .lower(conv3dLower)
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        NodeEntry cg =
-            mk("_conv3d_grad", n->name + "_grad", {g[0], n->inputs[0], n->inputs[1]}, n->attrs);
-        std::vector<NodeEntry> out;
-        for (uint32_t k = 0; k < n->inputs.size(); ++k)
-          out.push_back(outOf(cg.node, k));
-        return out;
-      });
+      .grad(throughGradOp("_conv3d_grad"));
   OpDef &conv3dGrad =
-      convCommon("_conv3d_grad", "gradients of conv3d's data, weight and bias", kVolume);
+      convCommon("_conv3d_grad", "gradients of conv3d's data, weight and bias", kVolumeAxes);
   conv3dGrad.arguments({"ograd", "data", "weight"});
   conv3dGrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
   conv3dGrad.setPattern(kOpaque)

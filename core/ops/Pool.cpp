@@ -7,6 +7,7 @@
 #include "core/Layout.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace loupe::ops {
@@ -262,6 +263,24 @@ LowerFn poolGradLower(bool isMax) {
   };
 }
 
+// A pool's result from its window reductions `acc`: the maxima as they are, or the sums divided
+// by each window's count (`count` of an output index; 0 where a window counts nothing).
+std::vector<loop::ComputeRef>
+poolResult(bool isMax, const loop::ComputeRef &acc,
+           const std::function<loop::Expr(const std::vector<loop::Expr> &)> &count) {
+  using namespace loop;
+  if (isMax)
+    return {acc};
+  int dt = acc->dtype;
+  return {compute(
+      acc->shape, dt,
+      [&](const std::vector<Expr> &i) {
+        Expr n = count(i);
+        return select(gt(n, intImm(0)), read(acc, i) / cast(dt, n), constant(0, dt));
+      },
+      "tensor", "elemwise", "ax")};
+}
+
 // topi's pool: a max or sum over the window (cells outside the input skipped, read lazily),
 // then for the average a division by the count the reference kernel uses.
 LowerFn poolLower(bool isMax) {
@@ -283,16 +302,10 @@ LowerFn poolLower(bool isMax) {
                         {rv, rw}, inside);
         },
         "tensor", "pool", "ax");
-    if (isMax)
-      return std::vector<ComputeRef>{acc};
-    bool includePad = a.getBool("count_include_pad");
-    return std::vector<ComputeRef>{compute(
-        shapes[0], dt,
-        [&](const std::vector<Expr> &i) {
-          Expr count = windowCount(p, H, W, includePad, i[2], i[3]);
-          return select(gt(count, intImm(0)), read(acc, i) / cast(dt, count), constant(0, dt));
-        },
-        "tensor", "elemwise", "ax")};
+    // (Only an average pool has count_include_pad, and only its result counts.)
+    return poolResult(isMax, acc, [&](const std::vector<Expr> &i) {
+      return windowCount(p, H, W, a.getBool("count_include_pad"), i[2], i[3]);
+    });
   };
 }
 
@@ -320,24 +333,6 @@ LowerFn globalPoolLower(bool isMax) {
   };
 }
 
-// The attribute texts of a pool over 2 (H, W) or 3 (D, H, W) spatial axes.
-struct SpatialAxes {
-  const char *window, *ones, *strides, *zeros, *padding, *layout;
-};
-const SpatialAxes kPlanar = {"(kh, kw)",
-                             "(1, 1)",
-                             "(sh, sw)",
-                             "(0, 0)",
-                             "(ph, pw) on both sides, or (top, left, bottom, right)",
-                             "NCHW"};
-const SpatialAxes kVolume = {
-    "(kd, kh, kw)",
-    "(1, 1, 1)",
-    "(sd, sh, sw)",
-    "(0, 0, 0)",
-    "(pd, ph, pw) on both sides, or (front, top, left, back, bottom, right)",
-    "NCDHW"};
-
 // The attributes every max or average pool of the family declares.
 OpDef &poolCommon(const char *name, const char *doc, bool isMax, const SpatialAxes &ax) {
   OpDef &op = OpRegistry::get()
@@ -345,7 +340,7 @@ OpDef &poolCommon(const char *name, const char *doc, bool isMax, const SpatialAx
                   .describe(doc)
                   .param("pool_size", ParamKind::Tuple, std::nullopt, ax.window)
                   .param("strides", ParamKind::Tuple, ax.ones, ax.strides)
-                  .param("padding", ParamKind::Tuple, ax.zeros, ax.padding)
+                  .param("padding", ParamKind::Tuple, ax.zeros, ax.poolPadding)
                   .param("layout", ParamKind::Str, ax.layout, "data layout")
                   .param("ceil_mode", ParamKind::Bool, "False", "round the output size up");
   if (!isMax)
@@ -354,7 +349,7 @@ OpDef &poolCommon(const char *name, const char *doc, bool isMax, const SpatialAx
 }
 
 OpDef &pool(const char *name, const char *doc, bool isMax) {
-  OpDef &op = poolCommon(name, doc, isMax, kPlanar)
+  OpDef &op = poolCommon(name, doc, isMax, kPlanarAxes)
                   .setPattern(kOutEWiseFusable)
                   .layout(layoutFromAttr)
                   .shape(poolShape)
@@ -584,16 +579,9 @@ LowerFn pool3dLower(bool isMax) {
           return reduce(isMax ? Combiner::Max : Combiner::Sum, read(x, idx), r, inside);
         },
         "tensor", "pool3d", "ax");
-    if (isMax)
-      return std::vector<ComputeRef>{acc};
-    bool includePad = a.getBool("count_include_pad");
-    return std::vector<ComputeRef>{compute(
-        shapes[0], dt,
-        [&](const std::vector<Expr> &i) {
-          Expr count = windowCount(w, x->shape, includePad, i);
-          return select(gt(count, intImm(0)), read(acc, i) / cast(dt, count), constant(0, dt));
-        },
-        "tensor", "elemwise", "ax")};
+    return poolResult(isMax, acc, [&](const std::vector<Expr> &i) {
+      return windowCount(w, x->shape, a.getBool("count_include_pad"), i);
+    });
   };
 }
 
@@ -833,7 +821,7 @@ void registerPoolOps() {
   for (bool isMax : {true, false}) {
     std::string name = isMax ? "max_pool3d" : "avg_pool3d", grad = "_" + name + "_grad";
     poolCommon(name.c_str(), isMax ? "3-D max pooling (NCDHW)" : "3-D average pooling (NCDHW)",
-               isMax, kVolume)
+               isMax, kVolumeAxes)
         .setPattern(kOutEWiseFusable)
         .layout(volumeLayout)
         .shape(pool3dShape)
@@ -844,7 +832,7 @@ void registerPoolOps() {
               mk(grad, n->name + "_grad", {g[0], n->inputs[0]}, n->attrs)};
         });
     poolCommon(grad.c_str(), isMax ? "gradient of max_pool3d" : "gradient of avg_pool3d", isMax,
-               kVolume)
+               kVolumeAxes)
         .arguments({"ograd", "data"})
         .setPattern(kOpaque)
         .shape([](ShapeCtx &c) {

@@ -5,6 +5,26 @@ namespace loupe::ops {
 
 using namespace loupe::loop;
 
+const SpatialAxes kPlanarAxes = {"(kh, kw)",
+                                 "(1, 1)",
+                                 "(0, 0)",
+                                 "(sh, sw)",
+                                 "(dh, dw)",
+                                 "(ph, pw), applied on both sides",
+                                 "(ph, pw) on both sides, or (top, left, bottom, right)",
+                                 "NCHW",
+                                 "OIHW"};
+const SpatialAxes kVolumeAxes = {
+    "(kd, kh, kw)",
+    "(1, 1, 1)",
+    "(0, 0, 0)",
+    "(sd, sh, sw)",
+    "(dd, dh, dw)",
+    "(pd, ph, pw) on both sides, or (front, top, left, back, bottom, right)",
+    "(pd, ph, pw) on both sides, or (front, top, left, back, bottom, right)",
+    "NCDHW",
+    "OIDHW"};
+
 Window windowOf(const Attrs &a, ShapeCtx *c, const char *sizeKey, bool dilated) {
   auto err = [&](const std::string &m) {
     if (c)

@@ -10,6 +10,17 @@
 
 namespace loupe::ops {
 
+/// The attribute texts of a convolution or pool over 2 (H, W) or 3 (D, H, W) spatial axes, so
+/// that the conv and pool families declare their ops of every rank alike.
+struct SpatialAxes {
+  const char *window;       ///< kernel_size / pool_size
+  const char *ones, *zeros; ///< the default strides and dilation; the default padding
+  const char *strides, *dilation, *convPadding, *poolPadding;
+  const char *layout, *kernelLayout;
+};
+extern const SpatialAxes kPlanarAxes; ///< 2-D: (kh, kw), NCHW, OIHW
+extern const SpatialAxes kVolumeAxes; ///< 3-D: (kd, kh, kw), NCDHW, OIDHW
+
 /// Spatial axes of a volume op (D, H, W).
 inline constexpr size_t kAxes = 3;
 

@@ -191,6 +191,7 @@ std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
 }
 
 Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::ostream *trace) {
+  installTargetInfo();
   PassContext ctx = outer;
   ctx.optLevel = opts.optLevel;
   // Shapes: the options, then each variable's own `shape` attribute.

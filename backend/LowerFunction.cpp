@@ -1,6 +1,8 @@
 // LowerFunction: from a fused function's body graph to a scheduled loop statement.
 #include "backend/LowerFunction.h"
 
+#include "backend/llvm/HostTarget.h"
+
 #include "backend/loop/FastMath.h"
 #include "backend/loop/PartitionLoops.h"
 #include "backend/loop/SerialSmall.h"
@@ -56,6 +58,7 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
     out.outputs.push_back(value.at({h.nodeId, h.index}));
   out.schedule = std::make_shared<Schedule>(out.outputs);
   out.fast = f.optLevel >= 3;
+  installTargetInfo();
   out.schedule->cpu = targetCpuOf(f.target);
   if (out.fast)
     applyFastSchedule(*out.schedule);

@@ -4,6 +4,7 @@
 #include "repl/Engine.h"
 
 #include "backend/KernelCache.h"
+#include "backend/llvm/HostTarget.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Memory.h"
@@ -25,6 +26,7 @@ namespace loupe {
 Engine::Engine() {
   registerAllPasses();
   passContext_.functionNames = &functionNames_;
+  backend::installTargetInfo(); // core/Target sizes named CPUs from LLVM's tables
   commands_ = Commands::table();
   kernelCache_ = std::make_shared<backend::KernelCache>();
   setMemoryLimit(0); // :set memory_limit is process-wide; a new engine starts without one

@@ -1,12 +1,46 @@
-// HostTarget: host detection through llvm::sys (keeps LLVM headers inside backend/).
+// HostTarget: host detection through llvm::sys and LLVM's X86 CPU tables, and the L2 from sysfs
+// (keeps LLVM headers inside backend/llvm/).
 #include "backend/llvm/HostTarget.h"
 
+#include "core/Target.h"
+
+#include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/X86TargetParser.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
 
 namespace loupe::backend {
+
+namespace {
+
+// One core's L2 from sysfs (the cache of level 2 that is unified or data), else sysconf's.
+int64_t osL2Bytes() {
+  for (int i = 0; i < 8; ++i) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    int l = 0;
+    std::string t, s;
+    if (!(level >> l) || !(type >> t) || !(size >> s))
+      continue;
+    if (l != 2 || t == "Instruction" || s.empty())
+      continue;
+    int64_t v = std::stoll(s);
+    char unit = s.back();
+    return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
+  }
+  long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? v : 0;
+}
+
+} // namespace
 
 HostTarget detectHostTarget() {
   HostTarget t;
@@ -18,7 +52,33 @@ HostTarget detectHostTarget() {
                         "avx512vnni", "avx512bf16", "amx-tile"})
     if (auto it = features.find(f); it != features.end() && it->second)
       t.simdFeatures.emplace_back(f);
+  for (const auto &f : features)
+    if (f.second)
+      t.features.push_back(f.first().str());
+  std::sort(t.features.begin(), t.features.end());
+  t.l2Bytes = osL2Bytes();
   return t;
+}
+
+std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu) {
+  if (llvm::X86::parseArchX86(cpu) == llvm::X86::CK_None)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef, 64> features;
+  llvm::X86::getFeaturesForCPU(cpu, features);
+  std::vector<std::string> out;
+  for (llvm::StringRef f : features)
+    out.push_back(f.str());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void installTargetInfo() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    setCpuFeatureSource(cpuFeaturesOf);
+    HostTarget h = detectHostTarget();
+    setHostCpu({h.cpu, h.features, h.l2Bytes > 0 ? h.l2Bytes : assumedL2(h.features)});
+  });
 }
 
 } // namespace loupe::backend

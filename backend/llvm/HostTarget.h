@@ -1,6 +1,9 @@
-// HostTarget: what LLVM says about the machine Loupe compiles for (triple, CPU, features).
+// HostTarget: what LLVM says about the machine Loupe compiles for (triple, CPU, features), what
+// it knows of named CPUs, and the L2 the operating system reports.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +16,21 @@ struct HostTarget {
   std::string cpu;         ///< e.g. "znver4"
   /// The SIMD features that matter for kernels (sse4.2, avx2, fma, avx512f, …), when present.
   std::vector<std::string> simdFeatures;
+  /// Every feature LLVM detects on the host.
+  std::vector<std::string> features;
+  /// One core's L2 in bytes as the operating system reports it (0 when it does not).
+  int64_t l2Bytes = 0;
 };
 
-/// Asks LLVM for the host's triple, CPU name and features.
+/// Asks LLVM for the host's triple, CPU name and features, and the OS for its L2.
 HostTarget detectHostTarget();
+
+/// The features LLVM's X86 tables give a CPU name ("znver3" → … avx2 fma …), or nullopt for a
+/// name they do not know.
+std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu);
+
+/// Tells core (core/Target.h) where CPU names get their features and what the host is; done
+/// once per process, by the engine and by build, before any target is sized.
+void installTargetInfo();
 
 } // namespace loupe::backend

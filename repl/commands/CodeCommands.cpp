@@ -3,6 +3,7 @@
 #include "backend/Build.h"
 #include "backend/llvm/HostTarget.h"
 #include "core/Error.h"
+#include "core/Target.h"
 #include "repl/commands/Commands.h"
 
 #include <cstdio>
@@ -58,11 +59,20 @@ void Commands::assembly(Engine &e, const Args &a, const std::string &, std::ostr
   out << builtCode(e, a, ":asm [FUNC]")->code->assembly(a.empty() ? "" : a[0]);
 }
 
-void Commands::target(Engine &, const Args &a, const std::string &, std::ostream &out) {
+void Commands::target(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":target");
   backend::HostTarget t = backend::detectHostTarget();
   out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu << "\nsimd "
-      << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\n";
+      << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\nl2 "
+      << (t.l2Bytes ? std::to_string(t.l2Bytes >> 10) + " KiB per core (the OS's)" : "unknown")
+      << "\n";
+  // What opt_level 3 sizes its layouts and tiles for: the session's target when it names a
+  // CPU, else this machine (a plain llvm target means the host at opt_level 3).
+  std::string target = e.passContext_.get("target", "llvm");
+  bool named = target.find("-mcpu=") != std::string::npos;
+  std::string sized = named ? target : "llvm -mcpu=" + t.cpu;
+  out << "opt_level 3 sizes for " << (named ? "the target " + target : "this machine") << ": "
+      << targetCpuOf(sized).derivation << "\n";
 }
 
 void Commands::cache(Engine &e, const Args &a, const std::string &, std::ostream &out) {

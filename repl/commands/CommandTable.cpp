@@ -31,7 +31,8 @@ std::vector<Engine::Command> Commands::table() {
       {"apply", "P1 [P2 …]", "applies passes in order; the result is a new history step", apply},
       {"set", "[KEY VALUE]",
        "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
-       "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME], memory_limit "
+       "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
+       "memory_limit "
        "SIZE|none (what allocations are checked against instead of the machine's memory)",
        set},
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",

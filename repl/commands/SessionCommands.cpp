@@ -3,6 +3,7 @@
 #include "backend/KernelCache.h"
 #include "core/Error.h"
 #include "core/Printer.h"
+#include "core/Target.h"
 #include "repl/SessionFile.h"
 #include "repl/commands/Commands.h"
 
@@ -90,8 +91,11 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
     if (a[1] != "llvm")
       fail("target must be llvm (the host CPU), got '", v, "'");
     for (size_t i = 2; i < a.size(); ++i)
-      if (a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6)
-        fail("target option '", a[i], "' is not supported; write llvm -mcpu=NAME");
+      if ((a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6) &&
+          (a[i].rfind("-mattr=", 0) != 0 || a[i].size() == 7))
+        fail("target option '", a[i],
+             "' is not supported; write llvm -mcpu=NAME [-mattr=+FEATURE,-FEATURE]");
+    targetCpuOf(v); // a CPU LLVM does not know, or a malformed -mattr, is refused here
     c.config["target"] = v;
   } else if (k == "memory_limit") {
     setMemoryLimit(v == "none" ? 0 : parseBytes(v));

@@ -8,6 +8,7 @@
 
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
+#include "backend/llvm/HostTarget.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/FusedModule.h"
@@ -739,6 +740,7 @@ TEST(ScheduleComputeAt, ThroughTheStagesComputedInsideTheLoop) {
 // x 4 vectors (30 registers; 10 loads per 24 FMAs beats 9 x 3's 12 per 27); AVX2 (16) 4 x 3
 // (7 per 12 beats 2 x 4's 6 per 8); two rows make 2 x 4; 20 columns one vector of 29 rows.
 TEST(ScheduleMatmulTile, FewestLoadsPerFma) {
+  backend::installTargetInfo();
   TargetCpu avx512 = targetCpuOf("llvm -mcpu=znver4"), avx2 = targetCpuOf("llvm -mcpu=znver3");
   using Tile = std::pair<int64_t, int64_t>; // rows, vectors
   auto tile = [](int64_t rows, int64_t cols, const TargetCpu &cpu, int64_t lanes) {
@@ -855,23 +857,68 @@ TEST(ScheduleNchwTile, FewestLoadsPerUsefulFma) {
   EXPECT_EQ(tile(1, 8, 10), std::tuple(1, 2, false));
 }
 
-// A target's CPU: AVX-512 names get 64-byte vectors, 32 registers, a 1 MB L2 and broadcast
-// operands; anything else (a plain "llvm", AVX2 CPUs, a name LLVM does not know) AVX2's 32
-// bytes, 16 registers, 512 KB and none.
-TEST(TargetCpu, FromTheTargetString) {
+// A target's CPU, sized from its features as LLVM's tables define them: avx512f gets 64-byte
+// vectors, 32 registers, broadcast operands and (named, not measured) a 1 MB L2; avx2 with fma
+// 32 bytes, 16 registers and 512 KB; less than that SSE's 16 bytes. A plain "llvm" is
+// x86-64-v3 (AVX2); a name LLVM does not know is an error, not a guess.
+TEST(TargetCpu, FromTheFeaturesOfTheNamedCpu) {
+  backend::installTargetInfo();
   auto of = [](const std::string &t) {
     TargetCpu c = targetCpuOf(t);
     return std::tuple{c.vectorBytes, c.registers, c.l2Bytes, c.broadcastOperand};
   };
-  EXPECT_EQ(of("llvm -mcpu=skylake-avx512"), std::tuple(64, 32, 1 << 20, true));
-  EXPECT_EQ(of("llvm -mcpu=znver4"), std::tuple(64, 32, 1 << 20, true));
-  EXPECT_EQ(of("llvm -mcpu=znver4 -opt"), std::tuple(64, 32, 1 << 20, true));
-  EXPECT_EQ(of("llvm -mcpu=znver3"), std::tuple(32, 16, 512 << 10, false));
-  EXPECT_EQ(of("llvm -mcpu=haswell"), std::tuple(32, 16, 512 << 10, false));
-  EXPECT_EQ(of("llvm"), std::tuple(32, 16, 512 << 10, false));
-  EXPECT_EQ(of("llvm -mcpu=znver"), std::tuple(32, 16, 512 << 10, false));
+  auto avx512 = std::tuple(64, 32, 1 << 20, true), avx2 = std::tuple(32, 16, 512 << 10, false);
+  EXPECT_EQ(of("llvm -mcpu=skylake-avx512"), avx512);
+  EXPECT_EQ(of("llvm -mcpu=znver4"), avx512);
+  EXPECT_EQ(of("llvm -mcpu=znver4 -opt"), avx512);
+  // Named by no list: LLVM's features for the Intel CPUs a list of names missed.
+  EXPECT_EQ(of("llvm -mcpu=rocketlake"), avx512);
+  EXPECT_EQ(of("llvm -mcpu=sapphirerapids"), avx512);
+  EXPECT_EQ(of("llvm -mcpu=znver3"), avx2);
+  EXPECT_EQ(of("llvm -mcpu=haswell"), avx2);
+  EXPECT_EQ(of("llvm"), avx2);
+  EXPECT_EQ(of("llvm -mcpu=x86-64"), std::tuple(16, 16, 512 << 10, false));
+  EXPECT_EQ(of("llvm -mcpu=skylake-avx512 -mattr=-avx512f"), std::tuple(32, 16, 1 << 20, false));
+  EXPECT_EQ(of("llvm -mcpu=znver3 -mattr=+avx512f"), std::tuple(64, 32, 512 << 10, true));
   EXPECT_EQ(targetCpuOf("llvm -mcpu=znver4").lanes(4), 16);
   EXPECT_EQ(targetCpuOf("llvm -mcpu=znver3").lanes(8), 4);
+  EXPECT_EQ(targetCpuOf("llvm -mcpu=znver3").isa(), "AVX2");
+  EXPECT_NE(targetCpuOf("llvm -mcpu=rocketlake").derivation.find("rocketlake as LLVM defines it"),
+            std::string::npos);
+  expectError([] { targetCpuOf("llvm -mcpu=znver"); },
+              "target 'llvm -mcpu=znver': LLVM does not know the CPU 'znver'");
+  expectError([] { targetCpuOf("llvm -mcpu=znver3 -mattr=avx2"); },
+              "target 'llvm -mcpu=znver3 -mattr=avx2': -mattr entry 'avx2' is not +FEATURE or "
+              "-FEATURE");
+}
+
+// The host is sized by what it has: its own features (a VM may hide some its name implies) and
+// the L2 its operating system reports, when the target names its CPU.
+TEST(TargetCpu, TheHostFromItsOwnFeaturesAndCache) {
+  backend::installTargetInfo();
+  backend::HostTarget real = backend::detectHostTarget();
+  setHostCpu({"testhost", {"avx", "avx2", "fma"}, 2 << 20});
+  TargetCpu c = targetCpuOf("llvm -mcpu=testhost");
+  EXPECT_EQ(std::tuple(c.vectorBytes, c.registers, c.l2Bytes), std::tuple(32, 16, 2 << 20));
+  EXPECT_NE(c.derivation.find("this machine's testhost"), std::string::npos);
+  setHostCpu({"testhost", {"avx512f", "avx2", "fma"}, 1 << 20});
+  EXPECT_TRUE(targetCpuOf("llvm -mcpu=testhost").broadcastOperand);
+  setHostCpu({real.cpu, real.features, real.l2Bytes});
+  // The real host: what LLVM detects, and its OS's L2 (this machine's, whatever it is).
+  EXPECT_GT(real.l2Bytes, 0);
+  EXPECT_EQ(targetCpuOf("llvm -mcpu=" + real.cpu).l2Bytes, real.l2Bytes);
+}
+
+// LLVM's X86 tables: a name they know gives its features, one they do not nothing.
+TEST(TargetCpu, FeaturesOfNamedCpus) {
+  auto has = [](const std::string &cpu, const char *f) {
+    auto v = backend::cpuFeaturesOf(cpu);
+    return v && std::find(v->begin(), v->end(), f) != v->end();
+  };
+  EXPECT_TRUE(has("znver3", "avx2") && has("znver3", "fma") && !has("znver3", "avx512f"));
+  EXPECT_TRUE(has("rocketlake", "avx512f"));
+  EXPECT_TRUE(has("x86-64-v3", "avx2"));
+  EXPECT_FALSE(backend::cpuFeaturesOf("not-a-cpu"));
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // infer them, and evaluate them with the reference interpreter.
 #pragma once
 
+#include "core/Error.h"
 #include "core/Graph.h"
 #include "core/Interpreter.h"
 #include "passes/Pass.h"
@@ -14,6 +15,16 @@
 #include <string>
 
 namespace loupe::test {
+
+/// Runs `f`, which must throw loupe::Error with exactly `message`.
+template <typename F> void expectError(F f, const std::string &message) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected: " << message;
+  } catch (const Error &e) {
+    EXPECT_EQ(e.what(), message);
+  }
+}
 
 /// Runs each line of `program` in `e`; fails the test on any error.
 inline void run(Engine &e, const std::string &program) {

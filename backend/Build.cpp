@@ -2,11 +2,18 @@
 #include "backend/Build.h"
 
 #include "backend/llvm/HostTarget.h"
+#include "backend/tune/Records.h"
+#include "backend/tune/Task.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
 #include "core/Interrupt.h"
 #include "core/Layout.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
 
 namespace loupe::backend {
 
@@ -102,6 +109,38 @@ Graph plainOutputs(const Graph &g) {
   return out;
 }
 
+// The point of the tuning log's best record for `f`'s task on its target, when that is not the
+// rule's; otherwise nothing, and `why` says what the log held. The log is read once per build.
+std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOptions &opts,
+                                     std::map<std::string, TuningLog> &logs, std::string &why) {
+  std::string target = targetDescription(f.schedule->cpu);
+  std::filesystem::path file = opts.tuning;
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    file = TuningLog::fileFor(file, target);
+  auto it = logs.find(file.string());
+  if (it == logs.end())
+    it = logs.emplace(file.string(), TuningLog::read(file, opts.warnings)).first;
+  const TuningRecord *r = it->second.best(taskKey(f), target);
+  if (!r) {
+    why = "the rule (no record of this task in " + file.string() + ")";
+    return std::nullopt;
+  }
+  if (r->config == f.schedule->space.defaultConfig()) {
+    why = "the rule (the best point measured, record " + file.string() + ":" +
+          std::to_string(r->line) + ")";
+    return std::nullopt;
+  }
+  std::string gain;
+  if (r->ruleMs > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "; %.2fx the rule's speed when measured", r->ruleMs / r->ms);
+    gain = buf;
+  }
+  return TunedPoint{r->config, "record " + file.string() + ":" + std::to_string(r->line) +
+                                   " (trial " + std::to_string(r->trial) + gain + ")"};
+}
+
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
 Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params,
@@ -110,6 +149,7 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
   auto lib = std::make_shared<BuiltLibrary>();
   lib->params = std::move(params);
   std::vector<LoweredFunction> fns;
+  std::map<std::string, TuningLog> logs; // the tuning logs read, by file
   for (const auto &n : g.index().nodes) {
     if (n.node->isVariable() || n.node->op->name != "tvm_op")
       continue;
@@ -117,7 +157,15 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
     if (lib->lowered.count(name))
       continue;
     checkInterrupt();
-    LoweredFunction lf = lowerFunction(*module->functions.at(name));
+    const FusedFunction &f = *module->functions.at(name);
+    LoweredFunction lf = lowerFunction(f);
+    if (!opts.tuning.empty() && lf.fast && !lf.schedule->space.knobs.empty()) {
+      std::string why;
+      if (std::optional<TunedPoint> best = bestRecord(lf, opts, logs, why))
+        lf = lowerFunction(f, &*best);
+      else
+        lf.schedule->configSource = why;
+    }
     if (trace)
       *trace << "lower function " << name << "\n" << printLowered(lf);
     lib->lowered.emplace(name, lf);

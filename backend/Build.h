@@ -33,6 +33,12 @@ struct BuildOptions {
   std::shared_ptr<const KernelCache> cache;
   /// Told how far compilation is (see CompileOptions::progress).
   std::function<void(const CompileStats &)> progress;
+  /// Tuning records to apply at opt level 3 (AutoTVM's ApplyHistoryBest): a log file, or a folder
+  /// whose log for the target is used (TuningLog::fileFor); empty for none. Each function whose
+  /// task has a record faster than its rule is lowered at that record's point.
+  std::string tuning;
+  /// Where the warnings of reading the log go (a damaged line is skipped, never a failed build).
+  std::vector<std::string> *warnings = nullptr;
 };
 
 /// The compiled side of a built module (FusedModule::compiled): each function's loops and the

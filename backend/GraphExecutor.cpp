@@ -1,6 +1,8 @@
 // GraphExecutor: storage from PlanMemory, inputs in, compiled kernels in node order.
 #include "backend/GraphExecutor.h"
 
+#include "backend/Buffers.h"
+
 #include "backend/Build.h"
 #include "core/DType.h"
 #include "core/Error.h"
@@ -22,25 +24,6 @@ const GraphAttr &need(const Graph &g, const char *key) {
   if (!a)
     fail("the graph has no '", key, "' attribute; run :build first");
   return *a;
-}
-
-void toBuffer(const Tensor &t, int dtype, void *dst) {
-  if (dtype == kFloat32) { // the common case without the per-element dtype switch
-    for (size_t i = 0; i < t.data.size(); ++i)
-      static_cast<float *>(dst)[i] = static_cast<float>(t.data[i]);
-    return;
-  }
-  int64_t width = dtypeBytes(dtype);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    storeElement(static_cast<char *>(dst) + i * width, dtype, t.data[i]);
-}
-
-Tensor fromBuffer(const void *src, const Shape &shape, int dtype) {
-  Tensor t(shape, dtype);
-  int64_t width = dtypeBytes(dtype);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    t.data[i] = loadElement(static_cast<const char *>(src) + i * width, dtype);
-  return t;
 }
 
 } // namespace
@@ -166,7 +149,7 @@ void GraphRuntime::setInput(const std::string &name, const Tensor &t) {
   if (t.shape != m.shapes[in.entry])
     fail("run: input '", name, "' has shape ", shapeToList(t.shape), " but the graph ",
          "was built for ", shapeToList(m.shapes[in.entry]));
-  toBuffer(t, m.dtypes[in.entry], m.ptr(in.entry));
+  copyToBuffer(t, m.dtypes[in.entry], m.ptr(in.entry));
   in.set = true;
 }
 
@@ -192,7 +175,7 @@ std::vector<std::pair<std::string, double>> GraphRuntime::run() {
 std::vector<Tensor> GraphRuntime::outputs() const {
   std::vector<Tensor> out;
   for (uint32_t e : impl_->outputEntries)
-    out.push_back(fromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
+    out.push_back(copyFromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
   return out;
 }
 

@@ -15,7 +15,7 @@ namespace loupe::backend {
 
 using namespace loop;
 
-LoweredFunction lowerFunction(const FusedFunction &f) {
+LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   const Graph &g = f.body;
   const IndexedGraph &idx = g.index();
   const GraphAttr *shapes = g.attr("shape"), *types = g.attr("dtype");
@@ -60,6 +60,10 @@ LoweredFunction lowerFunction(const FusedFunction &f) {
   out.fast = f.optLevel >= 3;
   installTargetInfo();
   out.schedule->cpu = targetCpuOf(f.target);
+  if (tuned && out.fast) {
+    out.schedule->config = std::make_shared<const Config>(tuned->config);
+    out.schedule->configSource = tuned->source;
+  }
   if (out.fast)
     applyFastSchedule(*out.schedule);
   else

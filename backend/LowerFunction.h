@@ -35,8 +35,16 @@ void applyDefaultSchedule(Schedule &s);
 /// host's vector width; functions without a fast schedule get the default one.
 void applyFastSchedule(Schedule &s);
 
-/// Lowers one fused function. Throws Error naming the op when one of its ops has no lowering.
-LoweredFunction lowerFunction(const FusedFunction &f);
+/// A point of a function's knob space to lower it at, and what it is (`:schedule` prints it).
+struct TunedPoint {
+  Config config;
+  std::string source; ///< "record 12 of FILE: …", "candidate 3 of :tune"
+};
+
+/// Lowers one fused function, at `tuned`'s point of its schedule's space when given (opt level
+/// 3), else at the schedule's rules. Throws Error naming the op when one of its ops has no
+/// lowering.
+LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned = nullptr);
 
 /// Runs a lowered function with the loop-IR interpreter (inputs in argument order, any shape
 /// with the right number of elements) and returns its outputs: lowering and schedules are

@@ -5,6 +5,7 @@
 
 #include "backend/KernelCache.h"
 #include "backend/llvm/HostTarget.h"
+#include "backend/tune/Records.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Memory.h"
@@ -30,6 +31,14 @@ Engine::Engine() {
   commands_ = Commands::table();
   kernelCache_ = std::make_shared<backend::KernelCache>();
   setMemoryLimit(0); // :set memory_limit is process-wide; a new engine starts without one
+}
+
+std::string Engine::tuningLocation() const {
+  if (tuning_ == "off")
+    return "";
+  if (tuning_ == "on")
+    return backend::TuningLog::defaultDir().string();
+  return tuning_;
 }
 
 const Step *Engine::current() const { return history_.empty() ? nullptr : &history_[cursor_]; }

@@ -62,6 +62,15 @@ public:
   /// Where long commands (`:build`) show how far they are: a status the front end draws and
   /// replaces. Unset, nothing is shown — scripts, sessions and pipes never see it.
   void setProgress(ProgressFn show) { progress_ = std::move(show); }
+  /// Which tuning records `:build` applies at opt_level 3 and `:tune` adds to: "off"; "on", the
+  /// log of the target in the default folder ($XDG_CACHE_HOME/loupe/tuning); or a log file's
+  /// path. An engine starts with "off" (session replays must not depend on a machine's logs);
+  /// the `loupe` and `loupe-gui` front ends turn it on.
+  void setTuning(const std::string &mode) { tuning_ = mode; }
+  const std::string &tuning() const { return tuning_; }
+  /// Where the tuning records are ("" when off): the default folder or the file.
+  std::string tuningLocation() const;
+
   /// Whether `:quit` asked the front end to stop reading input.
   bool quitRequested() const { return quit_; }
 
@@ -140,6 +149,7 @@ private:
   std::shared_ptr<backend::KernelCache> kernelCache_;
   /// What the last `:build` compiled, for `:cache`.
   std::shared_ptr<const backend::CompileStats> lastCompile_;
+  std::string tuning_ = "off"; ///< see setTuning
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;

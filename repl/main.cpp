@@ -1,22 +1,22 @@
 // loupe: the text REPL of the workbench; also runs scripts and checks/blesses session files.
+#include "backend/tune/Measure.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
 #include "repl/Engine.h"
 #include "repl/GraphLang.h"
 #include "repl/SessionFile.h"
 #include "repl/TextFile.h"
 
-#include "core/Error.h"
-#include "core/Interrupt.h"
-
-#include <cstdio>
 #include <editline/readline.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace loupe;
 
@@ -182,6 +182,9 @@ int interactive(Engine &engine) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // The tuner's measuring processes are this executable too (backend/tune/Measure.h).
+  if (argc == 2 && std::string(argv[1]) == "--tune-worker")
+    return loupe::backend::tuneWorkerMain();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::cout << kUsage;
@@ -199,6 +202,7 @@ int main(int argc, char **argv) {
     return rc;
   }
   Engine engine;
+  engine.setTuning("on"); // the records this machine's :tune wrote (session replays: off)
   catchInterrupts();
   // On a terminal, long commands show a status line that is erased when they end; output that
   // goes to a file or a pipe never has it.

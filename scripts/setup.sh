@@ -12,6 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev   # graph JSON
   libgtest-dev         # unit tests
   libonnx-dev libprotobuf-dev  # ONNX import (frontend/)
+  libxgboost-dev       # :tune: the cost model (gradient-boosted trees, as AutoTVM)
   libonnx-testdata     # ONNX's backend test data: the onnx/conformance test
   libgraphviz-dev pkg-config  # DotTest parses :dot's output with Graphviz's cgraph
   libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)

@@ -218,8 +218,30 @@ void Schedule::knob(const std::string &name, int64_t value, const std::string &w
   knobs_.push_back(name + " = " + std::to_string(value) + "  (" + why + ")");
 }
 
+int64_t Schedule::define(const std::string &name, std::vector<int64_t> candidates, int64_t rule,
+                         const std::string &doc) {
+  if (space.find(name))
+    fail("schedule: knob ", name, " is declared twice");
+  candidates.push_back(rule);
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  space.knobs.push_back({name, candidates, rule, doc});
+  if (config)
+    if (auto it = config->find(name);
+        it != config->end() &&
+        std::find(candidates.begin(), candidates.end(), it->second) != candidates.end())
+      return it->second;
+  return rule;
+}
+
+void Schedule::limit(std::vector<std::string> knobs, int64_t cap) {
+  space.limits.push_back({std::move(knobs), cap});
+}
+
 std::string Schedule::describe() const {
   std::string out;
+  if (!configSource.empty())
+    out += "tuned: " + configSource + "\n";
   for (const std::string &k : knobs_)
     out += "knob " + k + "\n";
   for (const std::string &l : log_)

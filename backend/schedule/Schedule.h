@@ -3,9 +3,11 @@
 // lowering of a scheduled compute graph to one statement.
 #pragma once
 
+#include "backend/schedule/Space.h"
 #include "core/Target.h"
 #include "core/loop/Compute.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,13 @@ public:
   std::vector<loop::ComputeRef> outputs;
   /// The target's CPU, which opt level 3's schedules size vectors and register tiles by.
   TargetCpu cpu;
+  /// The point of the space this schedule is made at — a tuning candidate, or the best record
+  /// `:build` applies; null: every knob at its rule's value.
+  std::shared_ptr<const Config> config;
+  /// Where `config` comes from ("record 12 of FILE: …"), printed first by describe().
+  std::string configSource;
+  /// The knobs the schedule declared while scheduling: the function's search space.
+  ConfigSpace space;
 
   /// The stage computing `t`; throws Error if there is none.
   Stage &stage(const loop::ComputeRef &t);
@@ -100,7 +109,14 @@ public:
   void computeAt(Stage &producer, Stage &consumer, loop::Expr at);
   /// Makes a stage computed at a consumer's loop local to that loop (see Stage::local).
   void setLocal(Stage &s);
-  /// Records a tuning knob and the value chosen for it, printed first by `describe`.
+  /// Declares the knob `name` with its `candidates` and the rule's value `rule` (added to the
+  /// candidates if missing), and returns the value to schedule with: the config's, when it gives
+  /// this knob one of its candidates, else the rule's. A name declared twice is an error.
+  int64_t define(const std::string &name, std::vector<int64_t> candidates, int64_t rule,
+                 const std::string &doc);
+  /// Limits the space: the product of `knobs`' values at most `cap` (ConfigSpace::limits).
+  void limit(std::vector<std::string> knobs, int64_t cap);
+  /// Records a knob and the value chosen for it, printed first by `describe`.
   void knob(const std::string &name, int64_t value, const std::string &why);
 
   /// Whether `st` computes one of the function's outputs.

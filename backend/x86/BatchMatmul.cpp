@@ -40,7 +40,12 @@ bool batchMatmul(Schedule &s, size_t idx) {
   int64_t rows = p.tensor->shape[rank - 2], columns = p.tensor->shape[rank - 1];
   if (!convWithEpilogue(s, idx, rank) || columns < lanes || p.body->reduceAxes.size() != 1)
     return false;
-  MatmulTile tile = chooseMatmulTile(rows, columns, s.cpu, lanes);
+  MatmulTile rule = chooseMatmulTile(rows, columns, s.cpu, lanes);
+  MatmulTile tile{s.define("row_block", range(1, std::min(rows, s.cpu.registers - 2)), rule.rows,
+                           "rows whose accumulators are held in registers together"),
+                  s.define("col_vectors", range(1, std::min<int64_t>(4, columns / lanes)),
+                           rule.vectors, "vectors of columns per register tile")};
+  s.limit({"row_block", "col_vectors"}, s.cpu.registers - 2);
   int64_t width = tile.vectors * lanes;
   s.knob("row_block", tile.rows, "rows whose accumulators are held in registers together");
   s.knob("col_vectors", tile.vectors, "vectors of columns per register tile");

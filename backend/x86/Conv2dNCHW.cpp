@@ -5,6 +5,9 @@
 
 #include "core/DType.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace loupe::backend::x86 {
 
 using namespace loop;
@@ -33,7 +36,18 @@ bool conv2dNCHW(Schedule &s, size_t idx) {
   const Expr &body = s.stages[idx].body;
   const Shape &dataShape = body->args[0]->args[0]->tensor->shape;
   if (dataShape.size() == 4 && body->reduceAxes[0].extent == dataShape[1]) {
-    NchwTile tile = chooseNchwTile(convShape[1], convShape[2], s.cpu.registers - 6);
+    NchwTile rule = chooseNchwTile(convShape[1], convShape[2], s.cpu.registers - 6);
+    int64_t channels = convShape[1], height = convShape[2];
+    int64_t ocBlock = s.define("oc_block", range(1, std::min(channels, s.cpu.registers - 2)),
+                               rule.ocBlock, "output channels per register tile");
+    std::vector<int64_t> rowCandidates;
+    for (int64_t r = 1; r <= std::min<int64_t>(height, 4); ++r)
+      if (height % r == 0)
+        rowCandidates.push_back(r);
+    int64_t rowCount = s.define("rows", rowCandidates, rule.rows, "output rows per register tile");
+    s.limit({"oc_block", "rows"}, s.cpu.registers - 2);
+    NchwTile tile{ocBlock, rowCount,
+                  ocBlock == rule.ocBlock ? rule.shifted : channels % ocBlock != 0};
     s.knob("oc_block", tile.ocBlock,
            tile.shifted ? "output channels per register tile; the last block shifted back"
                         : "output channels per register tile");

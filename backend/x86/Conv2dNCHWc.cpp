@@ -46,36 +46,71 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
                              body->reduceAxes[2].extent * body->reduceAxes[3].extent *
                              dtypeBytes(dtype);
   bool pointwise = body->reduceAxes[1].extent == 1 && body->reduceAxes[2].extent == 1;
+  // The rule (chooseRegisterTile and the orders below) is the space's default point; every knob
+  // can be tuned (backend/schedule/Space.h).
   RegisterTile rt = chooseRegisterTile(width, ocChunks, regsPerColumn, chunkWeightBytes, s.cpu,
                                        pointwise, pixels);
-  Tile tile = rt.cols;
-  int64_t regN = tile.regN;
+  int64_t regN = s.define("reg_n", range(1, std::min(width, s.cpu.registers - 2)), rt.cols.regN,
+                          pixels ? "output pixels (across rows) per register tile"
+                                 : "output columns per register tile");
+  bool colsShifted = regN == rt.cols.regN ? rt.cols.shifted : width % regN != 0;
+  // Several blocks per tile divide the chunks, except over pixels, where the last tile of blocks
+  // may be shifted back (over rows a shifted tile of blocks would write the same outputs twice
+  // from an epilogue that may read them).
+  std::vector<int64_t> ocCandidates;
+  for (int64_t t = 1; t <= std::min<int64_t>(ocChunks, 8); ++t)
+    if (pixels || ocChunks % t == 0)
+      ocCandidates.push_back(t);
+  int64_t ocTiles =
+      s.define("oc_tiles", ocCandidates, rt.ocTiles, "channel blocks per register tile");
+  bool ocShifted = ocTiles == rt.ocTiles ? rt.ocShifted : ocChunks % ocTiles != 0;
+  // Accumulators within the registers, one left for an operand.
+  s.limit({"reg_n", "oc_tiles"}, (s.cpu.registers - 1) / regsPerColumn);
+  Tile tile{regN, colsShifted};
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
   s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
   s.knob("reg_n", regN,
          std::string(pixels ? "output pixels (across rows)" : "output columns") +
              " per register tile" + (tile.shifted ? "; the last tile shifted back" : ""));
-  int64_t ocTiles = rt.ocTiles;
   s.knob("oc_tiles", ocTiles,
          std::string(ocTiles == 2  ? "channel blocks per register tile: each input broadcast "
                                      "feeds both"
                      : ocTiles > 2 ? "channel blocks per register tile: each input broadcast "
                                      "feeds all"
                                    : "channel blocks per register tile") +
-             (rt.ocShifted ? "; the last tile of blocks shifted back" : ""));
+             (ocShifted ? "; the last tile of blocks shifted back" : ""));
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
   int64_t inputElems = numElements(dataShape) / dataShape[0];
   int64_t weightElems = ocChunks * ocBlock * body->reduceAxes[0].extent *
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *
                         body->reduceAxes[3].extent;
-  bool rowsOuter = inputElems > weightElems;
+  bool rowsOuter = s.define("rows_outer", {0, 1}, inputElems > weightElems ? 1 : 0,
+                            "1: input rows outermost, 0: channel chunks outermost") != 0;
   // Kernel columns inside the channel loop keep the tile's accumulators, a weight vector per
   // column of the kernel and the inputs being broadcast live at once: only when they fit the
   // registers (squeezenet's 7x7 first layer, 11 columns on AVX2: 47 GFLOP/s spilling, 90 without).
   int64_t kernelW = body->reduceAxes[2].extent;
+  bool kwInnerRule = rt.ocTiles == 1 && kernelW > 1 &&
+                     (rt.cols.regN + kernelW) * regsPerColumn + 2 <= s.cpu.registers;
+  // (Declared whenever the kernel has columns, so the space does not depend on oc_tiles' value.)
   bool kwInner =
-      ocTiles == 1 && kernelW > 1 && (regN + kernelW) * regsPerColumn + 2 <= s.cpu.registers;
+      kernelW > 1 &&
+      s.define("kw_inner", {0, 1}, kwInnerRule ? 1 : 0,
+               "1: kernel columns unrolled inside the channel loop, with one block") != 0 &&
+      ocTiles == 1;
+  // Each step broadcasts reg_n inputs and loads oc_tiles weight vectors. AVX-512 reads the
+  // broadcasts from memory in the FMAs, so the blocks go outside the columns as in topi;
+  // without broadcast operands (AVX2) columns go outside, so that one broadcast is live at a
+  // time (blocks outside kept all six of a 2 x 6 tile live with its 12 accumulators: 20
+  // registers of 16, spilled, 43 GFLOP/s), except in a 1x1 tile with more blocks than columns,
+  // which keeps its broadcasts live instead (multiBlockRoom).
+  bool blocksOuter =
+      s.define("blocks_outer", {0, 1},
+               s.cpu.broadcastOperand || (pointwise && rt.ocTiles * regsPerColumn > rt.cols.regN)
+                   ? 1
+                   : 0,
+               "1: a step's channel blocks outside its columns in the accumulation") != 0;
   s.knob("rows_outer", rowsOuter ? 1 : 0,
          rowsOuter ? "input larger than weights: each input row read once"
                    : "weights larger than input: each channel chunk's weights reused");
@@ -89,7 +124,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   Expr ocOuter = oc, ocInner;
   if (ocTiles > 1)
     std::tie(ocOuter, ocInner) =
-        rt.ocShifted ? s.splitShifted(out, oc, ocTiles) : s.split(out, oc, ocTiles);
+        ocShifted ? s.splitShifted(out, oc, ocTiles) : s.split(out, oc, ocTiles);
   auto [owOuter, owInner] =
       tile.shifted ? s.splitShifted(out, cols, regN) : s.split(out, cols, regN);
   // Which operand stays in cache while the other streams: output-channel chunks outermost (as
@@ -126,17 +161,10 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   if (kwInner) {
     s.reorder(acc, {ic, kh, icb, cc, cw, kw, cb});
     s.unroll(acc, kw);
+  } else if (blocksOuter) {
+    s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
   } else {
-    // Each step broadcasts reg_n inputs and loads oc_tiles weight vectors. AVX-512 reads the
-    // broadcasts from memory in the FMAs, so the blocks go outside the columns as in topi;
-    // without broadcast operands (AVX2) columns go outside, so that one broadcast is live at a
-    // time (blocks outside kept all six of a 2 x 6 tile live with its 12 accumulators: 20
-    // registers of 16, spilled, 43 GFLOP/s), except in a 1x1 tile with more blocks than
-    // columns, which keeps its broadcasts live instead (multiBlockRoom).
-    if (s.cpu.broadcastOperand || (pointwise && ocTiles * regsPerColumn > regN))
-      s.reorder(acc, {ic, kh, kw, icb, cc, cw, cb});
-    else
-      s.reorder(acc, {ic, kh, kw, icb, cw, cc, cb});
+    s.reorder(acc, {ic, kh, kw, icb, cw, cc, cb});
   }
   if (ocTiles > 1)
     s.unroll(acc, cc);

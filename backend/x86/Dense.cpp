@@ -33,8 +33,13 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRef> &partials) {
   Stage &d = s.stage(denseT); // rows, outputs, the sum over the partials
   int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
-  int64_t rowBlock = std::min<int64_t>(4, rows);
-  int64_t unitBlock = std::min<int64_t>(units, (s.cpu.registers - 1) / (rowBlock + 1));
+  int64_t ruleRows = std::min<int64_t>(4, rows);
+  int64_t rowBlock = s.define("row_block", range(1, std::min<int64_t>(rows, 8)), ruleRows,
+                              "rows whose partial sums are held in registers together");
+  int64_t unitBlock = s.define("out_block", range(1, std::min<int64_t>(units, s.cpu.registers - 2)),
+                               std::min<int64_t>(units, (s.cpu.registers - 1) / (ruleRows + 1)),
+                               "outputs whose partial sums are held in registers together");
+  s.limit({"row_block", "out_block"}, s.cpu.registers - 2);
   s.knob("row_block", rowBlock, "rows whose partial sums are held in registers together");
   s.knob("out_block", unitBlock, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
@@ -61,8 +66,17 @@ void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRe
 std::vector<ComputeRef> partialSums(Schedule &s, size_t idx) {
   ComputeRef productT = s.stages[idx].tensor;
   int64_t lanes = s.cpu.lanes(dtypeBytes(productT->dtype));
-  s.knob("k_lanes", lanes, "partial sums of the reduction over k, one vector");
-  std::vector<ComputeRef> partials = partialTree(s, productT, lanes);
+  int64_t extent = s.stage(productT).body->reduceAxes[0].extent;
+  std::vector<int64_t> vectors = {1};
+  for (int64_t v = 2; v <= 4 && extent >= 4 * v * lanes; v *= 2)
+    vectors.push_back(v);
+  int64_t kVectors = s.define("k_vectors", vectors, 1,
+                              "vectors of partial sums of the reduction over k, per output");
+  s.knob("k_lanes", lanes * kVectors,
+         kVectors == 1
+             ? "partial sums of the reduction over k, one vector"
+             : "partial sums of the reduction over k, " + std::to_string(kVectors) + " vectors");
+  std::vector<ComputeRef> partials = partialTree(s, productT, lanes * kVectors);
   std::set<const Compute *> mine{productT.get()};
   for (const ComputeRef &p : partials)
     mine.insert(p.get());
@@ -94,7 +108,9 @@ bool dense(Schedule &s, size_t idx) {
   int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
   if (rows > 1)
     return rowTiles(s, denseT, partials), true;
-  int64_t block = outputBlock(units, s.cpu.registers);
+  int64_t block = s.define("out_block", range(1, std::min<int64_t>(units, s.cpu.registers - 1)),
+                           outputBlock(units, s.cpu.registers),
+                           "outputs whose partial sums are held in registers together");
   s.knob("out_block", block, "outputs whose partial sums are held in registers together");
   Expr i = d.leaves[0].var, j = d.leaves[1].var;
   auto [jo, ji] = s.splitTiles(d, j, block);

@@ -5,6 +5,8 @@
 
 #include "core/DType.h"
 
+#include <algorithm>
+
 namespace loupe::backend::x86 {
 
 using namespace loop;
@@ -16,7 +18,12 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t idx) {
   const Shape convShape = s.stages[idx].tensor->shape; // N, C chunks, OH, OW, C block
   int64_t lanes = s.cpu.lanes(dtypeBytes(s.stages[idx].tensor->dtype));
   int64_t block = convShape[4];
-  Tile tile = chooseTile(convShape[3], (block + lanes - 1) / lanes, singleBlockAccumulators(s.cpu));
+  int64_t regsPerColumn = (block + lanes - 1) / lanes, width = convShape[3];
+  Tile rule = chooseTile(width, regsPerColumn, singleBlockAccumulators(s.cpu));
+  int64_t regN = s.define("reg_n", range(1, std::min(width, s.cpu.registers - 2)), rule.regN,
+                          "output columns per register tile");
+  s.limit({"reg_n"}, (s.cpu.registers - 1) / regsPerColumn);
+  Tile tile{regN, regN == rule.regN ? rule.shifted : width % regN != 0};
   s.knob("oc_bn", block, "channels per block, the vector lanes");
   s.knob("reg_n", tile.regN,
          tile.shifted ? "output columns per register tile; the last tile shifted back"

@@ -62,6 +62,9 @@ void applyFastSchedule(Schedule &s) {
       s.parallel(st, rows);
       if (lanes >= 2 && lanes <= 64)
         s.vectorize(st, block);
+      if (s.define(st.buffer + ".unroll_window", {0, 1}, 0, "1: the window's loops unrolled"))
+        for (size_t r = 0; r + 1 < order.size(); ++r)
+          s.unroll(st, order[r]);
     } else if (nd > 0) {
       if (x86::vectorReducible(st, s.cpu)) {
         rowReductions.push_back(st.tensor);

@@ -14,6 +14,13 @@ namespace x86 {
 
 using namespace loop;
 
+std::vector<int64_t> range(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t i = lo; i <= hi; ++i)
+    v.push_back(i);
+  return v;
+}
+
 ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad) {
   Stage &cache = s.cacheWrite(s.stages[conv]); // stages[conv] is now the accumulator
   ComputeRef cacheT = cache.tensor;
@@ -182,6 +189,11 @@ std::vector<ComputeRef> rowPartials(Schedule &s, const ComputeRef &t) {
   int64_t chains = 4;
   while (chains > 1 && extent < 2 * chains * lanes)
     chains /= 2;
+  std::vector<int64_t> candidates = {1};
+  for (int64_t c = 2; c <= 8 && extent >= 2 * c * lanes; c *= 2)
+    candidates.push_back(c);
+  chains = s.define(s.stage(t).buffer + ".chains", candidates, chains,
+                    "vectors of partial results accumulated independently along the row");
   return partialTree(s, t, lanes * chains);
 }
 
@@ -219,13 +231,21 @@ void injective(Schedule &s, Stage &st) {
   if (extent > 64) {
     // Rows that are not a multiple of the lanes end with a vector shifted back over the one
     // before (those columns are written twice, with the same values).
-    auto [o, i] = s.splitTiles(st, inner, lanes);
+    std::vector<int64_t> widths = {1};
+    for (int64_t v = 2; v <= 4 && v * lanes <= std::min<int64_t>(extent, 64); v *= 2)
+      widths.push_back(v);
+    int64_t vectors = s.define(st.buffer + ".vectors", widths, 1, "vectors per innermost step");
+    auto [o, i] = s.splitTiles(st, inner, lanes * vectors);
     inner = i;
-    extent = lanes;
+    extent = lanes * vectors;
   }
   // Up to three loops outside the vector one fused into one parallel loop (enough work to
   // share; fusing more only makes the indices longer).
   size_t outerCount = std::min<size_t>(st.leaves.size() - 1, 3);
+  if (outerCount > 1)
+    outerCount = static_cast<size_t>(
+        s.define(st.buffer + ".parallel_loops", range(1, static_cast<int64_t>(outerCount)),
+                 static_cast<int64_t>(outerCount), "outer loops fused into the parallel one"));
   if (outerCount > 0) {
     Expr outer = st.leaves[0].var;
     for (size_t k = 1; k < outerCount; ++k)

@@ -21,6 +21,9 @@ struct FamilyEntry {
 /// The op families with a fast schedule, tried in order at each stage (Dispatch.cpp).
 const std::vector<FamilyEntry> &familySchedules();
 
+/// The integers lo, lo + 1, …, hi: a knob's candidates.
+std::vector<int64_t> range(int64_t lo, int64_t hi);
+
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);

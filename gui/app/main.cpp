@@ -1,5 +1,6 @@
 // loupe-gui: the viewer window (Dear ImGui + GLFW + OpenGL 3), or with --screenshot a headless
 // render of one panel to a PNG for tests and the README.
+#include "backend/tune/Measure.h"
 #include "gui/app/AppState.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
@@ -45,6 +46,9 @@ long parseCount(const std::string &v) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // The tuner's measuring processes are this executable too (backend/tune/Measure.h).
+  if (argc == 2 && std::string(argv[1]) == "--tune-worker")
+    return loupe::backend::tuneWorkerMain();
   std::string script, screenshot, panelName = "graph", select;
   bool fitAll = false, collapseAll = false;
   long step = -1, compare = -1;
@@ -95,6 +99,7 @@ int main(int argc, char **argv) {
     }
   }
   gui::AppState s;
+  s.viewer.setTuning("on"); // the records this machine's :tune wrote
   if (!gui::parsePanel(panelName, s.panel))
     return usageError("unknown panel '" + panelName +
                       "'; panels: graph, timeline, fusion, loops, buffers");

@@ -118,8 +118,14 @@ void Viewer::recordPosition() {
   cursorAt_[ran_] = engine_->history().empty() ? -1 : static_cast<long>(engine_->cursor());
 }
 
+void Viewer::setTuning(const std::string &mode) {
+  tuning_ = mode;
+  engine_->setTuning(mode);
+}
+
 void Viewer::freshEngine() {
   engine_ = std::make_unique<Engine>();
+  engine_->setTuning(tuning_);
   engine_->setSourceName(scriptPath_);
   watchProgress();
   scriptPos_ = ran_ = 0;

@@ -67,6 +67,8 @@ public:
   void interrupt();
 
   const Engine &engine() const { return *engine_; }
+  /// The tuning mode of the engines it makes (Engine::setTuning); loupe-gui sets "on".
+  void setTuning(const std::string &mode);
   /// Everything the console printed so far.
   const std::string &console() const { return console_; }
   /// Adds text to the console without running anything (completion lists).
@@ -98,6 +100,7 @@ private:
     GraphLayout layout;
   };
   std::unique_ptr<Engine> engine_;
+  std::string tuning_ = "off";
   std::string console_;
   std::vector<ScriptInput> script_;
   std::string scriptPath_;

@@ -255,6 +255,9 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                            [](const auto &i) { return i->name() == "trace"; });
   o.cache = e.kernelCache_;
+  std::vector<std::string> tuningWarnings;
+  o.tuning = e.tuningLocation();
+  o.warnings = &tuningWarnings;
   const int optLevel = o.optLevel;
   auto t0 = std::chrono::steady_clock::now();
   if (e.progress_) {
@@ -290,6 +293,14 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   else if (!ps.empty())
     out << "; params " << joinNames(ps);
   out << ")\n";
+  for (const std::string &w : tuningWarnings)
+    out << w << "\n";
+  size_t tuned = 0;
+  for (const auto &[name, f] : backend::builtLibrary(g)->lowered)
+    tuned += !f.schedule->configSource.empty();
+  if (tuned)
+    out << "tuning: " << plural(tuned, "function") << " built at their best records "
+        << "(:schedule FUNC names each)\n";
   // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
   std::string ir = printGraphIR(g);
   out << ir << (ir.back() == '\n' ? "" : "\n");

@@ -36,7 +36,7 @@ void Commands::lower(Engine &e, const Args &a, const std::string &, std::ostream
   std::vector<std::string> names = a.empty() ? functionOrder(g) : a;
   auto lib = backend::builtLibrary(g);
   for (const std::string &name : names) {
-    backend::LoweredFunction f = backend::lowerFunction(findFunction(g, name));
+    backend::LoweredFunction f = builtOrLowered(g, name);
     out << "lower function " << name << "\n";
     if (std::string owner = lib ? lib->code->sharedWith(name) : ""; !owner.empty())
       out << "// runs the machine code of " << owner << " (the same loops, compiled once)\n";
@@ -46,7 +46,7 @@ void Commands::lower(Engine &e, const Args &a, const std::string &, std::ostream
 
 void Commands::schedule(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":schedule FUNC");
-  backend::LoweredFunction f = backend::lowerFunction(findFunction(e.requireGraph(), a[0]));
+  backend::LoweredFunction f = builtOrLowered(e.requireGraph(), a[0]);
   std::string steps = f.schedule->describe();
   out << (steps.empty() ? "no schedule steps: every loop as computed\n" : steps);
 }

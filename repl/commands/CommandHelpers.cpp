@@ -2,6 +2,7 @@
 // step descriptions, name lists, an op's description, a compiled graph's functions).
 #include "repl/commands/CommandHelpers.h"
 
+#include "backend/Build.h"
 #include "core/Error.h"
 #include "repl/Engine.h"
 
@@ -144,7 +145,6 @@ std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// "16 nodes, 7 inputs, 1 output"
 // The fused functions of a compiled graph in the order its tvm_op nodes call them.
 std::vector<std::string> functionOrder(const Graph &g) {
   const GraphAttr *attr = g.attr("module");
@@ -175,6 +175,7 @@ const FusedFunction &findFunction(const Graph &g, const std::string &name) {
   return *it->second;
 }
 
+// "16 nodes, 7 inputs, 1 output"
 std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +
          plural(idx.heads.size(), "output");
@@ -199,6 +200,14 @@ void printOpDetails(const OpDef &op, std::ostream &out) {
   for (const auto &p : op.params)
     out << "  " << pad(p.name, 16) << (p.dflt ? "= " + *p.dflt : "(required)") << "  " << p.doc
         << "\n";
+}
+
+backend::LoweredFunction builtOrLowered(const Graph &g, const std::string &name) {
+  const FusedFunction &f = findFunction(g, name);
+  if (auto lib = backend::builtLibrary(g))
+    if (auto it = lib->lowered.find(name); it != lib->lowered.end())
+      return it->second;
+  return backend::lowerFunction(f);
 }
 
 } // namespace loupe

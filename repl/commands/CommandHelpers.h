@@ -2,6 +2,7 @@
 // step descriptions, name lists, looking up a compiled graph's functions).
 #pragma once
 
+#include "backend/LowerFunction.h"
 #include "core/FusedModule.h"
 #include "core/Graph.h"
 #include "core/Op.h"
@@ -42,5 +43,8 @@ int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min
 /// What `:help OP` and `:ops OP` print of an op: its doc, pattern, inputs, outputs, aliases
 /// and attributes with their defaults.
 void printOpDetails(const OpDef &op, std::ostream &out);
+/// Function `name` of `g` as it was built (at the point of the tuning record its build applied,
+/// if any), else lowered now at its schedule's rules; the error lists the functions there are.
+backend::LoweredFunction builtOrLowered(const Graph &g, const std::string &name);
 
 } // namespace loupe

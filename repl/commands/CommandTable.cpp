@@ -28,12 +28,16 @@ std::vector<Engine::Command> Commands::table() {
        "the lowered loops of a fused function of the module (all of them without FUNC)", lower},
       {"schedule", "FUNC", "the schedule steps the default x86 schedule applied to a function",
        schedule},
+      {"space", "FUNC",
+       "a function's tuning knobs at opt_level 3: each one's candidates and the rule's choice, "
+       "and the size of the space",
+       space},
       {"apply", "P1 [P2 …]", "applies passes in order; the result is a new history step", apply},
       {"set", "[KEY VALUE]",
        "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
        "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
-       "memory_limit "
-       "SIZE|none (what allocations are checked against instead of the machine's memory)",
+       "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
+       "memory), tuning on|off|FILE (the records :build applies and :tune adds to)",
        set},
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},
@@ -87,6 +91,10 @@ std::vector<Engine::Command> Commands::table() {
        "runs the built graph N times (default 10) on random inputs and the bound params: each "
        "kernel's median time and GFLOP/s",
        profile},
+      {"tune", "[FUNC|all] [trials=N] [time=SECONDS] [workers=N]",
+       "searches the built graph's kernels' knob spaces on this machine (measured, every "
+       "measurement logged; Ctrl-C keeps what was found); :build applies the best",
+       tune},
       {"export", "DIR",
        "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
        "deploy.h and params/NAME.npy",

@@ -66,6 +66,10 @@ struct Commands {
   static void stop(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void quit(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
 
+  // TuneCommands.cpp: tuning: a function's knob space, the measured search
+  static void space(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void tune(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+
   // ModelCommands.cpp: models from the zoo and from files
   static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void load(Engine &e, const Args &a, const std::string &rest, std::ostream &out);

@@ -1,6 +1,7 @@
 // SessionCommands: the commands of the session — :help, :set, the history (:history, :undo, :redo,
 // :diff) and its recording (:record, :stop), :quit.
 #include "backend/KernelCache.h"
+#include "backend/tune/Records.h"
 #include "core/Error.h"
 #include "core/Printer.h"
 #include "core/Target.h"
@@ -8,6 +9,7 @@
 #include "repl/commands/Commands.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -55,7 +57,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       nofuse += (nofuse.empty() ? "" : ",") + op;
     out << "opt_level " << c.optLevel << "\nfuse_opt_level " << c.get("fuse_opt_level", "-1")
         << "\nfusion_rules " << c.get("fusion_rules", "A") << "\nnofuse "
-        << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm") << "\n";
+        << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm")
+        << "\ntuning " << e.tuning_ << "\n";
     if (memoryLimitBytes())
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
     return;
@@ -112,12 +115,32 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
     } else {
       fail("cache must be on, off or clear, got '", v, "'");
     }
+  } else if (k == "tuning") {
+    if (v != "on" && v != "off") {
+      // A log to apply (and for :tune to add to): its damaged lines are warnings here; a file
+      // that does not exist yet is one :tune will start, in a folder that must exist.
+      std::filesystem::path file(v);
+      std::error_code ec;
+      if (std::filesystem::is_directory(file, ec))
+        fail("tuning log '", v, "' is a folder; name a .jsonl file, or on for the default");
+      if (!std::filesystem::exists(file, ec)) {
+        if (file.has_parent_path() && !std::filesystem::is_directory(file.parent_path(), ec))
+          fail("tuning log '", v, "': no folder ", file.parent_path().string());
+      } else {
+        std::vector<std::string> warnings;
+        backend::TuningLog log = backend::TuningLog::read(file, &warnings);
+        for (const std::string &w : warnings)
+          out << w << "\n";
+        out << "tuning log " << v << ": " << plural(log.records.size(), "record") << "\n";
+      }
+    }
+    e.tuning_ = v;
   } else {
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
-                        "memory_limit"}),
+                        "memory_limit", "tuning"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit");
+         "memory_limit, tuning");
   }
   out << k << " = " << v << "\n";
 }

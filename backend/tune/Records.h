@@ -1,0 +1,69 @@
+// Records: every tuning measurement as one JSON line in a log per target (AutoTVM's tuning log),
+// appended atomically so that several processes can tune at once; logs from several machines
+// merge by concatenation. `:build` applies the best record of each task (ApplyHistoryBest).
+#pragma once
+
+#include "backend/schedule/Space.h"
+#include "core/Target.h"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// One measurement of one point of one task's space.
+struct TuningRecord {
+  std::string task;     ///< taskKey
+  std::string function; ///< the fused function measured (for people reading the log)
+  std::string target;   ///< targetDescription of the CPU it was measured on
+  Config config;
+  /// "ok"; "wrong" (its output differed from the rule's, never applied); "timeout"; "error"
+  /// (it did not compile or run).
+  std::string status = "ok";
+  double ms = 0;       ///< the best of the repeats
+  double ruleMs = 0;   ///< the rule's time in the same session, for the gain
+  double gflops = 0;   ///< at `ms`
+  std::string message; ///< what went wrong, for a status other than ok
+  int trial = 0;       ///< its number among the task's trials
+  std::string time;    ///< when (UTC, ISO 8601)
+  size_t line = 0;     ///< its line in the file it was read from (1-based; 0 when not read)
+};
+
+/// The description of a target's CPU that a log is kept for and records are matched by: its
+/// sizing and its vector features, the LLVM major version and Loupe's schedule revision (a
+/// change to the schedules or their spaces bumps it).
+std::string targetDescription(const TargetCpu &cpu);
+
+/// A tuning log.
+class TuningLog {
+public:
+  /// `$XDG_CACHE_HOME/loupe/tuning` (or `~/.cache/loupe/tuning`).
+  static std::filesystem::path defaultDir();
+  /// The file of a target in a folder: `<folder>/<16 hex digits of its description>.jsonl`.
+  static std::filesystem::path fileFor(const std::filesystem::path &dir,
+                                       const std::string &description);
+
+  /// Reads a log (a missing file is an empty log). A line that is not a record is skipped,
+  /// with a one-line warning naming the file and line in `warnings`.
+  static TuningLog read(const std::filesystem::path &file, std::vector<std::string> *warnings);
+
+  /// Appends records to `file` in one write under an exclusive lock (flock), creating it and
+  /// its folder; throws Error naming the file when it cannot.
+  static void append(const std::filesystem::path &file, const std::vector<TuningRecord> &records);
+
+  /// The fastest "ok" record of a task on a target, or null.
+  const TuningRecord *best(const std::string &task, const std::string &target) const;
+
+  std::filesystem::path file;
+  std::vector<TuningRecord> records;
+};
+
+/// A record as its JSON line (no newline).
+std::string recordToJson(const TuningRecord &r);
+
+/// The record of a JSON line; throws Error with what is wrong.
+TuningRecord recordFromJson(const std::string &line);
+
+} // namespace loupe::backend

@@ -1,0 +1,101 @@
+// Task: tuning tasks from a built graph, keyed by what their functions compute.
+#include "backend/tune/Task.h"
+
+#include "backend/Build.h"
+#include "core/Error.h"
+#include "core/Json.h"
+#include "core/Shape.h"
+#include "core/loop/Compute.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <map>
+
+namespace loupe::backend {
+
+std::string taskKey(const LoweredFunction &f) {
+  std::string text = f.fast ? "fast\n" : "seed\n";
+  const TargetCpu &cpu = f.schedule->cpu;
+  text += "cpu " + std::to_string(cpu.vectorBytes) + " " + std::to_string(cpu.registers) + " " +
+          std::to_string(cpu.l2Bytes) + " " + (cpu.broadcastOperand ? "b" : "r") + "\n";
+  for (const loop::ComputeRef &t : loop::topoOrder(f.outputs)) {
+    text += (t->placeholder ? "P " : "C ") + t->name + " " + t->tag + " " + shapeToTuple(t->shape) +
+            " " + std::to_string(t->dtype);
+    if (!t->placeholder)
+      text += " " + loop::printExpr(t->body);
+    text += "\n";
+  }
+  for (const loop::ComputeRef &o : f.outputs)
+    text += "out " + o->name + "\n";
+  // FNV-1a, 64 bits: a key, not a security boundary (a collision would only apply another
+  // task's knobs, which schedule the same computation correctly).
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<Task> extractTasks(const Graph &built) {
+  auto lib = builtLibrary(built);
+  const GraphAttr *m = built.attr("module");
+  if (!lib || !m || !m->opaque)
+    fail("the current graph was not built; run :build opt_level=3 first");
+  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  std::vector<Task> tasks;
+  std::map<std::string, size_t> byKey;
+  for (const auto &n : built.index().nodes) {
+    if (n.node->isVariable() || n.node->op->name != "tvm_op")
+      continue;
+    const std::string &name = n.node->parsed.getStr("func_name");
+    const LoweredFunction &f = lib->lowered.at(name);
+    if (!f.fast || f.schedule->space.knobs.empty())
+      continue;
+    std::string key = taskKey(f);
+    auto [it, fresh] = byKey.emplace(key, tasks.size());
+    if (fresh) {
+      Task t;
+      t.key = key;
+      t.name = name;
+      t.function = module->functions.at(name);
+      t.space = f.schedule->space;
+      t.rule = t.space.defaultConfig();
+      t.flops = countFlops(*f.schedule);
+      tasks.push_back(std::move(t));
+    }
+    ++tasks[it->second].calls;
+  }
+  return tasks;
+}
+
+std::string functionToJson(const FusedFunction &f) {
+  nlohmann::json j = {
+      {"name", f.name},          {"args", f.argNames}, {"flatten_data", f.flattenData},
+      {"opt_level", f.optLevel}, {"target", f.target}, {"body", saveJSON(f.body)}};
+  return j.dump();
+}
+
+FusedFunction functionFromJson(const std::string &text, const std::string &source) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("body") || !j["body"].is_string() ||
+      !j.contains("name") || !j.contains("args"))
+    fail(source, ": not a fused function");
+  FusedFunction f;
+  try {
+    f.name = j.at("name").get<std::string>();
+    f.argNames = j.at("args").get<std::vector<std::string>>();
+    f.flattenData = j.value("flatten_data", false);
+    f.optLevel = j.value("opt_level", 2);
+    f.target = j.value("target", std::string("llvm"));
+  } catch (const nlohmann::json::exception &e) {
+    fail(source, ": ", e.what());
+  }
+  f.body = loadJSON(j.at("body").get<std::string>(), source);
+  return f;
+}
+
+} // namespace loupe::backend

@@ -1,0 +1,143 @@
+// TuneCommands: the commands of tuning — :space (a function's knobs and their candidates) and
+// :tune (a measured search of the built graph's kernels, every measurement logged).
+#include "backend/Build.h"
+#include "backend/Peak.h"
+#include "backend/Runtime.h"
+#include "backend/tune/Records.h"
+#include "backend/tune/Tuner.h"
+#include "core/Error.h"
+#include "repl/commands/Commands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+namespace {
+
+const char *kTuneUsage = ":tune [FUNC|all] [trials=N] [time=SECONDS] [workers=N]";
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+} // namespace
+
+void Commands::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":space FUNC");
+  backend::LoweredFunction f = builtOrLowered(e.requireGraph(), a[0]);
+  if (!f.fast)
+    fail(a[0], " was made below opt_level 3, whose seed-era schedules have no knobs; "
+               ":build opt_level=3 to tune it");
+  out << "task " << backend::taskKey(f) << " on " << f.schedule->cpu.isa() << " ("
+      << f.schedule->cpu.vectorBytes << "-byte vectors, " << f.schedule->cpu.registers
+      << " registers)\n"
+      << f.schedule->space.print();
+}
+
+void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  Args a = splitArgs(rest);
+  const Graph &g = e.requireGraph();
+  if (e.tuning_ == "off")
+    fail("tuning is off, so nothing measured would be kept: :set tuning on (the default "
+         "log) or :set tuning FILE first");
+  backend::TuneOptions o;
+  std::string only;
+  for (const std::string &w : a) {
+    size_t eq = w.find('=');
+    if (eq == std::string::npos) {
+      if (!only.empty())
+        fail("usage: ", kTuneUsage);
+      only = w;
+      continue;
+    }
+    std::string k = w.substr(0, eq), v = w.substr(eq + 1);
+    if (k == "trials")
+      o.trialsPerTask = static_cast<int>(integerAtLeast("trials", v, 1));
+    else if (k == "time")
+      o.seconds = static_cast<double>(integerAtLeast("time", v, 1));
+    else if (k == "workers")
+      o.workers = static_cast<int>(integerAtLeast("workers", v, 1));
+    else
+      fail("unknown option '", k, "'; usage: ", kTuneUsage);
+  }
+  std::vector<backend::Task> tasks = backend::extractTasks(g);
+  if (tasks.empty())
+    fail("no function of this build has knobs to tune (only opt_level 3's schedules have them)");
+  auto lib = backend::builtLibrary(g);
+  if (!only.empty() && only != "all") {
+    std::string key = backend::taskKey(builtOrLowered(g, only));
+    tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
+                               [&](const backend::Task &t) { return t.key != key; }),
+                tasks.end());
+    if (tasks.empty())
+      fail(only, " has no knobs to tune (:space ", only, ")");
+  }
+  const backend::LoweredFunction &any = lib->lowered.at(tasks.front().name);
+  o.target = backend::targetDescription(any.schedule->cpu);
+  std::filesystem::path log = e.tuningLocation();
+  std::error_code ec;
+  if (std::filesystem::is_directory(log, ec) || e.tuning_ == "on")
+    log = backend::TuningLog::fileFor(log, o.target);
+  o.log = log;
+  o.peakGflops = backend::peakGflopsPerCore() * backend::numThreads();
+  backend::Tuner tuner(tasks, o);
+  auto percent = [&](double gflops) {
+    return o.peakGflops > 0 ? " (" + fixed(100 * gflops / o.peakGflops, 0) + "% of peak)" : "";
+  };
+  tuner.run([&](const backend::TuneStatus &s) {
+    if (!e.progress_)
+      return;
+    const backend::TaskResult &r = *s.result;
+    e.progress_("tuning " + std::to_string(s.task + 1) + "/" + std::to_string(s.tasks) + " " +
+                    r.task.name + ": " + std::to_string(r.trials) + " trials, best " +
+                    fixed(r.bestGflops(), 1) + " GFLOP/s" + percent(r.bestGflops()) + ", " +
+                    fixed(r.gain(), 2) + "x the rule; " + fixed(s.elapsed, 0) + " of " +
+                    fixed(o.seconds, 0) + " s",
+                std::min(1.0, s.elapsed / o.seconds));
+  });
+  if (e.progress_)
+    e.progress_("", 1.0);
+  // A row per task, the heaviest first.
+  std::vector<const backend::TaskResult *> rows;
+  int trials = 0;
+  for (const backend::TaskResult &r : tuner.results()) {
+    rows.push_back(&r);
+    trials += r.trials;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto *x, const auto *y) {
+    return x->task.calls * x->bestMs > y->task.calls * y->bestMs;
+  });
+  out << pad("function", 44) << pad("calls", 7) << pad("trials", 8) << pad("rule ms", 10)
+      << pad("best ms", 10) << pad("gain", 8) << pad("GFLOP/s", 9) << "best point\n";
+  for (const backend::TaskResult *r : rows) {
+    std::string name = r->task.name.size() > 42 ? r->task.name.substr(0, 41) + "…" : r->task.name;
+    out << pad(name, 44) << pad(std::to_string(r->task.calls), 7)
+        << pad(std::to_string(r->trials) + (r->exhausted ? "*" : ""), 8)
+        << pad(r->ruleMs > 0 ? fixed(r->ruleMs, 4) : "-", 10)
+        << pad(r->bestMs > 0 ? fixed(r->bestMs, 4) : "-", 10)
+        << pad(r->gain() > 0 ? fixed(r->gain(), 2) + "x" : "-", 8)
+        << pad(fixed(r->bestGflops(), 1), 9)
+        << (r->best.empty() || r->best == r->task.rule ? std::string("the rule")
+                                                       : backend::configText(r->best))
+        << "\n";
+    size_t shown = 0;
+    for (const std::string &n : r->notes)
+      if (shown++ < 3)
+        out << "  " << n << "\n";
+    if (r->notes.size() > 3)
+      out << "  … and " << r->notes.size() - 3 << " more failed candidates (in the log)\n";
+  }
+  out << (tuner.interrupted() ? "interrupted after " : "")
+      << plural(static_cast<size_t>(trials), "trial") << " in "
+      << plural(tuner.results().size(), "task") << " (* every point measured); logged in "
+      << log.string() << "; :build again to apply the best\n";
+}
+
+} // namespace loupe

@@ -161,10 +161,22 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
     LoweredFunction lf = lowerFunction(f);
     if (!opts.tuning.empty() && lf.fast && !lf.schedule->space.knobs.empty()) {
       std::string why;
-      if (std::optional<TunedPoint> best = bestRecord(lf, opts, logs, why))
-        lf = lowerFunction(f, &*best);
-      else
+      if (std::optional<TunedPoint> best = bestRecord(lf, opts, logs, why)) {
+        try {
+          lf = lowerFunction(f, &*best);
+        } catch (const Interrupted &) {
+          throw;
+        } catch (const Error &e) {
+          // A record that no longer fits the schedule (edited, or from another revision):
+          // the rule is built and the user told, the build goes on.
+          lf.schedule->configSource =
+              "the rule (the best record does not fit: " + std::string(e.what()) + ")";
+          if (opts.warnings)
+            opts.warnings->push_back("warning: " + best->source + " skipped: " + e.what());
+        }
+      } else {
         lf.schedule->configSource = why;
+      }
     }
     if (trace)
       *trace << "lower function " << name << "\n" << printLowered(lf);

@@ -9,6 +9,7 @@
 #include "core/Error.h"
 #include "core/loop/Eval.h"
 
+#include <algorithm>
 #include <map>
 
 namespace loupe::backend {
@@ -68,6 +69,23 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     applyFastSchedule(*out.schedule);
   else
     applyDefaultSchedule(*out.schedule);
+  if (out.schedule->config) {
+    // The knobs are declared as the schedule is applied, so a point is checked afterwards; one
+    // outside the space (a hand-edited or stale record) is refused, never lowered half-right.
+    const ConfigSpace &space = out.schedule->space;
+    for (const auto &[name, v] : *out.schedule->config) {
+      const Knob *k = space.find(name);
+      if (!k)
+        fail("lower ", f.name, ": its schedule has no knob ", name);
+      if (std::find(k->candidates.begin(), k->candidates.end(), v) == k->candidates.end())
+        fail("lower ", f.name, ": knob ", name, " has no candidate ", v);
+    }
+    Config full = space.defaultConfig();
+    for (const auto &[name, v] : *out.schedule->config)
+      full[name] = v;
+    if (!space.contains(full))
+      fail("lower ", f.name, ": ", configText(full), " exceeds a limit of its space");
+  }
   for (const ComputeRef &o : out.outputs)
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);

@@ -45,8 +45,10 @@ double msSince(Clock::time_point t0) {
 // A 64-byte aligned, zeroed block (kernels use aligned vector loads and stores).
 struct Block {
   void *p = nullptr;
-  explicit Block(int64_t bytes) {
-    size_t n = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+  size_t bytes = 0; ///< rounded up to whole cache lines
+  explicit Block(int64_t size) {
+    size_t n = static_cast<size_t>((std::max<int64_t>(size, 1) + 63) / 64 * 64);
+    bytes = n;
     p = std::aligned_alloc(64, n);
     if (!p)
       fail("measure: cannot allocate ", n, " bytes");
@@ -72,6 +74,25 @@ nlohmann::json configJson(const Config &c) {
 }
 
 } // namespace
+
+double outputDifference(const std::vector<Tensor> &reference, const std::vector<Tensor> &got) {
+  if (reference.size() != got.size())
+    return INFINITY;
+  double worst = 0, scale = 0;
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (got[k].data.size() != reference[k].data.size())
+      return INFINITY;
+    for (size_t i = 0; i < got[k].data.size(); ++i) {
+      double ref = reference[k].data[i], v = got[k].data[i];
+      scale = std::max(scale, std::fabs(ref));
+      if (std::isnan(v) != std::isnan(ref))
+        return INFINITY;
+      if (!std::isnan(v))
+        worst = std::max(worst, std::fabs(v - ref));
+    }
+  }
+  return worst / std::max(scale, 1e-30);
+}
 
 // --- in this process -----------------------------------------------------------------------
 
@@ -141,19 +162,13 @@ Measurement CandidateRunner::measure(const MeasureOptions &o) {
   if (!m.code)
     fail("measure: nothing compiled");
   Measurement r;
-  for (auto &b : m.outputs) // a candidate that writes nothing must not pass on stale values
-    std::memset(b->p, 0, 64);
+  // Outputs poisoned with NaNs: a candidate that leaves any element unwritten cannot pass on
+  // the previous candidate's values.
+  for (size_t k = 0; k < m.outputs.size(); ++k)
+    std::memset(m.outputs[k]->p, 0xff, m.outputs[k]->bytes);
   std::vector<void *> args = m.args();
   m.code->call(m.lowered.name, args);
-  std::vector<Tensor> got = m.results();
-  double worst = 0, scale = 0;
-  for (size_t k = 0; k < got.size(); ++k)
-    for (size_t i = 0; i < got[k].data.size(); ++i) {
-      double ref = m.reference[k].data[i], v = got[k].data[i];
-      scale = std::max(scale, std::fabs(ref));
-      worst = std::max(worst, std::isnan(v) != std::isnan(ref) ? INFINITY : std::fabs(v - ref));
-    }
-  r.relError = worst / std::max(scale, 1e-30);
+  r.relError = outputDifference(m.reference, m.results());
   if (!(r.relError <= o.tolerance)) {
     r.status = "wrong";
     r.message = "its output differs from the rule's by " + std::to_string(r.relError) +
@@ -162,7 +177,9 @@ Measurement CandidateRunner::measure(const MeasureOptions &o) {
   }
   void (*fn)(void **) = m.code->packed(m.lowered.name);
   double best = INFINITY;
-  for (int rep = 0; rep < std::max(1, o.repeats); ++rep) {
+  // One repeat untimed first: the thread pool wakes, the caches and the clock warm up, so that
+  // the first candidate a worker measures (often the rule) is not measured cold.
+  for (int rep = -1; rep < std::max(1, o.repeats); ++rep) {
     int64_t calls = 0;
     Clock::time_point t0 = Clock::now();
     double elapsed = 0;
@@ -171,7 +188,8 @@ Measurement CandidateRunner::measure(const MeasureOptions &o) {
       ++calls;
       elapsed = msSince(t0);
     } while (elapsed < o.minRepeatMs);
-    best = std::min(best, elapsed / static_cast<double>(calls));
+    if (rep >= 0)
+      best = std::min(best, elapsed / static_cast<double>(calls));
   }
   r.ms = best;
   return r;

@@ -6,6 +6,7 @@
 #include "backend/schedule/Space.h"
 #include "backend/tune/Task.h"
 #include "core/FusedModule.h"
+#include "core/Tensor.h"
 
 #include <memory>
 #include <string>
@@ -33,6 +34,11 @@ struct Measurement {
   double relError = 0; ///< its largest difference from the rule's outputs, relative
   std::string message; ///< what went wrong, when not ok
 };
+
+/// How far `got` is from `reference`: the largest absolute difference of an element divided by
+/// the largest magnitude in `reference` (0 when equal; infinity when their shapes differ or a NaN
+/// appears on one side only). A candidate farther than MeasureOptions::tolerance is wrong.
+double outputDifference(const std::vector<Tensor> &reference, const std::vector<Tensor> &got);
 
 /// Measures points of one fused function in this process: the inputs are made once (seeded
 /// random values), the rule's point is compiled and run once for the reference outputs. Throws

@@ -297,10 +297,11 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
     out << w << "\n";
   size_t tuned = 0;
   for (const auto &[name, f] : backend::builtLibrary(g)->lowered)
-    tuned += !f.schedule->configSource.empty();
+    tuned += f.schedule->config != nullptr;
   if (tuned)
-    out << "tuning: " << plural(tuned, "function") << " built at their best records "
-        << "(:schedule FUNC names each)\n";
+    out << "tuning: " << plural(tuned, "function")
+        << (tuned == 1 ? " built at its best record" : " built at their best records")
+        << " (:schedule FUNC names " << (tuned == 1 ? "it" : "each") << ")\n";
   // The deploy graph, as the seeds print it after build (tvm_op nodes, storage ids).
   std::string ir = printGraphIR(g);
   out << ir << (ir.back() == '\n' ? "" : "\n");

@@ -1,0 +1,575 @@
+// TuningTest: knob spaces, the tuning log (format, damaged lines, merging, concurrent appends),
+// measurement (the rule's output as the oracle, wrong answers, timeouts), the search and Ctrl-C.
+#include "TestUtil.h"
+
+#include "backend/Build.h"
+#include "backend/LowerFunction.h"
+#include "backend/tune/Measure.h"
+#include "backend/tune/Records.h"
+#include "backend/tune/Task.h"
+#include "backend/tune/Tuner.h"
+#include "core/Interrupt.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace loupe::test {
+namespace {
+
+using backend::Config;
+using backend::ConfigSpace;
+using backend::Knob;
+using backend::Measurement;
+using backend::Task;
+using backend::TuningLog;
+using backend::TuningRecord;
+
+namespace fs = std::filesystem;
+
+// A fresh folder under the build tree's test cache, removed first.
+fs::path scratch(const std::string &name) {
+  fs::path p =
+      fs::temp_directory_path() / ("loupe-tuning-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+ConfigSpace smallSpace() {
+  ConfigSpace s;
+  s.knobs.push_back({"a", {1, 2, 4}, 2, "first"});
+  s.knobs.push_back({"b", {0, 1}, 0, "second"});
+  s.knobs.push_back({"c", {1, 3}, 3, "third"});
+  s.limits.push_back({{"a", "c"}, 6});
+  return s;
+}
+
+// --- spaces ----------------------------------------------------------------------------------
+
+TEST(Space, NumbersPointsInMixedRadixFirstKnobSlowest) {
+  ConfigSpace s = smallSpace();
+  EXPECT_EQ(s.size(), 12u);
+  // a=4 (index 2), b=1 (1), c=1 (0): 2*(2*2) + 1*2 + 0 = 10.
+  EXPECT_EQ(s.at(10), (Config{{"a", 4}, {"b", 1}, {"c", 1}}));
+  EXPECT_EQ(s.indexOf({{"a", 4}, {"b", 1}, {"c", 1}}), 10u);
+  for (uint64_t i = 0; i < s.size(); ++i)
+    EXPECT_EQ(s.indexOf(s.at(i)), i);
+  EXPECT_EQ(s.defaultConfig(), (Config{{"a", 2}, {"b", 0}, {"c", 3}}));
+}
+
+TEST(Space, LimitsExcludePointsWhoseProductIsTooLarge) {
+  ConfigSpace s = smallSpace();
+  // a x c <= 6 leaves out a=4,c=3 (12) for both b: 12 - 2.
+  EXPECT_EQ(s.validCount(), 10u);
+  EXPECT_TRUE(s.contains({{"a", 2}, {"b", 1}, {"c", 3}}));
+  EXPECT_FALSE(s.contains({{"a", 4}, {"b", 1}, {"c", 3}})); // over the limit
+  EXPECT_FALSE(s.contains({{"a", 3}, {"b", 1}, {"c", 3}})); // 3 is not a candidate of a
+  EXPECT_FALSE(s.contains({{"a", 2}, {"b", 1}}));           // c missing
+  expectError([&] { s.indexOf({{"a", 3}, {"b", 0}, {"c", 1}}); }, "knob a has no candidate 3");
+}
+
+TEST(Space, PrintsKnobsLimitsAndSize) {
+  EXPECT_EQ(smallSpace().print(), "knob a in {1 2 4}, rule 2  (first)\n"
+                                  "knob b in {0 1}, rule 0  (second)\n"
+                                  "knob c in {1 3}, rule 3  (third)\n"
+                                  "limit a x c <= 6\n"
+                                  "size 12 points, 10 within the limits\n");
+  EXPECT_EQ(ConfigSpace().print(), "no knobs: this function's schedule has nothing to tune\n");
+  EXPECT_EQ(backend::configText({{"reg_n", 6}, {"oc_tiles", 2}}), "oc_tiles=2 reg_n=6");
+}
+
+// --- records ---------------------------------------------------------------------------------
+
+TuningRecord record(const std::string &task, Config c, double ms, const std::string &status = "ok",
+                    const std::string &target = "AVX2 test") {
+  TuningRecord r;
+  r.task = task;
+  r.function = "fuse_f";
+  r.target = target;
+  r.config = std::move(c);
+  r.status = status;
+  r.ms = ms;
+  r.ruleMs = 2;
+  r.gflops = 10;
+  r.trial = 3;
+  r.time = "2026-11-25T12:00:00Z";
+  return r;
+}
+
+const std::string kTaskA = "0123456789abcdef";
+const std::string kTaskB = "fedcba9876543210";
+
+TEST(TuningLog, WritesOneVersionedJsonLinePerRecord) {
+  TuningRecord r = record(kTaskA, {{"reg_n", 6}}, 0.5, "wrong");
+  r.message = "its output differs";
+  EXPECT_EQ(backend::recordToJson(r),
+            R"({"config":{"reg_n":6},"function":"fuse_f","gflops":10.0,"message":"its output )"
+            R"(differs","ms":0.5,"rule_ms":2.0,"status":"wrong","target":"AVX2 test","task":")" +
+                kTaskA + R"(","time":"2026-11-25T12:00:00Z","trial":3,"v":1})");
+  TuningRecord back = backend::recordFromJson(backend::recordToJson(r));
+  EXPECT_EQ(back.config, r.config);
+  EXPECT_EQ(back.status, "wrong");
+  EXPECT_EQ(back.message, r.message);
+  EXPECT_EQ(back.ms, 0.5);
+  EXPECT_EQ(back.ruleMs, 2);
+  EXPECT_EQ(back.trial, 3);
+}
+
+TEST(TuningLog, SkipsDamagedLinesWithAWarningNamingFileAndLine) {
+  fs::path dir = scratch("damaged");
+  fs::path file = dir / "log.jsonl";
+  {
+    std::ofstream out(file);
+    out << backend::recordToJson(record(kTaskA, {{"k", 1}}, 3.0)) << "\n"
+        << "{\"v\":1,\"task\":\"0123\n" // cut short
+        << "\n"                         // blank: fine
+        << "[1,2]\n"                    // not an object
+        << R"({"v":2,"task":"0123456789abcdef"})"
+        << "\n"                                                                   // other version
+        << backend::recordToJson(record("xyz", {{"k", 1}}, 1.0)) << "\n"          // bad task
+        << backend::recordToJson(record(kTaskA, {{"k", 2}}, 0.0)) << "\n"         // ok without ms
+        << backend::recordToJson(record(kTaskA, {{"k", 3}}, 1.5, "fast")) << "\n" // bad status
+        << backend::recordToJson(record(kTaskA, {{"k", 4}}, 2.0)) << "\n";
+  }
+  std::vector<std::string> warnings;
+  TuningLog log = TuningLog::read(file, &warnings);
+  ASSERT_EQ(log.records.size(), 2u);
+  EXPECT_EQ(log.records[0].line, 1u);
+  EXPECT_EQ(log.records[1].line, 9u);
+  std::string f = file.string();
+  ASSERT_EQ(warnings.size(), 6u);
+  EXPECT_EQ(warnings[0], "warning: " + f + ":2: skipped a damaged tuning record (not JSON)");
+  EXPECT_EQ(warnings[1],
+            "warning: " + f + ":4: skipped a damaged tuning record (not a JSON object)");
+  EXPECT_EQ(warnings[2],
+            "warning: " + f + ":5: skipped a damaged tuning record (not a version 1 record)");
+  EXPECT_EQ(warnings[3],
+            "warning: " + f +
+                ":6: skipped a damaged tuning record (task 'xyz' is not 16 hex digits)");
+  EXPECT_EQ(warnings[4],
+            "warning: " + f +
+                ":7: skipped a damaged tuning record (an ok record needs a positive ms)");
+  EXPECT_EQ(warnings[5], "warning: " + f +
+                             ":8: skipped a damaged tuning record (status 'fast' is not ok, wrong, "
+                             "timeout or error)");
+  // The best of what survived.
+  EXPECT_EQ(log.best(kTaskA, "AVX2 test")->config, (Config{{"k", 4}}));
+  // A missing log is an empty one.
+  EXPECT_TRUE(TuningLog::read(dir / "none.jsonl", &warnings).records.empty());
+}
+
+TEST(TuningLog, BestIsTheFastestOkRecordOfTheTaskOnTheTarget) {
+  TuningLog log;
+  log.records = {record(kTaskA, {{"k", 1}}, 3.0),
+                 record(kTaskA, {{"k", 2}}, 0.1, "wrong"),
+                 record(kTaskA, {{"k", 3}}, 0.2, "timeout"),
+                 record(kTaskA, {{"k", 4}}, 1.0),
+                 record(kTaskB, {{"k", 5}}, 0.5),
+                 record(kTaskA, {{"k", 6}}, 0.3, "ok", "AVX-512")};
+  EXPECT_EQ(log.best(kTaskA, "AVX2 test")->config, (Config{{"k", 4}}));
+  EXPECT_EQ(log.best(kTaskA, "AVX-512")->config, (Config{{"k", 6}}));
+  EXPECT_EQ(log.best(kTaskB, "AVX2 test")->config, (Config{{"k", 5}}));
+  EXPECT_EQ(log.best(kTaskB, "AVX-512"), nullptr);
+}
+
+TEST(TuningLog, LogsFromSeveralMachinesMergeByConcatenation) {
+  fs::path dir = scratch("merge");
+  TuningLog::append(dir / "a.jsonl",
+                    {record(kTaskA, {{"k", 1}}, 2.0), record(kTaskB, {{"k", 1}}, 1.0)});
+  TuningLog::append(dir / "b.jsonl",
+                    {record(kTaskA, {{"k", 2}}, 1.0), record(kTaskB, {{"k", 2}}, 3.0)});
+  // What the README tells a team to do: cat host-b's log onto host-a's.
+  {
+    std::ifstream b(dir / "b.jsonl");
+    std::ofstream a(dir / "a.jsonl", std::ios::app);
+    a << b.rdbuf();
+  }
+  TuningLog merged = TuningLog::read(dir / "a.jsonl", nullptr);
+  ASSERT_EQ(merged.records.size(), 4u);
+  EXPECT_EQ(merged.best(kTaskA, "AVX2 test")->config, (Config{{"k", 2}}));
+  EXPECT_EQ(merged.best(kTaskB, "AVX2 test")->config, (Config{{"k", 1}}));
+  // One file per target description, named by its hash.
+  EXPECT_EQ(TuningLog::fileFor(dir, "AVX2 test").parent_path(), dir);
+  EXPECT_EQ(TuningLog::fileFor(dir, "AVX2 test").extension(), ".jsonl");
+  EXPECT_NE(TuningLog::fileFor(dir, "AVX2 test"), TuningLog::fileFor(dir, "AVX-512"));
+}
+
+TEST(TuningLog, ConcurrentAppendsNeverInterleaveLines) {
+  fs::path file = scratch("concurrent") / "log.jsonl";
+  constexpr int kProcs = 4, kBatches = 50;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<TuningRecord> batch;
+        for (int i = 0; i < 20; ++i) {
+          TuningRecord r = record(kTaskA, {{"proc", p}, {"batch", b}, {"i", i}}, 1.0 + i);
+          r.message = std::string(300, 'x'); // long lines: a torn write would show
+          r.status = "error";
+          batch.push_back(r);
+        }
+        TuningLog::append(file, batch);
+      }
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    ::waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::vector<std::string> warnings;
+  TuningLog log = TuningLog::read(file, &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(log.records.size(), static_cast<size_t>(kProcs * kBatches * 20));
+  std::set<Config> distinct;
+  for (const TuningRecord &r : log.records)
+    distinct.insert(r.config);
+  EXPECT_EQ(distinct.size(), log.records.size());
+}
+
+TEST(TuningLog, AppendNamesTheFileItCannotWrite) {
+  fs::path dir = scratch("readonly");
+  fs::path file = dir / "sub";
+  fs::create_directories(file); // a folder where the log should be
+  expectError([&] { TuningLog::append(file, {record(kTaskA, {}, 1.0)}); },
+              file.string() + ": cannot open the tuning log: Is a directory");
+}
+
+// --- measurement -----------------------------------------------------------------------------
+
+TEST(Measure, OutputDifferenceIsRelativeToTheLargestMagnitude) {
+  Tensor ref({3}, 0), got({3}, 0);
+  ref.data = {1, -4, 2};
+  got.data = {1, -4, 2};
+  EXPECT_EQ(backend::outputDifference({ref}, {got}), 0);
+  got.data = {1, -4, 2.5};
+  EXPECT_DOUBLE_EQ(backend::outputDifference({ref}, {got}), 0.5 / 4);
+  got.data = {1, NAN, 2};
+  EXPECT_EQ(backend::outputDifference({ref}, {got}), INFINITY);
+  EXPECT_EQ(backend::outputDifference({ref}, {Tensor({2}, 0)}), INFINITY);
+  EXPECT_EQ(backend::outputDifference({ref}, {}), INFINITY);
+}
+
+// The opt_level 3 build of a small network: a 3x3 convolution, a dense layer and a softmax.
+Graph builtNetwork(Engine &e) {
+  run(e, "x = Variable(\"x\", shape=(1,8,10,10), dtype=0)\n"
+         "c = relu(conv2d(x, channels=16, kernel_size=(3,3), padding=(1,1), name=\"conv\"))\n"
+         "d = dense(flatten(c), units=10, name=\"fc\")\n"
+         "y = softmax(d)\n"
+         ":graph y\n"
+         ":build opt_level=3");
+  return e.current()->graph;
+}
+
+const Task &taskNamed(const std::vector<Task> &tasks, const std::string &prefix) {
+  for (const Task &t : tasks)
+    if (t.name.rfind(prefix, 0) == 0)
+      return t;
+  throw Error("no task " + prefix);
+}
+
+TEST(Measure, TasksAreTheBuildsDistinctKernelsWithTheirSpaces) {
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  std::set<std::string> keys;
+  for (const Task &t : tasks) {
+    keys.insert(t.key);
+    EXPECT_EQ(t.rule, t.space.defaultConfig()) << t.name;
+    EXPECT_TRUE(t.space.contains(t.rule)) << t.name;
+    EXPECT_EQ(t.calls, 1) << t.name;
+  }
+  EXPECT_EQ(keys.size(), tasks.size());
+  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
+  // 8 -> 16 channels, 3x3 over 10x10: 2 flops per multiply-add; then the bias and the relu,
+  // one each per output.
+  EXPECT_EQ(conv.flops, 2 * 8 * 16 * 9 * 10 * 10 + 2 * 16 * 10 * 10);
+  EXPECT_NE(conv.space.find("reg_n"), nullptr);
+  // A reduction over rows declares its partial-sum chains.
+  EXPECT_NE(taskNamed(tasks, "fuse_dense").space.knobs.size(), 0u);
+}
+
+TEST(Measure, EveryPointOfASpaceComputesWhatTheRuleComputes) {
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  backend::MeasureOptions o;
+  o.minRepeatMs = 0.01;
+  o.repeats = 1;
+  for (const Task &t : tasks) {
+    backend::CandidateRunner runner(*t.function);
+    // Small spaces whole; the convolution's at every 7th point (a spread of tiles and orders).
+    uint64_t step = t.space.size() > 64 ? 7 : 1;
+    int measured = 0;
+    for (uint64_t i = 0; i < t.space.size(); i += step) {
+      Config c = t.space.at(i);
+      if (!t.space.contains(c))
+        continue;
+      runner.compile(c);
+      Measurement m = runner.measure(o);
+      EXPECT_EQ(m.status, "ok") << t.name << " at " << backend::configText(c) << ": " << m.message;
+      EXPECT_LE(m.relError, 1e-5) << t.name << " at " << backend::configText(c);
+      EXPECT_GT(m.ms, 0);
+      ++measured;
+    }
+    EXPECT_GT(measured, 0) << t.name;
+  }
+}
+
+TEST(Measure, APoolOfWorkerProcessesMeasuresAndChecksCandidates) {
+  ::setenv("LOUPE_TUNE_WORKER", LOUPE_REPL_BINARY, 1);
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
+  backend::MeasureOptions o;
+  o.minRepeatMs = 1;
+  o.repeats = 2;
+  backend::MeasurePool pool(2, o);
+  Config other = conv.rule;
+  other["reg_n"] = other["reg_n"] == 2 ? 5 : 2;
+  std::vector<Measurement> ms = pool.measure(conv, {conv.rule, other, conv.rule});
+  ASSERT_EQ(ms.size(), 3u);
+  for (const Measurement &m : ms) {
+    EXPECT_EQ(m.status, "ok") << m.message;
+    EXPECT_GT(m.ms, 0);
+    EXPECT_LE(m.relError, 1e-5);
+  }
+  // A point outside the space does not compile: an error, reported, and the pool goes on.
+  Config bad = conv.rule;
+  bad["reg_n"] = 0;
+  ms = pool.measure(conv, {bad, conv.rule});
+  EXPECT_EQ(ms[0].status, "error");
+  EXPECT_EQ(ms[0].message, "lower " + conv.name + ": knob reg_n has no candidate 0");
+  EXPECT_EQ(ms[1].status, "ok") << ms[1].message;
+  ::unsetenv("LOUPE_TUNE_WORKER");
+}
+
+TEST(Measure, AWorkerThatDoesNotAnswerInTimeIsAbandoned) {
+  // A worker that loads every task and then never finishes compiling.
+  ::setenv("LOUPE_TUNE_WORKER", LOUPE_SOURCE_DIR "/tests/data/hanging_tune_worker.sh", 1);
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  backend::MeasureOptions o;
+  o.timeoutSeconds = 0.3;
+  backend::MeasurePool pool(2, o);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Measurement> ms =
+      pool.measure(tasks.front(), {tasks.front().rule, tasks.front().rule, tasks.front().rule});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(ms.size(), 3u);
+  for (const Measurement &m : ms) {
+    EXPECT_EQ(m.status, "timeout");
+    EXPECT_EQ(m.message, "it did not compile within the time limit");
+  }
+  // Two rounds (two workers, three candidates), each abandoned at its deadline, not at the
+  // worker's 60-second sleep: a loose bound, since the machine may be busy.
+  EXPECT_LT(seconds, 20);
+  ::unsetenv("LOUPE_TUNE_WORKER");
+}
+
+// --- the search ------------------------------------------------------------------------------
+
+// A task over a hand-made space whose cost is known: ms = 1 + (a - 4)^2/4 + (b - 1)^2 + c/10.
+Task syntheticTask() {
+  Task t;
+  t.key = kTaskA;
+  t.name = "fuse_synthetic";
+  t.space.knobs.push_back({"a", {1, 2, 3, 4, 5, 6, 7, 8}, 2, "a"});
+  t.space.knobs.push_back({"b", {0, 1, 2, 3}, 0, "b"});
+  t.space.knobs.push_back({"c", {0, 1, 2, 3, 4, 5}, 5, "c"});
+  t.rule = t.space.defaultConfig();
+  t.flops = 1000000;
+  t.calls = 1;
+  return t;
+}
+
+double syntheticMs(const Config &c) {
+  double a = c.at("a"), b = c.at("b"), cc = c.at("c");
+  return 1 + (a - 4) * (a - 4) / 4 + (b - 1) * (b - 1) + cc / 10;
+}
+
+backend::TuneOptions quickOptions(const fs::path &log) {
+  backend::TuneOptions o;
+  o.seconds = 600;
+  o.log = log;
+  o.target = "AVX2 test";
+  return o;
+}
+
+TEST(Tuner, FindsTheBestPointAndLogsEveryMeasurement) {
+  fs::path log = scratch("search") / "log.jsonl";
+  backend::TuneOptions o = quickOptions(log);
+  o.trialsPerTask = 64;
+  int calls = 0;
+  backend::Tuner tuner({syntheticTask()}, o, [&](const Task &, const std::vector<Config> &cs) {
+    std::vector<Measurement> out;
+    for (const Config &c : cs) {
+      ++calls;
+      Measurement m;
+      m.ms = syntheticMs(c);
+      out.push_back(m);
+    }
+    return out;
+  });
+  tuner.run();
+  const backend::TaskResult &r = tuner.results()[0];
+  EXPECT_FALSE(tuner.interrupted());
+  EXPECT_EQ(r.trials, 64);
+  EXPECT_EQ(calls, 64);
+  EXPECT_EQ(r.ruleMs, syntheticMs(syntheticTask().rule)); // the rule is always measured
+  EXPECT_EQ(r.best, (Config{{"a", 4}, {"b", 1}, {"c", 0}}));
+  EXPECT_DOUBLE_EQ(r.bestMs, 1.0);
+  TuningLog written = TuningLog::read(log, nullptr);
+  EXPECT_EQ(written.records.size(), 64u);
+  EXPECT_EQ(written.best(kTaskA, "AVX2 test")->config, r.best);
+  // Every point measured once.
+  std::set<Config> seen;
+  for (const TuningRecord &rec : written.records)
+    EXPECT_TRUE(seen.insert(rec.config).second) << backend::configText(rec.config);
+}
+
+TEST(Tuner, AWrongCandidateIsReportedAndNeverTheBest) {
+  fs::path log = scratch("wrong") / "log.jsonl";
+  backend::TuneOptions o = quickOptions(log);
+  o.trialsPerTask = 192; // the whole space
+  Config liar{{"a", 8}, {"b", 3}, {"c", 0}};
+  backend::Tuner tuner({syntheticTask()}, o, [&](const Task &, const std::vector<Config> &cs) {
+    std::vector<Measurement> out;
+    for (const Config &c : cs) {
+      Measurement m;
+      m.ms = syntheticMs(c);
+      if (c == liar) { // the fastest of all, but it computes something else
+        m.ms = 0.01;
+        m.status = "wrong";
+        m.relError = 0.25;
+        m.message = "its output differs from the rule's by 0.25 of the largest magnitude";
+      }
+      out.push_back(m);
+    }
+    return out;
+  });
+  tuner.run();
+  const backend::TaskResult &r = tuner.results()[0];
+  EXPECT_TRUE(r.exhausted);
+  EXPECT_EQ(r.trials, 192);
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_EQ(r.best, (Config{{"a", 4}, {"b", 1}, {"c", 0}}));
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("(a=8 b=3 c=0): wrong: its output differs from the rule's by 0.25"),
+            std::string::npos)
+      << r.notes[0];
+  TuningLog written = TuningLog::read(log, nullptr);
+  int wrong = 0;
+  for (const TuningRecord &rec : written.records)
+    wrong += rec.status == "wrong" && rec.config == liar;
+  EXPECT_EQ(wrong, 1);
+  EXPECT_EQ(written.best(kTaskA, "AVX2 test")->config, r.best);
+}
+
+TEST(Tuner, CtrlCStopsTheRunAndKeepsWhatWasMeasured) {
+  fs::path log = scratch("interrupt") / "log.jsonl";
+  backend::TuneOptions o = quickOptions(log);
+  Task second = syntheticTask();
+  second.key = kTaskB;
+  second.name = "fuse_second";
+  int calls = 0;
+  backend::Tuner tuner({syntheticTask(), second}, o,
+                       [&](const Task &, const std::vector<Config> &cs) {
+                         std::vector<Measurement> out;
+                         for (const Config &c : cs) {
+                           Measurement m;
+                           m.ms = syntheticMs(c);
+                           out.push_back(m);
+                         }
+                         // Ctrl-C arrives during the third round's measurements.
+                         if (++calls == 3)
+                           requestInterrupt();
+                         return out;
+                       });
+  tuner.run();
+  EXPECT_TRUE(tuner.interrupted());
+  EXPECT_FALSE(interruptRequested()); // handled: the REPL goes on
+  int trials = 0;
+  for (const backend::TaskResult &r : tuner.results()) {
+    trials += r.trials;
+    EXPECT_GT(r.bestMs, 0);
+  }
+  // The third round's batch was measured before the check, so it is kept too.
+  EXPECT_EQ(trials, 3 * 8);
+  EXPECT_EQ(TuningLog::read(log, nullptr).records.size(), 24u);
+}
+
+// --- applying records ------------------------------------------------------------------------
+
+TEST(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
+  auto lib = backend::builtLibrary(e.current()->graph);
+  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+  Config point = conv.rule;
+  point["reg_n"] = point["reg_n"] == 2 ? 5 : 2;
+  fs::path log = scratch("apply") / "log.jsonl";
+  TuningRecord slow = record(conv.key, conv.rule, 2.0, "ok", target);
+  TuningRecord fast = record(conv.key, point, 1.0, "ok", target);
+  fast.trial = 7;
+  TuningLog::append(log, {slow, fast});
+  {
+    std::ofstream damage(log, std::ios::app);
+    damage << "not a record\n";
+  }
+  run(e, ":undo\n:set tuning " + log.string());
+  std::string built = output(e, ":build opt_level=3");
+  EXPECT_NE(
+      built.find("warning: " + log.string() + ":3: skipped a damaged tuning record (not JSON)\n"),
+      std::string::npos)
+      << built;
+  EXPECT_NE(built.find("tuning: 1 function built at its best record"), std::string::npos) << built;
+  auto tuned = backend::builtLibrary(e.current()->graph);
+  EXPECT_EQ(*tuned->lowered.at(conv.name).schedule->config, point);
+  std::string schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+            "tuned: record " + log.string() + ":2 (trial 7; 2.00x the rule's speed when measured)");
+  // The same network still computes what the reference interpreter does.
+  EXPECT_EQ(output(e, ":undo").find("error"), std::string::npos);
+  run(e, ":set tuning off");
+  std::string untuned = output(e, ":build opt_level=3");
+  EXPECT_EQ(untuned.find("tuning:"), std::string::npos) << untuned;
+}
+
+TEST(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
+  auto lib = backend::builtLibrary(e.current()->graph);
+  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+  Config stale = conv.rule;
+  stale["reg_n"] = 99; // no such candidate: a record edited by hand, or of an older schedule
+  fs::path log = scratch("stale") / "log.jsonl";
+  TuningLog::append(log, {record(conv.key, stale, 1.0, "ok", target)});
+  run(e, ":undo\n:set tuning " + log.string());
+  std::string built = output(e, ":build opt_level=3");
+  EXPECT_NE(built.find("warning: record " + log.string() +
+                       ":1 (trial 3; 2.00x the rule's speed "
+                       "when measured) skipped: lower " +
+                       conv.name + ": knob reg_n has no candidate 99\n"),
+            std::string::npos)
+      << built;
+  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            nullptr);
+  std::string schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+            "tuned: the rule (the best record does not fit: lower " + conv.name +
+                ": knob reg_n has no candidate 99)");
+}
+
+} // namespace
+} // namespace loupe::test

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 
@@ -39,6 +40,14 @@ std::string Engine::tuningLocation() const {
   if (tuning_ == "on")
     return backend::TuningLog::defaultDir().string();
   return tuning_;
+}
+
+std::string Engine::tuningLogFile(const std::string &targetDescription) const {
+  std::string where = tuningLocation();
+  std::error_code ec;
+  if (where.empty() || (tuning_ != "on" && !std::filesystem::is_directory(where, ec)))
+    return where;
+  return backend::TuningLog::fileFor(where, targetDescription).string();
 }
 
 const Step *Engine::current() const { return history_.empty() ? nullptr : &history_[cursor_]; }

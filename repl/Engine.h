@@ -70,6 +70,9 @@ public:
   const std::string &tuning() const { return tuning_; }
   /// Where the tuning records are ("" when off): the default folder or the file.
   std::string tuningLocation() const;
+  /// The log file of a target (its backend::targetDescription): the folder's file for it, or
+  /// the file set; "" when off.
+  std::string tuningLogFile(const std::string &targetDescription) const;
 
   /// Whether `:quit` asked the front end to stop reading input.
   bool quitRequested() const { return quit_; }

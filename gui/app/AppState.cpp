@@ -6,11 +6,9 @@
 namespace loupe::gui {
 
 bool parsePanel(const std::string &name, Panel &out) {
-  static const std::pair<const char *, Panel> names[] = {{"graph", Panel::Graph},
-                                                         {"timeline", Panel::Timeline},
-                                                         {"fusion", Panel::Fusion},
-                                                         {"loops", Panel::Loops},
-                                                         {"buffers", Panel::Buffers}};
+  static const std::pair<const char *, Panel> names[] = {
+      {"graph", Panel::Graph}, {"timeline", Panel::Timeline}, {"fusion", Panel::Fusion},
+      {"loops", Panel::Loops}, {"buffers", Panel::Buffers},   {"tuning", Panel::Tuning}};
   for (const auto &[n, p] : names)
     if (name == n) {
       out = p;

@@ -2,6 +2,7 @@
 // engine, the open panel, the selection, and each panel's own state.
 #pragma once
 
+#include "gui/model/TuningView.h"
 #include "gui/model/Viewer.h"
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 namespace loupe::gui {
 
 /// The panels of the main area (the `--panel` names).
-enum class Panel { Graph, Timeline, Fusion, Loops, Buffers };
+enum class Panel { Graph, Timeline, Fusion, Loops, Buffers, Tuning };
 
 /// Parses a `--panel` name; false for an unknown one.
 bool parsePanel(const std::string &name, Panel &out);
@@ -83,6 +84,19 @@ struct LoopsPanelState {
   std::string function;
 };
 
+/// The Tuning panel: the build's tasks and the log's measurements of them, refreshed as the log
+/// grows (also while :tune runs on the viewer's worker, when the engine may not be read).
+struct TuningPanelState {
+  TuningView view;
+  const void *snapshot = nullptr; ///< the built graph the tasks were taken from
+  std::string target;             ///< their target description
+  size_t selected = 0;            ///< the task shown
+  int seconds = 60;               ///< the time the Tune buttons give :tune
+  bool running = false;           ///< :tune is running on the worker
+  double lastRead = 0;            ///< ImGui time the log was last looked at
+  std::string loopsKey, loops;    ///< the best point's loops, and which task and point they are
+};
+
 /// The console: the line being typed and the lines typed before.
 struct ConsoleState {
   char input[512] = "";
@@ -115,6 +129,7 @@ struct AppState {
   FusionPanelState fusion;
   TimelineState timeline;
   LoopsPanelState loops;
+  TuningPanelState tuning;
   ConsoleState console;
   OpenDialogState open;
   CommandCache commands;

@@ -29,13 +29,17 @@ void workingFrame(AppState &s, float w, float h) {
   if (ImGui::Button("Stop"))
     s.viewer.interrupt();
   ImGui::End();
+  if (s.tuning.running) // the search so far, from the log it appends to
+    tuningLive(s, w, h);
 }
 
 } // namespace
 
 void drawFrame(AppState &s, float w, float h) {
-  if (s.viewer.poll())
+  if (s.viewer.poll()) {
     s.console.scroll = true;
+    s.tuning.running = false;
+  }
   if (s.viewer.busy()) {
     workingFrame(s, w, h);
     return;
@@ -57,11 +61,9 @@ void drawFrame(AppState &s, float w, float h) {
       const char *name;
       Panel panel;
     };
-    const Tab tabs[] = {{"Graph", Panel::Graph},
-                        {"Timeline", Panel::Timeline},
-                        {"Fusion", Panel::Fusion},
-                        {"Loops", Panel::Loops},
-                        {"Buffers", Panel::Buffers}};
+    const Tab tabs[] = {{"Graph", Panel::Graph},     {"Timeline", Panel::Timeline},
+                        {"Fusion", Panel::Fusion},   {"Loops", Panel::Loops},
+                        {"Buffers", Panel::Buffers}, {"Tuning", Panel::Tuning}};
     for (const Tab &t : tabs) {
       ImGuiTabItemFlags f = s.selectPanel && s.panel == t.panel ? ImGuiTabItemFlags_SetSelected : 0;
       if (ImGui::BeginTabItem(t.name, nullptr, f)) {
@@ -82,6 +84,9 @@ void drawFrame(AppState &s, float w, float h) {
           break;
         case Panel::Buffers:
           buffersPanel(s);
+          break;
+        case Panel::Tuning:
+          tuningPanel(s);
           break;
         }
         ImGui::EndTabItem();

@@ -16,10 +16,14 @@ void fusionPanel(AppState &s);   ///< FusionPanel.cpp
 void timelinePanel(AppState &s); ///< TimelinePanel.cpp
 void loopsPanel(AppState &s);    ///< LoopsPanel.cpp
 void buffersPanel(AppState &s);  ///< BuffersPanel.cpp
-void inspector(AppState &s);     ///< Inspector.cpp
-void console(AppState &s);       ///< Console.cpp
-void toolbar(AppState &s);       ///< Toolbar.cpp
-void openDialog(AppState &s);    ///< Toolbar.cpp
+void tuningPanel(AppState &s);   ///< TuningPanel.cpp
+/// While :tune runs on the viewer's worker: the Tuning panel's curves and knobs in a window
+/// under the progress, read from the log only (TuningPanel.cpp).
+void tuningLive(AppState &s, float w, float h);
+void inspector(AppState &s);  ///< Inspector.cpp
+void console(AppState &s);    ///< Console.cpp
+void toolbar(AppState &s);    ///< Toolbar.cpp
+void openDialog(AppState &s); ///< Toolbar.cpp
 
 // --- what the panels share (Panels.cpp) ---
 

@@ -81,10 +81,7 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
   }
   const backend::LoweredFunction &any = lib->lowered.at(tasks.front().name);
   o.target = backend::targetDescription(any.schedule->cpu);
-  std::filesystem::path log = e.tuningLocation();
-  std::error_code ec;
-  if (std::filesystem::is_directory(log, ec) || e.tuning_ == "on")
-    log = backend::TuningLog::fileFor(log, o.target);
+  std::filesystem::path log = e.tuningLogFile(o.target);
   o.log = log;
   o.peakGflops = backend::peakGflopsPerCore() * backend::numThreads();
   backend::Tuner tuner(tasks, o);

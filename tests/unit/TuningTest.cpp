@@ -9,6 +9,7 @@
 #include "backend/tune/Task.h"
 #include "backend/tune/Tuner.h"
 #include "core/Interrupt.h"
+#include "gui/model/TuningView.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -569,6 +570,49 @@ TEST(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {
   EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
             "tuned: the rule (the best record does not fit: lower " + conv.name +
                 ": knob reg_n has no candidate 99)");
+}
+
+// --- the viewer's model ----------------------------------------------------------------------
+
+TEST(TuningView, JoinsTheBuildsTasksWithTheLogsRecordsInOrder) {
+  Task heavy = syntheticTask(), light = syntheticTask();
+  light.key = kTaskB;
+  light.name = "fuse_light";
+  light.flops = 10;
+  fs::path log = scratch("view") / "log.jsonl";
+  Config rule = heavy.rule, better = rule;
+  better["a"] = 4;
+  TuningLog::append(log, {record(kTaskA, rule, 2.0),                           // line 1
+                          record(kTaskA, better, 1.0),                         // 2
+                          record(kTaskA, {{"a", 8}}, 0.5, "wrong"),            // 3
+                          record(kTaskA, better, 0.1, "ok", "another target"), // 4: not ours
+                          record(kTaskB, rule, 4.0),                           // 5
+                          record(kTaskA, rule, 1.5)});                         // 6
+  gui::TuningView v = gui::tuningView({light, heavy}, "AVX2 test", log);
+  ASSERT_EQ(v.tasks.size(), 2u);
+  EXPECT_EQ(gui::heaviestTask(v), 1u);
+  const gui::TaskTuning &k = v.tasks[1];
+  EXPECT_EQ(k.trials, 4);
+  EXPECT_EQ(k.failures, 1);
+  EXPECT_EQ(k.ruleMs, 1.5); // the rule's fastest
+  EXPECT_EQ(k.bestMs, 1.0);
+  EXPECT_EQ(k.best, better);
+  EXPECT_EQ(k.bestLine, 2u);
+  EXPECT_EQ(k.curve, (std::vector<std::pair<int, double>>{{1, 2.0}, {2, 1.0}, {3, 1.0}, {4, 1.0}}));
+  EXPECT_DOUBLE_EQ(k.gain(), 1.5);
+  EXPECT_DOUBLE_EQ(k.speed(1.0), 1.0); // 1 MFLOP in 1 ms: 1 GFLOP/s
+  std::vector<gui::KnobRow> rows = gui::knobRows(k);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "a");
+  EXPECT_EQ(rows[0].rule, 2);
+  EXPECT_EQ(rows[0].best, 4);
+  EXPECT_EQ(rows[1].best, rows[1].rule);
+  EXPECT_EQ(v.tasks[0].trials, 1);
+  EXPECT_EQ(v.tasks[0].bestMs, 4.0);
+  // Without a log: the tasks, no measurements.
+  gui::TuningView off = gui::tuningView({heavy}, "AVX2 test", "");
+  EXPECT_EQ(off.tasks[0].trials, 0);
+  EXPECT_TRUE(off.tasks[0].curve.empty());
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Build: the nnvm.compiler.build pipeline over the pass runner, then lowering and compilation.
 #include "backend/Build.h"
 
+#include "backend/PrecomputeCache.h"
 #include "backend/llvm/HostTarget.h"
 #include "backend/tune/Records.h"
 #include "backend/tune/Task.h"
@@ -200,7 +201,7 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
 // the params, and their shapes and dtypes the inputs'.
 Graph precompute(Graph g, std::map<std::string, Tensor> &params,
                  std::map<std::string, Shape> &shapes, std::map<std::string, int> &dtypes,
-                 const PassContext &ctx) {
+                 const PassContext &ctx, const KernelCache *cache) {
   std::vector<std::string> names;
   for (const auto &[n, t] : params)
     names.push_back(n);
@@ -219,7 +220,7 @@ Graph precompute(Graph g, std::map<std::string, Tensor> &params,
   PassContext quiet = ctx; // the precompute run is not one of the build's Graph.apply calls
   quiet.instruments.clear();
   pre = applyPasses(pre, {"InferShape", "InferType"}, quiet);
-  std::vector<Tensor> values = interpret(pre, params);
+  std::vector<Tensor> values = evaluatePrecompute(pre, params, cache);
   const std::vector<std::string> &outNames = pre.attr("output_names")->strs;
   params.clear();
   for (size_t i = 0; i < outNames.size(); ++i) {
@@ -362,7 +363,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     if (opts.params.count(n))
       params[n] = std::move(opts.params.at(n));
   if (!params.empty() && opts.optLevel >= 2)
-    g = precompute(g, params, shapes, dtypes, ctx);
+    g = precompute(g, params, shapes, dtypes, ctx, opts.cache.get());
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
   index(g, ctx);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);

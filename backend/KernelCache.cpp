@@ -24,22 +24,25 @@ constexpr char kMagic[8] = {'L', 'O', 'U', 'P', 'E', 'K', 'C', '1'};
 constexpr size_t kHeader = sizeof kMagic + 8 + 32; // magic, payload size, BLAKE3 of the payload
 constexpr const char *kSuffix = ".kernel";
 
-std::array<uint8_t, 32> checksum(const std::string &payload) {
+std::array<uint8_t, 32> checksum(llvm::StringRef payload) {
   llvm::BLAKE3 h;
-  h.update(llvm::StringRef(payload));
+  h.update(payload);
   return h.final();
 }
 
+// The whole file in one read into a string of its size (entries hold up to a network's packed
+// weights: no stream buffer growing and copying).
 bool readFile(const fs::path &p, std::string &out) {
-  std::ifstream in(p, std::ios::binary);
+  std::ifstream in(p, std::ios::binary | std::ios::ate);
   if (!in)
     return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad())
+  std::streamoff size = in.tellg();
+  if (size < 0)
     return false;
-  out = s.str();
-  return true;
+  out.resize(static_cast<size_t>(size));
+  in.seekg(0);
+  in.read(out.data(), size);
+  return !in.bad() && in.gcount() == size;
 }
 
 bool isEntry(const fs::directory_entry &e) {
@@ -82,10 +85,8 @@ std::optional<std::string> KernelCache::load(const std::string &key) const {
     std::memcpy(&size, data.data() + sizeof kMagic, 8);
     ok = size == data.size() - kHeader;
   }
-  std::string payload;
   if (ok) {
-    payload = data.substr(kHeader);
-    std::array<uint8_t, 32> sum = checksum(payload);
+    std::array<uint8_t, 32> sum = checksum(llvm::StringRef(data).substr(kHeader));
     ok = std::memcmp(sum.data(), data.data() + sizeof kMagic + 8, 32) == 0;
   }
   std::error_code ec;
@@ -94,7 +95,8 @@ std::optional<std::string> KernelCache::load(const std::string &key) const {
     return std::nullopt;
   }
   fs::last_write_time(p, fs::file_time_type::clock::now(), ec); // recently used
-  return payload;
+  data.erase(0, kHeader);
+  return data;
 }
 
 bool KernelCache::store(const std::string &key, const std::string &object) const {

@@ -1,0 +1,35 @@
+// PrecomputeCache: the params PrecomputePrune's cut-off graph evaluates to, kept in the kernel
+// cache under a hash of that graph and the values it reads, so that a rebuild in a new process
+// loads them instead of running the reference interpreter over every weight again.
+#pragma once
+
+#include "backend/KernelCache.h"
+#include "core/Graph.h"
+#include "core/Tensor.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// The cache key of evaluating `pre` (the precompute graph, shapes and dtypes inferred) on
+/// `params`: 32 hex digits hashing its JSON, and the name, dtype, shape and every value of each
+/// input it reads.
+std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> &params);
+
+/// The tensors as one blob (each one's dtype, shape and elements at its dtype's width).
+std::string encodeTensors(const std::vector<Tensor> &ts);
+
+/// The tensors of a blob encodeTensors wrote; nothing when it is not one or does not hold
+/// exactly `count` tensors.
+std::optional<std::vector<Tensor>> decodeTensors(const std::string &blob, size_t count);
+
+/// The evaluated outputs of `pre` on `params`: from `cache` when an entry for them is there,
+/// else computed by the reference interpreter (and stored, when a cache is given).
+std::vector<Tensor> evaluatePrecompute(const Graph &pre,
+                                       const std::map<std::string, Tensor> &params,
+                                       const KernelCache *cache);
+
+} // namespace loupe::backend

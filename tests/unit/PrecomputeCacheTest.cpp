@@ -1,0 +1,135 @@
+// PrecomputeCacheTest: PrecomputePrune's evaluated params kept in the kernel cache — the blob
+// format for every dtype, damaged blobs, what the key depends on, and lookup before evaluation.
+#include "TestUtil.h"
+
+#include "backend/PrecomputeCache.h"
+#include "core/DType.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+namespace loupe::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor filled(Shape s, int dtype, std::vector<double> values) {
+  Tensor t(std::move(s), dtype);
+  t.data = std::move(values);
+  return t;
+}
+
+TEST(PrecomputeCache, TensorsRoundTripExactlyInEveryWidth) {
+  std::vector<Tensor> ts = {
+      filled({2, 2}, kFloat32, {0.1f, -3.5f, 1e30f, 0}),
+      filled({3}, kFloat64, {0.1, -1e300, 5e-324}),
+      filled({2}, kFloat16, {0.5, -2048}),
+      filled({2}, kInt64, {-9007199254740991.0, 42}),
+      filled({3}, kInt8, {-128, 127, 0}),
+      filled({2}, kUint8, {255, 1}),
+      filled({1}, kBoolean, {1}),
+      filled({}, kInt32, {-7}), // a scalar
+      Tensor({0, 4}, kFloat32), // no elements
+  };
+  std::string blob = backend::encodeTensors(ts);
+  std::optional<std::vector<Tensor>> back = backend::decodeTensors(blob, ts.size());
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->size(), ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    EXPECT_EQ((*back)[i].shape, ts[i].shape) << i;
+    EXPECT_EQ((*back)[i].dtype, ts[i].dtype) << i;
+    EXPECT_EQ((*back)[i].data, ts[i].data) << i;
+  }
+  // 4 magic + 4 count; float32 [2,2]: 4 dtype + 4 rank + 16 dims + 16 data.
+  EXPECT_EQ(blob.size(), 8 + (8 + 16 + 16) + (8 + 8 + 24) + (8 + 8 + 4) + (8 + 8 + 16) +
+                             (8 + 8 + 3) + (8 + 8 + 2) + (8 + 8 + 1) + (8 + 0 + 4) + (8 + 16 + 0));
+}
+
+TEST(PrecomputeCache, ADamagedBlobIsRefusedNotMisread) {
+  std::string blob = backend::encodeTensors({filled({2}, kFloat32, {1, 2})});
+  EXPECT_TRUE(backend::decodeTensors(blob, 1));
+  EXPECT_FALSE(backend::decodeTensors(blob, 2));                    // not the count asked for
+  EXPECT_FALSE(backend::decodeTensors(blob.substr(0, 20), 1));      // cut short
+  EXPECT_FALSE(backend::decodeTensors(blob + "x", 1));              // trailing bytes
+  EXPECT_FALSE(backend::decodeTensors("LPC0" + blob.substr(4), 1)); // another format
+  EXPECT_FALSE(backend::decodeTensors("", 1));
+  std::string badType = blob;
+  badType[8] = 99; // the dtype code
+  EXPECT_FALSE(backend::decodeTensors(badType, 1));
+}
+
+// A small network's precompute graph: a weight scaled and a batch-norm-like scale's square root.
+struct Pre {
+  Graph graph;
+  std::map<std::string, Tensor> params;
+};
+
+Pre precomputeGraph(double weightScale = 2) {
+  Engine e;
+  run(e, "x = Variable(\"x\")\nw = Variable(\"w\")\ns = Variable(\"s\")\n"
+         "y = conv2d(x, w * " +
+             std::to_string(weightScale) +
+             ", channels=3, kernel_size=(1,1), use_bias=False) * sqrt(s)\n:graph y");
+  Graph g = e.current()->graph;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(0.1, 1);
+  Pre p;
+  for (auto [name, shape] :
+       std::vector<std::pair<std::string, Shape>>{{"w", {3, 3, 1, 1}}, {"s", {3, 1, 1}}}) {
+    Tensor t(shape, kFloat32);
+    for (double &v : t.data)
+      v = static_cast<float>(u(rng));
+    p.params[name] = t;
+  }
+  g.attrs["param_name_list"] = GraphAttr::listStr({"w", "s"});
+  Graph pruned = applyPasses(g, {"PrecomputePrune"});
+  p.graph = withInputs(
+      *std::static_pointer_cast<const Graph>(pruned.attr("precompute_graph")->opaque), p.params);
+  return p;
+}
+
+TEST(PrecomputeCache, TheKeyFollowsTheGraphAndEveryValue) {
+  Pre a = precomputeGraph(), b = precomputeGraph();
+  std::string key = backend::precomputeKey(a.graph, a.params);
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_EQ(key, backend::precomputeKey(b.graph, b.params)); // the same inputs, the same key
+  b.params["w"].data[5] = std::nextafter(b.params["w"].data[5], 2.0);
+  EXPECT_NE(key, backend::precomputeKey(b.graph, b.params)); // one value's last bit
+  Pre c = precomputeGraph(3);
+  EXPECT_NE(key, backend::precomputeKey(c.graph, a.params)); // another computation
+  Pre d = precomputeGraph();
+  d.params["s"].dtype = kFloat64;
+  EXPECT_NE(key, backend::precomputeKey(d.graph, d.params)); // another dtype
+}
+
+TEST(PrecomputeCache, EvaluationLooksUpTheCacheFirstAndStoresWhatItComputes) {
+  fs::path dir = fs::temp_directory_path() / ("loupe-precompute-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  backend::KernelCache cache(dir);
+  Pre p = precomputeGraph();
+  std::vector<Tensor> want = interpret(p.graph, p.params);
+  ASSERT_EQ(want.size(), 2u);
+  // Cold: computed, then stored under the key.
+  EXPECT_EQ(backend::evaluatePrecompute(p.graph, p.params, &cache)[0].data, want[0].data);
+  std::string key = "precompute-" + backend::precomputeKey(p.graph, p.params);
+  std::optional<std::string> stored = cache.load(key);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(*stored, backend::encodeTensors(want));
+  // Warm: what the entry holds is what comes back (an entry made to differ shows it was read).
+  std::vector<Tensor> marked = want;
+  marked[1].data[0] = 12345;
+  cache.store(key, backend::encodeTensors(marked));
+  EXPECT_EQ(backend::evaluatePrecompute(p.graph, p.params, &cache)[1].data[0], 12345);
+  // An entry that is not a blob of two tensors is recomputed and replaced.
+  cache.store(key, backend::encodeTensors({want[0]}));
+  EXPECT_EQ(backend::evaluatePrecompute(p.graph, p.params, &cache)[1].data, want[1].data);
+  EXPECT_EQ(*cache.load(key), backend::encodeTensors(want));
+  // Without a cache: computed.
+  EXPECT_EQ(backend::evaluatePrecompute(p.graph, p.params, nullptr)[1].data, want[1].data);
+  fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace loupe::test

@@ -110,6 +110,9 @@ Graph plainOutputs(const Graph &g) {
   return out;
 }
 
+// A record is applied when it ran in at most this share of the rule's time.
+constexpr double kMinGain = 0.97;
+
 // The point of the tuning log's best record for `f`'s task on its target, when that is not the
 // rule's; otherwise nothing, and `why` says what the log held. The log is read once per build.
 std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOptions &opts,
@@ -132,10 +135,25 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
           std::to_string(r->line) + ")";
     return std::nullopt;
   }
+  // The rule's time: its fastest measurement in the log (the tuner measures it again beside a
+  // best it found), else what the best's own record says.
+  double ruleMs = r->ruleMs;
+  if (const TuningRecord *rule =
+          it->second.fastest(taskKey(f), target, f.schedule->space.defaultConfig()))
+    ruleMs = rule->ms;
+  // A gain within measurement noise is not worth a schedule nobody chose by reason.
+  if (ruleMs > 0 && r->ms > kMinGain * ruleMs) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "the rule (the best record, %s:%zu, was only %.2fx the rule's speed)",
+                  file.string().c_str(), r->line, ruleMs / r->ms);
+    why = buf;
+    return std::nullopt;
+  }
   std::string gain;
-  if (r->ruleMs > 0) {
+  if (ruleMs > 0) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, "; %.2fx the rule's speed when measured", r->ruleMs / r->ms);
+    std::snprintf(buf, sizeof buf, "; %.2fx the rule's speed when measured", ruleMs / r->ms);
     gain = buf;
   }
   return TunedPoint{r->config, "record " + file.string() + ":" + std::to_string(r->line) +

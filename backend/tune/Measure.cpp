@@ -179,6 +179,10 @@ Measurement CandidateRunner::measure(const MeasureOptions &o) {
   double best = INFINITY;
   // One repeat untimed first: the thread pool wakes, the caches and the clock warm up, so that
   // the first candidate a worker measures (often the rule) is not measured cold.
+  // Calls back to back, as a network runs its kernels (with the pool's threads spinning between
+  // them). Evicting the weights before each call (AutoTVM's cache flush) was tried: on a Zen 3
+  // VM it spread one kernel's times over 1.57-2.68 ms against 1.48-1.68 ms back to back, where
+  // the network's profile says 1.43-1.5.
   for (int rep = -1; rep < std::max(1, o.repeats); ++rep) {
     int64_t calls = 0;
     Clock::time_point t0 = Clock::now();

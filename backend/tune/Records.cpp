@@ -183,4 +183,14 @@ const TuningRecord *TuningLog::best(const std::string &task, const std::string &
   return best;
 }
 
+const TuningRecord *TuningLog::fastest(const std::string &task, const std::string &target,
+                                       const Config &config) const {
+  const TuningRecord *best = nullptr;
+  for (const TuningRecord &r : records)
+    if (r.status == "ok" && r.task == task && r.target == target && r.config == config &&
+        (!best || r.ms < best->ms))
+      best = &r;
+  return best;
+}
+
 } // namespace loupe::backend

@@ -55,6 +55,9 @@ public:
 
   /// The fastest "ok" record of a task on a target, or null.
   const TuningRecord *best(const std::string &task, const std::string &target) const;
+  /// The fastest "ok" record of one point of a task on a target, or null.
+  const TuningRecord *fastest(const std::string &task, const std::string &target,
+                              const Config &config) const;
 
   std::filesystem::path file;
   std::vector<TuningRecord> records;

@@ -77,6 +77,10 @@ public:
 
 private:
   void round(size_t t);
+  /// Measures a task's best point and its rule twice more, alternately, and keeps the rule
+  /// when it is as fast (a best found by one lucky measurement).
+  void confirm(size_t t);
+  TuningRecord recordOf(const TaskResult &r, const Config &c, const Measurement &m) const;
   std::vector<Config> proposals(size_t t, size_t count);
 
   TuneOptions options_;

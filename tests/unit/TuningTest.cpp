@@ -423,18 +423,45 @@ TEST(Tuner, FindsTheBestPointAndLogsEveryMeasurement) {
   tuner.run();
   const backend::TaskResult &r = tuner.results()[0];
   EXPECT_FALSE(tuner.interrupted());
-  EXPECT_EQ(r.trials, 64);
-  EXPECT_EQ(calls, 64);
+  // 64 points searched, then the best and the rule measured twice more each (confirm).
+  EXPECT_EQ(r.trials, 68);
+  EXPECT_EQ(calls, 68);
   EXPECT_EQ(r.ruleMs, syntheticMs(syntheticTask().rule)); // the rule is always measured
   EXPECT_EQ(r.best, (Config{{"a", 4}, {"b", 1}, {"c", 0}}));
   EXPECT_DOUBLE_EQ(r.bestMs, 1.0);
   TuningLog written = TuningLog::read(log, nullptr);
-  EXPECT_EQ(written.records.size(), 64u);
+  ASSERT_EQ(written.records.size(), 68u);
   EXPECT_EQ(written.best(kTaskA, "AVX2 test")->config, r.best);
-  // Every point measured once.
+  // Every point searched once; the last four records are the confirmation, rule first.
   std::set<Config> seen;
-  for (const TuningRecord &rec : written.records)
-    EXPECT_TRUE(seen.insert(rec.config).second) << backend::configText(rec.config);
+  for (size_t i = 0; i < 64; ++i)
+    EXPECT_TRUE(seen.insert(written.records[i].config).second)
+        << backend::configText(written.records[i].config);
+  for (size_t i = 64; i < 68; ++i)
+    EXPECT_EQ(written.records[i].config, i % 2 == 0 ? syntheticTask().rule : r.best);
+}
+
+TEST(Tuner, ABestThatDoesNotBeatTheRuleWhenMeasuredAgainIsDropped) {
+  fs::path log = scratch("lucky") / "log.jsonl";
+  backend::TuneOptions o = quickOptions(log);
+  o.trialsPerTask = 16;
+  // Every point runs as fast as the rule (3 ms), but each measures lucky (2 ms) the first time.
+  std::set<Config> seen;
+  backend::Tuner tuner({syntheticTask()}, o, [&](const Task &t, const std::vector<Config> &cs) {
+    std::vector<Measurement> out;
+    for (const Config &c : cs) {
+      Measurement m;
+      m.ms = c != t.rule && seen.insert(c).second ? 2.0 : 3.0;
+      out.push_back(m);
+    }
+    return out;
+  });
+  tuner.run();
+  const backend::TaskResult &r = tuner.results()[0];
+  EXPECT_EQ(r.trials, 16 + 4);
+  EXPECT_EQ(r.best, syntheticTask().rule);
+  EXPECT_EQ(r.bestMs, 3.0);
+  EXPECT_EQ(r.gain(), 1.0);
 }
 
 TEST(Tuner, AWrongCandidateIsReportedAndNeverTheBest) {
@@ -460,7 +487,7 @@ TEST(Tuner, AWrongCandidateIsReportedAndNeverTheBest) {
   tuner.run();
   const backend::TaskResult &r = tuner.results()[0];
   EXPECT_TRUE(r.exhausted);
-  EXPECT_EQ(r.trials, 192);
+  EXPECT_EQ(r.trials, 192 + 4);
   EXPECT_EQ(r.failures, 1);
   EXPECT_EQ(r.best, (Config{{"a", 4}, {"b", 1}, {"c", 0}}));
   ASSERT_EQ(r.notes.size(), 1u);

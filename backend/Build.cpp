@@ -110,9 +110,6 @@ Graph plainOutputs(const Graph &g) {
   return out;
 }
 
-// A record is applied when it ran in at most this share of the rule's time.
-constexpr double kMinGain = 0.97;
-
 // The point of the tuning log's best record for `f`'s task on its target, when that is not the
 // rule's; otherwise nothing, and `why` says what the log held. The log is read once per build.
 std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOptions &opts,
@@ -125,7 +122,11 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
   auto it = logs.find(file.string());
   if (it == logs.end())
     it = logs.emplace(file.string(), TuningLog::read(file, opts.warnings)).first;
-  const TuningRecord *r = it->second.best(taskKey(f), target);
+  // Where the tuner measured its best against the rule again, those measurements decide (the
+  // fastest of hundreds of single measurements is partly luck); otherwise all records do.
+  std::string task = taskKey(f);
+  bool confirmed = it->second.best(task, target, true) != nullptr;
+  const TuningRecord *r = it->second.best(task, target, confirmed);
   if (!r) {
     why = "the rule (no record of this task in " + file.string() + ")";
     return std::nullopt;
@@ -139,10 +140,10 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
   // best it found), else what the best's own record says.
   double ruleMs = r->ruleMs;
   if (const TuningRecord *rule =
-          it->second.fastest(taskKey(f), target, f.schedule->space.defaultConfig()))
+          it->second.fastest(task, target, f.schedule->space.defaultConfig(), confirmed))
     ruleMs = rule->ms;
   // A gain within measurement noise is not worth a schedule nobody chose by reason.
-  if (ruleMs > 0 && r->ms > kMinGain * ruleMs) {
+  if (ruleMs > 0 && r->ms > kApplyShare * ruleMs) {
     char buf[160];
     std::snprintf(buf, sizeof buf,
                   "the rule (the best record, %s:%zu, was only %.2fx the rule's speed)",

@@ -80,6 +80,8 @@ std::string recordToJson(const TuningRecord &r) {
                       {"time", r.time}};
   if (!r.message.empty())
     j["message"] = r.message;
+  if (r.confirm)
+    j["confirm"] = true;
   return j.dump();
 }
 
@@ -103,6 +105,7 @@ TuningRecord recordFromJson(const std::string &line) {
     r.trial = j.value("trial", 0);
     r.time = j.value("time", std::string());
     r.message = j.value("message", std::string());
+    r.confirm = j.value("confirm", false);
     for (const auto &[k, v] : j.at("config").items())
       r.config[k] = v.get<int64_t>();
   } catch (const nlohmann::json::exception &e) {
@@ -175,20 +178,22 @@ void TuningLog::append(const std::filesystem::path &file,
     fail(file.string(), ": cannot write the tuning log: ", std::strerror(err));
 }
 
-const TuningRecord *TuningLog::best(const std::string &task, const std::string &target) const {
+const TuningRecord *TuningLog::best(const std::string &task, const std::string &target,
+                                    bool confirmed) const {
   const TuningRecord *best = nullptr;
   for (const TuningRecord &r : records)
-    if (r.status == "ok" && r.task == task && r.target == target && (!best || r.ms < best->ms))
+    if (r.status == "ok" && r.task == task && r.target == target && (r.confirm || !confirmed) &&
+        (!best || r.ms < best->ms))
       best = &r;
   return best;
 }
 
 const TuningRecord *TuningLog::fastest(const std::string &task, const std::string &target,
-                                       const Config &config) const {
+                                       const Config &config, bool confirmed) const {
   const TuningRecord *best = nullptr;
   for (const TuningRecord &r : records)
     if (r.status == "ok" && r.task == task && r.target == target && r.config == config &&
-        (!best || r.ms < best->ms))
+        (r.confirm || !confirmed) && (!best || r.ms < best->ms))
       best = &r;
   return best;
 }

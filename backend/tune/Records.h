@@ -13,6 +13,10 @@
 
 namespace loupe::backend {
 
+/// A best point is applied (and reported as better) only when it ran in at most this share of
+/// the rule's time: closer is measurement noise, not a better schedule.
+inline constexpr double kApplyShare = 0.97;
+
 /// One measurement of one point of one task's space.
 struct TuningRecord {
   std::string task;     ///< taskKey
@@ -29,6 +33,9 @@ struct TuningRecord {
   int trial = 0;       ///< its number among the task's trials
   std::string time;    ///< when (UTC, ISO 8601)
   size_t line = 0;     ///< its line in the file it was read from (1-based; 0 when not read)
+  /// Measured by the tuner's confirmation: a task's best and its rule again, alternately, after
+  /// the search. Where a task has such records, they decide what :build applies.
+  bool confirm = false;
 };
 
 /// The description of a target's CPU that a log is kept for and records are matched by: its
@@ -53,11 +60,14 @@ public:
   /// its folder; throws Error naming the file when it cannot.
   static void append(const std::filesystem::path &file, const std::vector<TuningRecord> &records);
 
-  /// The fastest "ok" record of a task on a target, or null.
-  const TuningRecord *best(const std::string &task, const std::string &target) const;
-  /// The fastest "ok" record of one point of a task on a target, or null.
+  /// The fastest "ok" record of a task on a target (of the confirmation records only, when
+  /// `confirmed`), or null.
+  const TuningRecord *best(const std::string &task, const std::string &target,
+                           bool confirmed = false) const;
+  /// The fastest "ok" record of one point of a task on a target (of the confirmation records
+  /// only, when `confirmed`), or null.
   const TuningRecord *fastest(const std::string &task, const std::string &target,
-                              const Config &config) const;
+                              const Config &config, bool confirmed = false) const;
 
   std::filesystem::path file;
   std::vector<TuningRecord> records;

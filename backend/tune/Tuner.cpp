@@ -225,13 +225,14 @@ void Tuner::confirm(size_t t) {
     if (ms[i].status == "ok")
       fastest = std::min(fastest, ms[i].ms);
     records.push_back(recordOf(r, again[i], ms[i]));
+    records.back().confirm = true;
   }
   r.ruleMs = std::min(r.ruleMs, ruleAgain);
   for (TuningRecord &rec : records)
     rec.ruleMs = r.ruleMs;
   if (!options_.log.empty())
     TuningLog::append(options_.log, records);
-  if (!(bestAgain < ruleAgain)) { // measured again, the rule is as fast: it stays
+  if (!(bestAgain <= kApplyShare * ruleAgain)) { // measured again, the rule is as fast: it stays
     r.best = r.task.rule;
     r.bestMs = r.ruleMs;
   }

@@ -573,6 +573,42 @@ TEST(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
   EXPECT_EQ(untuned.find("tuning:"), std::string::npos) << untuned;
 }
 
+TEST(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {
+  Engine e;
+  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
+  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
+  auto lib = backend::builtLibrary(e.current()->graph);
+  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+  Config lucky = conv.rule, other = conv.rule;
+  lucky["reg_n"] = lucky["reg_n"] == 2 ? 5 : 2;
+  other["rows_outer"] = 1 - other["rows_outer"];
+  fs::path log = scratch("confirm") / "log.jsonl";
+  std::vector<TuningRecord> rs = {record(conv.key, conv.rule, 2.0, "ok", target),
+                                  record(conv.key, lucky, 1.0, "ok", target), // luck, once
+                                  record(conv.key, other, 1.5, "ok", target)};
+  // Measured again: the lucky point runs as the rule does (1.99 against 2.0: within 3%).
+  for (auto [c, ms] : std::vector<std::pair<Config, double>>{
+           {conv.rule, 2.0}, {lucky, 1.99}, {conv.rule, 2.05}, {lucky, 2.01}}) {
+    rs.push_back(record(conv.key, c, ms, "ok", target));
+    rs.back().confirm = true;
+  }
+  TuningLog::append(log, rs);
+  run(e, ":undo\n:set tuning " + log.string());
+  std::string built = output(e, ":build opt_level=3");
+  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            nullptr)
+      << built;
+  std::string schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')), "tuned: the rule (the best record, " +
+                                                         log.string() +
+                                                         ":5, was only 1.01x the rule's speed)");
+  // Without the confirmation records the lucky one would have been applied.
+  TuningLog all = TuningLog::read(log, nullptr);
+  EXPECT_EQ(all.best(conv.key, target)->config, lucky);
+  EXPECT_EQ(all.best(conv.key, target, true)->config, lucky);
+  EXPECT_EQ(all.best(conv.key, target, true)->ms, 1.99);
+}
+
 TEST(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {
   Engine e;
   std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));

@@ -227,14 +227,19 @@ void Tuner::confirm(size_t t) {
     records.push_back(recordOf(r, again[i], ms[i]));
     records.back().confirm = true;
   }
-  r.ruleMs = std::min(r.ruleMs, ruleAgain);
   for (TuningRecord &rec : records)
-    rec.ruleMs = r.ruleMs;
+    rec.ruleMs = std::isfinite(ruleAgain) ? ruleAgain : r.ruleMs;
   if (!options_.log.empty())
     TuningLog::append(options_.log, records);
-  if (!(bestAgain <= kApplyShare * ruleAgain)) { // measured again, the rule is as fast: it stays
+  if (!std::isfinite(ruleAgain) || !std::isfinite(bestAgain))
+    return; // the machine failed a measurement it made before: nothing new to conclude
+  // From here on the table reports what :build will compare: these measurements.
+  r.ruleMs = ruleAgain;
+  if (bestAgain <= kApplyShare * ruleAgain) {
+    r.bestMs = bestAgain;
+  } else { // measured again, the rule is as fast: it stays
     r.best = r.task.rule;
-    r.bestMs = r.ruleMs;
+    r.bestMs = ruleAgain;
   }
   r.curve.push_back({r.trials, r.bestGflops()});
 }

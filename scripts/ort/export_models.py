@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Exports torchvision networks to ONNX for the ONNX Runtime comparison (benchmarks only).
+Needs Debian's python3-torch and python3-torchvision; the weights are random (seeded), since
+speed does not depend on them and nothing is downloaded.
+
+usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 ...]
+"""
+import os
+import sys
+
+import torch
+import torchvision
+
+
+def main():
+    out = sys.argv[1]
+    names = sys.argv[2:] or ["squeezenet1_0", "resnet18", "resnet50"]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    for name in names:
+        model = getattr(torchvision.models, name)().eval()
+        x = torch.randn(1, 3, 224, 224)
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(model, x, path, input_names=["input"], output_names=["output"],
+                          opset_version=13)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 
 extern char **environ;
@@ -365,12 +366,43 @@ MeasurePool::MeasurePool(int workers, MeasureOptions options) : options_(options
 
 MeasurePool::~MeasurePool() = default;
 
+namespace {
+
+// Whether a worker's answer reports success; otherwise `m` says why: `late` when none came in
+// time, the worker's error (or `failedTo`) when it came back not ok.
+bool accepted(const std::optional<nlohmann::json> &a, Measurement &m, const char *late,
+              const char *failedTo) {
+  if (!a) {
+    m.status = "timeout";
+    m.message = late;
+    return false;
+  }
+  if (!a->value("ok", false)) {
+    m.status = "error";
+    m.message = a->value("error", std::string(failedTo));
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
 std::vector<Measurement> MeasurePool::measure(const Task &task,
                                               const std::vector<Config> &configs) {
   std::vector<Measurement> results(configs.size());
-  auto failed = [](Measurement &m, const std::string &status, const std::string &message) {
-    m.status = status;
-    m.message = message;
+  // One step of one candidate with its worker: a worker that fails (dies, answers garbage) is
+  // stopped and the candidate reported as an error. Whether the step succeeded.
+  auto guarded = [](Worker &wk, Measurement &m, const auto &step) {
+    try {
+      return step();
+    } catch (const Interrupted &) {
+      throw;
+    } catch (const Error &e) {
+      wk.stop();
+      m.status = "error";
+      m.message = e.what();
+      return false;
+    }
   };
   try {
     for (size_t first = 0; first < configs.size(); first += workers_.size()) {
@@ -380,30 +412,19 @@ std::vector<Measurement> MeasurePool::measure(const Task &task,
       for (size_t w = 0; w < n; ++w) {
         Worker &wk = *workers_[w];
         Measurement &m = results[first + w];
-        try {
+        compiled[w] = guarded(wk, m, [&] {
           if (wk.pid < 0)
             wk.start();
           if (wk.task != task.key) {
-            auto a = wk.ask({{"op", "task"}, {"function", functionToJson(*task.function)}},
-                            options_.timeoutSeconds * 4);
-            if (!a) {
-              failed(m, "timeout", "the task's rule did not compile in time");
-              continue;
-            }
-            if (!a->value("ok", false)) {
-              failed(m, "error", a->value("error", std::string("the task did not load")));
-              continue;
-            }
+            if (!accepted(wk.ask({{"op", "task"}, {"function", functionToJson(*task.function)}},
+                                 options_.timeoutSeconds * 4),
+                          m, "the task's rule did not compile in time", "the task did not load"))
+              return false;
             wk.task = task.key;
           }
           wk.send({{"op", "compile"}, {"config", configJson(configs[first + w])}});
-          compiled[w] = true;
-        } catch (const Interrupted &) {
-          throw;
-        } catch (const Error &e) {
-          wk.stop();
-          failed(m, "error", e.what());
-        }
+          return true;
+        });
       }
       auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(options_.timeoutSeconds));
@@ -412,27 +433,15 @@ std::vector<Measurement> MeasurePool::measure(const Task &task,
           continue;
         Worker &wk = *workers_[w];
         Measurement &m = results[first + w];
-        try {
-          auto a = wk.receive(deadline);
-          if (!a) {
-            wk.stop();
-            failed(m, "timeout", "it did not compile within the time limit");
-            compiled[w] = false;
-            continue;
-          }
-          if (!a->value("ok", false)) {
-            failed(m, "error", a->value("error", std::string("it did not compile")));
-            compiled[w] = false;
-            continue;
-          }
+        compiled[w] = guarded(wk, m, [&] {
+          std::optional<nlohmann::json> a = wk.receive(deadline);
+          if (!a)
+            wk.stop(); // still compiling: abandoned
+          if (!accepted(a, m, "it did not compile within the time limit", "it did not compile"))
+            return false;
           m.compileMs = a->value("compile_ms", 0.0);
-        } catch (const Interrupted &) {
-          throw;
-        } catch (const Error &e) {
-          wk.stop();
-          failed(m, "error", e.what());
-          compiled[w] = false;
-        }
+          return true;
+        });
       }
       // Timed one at a time: nothing else of the tuner runs meanwhile.
       for (size_t w = 0; w < n; ++w) {
@@ -440,30 +449,20 @@ std::vector<Measurement> MeasurePool::measure(const Task &task,
           continue;
         Worker &wk = *workers_[w];
         Measurement &m = results[first + w];
-        try {
-          auto a = wk.ask({{"op", "measure"},
-                           {"min_repeat_ms", options_.minRepeatMs},
-                           {"repeats", options_.repeats},
-                           {"tolerance", options_.tolerance}},
-                          options_.timeoutSeconds);
-          if (!a) {
-            failed(m, "timeout", "it did not finish its runs within the time limit");
-            continue;
-          }
-          if (!a->value("ok", false)) {
-            failed(m, "error", a->value("error", std::string("it did not run")));
-            continue;
-          }
+        guarded(wk, m, [&] {
+          std::optional<nlohmann::json> a = wk.ask({{"op", "measure"},
+                                                    {"min_repeat_ms", options_.minRepeatMs},
+                                                    {"repeats", options_.repeats},
+                                                    {"tolerance", options_.tolerance}},
+                                                   options_.timeoutSeconds);
+          if (!accepted(a, m, "it did not finish its runs within the time limit", "it did not run"))
+            return false;
           m.status = a->value("status", std::string("error"));
           m.ms = a->value("ms", 0.0);
           m.relError = a->value("rel_error", 0.0);
           m.message = a->value("message", std::string());
-        } catch (const Interrupted &) {
-          throw;
-        } catch (const Error &e) {
-          wk.stop();
-          failed(m, "error", e.what());
-        }
+          return true;
+        });
       }
     }
   } catch (const Interrupted &) {

@@ -29,6 +29,8 @@ constexpr const char *kScheduleRevision = "schedules-1";
 // change which point is fastest enough to keep separate logs).
 constexpr const char *kLlvmMajor = "llvm-19";
 
+} // namespace
+
 std::string hex16(const std::string &text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
@@ -39,8 +41,6 @@ std::string hex16(const std::string &text) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
-
-} // namespace
 
 std::string targetDescription(const TargetCpu &cpu) {
   std::string d = cpu.isa() + " " + std::to_string(cpu.vectorBytes) + "B x" +

@@ -38,6 +38,11 @@ struct TuningRecord {
   bool confirm = false;
 };
 
+/// 16 hex digits of the 64-bit FNV-1a hash of `text`: the keys of tasks and of log files (keys,
+/// not a security boundary: a collision would only apply another task's knobs, which schedule the
+/// same computation correctly).
+std::string hex16(const std::string &text);
+
 /// The description of a target's CPU that a log is kept for and records are matched by: its
 /// sizing and its vector features, the LLVM major version and Loupe's schedule revision (a
 /// change to the schedules or their spaces bumps it).

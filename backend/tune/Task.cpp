@@ -2,6 +2,7 @@
 #include "backend/tune/Task.h"
 
 #include "backend/Build.h"
+#include "backend/tune/Records.h"
 #include "core/Error.h"
 #include "core/Json.h"
 #include "core/Shape.h"
@@ -9,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <map>
 
 namespace loupe::backend {
@@ -28,16 +28,7 @@ std::string taskKey(const LoweredFunction &f) {
   }
   for (const loop::ComputeRef &o : f.outputs)
     text += "out " + o->name + "\n";
-  // FNV-1a, 64 bits: a key, not a security boundary (a collision would only apply another
-  // task's knobs, which schedule the same computation correctly).
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return hex16(text);
 }
 
 std::vector<Task> extractTasks(const Graph &built) {

@@ -199,6 +199,31 @@ void taskDetail(const TaskTuning &k, float curveHeight) {
   knobTable(k);
 }
 
+// The task list beside the selected task's detail, and below it, with `loops`, the loops of its
+// best point (lowered again only when the task or its best changes).
+void tasksAndDetail(TuningPanelState &t, float curveHeight, bool loops) {
+  t.selected = std::min(t.selected, t.view.tasks.size() - 1);
+  ImGui::BeginChild("taskList", ImVec2(340, 0), true);
+  taskList(t);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("task", ImVec2(0, 0), false);
+  const TaskTuning &k = t.view.tasks[t.selected];
+  taskDetail(k, curveHeight);
+  if (loops) {
+    std::string key = k.task.key + " " + backend::configText(k.best);
+    if (key != t.loopsKey) {
+      t.loopsKey = key;
+      t.loops = bestLoops(k);
+    }
+    ImGui::Text(k.best.empty() ? "Loops (the rule's):" : "Loops of the best point:");
+    ImGui::BeginChild("bestLoops", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::TextUnformatted(t.loops.c_str());
+    ImGui::EndChild();
+  }
+  ImGui::EndChild();
+}
+
 } // namespace
 
 void tuningPanel(AppState &s) {
@@ -233,25 +258,7 @@ void tuningPanel(AppState &s) {
     for (const std::string &w : t.view.warnings)
       ImGui::TextColored(ImVec4(0.7f, 0.4f, 0, 1), "%s", w.c_str());
   }
-  t.selected = std::min(t.selected, t.view.tasks.size() - 1);
-  ImGui::BeginChild("taskList", ImVec2(340, 0), true);
-  taskList(t);
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("task", ImVec2(0, 0), false);
-  const TaskTuning &k = t.view.tasks[t.selected];
-  taskDetail(k, 220);
-  // The loops of the best point, lowered again only when the task or its best changes.
-  std::string key = k.task.key + " " + backend::configText(k.best);
-  if (key != t.loopsKey) {
-    t.loopsKey = key;
-    t.loops = bestLoops(k);
-  }
-  ImGui::Text(k.best.empty() ? "Loops (the rule's):" : "Loops of the best point:");
-  ImGui::BeginChild("bestLoops", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-  ImGui::TextUnformatted(t.loops.c_str());
-  ImGui::EndChild();
-  ImGui::EndChild();
+  tasksAndDetail(t, 220, true);
 }
 
 void tuningLive(AppState &s, float w, float h) {
@@ -264,14 +271,7 @@ void tuningLive(AppState &s, float w, float h) {
   ImGui::Begin("Tuning", nullptr,
                ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                    ImGuiWindowFlags_NoSavedSettings);
-  t.selected = std::min(t.selected, t.view.tasks.size() - 1);
-  ImGui::BeginChild("taskList", ImVec2(340, 0), true);
-  taskList(t);
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("task", ImVec2(0, 0), false);
-  taskDetail(t.view.tasks[t.selected], 180);
-  ImGui::EndChild();
+  tasksAndDetail(t, 180, false); // no lowering while the engine is busy
   ImGui::End();
 }
 

@@ -537,12 +537,21 @@ TEST(Tuner, CtrlCStopsTheRunAndKeepsWhatWasMeasured) {
 
 // --- applying records ------------------------------------------------------------------------
 
-TEST(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
+// The small network built at opt_level 3, its convolution's task and the target it was built
+// for: what each test writes records against before building again.
+class ApplyBest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    conv = taskNamed(backend::extractTasks(builtNetwork(e)), "fuse__contrib_conv2d_NCHWc");
+    target = backend::targetDescription(
+        backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->cpu);
+  }
   Engine e;
-  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
-  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
-  auto lib = backend::builtLibrary(e.current()->graph);
-  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+  Task conv;
+  std::string target;
+};
+
+TEST_F(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
   Config point = conv.rule;
   point["reg_n"] = point["reg_n"] == 2 ? 5 : 2;
   fs::path log = scratch("apply") / "log.jsonl";
@@ -573,12 +582,7 @@ TEST(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
   EXPECT_EQ(untuned.find("tuning:"), std::string::npos) << untuned;
 }
 
-TEST(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {
-  Engine e;
-  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
-  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
-  auto lib = backend::builtLibrary(e.current()->graph);
-  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+TEST_F(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {
   Config lucky = conv.rule, other = conv.rule;
   lucky["reg_n"] = lucky["reg_n"] == 2 ? 5 : 2;
   other["rows_outer"] = 1 - other["rows_outer"];
@@ -609,12 +613,7 @@ TEST(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {
   EXPECT_EQ(all.best(conv.key, target, true)->ms, 1.99);
 }
 
-TEST(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {
-  Engine e;
-  std::vector<Task> tasks = backend::extractTasks(builtNetwork(e));
-  const Task &conv = taskNamed(tasks, "fuse__contrib_conv2d_NCHWc");
-  auto lib = backend::builtLibrary(e.current()->graph);
-  std::string target = backend::targetDescription(lib->lowered.at(conv.name).schedule->cpu);
+TEST_F(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {
   Config stale = conv.rule;
   stale["reg_n"] = 99; // no such candidate: a record edited by hand, or of an older schedule
   fs::path log = scratch("stale") / "log.jsonl";

@@ -164,10 +164,11 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
 Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params,
-                       const BuildOptions &opts) {
+                       const BuildOptions &opts, std::vector<std::string> outputNames) {
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   auto lib = std::make_shared<BuiltLibrary>();
   lib->params = std::move(params);
+  lib->outputNames = std::move(outputNames);
   std::vector<LoweredFunction> fns;
   std::map<std::string, TuningLog> logs; // the tuning logs read, by file
   for (const auto &n : g.index().nodes) {
@@ -404,10 +405,15 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   g = apply(g, {"GraphFusePartition"}, ctx);
   // GraphFuseCompile lowers and compiles its functions (the seed's `lower function` lines come
   // before the pass's own trace), so the two run as one pass here.
+  std::vector<std::string> outputNames;
+  for (const auto &h : src.index().heads) {
+    const Node &n = *src.index().nodes[h.nodeId].node;
+    outputNames.push_back(n.name + (n.numOutputs() > 1 ? "." + std::to_string(h.index) : ""));
+  }
   PassInfo compile = requirePass("GraphFuseCompile");
   PassInfo inner = compile;
   compile.run = [&](const Graph &in, const PassContext &c) {
-    return compileFunctions(inner.run(in, c), trace, std::move(params), opts);
+    return compileFunctions(inner.run(in, c), trace, std::move(params), opts, outputNames);
   };
   g = runPass(g, compile, ctx);
   return g;

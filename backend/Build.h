@@ -48,6 +48,9 @@ struct BuiltLibrary {
   std::unique_ptr<CompiledModule> code;
   /// The params the deploy graph reads (after precomputation), by variable name.
   std::map<std::string, Tensor> params;
+  /// The outputs' names in the graph the build started from (a layout pass may have renamed a
+  /// deploy graph's head "y_NCHW"): what `:outputs` and `:run save=` call them.
+  std::vector<std::string> outputNames;
 };
 
 /// Runs the build. Passes go through the runner (so `ctx`'s instruments, such as the trace, see

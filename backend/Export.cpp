@@ -82,8 +82,9 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
     writeFile(scratch / "deploy.h", lib->code->cHeader());
     files = {"deploy.json", "deploy.so", "deploy.h"};
     for (const auto &[name, t] : lib->params) {
-      writeNpy((scratch / "params" / (name + ".npy")).string(), t);
-      files.push_back("params/" + name + ".npy");
+      // Param names come from the model file: kept inside params/ whatever they say.
+      writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), t);
+      files.push_back("params/" + npyFileStem(name) + ".npy");
     }
     if (!lib->params.empty())
       fs::create_directories(fs::path(dir) / "params", ec);

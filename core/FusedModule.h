@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,14 @@ struct FusedFunction {
 /// The functions of a compiled graph by name (graph attribute `module`).
 struct FusedModule {
   std::map<std::string, std::shared_ptr<const FusedFunction>> functions;
+  /// The partitioned graph the functions were made from (its `group_root`, `group_master` and
+  /// `pattern`), so that `:groups` and `:why` on a built step answer for the partition that build
+  /// used, and a kernel can name the nodes it fused.
+  std::shared_ptr<const Graph> partition;
+  /// What that partition was made with: opt level, fusion rule set and the ops kept unfused.
+  int partitionOptLevel = 2;
+  std::string fusionRules = "A";
+  std::set<std::string> noFuse;
   /// After `build`: the backend's compiled library (backend::BuiltLibrary). Core only carries
   /// it, so a snapshot and its machine code live and die together.
   std::shared_ptr<const void> compiled;

@@ -6,6 +6,7 @@
 #include "core/File.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -161,6 +162,16 @@ void writeNpy(const std::string &path, const Tensor &t) {
     bytes.append(buf, width);
   }
   writeFileAtomically(path, bytes);
+}
+
+std::string npyFileStem(const std::string &name) {
+  std::string stem = name.empty() ? "_" : name;
+  for (char &c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  if (stem.find_first_not_of('.') == std::string::npos)
+    stem = "_" + stem;
+  return stem;
 }
 
 } // namespace loupe

@@ -19,4 +19,9 @@ Tensor parseNpy(const std::string &bytes, const std::string &source);
 /// Throws Error when the file cannot be written or the dtype has no .npy spelling here.
 void writeNpy(const std::string &path, const Tensor &t);
 
+/// The file name (without `.npy`) for a tensor named `name` from a graph or model, which is
+/// untrusted text: every character but letters, digits, '.', '_' and '-' becomes '_', and a
+/// name of dots only ("..") is prefixed with '_', so the file stays in its folder.
+std::string npyFileStem(const std::string &name);
+
 } // namespace loupe

@@ -179,26 +179,33 @@ std::vector<std::string> OpRegistry::names() const {
   return v;
 }
 
+// The optimal-string-alignment distance: insertions, deletions, substitutions and swaps of two
+// neighbours each cost one, so "rleu" is one step from "relu" as a typist would count it.
 static size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
   for (size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] =
+          std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
 }
 
 std::vector<std::string> nearestNames(const std::string &name,
                                       const std::vector<std::string> &candidates) {
   std::vector<std::pair<size_t, std::string>> scored;
-  size_t limit = std::max<size_t>(2, name.size() / 3);
+  // A third of the name's letters, at least one, and never every letter: "3" is not near "x",
+  // nor "foo" near "dot".
+  size_t limit = std::max<size_t>(1, name.size() / 3);
   for (const auto &c : candidates) {
     size_t d = editDistance(name, c);
-    if (d <= limit)
+    if (d <= limit && d < std::max(name.size(), c.size()))
       scored.emplace_back(d, c);
   }
   std::sort(scored.begin(), scored.end());

@@ -107,6 +107,10 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
   for (uint32_t nid : idx.argNodes)
     newNode[nid] = makeVariable(idx.nodes[nid].node->name);
   auto module = std::make_shared<FusedModule>();
+  module->partition = std::make_shared<const Graph>(src);
+  module->partitionOptLevel = ctx.optLevel;
+  module->fusionRules = ctx.get("fusion_rules", "A");
+  module->noFuse = ctx.noFuse;
   const OpDef &tvmOp = *OpRegistry::get().find("tvm_op");
   const auto &groupRoot = src.attr("group_root")->ints;
   auto mapEntry = [&](const Entry &e) {

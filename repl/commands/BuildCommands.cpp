@@ -6,6 +6,7 @@
 #include "backend/Runtime.h"
 #include "core/Error.h"
 #include "core/Interpreter.h"
+#include "core/Interrupt.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
@@ -14,7 +15,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,7 +41,8 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
-const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N]";
+const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N] [save=DIR] "
+                        "[compare=FILE.npy|DIR] [top=K] [check=on|off]";
 
 // True for the fills named in place of a file: random, zeros, ones.
 bool namesValues(const std::string &how) {
@@ -54,7 +58,8 @@ Tensor readTensorFile(const std::string &path) {
 // zeros, ones, or a .npy/.pb file whose shape must match (values rounded to `dt`); `file` is
 // that file when the caller has read it already.
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
-                  const std::string &what, const Tensor *file = nullptr) {
+                  const std::string &what, const Tensor *file = nullptr,
+                  std::vector<std::string> *notes = nullptr) {
   requireTensorMemory(what, shape, dt);
   Tensor t(shape, dt);
   if (how == "random") {
@@ -75,6 +80,10 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
     t.data = f.data;
     for (double &x : t.data)
       x = roundToDType(x, dt);
+    // A file of another dtype is converted as NumPy's astype would; the user is told.
+    if (f.dtype != dt && notes)
+      notes->push_back(cat("note: ", what, ": ", how, " holds ", dtypeName(f.dtype),
+                           ", converted to ", dtypeName(dt)));
   }
   return t;
 }
@@ -88,7 +97,8 @@ unsigned parseSeed(const std::string &v) {
 // The build options of `:build`'s words; params are bound against the graph's variables (a
 // param's shape comes from `shape NAME=`, else the variable's `shape`, else its file, else
 // InferShape).
-backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Graph &g) {
+backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int optLevel,
+                                 const Graph &g) {
   backend::BuildOptions o;
   o.optLevel = optLevel;
   std::map<std::string, std::string> params;
@@ -150,7 +160,8 @@ backend::BuildOptions parseBuild(const std::string &rest, int optLevel, const Gr
   for (const auto &[name, how] : params) {
     int nid = idx.findByName(name);
     if (nid < 0 || !idx.nodes[nid].node->isVariable())
-      fail("build: the graph has no input '", name, "' to bind a param to");
+      fail("build: the graph has no input '", name, "' to bind a param to",
+           Commands::dataInputsText(e, g));
     const Node &v = *idx.nodes[nid].node;
     std::optional<Shape> shape;
     if (o.shapes.count(name))
@@ -191,38 +202,125 @@ std::string sci(double v) {
   return buf;
 }
 
-// The inputs of a run: every variable as the words say, else its bound param, else random
-// (uniform in [-1, 1) from `seed`).
-std::map<std::string, Tensor> runInputs(const Graph &g, const std::string &rest) {
-  std::map<std::string, std::string> how;
+// The words of `:run`: how to fill each input, and the run's options.
+struct RunWords {
+  std::map<std::string, std::string> how; ///< input name → random|zeros|ones|FILE
   unsigned seed = 0;
-  for (const std::string &w : splitKeepingTuples(rest)) {
-    auto [k, v] = keyValue(w, kRunUsage);
+  std::string save, compare; ///< folders or files, empty when not asked
+  size_t top = 0;            ///< 0: no top values
+  bool check = true;         ///< compare with the reference interpreter
+};
+
+RunWords parseRunWords(const std::string &rest) {
+  RunWords w;
+  for (const std::string &word : splitKeepingTuples(rest)) {
+    auto [k, v] = keyValue(word, kRunUsage);
     if (k == "seed")
-      seed = parseSeed(v);
-    else
-      how[k] = v;
+      w.seed = parseSeed(v);
+    else if (k == "save")
+      w.save = v;
+    else if (k == "compare")
+      w.compare = v;
+    else if (k == "top")
+      w.top = static_cast<size_t>(integerAtLeast("top", v, 1));
+    else if (k == "check") {
+      if (v != "on" && v != "off")
+        fail("check must be on or off, got '", v, "'");
+      w.check = v == "on";
+    } else
+      w.how[k] = v;
   }
+  return w;
+}
+
+// The inputs of a run: every variable as the words say, else its bound param, else random
+// (uniform in [-1, 1) from the seed). A file converted to the input's dtype adds a note.
+std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const RunWords &w,
+                                        std::vector<std::string> *notes = nullptr) {
   const IndexedGraph &idx = g.index();
   const auto &shapes = g.attr("shape")->shapes;
   const auto &dtypes = g.attr("dtype")->ints;
-  for (const auto &[name, v] : how)
+  for (const auto &[name, v] : w.how)
     if (idx.findByName(name) < 0 || !idx.nodes[idx.findByName(name)].node->isVariable())
-      fail("run: the graph has no input '", name, "'");
+      fail("run: the graph has no input '", name, "'", Commands::dataInputsText(e, g));
   auto lib = backend::builtLibrary(g);
-  std::mt19937 rng(seed);
+  std::mt19937 rng(w.seed);
   std::map<std::string, Tensor> in;
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
-    uint32_t e = idx.entryId(nid, 0);
-    if (!how.count(name) && lib && lib->params.count(name)) {
+    uint32_t eid = idx.entryId(nid, 0);
+    auto how = w.how.find(name);
+    if (how == w.how.end() && lib && lib->params.count(name)) {
       in[name] = lib->params.at(name);
       continue;
     }
-    in[name] = fillTensor(how.count(name) ? how[name] : "random", shapes[e],
-                          static_cast<int>(dtypes[e]), rng, "input '" + name + "'");
+    in[name] =
+        fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
+                   static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr, notes);
   }
   return in;
+}
+
+// The largest and relative differences of `t` from `ref`, elementwise.
+std::pair<double, double> difference(const Tensor &t, const Tensor &ref) {
+  double absErr = 0, relErr = 0;
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    double d = std::fabs(t.data[i] - ref.data[i]);
+    absErr = std::max(absErr, d);
+    relErr = std::max(relErr, d / std::max(std::fabs(ref.data[i]), 1e-30));
+  }
+  return {absErr, relErr};
+}
+
+// The tensors `compare=` names, one per output, read and checked before the run: a .npy (or
+// ONNX .pb) file for a graph of one output, else a folder with NAME.npy per output (names as
+// :outputs).
+std::vector<std::pair<std::string, Tensor>> expectedOutputs(const Engine &e, const Graph &g,
+                                                            const std::string &where) {
+  std::vector<Commands::Port> outs = Commands::graphOutputs(e, g);
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  std::vector<std::pair<std::string, Tensor>> expected;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    std::string file = where;
+    if (!where.ends_with(".npy") && !where.ends_with(".pb")) {
+      if (!std::filesystem::is_directory(where))
+        fail("compare=", where, ": not a .npy or .pb file, nor a folder of .npy files");
+      file = (std::filesystem::path(where) / (npyFileStem(outs[k].name) + ".npy")).string();
+      if (!std::filesystem::exists(file))
+        fail("compare: ", where, " has no ", npyFileStem(outs[k].name), ".npy for output ", k, " (",
+             outs[k].name, ")");
+    } else if (outs.size() != 1) {
+      fail("compare=", where, ": the graph has ", outs.size(),
+           " outputs; give a folder with one NAME.npy per output (:outputs names them)");
+    }
+    Tensor t = readTensorFile(file);
+    const Shape &want = shapes[idx.entryId(idx.heads[k])];
+    if (t.shape != want)
+      fail("compare: ", file, " holds shape ", shapeToList(t.shape), " but output ", k, " (",
+           outs[k].name, ") has shape ", shapeToList(want));
+    expected.emplace_back(file, std::move(t));
+  }
+  return expected;
+}
+
+// "[281] 0.934, [282] 0.0212": the `k` largest values with their flat indices, ties by index.
+std::string topValues(const Tensor &t, size_t k) {
+  std::vector<size_t> order(t.data.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  k = std::min(k, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                    [&](size_t a, size_t b) {
+                      return t.data[a] > t.data[b] || (t.data[a] == t.data[b] && a < b);
+                    });
+  std::string s;
+  for (size_t i = 0; i < k; ++i) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "[%zu] %.6g", order[i], t.data[order[i]]);
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s;
 }
 
 std::vector<std::string> paramNames(const Graph &g) {
@@ -241,17 +339,49 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
     fail("step ", e.cursor_,
          " is already a built deploy graph; :undo to the graph it was "
          "built from and :build that");
-  backend::BuildOptions o = parseBuild(rest, e.passContext_.optLevel, before);
+  backend::BuildOptions o = parseBuild(e, rest, e.passContext_.optLevel, before);
+  // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
+  // (converted, and said so), never silently kept; an integer type for a float model is refused.
+  bool dtypeGiven = false;
+  for (const std::string &w : splitKeepingTuples(rest))
+    dtypeGiven |= w.starts_with("dtype=");
+  const int want = o.defaultDType;
+  auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
+  size_t convertedParams = 0, convertedInputs = 0;
+  std::string modelType;
   // The last :model's params, for the variables this graph has and the command left.
   const IndexedGraph &bidx = before.index();
   for (const auto &[name, t] : e.modelParams_)
     if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
-        bidx.nodes[bidx.findByName(name)].node->isVariable())
-      o.params[name] = t;
+        bidx.nodes[bidx.findByName(name)].node->isVariable()) {
+      if (!converts(t.dtype)) {
+        o.params[name] = t;
+        continue;
+      }
+      if (!dtypeIsFloat(want))
+        fail("dtype=", dtypeName(want), ": the model's params are ", dtypeName(t.dtype),
+             "; only a float model's precision converts (dtype=float16, float32 or float64)");
+      Tensor c(t.shape, want);
+      c.data = t.data;
+      for (double &x : c.data)
+        x = roundToDType(x, want);
+      o.params[name] = std::move(c);
+      modelType = dtypeName(t.dtype);
+      ++convertedParams;
+    }
   // …and the last ONNX :load's input dtypes, for the inputs the command did not type.
   for (const auto &[name, dt] : e.modelDTypes_)
-    if (!o.dtypes.count(name) && bidx.findByName(name) >= 0)
-      o.dtypes[name] = dt;
+    if (!o.dtypes.count(name) && bidx.findByName(name) >= 0) {
+      if (converts(dt) && !dtypeIsFloat(want))
+        fail("dtype=", dtypeName(want), ": the model's input ", name, " is ", dtypeName(dt),
+             "; only a float model's precision converts (dtype=float16, float32 or float64)");
+      if (converts(dt)) {
+        modelType = dtypeName(dt);
+        ++convertedInputs;
+      }
+      // Given even when converted: the variable's own dtype attribute says the model's type.
+      o.dtypes[name] = converts(dt) ? want : dt;
+    }
   bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                            [](const auto &i) { return i->name() == "trace"; });
   o.cache = e.kernelCache_;
@@ -293,6 +423,10 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   else if (!ps.empty())
     out << "; params " << joinNames(ps);
   out << ")\n";
+  if (convertedParams + convertedInputs)
+    out << "note: dtype=" << dtypeName(want) << ": the model's " << plural(convertedInputs, "input")
+        << " and " << plural(convertedParams, "param") << " of " << modelType << " converted to "
+        << dtypeName(want) << "\n";
   for (const std::string &w : tuningWarnings)
     out << w << "\n";
   size_t tuned = 0;
@@ -311,24 +445,56 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
-  std::map<std::string, Tensor> in = runInputs(g, rest);
+  RunWords w = parseRunWords(rest);
+  std::vector<std::string> notes;
+  std::map<std::string, Tensor> in = runInputs(e, g, w, &notes);
+  // Everything the options read is read before the run, so a bad file fails the command whole.
+  std::vector<std::pair<std::string, Tensor>> expected;
+  if (!w.compare.empty())
+    expected = expectedOutputs(e, g, w.compare);
   backend::RunResult r = backend::runDeployGraph(g, in);
-  std::vector<Tensor> ref = interpret(g, in);
+  std::vector<Tensor> ref;
+  if (w.check)
+    ref = interpret(g, in);
+  for (const std::string &n : notes)
+    out << n << "\n";
   for (size_t k = 0; k < r.outputs.size(); ++k) {
     const Tensor &t = r.outputs[k];
-    double sum = 0, absErr = 0, relErr = 0;
-    for (size_t i = 0; i < t.data.size(); ++i) {
-      sum += t.data[i];
-      double d = std::fabs(t.data[i] - ref[k].data[i]);
-      absErr = std::max(absErr, d);
-      relErr = std::max(relErr, d / std::max(std::fabs(ref[k].data[i]), 1e-30));
-    }
+    double sum = 0;
+    for (double x : t.data)
+      sum += x;
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", sum);
     out << "output " << k << ": shape " << shapeToTuple(t.shape) << " " << dtypeName(t.dtype)
-        << "\n  values " << someValues(t, 6) << "\n  sum " << buf
-        << "\n  vs reference interpreter: max abs error " << sci(absErr) << ", max rel error "
-        << sci(relErr) << "\n";
+        << "\n  values " << someValues(t, 6) << "\n  sum " << buf << "\n";
+    if (w.check) {
+      auto [absErr, relErr] = difference(t, ref[k]);
+      out << "  vs reference interpreter: max abs error " << sci(absErr) << ", max rel error "
+          << sci(relErr) << "\n";
+    } else {
+      out << "  vs reference interpreter: not checked (check=off)\n";
+    }
+    if (!expected.empty()) {
+      auto [absErr, relErr] = difference(t, expected[k].second);
+      out << "  vs " << expected[k].first << ": max abs error " << sci(absErr) << ", max rel error "
+          << sci(relErr) << "\n";
+    }
+    if (w.top)
+      out << "  top " << std::min(w.top, t.data.size()) << ": " << topValues(t, w.top) << "\n";
+  }
+  if (!w.save.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(w.save, ec);
+    if (ec || !std::filesystem::is_directory(w.save))
+      fail("save: cannot make folder ", w.save, (ec ? ": " + ec.message() : std::string()));
+    std::vector<Commands::Port> outs = graphOutputs(e, g);
+    std::vector<std::string> files;
+    for (size_t k = 0; k < r.outputs.size(); ++k) {
+      files.push_back(npyFileStem(outs[k].name) + ".npy");
+      writeNpy((std::filesystem::path(w.save) / files.back()).string(), r.outputs[k]);
+    }
+    out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
+        << joinNames(files) << "\n";
   }
 }
 
@@ -351,78 +517,199 @@ void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostre
   out << "planned " << planned << " bytes; one buffer per entry would take " << naive << " bytes\n";
 }
 
+namespace {
+
+// The layers a kernel call computes, as the user named them: the members of its group in the
+// partition the build made, keeping those named in the graph the build started from (layout
+// transforms and constants the passes made are not the user's); names that share a path
+// prefix ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu") print it once.
+std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
+  const FusedModule *built = builtPartition(deploy);
+  if (!built)
+    return "";
+  const Graph &part = *built->partition;
+  const IndexedGraph &pidx = part.index();
+  int root = pidx.findByName(deploy.index().nodes[call].node->name);
+  if (root < 0 || !part.attr("group_root"))
+    return "";
+  const auto &roots = part.attr("group_root")->ints;
+  std::vector<std::string> all, named;
+  for (uint32_t nid = 0; nid < pidx.numNodes(); ++nid)
+    if (!pidx.nodes[nid].node->isVariable() && roots[nid] == root)
+      all.push_back(pidx.nodes[nid].node->name);
+  for (const std::string &n : all)
+    if (!source || source->index().findByName(n) >= 0)
+      named.push_back(n);
+  std::vector<std::string> &names = named.empty() ? all : named;
+  size_t common = 0;
+  if (names.size() > 1) {
+    common = names[0].rfind('/') == std::string::npos ? 0 : names[0].rfind('/') + 1;
+    for (const std::string &n : names)
+      while (common > 0 && n.compare(0, common, names[0], 0, common) != 0)
+        common = names[0].rfind('/', common - 2) == std::string::npos
+                     ? 0
+                     : names[0].rfind('/', common - 2) + 1;
+  }
+  std::string text = names[0].substr(0, common) + (common ? "{" : "");
+  const size_t shown = 4;
+  for (size_t i = 0; i < names.size() && i < shown; ++i)
+    text += (i ? ", " : "") + names[i].substr(common);
+  if (names.size() > shown)
+    text += ", +" + std::to_string(names.size() - shown) + " more";
+  return text + (common ? "}" : "");
+}
+
+// One kernel call's measurements.
+struct ProfileRow {
+  uint32_t call = 0; ///< the tvm_op node
+  std::string kernel, layers;
+  int dtype = kFloat32;
+  double ms = 0, flops = 0;
+};
+
+} // namespace
+
 void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostream &out) {
-  needArgs(a, 0, 1, ":profile [N]");
+  const char *usage = ":profile [N] [sort=time|order] [top=K]";
   int n = 10;
-  if (a.size() == 1) {
-    try {
-      n = std::stoi(a[0]);
-    } catch (const std::exception &) {
-      n = 0;
+  size_t top = 0; // 0: every kernel
+  bool byTime = true;
+  for (const std::string &w : a) {
+    if (w.starts_with("sort=")) {
+      if (w != "sort=time" && w != "sort=order")
+        fail("sort must be time (longest first) or order (as the graph calls them), got '",
+             w.substr(5), "'");
+      byTime = w == "sort=time";
+    } else if (w.starts_with("top=")) {
+      top = static_cast<size_t>(integerAtLeast("top", w.substr(4), 1));
+    } else if (w.find('=') != std::string::npos) {
+      fail("unknown option '", w.substr(0, w.find('=')), "'; usage: ", usage);
+    } else {
+      try {
+        n = std::stoi(w);
+      } catch (const std::exception &) {
+        n = 0;
+      }
+      if (n < 1 || n > 100000)
+        fail("N must be a number of runs from 1 to 100000, got '", w, "'");
     }
-    if (n < 1 || n > 100000)
-      fail("N must be a number of runs from 1 to 100000, got '", a[0], "'");
   }
   const Graph &g = e.requireGraph();
   auto lib = backend::builtLibrary(g);
   if (!lib)
     fail("the current graph was not built; run :build first");
   backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
-  for (const auto &[name, t] : runInputs(g, ""))
+  for (const auto &[name, t] : runInputs(e, g, RunWords{}))
     rt.setInput(name, t);
   rt.run(); // warm-up: first touches of memory and code
   std::vector<std::vector<double>> times;
   std::vector<std::string> names;
-  for (int r = 0; r < n; ++r) {
-    std::vector<std::pair<std::string, double>> km = rt.run();
-    times.resize(km.size());
-    names.clear();
-    for (size_t k = 0; k < km.size(); ++k) {
-      times[k].push_back(km[k].second);
-      names.push_back(km[k].first);
+  int done = 0;
+  try {
+    for (; done < n; ++done) {
+      if (e.progress_) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "profiling: run %d of %d", done + 1, n);
+        e.progress_(buf, static_cast<double>(done) / n);
+      }
+      std::vector<std::pair<std::string, double>> km = rt.run();
+      times.resize(km.size());
+      names.clear();
+      for (size_t k = 0; k < km.size(); ++k) {
+        times[k].push_back(km[k].second);
+        names.push_back(km[k].first);
+      }
     }
+  } catch (const Interrupted &) {
+    // Ctrl-C keeps the runs that finished; the run it stopped is dropped whole.
+    if (done == 0)
+      throw;
+    clearInterrupt();
+    for (auto &t : times)
+      t.resize(static_cast<size_t>(done));
   }
-  double totalMs = 0, totalFlops = 0;
-  size_t width = 8;
-  for (const std::string &nm : names)
-    width = std::max(width, nm.size() + 2);
-  // The share of this machine's peak: an FMA loop timed once per process, times threads.
-  double peak = backend::peakGflopsPerCore() * backend::numThreads();
-  auto timing = [&](double ms, double flops) {
-    double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
-    return KernelTime{ms, gflops, 100 * gflops / peak};
-  };
-  auto row = [](const KernelTime &t) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%9.4f %9.2f %7.1f%%", t.ms, t.gflops, t.percentPeak);
-    return std::string(buf);
-  };
-  out << pad("kernel", width) << "median ms   GFLOP/s   % peak\n";
+  if (e.progress_)
+    e.progress_("", 1.0);
   // The runtime calls the tvm_op nodes in node order: the k-th time is the k-th of them.
   std::vector<uint32_t> calls;
   const IndexedGraph &idx = g.index();
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
     if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
       calls.push_back(nid);
-  std::map<uint32_t, KernelTime> profile;
+  const Graph *source = e.cursor_ > 0 ? &e.history_[e.cursor_ - 1].graph : nullptr;
+  const auto &dtypes = g.attr("dtype")->ints;
+  std::vector<ProfileRow> rows;
+  double totalMs = 0, totalFlops = 0;
   for (size_t k = 0; k < names.size(); ++k) {
     std::vector<double> t = times[k];
     std::sort(t.begin(), t.end());
-    double med = t[t.size() / 2];
-    double flops = static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
-    totalMs += med;
-    totalFlops += flops;
-    KernelTime kt = timing(med, flops);
-    out << pad(names[k], width) << row(kt) << "\n";
-    if (calls.size() == names.size())
-      profile[calls[k]] = kt;
+    ProfileRow r;
+    r.kernel = names[k];
+    r.ms = t[t.size() / 2];
+    r.flops = static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
+    if (calls.size() == names.size()) {
+      r.call = calls[k];
+      r.layers = layersOf(g, calls[k], source);
+      r.dtype = static_cast<int>(dtypes[idx.entryId(calls[k], 0)]);
+    }
+    totalMs += r.ms;
+    totalFlops += r.flops;
+    rows.push_back(r);
   }
+  // The share of this machine's peak: an FMA loop timed once per process, times threads; a
+  // float64 kernel's peak is half of it (half as many lanes per vector).
+  double peak = backend::peakGflopsPerCore() * backend::numThreads();
+  auto peakOf = [&](int dt) { return dt == kFloat64 ? peak / 2 : peak; };
+  auto timing = [&](double ms, double flops, int dt) {
+    double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
+    return KernelTime{ms, gflops, 100 * gflops / peakOf(dt)};
+  };
+  std::map<uint32_t, KernelTime> profile;
+  for (const ProfileRow &r : rows)
+    if (calls.size() == names.size())
+      profile[r.call] = timing(r.ms, r.flops, r.dtype);
   e.history_[e.cursor_].profile = std::move(profile);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s (%d threads x %.1f, an FMA loop)", peak,
-                backend::numThreads(), backend::peakGflopsPerCore());
-  out << pad("total", width) << row(timing(totalMs, totalFlops)) << "\n"
-      << n << " runs, median per kernel; " << buf << "\n";
+  if (byTime)
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ProfileRow &x, const ProfileRow &y) { return x.ms > y.ms; });
+  size_t width = 8;
+  for (const ProfileRow &r : rows)
+    width = std::max(width, r.kernel.size() + 2);
+  auto row = [&](const std::string &name, double ms, double flops, int dt) {
+    KernelTime t = timing(ms, flops, dt);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%9.4f %6.1f%% %9.2f %7.1f%%", t.ms,
+                  totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
+    return pad(name, width) + buf;
+  };
+  out << pad("kernel", width) << "median ms   share   GFLOP/s   % peak   layers\n";
+  bool anyDouble = false, allDouble = !rows.empty();
+  double restMs = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    anyDouble |= rows[i].dtype == kFloat64;
+    allDouble &= rows[i].dtype == kFloat64;
+    if (top && i >= top) {
+      restMs += rows[i].ms;
+      continue;
+    }
+    out << row(rows[i].kernel, rows[i].ms, rows[i].flops, rows[i].dtype)
+        << (rows[i].layers.empty() ? "" : "   " + rows[i].layers) << "\n";
+  }
+  if (top && rows.size() > top) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (%.4f ms, %.1f%%)", restMs,
+                  totalMs > 0 ? 100 * restMs / totalMs : 0.0);
+    out << "… " << plural(rows.size() - top, "more kernel") << buf << "\n";
+  }
+  char f64[48] = "", buf[160];
+  if (anyDouble)
+    std::snprintf(f64, sizeof f64, ", %.1f float64", peak / 2);
+  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)",
+                peak, f64, backend::numThreads(), backend::peakGflopsPerCore());
+  out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32) << "\n"
+      << (done < n ? cat("interrupted: ", done, " of ", n, " runs") : cat(n, " runs"))
+      << ", median per kernel, " << (byTime ? "longest first" : "in the order they run") << "; "
+      << buf << "\n";
 }
 
 void Commands::exportBuild(Engine &e, const Args &a, const std::string &, std::ostream &out) {

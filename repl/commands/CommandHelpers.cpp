@@ -175,6 +175,14 @@ const FusedFunction &findFunction(const Graph &g, const std::string &name) {
   return *it->second;
 }
 
+const FusedModule *builtPartition(const Graph &g) {
+  const GraphAttr *attr = g.attr("module");
+  if (!attr || !attr->opaque)
+    return nullptr;
+  auto module = std::static_pointer_cast<const FusedModule>(attr->opaque);
+  return module->partition ? module.get() : nullptr;
+}
+
 // "16 nodes, 7 inputs, 1 output"
 std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +

@@ -34,6 +34,9 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
 std::string plural(size_t n, const char *word);
 /// The fused functions of a compiled graph in the order its tvm_op nodes call them.
 std::vector<std::string> functionOrder(const Graph &g);
+/// The partitioned graph a built step's functions were made from (with the opt level, rules and
+/// unfused ops of that partition), or null when `g` was not made by GraphFuseCompile.
+const FusedModule *builtPartition(const Graph &g);
 /// A function of the graph's module by name; the error lists the ones there are.
 const FusedFunction &findFunction(const Graph &g, const std::string &name);
 /// "6 nodes, 3 inputs, 1 output".

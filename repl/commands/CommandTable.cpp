@@ -73,7 +73,10 @@ std::vector<Engine::Command> Commands::table() {
        record},
       {"stop", "", "stops recording", stop},
       {"quit", "", "ends the REPL or the script (as Ctrl-D does at the prompt)", quit},
-      {"vars", "", "lists the symbols defined so far", vars},
+      {"vars", "", "lists the symbols defined so far (or what a loaded graph defined)", vars},
+      {"inputs", "", "the current graph's data inputs and bound params: name, shape, dtype, layout",
+       inputs},
+      {"outputs", "", "the current graph's outputs: name, shape, dtype, layout", outputs},
       {"target", "", "what LLVM detects about this machine (triple, CPU, SIMD features)", target},
       {"build", std::string(kBuildUsage).substr(std::strlen(":build ")),
        "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
@@ -81,15 +84,19 @@ std::vector<Engine::Command> Commands::table() {
        "on params only), then every fused function lowered and compiled; prints the deploy graph, "
        "which becomes a new step",
        build},
-      {"run", "[NAME=random|zeros|ones|FILE.npy …] [seed=N]",
+      {"run",
+       "[NAME=random|zeros|ones|FILE.npy …] [seed=N] [save=DIR] [compare=FILE.npy|DIR] [top=K] "
+       "[check=on|off]",
        "runs the built graph; per output its shape, dtype, values, sum and the error against the "
-       "reference interpreter",
+       "reference interpreter (check=off skips it), against expected .npy files (compare=), its "
+       "K largest values (top=); save= writes each output as DIR/NAME.npy",
        run},
       {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
        buffers},
-      {"profile", "[N]",
+      {"profile", "[N] [sort=time|order] [top=K]",
        "runs the built graph N times (default 10) on random inputs and the bound params: each "
-       "kernel's median time and GFLOP/s",
+       "kernel's median time, share, GFLOP/s, % of its dtype's peak and the layers it fused, "
+       "longest first (Ctrl-C keeps the finished runs)",
        profile},
       {"tune", "[FUNC|all] [trials=N] [time=SECONDS] [workers=N]",
        "searches the built graph's kernels' knob spaces on this machine (measured, every "

@@ -22,6 +22,8 @@ struct Commands {
   static void nodes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void attr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void inputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void outputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void open(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void vars(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void ops(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
@@ -73,6 +75,20 @@ struct Commands {
   // ModelCommands.cpp: models from the zoo and from files
   static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void load(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  /// One input or output of a graph as `:inputs` and `:outputs` list it.
+  struct Port {
+    std::string name, shape = "?", dtype = "?", layout = "-";
+    bool param = false; ///< bound to a value by :model, :load or the build
+  };
+  /// The graph's inputs in argument order: shapes and dtypes from its attributes, else inferred
+  /// from the variables' attributes and the bound params (of the build, else of the last :model
+  /// or :load); "?" where nothing says.
+  static std::vector<Port> graphInputs(const Engine &e, const Graph &g);
+  /// The graph's outputs (its heads), shapes and dtypes as graphInputs finds them.
+  static std::vector<Port> graphOutputs(const Engine &e, const Graph &g);
+  /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
+  static std::string dataInputsText(const Engine &e, const Graph &g);
+
   /// `:build`'s usage line, for the table and its errors.
   static const char *const kBuildUsage;
 

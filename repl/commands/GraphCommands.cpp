@@ -1,5 +1,6 @@
 // GraphCommands: the commands of building, viewing and saving graphs — :graph, :grad, :ir, :nodes,
 // :attr, :setattr, :open, :vars, :ops, :dot, :save.
+#include "backend/Build.h"
 #include "core/Dot.h"
 #include "core/Error.h"
 #include "core/Json.h"
@@ -230,6 +231,157 @@ void Commands::vars(Engine &e, const Args &a, const std::string &, std::ostream 
   needArgs(a, 0, 0, ":vars");
   for (const auto &[k, v] : e.env_)
     out << pad(k, 16) << pyRepr(v) << "\n";
+  // A graph from a file or the zoo defines no symbols; say what it did define.
+  if (e.env_.empty()) {
+    const Step *s = e.current();
+    if (!s) {
+      out << "no symbols yet (define one: x = Variable(\"x\"))\n";
+      return;
+    }
+    size_t data = 0, params = 0;
+    for (const Port &p : graphInputs(e, s->graph))
+      (p.param ? params : data) += 1;
+    out << "no symbols: step " << e.cursor_ << " (" << s->label << ") has "
+        << plural(data, "data input") << " and " << plural(params, "param")
+        << "; :inputs lists them, :outputs its outputs\n";
+  }
+}
+
+namespace {
+
+// The graph with shapes and dtypes inferred where it has none, from its params' shapes and
+// the given input dtypes; the graph itself when inference fails (the caller prints "?").
+Graph withTypes(const Graph &g, const std::map<std::string, Shape> &shapes,
+                const std::map<std::string, int> &dtypes) {
+  if (g.attr("shape") && g.attr("dtype"))
+    return g;
+  try {
+    Graph t = backend::withShapeInputs(g, shapes);
+    std::vector<int64_t> dts;
+    for (uint32_t nid : t.index().argNodes) {
+      auto it = dtypes.find(t.index().nodes[nid].node->name);
+      dts.push_back(it == dtypes.end() ? kFloat32 : it->second); // :build's default
+    }
+    t.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
+    return applyPasses(t, {"InferShape", "InferType"}, PassContext{});
+  } catch (const Error &) {
+    return g;
+  }
+}
+
+// A port's shape and dtype from entry `eid` of a typed graph, where known.
+void describeEntry(const Graph &t, uint32_t eid, Commands::Port &p) {
+  if (const GraphAttr *sh = t.attr("shape");
+      sh && eid < sh->shapes.size() && shapeKnown(sh->shapes[eid]) && !sh->shapes[eid].empty())
+    p.shape = shapeToTuple(sh->shapes[eid]);
+  if (const GraphAttr *dt = t.attr("dtype"); dt && eid < dt->ints.size() && dt->ints[eid] >= 0)
+    p.dtype = dtypeName(static_cast<int>(dt->ints[eid]));
+  if (const GraphAttr *l = t.attr("layout"); l && eid < l->strs.size() && !l->strs[eid].empty())
+    p.layout = l->strs[eid];
+}
+
+// The params bound to graph `g`'s variables: the build's, else the last :model's or :load's.
+std::map<std::string, Tensor> boundParams(const Graph &g,
+                                          const std::map<std::string, Tensor> &model) {
+  if (auto lib = backend::builtLibrary(g))
+    return lib->params;
+  std::map<std::string, Tensor> bound;
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid : idx.argNodes)
+    if (auto it = model.find(idx.nodes[nid].node->name); it != model.end())
+      bound.insert(*it);
+  return bound;
+}
+
+} // namespace
+
+std::vector<Commands::Port> Commands::graphInputs(const Engine &e, const Graph &g) {
+  std::map<std::string, Tensor> params = boundParams(g, e.modelParams_);
+  std::map<std::string, Shape> shapes;
+  for (const auto &[n, t] : params)
+    shapes[n] = t.shape;
+  Graph t = withTypes(g, shapes, e.modelDTypes_);
+  const IndexedGraph &idx = t.index();
+  std::vector<Port> ports;
+  for (uint32_t nid : idx.argNodes) {
+    Port p;
+    const Node &v = *idx.nodes[nid].node;
+    p.name = v.name;
+    describeEntry(t, idx.entryId(nid, 0), p);
+    if (auto it = params.find(v.name); it != params.end()) {
+      p.param = true;
+      p.shape = shapeToTuple(it->second.shape);
+      p.dtype = dtypeName(it->second.dtype);
+    }
+    for (const auto &[key, val] : v.attrs)
+      if (key == "__layout__" && p.layout == "-")
+        p.layout = val;
+    ports.push_back(p);
+  }
+  return ports;
+}
+
+std::vector<Commands::Port> Commands::graphOutputs(const Engine &e, const Graph &g) {
+  std::map<std::string, Shape> shapes;
+  for (const auto &[n, t] : boundParams(g, e.modelParams_))
+    shapes[n] = t.shape;
+  Graph t = withTypes(g, shapes, e.modelDTypes_);
+  const IndexedGraph &idx = t.index();
+  auto lib = backend::builtLibrary(g);
+  std::vector<Port> ports;
+  for (const auto &h : idx.heads) {
+    Port p;
+    const Node &n = *idx.nodes[h.nodeId].node;
+    p.name = n.name + (n.numOutputs() > 1 ? "." + std::to_string(h.index) : "");
+    // A built graph's outputs keep the names they had before the build.
+    if (lib && lib->outputNames.size() == idx.heads.size())
+      p.name = lib->outputNames[ports.size()];
+    describeEntry(t, idx.entryId(h), p);
+    ports.push_back(p);
+  }
+  return ports;
+}
+
+std::string Commands::dataInputsText(const Engine &e, const Graph &g) {
+  std::vector<std::string> data;
+  for (const Port &p : graphInputs(e, g))
+    if (!p.param)
+      data.push_back(p.name + (p.shape == "?" ? "" : " " + p.shape));
+  return data.empty() ? "; the graph has no data inputs"
+                      : "; its data inputs: " + joinNames(data) + " (:inputs lists all)";
+}
+
+namespace {
+
+void printPorts(const std::vector<Commands::Port> &ports, std::ostream &out) {
+  size_t w = 6;
+  for (const auto &p : ports)
+    w = std::max(w, p.name.size() + 2);
+  out << pad("name", w) << pad("shape", 20) << pad("dtype", 10) << "layout\n";
+  for (const auto &p : ports)
+    out << pad(p.name, w) << pad(p.shape, 20) << pad(p.dtype, 10) << p.layout << "\n";
+}
+
+} // namespace
+
+void Commands::inputs(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":inputs");
+  std::vector<Port> all = graphInputs(e, e.requireGraph()), data, params;
+  for (const Port &p : all)
+    (p.param ? params : data).push_back(p);
+  out << plural(data.size(), "data input") << ":\n";
+  if (!data.empty())
+    printPorts(data, out);
+  out << plural(params.size(), "param") << " (bound; :run and :profile use their values):\n";
+  if (!params.empty())
+    printPorts(params, out);
+}
+
+void Commands::outputs(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":outputs");
+  std::vector<Port> ports = graphOutputs(e, e.requireGraph());
+  out << plural(ports.size(), "output") << ":\n";
+  printPorts(ports, out);
 }
 
 void Commands::ops(Engine &, const Args &a, const std::string &, std::ostream &out) {

@@ -51,7 +51,12 @@ void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream
 
 void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":groups");
-  const Graph &g = e.requireGraph();
+  // On a built step: the partition its build made, which its deploy graph's functions are.
+  const FusedModule *built = builtPartition(e.requireGraph());
+  const Graph &g = built ? *built->partition : e.requireGraph();
+  if (built)
+    out << "(the partition this step's functions were made from: opt_level "
+        << built->partitionOptLevel << ", rules " << built->fusionRules << ")\n";
   for (const char *k : {"group_root", "group_master", "pattern"})
     validateGraphAttr(g, k);
   std::vector<FusedGroup> groups = fusedGroups(g);
@@ -73,15 +78,29 @@ void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostrea
     std::vector<std::string> members;
     for (uint32_t m : grp.members)
       members.push_back(idx.nodes[m].node->name);
+    // A built step's group is the deploy node named like its root: say the function it calls.
+    std::string function;
+    if (built) {
+      const IndexedGraph &didx = e.requireGraph().index();
+      int call = didx.findByName(idx.nodes[grp.root].node->name);
+      if (call >= 0 && !didx.nodes[call].node->isVariable() &&
+          didx.nodes[call].node->op->name == "tvm_op")
+        function = didx.nodes[call].node->parsed.getStr("func_name");
+    }
+    if (function.empty())
+      function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
     out << "group " << idx.nodes[grp.root].node->name << ": " << joinNames(members) << "; pattern "
         << patternName(grp.pattern) << "; master " << nameOf(grp.master) << "; function "
-        << names.assign(kernelKey(g, grp, target), readableName(idx, grp)) << "\n";
+        << function << "\n";
   }
 }
 
 void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 2, 2, ":why A B (two node names)");
-  const Graph &g = e.requireGraph();
+  // On a built step, the question is about the partition its build made, with that build's
+  // opt level and rules (the deploy graph's tvm_op nodes are its groups, not its ops).
+  const FusedModule *built = builtPartition(e.requireGraph());
+  const Graph &g = built ? *built->partition : e.requireGraph();
   if (!g.attr("shape"))
     missingAttr(g, "shape");
   const IndexedGraph &idx = g.index();
@@ -93,10 +112,11 @@ void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &
     fail("no node named '", a[0], "'", didYouMean(a[0], names));
   if (ib < 0)
     fail("no node named '", a[1], "'", didYouMean(a[1], names));
-  int opt =
-      g.attr("opt_level") ? static_cast<int>(g.attr("opt_level")->num) : e.passContext_.optLevel;
-  std::string rules = e.passContext_.get("fusion_rules", "A");
-  PartitionResult r = partitionGraph(g, opt, rules, e.passContext_.noFuse);
+  int opt = built                 ? built->partitionOptLevel
+            : g.attr("opt_level") ? static_cast<int>(g.attr("opt_level")->num)
+                                  : e.passContext_.optLevel;
+  std::string rules = built ? built->fusionRules : e.passContext_.get("fusion_rules", "A");
+  PartitionResult r = partitionGraph(g, opt, rules, built ? built->noFuse : e.passContext_.noFuse);
   auto reads = [&](int consumer, int producer) {
     for (const auto &in : idx.nodes[consumer].inputs)
       if (static_cast<int>(in.nodeId) == producer)
@@ -107,7 +127,8 @@ void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &
   if (!reads(c, p))
     std::swap(p, c);
   auto groupText = [&](int nid) { return "group " + idx.nodes[r.root[nid]].node->name; };
-  out << "(rules " << rules << ", opt_level " << opt << ")\n";
+  out << "(rules " << rules << ", opt_level " << opt
+      << (built ? "; the partition this step's functions were made from" : "") << ")\n";
   if (!reads(c, p)) {
     out << a[0] << " and " << a[1] << " are not connected by an edge; " << a[0] << " is in "
         << groupText(ia) << ", " << a[1] << " in " << groupText(ib)

@@ -5,6 +5,7 @@
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
+#include "core/Interrupt.h"
 #include "core/Npy.h"
 
 #include <cmath>
@@ -141,7 +142,8 @@ TEST(BuildParams, BadParamsAreRefusedWithNothingChanged) {
          ":graph y");
   size_t steps = e.history().size();
   EXPECT_EQ(output(e, ":build shape x=(2, 5) param v=random"),
-            "error: build: the graph has no input 'v' to bind a param to\n");
+            "error: build: the graph has no input 'v' to bind a param to; its data inputs: x, w "
+            "(:inputs lists all)\n");
   // Without x's shape InferShape cannot give w one either.
   EXPECT_EQ(output(e, ":build param w=random"),
             "error: build: param w=random needs a shape; give it with shape w=(…)\n");
@@ -217,48 +219,128 @@ TEST(Export, RefusesAnUnbuiltGraphAndWritesNothing) {
   std::filesystem::remove_all(dir);
 }
 
+// One row of `:profile`: kernel, median ms, share, GFLOP/s, % peak, layers.
+struct ProfileLine {
+  std::string kernel, layers;
+  double ms = 0, share = 0, gflops = 0, pct = 0;
+};
+
+std::vector<ProfileLine> profileRows(const std::string &p) {
+  std::vector<ProfileLine> rows;
+  std::istringstream lines(p);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    ProfileLine r;
+    std::string share, pct;
+    if (!(f >> r.kernel >> r.ms >> share >> r.gflops >> pct) || share.back() != '%')
+      continue;
+    r.share = std::stod(share);
+    r.pct = std::stod(pct);
+    std::getline(f, r.layers);
+    r.layers.erase(0, r.layers.find_first_not_of(' '));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 TEST(Profile, ReportsEveryKernelAndTheTotal) {
   Engine e;
   run(e, kConvGraph);
   run(e, ":build opt_level=0");
-  std::string p = output(e, ":profile 3");
-  std::istringstream lines(p);
-  std::string line;
+  std::string p = output(e, ":profile 3 sort=order");
+  std::vector<ProfileLine> rows = profileRows(p);
   std::vector<std::string> names;
-  while (std::getline(lines, line))
-    names.push_back(line.substr(0, line.find(' ')));
-  // opt level 0: one kernel per op, in node order.
-  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "fuse_conv2d", "fuse___mul_scalar__",
-                                             "fuse_broadcast_mul", "fuse_relu", "total", "3"}))
+  for (const auto &r : rows)
+    names.push_back(r.kernel);
+  // opt level 0: one kernel per op, in node order; each names the node it computes.
+  EXPECT_EQ(names, (std::vector<std::string>{"fuse_conv2d", "fuse___mul_scalar__",
+                                             "fuse_broadcast_mul", "fuse_relu", "total"}))
       << p;
-  EXPECT_NE(p.find("3 runs, median per kernel"), std::string::npos);
+  EXPECT_EQ(rows[0].layers, "conv2d0") << p;
+  EXPECT_EQ(rows[3].layers, "relu0") << p;
+  EXPECT_NE(p.find("3 runs, median per kernel, in the order they run"), std::string::npos);
   // The share of peak: the printed peak (threads x one core's FMA loop), and on every row the
-  // percentage that the row's GFLOP/s is of it (to the printed precision).
-  EXPECT_NE(p.find("median ms   GFLOP/s   % peak"), std::string::npos) << p;
+  // percentage that the row's GFLOP/s is of it (to the printed precision); each share is the
+  // row's part of the total.
+  EXPECT_NE(p.find("median ms   share   GFLOP/s   % peak   layers"), std::string::npos) << p;
   size_t at = p.find("; peak ");
   ASSERT_NE(at, std::string::npos) << p;
   double peak = std::stod(p.substr(at + 7));
   EXPECT_GT(peak, 0);
-  std::istringstream rows(p);
-  int checked = 0;
-  while (std::getline(rows, line)) {
-    if (line.empty() || line.back() != '%')
-      continue;
-    std::istringstream f(line);
-    std::string name;
-    double ms, gflops, pct;
-    f >> name >> ms >> gflops >> pct;
+  for (const auto &r : rows) {
     // Each printed figure is rounded: pct to 0.1, GFLOP/s to 0.01, the peak to 0.1 (which
     // matters where the peak is small: a -O0 sanitizer build measures 3 GFLOP/s).
-    EXPECT_NEAR(pct, 100 * gflops / peak, 0.05 + 100 * 0.005 / peak + pct * 0.05 / peak) << line;
-    ++checked;
+    EXPECT_NEAR(r.pct, 100 * r.gflops / peak, 0.05 + 100 * 0.005 / peak + r.pct * 0.05 / peak)
+        << r.kernel;
+    // ms and the total are printed to 0.0001: each may be off by half of that.
+    double total = rows.back().ms;
+    EXPECT_NEAR(r.share, 100 * r.ms / total, 0.05 + 100 * 0.00005 / total * (1 + r.ms / total))
+        << r.kernel;
   }
-  EXPECT_EQ(checked, 5) << p; // four kernels and the total
+  EXPECT_EQ(rows.back().share, 100.0);
   EXPECT_EQ(output(e, ":profile 0"),
             "error: N must be a number of runs from 1 to 100000, got '0'\n");
+  EXPECT_EQ(output(e, ":profile sort=name"),
+            "error: sort must be time (longest first) or order (as the graph calls them), got "
+            "'name'\n");
+  EXPECT_EQ(output(e, ":profile runs=3"),
+            "error: unknown option 'runs'; usage: :profile [N] [sort=time|order] [top=K]\n");
   Engine u;
   run(u, kConvGraph);
   EXPECT_EQ(output(u, ":profile"), "error: the current graph was not built; run :build first\n");
+}
+
+// By default the longest kernel comes first; top=K keeps K rows and sums the rest in one line,
+// while the total still covers every kernel.
+TEST(Profile, SortedByTimeWithTheRestSummed) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, ":build opt_level=0");
+  std::string p = output(e, ":profile 3");
+  std::vector<ProfileLine> rows = profileRows(p);
+  ASSERT_EQ(rows.size(), 5u) << p;
+  for (size_t i = 1; i + 1 < rows.size(); ++i)
+    EXPECT_GE(rows[i - 1].ms, rows[i].ms) << p;
+  EXPECT_NE(p.find("longest first"), std::string::npos) << p;
+  p = output(e, ":profile 3 top=2");
+  rows = profileRows(p);
+  ASSERT_EQ(rows.size(), 3u) << p; // two kernels and the total
+  EXPECT_EQ(rows.back().kernel, "total");
+  EXPECT_NE(p.find("… 2 more kernels ("), std::string::npos) << p;
+  EXPECT_EQ(output(e, ":profile top=0"), "error: top must be a positive integer, got '0'\n");
+}
+
+// Ctrl-C during :profile keeps the runs that finished and prints their table.
+TEST(Profile, InterruptKeepsTheFinishedRuns) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, ":build opt_level=0");
+  e.setProgress([](const std::string &text, double) {
+    if (text == "profiling: run 3 of 50")
+      requestInterrupt();
+  });
+  std::string p = output(e, ":profile 50");
+  EXPECT_NE(p.find("interrupted: 2 of 50 runs, median per kernel"), std::string::npos) << p;
+  EXPECT_EQ(profileRows(p).size(), 5u) << p;
+  EXPECT_FALSE(interruptRequested());
+}
+
+// A kernel names the layers of the graph the build started from that it computes, with a
+// shared path prefix printed once.
+TEST(Profile, NamesTheLayersEachKernelFused) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 4, 8, 8))\n"
+         "w = Variable(\"w\")\n"
+         "c = conv2d(x, w, channels=4, kernel_size=(3, 3), padding=(1, 1), use_bias=False, "
+         "name=\"/block/conv/Conv\")\n"
+         "r = relu(c, name=\"/block/relu/Relu\")\n"
+         ":graph r");
+  run(e, ":build opt_level=2 param w=random");
+  std::vector<ProfileLine> rows = profileRows(output(e, ":profile 2"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kernel, "fuse_conv2d_relu");
+  EXPECT_EQ(rows[0].layers, "/block/{conv/Conv, relu/Relu}");
 }
 
 TEST(BuildDTypes, AStringForAllInputsOrADictWithTheRestInferred) {

@@ -74,7 +74,19 @@ TEST(EngineErrors, UnknownOpSuggestsNames) {
   EXPECT_EQ(failing(e, "y = conv_2d(x)"),
             "<stdin>:1:5: error: unknown op 'conv_2d' (did you mean 'conv2d', 'conv3d'?)\n");
   EXPECT_EQ(failing(e, "y = rleu(x)"),
-            "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'elu', 'relu'?)\n");
+            "<stdin>:1:5: error: unknown op 'rleu' (did you mean 'relu'?)\n");
+}
+
+// A suggestion is near what was typed: a swap of two letters is one step, and a name that
+// shares no letter with the candidate, or changes more than a third of them, gets none.
+TEST(EngineErrors, SuggestionsOnlyWithinASmallDistance) {
+  EXPECT_EQ(didYouMean("rleu", {"relu", "elu", "gelu"}), " (did you mean 'relu'?)");
+  EXPECT_EQ(didYouMean("3", {"x", "y"}), "");
+  EXPECT_EQ(didYouMean("foo", {"dot", "for"}), " (did you mean 'for'?)");
+  EXPECT_EQ(didYouMean("foo", {"dot", "help"}), "");
+  EXPECT_EQ(didYouMean("xx", {"x"}), " (did you mean 'x'?)");
+  Engine e;
+  EXPECT_EQ(output(e, ":foo"), "error: unknown command ':foo'; :help lists the commands\n");
 }
 
 TEST(EngineErrors, AttributeProblems) {

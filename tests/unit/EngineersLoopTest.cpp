@@ -1,0 +1,235 @@
+// EngineersLoopTest: the steps from a loaded model to its slowest kernel — :inputs, :outputs,
+// :vars after :load, the errors that name the inputs, and :groups and :why on a built step.
+#include "TestUtil.h"
+
+#include "core/Npy.h"
+#include "frontend/onnx/OnnxImport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+namespace loupe::test {
+namespace {
+
+const std::string kBlock =
+    std::string(LOUPE_SOURCE_DIR) + "/tests/onnx/data/blocks/test_mobilenetv3_block/model.onnx";
+
+const std::string kData = std::string(LOUPE_SOURCE_DIR) +
+                          "/tests/onnx/data/blocks/test_mobilenetv3_block/test_data_set_0";
+
+// A fresh folder under the system's temporary one.
+std::filesystem::path scratch(const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() / ("loupe-loop-" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+Engine loaded() {
+  Engine e;
+  run(e, ":load " + kBlock);
+  return e;
+}
+
+TEST(EngineersLoop, InputsListDataApartFromParams) {
+  Engine e = loaded();
+  std::string in = output(e, ":inputs");
+  EXPECT_EQ(in.substr(0, in.find("10 params")), "1 data input:\n"
+                                                "name  shape               dtype     layout\n"
+                                                "x     (1, 16, 10, 10)     float32   -\n");
+  EXPECT_NE(in.find("10 params (bound; :run and :profile use their values):\n"), std::string::npos);
+  EXPECT_NE(in.find("\nexpand.weight     (48, 16, 1, 1)      float32   -\n"), std::string::npos)
+      << in;
+  EXPECT_EQ(output(e, ":outputs"), "1 output:\n"
+                                   "name    shape               dtype     layout\n"
+                                   "add_12  (1, 16, 10, 10)     float32   -\n");
+  EXPECT_EQ(output(e, ":vars"),
+            "no symbols: step 0 (load " + kBlock +
+                ") has 1 data input and 10 params; :inputs lists them, :outputs its outputs\n");
+  EXPECT_EQ(output(e, ":inputs x"), "error: usage: :inputs\n");
+}
+
+TEST(EngineersLoop, InputsOfAGraphWithoutParams) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(2, 3))\ny = relu(x)\n:graph y");
+  EXPECT_EQ(output(e, ":inputs"), "1 data input:\n"
+                                  "name  shape               dtype     layout\n"
+                                  "x     (2, 3)              float32   -\n"
+                                  "0 params (bound; :run and :profile use their values):\n");
+  // Defined symbols are listed as before, without the note.
+  EXPECT_EQ(output(e, ":vars").find("no symbols"), std::string::npos);
+}
+
+TEST(EngineersLoop, NoInputErrorsNameTheDataInputs) {
+  Engine e = loaded();
+  EXPECT_EQ(output(e, ":build param input=zeros"),
+            "error: build: the graph has no input 'input' to bind a param to; its data inputs: x "
+            "(1, 16, 10, 10) (:inputs lists all)\n");
+  run(e, ":build opt_level=3");
+  EXPECT_EQ(output(e, ":run input=zeros"),
+            "error: run: the graph has no input 'input'; its data inputs: x (1, 16, 10, 10) "
+            "(:inputs lists all)\n");
+}
+
+// On the built step, :groups and :why answer for the partition the build made, as they do on
+// the partition step of the same graph: the same groups, the same reasons.
+TEST(EngineersLoop, GroupsAndWhyOnTheBuiltStepAgreeWithThePartitionStep) {
+  const char *program = "x = Variable(\"x\", shape=(1, 3, 8, 8))\n"
+                        "w = Variable(\"w\", shape=(4, 3, 3, 3))\n"
+                        "c = conv2d(x, w, channels=4, kernel_size=(3, 3), padding=(1, 1), "
+                        "use_bias=False)\n"
+                        "r = relu(c)\n"
+                        "y = r + exp(r)\n"
+                        ":graph y";
+  Engine e;
+  run(e, program);
+  run(e, ":build opt_level=2");
+  auto afterHeader = [](const std::string &s) { return s.substr(s.find('\n') + 1); };
+  std::string builtGroups = output(e, ":groups");
+  std::string builtFused = output(e, ":why conv2d0 relu0");
+  std::string builtCut = output(e, ":why relu0 exp0");
+  EXPECT_EQ(builtGroups.substr(0, builtGroups.find('\n') + 1),
+            "(the partition this step's functions were made from: opt_level 2, rules A)\n");
+  EXPECT_EQ(builtFused, "(rules A, opt_level 2; the partition this step's functions were made "
+                        "from)\nconv2d0 -> relu0: fused, in group relu0\n  " +
+                            afterHeader(afterHeader(builtFused)).substr(2));
+  // The partition step in a session of its own (whose function names are not taken yet).
+  Engine p;
+  run(p, program);
+  run(p, ":set opt_level 2");
+  run(p, ":apply InferShape InferType GraphFusePartition");
+  EXPECT_EQ(afterHeader(builtGroups), output(p, ":groups"));
+  EXPECT_EQ(afterHeader(builtFused), afterHeader(output(p, ":why conv2d0 relu0")));
+  EXPECT_EQ(afterHeader(builtCut), afterHeader(output(p, ":why relu0 exp0")));
+}
+
+// At opt_level 3 (layout passes, params folded) each group :groups lists on the built step is a
+// tvm_op of its deploy graph: the node named like the group's root calls the group's function.
+TEST(EngineersLoop, BuiltGroupsAreTheDeployGraphsFunctions) {
+  Engine e = loaded();
+  run(e, ":build opt_level=3");
+  std::string groups = output(e, ":groups");
+  const Graph &g = e.current()->graph;
+  const IndexedGraph &idx = g.index();
+  size_t checked = 0;
+  std::istringstream lines(groups);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("group "))
+      continue;
+    std::string root = line.substr(6, line.find(':') - 6);
+    std::string fn = line.substr(line.find("; function ") + 11);
+    int nid = idx.findByName(root);
+    ASSERT_GE(nid, 0) << root;
+    EXPECT_EQ(idx.nodes[nid].node->parsed.getStr("func_name"), fn) << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10u) << groups; // the build's 10 functions
+}
+
+// :run's options: save= writes each output under its name before the build, compare= measures
+// against a file (here PyTorch's output), top= lists the largest values, check=off skips the
+// reference interpreter and says so.
+TEST(EngineersLoop, RunSavesComparesAndListsTopValues) {
+  Engine e = loaded();
+  run(e, ":build opt_level=3");
+  auto dir = scratch("save");
+  std::string in = kData + "/input_0.pb", expected = kData + "/output_0.pb";
+  std::string said =
+      output(e, ":run x=" + in + " save=" + dir.string() + " compare=" + expected + " top=3");
+  EXPECT_NE(said.find("saved 1 output in " + dir.string() + ": add_12.npy\n"), std::string::npos)
+      << said;
+  Tensor saved = readNpy((dir / "add_12.npy").string());
+  Tensor torch = frontend::readTensorProto(expected);
+  ASSERT_EQ(saved.shape, torch.shape);
+  double worst = 0;
+  for (size_t i = 0; i < saved.data.size(); ++i)
+    worst = std::max(worst, std::fabs(saved.data[i] - torch.data[i]));
+  EXPECT_LT(worst, 1e-5);
+  // The compare line states that worst difference, as the reference line does (%.1e).
+  char line[64];
+  std::snprintf(line, sizeof line, "  vs %s: max abs error %.1e,", expected.c_str(), worst);
+  EXPECT_NE(said.find(line), std::string::npos) << said;
+  // The three largest values of the saved output, found here by sorting.
+  std::vector<size_t> order(saved.data.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return saved.data[a] > saved.data[b]; });
+  std::string top = "  top 3: ";
+  for (size_t i = 0; i < 3; ++i) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s[%zu] %.6g", i ? ", " : "", order[i], saved.data[order[i]]);
+    top += buf;
+  }
+  EXPECT_NE(said.find(top + "\n"), std::string::npos) << said << top;
+  // The saved folder compares with itself exactly.
+  said = output(e, ":run x=" + in + " compare=" + dir.string() + " check=off");
+  EXPECT_NE(said.find("vs " + (dir / "add_12.npy").string() +
+                      ": max abs error 0.0e+00, max rel error 0.0e+00\n"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("  vs reference interpreter: not checked (check=off)\n"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(EngineersLoop, RunOptionErrorsComeBeforeTheRun) {
+  Engine e = loaded();
+  run(e, ":build opt_level=3");
+  auto dir = scratch("expected");
+  std::filesystem::create_directories(dir);
+  writeNpy((dir / "small.npy").string(), Tensor({2, 3}, kFloat32));
+  EXPECT_EQ(output(e, ":run compare=" + (dir / "small.npy").string()),
+            "error: compare: " + (dir / "small.npy").string() +
+                " holds shape [2, 3] but output 0 (add_12) has shape [1, 16, 10, 10]\n");
+  EXPECT_EQ(output(e, ":run compare=/nonexistent"),
+            "error: compare=/nonexistent: not a .npy or .pb file, nor a folder of .npy files\n");
+  EXPECT_EQ(output(e, ":run check=maybe"), "error: check must be on or off, got 'maybe'\n");
+  EXPECT_EQ(output(e, ":run top=0"), "error: top must be a positive integer, got '0'\n");
+  // A folder without the output's file names what it looked for.
+  EXPECT_EQ(output(e, ":run compare=" + dir.string()),
+            "error: compare: " + dir.string() + " has no add_12.npy for output 0 (add_12)\n");
+  std::filesystem::remove_all(dir);
+}
+
+// A file of another dtype than the input is converted and the run says so; dtype= on a loaded
+// float32 model converts its inputs and params (said once), and an integer dtype is refused.
+TEST(EngineersLoop, ConversionsAreSaid) {
+  Engine e = loaded();
+  run(e, ":build opt_level=2");
+  auto dir = scratch("f64");
+  std::filesystem::create_directories(dir);
+  Tensor x = frontend::readTensorProto(kData + "/input_0.pb");
+  Tensor x64(x.shape, kFloat64);
+  x64.data = x.data;
+  writeNpy((dir / "x.npy").string(), x64);
+  std::string said = output(e, ":run x=" + (dir / "x.npy").string());
+  EXPECT_EQ(said.substr(0, said.find('\n') + 1), "note: input 'x': " + (dir / "x.npy").string() +
+                                                     " holds float64, converted to float32\n");
+  std::filesystem::remove_all(dir);
+  Engine h = loaded();
+  said = output(h, ":build opt_level=2 dtype=float16");
+  EXPECT_NE(said.find("\nnote: dtype=float16: the model's 1 input and 10 params of float32 "
+                      "converted to float16\n"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(output(h, ":run").find("output 0: shape (1, 16, 10, 10) float16\n"), std::string::npos);
+  Engine i = loaded();
+  EXPECT_EQ(output(i, ":build dtype=int8"),
+            "error: dtype=int8: the model's params are float32; only a float model's precision "
+            "converts (dtype=float16, float32 or float64)\n");
+}
+
+TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {
+  EXPECT_EQ(npyFileStem("/fc/Gemm"), "_fc_Gemm");
+  EXPECT_EQ(npyFileStem("../../etc/passwd"), ".._.._etc_passwd");
+  EXPECT_EQ(npyFileStem(".."), "_..");
+  EXPECT_EQ(npyFileStem(""), "_");
+  EXPECT_EQ(npyFileStem("layer1.0.conv1.weight"), "layer1.0.conv1.weight");
+}
+
+} // namespace
+} // namespace loupe::test

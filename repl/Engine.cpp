@@ -15,6 +15,7 @@
 #include "repl/SessionFile.h"
 #include "repl/TextFile.h"
 #include "repl/commands/Commands.h"
+#include "repl/models/Zoo.h"
 
 #include <algorithm>
 #include <cctype>
@@ -628,26 +629,102 @@ void Engine::runCommand(const std::string &text, std::ostream &out) {
   fail("unknown command ':", name, "'", didYouMean(name, names), "; :help lists the commands");
 }
 
+namespace {
+
+// File and folder names that start with `prefix` (a path as typed); folders end in '/'.
+std::vector<std::string> fileNames(const std::string &prefix) {
+  namespace fs = std::filesystem;
+  size_t slash = prefix.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(base, 0) != 0 || (name[0] == '.' && (base.empty() || base[0] != '.')))
+      continue;
+    out.push_back(dir + name + (it->is_directory(ec) ? "/" : ""));
+  }
+  return out;
+}
+
+// The command of a line ("apply" for ":apply InferShape"), or "" for a statement.
+std::string commandOf(const std::string &line) {
+  if (line.empty() || line[0] != ':')
+    return "";
+  size_t end = line.find_first_of(" \t");
+  return end == std::string::npos ? "" : line.substr(1, end - 1);
+}
+
+} // namespace
+
 std::vector<std::string> Engine::completions(const std::string &line,
                                              const std::string &word) const {
   std::vector<std::string> pool;
   std::string trimmed = line.substr(0, line.size() - word.size());
   size_t b = trimmed.find_first_not_of(" \t");
   trimmed = b == std::string::npos ? "" : trimmed.substr(b);
+  std::string cmd = commandOf(trimmed);
+  const Graph *g = current() ? &current()->graph : nullptr;
+  auto nodeNames = [&] {
+    if (!g)
+      return;
+    const FusedModule *built = builtPartition(*g);
+    const IndexedGraph &idx = (built ? *built->partition : *g).index();
+    for (const auto &n : idx.nodes)
+      pool.push_back(n.node->name);
+  };
+  auto functionNames = [&] {
+    if (g && g->attr("module"))
+      for (const std::string &f : functionOrder(*g))
+        pool.push_back(f);
+  };
   if (trimmed.empty() && !word.empty() && word[0] == ':') {
     for (const auto &c : commands_)
       pool.push_back(":" + c.name);
-  } else if (trimmed.rfind(":apply", 0) == 0 || trimmed.rfind(":help", 0) == 0) {
+  } else if (cmd == "apply" || cmd == "explain" || cmd == "help" || cmd == "pipeline") {
     pool = PassRegistry::get().names();
-    if (trimmed.rfind(":help", 0) == 0)
+    if (cmd == "help")
       for (const auto &c : commands_)
         pool.push_back(c.name);
-  } else if (trimmed.rfind(":attr", 0) == 0 || trimmed.rfind(":ir", 0) == 0) {
-    if (current())
-      pool = orderedAttrKeys(current()->graph.attrs);
-  } else if (trimmed.rfind(":ops", 0) == 0) {
+  } else if (cmd == "attr" || cmd == "ir") {
+    if (g)
+      pool = orderedAttrKeys(g->attrs);
+  } else if (cmd == "ops") {
     pool = OpRegistry::get().names();
-  } else {
+  } else if (cmd == "why") {
+    nodeNames();
+  } else if (cmd == "lower" || cmd == "schedule" || cmd == "space" || cmd == "llvm" ||
+             cmd == "asm" || cmd == "tune") {
+    functionNames();
+    if (cmd == "tune")
+      pool.push_back("all");
+  } else if (cmd == "load" || cmd == "save" || cmd == "dot" || cmd == "record" ||
+             cmd == "load-pass" || cmd == "export") {
+    pool = fileNames(word);
+  } else if (cmd == "model") {
+    for (const auto &n : models::zoo())
+      pool.push_back(n.name);
+  } else if (cmd == "run" || cmd == "build") {
+    // NAME= before the '=' (the graph's inputs and the options), a file after it.
+    size_t eq = word.find('=');
+    if (eq != std::string::npos) {
+      for (const std::string &f : fileNames(word.substr(eq + 1)))
+        pool.push_back(word.substr(0, eq + 1) + f);
+    } else {
+      // The data inputs: a bound param can be given too, but is rarely what one types.
+      if (g)
+        for (const Commands::Port &p : Commands::graphInputs(*this, *g))
+          if (!p.param)
+            pool.push_back(p.name + "=");
+      for (const char *o :
+           cmd == "run"
+               ? std::vector<const char *>{"seed=", "save=", "compare=", "top=", "check="}
+               : std::vector<const char *>{"opt_level=", "dtype=", "seed=", "shape", "param"})
+        pool.push_back(o);
+    }
+  } else if (cmd.empty()) {
     pool = OpRegistry::get().names();
     for (const auto &v : variableNames())
       pool.push_back(v);

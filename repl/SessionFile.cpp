@@ -175,27 +175,45 @@ int checkSession(const std::string &path, bool bless, std::ostream &report) {
   return 0;
 }
 
+std::vector<ScriptInput> InputAssembler::add(const std::string &line) {
+  ++lineNo_;
+  std::vector<ScriptInput> done;
+  size_t b = line.find_first_not_of(" \t\r");
+  if (b != std::string::npos && line[b] == ':' && !pending_.empty())
+    done = finish();
+  if (pending_.empty())
+    start_ = lineNo_;
+  pending_ += (pending_.empty() ? "" : "\n") + line;
+  size_t p = pending_.find_first_not_of(" \t\r");
+  if (p == std::string::npos) {
+    pending_.clear();
+    return done;
+  }
+  if (pending_[p] != ':' && needsMoreInput(pending_))
+    return done;
+  done.push_back({pending_, start_});
+  pending_.clear();
+  return done;
+}
+
+std::vector<ScriptInput> InputAssembler::finish() {
+  std::vector<ScriptInput> done;
+  if (!pending_.empty())
+    done.push_back({pending_, start_});
+  pending_.clear();
+  return done;
+}
+
 std::vector<ScriptInput> splitScript(const std::string &text) {
   std::vector<ScriptInput> inputs;
   std::istringstream in(text);
-  std::string line, pending;
-  int lineNo = 0, startLine = 1;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (pending.empty())
-      startLine = lineNo;
-    pending += (pending.empty() ? "" : "\n") + line;
-    if (pending.find_first_not_of(" \t\r") == std::string::npos) {
-      pending.clear();
-      continue;
-    }
-    if (pending[pending.find_first_not_of(" \t")] != ':' && needsMoreInput(pending))
-      continue;
-    inputs.push_back({pending, startLine});
-    pending.clear();
-  }
-  if (!pending.empty())
-    inputs.push_back({pending, startLine});
+  InputAssembler lines;
+  std::string line;
+  while (std::getline(in, line))
+    for (ScriptInput &i : lines.add(line))
+      inputs.push_back(std::move(i));
+  for (ScriptInput &i : lines.finish())
+    inputs.push_back(std::move(i));
   return inputs;
 }
 

@@ -46,8 +46,26 @@ struct ScriptInput {
   int line = 1;
 };
 
-/// Splits a script into inputs: one per line, or several lines while brackets are open;
-/// blank lines are skipped.
+/// Gathers lines into inputs as the REPL and scripts read them: one per line, or several while
+/// brackets are open; blank lines are skipped. A `:command` line always starts an input of its
+/// own, so an unclosed bracket before it fails alone (naming the line it opened on) instead of
+/// swallowing the commands after it.
+class InputAssembler {
+public:
+  /// Adds the next line; returns the inputs it completes (none, one, or two when a `:command`
+  /// line ends an unfinished one).
+  std::vector<ScriptInput> add(const std::string &line);
+  /// The unfinished input at the end of the text, if any.
+  std::vector<ScriptInput> finish();
+  /// True while an input spans lines (the REPL's continuation prompt).
+  bool pending() const { return !pending_.empty(); }
+
+private:
+  std::string pending_;
+  int lineNo_ = 0, start_ = 1;
+};
+
+/// Splits a script into inputs with InputAssembler.
 std::vector<ScriptInput> splitScript(const std::string &text);
 
 /// The inputs of a file the tools open as a script: a session file's `> ` inputs when it has

@@ -32,21 +32,38 @@ const char *kUsage =
 
 Engine *gEngine = nullptr;
 
-// libedit completion: the engine decides what fits at the cursor.
-char *completionGenerator(const char *text, int state) {
-  static std::vector<std::string> matches;
-  static size_t next;
-  if (state == 0) {
-    matches = gEngine->completions(std::string(rl_line_buffer, rl_point), text);
-    next = 0;
-  }
-  if (next >= matches.size())
+// libedit completion: the engine decides what fits at the cursor. libedit breaks words at
+// an expression's operators, '/' and '=' among them; a command's words are paths and node
+// names ("/layer1/layer1.0/conv1/Conv", "x=data/x.npy") that break at spaces only, so for a
+// command line the engine completes the whole word and libedit is handed the part it sees.
+std::vector<std::string> gMatches;
+size_t gNext = 0;
+
+char *completionGenerator(const char *, int state) {
+  if (state == 0)
+    gNext = 0;
+  if (gNext >= gMatches.size())
     return nullptr;
-  return strdup(matches[next++].c_str());
+  return strdup(gMatches[gNext++].c_str());
 }
 
 char **complete(const char *text, int, int) {
   rl_attempted_completion_over = 1;
+  std::string line(rl_line_buffer, static_cast<size_t>(rl_point));
+  std::string word = text;
+  size_t b = line.find_first_not_of(" \t");
+  if (b != std::string::npos && line[b] == ':') {
+    size_t space = line.find_last_of(" \t");
+    word = space == std::string::npos ? line : line.substr(space + 1);
+  }
+  gMatches = gEngine->completions(line, word);
+  size_t cut = word.size() - std::strlen(text); // what libedit does not count as the word
+  for (std::string &m : gMatches)
+    m = m.substr(cut);
+  // A folder or an option is not finished: no space after it.
+  rl_completion_append_character =
+      gMatches.size() == 1 && (gMatches[0].ends_with('/') || gMatches[0].ends_with('=')) ? '\0'
+                                                                                         : ' ';
   return rl_completion_matches(text, completionGenerator);
 }
 
@@ -118,11 +135,11 @@ int interactive(Engine &engine) {
     std::cout << "loupe — the NNVM workbench. :help lists the commands; Ctrl-D quits.\n";
   }
   engine.setSourceName("<stdin>");
-  std::string pending;
-  int lineNo = 0, start = 1;
+  InputAssembler lines;
+  bool ok = true;
   while (true) {
     std::string line;
-    const char *prompt = pending.empty() ? "loupe> " : "  ...> ";
+    const char *prompt = lines.pending() ? "  ...> " : "loupe> ";
     if (tty) {
       clearInterrupt();
       char *raw = readline(prompt);
@@ -130,7 +147,7 @@ int interactive(Engine &engine) {
         // Ctrl-C at the prompt drops the line, and a multi-line input being typed.
         std::free(raw);
         std::cout << "^C\n";
-        pending.clear();
+        lines.finish();
         clearInterrupt();
         continue;
       }
@@ -141,29 +158,22 @@ int interactive(Engine &engine) {
     } else if (!std::getline(std::cin, line)) {
       break;
     }
-    ++lineNo;
-    if (pending.empty())
-      start = lineNo;
-    pending += (pending.empty() ? "" : "\n") + line;
-    size_t b = pending.find_first_not_of(" \t\r");
-    if (b == std::string::npos) {
-      pending.clear();
-      continue;
+    for (const ScriptInput &in : lines.add(line)) {
+      if (tty)
+        add_history(in.text.c_str());
+      clearInterrupt();
+      ok &= engine.execute(in.text, std::cout, std::cout, tty ? 1 : in.line);
+      if (engine.quitRequested() || (!tty && interruptRequested()))
+        break;
     }
-    if (pending[b] != ':' && needsMoreInput(pending))
-      continue;
-    if (tty)
-      add_history(pending.c_str());
-    clearInterrupt();
-    engine.execute(pending, std::cout, std::cout, tty ? 1 : start);
-    pending.clear();
     if (engine.quitRequested() || (!tty && interruptRequested()))
       break; // input from a pipe: Ctrl-C ends it, as in a shell script
   }
   // Piped input that ends inside a bracket or a statement still runs, so that the error says
   // what was left open.
-  if (!tty && !pending.empty() && !engine.quitRequested() && !interruptRequested())
-    engine.execute(pending, std::cout, std::cout, start);
+  if (!tty && !engine.quitRequested() && !interruptRequested())
+    for (const ScriptInput &in : lines.finish())
+      ok &= engine.execute(in.text, std::cout, std::cout, in.line);
   if (tty) {
     std::cout << "\n";
     if (!hist.empty()) {
@@ -176,7 +186,8 @@ int interactive(Engine &engine) {
         std::remove(tmp.c_str());
     }
   }
-  return 0;
+  // Piped input is a script: a failed input fails the run, as it does for a script file.
+  return tty || ok ? 0 : 1;
 }
 
 } // namespace

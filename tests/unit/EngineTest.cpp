@@ -245,3 +245,27 @@ TEST(Engine, CompletionKnowsCommandsPassesOpsAndNames) {
   auto v = e.completions("y = relu(x", "x");
   EXPECT_NE(std::find(v.begin(), v.end(), "x"), v.end());
 }
+
+namespace loupe::test {
+namespace {
+
+// A `:command` line ends an unfinished bracket, which then fails alone, instead of being read
+// as part of it; lines inside a bracket join their input.
+TEST(InputAssembler, ACommandLineEndsAnUnclosedBracket) {
+  std::vector<ScriptInput> in = splitScript("x = Variable(\"x\")\ny = relu(x,\n  name=\"a\")\n"
+                                            "z = relu(x\n:vars\n\n:ir\nw = (");
+  ASSERT_EQ(in.size(), 6u);
+  EXPECT_EQ(in[1].text, "y = relu(x,\n  name=\"a\")");
+  EXPECT_EQ(in[1].line, 2);
+  EXPECT_EQ(in[2].text, "z = relu(x");
+  EXPECT_EQ(in[2].line, 4);
+  EXPECT_EQ(in[3].text, ":vars");
+  EXPECT_EQ(in[3].line, 5);
+  EXPECT_EQ(in[4].text, ":ir");
+  EXPECT_EQ(in[4].line, 7);
+  EXPECT_EQ(in[5].text, "w = (");
+  EXPECT_EQ(in[5].line, 8);
+}
+
+} // namespace
+} // namespace loupe::test

@@ -223,6 +223,31 @@ TEST(EngineersLoop, ConversionsAreSaid) {
             "converts (dtype=float16, float32 or float64)\n");
 }
 
+// Completion knows the names a command takes: nodes for :why (the partition's on a built step),
+// functions for :lower and :asm, files for :load and for an input's value, inputs and options
+// for :run, networks for :model.
+TEST(EngineersLoop, CompletionOfNodeFunctionFileAndInputNames) {
+  Engine e = loaded();
+  EXPECT_EQ(e.completions(":why conv_", "conv_"),
+            (std::vector<std::string>{"conv_1", "conv_11", "conv_3", "conv_6", "conv_8"}));
+  run(e, ":build opt_level=3");
+  EXPECT_EQ(e.completions(":why conv_1 hard", "hard"),
+            (std::vector<std::string>{"hardsigmoid_9", "hardsigmoid_9_alpha", "hardsigmoid_9_beta",
+                                      "hardswish_2", "hardswish_4"}));
+  EXPECT_EQ(e.completions(":lower fuse__contrib_d", "fuse__contrib_d"),
+            (std::vector<std::string>{"fuse__contrib_depthwise_conv2d_NCHWc_hard_swish"}));
+  EXPECT_EQ(e.completions(":tune a", "a"), (std::vector<std::string>{"all"}));
+  EXPECT_EQ(e.completions(":run ", ""),
+            (std::vector<std::string>{"check=", "compare=", "save=", "seed=", "top=", "x="}));
+  std::string dir = std::string(LOUPE_SOURCE_DIR) + "/tests/onnx/data/blocks/test_mobilenetv3_";
+  EXPECT_EQ(e.completions(":load " + dir, dir), (std::vector<std::string>{dir + "block/"}));
+  std::string file = "x=" + kData + "/in";
+  EXPECT_EQ(e.completions(":run " + file, file),
+            (std::vector<std::string>{"x=" + kData + "/input_0.pb"}));
+  EXPECT_EQ(e.completions(":model resnet-1", "resnet-1"),
+            (std::vector<std::string>{"resnet-18_v1", "resnet-18_v2"}));
+}
+
 TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {
   EXPECT_EQ(npyFileStem("/fc/Gemm"), "_fc_Gemm");
   EXPECT_EQ(npyFileStem("../../etc/passwd"), ".._.._etc_passwd");

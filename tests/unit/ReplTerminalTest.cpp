@@ -183,3 +183,25 @@ TEST(ReplTerminal, ABuildShowsProgressOnTheTerminalOnly) {
   EXPECT_EQ(text.find("building:"), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos);
 }
+
+// Tab completes a path with slashes in a command (libedit's word breaks are the command's, not
+// an expression's), and a node name of the current graph.
+TEST(ReplTerminal, TabCompletesPathsAndNodeNames) {
+  Terminal t;
+  ASSERT_TRUE(t.waitFor("loupe> "));
+  std::string dir = std::string(LOUPE_SOURCE_DIR) + "/tests/onnx/data/blocks/test_mobilenetv3_";
+  t.send(":load " + dir + "\t");
+  ASSERT_TRUE(t.waitFor("test_mobilenetv3_block/")) << t.all();
+  t.send("model.onnx\r");
+  ASSERT_TRUE(t.waitFor("step 0: load")) << t.all();
+  ASSERT_TRUE(t.waitFor("loupe> "));
+  t.send(":apply InferShape InferType\r");
+  ASSERT_TRUE(t.waitFor("step 1: apply")) << t.all();
+  ASSERT_TRUE(t.waitFor("loupe> "));
+  t.send(":why globala\t");
+  ASSERT_TRUE(t.waitFor("globalaveragepool_5")) << t.all();
+  t.send("hardswish_4\r");
+  ASSERT_TRUE(t.waitFor("not fused")) << t.all();
+  t.send(":quit\r");
+  EXPECT_EQ(t.exitStatus(), 0);
+}

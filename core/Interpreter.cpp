@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "core/FusedModule.h"
 #include "core/Interrupt.h"
+#include "core/Memory.h"
 
 namespace loupe {
 
@@ -56,6 +57,23 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
       lastUse[idx.entryId(e)] = nid;
   for (const auto &h : idx.heads)
     lastUse[idx.entryId(h)] = idx.numNodes(); // kept for the result
+  // The most it holds at once (each value a double an element, from the node that makes it to
+  // its last reader), checked before the first value is made.
+  {
+    std::vector<double> freed(idx.numNodes() + 1, 0.0);
+    double live = 0, peak = 0;
+    for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+      for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k) {
+        uint32_t e = idx.entryId(nid, k);
+        double bytes = static_cast<double>(checkedNumElements(shapes->shapes[e])) * 8;
+        live += bytes;
+        freed[lastUse[e] < 0 ? nid : static_cast<size_t>(lastUse[e])] += bytes;
+      }
+      peak = std::max(peak, live);
+      live -= freed[nid];
+    }
+    requireMemory("the reference interpreter", peak, "the values it holds at once");
+  }
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     checkInterrupt();
     const auto &in = idx.nodes[nid];

@@ -35,6 +35,18 @@ Importer::Importer(const onnx::ModelProto &m, std::string path, const DimSizes &
 
 OnnxModel Importer::run() {
   const onnx::GraphProto &g = model_.graph();
+  // All initializers at once, before the first is decoded (held as doubles); a malformed one
+  // is left for its own decoding to name.
+  double total = 0;
+  for (const auto &init : g.initializer()) {
+    try {
+      total +=
+          static_cast<double>(checkedNumElements(Shape(init.dims().begin(), init.dims().end())));
+    } catch (const Error &) {
+    }
+  }
+  requireMemory(path_ + ": loading its initializers", total * sizeof(double),
+                cat(static_cast<int64_t>(total), " values, held as doubles"));
   for (const auto &init : g.initializer())
     addParam(init.name(), toTensor(init, path_ + ": initializer " + init.name()));
   for (const auto &in : g.input()) {

@@ -678,8 +678,11 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   auto row = [&](const std::string &name, double ms, double flops, int dt) {
     KernelTime t = timing(ms, flops, dt);
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%9.4f %6.1f%% %9.2f %7.1f%%", t.ms,
-                  totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
+    if (e.hideTimings_)
+      std::snprintf(buf, sizeof buf, "%9s %7s %9s %8s", "-", "-", "-", "-");
+    else
+      std::snprintf(buf, sizeof buf, "%9.4f %6.1f%% %9.2f %7.1f%%", t.ms,
+                    totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
     return pad(name, width) + buf;
   };
   out << pad("kernel", width) << "median ms   share   GFLOP/s   % peak   layers\n";
@@ -699,7 +702,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     char buf[64];
     std::snprintf(buf, sizeof buf, " (%.4f ms, %.1f%%)", restMs,
                   totalMs > 0 ? 100 * restMs / totalMs : 0.0);
-    out << "… " << plural(rows.size() - top, "more kernel") << buf << "\n";
+    out << "… " << plural(rows.size() - top, "more kernel") << (e.hideTimings_ ? "" : buf) << "\n";
   }
   char f64[48] = "", buf[160];
   if (anyDouble)
@@ -709,7 +712,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32) << "\n"
       << (done < n ? cat("interrupted: ", done, " of ", n, " runs") : cat(n, " runs"))
       << ", median per kernel, " << (byTime ? "longest first" : "in the order they run") << "; "
-      << buf << "\n";
+      << (e.hideTimings_ ? "timings hidden (:set timings shown)" : buf) << "\n";
 }
 
 void Commands::exportBuild(Engine &e, const Args &a, const std::string &, std::ostream &out) {

@@ -37,7 +37,8 @@ std::vector<Engine::Command> Commands::table() {
        "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
        "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
        "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
-       "memory), tuning on|off|FILE (the records :build applies and :tune adds to)",
+       "memory), tuning on|off|FILE (the records :build applies and :tune adds to), timings "
+       "shown|hidden (:profile's measured figures as dashes, for sessions)",
        set},
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},

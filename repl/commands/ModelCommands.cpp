@@ -2,6 +2,7 @@
 // JSON and ONNX files).
 #include "core/Error.h"
 #include "core/Json.h"
+#include "core/Memory.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "repl/TextFile.h"
 #include "repl/commands/Commands.h"
@@ -75,7 +76,10 @@ void Commands::model(Engine &e, const Args &, const std::string &rest, std::ostr
   auto t0 = std::chrono::steady_clock::now();
   // The network is built in an engine of its own: its symbols and name counters stay
   // out of the user's session.
+  // (A new engine clears the process-wide memory limit, which this command must keep.)
+  const uint64_t limit = memoryLimitBytes();
   Engine sub;
+  setMemoryLimit(limit);
   std::string program = net->program(o) + ":graph out";
   std::istringstream lines(program);
   std::string line;

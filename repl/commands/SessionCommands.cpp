@@ -61,6 +61,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
         << "\ntuning " << e.tuning_ << "\n";
     if (memoryLimitBytes())
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
+    if (e.hideTimings_)
+      out << "timings hidden\n";
     return;
   }
   // A target string has options after its kind: "llvm -mcpu=skylake-avx512".
@@ -135,12 +137,16 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       }
     }
     e.tuning_ = v;
+  } else if (k == "timings") {
+    if (v != "shown" && v != "hidden")
+      fail("timings must be shown or hidden, got '", v, "'");
+    e.hideTimings_ = v == "hidden";
   } else {
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
-                        "memory_limit", "tuning"}),
+                        "memory_limit", "tuning", "timings"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit, tuning");
+         "memory_limit, tuning, timings");
   }
   out << k << " = " << v << "\n";
 }

@@ -2,7 +2,9 @@
 #include "repl/models/Zoo.h"
 
 #include "core/DType.h"
+#include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/Memory.h"
 
 #include <cmath>
 #include <cstdio>
@@ -120,6 +122,13 @@ std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned see
   const IndexedGraph &idx = g.index();
   const auto &shapes = g.attr("shape")->shapes;
   std::mt19937 rng(seed);
+  // All of them at once, before the first is made: each alone may fit where the whole does not.
+  double total = 0;
+  for (uint32_t nid : idx.argNodes)
+    if (idx.nodes[nid].node->name != "data")
+      total += static_cast<double>(checkedNumElements(shapes[idx.entryId(nid, 0)]));
+  requireMemory("making the model's params", total * sizeof(double),
+                cat(static_cast<int64_t>(total), " values, held as doubles"));
   std::map<std::string, Tensor> params;
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;

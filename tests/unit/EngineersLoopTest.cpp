@@ -248,6 +248,36 @@ TEST(EngineersLoop, CompletionOfNodeFunctionFileAndInputNames) {
             (std::vector<std::string>{"resnet-18_v1", "resnet-18_v2"}));
 }
 
+// :set memory_limit holds for what :model, :load, :build and :run allocate in all, checked
+// before they allocate: a zoo network's params together, an ONNX file's initializers together,
+// the reference interpreter's values at its peak, the run's planned buffers.
+TEST(EngineersLoop, TheMemoryLimitStopsModelLoadBuildAndRun) {
+  Engine e;
+  run(e, ":set memory_limit 1MiB");
+  // resnet-18's 11,699,892 params are 89.3 MiB as doubles; each alone is under 18 MiB.
+  EXPECT_EQ(output(e, ":model resnet-18"),
+            "error: making the model's params needs 89.3 MiB (11699892 values, held as doubles); "
+            "the memory limit is 1.0 MiB\n");
+  // The block's 10 initializers hold 3,292 values (25.7 KiB as doubles).
+  run(e, ":set memory_limit 20KiB");
+  EXPECT_EQ(output(e, ":load " + kBlock),
+            "error: " + kBlock +
+                ": loading its initializers needs 25.7 KiB (3292 values, held as doubles); the "
+                "memory limit is 20.0 KiB\n");
+  run(e, ":set memory_limit none");
+  // A chain of 1000×1000 values: the interpreter holds two at once (16 MB as doubles), the
+  // build's planned buffers two float32 ones (8 MB).
+  run(e, "x = Variable(\"x\", shape=(1000, 1000))\n:graph exp(relu(x))\n:build");
+  run(e, ":set memory_limit 12MiB");
+  EXPECT_EQ(output(e, ":run"), "error: the reference interpreter needs 15.3 MiB (the values it "
+                               "holds at once); the memory limit is 12.0 MiB\n");
+  EXPECT_NE(output(e, ":run check=off").find("output 0: shape (1000, 1000)"), std::string::npos);
+  run(e, ":set memory_limit 5MiB");
+  EXPECT_EQ(output(e, ":run check=off"),
+            "error: input 'x' needs 7.6 MiB (1000×1000 float32); the memory limit is 5.0 MiB\n");
+  run(e, ":set memory_limit none");
+}
+
 TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {
   EXPECT_EQ(npyFileStem("/fc/Gemm"), "_fc_Gemm");
   EXPECT_EQ(npyFileStem("../../etc/passwd"), ".._.._etc_passwd");

@@ -82,6 +82,9 @@ struct TimelineState {
 /// The loops panel: the fused function shown.
 struct LoopsPanelState {
   std::string function;
+  /// The selection the function last followed: a newly selected kernel node shows its function,
+  /// while a function clicked in the list stays until the selection changes.
+  int followed = -1;
 };
 
 /// The Tuning panel: the build's tasks and the log's measurements of them, refreshed as the log

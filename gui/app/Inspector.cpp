@@ -6,6 +6,7 @@
 #include "core/Op.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/ProfileView.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <imgui.h>
 
@@ -50,6 +51,17 @@ void inspector(AppState &s) {
   }
   if (const GraphAttr *pat = g->attr("pattern"); pat && nid < pat->ints.size())
     ImGui::Text("pattern %s", patternName(static_cast<int>(pat->ints[nid])));
+  // A kernel of a built step: the function it calls and the nodes of the partition it fuses.
+  if (!n.isVariable() && n.op->name == "tvm_op") {
+    std::vector<std::string> fused = fusedNodeNames(*g, nid);
+    std::string names;
+    for (const std::string &f : fused)
+      names += (names.empty() ? "" : ", ") + f;
+    ImGui::TextWrapped("kernel: calls %s", n.parsed.getStr("func_name").c_str());
+    if (!fused.empty())
+      ImGui::TextWrapped("fuses %zu node%s of the partition (group %s): %s", fused.size(),
+                         fused.size() == 1 ? "" : "s", n.name.c_str(), names.c_str());
+  }
   for (const GroupView &gv : s.viewer.groups())
     if (std::find(gv.members.begin(), gv.members.end(), nid) != gv.members.end()) {
       ImGui::TextWrapped("group %s (%s): root %s, master %s; members %zu", gv.function.c_str(),

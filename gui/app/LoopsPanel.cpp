@@ -2,6 +2,7 @@
 #include "gui/app/Panels.h"
 
 #include "core/FusedModule.h"
+#include "gui/model/Elide.h"
 
 #include <imgui.h>
 
@@ -78,10 +79,39 @@ void loopsPanel(AppState &s) {
     return;
   }
   auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
-  ImGui::BeginChild("functions", ImVec2(260, 0), true);
-  for (const auto &[name, fn] : module->functions)
-    if (ImGui::Selectable(name.c_str(), name == s.loops.function))
+  // A kernel node selected anywhere (graph, timeline, --select) shows its function here.
+  if (s.selection.node != s.loops.followed) {
+    s.loops.followed = s.selection.node;
+    const IndexedGraph &idx = g->index();
+    if (s.selection.node >= 0 && static_cast<uint32_t>(s.selection.node) < idx.numNodes()) {
+      const Node &n = *idx.nodes[static_cast<uint32_t>(s.selection.node)].node;
+      if (!n.isVariable() && n.op->name == "tvm_op")
+        s.loops.function = n.parsed.getStr("func_name");
+    }
+  }
+  const float listWidth = 260;
+  ImGui::BeginChild("functions", ImVec2(listWidth, 0), true);
+  // Names that do not fit keep both ends (the numbered suffix tells kernels apart); the whole
+  // name is the tooltip.
+  const float room = ImGui::GetContentRegionAvail().x;
+  for (const auto &[name, fn] : module->functions) {
+    // The most characters whose elided form fits (the font is proportional).
+    size_t lo = 1, hi = name.size();
+    while (lo < hi) {
+      size_t mid = (lo + hi + 1) / 2;
+      if (ImGui::CalcTextSize(elideMiddle(name, mid).c_str()).x <= room)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    std::string shown = elideMiddle(name, lo);
+    ImGui::PushID(name.c_str());
+    if (ImGui::Selectable(shown.c_str(), name == s.loops.function))
       s.loops.function = name;
+    if (ImGui::IsItemHovered() && shown != name)
+      ImGui::SetTooltip("%s", name.c_str());
+    ImGui::PopID();
+  }
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("code", ImVec2(0, 0), false);

@@ -4,6 +4,7 @@
 #include "gui/app/AppState.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <GLFW/glfw3.h>
 
@@ -131,6 +132,8 @@ int main(int argc, char **argv) {
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;
+    if (nid < 0 && cur) // on a built step, a node the build fused: the kernel that computes it
+      nid = kernelComputing(cur->graph, select);
     if (nid < 0) {
       std::fprintf(stderr, "loupe-gui: no node '%s' in the current graph\n", select.c_str());
       return 1;

@@ -6,6 +6,7 @@
 #include "core/FusedModule.h"
 #include "core/Op.h"
 #include "passes/Fusion.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <algorithm>
 
@@ -63,7 +64,20 @@ std::vector<GroupView> fusionGroups(const Graph &g) {
     v.root = nid;
     v.function = n.parsed.getStr("func_name");
     auto it = module->functions.find(v.function);
-    if (it != module->functions.end()) {
+    // Built by :build or GraphFuseCompile: the partition names this call's own nodes (a shared
+    // function's body names only its first call's), its pattern and master.
+    if (std::vector<std::string> fused = fusedNodeNames(g, nid); !fused.empty()) {
+      const Graph &part = *module->partition;
+      const IndexedGraph &pidx = part.index();
+      int root = pidx.findByName(n.name);
+      v.memberNames = fused;
+      v.rootName = n.name;
+      if (const GraphAttr *p = part.attr("pattern"); p && root >= 0)
+        v.pattern = patternName(static_cast<int>(p->ints[static_cast<size_t>(root)]));
+      if (const GraphAttr *ms = part.attr("group_master"); ms && root >= 0)
+        if (int64_t master = ms->ints[static_cast<size_t>(root)]; master >= 0)
+          v.masterName = pidx.nodes[static_cast<size_t>(master)].node->name;
+    } else if (it != module->functions.end()) {
       const Graph &body = it->second->body;
       const IndexedGraph &bidx = body.index();
       for (uint32_t b = 0; b < bidx.numNodes(); ++b)

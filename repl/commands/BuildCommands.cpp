@@ -524,19 +524,9 @@ namespace {
 // transforms and constants the passes made are not the user's); names that share a path
 // prefix ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu") print it once.
 std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
-  const FusedModule *built = builtPartition(deploy);
-  if (!built)
+  std::vector<std::string> all = fusedNodeNames(deploy, call), named;
+  if (all.empty())
     return "";
-  const Graph &part = *built->partition;
-  const IndexedGraph &pidx = part.index();
-  int root = pidx.findByName(deploy.index().nodes[call].node->name);
-  if (root < 0 || !part.attr("group_root"))
-    return "";
-  const auto &roots = part.attr("group_root")->ints;
-  std::vector<std::string> all, named;
-  for (uint32_t nid = 0; nid < pidx.numNodes(); ++nid)
-    if (!pidx.nodes[nid].node->isVariable() && roots[nid] == root)
-      all.push_back(pidx.nodes[nid].node->name);
   for (const std::string &n : all)
     if (!source || source->index().findByName(n) >= 0)
       named.push_back(n);
@@ -544,11 +534,14 @@ std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
   size_t common = 0;
   if (names.size() > 1) {
     common = names[0].rfind('/') == std::string::npos ? 0 : names[0].rfind('/') + 1;
+    // Back to the previous '/' until every name shares the prefix; it only shrinks.
     for (const std::string &n : names)
-      while (common > 0 && n.compare(0, common, names[0], 0, common) != 0)
-        common = names[0].rfind('/', common - 2) == std::string::npos
-                     ? 0
-                     : names[0].rfind('/', common - 2) + 1;
+      while (common > 0 && n.compare(0, common, names[0], 0, common) != 0) {
+        size_t prev = common >= 2 ? names[0].rfind('/', common - 2) : std::string::npos;
+        common = prev == std::string::npos ? 0 : prev + 1;
+      }
+    if (common == 1) // a bare "/" is no scope
+      common = 0;
   }
   std::string text = names[0].substr(0, common) + (common ? "{" : "");
   const size_t shown = 4;

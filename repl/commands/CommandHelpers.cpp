@@ -183,6 +183,37 @@ const FusedModule *builtPartition(const Graph &g) {
   return module->partition ? module.get() : nullptr;
 }
 
+std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call) {
+  const FusedModule *built = builtPartition(deploy);
+  if (!built || call >= deploy.index().numNodes())
+    return {};
+  const Graph &part = *built->partition;
+  const IndexedGraph &pidx = part.index();
+  int root = pidx.findByName(deploy.index().nodes[call].node->name);
+  if (root < 0 || !part.attr("group_root"))
+    return {};
+  const auto &roots = part.attr("group_root")->ints;
+  std::vector<std::string> names;
+  for (uint32_t nid = 0; nid < pidx.numNodes(); ++nid)
+    if (!pidx.nodes[nid].node->isVariable() && roots[nid] == root)
+      names.push_back(pidx.nodes[nid].node->name);
+  return names;
+}
+
+int kernelComputing(const Graph &deploy, const std::string &name) {
+  const FusedModule *built = builtPartition(deploy);
+  if (!built || !built->partition->attr("group_root"))
+    return -1;
+  const IndexedGraph &pidx = built->partition->index();
+  int nid = pidx.findByName(name);
+  if (nid < 0 || pidx.nodes[static_cast<size_t>(nid)].node->isVariable())
+    return -1;
+  int64_t root = built->partition->attr("group_root")->ints[static_cast<size_t>(nid)];
+  int call = deploy.index().findByName(pidx.nodes[static_cast<size_t>(root)].node->name);
+  return call >= 0 && !deploy.index().nodes[static_cast<size_t>(call)].node->isVariable() ? call
+                                                                                          : -1;
+}
+
 // "16 nodes, 7 inputs, 1 output"
 std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +

@@ -37,6 +37,12 @@ std::vector<std::string> functionOrder(const Graph &g);
 /// The partitioned graph a built step's functions were made from (with the opt level, rules and
 /// unfused ops of that partition), or null when `g` was not made by GraphFuseCompile.
 const FusedModule *builtPartition(const Graph &g);
+/// The names of the partition's nodes (variables left out) that deploy node `call` of a built
+/// graph computes: its group's members, found by the root's name; empty when unknown.
+std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call);
+/// The deploy node (a tvm_op) of built graph `deploy` that computes partition node `name`, or
+/// -1: how a name from the graph the user loaded finds its kernel.
+int kernelComputing(const Graph &deploy, const std::string &name);
 /// A function of the graph's module by name; the error lists the ones there are.
 const FusedFunction &findFunction(const Graph &g, const std::string &name);
 /// "6 nodes, 3 inputs, 1 output".

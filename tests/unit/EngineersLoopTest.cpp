@@ -4,6 +4,7 @@
 
 #include "core/Npy.h"
 #include "frontend/onnx/OnnxImport.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -276,6 +277,19 @@ TEST(EngineersLoop, TheMemoryLimitStopsModelLoadBuildAndRun) {
   EXPECT_EQ(output(e, ":run check=off"),
             "error: input 'x' needs 7.6 MiB (1000×1000 float32); the memory limit is 5.0 MiB\n");
   run(e, ":set memory_limit none");
+}
+
+// A node of the loaded graph finds the kernel of the built step that computes it.
+TEST(EngineersLoop, ANodeFindsItsKernel) {
+  Engine e = loaded();
+  run(e, ":build opt_level=3");
+  const Graph &g = e.current()->graph;
+  EXPECT_EQ(kernelComputing(g, "conv_11"), g.index().findByName("add_12"));
+  EXPECT_EQ(kernelComputing(g, "hardsigmoid_9_alpha"), g.index().findByName("hardsigmoid_9"));
+  EXPECT_EQ(fusedNodeNames(g, static_cast<uint32_t>(g.index().findByName("add_12"))),
+            (std::vector<std::string>{"conv_11", "add_12"}));
+  EXPECT_EQ(kernelComputing(g, "x"), -1); // a variable is no kernel's
+  EXPECT_EQ(kernelComputing(g, "nosuchnode"), -1);
 }
 
 TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {

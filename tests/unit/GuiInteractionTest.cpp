@@ -323,3 +323,32 @@ TEST(GuiInteraction, FusionViewComparesTwoPartitions) {
       gui::comparePartitions(h.s.viewer.groupsAt(last), h.s.viewer.groupsAt(last - 1));
   EXPECT_FALSE(d.onlyA.empty()); // relu0 is not fused into conv2d0 any more
 }
+
+// Selecting a kernel node brings the Loops panel to its function; a function picked in the list
+// then stays until the selection changes again.
+TEST(GuiInteraction, LoopsPanelFollowsTheSelectedKernel) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  const Graph &g = h.s.viewer.engine().current()->graph;
+  const IndexedGraph &idx = g.index();
+  std::vector<uint32_t> kernels;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (!idx.nodes[nid].node->isVariable())
+      kernels.push_back(nid);
+  ASSERT_GE(kernels.size(), 2u);
+  auto fn = [&](uint32_t nid) { return idx.nodes[nid].node->parsed.getStr("func_name"); };
+  h.s.panel = Panel::Loops;
+  h.s.selectPanel = true;
+  h.frame(); // the Loops tab opens
+  h.frame();
+  h.s.selection.node = static_cast<int>(kernels.back());
+  h.frame();
+  EXPECT_EQ(h.s.loops.function, fn(kernels.back()));
+  h.s.loops.function = fn(kernels.front()); // as a click in the list does
+  h.frame();
+  EXPECT_EQ(h.s.loops.function, fn(kernels.front()));
+  h.s.selection.node = static_cast<int>(kernels[1]);
+  h.frame();
+  EXPECT_EQ(h.s.loops.function, fn(kernels[1]));
+}

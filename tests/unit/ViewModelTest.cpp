@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
+#include "gui/model/Elide.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
@@ -684,4 +685,34 @@ TEST(FusionView, ComparingTwoPartitionsMarksTheGroupsThatDiffer) {
     roots.insert(b[static_cast<size_t>(i)].rootName);
   EXPECT_EQ(roots, (std::set<std::string>{"relu1", "__add_symbol__0"}));
   EXPECT_TRUE(comparePartitions(a, a).onlyA.empty());
+}
+
+// A long name keeps its two ends around "…" in as many characters as fit, the suffix one longer.
+TEST(Elide, KeepsBothEndsOfALongName) {
+  EXPECT_EQ(elideMiddle("fuse_relu", 20), "fuse_relu");
+  EXPECT_EQ(elideMiddle("fuse__contrib_conv2d_NCHWc_broadcast_add_relu_3", 20),
+            "fuse__con…add_relu_3");
+  EXPECT_EQ(elideMiddle("fuse__contrib_conv2d_NCHWc_broadcast_add_relu_3", 20).size(),
+            19 + std::string("…").size());
+  EXPECT_EQ(elideMiddle("αβγδεζηθ", 5), "αβ…ηθ"); // code points, never half of one
+  EXPECT_EQ(elideMiddle("abc", 1), "…");
+}
+
+// In a deploy graph two calls of one shared function are each their own group, named by the
+// partition's nodes each computes (the function's body names only the first call's).
+TEST(FusionView, SharedKernelCallsNameTheirOwnNodes) {
+  Viewer v;
+  runAll(v, "x = Variable(\"x\", shape=(1, 4, 8, 8))\n"
+            "a = relu(conv2d(x, channels=4, kernel_size=(3, 3), padding=(1, 1), name=\"ca\"), "
+            "name=\"ra\")\n"
+            "b = relu(conv2d(a, channels=4, kernel_size=(3, 3), padding=(1, 1), name=\"cb\"), "
+            "name=\"rb\")\n"
+            ":graph b\n:build opt_level=2");
+  std::vector<GroupView> groups = fusionGroups(v.engine().current()->graph);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].function, groups[1].function); // one function, called twice
+  EXPECT_EQ(groups[0].memberNames, (std::vector<std::string>{"ca", "ra"}));
+  EXPECT_EQ(groups[1].memberNames, (std::vector<std::string>{"cb", "rb"}));
+  EXPECT_EQ(groups[1].pattern, "OutEWiseFusable");
+  EXPECT_EQ(groups[1].masterName, "cb");
 }

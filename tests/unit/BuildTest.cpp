@@ -311,6 +311,27 @@ TEST(Profile, SortedByTimeWithTheRestSummed) {
   EXPECT_EQ(output(e, ":profile top=0"), "error: top must be a positive integer, got '0'\n");
 }
 
+// A float64 kernel's share of the peak is of the float64 peak (half the float32 one: half the
+// lanes per vector), and the footer names both.
+TEST(Profile, AFloat64BuildIsMeasuredAgainstItsOwnPeak) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, ":build opt_level=0 dtype=float64");
+  std::string p = output(e, ":profile 3");
+  size_t at = p.find("; peak ");
+  ASSERT_NE(at, std::string::npos) << p;
+  double peak = std::stod(p.substr(at + 7));
+  size_t f64 = p.find(" float32, ", at);
+  ASSERT_NE(f64, std::string::npos) << p;
+  double peak64 = std::stod(p.substr(f64 + 10));
+  EXPECT_NEAR(peak64, peak / 2, 0.06) << p;
+  EXPECT_NE(p.find(" float64 ("), std::string::npos) << p;
+  for (const auto &r : profileRows(p))
+    EXPECT_NEAR(r.pct, 100 * r.gflops / (peak / 2),
+                0.05 + 100 * 0.005 / (peak / 2) + r.pct * 0.05 / (peak / 2))
+        << r.kernel;
+}
+
 // Ctrl-C during :profile keeps the runs that finished and prints their table.
 TEST(Profile, InterruptKeepsTheFinishedRuns) {
   Engine e;

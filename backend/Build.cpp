@@ -1,6 +1,8 @@
 // Build: the nnvm.compiler.build pipeline over the pass runner, then lowering and compilation.
 #include "backend/Build.h"
 
+#include "backend/Runtime.h"
+
 #include "backend/PrecomputeCache.h"
 #include "backend/llvm/HostTarget.h"
 #include "backend/tune/Records.h"
@@ -124,11 +126,17 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
     it = logs.emplace(file.string(), TuningLog::read(file, opts.warnings)).first;
   // Where the tuner measured its best against the rule again, those measurements decide (the
   // fastest of hundreds of single measurements is partly luck); otherwise all records do.
+  // Only records measured at this process's thread count (a split that pays on two threads
+  // need not on one).
   std::string task = taskKey(f);
-  bool confirmed = it->second.best(task, target, true) != nullptr;
-  const TuningRecord *r = it->second.best(task, target, confirmed);
+  const int threads = numThreads();
+  bool confirmed = it->second.best(task, target, true, threads) != nullptr;
+  const TuningRecord *r = it->second.best(task, target, confirmed, threads);
   if (!r) {
-    why = "the rule (no record of this task in " + file.string() + ")";
+    why = it->second.best(task, target)
+              ? "the rule (the records of this task in " + file.string() +
+                    " were measured at another thread count than " + std::to_string(threads) + ")"
+              : "the rule (no record of this task in " + file.string() + ")";
     return std::nullopt;
   }
   if (r->config == f.schedule->space.defaultConfig()) {
@@ -140,7 +148,7 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
   // best it found), else what the best's own record says.
   double ruleMs = r->ruleMs;
   if (const TuningRecord *rule =
-          it->second.fastest(task, target, f.schedule->space.defaultConfig(), confirmed))
+          it->second.fastest(task, target, f.schedule->space.defaultConfig(), confirmed, threads))
     ruleMs = rule->ms;
   // A gain within measurement noise is not worth a schedule nobody chose by reason.
   if (ruleMs > 0 && r->ms > kApplyShare * ruleMs) {

@@ -82,6 +82,8 @@ std::string recordToJson(const TuningRecord &r) {
     j["message"] = r.message;
   if (r.confirm)
     j["confirm"] = true;
+  if (r.threads > 0)
+    j["threads"] = r.threads;
   return j.dump();
 }
 
@@ -106,6 +108,7 @@ TuningRecord recordFromJson(const std::string &line) {
     r.time = j.value("time", std::string());
     r.message = j.value("message", std::string());
     r.confirm = j.value("confirm", false);
+    r.threads = j.value("threads", 0);
     for (const auto &[k, v] : j.at("config").items())
       r.config[k] = v.get<int64_t>();
   } catch (const nlohmann::json::exception &e) {
@@ -117,6 +120,8 @@ TuningRecord recordFromJson(const std::string &line) {
     fail("status '", r.status, "' is not ok, wrong, timeout or error");
   if (r.status == "ok" && !(r.ms > 0))
     fail("an ok record needs a positive ms");
+  if (r.threads < 0)
+    fail("threads must be positive, got ", r.threads);
   return r;
 }
 
@@ -178,22 +183,32 @@ void TuningLog::append(const std::filesystem::path &file,
     fail(file.string(), ": cannot write the tuning log: ", std::strerror(err));
 }
 
+namespace {
+
+// Whether `r` is an "ok" record of the task and target that best() and fastest() may choose.
+bool eligible(const TuningRecord &r, const std::string &task, const std::string &target,
+              bool confirmed, int threads) {
+  return r.status == "ok" && r.task == task && r.target == target && (r.confirm || !confirmed) &&
+         (threads == 0 || r.threads == 0 || r.threads == threads);
+}
+
+} // namespace
+
 const TuningRecord *TuningLog::best(const std::string &task, const std::string &target,
-                                    bool confirmed) const {
+                                    bool confirmed, int threads) const {
   const TuningRecord *best = nullptr;
   for (const TuningRecord &r : records)
-    if (r.status == "ok" && r.task == task && r.target == target && (r.confirm || !confirmed) &&
-        (!best || r.ms < best->ms))
+    if (eligible(r, task, target, confirmed, threads) && (!best || r.ms < best->ms))
       best = &r;
   return best;
 }
 
 const TuningRecord *TuningLog::fastest(const std::string &task, const std::string &target,
-                                       const Config &config, bool confirmed) const {
+                                       const Config &config, bool confirmed, int threads) const {
   const TuningRecord *best = nullptr;
   for (const TuningRecord &r : records)
-    if (r.status == "ok" && r.task == task && r.target == target && r.config == config &&
-        (r.confirm || !confirmed) && (!best || r.ms < best->ms))
+    if (eligible(r, task, target, confirmed, threads) && r.config == config &&
+        (!best || r.ms < best->ms))
       best = &r;
   return best;
 }

@@ -36,6 +36,10 @@ struct TuningRecord {
   /// Measured by the tuner's confirmation: a task's best and its rule again, alternately, after
   /// the search. Where a task has such records, they decide what :build applies.
   bool confirm = false;
+  /// The thread pool's size where it was measured (LOUPE_NUM_THREADS): a point that is fastest
+  /// on two threads (a parallel split) need not be on one. 0 in logs written before it was kept:
+  /// such a record applies at any thread count.
+  int threads = 0;
 };
 
 /// 16 hex digits of the 64-bit FNV-1a hash of `text`: the keys of tasks and of log files (keys,
@@ -65,14 +69,15 @@ public:
   /// its folder; throws Error naming the file when it cannot.
   static void append(const std::filesystem::path &file, const std::vector<TuningRecord> &records);
 
-  /// The fastest "ok" record of a task on a target (of the confirmation records only, when
-  /// `confirmed`), or null.
+  /// The fastest "ok" record of a task on a target measured at `threads` threads (0: any; a
+  /// record that does not say matches any), of the confirmation records only when `confirmed`;
+  /// or null.
   const TuningRecord *best(const std::string &task, const std::string &target,
-                           bool confirmed = false) const;
-  /// The fastest "ok" record of one point of a task on a target (of the confirmation records
-  /// only, when `confirmed`), or null.
+                           bool confirmed = false, int threads = 0) const;
+  /// The fastest "ok" record of one point of a task on a target, as best() chooses records;
+  /// or null.
   const TuningRecord *fastest(const std::string &task, const std::string &target,
-                              const Config &config, bool confirmed = false) const;
+                              const Config &config, bool confirmed = false, int threads = 0) const;
 
   std::filesystem::path file;
   std::vector<TuningRecord> records;

@@ -198,6 +198,7 @@ TuningRecord Tuner::recordOf(const TaskResult &r, const Config &c, const Measure
   rec.task = r.task.key;
   rec.function = r.task.name;
   rec.target = options_.target;
+  rec.threads = numThreads(); // the workers inherit LOUPE_NUM_THREADS, and so their pool size
   rec.config = c;
   rec.status = m.status;
   rec.ms = m.ms;

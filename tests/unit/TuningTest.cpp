@@ -4,6 +4,7 @@
 
 #include "backend/Build.h"
 #include "backend/LowerFunction.h"
+#include "backend/Runtime.h"
 #include "backend/tune/Measure.h"
 #include "backend/tune/Records.h"
 #include "backend/tune/Task.h"
@@ -580,6 +581,38 @@ TEST_F(ApplyBest, BuildLowersEachFunctionAtItsBestRecordAndSaysWhich) {
   run(e, ":set tuning off");
   std::string untuned = output(e, ":build opt_level=3");
   EXPECT_EQ(untuned.find("tuning:"), std::string::npos) << untuned;
+}
+
+// A record says the thread count it was measured at; :build applies only records of its own
+// (and those of older logs, which do not say), and :schedule says why a task's records were
+// passed over.
+TEST_F(ApplyBest, OnlyRecordsOfThisThreadCountApply) {
+  Config point = conv.rule;
+  point["reg_n"] = point["reg_n"] == 2 ? 5 : 2;
+  const int here = backend::numThreads();
+  fs::path log = scratch("threads") / "log.jsonl";
+  std::vector<TuningRecord> rs = {record(conv.key, conv.rule, 2.0, "ok", target),
+                                  record(conv.key, point, 1.0, "ok", target)};
+  for (TuningRecord &r : rs)
+    r.threads = here + 1;
+  TuningLog::append(log, rs);
+  // The line keeps the count, and reads back with it.
+  EXPECT_EQ(TuningLog::read(log, nullptr).records[1].threads, here + 1);
+  run(e, ":undo\n:set tuning " + log.string());
+  run(e, ":build opt_level=3");
+  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            nullptr);
+  std::string schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+            "tuned: the rule (the records of this task in " + log.string() +
+                " were measured at another thread count than " + std::to_string(here) + ")");
+  // The same measurements at this thread count apply.
+  for (TuningRecord &r : rs)
+    r.threads = here;
+  TuningLog::append(log, rs);
+  run(e, ":undo\n:build opt_level=3");
+  EXPECT_EQ(*backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            point);
 }
 
 TEST_F(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {

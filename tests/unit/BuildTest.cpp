@@ -225,6 +225,14 @@ struct ProfileLine {
   double ms = 0, share = 0, gflops = 0, pct = 0;
 };
 
+// kConvGraph built with `build` (":build opt_level=0"), ready for :profile.
+Engine builtConv(const std::string &build) {
+  Engine e;
+  run(e, kConvGraph);
+  run(e, build);
+  return e;
+}
+
 std::vector<ProfileLine> profileRows(const std::string &p) {
   std::vector<ProfileLine> rows;
   std::istringstream lines(p);
@@ -245,9 +253,7 @@ std::vector<ProfileLine> profileRows(const std::string &p) {
 }
 
 TEST(Profile, ReportsEveryKernelAndTheTotal) {
-  Engine e;
-  run(e, kConvGraph);
-  run(e, ":build opt_level=0");
+  Engine e = builtConv(":build opt_level=0");
   std::string p = output(e, ":profile 3 sort=order");
   std::vector<ProfileLine> rows = profileRows(p);
   std::vector<std::string> names;
@@ -294,9 +300,7 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
 // By default the longest kernel comes first; top=K keeps K rows and sums the rest in one line,
 // while the total still covers every kernel.
 TEST(Profile, SortedByTimeWithTheRestSummed) {
-  Engine e;
-  run(e, kConvGraph);
-  run(e, ":build opt_level=0");
+  Engine e = builtConv(":build opt_level=0");
   std::string p = output(e, ":profile 3");
   std::vector<ProfileLine> rows = profileRows(p);
   ASSERT_EQ(rows.size(), 5u) << p;
@@ -314,9 +318,7 @@ TEST(Profile, SortedByTimeWithTheRestSummed) {
 // A float64 kernel's share of the peak is of the float64 peak (half the float32 one: half the
 // lanes per vector), and the footer names both.
 TEST(Profile, AFloat64BuildIsMeasuredAgainstItsOwnPeak) {
-  Engine e;
-  run(e, kConvGraph);
-  run(e, ":build opt_level=0 dtype=float64");
+  Engine e = builtConv(":build opt_level=0 dtype=float64");
   std::string p = output(e, ":profile 3");
   size_t at = p.find("; peak ");
   ASSERT_NE(at, std::string::npos) << p;
@@ -334,9 +336,7 @@ TEST(Profile, AFloat64BuildIsMeasuredAgainstItsOwnPeak) {
 
 // Ctrl-C during :profile keeps the runs that finished and prints their table.
 TEST(Profile, InterruptKeepsTheFinishedRuns) {
-  Engine e;
-  run(e, kConvGraph);
-  run(e, ":build opt_level=0");
+  Engine e = builtConv(":build opt_level=0");
   e.setProgress([](const std::string &text, double) {
     if (text == "profiling: run 3 of 50")
       requestInterrupt();

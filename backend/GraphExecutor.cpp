@@ -66,6 +66,8 @@ struct GraphRuntime::Impl {
     std::string name;
     void (*fn)(void **); ///< null: a reshape already done by sharing storage
     std::vector<void *> args;
+    uint32_t node = 0;                   ///< its tvm_op node
+    std::vector<uint32_t> outputEntries; ///< the entries it writes
   };
   std::shared_ptr<const BuiltLibrary> lib; // keeps the machine code alive
   std::map<int64_t, std::byte *> storage;
@@ -123,8 +125,11 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
     c.fn = m.lib->code->packed(c.name);
     for (const auto &in : idx.nodes[nid].inputs)
       c.args.push_back(m.ptr(idx.entryId(in)));
-    for (uint32_t k = 0; k < n.numOutputs(); ++k)
+    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       c.args.push_back(m.ptr(idx.entryId(nid, k)));
+      c.outputEntries.push_back(idx.entryId(nid, k));
+    }
+    c.node = nid;
     // A reshape whose output PlanMemory put in its input's storage has nothing to do: the
     // bytes are already where the output is read (it stays in the list, taking no time).
     if (n.parsed.getBool("reshape_only") && c.args.size() == 2 && c.args[0] == c.args[1])
@@ -175,6 +180,27 @@ std::vector<std::pair<std::string, double>> GraphRuntime::run() {
 std::vector<Tensor> GraphRuntime::outputs() const {
   std::vector<Tensor> out;
   for (uint32_t e : impl_->outputEntries)
+    out.push_back(copyFromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
+  return out;
+}
+
+size_t GraphRuntime::numCalls() const { return impl_->calls.size(); }
+
+uint32_t GraphRuntime::callNode(size_t k) const { return impl_->calls.at(k).node; }
+
+void GraphRuntime::runCall(size_t k) {
+  Impl::Call &c = impl_->calls.at(k);
+  if (k == 0)
+    for (const Impl::Input &in : impl_->inputs)
+      if (!in.set)
+        fail("run: no value for input '", in.name, "'");
+  if (c.fn)
+    c.fn(c.args.data());
+}
+
+std::vector<Tensor> GraphRuntime::callOutputs(size_t k) const {
+  std::vector<Tensor> out;
+  for (uint32_t e : impl_->calls.at(k).outputEntries)
     out.push_back(copyFromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
   return out;
 }

@@ -51,6 +51,13 @@ public:
   std::vector<std::pair<std::string, double>> run();
   /// The graph's outputs after the last run.
   std::vector<Tensor> outputs() const;
+  /// Runs the kernels one at a time (`:bisect`): the number of calls, in node order; the node of
+  /// call `k`; runs call `k` alone (the calls before it must have run); its outputs, read right
+  /// after it ran (a later call may reuse their storage).
+  size_t numCalls() const;
+  uint32_t callNode(size_t k) const;
+  void runCall(size_t k);
+  std::vector<Tensor> callOutputs(size_t k) const;
 
 private:
   struct Impl;

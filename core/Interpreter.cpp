@@ -40,6 +40,11 @@ std::vector<Tensor> callFused(const Graph &g, const Node &n,
 } // namespace
 
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs) {
+  return interpret(g, inputs, NodeObserver());
+}
+
+std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
+                              const NodeObserver &observe) {
   const GraphAttr *shapes = g.attr("shape");
   const GraphAttr *dtypes = g.attr("dtype");
   if (!shapes || !dtypes)
@@ -99,25 +104,33 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
       auto outs = callFused(g, n, args);
       for (uint32_t k = 0; k < n.numOutputs(); ++k)
         values[idx.entryId(nid, k)] = std::move(outs.at(k));
-      continue;
+    } else {
+      if (!n.op->compute)
+        fail("operator ", n.name, " (", n.op->name, ") has no reference kernel");
+      std::vector<Tensor> outs;
+      outs.reserve(n.numOutputs());
+      for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+        uint32_t e = idx.entryId(nid, k);
+        if (!shapeKnown(shapes->shapes[e]) || dtypes->ints[e] < 0)
+          fail("operator ", n.name, " (", n.op->name, "): output ", k,
+               " has an unknown shape or dtype");
+        outs.emplace_back(shapes->shapes[e], static_cast<int>(dtypes->ints[e]));
+      }
+      n.op->compute(n.parsed, args, outs);
+      for (uint32_t k = 0; k < n.numOutputs(); ++k) {
+        for (double &v : outs[k].data)
+          v = roundToDType(v, outs[k].dtype);
+        values[idx.entryId(nid, k)] = std::move(outs[k]);
+      }
     }
-    if (!n.op->compute)
-      fail("operator ", n.name, " (", n.op->name, ") has no reference kernel");
-    std::vector<Tensor> outs;
-    outs.reserve(n.numOutputs());
-    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
-      uint32_t e = idx.entryId(nid, k);
-      if (!shapeKnown(shapes->shapes[e]) || dtypes->ints[e] < 0)
-        fail("operator ", n.name, " (", n.op->name, "): output ", k,
-             " has an unknown shape or dtype");
-      outs.emplace_back(shapes->shapes[e], static_cast<int>(dtypes->ints[e]));
+    if (observe) {
+      std::vector<const Tensor *> made;
+      for (uint32_t k = 0; k < n.numOutputs(); ++k)
+        made.push_back(&values[idx.entryId(nid, k)]);
+      observe(nid, made);
     }
-    n.op->compute(n.parsed, args, outs);
-    for (uint32_t k = 0; k < n.numOutputs(); ++k) {
-      for (double &v : outs[k].data)
-        v = roundToDType(v, outs[k].dtype);
-      values[idx.entryId(nid, k)] = std::move(outs[k]);
-    }
+    // (A deploy graph's tvm_op inputs are freed as an op's are: a network's activations need
+    // not all be held at once.)
     for (const auto &e : in.inputs)
       if (lastUse[idx.entryId(e)] == nid)
         values[idx.entryId(e)] = Tensor();

@@ -4,6 +4,8 @@
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,5 +16,13 @@ namespace loupe {
 /// (run InferShape and InferType first); every variable needs a tensor in `inputs` whose shape
 /// matches. Returns one tensor per graph output. Throws Error naming the node or variable.
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs);
+
+/// Called after each op node is evaluated, with its outputs (valid only during the call).
+using NodeObserver = std::function<void(uint32_t nid, const std::vector<const Tensor *> &outputs)>;
+
+/// interpret(), telling `observe` each op node's outputs as they are made (`:bisect` compares
+/// them with the compiled kernels' as it goes, without keeping every value).
+std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
+                              const NodeObserver &observe);
 
 } // namespace loupe

@@ -498,6 +498,106 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   }
 }
 
+void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  const Graph &g = e.requireGraph();
+  if (!backend::builtLibrary(g))
+    fail("the current graph was not built; run :build first");
+  // tol=X, and the inputs as :run takes them.
+  double tol = 1e-4;
+  std::string runWords;
+  for (const std::string &w : splitKeepingTuples(rest)) {
+    if (!w.starts_with("tol=")) {
+      runWords += w + " ";
+      continue;
+    }
+    char *end = nullptr;
+    tol = std::strtod(w.c_str() + 4, &end);
+    if (w.size() == 4 || *end || !(tol >= 0) || !std::isfinite(tol))
+      fail("tol must be a non-negative number (a share of each output's largest magnitude), "
+           "got '",
+           w.substr(4), "'");
+  }
+  RunWords w = parseRunWords(runWords);
+  if (!w.save.empty() || !w.compare.empty() || w.top || !w.check)
+    fail("bisect takes inputs, seed= and tol=; save=, compare=, top= and check= are :run's");
+  std::vector<std::string> notes;
+  std::map<std::string, Tensor> in = runInputs(e, g, w, &notes);
+  backend::GraphRuntime rt(g);
+  for (const auto &[name, t] : in)
+    rt.setInput(name, t);
+  // The reference interpreter walks the deploy graph in node order, and the compiled kernels
+  // run in the same order, one at a time, each compared as soon as both have made it (a later
+  // kernel may reuse its storage).
+  struct Difference {
+    uint32_t node = 0, output = 0;
+    size_t index = 0;
+    double built = 0, reference = 0, abs = 0, rel = 0;
+  };
+  struct Found {};
+  std::optional<Difference> first;
+  Difference worst;
+  size_t next = 0, compared = 0;
+  const IndexedGraph &idx = g.index();
+  try {
+    interpret(g, in, [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
+      while (next < rt.numCalls() && rt.callNode(next) <= nid)
+        rt.runCall(next++);
+      if (next == 0 || rt.callNode(next - 1) != nid)
+        return;
+      std::vector<Tensor> got = rt.callOutputs(next - 1);
+      for (uint32_t k = 0; k < got.size(); ++k) {
+        Difference d{nid, k};
+        double scale = 0;
+        for (size_t i = 0; i < got[k].data.size(); ++i) {
+          double r = ref[k]->data[i], b = got[k].data[i];
+          scale = std::max(scale, std::fabs(r));
+          double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
+          if (i == 0 || diff > d.abs) {
+            d.abs = diff;
+            d.index = i;
+            d.built = b;
+            d.reference = r;
+          }
+        }
+        d.rel = d.abs / std::max(scale, 1e-30);
+        if (compared == 0 || d.rel > worst.rel)
+          worst = d;
+        if (d.rel > tol) {
+          first = d;
+          throw Found{};
+        }
+      }
+      ++compared;
+    });
+  } catch (const Found &) {
+  }
+  for (const std::string &n : notes)
+    out << n << "\n";
+  auto nodeText = [&](const Difference &d) {
+    const Node &n = *idx.nodes[d.node].node;
+    return n.name + " (kernel " + n.parsed.getStr("func_name") +
+           (n.numOutputs() > 1 ? ", output " + std::to_string(d.output) : std::string()) + ")";
+  };
+  char tolText[32];
+  std::snprintf(tolText, sizeof tolText, "%.1e", tol);
+  if (!first) {
+    out << "no node differs: " << plural(compared, "kernel")
+        << " compared with the reference interpreter, the largest difference " << sci(worst.rel)
+        << " of its output's largest magnitude"
+        << (compared ? " at " + nodeText(worst) : std::string()) << " (tol " << tolText << ")\n";
+    return;
+  }
+  const Difference &d = *first;
+  char values[96];
+  std::snprintf(values, sizeof values, "(built %.6g, reference %.6g)", d.built, d.reference);
+  out << "first difference: " << nodeText(d) << ", after " << plural(compared, "kernel")
+      << (compared == 1 ? " that agrees" : " that agree") << " (tol " << tolText
+      << ")\n  max abs error " << sci(d.abs) << " at flat index " << d.index << " " << values
+      << ", " << sci(d.rel) << " of the output's largest magnitude\n";
+  if (std::vector<std::string> fused = fusedNodeNames(g, d.node); !fused.empty())
+    out << "  the kernel computes " << joinNames(fused) << "\n";
+}
+
 void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":buffers");
   const Graph &g = e.requireGraph();

@@ -92,6 +92,10 @@ std::vector<Engine::Command> Commands::table() {
        "reference interpreter (check=off skips it), against expected .npy files (compare=), its "
        "K largest values (top=); save= writes each output as DIR/NAME.npy",
        run},
+      {"bisect", "[NAME=random|zeros|ones|FILE.npy …] [seed=N] [tol=X]",
+       "runs the built graph kernel by kernel beside the reference interpreter and names the first "
+       "node whose output differs by more than tol (default 1e-4) of its largest magnitude",
+       bisect},
       {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
        buffers},
       {"profile", "[N] [sort=time|order] [top=K]",

@@ -55,6 +55,7 @@ struct Commands {
   static void run(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void buffers(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void profile(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void bisect(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void exportBuild(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
 
   // SessionCommands.cpp: the session: help, options, history, recording

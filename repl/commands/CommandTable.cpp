@@ -43,6 +43,11 @@ std::vector<Engine::Command> Commands::table() {
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},
       {"why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse", why},
+      {"compare", "A B",
+       "two history steps' fusion side by side (each partitioned or built): the groups only one "
+       "has, the nodes that changed group, the functions of each and, where both were profiled, "
+       "their times",
+       compare},
       {"trace", "on|off", "prints every pass applied and the graph after it", trace},
       {"instrument", "[KIND …]",
        "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "

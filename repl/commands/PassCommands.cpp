@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -141,6 +144,142 @@ void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &
                 : "not fused: " + names[p] + " is in " + groupText(p) + ", " + names[c] + " in " +
                       groupText(c))
       << "\n  " << r.why.at({static_cast<uint32_t>(p), static_cast<uint32_t>(c)}) << "\n";
+}
+
+namespace {
+
+// One fusion group of a step as :compare sees it: its root, members by name, function, and the
+// kernel's time in the step's last :profile (negative when not profiled).
+struct ComparedGroup {
+  std::string root, function;
+  std::vector<std::string> members;
+  double ms = -1;
+};
+
+// The groups of history step `at`: a built step's from the partition its build made (with the
+// functions its deploy graph calls), a partitioned step's as GraphFusePartition left them.
+std::vector<ComparedGroup> groupsOfStep(const Step &step, size_t at, FunctionNames names,
+                                        const std::string &target) {
+  const Graph &g = step.graph;
+  const FusedModule *built = builtPartition(g);
+  const Graph &part = built ? *built->partition : g;
+  if (!part.attr("group_root") || !part.attr("group_master") || !part.attr("pattern"))
+    fail("step ", at, " (", step.label,
+         ") is neither partitioned nor built: apply GraphFusePartition or :build first");
+  const IndexedGraph &idx = part.index();
+  std::vector<ComparedGroup> groups;
+  for (const FusedGroup &grp : fusedGroups(part)) {
+    ComparedGroup c;
+    c.root = idx.nodes[grp.root].node->name;
+    for (uint32_t m : grp.members)
+      c.members.push_back(idx.nodes[m].node->name);
+    if (built) {
+      int call = g.index().findByName(c.root);
+      if (call >= 0 && !g.index().nodes[static_cast<size_t>(call)].node->isVariable()) {
+        c.function = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
+        if (auto it = step.profile.find(static_cast<uint32_t>(call)); it != step.profile.end())
+          c.ms = it->second.ms;
+      }
+    }
+    if (c.function.empty())
+      c.function = names.assign(kernelKey(part, grp, target), readableName(idx, grp));
+    groups.push_back(std::move(c));
+  }
+  return groups;
+}
+
+size_t stepArgument(const Engine &e, const std::string &a) {
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(a, &used);
+  } catch (const std::exception &) {
+  }
+  if (used != a.size() || v < 0 || static_cast<size_t>(v) >= e.history().size())
+    fail("no step '", a, "'; steps are 0 to ", e.history().size() - 1, " (:history lists them)");
+  return static_cast<size_t>(v);
+}
+
+} // namespace
+
+void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 2, 2, ":compare A B (two history steps, partitioned or built)");
+  if (e.history_.empty())
+    fail("no steps yet");
+  size_t ia = stepArgument(e, a[0]), ib = stepArgument(e, a[1]);
+  std::string target = e.passContext_.get("target", "llvm");
+  std::vector<ComparedGroup> ga = groupsOfStep(e.history_[ia], ia, e.functionNames_, target),
+                             gb = groupsOfStep(e.history_[ib], ib, e.functionNames_, target);
+  // A group is the same in both when the other has one of the same members, by name: names are
+  // what a node keeps through passes and builds (a layout pass's new nodes have new ones).
+  auto key = [](const ComparedGroup &g) {
+    return std::set<std::string>(g.members.begin(), g.members.end());
+  };
+  std::map<std::set<std::string>, const ComparedGroup *> inA, inB;
+  for (const auto &g : ga)
+    inA[key(g)] = &g;
+  for (const auto &g : gb)
+    inB[key(g)] = &g;
+  size_t same = 0;
+  for (const auto &g : ga)
+    same += inB.count(key(g));
+  auto time = [&](double ms) {
+    if (ms < 0)
+      return std::string();
+    if (e.hideTimings_)
+      return std::string(", - ms");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ", %.4f ms", ms);
+    return std::string(buf);
+  };
+  auto line = [&](const ComparedGroup &g) {
+    return "  group " + g.root + ": " + joinNames(g.members) + " (" + g.function + time(g.ms) +
+           ")\n";
+  };
+  out << "step " << ia << " (" << e.history_[ia].label << "): " << plural(ga.size(), "group")
+      << "; step " << ib << " (" << e.history_[ib].label << "): " << plural(gb.size(), "group")
+      << "; " << same << " the same\n";
+  for (auto [name, groups, other] : {std::tuple{ia, &ga, &inB}, std::tuple{ib, &gb, &inA}}) {
+    std::string text;
+    for (const auto &g : *groups)
+      if (!other->count(key(g)))
+        text += line(g);
+    if (!text.empty())
+      out << "only in step " << name << ":\n" << text;
+  }
+  // The nodes both steps have whose group differs.
+  std::map<std::string, const ComparedGroup *> ofA, ofB;
+  for (const auto &g : ga)
+    for (const auto &m : g.members)
+      ofA[m] = &g;
+  for (const auto &g : gb)
+    for (const auto &m : g.members)
+      ofB[m] = &g;
+  std::vector<std::string> moved;
+  for (const auto &[name, g] : ofA)
+    if (auto it = ofB.find(name); it != ofB.end() && key(*g) != key(*it->second))
+      moved.push_back(name);
+  out << "nodes that changed group: " << (moved.empty() ? "none" : joinNames(moved)) << "\n";
+  // Functions by name, and the time of each in both where both were profiled.
+  std::map<std::string, std::pair<double, double>> fns; // name -> (ms in A, ms in B); -2: absent
+  for (const auto &g : ga)
+    fns.try_emplace(g.function, -2, -2).first->second.first = g.ms;
+  for (const auto &g : gb)
+    fns.try_emplace(g.function, -2, -2).first->second.second = g.ms;
+  std::vector<std::string> onlyA, onlyB, both;
+  for (const auto &[fn, t] : fns) {
+    if (t.second == -2)
+      onlyA.push_back(fn);
+    else if (t.first == -2)
+      onlyB.push_back(fn);
+    else
+      both.push_back(fn + (t.first >= 0 && t.second >= 0 ? " (" + time(t.first).substr(2) + ", " +
+                                                               time(t.second).substr(2) + ")"
+                                                         : std::string()));
+  }
+  out << "functions only in step " << ia << ": " << (onlyA.empty() ? "none" : joinNames(onlyA))
+      << "\nfunctions only in step " << ib << ": " << (onlyB.empty() ? "none" : joinNames(onlyB))
+      << "\nfunctions in both: " << (both.empty() ? "none" : joinNames(both)) << "\n";
 }
 
 void Commands::trace(Engine &e, const Args &a, const std::string &, std::ostream &out) {

@@ -54,6 +54,15 @@ Tensor readTensorFile(const std::string &path) {
   return path.ends_with(".pb") ? frontend::readTensorProto(path) : readNpy(path);
 }
 
+// `t`'s values in dtype `dt`, each rounded to what that dtype holds (NumPy's astype).
+Tensor converted(const Tensor &t, int dt) {
+  Tensor c(t.shape, dt);
+  c.data = t.data;
+  for (double &x : c.data)
+    x = roundToDType(x, dt);
+  return c;
+}
+
 // A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
 // zeros, ones, or a .npy/.pb file whose shape must match (values rounded to `dt`); `file` is
 // that file when the caller has read it already.
@@ -77,9 +86,7 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
     if (f.shape != shape)
       fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
            shapeToList(shape));
-    t.data = f.data;
-    for (double &x : t.data)
-      x = roundToDType(x, dt);
+    t = converted(f, dt);
     // A file of another dtype is converted as NumPy's astype would; the user is told.
     if (f.dtype != dt && notes)
       notes->push_back(cat("note: ", what, ": ", how, " holds ", dtypeName(f.dtype),
@@ -98,7 +105,7 @@ unsigned parseSeed(const std::string &v) {
 // param's shape comes from `shape NAME=`, else the variable's `shape`, else its file, else
 // InferShape).
 backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int optLevel,
-                                 const Graph &g) {
+                                 const Graph &g, bool &dtypeGiven) {
   backend::BuildOptions o;
   o.optLevel = optLevel;
   std::map<std::string, std::string> params;
@@ -115,6 +122,7 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
       if (!dt)
         fail("unknown dtype '", v, "'");
       o.defaultDType = *dt;
+      dtypeGiven = true;
     } else if (k == "opt_level") {
       if (v.size() != 1 || v[0] < '0' || v[0] > '3')
         fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
@@ -339,12 +347,10 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
     fail("step ", e.cursor_,
          " is already a built deploy graph; :undo to the graph it was "
          "built from and :build that");
-  backend::BuildOptions o = parseBuild(e, rest, e.passContext_.optLevel, before);
   // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
   // (converted, and said so), never silently kept; an integer type for a float model is refused.
   bool dtypeGiven = false;
-  for (const std::string &w : splitKeepingTuples(rest))
-    dtypeGiven |= w.starts_with("dtype=");
+  backend::BuildOptions o = parseBuild(e, rest, e.passContext_.optLevel, before, dtypeGiven);
   const int want = o.defaultDType;
   auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
   size_t convertedParams = 0, convertedInputs = 0;
@@ -361,11 +367,7 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
       if (!dtypeIsFloat(want))
         fail("dtype=", dtypeName(want), ": the model's params are ", dtypeName(t.dtype),
              "; only a float model's precision converts (dtype=float16, float32 or float64)");
-      Tensor c(t.shape, want);
-      c.data = t.data;
-      for (double &x : c.data)
-        x = roundToDType(x, want);
-      o.params[name] = std::move(c);
+      o.params[name] = converted(t, want);
       modelType = dtypeName(t.dtype);
       ++convertedParams;
     }

@@ -200,6 +200,15 @@ std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call) {
   return names;
 }
 
+int kernelOfRoot(const Graph &deploy, const std::string &root) {
+  const IndexedGraph &idx = deploy.index();
+  int call = idx.findByName(root);
+  if (call < 0)
+    return -1;
+  const Node &n = *idx.nodes[static_cast<size_t>(call)].node;
+  return !n.isVariable() && n.op->name == "tvm_op" ? call : -1;
+}
+
 int kernelComputing(const Graph &deploy, const std::string &name) {
   const FusedModule *built = builtPartition(deploy);
   if (!built || !built->partition->attr("group_root"))
@@ -209,9 +218,7 @@ int kernelComputing(const Graph &deploy, const std::string &name) {
   if (nid < 0 || pidx.nodes[static_cast<size_t>(nid)].node->isVariable())
     return -1;
   int64_t root = built->partition->attr("group_root")->ints[static_cast<size_t>(nid)];
-  int call = deploy.index().findByName(pidx.nodes[static_cast<size_t>(root)].node->name);
-  return call >= 0 && !deploy.index().nodes[static_cast<size_t>(call)].node->isVariable() ? call
-                                                                                          : -1;
+  return kernelOfRoot(deploy, pidx.nodes[static_cast<size_t>(root)].node->name);
 }
 
 // "16 nodes, 7 inputs, 1 output"

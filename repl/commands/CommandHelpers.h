@@ -40,6 +40,9 @@ const FusedModule *builtPartition(const Graph &g);
 /// The names of the partition's nodes (variables left out) that deploy node `call` of a built
 /// graph computes: its group's members, found by the root's name; empty when unknown.
 std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call);
+/// The tvm_op node of built graph `deploy` for the group whose root is named `root` (the kernel
+/// keeps its root's name), or -1.
+int kernelOfRoot(const Graph &deploy, const std::string &root);
 /// The deploy node (a tvm_op) of built graph `deploy` that computes partition node `name`, or
 /// -1: how a name from the graph the user loaded finds its kernel.
 int kernelComputing(const Graph &deploy, const std::string &name);

@@ -249,12 +249,15 @@ void Commands::vars(Engine &e, const Args &a, const std::string &, std::ostream 
 
 namespace {
 
-// The graph with shapes and dtypes inferred where it has none, from its params' shapes and
-// the given input dtypes; the graph itself when inference fails (the caller prints "?").
-Graph withTypes(const Graph &g, const std::map<std::string, Shape> &shapes,
+// The graph with shapes and dtypes inferred where it has none, from the shapes of its bound
+// params and the given input dtypes; the graph itself when inference fails (the caller prints "?").
+Graph withTypes(const Graph &g, const std::map<std::string, Tensor> &params,
                 const std::map<std::string, int> &dtypes) {
   if (g.attr("shape") && g.attr("dtype"))
     return g;
+  std::map<std::string, Shape> shapes;
+  for (const auto &[n, t] : params)
+    shapes[n] = t.shape;
   try {
     Graph t = backend::withShapeInputs(g, shapes);
     std::vector<int64_t> dts;
@@ -297,10 +300,7 @@ std::map<std::string, Tensor> boundParams(const Graph &g,
 
 std::vector<Commands::Port> Commands::graphInputs(const Engine &e, const Graph &g) {
   std::map<std::string, Tensor> params = boundParams(g, e.modelParams_);
-  std::map<std::string, Shape> shapes;
-  for (const auto &[n, t] : params)
-    shapes[n] = t.shape;
-  Graph t = withTypes(g, shapes, e.modelDTypes_);
+  Graph t = withTypes(g, params, e.modelDTypes_);
   const IndexedGraph &idx = t.index();
   std::vector<Port> ports;
   for (uint32_t nid : idx.argNodes) {
@@ -322,10 +322,7 @@ std::vector<Commands::Port> Commands::graphInputs(const Engine &e, const Graph &
 }
 
 std::vector<Commands::Port> Commands::graphOutputs(const Engine &e, const Graph &g) {
-  std::map<std::string, Shape> shapes;
-  for (const auto &[n, t] : boundParams(g, e.modelParams_))
-    shapes[n] = t.shape;
-  Graph t = withTypes(g, shapes, e.modelDTypes_);
+  Graph t = withTypes(g, boundParams(g, e.modelParams_), e.modelDTypes_);
   const IndexedGraph &idx = t.index();
   auto lib = backend::builtLibrary(g);
   std::vector<Port> ports;

@@ -83,13 +83,9 @@ void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostrea
       members.push_back(idx.nodes[m].node->name);
     // A built step's group is the deploy node named like its root: say the function it calls.
     std::string function;
-    if (built) {
-      const IndexedGraph &didx = e.requireGraph().index();
-      int call = didx.findByName(idx.nodes[grp.root].node->name);
-      if (call >= 0 && !didx.nodes[call].node->isVariable() &&
-          didx.nodes[call].node->op->name == "tvm_op")
-        function = didx.nodes[call].node->parsed.getStr("func_name");
-    }
+    if (int call = built ? kernelOfRoot(e.requireGraph(), idx.nodes[grp.root].node->name) : -1;
+        call >= 0)
+      function = e.requireGraph().index().nodes[call].node->parsed.getStr("func_name");
     if (function.empty())
       function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
     out << "group " << idx.nodes[grp.root].node->name << ": " << joinNames(members) << "; pattern "
@@ -173,13 +169,10 @@ std::vector<ComparedGroup> groupsOfStep(const Step &step, size_t at, FunctionNam
     c.root = idx.nodes[grp.root].node->name;
     for (uint32_t m : grp.members)
       c.members.push_back(idx.nodes[m].node->name);
-    if (built) {
-      int call = g.index().findByName(c.root);
-      if (call >= 0 && !g.index().nodes[static_cast<size_t>(call)].node->isVariable()) {
-        c.function = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
-        if (auto it = step.profile.find(static_cast<uint32_t>(call)); it != step.profile.end())
-          c.ms = it->second.ms;
-      }
+    if (int call = built ? kernelOfRoot(g, c.root) : -1; call >= 0) {
+      c.function = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
+      if (auto it = step.profile.find(static_cast<uint32_t>(call)); it != step.profile.end())
+        c.ms = it->second.ms;
     }
     if (c.function.empty())
       c.function = names.assign(kernelKey(part, grp, target), readableName(idx, grp));

@@ -279,6 +279,12 @@ std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
   return std::static_pointer_cast<const BuiltLibrary>(module->compiled);
 }
 
+const std::vector<std::string> &canonicalizingPasses() {
+  static const std::vector<std::string> passes = {"EliminateIdentity", "SimplifyGelu",
+                                                  "SimplifyLayerNorm", "MatMulToDense"};
+  return passes;
+}
+
 Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::ostream *trace) {
   installTargetInfo();
   PassContext ctx = outer;
@@ -360,15 +366,26 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // AlterOpLayout blocks channels by its vector width.
     if (ctx.get("target", "llvm") == "llvm")
       ctx.config["target"] = "llvm -mcpu=" + detectHostTarget().cpu;
+    auto typed = [&](Graph t) {
+      t = withShapeInputs(t, shapes);
+      std::vector<int64_t> dts;
+      for (const std::string &n : inputNames(t)) {
+        auto it = dtypes.find(n);
+        dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
+      }
+      t.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
+      return t;
+    };
+    // What exporters write out in small ops (Identity copies, GELU, layer norm, MatMul by a
+    // constant) becomes the one op the fast schedules know; the passes read the bound params'
+    // values to recognise constants.
+    ctx.params = &opts.params;
+    for (const std::string &p : canonicalizingPasses())
+      if (!ctx.disabledPass.count(p))
+        g = apply(typed(g), {"InferShape", "InferType", p}, ctx);
+    ctx.params = nullptr; // opts.params is moved from below
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
-    Graph typed = withShapeInputs(g, shapes);
-    std::vector<int64_t> dts;
-    for (const std::string &n : inputNames(typed)) {
-      auto it = dtypes.find(n);
-      dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
-    }
-    typed.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
-    g = apply(typed, {"InferShape", "InferType", "AlterOpLayout"}, ctx);
+    g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx);
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
     g = plainOutputs(g);
   }

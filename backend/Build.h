@@ -53,6 +53,11 @@ struct BuiltLibrary {
   std::vector<std::string> outputNames;
 };
 
+/// The canonicalising passes `build` runs at opt_level 3 before AlterOpLayout, in order: they
+/// turn what exporters write out in small ops into the ops the fast schedules know. Each is
+/// skipped when `PassContext::disabledPass` names it (`:set disabled_pass`).
+const std::vector<std::string> &canonicalizingPasses();
+
 /// Runs the build. Passes go through the runner (so `ctx`'s instruments, such as the trace, see
 /// each `Graph.apply` of the original, including the throw-away SaveJSON that graph.index
 /// caused); with `trace`, each function's lowered loops are printed as `lower function NAME`.

@@ -5,7 +5,7 @@
 
 namespace loupe {
 
-Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
+Graph rewritePatterns(const Graph &g, const PatternRewrite &rewrite) {
   const IndexedGraph &idx = g.index();
   std::vector<std::vector<NodeEntry>> now(idx.numNodes());
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
@@ -25,7 +25,11 @@ Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
       changed |= deps.back() != n.controlDeps[deps.size() - 1];
     }
     NodePtr node = changed ? makeOpNode(*n.op, n.name, n.attrs, inputs, deps, false) : in.node;
-    std::vector<NodeEntry> outs = rewrite(nid, node);
+    std::vector<NodeEntry> outs = rewrite(nid, node, [&](uint32_t id, uint32_t index) {
+      if (id >= nid)
+        fail("internal: a rewrite of ", n.name, " asked for node ", id, ", not yet rewritten");
+      return now[id].at(index);
+    });
     if (outs.empty())
       outs = outputsOf(node);
     if (outs.size() != n.numOutputs())
@@ -40,6 +44,12 @@ Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
     heads.push_back(e);
   }
   return Graph(heads);
+}
+
+Graph rewriteGraph(const Graph &g, const NodeRewrite &rewrite) {
+  return rewritePatterns(g, [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &) {
+    return rewrite(nid, node);
+  });
 }
 
 std::string padAfterWidth(const std::vector<int64_t> &after) {

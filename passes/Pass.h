@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/Tensor.h"
 
 #include <deque>
 #include <functional>
@@ -47,6 +48,9 @@ struct PassContext {
   /// Passes a Sequential never runs (disabled wins over required and level).
   std::set<std::string> disabledPass;
   std::vector<std::shared_ptr<PassInstrument>> instruments;
+  /// The values of the graph's bound variables (a loaded model's initializers, the params a
+  /// build binds), for passes that match constants; null when nothing is bound. Not owned.
+  const std::map<std::string, Tensor> *params = nullptr;
 
   /// A config value, or `dflt` when unset.
   std::string get(const std::string &key, const std::string &dflt) const {

@@ -6,6 +6,9 @@
 #include "core/DType.h"
 #include "core/ops/OpHelpers.h"
 
+#include <cmath>
+#include <cstring>
+
 namespace loupe {
 
 std::pair<int, int> matchBroadcast1DAxis(const Shape &oshape, const Shape &biasShape) {
@@ -63,5 +66,116 @@ NodePtr constantNode(const Tensor &t, const std::string &name) {
   attrs.emplace_back("dtype", std::string(dtypeName(t.dtype)));
   return makeOpNode(*OpRegistry::get().find("const"), name, attrs, {});
 }
+
+PatternView::PatternView(const Graph &g, const std::map<std::string, Tensor> *params)
+    : idx(g.index()), params_(params), refs_(nodeRefCounts(idx)), reader_(idx.numNodes(), -1),
+      constant_(idx.numNodes(), -1) {
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    for (const Entry &in : idx.nodes[nid].inputs)
+      reader_[in.nodeId] = nid;
+  if (const GraphAttr *s = g.attr("shape"); s && s->shapes.size() == idx.numEntries())
+    shapes_ = &s->shapes;
+}
+
+bool PatternView::is(const Entry &e, std::initializer_list<const char *> ops) const {
+  const Node &n = node(e);
+  if (n.isVariable() || e.index != 0)
+    return false;
+  for (const char *op : ops)
+    if (n.op->name == op)
+      return true;
+  return false;
+}
+
+const Shape *PatternView::shape(const Entry &e) const {
+  if (!shapes_)
+    return nullptr;
+  const Shape &s = (*shapes_)[idx.entryId(e)];
+  return s.empty() ? nullptr : &s;
+}
+
+std::optional<PatternView::Entry> PatternView::onlyReader(const Entry &e) const {
+  if (refs_[e.nodeId] != 1 || reader_[e.nodeId] < 0)
+    return std::nullopt;
+  return Entry{static_cast<uint32_t>(reader_[e.nodeId]), 0, 0};
+}
+
+std::optional<double> PatternView::uniform(const Entry &e) const {
+  const Node &n = node(e);
+  auto allEqual = [](const std::vector<double> &d) -> std::optional<double> {
+    for (double x : d)
+      if (x != d.front())
+        return std::nullopt;
+    return d.empty() ? std::nullopt : std::optional<double>(d.front());
+  };
+  if (n.isVariable()) {
+    if (!params_)
+      return std::nullopt;
+    auto it = params_->find(n.name);
+    return it == params_->end() ? std::nullopt : allEqual(it->second.data);
+  }
+  if (n.op->name == "const" && n.parsed.getStr("data").empty())
+    return n.parsed.getFloat("value");
+  if (n.op->name == "zeros" || n.op->name == "ones")
+    return n.op->name == "ones" ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+bool PatternView::constant(const Entry &e) const {
+  int8_t &known = constant_[e.nodeId];
+  if (known >= 0)
+    return known == 1;
+  const Node &n = node(e);
+  bool yes;
+  if (n.isVariable())
+    yes = params_ && params_->count(n.name);
+  else {
+    yes = true; // an op without inputs (const, zeros, …) is a constant
+    for (const Entry &in : idx.nodes[e.nodeId].inputs)
+      yes = yes && constant(in);
+  }
+  known = yes ? 1 : 0;
+  return yes;
+}
+
+Product productOf(const PatternView &v, const IndexedGraph::Entry &e) {
+  Product p;
+  auto walk = [&](auto &self, const IndexedGraph::Entry &x) -> void {
+    if (std::optional<double> c = v.uniform(x)) {
+      p.coefficient *= *c;
+    } else if (v.is(x, {"broadcast_mul", "elemwise_mul"})) {
+      self(self, v.input(x, 0));
+      self(self, v.input(x, 1));
+    } else if (v.is(x, {"__mul_scalar__", "__div_scalar__"})) {
+      double s = v.node(x).parsed.getFloat("scalar");
+      p.coefficient *= v.node(x).op->name == "__mul_scalar__" ? s : 1 / s;
+      self(self, v.input(x, 0));
+    } else if (v.is(x, {"broadcast_div", "elemwise_div"}) && v.uniform(v.input(x, 1))) {
+      p.coefficient /= *v.uniform(v.input(x, 1));
+      self(self, v.input(x, 0));
+    } else {
+      p.terms.push_back(x);
+    }
+  };
+  walk(walk, e);
+  return p;
+}
+
+bool onePlus(const PatternView &v, const IndexedGraph::Entry &e, IndexedGraph::Entry &t) {
+  if (v.is(e, {"__add_scalar__"}) && v.node(e).parsed.getFloat("scalar") == 1) {
+    t = v.input(e, 0);
+    return true;
+  }
+  if (!v.is(e, {"broadcast_add", "elemwise_add"}))
+    return false;
+  for (int side : {0, 1})
+    if (v.uniform(v.input(e, side)) == 1.0) {
+      t = v.input(e, 1 - side);
+      return true;
+    }
+  return false;
+}
+
+bool near(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::fabs(b); }
 
 } // namespace loupe

@@ -5,6 +5,9 @@
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
+#include <map>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,5 +31,66 @@ std::vector<uint32_t> nodeRefCounts(const IndexedGraph &idx);
 /// A `const` node named `name` holding `t`: `value` when every element is equal, else `data`,
 /// with its shape and dtype (what FoldConstant and FoldShapeOf make).
 NodePtr constantNode(const Tensor &t, const std::string &name);
+
+/// A read-only view of a rewriting pass's source graph for matching patterns: each entry's op,
+/// inputs, consumers and shape (when InferShape ran), and the value of constants — variables
+/// bound in the pass context's params and `const` nodes.
+class PatternView {
+public:
+  using Entry = IndexedGraph::Entry;
+
+  /// `params` may be null (no bound values: only `const` nodes are constants).
+  PatternView(const Graph &g, const std::map<std::string, Tensor> *params);
+
+  const IndexedGraph &idx;
+  /// The node an entry is an output of.
+  const Node &node(const Entry &e) const { return *idx.nodes[e.nodeId].node; }
+  /// True when `e` is output 0 of a node of one of the ops `ops`.
+  bool is(const Entry &e, std::initializer_list<const char *> ops) const;
+  /// Input `i` of the node of `e`.
+  const Entry &input(const Entry &e, size_t i) const { return idx.nodes[e.nodeId].inputs.at(i); }
+  /// The entry's shape, or null when the graph has no shapes or this one is unknown.
+  const Shape *shape(const Entry &e) const;
+  /// The value of a constant whose elements are all equal, or nullopt.
+  std::optional<double> uniform(const Entry &e) const;
+  /// True when `e` is computed from constants alone (bound variables and nodes without inputs),
+  /// so PrecomputePrune folds it at build time.
+  bool constant(const Entry &e) const;
+  /// How many input slots and graph outputs read the node of `e`.
+  uint32_t uses(const Entry &e) const { return refs_[e.nodeId]; }
+  /// The one node that reads the node of `e` (output 0 of it), or nullopt when it has other
+  /// readers or is a graph output.
+  std::optional<Entry> onlyReader(const Entry &e) const;
+
+private:
+  const std::map<std::string, Tensor> *params_;
+  const std::vector<Shape> *shapes_ = nullptr;
+  std::vector<uint32_t> refs_;
+  std::vector<int64_t> reader_;          ///< per node: a node reading it, or -1
+  mutable std::vector<int8_t> constant_; ///< per node: -1 unknown, 0 no, 1 yes
+};
+
+/// Two source entries are the same output of the same node.
+inline bool sameEntry(const IndexedGraph::Entry &a, const IndexedGraph::Entry &b) {
+  return a.nodeId == b.nodeId && a.index == b.index;
+}
+
+/// A value as a product: a constant coefficient times terms (entries, in the order found), as
+/// `productOf` flattens a tree of multiplications and divisions by constants.
+struct Product {
+  double coefficient = 1;
+  std::vector<IndexedGraph::Entry> terms;
+};
+
+/// Flattens `e` through broadcast_mul, elemwise_mul, __mul_scalar__, __div_scalar__ and
+/// division by a constant: x * 0.5 * (1 + y) is 0.5 times the terms {x, 1 + y}.
+Product productOf(const PatternView &v, const IndexedGraph::Entry &e);
+
+/// True when `e` is `1 + t` or `t + 1` (broadcast_add, elemwise_add or __add_scalar__ with a
+/// constant 1); `t` receives the other operand.
+bool onePlus(const PatternView &v, const IndexedGraph::Entry &e, IndexedGraph::Entry &t);
+
+/// True when `a` is within a relative `tol` of `b`.
+bool near(double a, double b, double tol = 1e-6);
 
 } // namespace loupe

@@ -25,6 +25,10 @@ void registerFuseOpsPass();
 void registerPrecomputePrunePass();
 void registerOrderMutationPass();
 void registerPlaceDevicePass();
+void registerEliminateIdentityPass();
+void registerSimplifyGeluPass();
+void registerSimplifyLayerNormPass();
+void registerMatMulToDensePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -50,6 +54,10 @@ void registerAllPasses() {
     registerPrecomputePrunePass();
     registerOrderMutationPass();
     registerPlaceDevicePass();
+    registerEliminateIdentityPass();
+    registerSimplifyGeluPass();
+    registerSimplifyLayerNormPass();
+    registerMatMulToDensePass();
   });
 }
 

@@ -29,7 +29,8 @@ namespace loupe {
 Engine::Engine() {
   registerAllPasses();
   passContext_.functionNames = &functionNames_;
-  backend::installTargetInfo(); // core/Target sizes named CPUs from LLVM's tables
+  passContext_.params = &modelParams_; // what :build binds by name, :apply's passes see too
+  backend::installTargetInfo();        // core/Target sizes named CPUs from LLVM's tables
   commands_ = Commands::table();
   kernelCache_ = std::make_shared<backend::KernelCache>();
   setMemoryLimit(0); // :set memory_limit is process-wide; a new engine starts without one

@@ -28,10 +28,18 @@ def loupe_ms(loupe, model, threads):
     return float(m.group(1)), float(m.group(3))
 
 
+def input_shape(model):
+    """The first graph input's shape, read with python3-onnx (a symbolic dimension counts 1)."""
+    import onnx
+    dims = onnx.load(model, load_external_data=False).graph.input[0].type.tensor_type.shape.dim
+    return ",".join(str(d.dim_value or 1) for d in dims)
+
+
 def ort_ms(ort_dir, model, threads):
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
-    out = subprocess.run(["node", os.path.join(here, "ort", "ort_bench.js"), model, str(threads)],
+    out = subprocess.run(["node", os.path.join(here, "ort", "ort_bench.js"), model, str(threads),
+                          "50", input_shape(model)],
                          capture_output=True, text=True, env=env, check=True).stdout
     return float(out.strip())
 

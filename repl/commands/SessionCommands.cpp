@@ -1,5 +1,6 @@
 // SessionCommands: the commands of the session — :help, :set, the history (:history, :undo, :redo,
 // :diff) and its recording (:record, :stop), :quit.
+#include "backend/Build.h"
 #include "backend/KernelCache.h"
 #include "backend/tune/Records.h"
 #include "core/Error.h"
@@ -8,6 +9,7 @@
 #include "repl/SessionFile.h"
 #include "repl/commands/Commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -63,6 +65,9 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
     if (e.hideTimings_)
       out << "timings hidden\n";
+    if (!c.disabledPass.empty())
+      out << "disabled_pass " << joinNames({c.disabledPass.begin(), c.disabledPass.end()}, ",")
+          << "\n";
     return;
   }
   // A target string has options after its kind: "llvm -mcpu=skylake-avx512".
@@ -137,6 +142,18 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       }
     }
     e.tuning_ = v;
+  } else if (k == "disabled_pass") {
+    // The passes :build may leave out: its canonicalising ones (the others make the build).
+    const std::vector<std::string> &optional = backend::canonicalizingPasses();
+    std::set<std::string> names;
+    if (v != "none")
+      for (const std::string &p : splitList(v, ',')) {
+        if (std::find(optional.begin(), optional.end(), p) == optional.end())
+          fail("disabled_pass: '", p, "' is not a pass :build may leave out",
+               didYouMean(p, optional), "; those are ", joinNames(optional, ", "));
+        names.insert(p);
+      }
+    c.disabledPass = names;
   } else if (k == "timings") {
     if (v != "shown" && v != "hidden")
       fail("timings must be shown or hidden, got '", v, "'");
@@ -144,9 +161,9 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
   } else {
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
-                        "memory_limit", "tuning", "timings"}),
+                        "memory_limit", "tuning", "timings", "disabled_pass"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit, tuning, timings");
+         "memory_limit, tuning, timings, disabled_pass");
   }
   out << k << " = " << v << "\n";
 }

@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
       filter = argv[i];
   }
   std::vector<fs::path> models;
-  for (const char *group : {"node", "pytorch-converted", "blocks"}) {
+  for (const char *group : {"node", "pytorch-converted", "blocks", "exports"}) {
     fs::path dir = fs::path(argv[1]) / group;
     if (!fs::is_directory(dir))
       continue;

@@ -312,6 +312,27 @@ std::vector<NodeEntry> convTranspose(Importer &im, const onnx::NodeProto &n) {
   return {y};
 }
 
+// GlobalAveragePool and GlobalMaxPool: the 2-D op on 4-D data (N, C, H, W), as NNVM had it;
+// on 3-D and 5-D data (a 1-D signal, a video) the mean or max over every axis after the channels,
+// kept as size 1 — the same numbers, at every opt level.
+Converter globalPool(const char *op2d, const char *reduce) {
+  return [op2d, reduce](Importer &im, const onnx::NodeProto &n) {
+    im.only(n, {});
+    NodeEntry x = im.input(n, 0);
+    std::optional<Shape> s = im.inferredShape(x);
+    if (!s || s->size() == 4)
+      return std::vector<NodeEntry>{im.op(n, op2d, {}, {x})};
+    if (s->size() < 3)
+      fail(im.where(n), ": data must be (N, C, D1, …) with at least one spatial axis, got ",
+           shapeToTuple(*s));
+    std::vector<int64_t> axes;
+    for (size_t d = 2; d < s->size(); ++d)
+      axes.push_back(static_cast<int64_t>(d));
+    return std::vector<NodeEntry>{
+        im.op(n, reduce, {{"axis", tupleText(axes)}, {"keepdims", "True"}}, {x})};
+  };
+}
+
 } // namespace
 
 ConverterList convolutionConverters() {
@@ -319,8 +340,8 @@ ConverterList convolutionConverters() {
       {"Conv", conv},
       {"MaxPool", pool("max_pool2d", true)},
       {"AveragePool", pool("avg_pool2d", false)},
-      {"GlobalAveragePool", unary("global_avg_pool2d")},
-      {"GlobalMaxPool", unary("global_max_pool2d")},
+      {"GlobalAveragePool", globalPool("global_avg_pool2d", "mean")},
+      {"GlobalMaxPool", globalPool("global_max_pool2d", "max")},
       {"ConvTranspose", convTranspose},
   };
 }

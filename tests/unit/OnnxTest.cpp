@@ -1298,3 +1298,49 @@ TEST(Onnx, AScalarConstantOutputIsOneElement) {
     EXPECT_EQ(y.data, (std::vector<double>{6}));
   }
 }
+
+// GlobalAveragePool and GlobalMaxPool over 1-D and 3-D spatial axes (a signal, a video): the mean
+// and max of each channel, by hand on a ramp, at opt_level 0 and 3; data without a spatial axis
+// is refused at :load, naming the node.
+TEST(Onnx, GlobalPoolsOverAnyNumberOfSpatialAxes) {
+  Engine e;
+  for (const std::vector<int64_t> &dims :
+       {std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{2, 2, 2, 1, 3}}) {
+    for (const char *op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      SCOPED_TRACE(std::string(op) + " rank " + std::to_string(dims.size()));
+      onnx::ModelProto m = floatInputModel(dims);
+      addNode(m.mutable_graph(), op, {"x"}, "y");
+      m.mutable_graph()->add_output()->set_name("y");
+      std::string path = saveModel(m, "global_pool.onnx");
+      Tensor x(Shape(dims.begin(), dims.end()), kFloat32);
+      for (size_t i = 0; i < x.data.size(); ++i)
+        x.data[i] = static_cast<double>((i * 7) % 11);
+      // Each (n, c) row holds `per` consecutive values of the ramp.
+      int64_t per = x.size() / (dims[0] * dims[1]);
+      std::vector<double> want;
+      for (int64_t r = 0; r < dims[0] * dims[1]; ++r) {
+        double sum = 0, best = -1;
+        for (int64_t i = 0; i < per; ++i) {
+          sum += x.data[r * per + i];
+          best = std::max(best, x.data[r * per + i]);
+        }
+        want.push_back(std::string(op) == "GlobalMaxPool" ? best : sum / static_cast<double>(per));
+      }
+      for (int opt : {0, 3}) {
+        Tensor got = runModel(path, {{"x", x}}, opt);
+        Shape shape(dims.begin(), dims.begin() + 2);
+        shape.resize(dims.size(), 1);
+        EXPECT_EQ(got.shape, shape) << "opt " << opt;
+        ASSERT_EQ(got.data.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i)
+          EXPECT_NEAR(got.data[i], want[i], 1e-5) << "opt " << opt << " at " << i;
+      }
+      std::filesystem::remove(path);
+    }
+  }
+  onnx::ModelProto m = floatInputModel({2, 3});
+  addNode(m.mutable_graph(), "GlobalAveragePool", {"x"}, "y");
+  m.mutable_graph()->add_output()->set_name("y");
+  expectLoadError(e, saveModel(m, "global_pool_2d.onnx"),
+                  "data must be (N, C, D1, …) with at least one spatial axis, got (2, 3)");
+}

@@ -3,7 +3,10 @@
 Needs Debian's python3-torch and python3-torchvision; the weights are random (seeded), since
 speed does not depend on them and nothing is downloaded.
 
-usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 ...]
+usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 bert_encoder ...]
+
+bert_encoder is a BERT-base-sized torch.nn.TransformerEncoder (12 layers, width 768, 12 heads,
+FF 3072, erf GELU) on 128 tokens, batch 1.
 """
 import os
 import sys
@@ -18,8 +21,14 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
-        model = getattr(torchvision.models, name)().eval()
-        x = torch.randn(1, 3, 224, 224)
+        if name == "bert_encoder":
+            layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0,
+                                                     activation="gelu", batch_first=True)
+            model = torch.nn.TransformerEncoder(layer, 12).eval()
+            x = torch.randn(1, 128, 768)
+        else:
+            model = getattr(torchvision.models, name)().eval()
+            x = torch.randn(1, 3, 224, 224)
         path = os.path.join(out, name + ".onnx")
         torch.onnx.export(model, x, path, input_names=["input"], output_names=["output"],
                           opset_version=13)

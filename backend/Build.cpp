@@ -280,8 +280,8 @@ std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
 }
 
 const std::vector<std::string> &canonicalizingPasses() {
-  static const std::vector<std::string> passes = {"EliminateIdentity", "SimplifyGelu",
-                                                  "SimplifyLayerNorm", "MatMulToDense"};
+  static const std::vector<std::string> passes = {
+      "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};
   return passes;
 }
 

@@ -29,6 +29,7 @@ void registerEliminateIdentityPass();
 void registerSimplifyGeluPass();
 void registerSimplifyLayerNormPass();
 void registerMatMulToDensePass();
+void registerSimplifyPowPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -58,6 +59,7 @@ void registerAllPasses() {
     registerSimplifyGeluPass();
     registerSimplifyLayerNormPass();
     registerMatMulToDensePass();
+    registerSimplifyPowPass();
   });
 }
 

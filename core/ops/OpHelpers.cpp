@@ -193,6 +193,12 @@ void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
     layout = last[0]; // the axis would join a different dimension than the program meant
   else
     layout = in[0];
+  // The first input's layout unknown (a reshape's output), another's blocked (a convolution's
+  // NCHW8c under AlterOpLayout): every input in that one's primal layout, so the blocked one is
+  // transformed back instead of concatenated with a tensor of another rank.
+  for (size_t k = 1; k < in.size() && !defined(layout); ++k)
+    if (defined(in[k]))
+      layout = primalLayout(in[k]);
   if (!defined(layout))
     return;
   // split's indices count elements of the primal axis, so a split axis that the layout blocks

@@ -216,6 +216,31 @@ TEST(AlterOpLayout, ConcatenateTakesTheFirstInputsLayoutAsNnvmDoes) {
   // Axis 4 does not exist in NCHW: the last run's NCHW8c is kept.
   Attrs axis4 = concat->parse({{"axis", "4"}}, true);
   EXPECT_EQ(correct(axis4, {"NCHW", "NCHW"}, {"NCHW8c", "NCHW8c"}), "NCHW8c NCHW8c -> NCHW8c");
+  // Unknown first input and last run (a reshape's output), a blocked second one: all in the
+  // blocked one's primal layout, so that it is converted back (ShuffleNet's channel shuffle).
+  EXPECT_EQ(correct(axis1, {"__undef__", "NCHW8c"}, {"__undef__", "NCHW"}), "NCHW NCHW -> NCHW");
+}
+
+// ShuffleNet v2's unit at opt_level 3: a channel shuffle (reshape, transpose, reshape) split in
+// two halves, one passed on, the other through blocked convolutions, then concatenated. The
+// concatenate once met an unknown layout and NCHW8c and failed ("rank 5 instead of 4").
+TEST(AlterOpLayout, ChannelShuffleBetweenBlockedConvolutionsBuildsAtOptLevel3) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 16, 8, 8))\n"
+         "a = relu(conv2d(x, channels=8, kernel_size=(1, 1)))\n"
+         "b = relu(conv2d(x, channels=8, kernel_size=(3, 3), padding=(1, 1)))\n"
+         "s = reshape(transpose(reshape(concatenate(a, b, axis=1), shape=(1, 2, 8, 8, 8)), "
+         "axes=(0, 2, 1, 3, 4)), shape=(1, 16, 8, 8))\n"
+         "h = strided_slice(s, begin=(0,), end=(8,), axes=(1,))\n"
+         "t = strided_slice(s, begin=(8,), end=(16,), axes=(1,))\n"
+         "u = relu(conv2d(t, channels=8, kernel_size=(1, 1)))\n"
+         "y = concatenate(h, u, axis=1)\n"
+         ":graph y\n"
+         ":set target llvm -mcpu=znver3");
+  run(e, ":build opt_level=3 seed=5");
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("fuse__contrib_conv2d_NCHWc"), std::string::npos) << ir;
+  EXPECT_LT(absError(e), 1e-5); // relu's zeros make the relative error float32 rounding's
 }
 
 // Seed 000's graph with its weight bound: one weight read by two convolutions is converted to

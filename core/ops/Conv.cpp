@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <thread>
 
 namespace loupe::ops {
 
@@ -248,15 +247,7 @@ void directConvForward(const ConvParams &p, const Tensor &x, const Tensor &w, Te
       }
     }
   };
-  int64_t work = N * OC * OH * OW * icg * p.kh * p.kw;
-  int64_t threads = std::min<int64_t>({std::max(1u, std::thread::hardware_concurrency()), 16,
-                                       N * OC, std::max<int64_t>(1, work >> 20)});
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t)
-    pool.emplace_back(planes, N * OC * t / threads, N * OC * (t + 1) / threads);
-  planes(0, N * OC / threads);
-  for (std::thread &t : pool)
-    t.join();
+  parallelParts(N * OC, N * OC * OH * OW * icg * p.kh * p.kw, planes);
 }
 
 void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {

@@ -1,6 +1,9 @@
 // OpHelpers: implementations of the shared shape rules and kernel builders.
 #include "core/ops/OpHelpers.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "core/Layout.h"
 
 #include <algorithm>
@@ -437,6 +440,18 @@ loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape,
         return loop::read(x, idx);
       },
       name, "injective", "ax");
+}
+
+void parallelParts(int64_t count, int64_t work, const std::function<void(int64_t, int64_t)> &part) {
+  // About a million multiply-adds per thread at least (a thread costs tens of microseconds).
+  int64_t threads = std::min<int64_t>({std::max(1u, std::thread::hardware_concurrency()), 16, count,
+                                       std::max<int64_t>(1, work >> 20)});
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t)
+    pool.emplace_back(part, count * t / threads, count * (t + 1) / threads);
+  part(0, count / std::max<int64_t>(threads, 1));
+  for (std::thread &t : pool)
+    t.join();
 }
 
 } // namespace loupe::ops

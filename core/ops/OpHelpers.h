@@ -154,6 +154,11 @@ void layoutBroadcast(const Attrs &, std::vector<std::string> &in,
 /// the first defined current layout (CorrectLayout transforms the others to it); the output copies
 /// it (`copy`) or stays unknown.
 CorrectLayoutFn layoutFixed(size_t n, bool copy);
+
+/// Runs `part(first, last)` over [0, count) cut into contiguous parts, one per core, when
+/// `work` (multiply-adds) is large enough to pay for threads, else once over the whole range.
+/// The parts must be independent: the results are then those of one call over everything.
+void parallelParts(int64_t count, int64_t work, const std::function<void(int64_t, int64_t)> &part);
 /// Concatenate: every input and the output take the first input's layout, unless `axis` names a
 /// different dimension in it than in the last run's layout (then the last run's is kept).
 void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,

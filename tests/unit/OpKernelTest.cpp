@@ -903,3 +903,46 @@ TEST(OpKernel, Conv2dMatchesItsDefinitionOverStridesPadsDilationsAndGroups) {
           }
   EXPECT_EQ(cases, 66); // 72 less width 3 unpadded at dilation 2, for 3 strides and 2 groupings
 }
+
+// dense's reference kernel against its definition — each output the sum over k, in order, of
+// x times w, then the bias — for row and unit counts on both sides of its 4 x 4 blocks (whole
+// blocks, ragged units, ragged rows), N-D data, with and without a bias; equal to the bit, since
+// the blocks keep each sum's order.
+TEST(OpKernel, DenseMatchesItsDefinitionAcrossItsBlocks) {
+  auto value = [](int64_t i, int seed) { return std::cos(0.61 * static_cast<double>(i) + seed); };
+  for (const Shape &xs : {Shape{1, 3}, Shape{4, 5}, Shape{9, 2}, Shape{2, 3, 7}, Shape{8, 16}})
+    for (int64_t units : {1, 4, 6, 9})
+      for (bool bias : {false, true}) {
+        SCOPED_TRACE(shapeToTuple(xs) + " units " + std::to_string(units) + (bias ? " bias" : ""));
+        int64_t K = xs.back();
+        Tensor x(xs, kFloat64), w({units, K}, kFloat64), b({units}, kFloat64);
+        for (int64_t i = 0; i < x.size(); ++i)
+          x.data[i] = value(i, 1);
+        for (int64_t i = 0; i < w.size(); ++i)
+          w.data[i] = value(i, 2);
+        for (int64_t i = 0; i < b.size(); ++i)
+          b.data[i] = value(i, 3);
+        std::map<std::string, Tensor> in{{"x", x}, {"w", w}};
+        std::string args = "x, w";
+        if (bias) {
+          in["b"] = b;
+          args += ", b";
+        }
+        Tensor got = eval("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                          "y = dense(" +
+                              args + ", units=" + std::to_string(units) +
+                              ", use_bias=" + (bias ? "True" : "False") + ")",
+                          in);
+        int64_t rows = x.size() / K;
+        ASSERT_EQ(got.size(), rows * units);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t u = 0; u < units; ++u) {
+            double want = 0;
+            for (int64_t k = 0; k < K; ++k)
+              want += x.data[r * K + k] * w.data[u * K + k];
+            if (bias)
+              want += b.data[u];
+            EXPECT_EQ(got.data[r * units + u], want) << "at " << r << ", " << u;
+          }
+      }
+}

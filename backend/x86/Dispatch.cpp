@@ -70,6 +70,8 @@ void applyFastSchedule(Schedule &s) {
         rowReductions.push_back(st.tensor);
         continue;
       }
+      if (x86::columnReduction(s, st))
+        continue;
       loop::Expr v = st.leaves[0].var;
       for (size_t d = 1; d < nd; ++d)
         v = s.fuse(st, v, st.leaves[1].var);

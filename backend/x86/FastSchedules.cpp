@@ -221,6 +221,44 @@ void vectorReduction(Schedule &s, const ComputeRef &t) {
   partialsInRegisters(s, t, partials);
 }
 
+bool columnReduction(Schedule &s, Stage &st) {
+  const Expr &body = st.body;
+  size_t nd = st.tensor->shape.size();
+  if (body->kind != ExprKind::Reduce || nd == 0 || body->args.size() != 1 ||
+      st.leaves.size() != nd + body->reduceAxes.size())
+    return false;
+  Expr column = st.leaves[nd - 1].var;
+  int64_t extent = st.leaves[nd - 1].extent;
+  int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
+  // Whole vectors only: a shifted last vector would add its overlap twice at every step.
+  if (extent < lanes || extent % lanes != 0 || !readsAlongLast(body->args[0], column.get()))
+    return false;
+  std::vector<Expr> outer, reduce;
+  for (size_t d = 0; d + 1 < nd; ++d)
+    outer.push_back(st.leaves[d].var);
+  for (size_t d = nd; d < st.leaves.size(); ++d)
+    reduce.push_back(st.leaves[d].var);
+  std::vector<int64_t> widths = {1};
+  for (int64_t v = 2; v <= 4 && v * lanes <= 64; v *= 2)
+    if (extent % (v * lanes) == 0)
+      widths.push_back(v);
+  int64_t vectors = s.define(st.buffer + ".vectors", widths, 1, "vectors per innermost step");
+  auto [vo, vi] = s.split(st, column, lanes * vectors);
+  std::vector<Expr> order = outer;
+  order.insert(order.end(), reduce.begin(), reduce.end());
+  order.push_back(vo);
+  order.push_back(vi);
+  s.reorder(st, order);
+  if (!outer.empty()) {
+    Expr rows = outer[0];
+    for (size_t d = 1; d < outer.size(); ++d)
+      rows = s.fuse(st, rows, outer[d]);
+    s.parallel(st, rows);
+  }
+  s.vectorize(st, vi);
+  return true;
+}
+
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
   if (nd == 0)

@@ -52,6 +52,13 @@ void partialsInRegisters(Schedule &s, const loop::ComputeRef &t,
 /// A row reduction (vectorReducible) through rowPartials, its outputs in parallel.
 void vectorReduction(Schedule &s, const loop::ComputeRef &t);
 
+/// A reduction that keeps its input's last axis (a sum over axis 1 of (N, K, C), a max over the
+/// batch): the reduce loops outside whole vectors of that axis, so every step reads a row of
+/// memory and adds it to a row of results held in cache, the other output axes in parallel.
+/// Returns false (nothing scheduled) for other reductions or a last axis not a multiple of the
+/// lanes.
+bool columnReduction(Schedule &s, Stage &st);
+
 /// An output normalised by statistics of its rows — softmax's max and sum, layer_norm's mean
 /// and deviation: each a value per row (the output's leading axes) reduced along the row. The
 /// rows in parallel; in each, the statistics (reductions rfactor'ed into vectors of partial sums

@@ -384,3 +384,32 @@ TEST(BuildDTypes, AStringForAllInputsOrADictWithTheRestInferred) {
   // A dict: the weight and bias follow x through conv2d's type rule.
   EXPECT_EQ(inputDTypes(":build dtype x=float64"), (V{"float64", "float64", "float64"}));
 }
+
+// A reduction that keeps its input's last axis runs its reduce loops outside whole vectors of that
+// axis at opt_level 3 (each step a row of memory added to a row of results), and computes what
+// the reference interpreter does; a last axis that is not whole vectors keeps the old loops.
+TEST(FastReductions, KeptLastAxisIsVectorisedUnderTheReduceLoops) {
+  for (int64_t width : {24, 20}) {
+    SCOPED_TRACE("last axis " + std::to_string(width));
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(3, 40, " + std::to_string(width) +
+               "))\n"
+               "a = sum(x, axis=(1,))\n"
+               "b = max(x, axis=(0,))\n"
+               "c = mean(x, axis=(0, 1), keepdims=True)\n"
+               "d = min(x * 2, axis=(1,), keepdims=True)\n"
+               ":graph Group([a, b, c, d])\n"
+               ":set target llvm -mcpu=znver3\n"
+               ":build opt_level=3");
+    std::string loops = output(e, ":lower fuse_sum");
+    bool vectorised = loops.find("    for (k1, 0, 40) {\n      for (ax1.outer, 0, 3) {\n"
+                                 "        vectorized (ax1.inner, 0, 8) {\n") != std::string::npos;
+    EXPECT_EQ(vectorised, width == 24) << loops;
+    std::string out = output(e, ":run");
+    int outputs = 0;
+    for (size_t at = out.find("max rel error "); at != std::string::npos;
+         at = out.find("max rel error ", at + 1), ++outputs)
+      EXPECT_LT(std::stod(out.substr(at + 14)), 1e-5) << out;
+    EXPECT_EQ(outputs, 4) << out;
+  }
+}

@@ -235,6 +235,14 @@ const Tensor *Importer::fold(const std::string &name) {
   auto v = values_.find(name);
   if (v == values_.end() || v->second.node->isVariable())
     return nullptr;
+  // An Identity of a param (exporters share equal weights so) is that param: no copy of its
+  // megabytes through the interpreter.
+  NodePtr at = v->second.node;
+  while (!at->isVariable() && at->op->name == "copy" && at->controlDeps.empty())
+    at = at->inputs[0].node;
+  if (at->isVariable())
+    if (auto p = out_.params.find(at->name); p != out_.params.end())
+      return &p->second;
   try {
     std::map<std::string, Tensor> inputs;
     std::map<const Node *, NodePtr> copies;

@@ -1344,3 +1344,36 @@ TEST(Onnx, GlobalPoolsOverAnyNumberOfSpatialAxes) {
   expectLoadError(e, saveModel(m, "global_pool_2d.onnx"),
                   "data must be (N, C, D1, …) with at least one spatial axis, got (2, 3)");
 }
+
+// A weight shared through Identity (as torch.onnx.export writes the equal initializers of
+// deep-copied layers) is read as the initializer itself: MatMul by it becomes dense over its
+// transpose (tiled), no param is added for the Identity's output, and the product is x · W by
+// hand at opt_level 0 and 3.
+TEST(Onnx, AWeightSharedThroughIdentityIsTheInitializerItself) {
+  Engine e;
+  onnx::ModelProto m = floatInputModel({2, 3});
+  onnx::GraphProto *g = m.mutable_graph();
+  addFloats(g, "W", {3, 40}, [](int64_t i) { return static_cast<float>(i % 7) - 3; });
+  addNode(g, "Identity", {"W"}, "W_shared");
+  addNode(g, "MatMul", {"x", "W_shared"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = saveModel(m, "identity_weight.onnx");
+  frontend::OnnxModel model = frontend::importOnnx(path);
+  EXPECT_EQ(model.params.count("W_shared"), 0u);
+  ASSERT_EQ(model.params.count("y_weight"), 1u);
+  EXPECT_EQ(model.params.at("y_weight").shape, (Shape{40, 3}));
+  Tensor x({2, 3}, kFloat32);
+  x.data = {1, 2, 3, -1, 0, 2};
+  for (int opt : {0, 3}) {
+    Tensor y = runModel(path, {{"x", x}}, opt);
+    ASSERT_EQ(y.shape, (Shape{2, 40})) << "opt " << opt;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t j = 0; j < 40; ++j) {
+        double want = 0;
+        for (int64_t k = 0; k < 3; ++k)
+          want += x.data[r * 3 + k] * static_cast<double>((k * 40 + j) % 7 - 3);
+        EXPECT_EQ(y.data[r * 40 + j], want) << "opt " << opt << " at " << r << ", " << j;
+      }
+  }
+  std::filesystem::remove(path);
+}

@@ -7,7 +7,6 @@
 #include "core/ops/OpHelpers.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace loupe {
 
@@ -161,19 +160,32 @@ Product productOf(const PatternView &v, const IndexedGraph::Entry &e) {
   return p;
 }
 
-bool onePlus(const PatternView &v, const IndexedGraph::Entry &e, IndexedGraph::Entry &t) {
-  if (v.is(e, {"__add_scalar__"}) && v.node(e).parsed.getFloat("scalar") == 1) {
+std::optional<double> plusConstant(const PatternView &v, const IndexedGraph::Entry &e,
+                                   IndexedGraph::Entry &t) {
+  if (v.is(e, {"__add_scalar__"})) {
     t = v.input(e, 0);
-    return true;
+    return v.node(e).parsed.getFloat("scalar");
   }
   if (!v.is(e, {"broadcast_add", "elemwise_add"}))
-    return false;
+    return std::nullopt;
   for (int side : {0, 1})
-    if (v.uniform(v.input(e, side)) == 1.0) {
+    if (std::optional<double> c = v.uniform(v.input(e, side))) {
       t = v.input(e, 1 - side);
-      return true;
+      return c;
     }
-  return false;
+  return std::nullopt;
+}
+
+bool onePlus(const PatternView &v, const IndexedGraph::Entry &e, IndexedGraph::Entry &t) {
+  return plusConstant(v, e, t) == 1.0;
+}
+
+std::optional<double> constantPower(const PatternView &v, const IndexedGraph::Entry &e) {
+  if (v.is(e, {"broadcast_pow"}))
+    return v.uniform(v.input(e, 1));
+  if (v.is(e, {"__pow_scalar__"}))
+    return v.node(e).parsed.getFloat("scalar");
+  return std::nullopt;
 }
 
 bool near(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::fabs(b); }

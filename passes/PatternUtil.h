@@ -56,8 +56,6 @@ public:
   /// True when `e` is computed from constants alone (bound variables and nodes without inputs),
   /// so PrecomputePrune folds it at build time.
   bool constant(const Entry &e) const;
-  /// How many input slots and graph outputs read the node of `e`.
-  uint32_t uses(const Entry &e) const { return refs_[e.nodeId]; }
   /// The one node that reads the node of `e` (output 0 of it), or nullopt when it has other
   /// readers or is a graph output.
   std::optional<Entry> onlyReader(const Entry &e) const;
@@ -86,9 +84,17 @@ struct Product {
 /// division by a constant: x * 0.5 * (1 + y) is 0.5 times the terms {x, 1 + y}.
 Product productOf(const PatternView &v, const IndexedGraph::Entry &e);
 
-/// True when `e` is `1 + t` or `t + 1` (broadcast_add, elemwise_add or __add_scalar__ with a
-/// constant 1); `t` receives the other operand.
+/// The constant `c` when `e` is `t + c` or `c + t` (__add_scalar__, or broadcast_add or
+/// elemwise_add with a uniform constant operand); `t` receives the other operand.
+std::optional<double> plusConstant(const PatternView &v, const IndexedGraph::Entry &e,
+                                   IndexedGraph::Entry &t);
+
+/// True when `e` is `1 + t` or `t + 1` (plusConstant with 1).
 bool onePlus(const PatternView &v, const IndexedGraph::Entry &e, IndexedGraph::Entry &t);
+
+/// The exponent when `e` is a power of its input 0 by a constant (broadcast_pow by a uniform
+/// constant, or __pow_scalar__), else nullopt.
+std::optional<double> constantPower(const PatternView &v, const IndexedGraph::Entry &e);
 
 /// True when `a` is within a relative `tol` of `b`.
 bool near(double a, double b, double tol = 1e-6);

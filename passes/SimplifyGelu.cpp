@@ -27,12 +27,7 @@ bool cubeOf(const PatternView &v, const std::vector<Entry> &terms, const Entry &
     return std::all_of(terms.begin(), terms.end(), [&](const Entry &t) { return sameEntry(t, x); });
   if (terms.size() != 1)
     return false;
-  const Entry &e = terms[0];
-  if (v.is(e, {"broadcast_pow"}) && v.uniform(v.input(e, 1)) == 3.0)
-    return sameEntry(v.input(e, 0), x);
-  if (v.is(e, {"__pow_scalar__"}) && v.node(e).parsed.getFloat("scalar") == 3)
-    return sameEntry(v.input(e, 0), x);
-  return false;
+  return constantPower(v, terms[0]) == 3.0 && sameEntry(v.input(terms[0], 0), x);
 }
 
 // True when `e` is x + 0.044715 x^3 (in either order).

@@ -51,9 +51,7 @@ int trailingMean(const PatternView &v, const Entry &e, const Entry &of) {
 
 // True when `e` is d squared: pow(d, 2) by a constant, or d * d.
 bool squareOf(const PatternView &v, const Entry &e, const Entry &d) {
-  if (v.is(e, {"broadcast_pow"}) && v.uniform(v.input(e, 1)) == 2.0)
-    return sameEntry(v.input(e, 0), d);
-  if (v.is(e, {"__pow_scalar__"}) && v.node(e).parsed.getFloat("scalar") == 2)
+  if (constantPower(v, e) == 2.0)
     return sameEntry(v.input(e, 0), d);
   Product p = productOf(v, e);
   return p.coefficient == 1 && p.terms.size() == 2 && sameEntry(p.terms[0], d) &&
@@ -64,16 +62,8 @@ bool squareOf(const PatternView &v, const Entry &e, const Entry &d) {
 std::optional<double> deviation(const PatternView &v, const Entry &s, const Entry &d, int axes) {
   if (!v.is(s, {"sqrt"}))
     return std::nullopt;
-  Entry sum = v.input(s, 0), var{};
-  std::optional<double> eps;
-  if (v.is(sum, {"__add_scalar__"})) {
-    eps = v.node(sum).parsed.getFloat("scalar");
-    var = v.input(sum, 0);
-  } else if (v.is(sum, {"broadcast_add", "elemwise_add"})) {
-    for (int side : {0, 1})
-      if (!eps && (eps = v.uniform(v.input(sum, side))))
-        var = v.input(sum, 1 - side);
-  }
+  Entry var{};
+  std::optional<double> eps = plusConstant(v, v.input(s, 0), var);
   if (!eps || *eps < 0 || !v.is(var, {"mean"}))
     return std::nullopt;
   Entry square = v.input(var, 0);

@@ -21,11 +21,7 @@ Graph simplifyPow(const Graph &src, const PassContext &ctx) {
       src,
       [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
         Entry top{nid, 0, 0};
-        std::optional<double> p;
-        if (v.is(top, {"broadcast_pow"}))
-          p = v.uniform(v.input(top, 1));
-        else if (v.is(top, {"__pow_scalar__"}))
-          p = v.node(top).parsed.getFloat("scalar");
+        std::optional<double> p = constantPower(v, top);
         if (!p)
           return {};
         // A constant exponent of more elements than x broadcasts x larger: not x's own power.

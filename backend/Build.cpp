@@ -53,6 +53,17 @@ std::vector<std::string> inputNames(const Graph &g) {
   return v;
 }
 
+// `g` with `dtype_inputs` for InferType: each input's dtype from `dtypes`, else `dflt`.
+Graph withDTypeInputs(Graph g, const std::map<std::string, int> &dtypes, int dflt) {
+  std::vector<int64_t> dts;
+  for (const std::string &n : inputNames(g)) {
+    auto it = dtypes.find(n);
+    dts.push_back(it == dtypes.end() ? dflt : it->second);
+  }
+  g.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
+  return g;
+}
+
 Graph withLayoutInputs(Graph g, const std::map<std::string, std::string> &layouts) {
   std::vector<std::string> v;
   for (const std::string &n : inputNames(g)) {
@@ -366,15 +377,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // AlterOpLayout blocks channels by its vector width.
     if (ctx.get("target", "llvm") == "llvm")
       ctx.config["target"] = "llvm -mcpu=" + detectHostTarget().cpu;
-    auto typed = [&](Graph t) {
-      t = withShapeInputs(t, shapes);
-      std::vector<int64_t> dts;
-      for (const std::string &n : inputNames(t)) {
-        auto it = dtypes.find(n);
-        dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
-      }
-      t.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
-      return t;
+    auto typed = [&](const Graph &t) {
+      return withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType);
     };
     // What exporters write out in small ops (Identity copies, GELU, layer norm, MatMul by a
     // constant) becomes the one op the fast schedules know; the passes read the bound params'
@@ -413,15 +417,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   index(g, ctx);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
   index(g, ctx);
-  {
-    std::vector<int64_t> dts;
-    const IndexedGraph &idx = g.index();
-    for (uint32_t nid : idx.argNodes) {
-      auto it = dtypes.find(idx.nodes[nid].node->name);
-      dts.push_back(it == dtypes.end() ? opts.defaultDType : it->second);
-    }
-    g.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
-  }
+  g = withDTypeInputs(g, dtypes, opts.defaultDType);
   g.attrs["target"] = GraphAttr::string(ctx.get("target", "llvm"));
   g.attrs["opt_level"] = GraphAttr::integer(opts.optLevel >= 1 ? 1 : 0);
   // 8. The fusion passes.

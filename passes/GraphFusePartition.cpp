@@ -83,7 +83,11 @@ PartitionResult partitionGraph(const Graph &g, int optLevel, const std::string &
     std::string me = nm(idx, nid);
     if (pt <= kBroadcast) {
       int chosen = -1;
-      bool ewise = in.node->numOutputs() == 1, injectiveIn = false;
+      // broadcast_to's target shape is an attribute of the output's rank, so its function
+      // cannot take its data flattened to one axis even where the shapes are equal (an
+      // exporter's Expand of a constant to its own shape; found on PyTorch's RNN exports).
+      bool ewise = in.node->numOutputs() == 1 && in.node->op->name != "broadcast_to",
+           injectiveIn = false;
       const Shape &out0 = shapes[idx.entryId(nid, 0)];
       for (const auto &e : in.inputs) {
         uint32_t p = e.nodeId;

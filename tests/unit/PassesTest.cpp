@@ -284,6 +284,26 @@ TEST(GraphFuseCompile, FlattenDataAndArgumentOrder) {
   EXPECT_EQ(top.inputs[1].node->name, "w");
 }
 
+TEST(GraphFuseCompile, BroadcastToItsOwnShapeIsNotFlattened) {
+  // broadcast_to's shape attribute has the output's rank: its function keeps its input's shape
+  // even when nothing stretches (PyTorch's RNN exports Expand a constant to its own shape).
+  for (int opt : {0, 2}) {
+    Graph g = compiled("x = Variable(\"x\", shape=(1,3,8), dtype=0)\n"
+                       "y = relu(broadcast_to(x, shape=(1, 3, 8)))\n:graph y",
+                       opt);
+    const IndexedGraph &idx = g.index();
+    int seen = 0;
+    for (const auto &n : idx.nodes) {
+      if (!n.node->op || n.node->op->name != "tvm_op" ||
+          findAttr(n.node->attrs, "func_name")->find("broadcast_to") == std::string::npos)
+        continue;
+      EXPECT_EQ(*findAttr(n.node->attrs, "flatten_data"), "0") << opt;
+      ++seen;
+    }
+    EXPECT_EQ(seen, 1) << opt;
+  }
+}
+
 TEST(SimplifyInference, MatchesBatchNormAndDropoutNumerically) {
   for (const char *flags : {"", ", scale=False", ", center=False", ", axis=3, epsilon=0.001"}) {
     Engine e;

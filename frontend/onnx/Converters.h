@@ -38,6 +38,7 @@ ConverterList quantizationConverters();
 ConverterList imageConverters();
 ConverterList einsumConverters();
 ConverterList lossesConverters();
+ConverterList recurrentConverters();
 
 // --- helpers the families share ---
 

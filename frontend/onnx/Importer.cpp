@@ -13,6 +13,7 @@
 #include "frontend/onnx/Tensors.h"
 #include "passes/Pass.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 
@@ -95,8 +96,10 @@ OnnxModel Importer::run() {
   const auto &table = converters();
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto &n = g.node(i);
-    // Nodes are named by their name or first output (found by fuzzing: a node with neither).
-    if (n.output_size() == 0 || (n.name().empty() && n.output(0).empty()))
+    // Nodes are named by their name or first named output (found by fuzzing: a node with
+    // neither).
+    if (n.name().empty() && std::all_of(n.output().begin(), n.output().end(),
+                                        [](const std::string &o) { return o.empty(); }))
       fail(path_, ": node ", i, " (", n.op_type(), ") has no name and no named output");
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       fail(where(n), ": operator domain '", n.domain(), "' is not supported");
@@ -164,7 +167,7 @@ OnnxModel Importer::run() {
 }
 
 std::string Importer::where(const onnx::NodeProto &n) const {
-  return path_ + ": node " + (n.name().empty() ? n.output(0) : n.name()) + " (" + n.op_type() + ")";
+  return path_ + ": node " + nameOf(n) + " (" + n.op_type() + ")";
 }
 
 void Importer::bindOutput(const onnx::NodeProto &n, int k, const NodeEntry &e) {
@@ -173,7 +176,12 @@ void Importer::bindOutput(const onnx::NodeProto &n, int k, const NodeEntry &e) {
 }
 
 std::string Importer::nameOf(const onnx::NodeProto &n, const std::string &suffix) const {
-  return (n.name().empty() ? n.output(0) : n.name()) + suffix;
+  if (!n.name().empty())
+    return n.name() + suffix;
+  for (const std::string &o : n.output())
+    if (!o.empty())
+      return o + suffix;
+  return suffix; // not reached: run() refuses a node with neither
 }
 
 bool Importer::hasInput(const onnx::NodeProto &n, int k) const {
@@ -408,8 +416,9 @@ NodeEntry Importer::op(const onnx::NodeProto &n, const std::string &opName, Attr
 }
 
 std::vector<NodeEntry> Importer::opOutputs(const onnx::NodeProto &n, const std::string &opName,
-                                           AttrDict attrs, std::vector<NodeEntry> ins) {
-  NodeEntry e = op(n, opName, std::move(attrs), std::move(ins));
+                                           AttrDict attrs, std::vector<NodeEntry> ins,
+                                           const std::string &suffix) {
+  NodeEntry e = op(n, opName, std::move(attrs), std::move(ins), suffix);
   return outputsOf(e.node);
 }
 

@@ -39,7 +39,8 @@ public:
   void bindOutput(const onnx::NodeProto &n, int k, const NodeEntry &e);
   /// The current value of an ONNX name.
   NodeEntry valueOf(const std::string &name) const { return values_.at(name); }
-  /// The node's name for the workbench: the ONNX node name, else its first output.
+  /// The node's name for the workbench: the ONNX node name, else its first named output (an
+  /// LSTM's Y may be left unnamed).
   std::string nameOf(const onnx::NodeProto &n, const std::string &suffix = "") const;
   /// Whether `n` has a (non-empty) input `k`.
   bool hasInput(const onnx::NodeProto &n, int k) const;
@@ -92,7 +93,8 @@ public:
                std::vector<NodeEntry> ins, const std::string &suffix = "");
   /// op() of a multi-output op: all its outputs.
   std::vector<NodeEntry> opOutputs(const onnx::NodeProto &n, const std::string &opName,
-                                   AttrDict attrs, std::vector<NodeEntry> ins);
+                                   AttrDict attrs, std::vector<NodeEntry> ins,
+                                   const std::string &suffix = "");
   /// Remembers that input `k` of `e`'s node must have rank `rank`, else `message` (checked
   /// once shapes are known).
   void requireRank(const NodeEntry &e, uint32_t k, size_t rank, std::string message);

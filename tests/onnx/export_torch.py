@@ -3,7 +3,9 @@
 input and PyTorch's own output, in the layout of the ONNX backend tests (model.onnx,
 test_data_set_0/input_0.pb, output_0.pb) that loupe_onnx_conformance reads at opt_level 0, 2
 and 3. They are what users bring: torch.onnx.export's decomposed layer norms, erf and tanh GELU,
-Gemm and MatMul by weights, Identity nodes sharing equal initializers.
+Gemm and MatMul by weights, Identity nodes sharing equal initializers, and recurrent networks
+(a two-layer LSTM language model, a bidirectional GRU tagger, a ReLU RNN) with their
+embeddings, the exporter's Slice/Squeeze/Transpose between layers and its initial states.
 
 Needs Debian's python3-torch and python3-onnx. Run from the source folder:
   /usr/bin/python3 tests/onnx/export_torch.py
@@ -30,7 +32,9 @@ def save(name, model, x, opset=13):
     torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=opset)
     onnx.checker.check_model(onnx.load(path))
     for kind, arr, tname in [("input", x, "x"), ("output", y, "y")]:
-        t = numpy_helper.from_array(arr.numpy().astype(np.float32), tname)
+        # Token ids stay integers; every float is written as float32.
+        a = arr.numpy() if arr.dtype == torch.int64 else arr.numpy().astype(np.float32)
+        t = numpy_helper.from_array(a, tname)
         with open(os.path.join(d, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
             f.write(t.SerializeToString())
     print(path, os.path.getsize(path), "bytes")
@@ -53,6 +57,47 @@ class TanhMlp(torch.nn.Module):
         return (y - mean) / torch.sqrt(var + 1e-6) * self.gamma + self.beta
 
 
+class LstmLanguageModel(torch.nn.Module):
+    """PyTorch's word_language_model example, small: embedding, a two-layer LSTM over
+    (time, batch), a decoder to the vocabulary."""
+
+    def __init__(self, vocab, emb, hidden):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, emb)
+        self.lstm = torch.nn.LSTM(emb, hidden, num_layers=2)
+        self.decoder = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.embed(tokens))
+        return self.decoder(out)
+
+
+class GruTagger(torch.nn.Module):
+    """A sequence tagger: embedding, a bidirectional GRU over (batch, time), a tag per token."""
+
+    def __init__(self, vocab, emb, hidden, tags):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, emb)
+        self.gru = torch.nn.GRU(emb, hidden, batch_first=True, bidirectional=True)
+        self.tags = torch.nn.Linear(2 * hidden, tags)
+
+    def forward(self, tokens):
+        out, _ = self.gru(self.embed(tokens))
+        return self.tags(out)
+
+
+class ReluRnn(torch.nn.Module):
+    """An Elman RNN with ReLU whose last hidden state is the output."""
+
+    def __init__(self, inp, hidden):
+        super().__init__()
+        self.rnn = torch.nn.RNN(inp, hidden, nonlinearity="relu")
+
+    def forward(self, x):
+        _, h = self.rnn(x)
+        return h
+
+
 def main():
     torch.manual_seed(2026)
     # torch.nn.TransformerEncoder deep-copies one layer, so the exporter shares the equal
@@ -69,6 +114,10 @@ def main():
     classifier = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2 * 4 * 4, 10),
                                      torch.nn.ReLU(), torch.nn.Linear(10, 5))
     save("test_torch_gemm_classifier", classifier, torch.randn(3, 2, 4, 4))
+    save("test_torch_lstm_language_model", LstmLanguageModel(50, 16, 24),
+         torch.randint(0, 50, (7, 2)))
+    save("test_torch_gru_tagger", GruTagger(40, 12, 16, 9), torch.randint(0, 40, (2, 6)))
+    save("test_torch_relu_rnn", ReluRnn(5, 8), torch.randn(4, 3, 5))
 
 
 if __name__ == "__main__":

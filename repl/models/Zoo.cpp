@@ -105,6 +105,7 @@ const std::vector<Network> &zoo() {
     addDensenet(z);
     addInception(z);
     addTransformers(z);
+    addRecurrent(z);
     return z;
   }();
   return all;
@@ -136,7 +137,8 @@ std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned see
       continue;
     checkInterrupt();
     Tensor t(shapes[idx.entryId(nid, 0)], dtype);
-    if (name.ends_with("weight")) {
+    // PyTorch's recurrent layers name theirs weight_ih_l0, weight_hh_l0_reverse, ….
+    if (name.ends_with("weight") || name.find("_weight_") != std::string::npos) {
       const Shape &s = t.shape;
       double hw = 1;
       for (size_t d = 2; d < s.size(); ++d)

@@ -1,5 +1,6 @@
 // Zoo: the built-in networks (`:model NAME`) — NNVM's nnvm.testing models and the gluon
-// squeezenet of seed 002, written as graph-language programs with the originals' layer names.
+// squeezenet of seed 002, transformers and recurrent networks, written as graph-language programs
+// with the originals' layer names.
 #pragma once
 
 #include "core/Graph.h"
@@ -93,7 +94,7 @@ struct Network {
 };
 
 /// Parameters for every variable but `data`, as nnvm.testing's Xavier initializer makes them:
-/// weights uniform in ±sqrt(3 / ((fan_in + fan_out) / 2)) from `seed`, biases, betas and moving
+/// weights (names ending in "weight", or with "_weight_" as PyTorch's recurrent ones) uniform in ±sqrt(3 / ((fan_in + fan_out) / 2)) from `seed`, biases, betas and moving
 /// means 0, gammas and moving variances 1. `g` must carry shape (InferShape).
 std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned seed);
 
@@ -112,5 +113,6 @@ void addDcgan(std::vector<Network> &z);
 void addDensenet(std::vector<Network> &z);
 void addInception(std::vector<Network> &z);
 void addTransformers(std::vector<Network> &z);
+void addRecurrent(std::vector<Network> &z);
 
 } // namespace loupe::models

@@ -57,12 +57,21 @@ TEST(Models, ParameterCountsMatchThePublishedNetworks) {
   // 768x1000 + 1000.
   EXPECT_EQ(valuesOf(":model vit-b16"), 590592 + 768 + 151296 + 12 * 7087872 + 1536 + 769000);
   EXPECT_EQ(590592 + 768 + 151296 + 12 * 7087872 + 1536 + 769000, 86567656);
+  // PyTorch's word_language_model at 10000 words, 200 wide, 2 LSTM layers: embedding
+  // 10000x200; per layer weight_ih 800x200 (four gates), weight_hh 800x200, two biases of 800;
+  // decoder 200x10000 + 10000.
+  EXPECT_EQ(valuesOf(":model lstm-lm"), 2000000 + 2 * (160000 + 160000 + 1600) + 2010000);
+  // The tagger: embedding 20000x100; per direction weight_ih 384x100 (three gates of 128),
+  // weight_hh 384x128, two biases of 384; hidden2tag 256x17 + 17.
+  EXPECT_EQ(valuesOf(":model gru-tagger"), 2000000 + 2 * (38400 + 49152 + 768) + 4369);
 }
 
-// The transformers at small sizes (2 tokens; 32x32 images, 4 patches) built at opt levels 0, 2
-// and 3 give the reference interpreter's numbers (:run compares them).
-TEST(Models, TransformersBuildAtEveryOptLevelAndMatchTheReference) {
-  for (const char *model : {"bert-base shape=(2,)", "vit-b16 shape=(3, 32, 32)"}) {
+// The transformers and recurrent networks at small sizes (2 tokens; 32x32 images, 4 patches; 3
+// and 4 time steps) built at opt levels 0, 2 and 3 give the reference interpreter's numbers
+// (:run compares them).
+TEST(Models, SequenceNetworksBuildAtEveryOptLevelAndMatchTheReference) {
+  for (const char *model : {"bert-base shape=(2,)", "vit-b16 shape=(3, 32, 32)",
+                            "lstm-lm shape=(3,) batch=2", "gru-tagger shape=(4,) batch=2"}) {
     Engine e;
     run(e, std::string(":model ") + model);
     for (int opt : {0, 2, 3}) {
@@ -110,7 +119,7 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
             "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
             "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3, bert-base, "
-            "vit-b16\n");
+            "vit-b16, lstm-lm, gru-tagger\n");
   EXPECT_EQ(output(e, ":model squeezenet1.2"),
             "error: unknown model 'squeezenet1.2' (did you mean 'squeezenet1.0', "
             "'squeezenet1.1'?); models: "
@@ -118,7 +127,7 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
             "resnet-18_v1, resnet-34_v1, resnet-50_v1, resnet-18_v2, resnet-34_v2, resnet-50_v2, "
             "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
             "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3, bert-base, "
-            "vit-b16\n");
+            "vit-b16, lstm-lm, gru-tagger\n");
   EXPECT_EQ(output(e, ":model mlp batch=0"), "error: batch must be a positive integer, got '0'\n");
   EXPECT_EQ(output(e, ":model mlp colour=red"),
             "error: unknown option 'colour'; usage: :model NAME [batch=N] [shape=(C, H, W)] "

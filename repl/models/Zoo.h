@@ -94,8 +94,9 @@ struct Network {
 };
 
 /// Parameters for every variable but `data`, as nnvm.testing's Xavier initializer makes them:
-/// weights (names ending in "weight", or with "_weight_" as PyTorch's recurrent ones) uniform in ±sqrt(3 / ((fan_in + fan_out) / 2)) from `seed`, biases, betas and moving
-/// means 0, gammas and moving variances 1. `g` must carry shape (InferShape).
+/// weights (names ending in "weight", or with "_weight_" as PyTorch's recurrent ones) uniform in
+/// ±sqrt(3 / ((fan_in + fan_out) / 2)) from `seed`, biases, betas and moving means 0, gammas and
+/// moving variances 1. `g` must carry shape (InferShape).
 std::map<std::string, Tensor> initParams(const Graph &g, int dtype, unsigned seed);
 
 /// Every network, in listing order.

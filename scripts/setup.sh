@@ -21,6 +21,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # loupe-gui (Dear ImGui, GLFW, OpenGL 3, PNGs)
   fonts-dejavu-core    # loupe-gui's font (ImGui's own lacks "…" and arrows)
   xvfb xauth libgl1-mesa-dri  # the GUI tests render headless (Xvfb, Mesa's software GL)
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python package (python/) and its tests
 )
 
 missing=()

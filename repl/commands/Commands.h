@@ -5,6 +5,7 @@
 #include "repl/Engine.h"
 #include "repl/commands/CommandHelpers.h"
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -90,6 +91,38 @@ struct Commands {
   static std::vector<Port> graphOutputs(const Engine &e, const Graph &g);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
+
+  /// What `:groups` shows, as values: the partition of the current step (a built step's: the
+  /// one its functions were made from), each node's root and master, and each group.
+  struct GroupsView {
+    bool built = false; ///< the step is built (optLevel and rules say how it was partitioned)
+    int optLevel = 0;
+    std::string rules;
+    std::string roots, masters; ///< the attributes as NNVM prints them
+    struct NodeRow {
+      std::string node, root, master; ///< master "None" when the node has none
+    };
+    std::vector<NodeRow> nodes;
+    struct Group {
+      std::string root, pattern, master, function;
+      std::vector<std::string> members;
+    };
+    std::vector<Group> groups;
+  };
+  /// The current step's fusion groups (the step must be partitioned or built).
+  static GroupsView groupsOf(Engine &e);
+
+  /// What `:run` computes, as values (for the Python module): each output of the built current
+  /// graph and, when checked, the reference interpreter's.
+  struct RunValues {
+    std::vector<std::string> names; ///< the outputs' names, as :outputs lists them
+    std::vector<Tensor> outputs, reference;
+  };
+  /// Runs the built current graph as `:run` does — inputs not in `given` filled as :run fills
+  /// them (bound params, else random from `seed`) — with `given`'s values rounded to each
+  /// input's dtype; a name that is no input or a wrong shape is an error and nothing runs.
+  static RunValues runValues(Engine &e, const std::map<std::string, Tensor> &given, unsigned seed,
+                             bool check);
 
   /// `:build`'s usage line, for the table and its errors.
   static const char *const kBuildUsage;

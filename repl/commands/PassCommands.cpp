@@ -52,46 +52,64 @@ void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream
   }
 }
 
-void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
-  needArgs(a, 0, 0, ":groups");
+Commands::GroupsView Commands::groupsOf(Engine &e) {
   // On a built step: the partition its build made, which its deploy graph's functions are.
   const FusedModule *built = builtPartition(e.requireGraph());
   const Graph &g = built ? *built->partition : e.requireGraph();
-  if (built)
-    out << "(the partition this step's functions were made from: opt_level "
-        << built->partitionOptLevel << ", rules " << built->fusionRules << ")\n";
+  GroupsView v;
+  if (built) {
+    v.built = true;
+    v.optLevel = built->partitionOptLevel;
+    v.rules = built->fusionRules;
+  }
   for (const char *k : {"group_root", "group_master", "pattern"})
     validateGraphAttr(g, k);
   std::vector<FusedGroup> groups = fusedGroups(g);
   const IndexedGraph &idx = g.index();
   const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
-  out << "roots: " << roots.pyRepr() << "\nmasters: " << masters.pyRepr() << "\n\n";
+  v.roots = roots.pyRepr();
+  v.masters = masters.pyRepr();
   auto nameOf = [&](int64_t id) {
     return id >= 0 ? idx.nodes[id].node->name : std::string("None");
   };
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-    out << idx.nodes[nid].node->name << " has root " << nameOf(roots.ints[nid]) << " and master "
-        << nameOf(masters.ints[nid]) << "\n";
+    v.nodes.push_back(
+        {idx.nodes[nid].node->name, nameOf(roots.ints[nid]), nameOf(masters.ints[nid])});
   // Names as GraphFuseCompile would give them now, without using them up.
   FunctionNames names = e.functionNames_;
   std::string target =
       g.attr("target") ? g.attr("target")->str : e.passContext_.get("target", "llvm");
-  out << "\n";
   for (const FusedGroup &grp : groups) {
-    std::vector<std::string> members;
+    GroupsView::Group row;
     for (uint32_t m : grp.members)
-      members.push_back(idx.nodes[m].node->name);
+      row.members.push_back(idx.nodes[m].node->name);
     // A built step's group is the deploy node named like its root: say the function it calls.
-    std::string function;
     if (int call = built ? kernelOfRoot(e.requireGraph(), idx.nodes[grp.root].node->name) : -1;
         call >= 0)
-      function = e.requireGraph().index().nodes[call].node->parsed.getStr("func_name");
-    if (function.empty())
-      function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
-    out << "group " << idx.nodes[grp.root].node->name << ": " << joinNames(members) << "; pattern "
-        << patternName(grp.pattern) << "; master " << nameOf(grp.master) << "; function "
-        << function << "\n";
+      row.function = e.requireGraph().index().nodes[call].node->parsed.getStr("func_name");
+    if (row.function.empty())
+      row.function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
+    row.root = idx.nodes[grp.root].node->name;
+    row.pattern = patternName(grp.pattern);
+    row.master = nameOf(grp.master);
+    v.groups.push_back(std::move(row));
   }
+  return v;
+}
+
+void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":groups");
+  GroupsView v = groupsOf(e);
+  if (v.built)
+    out << "(the partition this step's functions were made from: opt_level " << v.optLevel
+        << ", rules " << v.rules << ")\n";
+  out << "roots: " << v.roots << "\nmasters: " << v.masters << "\n\n";
+  for (const GroupsView::NodeRow &n : v.nodes)
+    out << n.node << " has root " << n.root << " and master " << n.master << "\n";
+  out << "\n";
+  for (const GroupsView::Group &grp : v.groups)
+    out << "group " << grp.root << ": " << joinNames(grp.members) << "; pattern " << grp.pattern
+        << "; master " << grp.master << "; function " << grp.function << "\n";
 }
 
 void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {

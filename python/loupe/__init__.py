@@ -1,0 +1,123 @@
+"""Loupe from Python: a workbench session driving the same engine as the `loupe` REPL.
+
+    import loupe
+    s = loupe.Session()
+    s.command('x = Variable("x", shape=(2, 3))')
+    s.command("y = relu(x) + 1")
+    s.graph("y")
+    s.apply("InferShape", "InferType")
+    s.build(opt_level=2)
+    (y,) = s.run(x=numpy.ones((2, 3), "float32"))
+
+Every REPL input goes through `Session.command`; the methods below are the common ones with
+structured results. A failed input raises `loupe.Error` with the REPL's one-line message and
+leaves the session as it was.
+"""
+
+from ._loupe import Error, _Session
+
+__all__ = ["Error", "Outputs", "Session"]
+
+
+class Outputs(list):
+    """The outputs of a run as NumPy arrays, in the graph's order; `names` says which is which
+    and `reference` holds the reference interpreter's values when the run was checked."""
+
+    def __init__(self, names, outputs, reference):
+        super().__init__(outputs)
+        self.names = list(names)
+        self.reference = list(reference)
+
+    def max_abs_error(self):
+        """The largest difference from the reference interpreter over every output (None when
+        the run was not checked)."""
+        if not self.reference:
+            return None
+        worst = 0.0
+        for got, want in zip(self, self.reference):
+            if got.size:
+                worst = max(worst, float(abs(got.astype("float64") - want.astype("float64")).max()))
+        return worst
+
+
+def _options(options):
+    """Keyword options as the REPL's words: shape=(1, 3) -> "shape=(1, 3)"."""
+    words = []
+    for key, value in options.items():
+        if isinstance(value, (tuple, list)):
+            value = "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        elif isinstance(value, bool):
+            value = "on" if value else "off"
+        words.append(f"{key}={value}")
+    return " ".join(words)
+
+
+class Session:
+    """One workbench: symbols, the history of graph snapshots, settings (as one REPL has)."""
+
+    def __init__(self):
+        self._s = _Session()
+
+    def command(self, line):
+        """Runs one REPL input (a graph-language statement or a :command) and returns what it
+        printed."""
+        return self._s.command(line)
+
+    def _call(self, name, *words, **options):
+        return self.command(" ".join([":" + name, *words, _options(options)]).strip())
+
+    def graph(self, *outputs):
+        """Makes a graph of the named symbols (:graph)."""
+        return self._call("graph", *outputs)
+
+    def model(self, name, **options):
+        """A zoo network (:model NAME batch=… shape=…)."""
+        return self._call("model", name, **options)
+
+    def load(self, path, **dims):
+        """An ONNX file, its symbolic dimensions sized by keyword (:load)."""
+        return self._call("load", str(path), **dims)
+
+    def apply(self, *passes):
+        """Applies passes in order (:apply); returns the step's line."""
+        return self._call("apply", *passes)
+
+    def ir(self):
+        """The current graph's IR as NNVM prints it (:ir)."""
+        return self._call("ir")
+
+    def build(self, **options):
+        """Builds the current graph (:build opt_level=… target=… dtype=…); returns the deploy
+        graph as printed."""
+        return self._call("build", **options)
+
+    def run(self, seed=0, check=True, **inputs):
+        """Runs the built graph: inputs by name as NumPy arrays (the rest as :run fills them:
+        bound params, else random from `seed`); returns the outputs as NumPy arrays, with the
+        reference interpreter's beside them when `check`."""
+        return Outputs(*self._s.run_values(inputs, seed, check))
+
+    def groups(self):
+        """The fusion groups of the current (partitioned or built) step as :groups shows them:
+        {"nodes": [{node, root, master}], "groups": [{root, members, pattern, master,
+        function}], "opt_level", "rules"}."""
+        return self._s.groups()
+
+    def profile(self, runs=10):
+        """Times each kernel of the built graph over `runs` runs (:profile); a row per kernel:
+        node, kernel, ms (median), gflops, percent_peak."""
+        self._call("profile", str(runs))
+        return self._s.profile_rows()
+
+    def steps(self):
+        """Every step's label, oldest first."""
+        return self._s.steps()[0]
+
+    @property
+    def cursor(self):
+        """The index of the current step (None before the first)."""
+        return self._s.steps()[1]
+
+    def undo(self):
+        """Moves back one step (:undo)."""
+        return self._call("undo")

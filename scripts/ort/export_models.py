@@ -6,7 +6,8 @@ speed does not depend on them and nothing is downloaded.
 usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 bert_encoder ...]
 
 bert_encoder is a BERT-base-sized torch.nn.TransformerEncoder (12 layers, width 768, 12 heads,
-FF 3072, erf GELU) on 128 tokens, batch 1.
+FF 3072, erf GELU) on 128 tokens, batch 1. lstm is a two-layer torch.nn.LSTM (input 256,
+hidden 512) over 35 steps, batch 1, its output sequence the result.
 """
 import os
 import sys
@@ -26,6 +27,16 @@ def main():
                                                      activation="gelu", batch_first=True)
             model = torch.nn.TransformerEncoder(layer, 12).eval()
             x = torch.randn(1, 128, 768)
+        elif name == "lstm":
+            class Lstm(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = torch.nn.LSTM(256, 512, num_layers=2)
+
+                def forward(self, x):
+                    return self.lstm(x)[0]
+            model = Lstm().eval()
+            x = torch.randn(35, 1, 256)
         else:
             model = getattr(torchvision.models, name)().eval()
             x = torch.randn(1, 3, 224, 224)

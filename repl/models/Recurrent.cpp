@@ -57,20 +57,39 @@ std::string call(const char *op, const std::string &args, const std::string &nam
   return std::string(op) + "(" + args + ", name=\"" + name + "\")";
 }
 
+/// A network's token ids embedded, and the zero state its recurrent cells start from.
+struct Embedded {
+  std::string tokens, zero;
+};
+
+// Token ids `data` (int64; (steps, batch) when `timeFirst`, else (batch, steps), steps the
+// sample's one value) looked up in `table` (vocab, width), and a zero (1, batch, hidden) state
+// named `zeroName`.
+Embedded embed(NetWriter &w, const Options &o, const char *network, bool timeFirst,
+               const std::string &table, int64_t vocab, int64_t width, int64_t hidden,
+               const std::string &zeroName) {
+  int64_t steps = o.sample[0];
+  if (steps < 1 || steps > 512)
+    fail(network, " takes 1 to 512 time steps, got ", steps);
+  std::string data =
+      w.variable("data", timeFirst ? Shape{steps, o.batch} : Shape{o.batch, steps}, kInt64);
+  std::string weight = w.variable(table + "_weight", {vocab, width}, o.dtype);
+  Embedded e;
+  e.tokens = w.let("take(" + weight + ", " + data + ", axis=0, name=\"" + table + "\")");
+  e.zero = w.let("zeros(shape=" + tuple({1, o.batch, hidden}) + ", dtype=\"" +
+                 std::string(dtypeName(o.dtype)) + "\", name=\"" + zeroName + "\")");
+  return e;
+}
+
 // word_language_model's RNNModel with LSTM cells: embedding (encoder), two LSTM layers over
 // (time, batch), decoder to the vocabulary, log_softmax. PyTorch's LSTM gates are i, f, g, o:
 // c' = σ(f) c + σ(i) tanh(g), h' = σ(o) tanh(c'); both states start at zero.
 std::string lstmLm(const Options &o) {
   constexpr int64_t kVocab = 10000, kEmbed = 200, kHidden = 200, kLayers = 2;
   NetWriter w;
-  int64_t batch = o.batch, steps = o.sample[0];
-  if (steps < 1 || steps > 512)
-    fail("lstm-lm takes 1 to 512 time steps, got ", steps);
-  std::string ids = w.variable("data", {steps, batch}, kInt64);
-  std::string table = w.variable("encoder_weight", {kVocab, kEmbed}, o.dtype);
-  std::string x = w.let("take(" + table + ", " + ids + ", axis=0, name=\"encoder\")");
-  std::string zero = w.let("zeros(shape=" + tuple({1, batch, kHidden}) + ", dtype=\"" +
-                           std::string(dtypeName(o.dtype)) + "\", name=\"rnn_zero_state\")");
+  int64_t steps = o.sample[0];
+  Embedded in = embed(w, o, "lstm-lm", true, "encoder", kVocab, kEmbed, kHidden, "rnn_zero_state");
+  std::string x = in.tokens, zero = in.zero;
   for (int64_t l = 0; l < kLayers; ++l) {
     std::string p = "rnn_", s = "_l" + str(l);
     int64_t in = l == 0 ? kEmbed : kHidden;
@@ -110,15 +129,11 @@ std::string lstmLm(const Options &o) {
 std::string gruTagger(const Options &o) {
   constexpr int64_t kVocab = 20000, kEmbed = 100, kHidden = 128, kTags = 17;
   NetWriter w;
-  int64_t batch = o.batch, steps = o.sample[0];
-  if (steps < 1 || steps > 512)
-    fail("gru-tagger takes 1 to 512 tokens, got ", steps);
-  std::string ids = w.variable("data", {batch, steps}, kInt64);
-  std::string table = w.variable("embedding_weight", {kVocab, kEmbed}, o.dtype);
-  std::string x = w.let("take(" + table + ", " + ids + ", axis=0, name=\"embedding\")");
-  x = w.let("transpose(" + x + ", axes=(1, 0, 2), name=\"time_first\")");
-  std::string zero = w.let("zeros(shape=" + tuple({1, batch, kHidden}) + ", dtype=\"" +
-                           std::string(dtypeName(o.dtype)) + "\", name=\"gru_zero_state\")");
+  int64_t steps = o.sample[0];
+  Embedded in =
+      embed(w, o, "gru-tagger", false, "embedding", kVocab, kEmbed, kHidden, "gru_zero_state");
+  std::string x = w.let("transpose(" + in.tokens + ", axes=(1, 0, 2), name=\"time_first\")");
+  std::string zero = in.zero;
   std::vector<std::vector<std::string>> states(2, std::vector<std::string>(steps));
   for (int d = 0; d < 2; ++d) {
     std::string s = d ? "_l0_reverse" : "_l0";

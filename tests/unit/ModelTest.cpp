@@ -128,6 +128,8 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
             "squeezenet1.0, squeezenet1.1, mobilenet, vgg-11, vgg-13, vgg-16, vgg-19, dcgan, "
             "densenet-121, densenet-161, densenet-169, densenet-201, inception-v3, bert-base, "
             "vit-b16, lstm-lm, gru-tagger\n");
+  EXPECT_EQ(output(e, ":model lstm-lm shape=(600,)"),
+            "error: lstm-lm takes 1 to 512 time steps, got 600\n");
   EXPECT_EQ(output(e, ":model mlp batch=0"), "error: batch must be a positive integer, got '0'\n");
   EXPECT_EQ(output(e, ":model mlp colour=red"),
             "error: unknown option 'colour'; usage: :model NAME [batch=N] [shape=(C, H, W)] "

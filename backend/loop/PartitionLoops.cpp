@@ -6,6 +6,7 @@
 #include "core/loop/Visitor.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -150,10 +151,19 @@ public:
       : ranges_(std::move(ranges)), holds_(std::move(holds)), fails_(std::move(fails)) {}
 
   Expr mutateExpr(const Expr &e) override {
+    if (e->kind == ExprKind::Binary && (e->op == BinOp::Div || e->op == BinOp::Mod))
+      return divMod(IRMutator::mutateExpr(e));
     if (!isLazySelect(e))
       return IRMutator::mutateExpr(e);
     Expr c = condition(e->args[0]);
     bool v;
+    // Undecided: its index arithmetic simplified under the ranges may decide it, or show that
+    // it does not depend on an inner vector lane (a fused loop's (q·512 + lane)/512).
+    if (!boolConst(c, &v)) {
+      Expr simpler = IRMutator::mutateExpr(c);
+      if (simpler != c)
+        c = condition(simpler);
+    }
     if (boolConst(c, &v))
       return mutateExpr(e->args[v ? 1 : 2]);
     Expr a = mutateExpr(e->args[1]), b = mutateExpr(e->args[2]);
@@ -173,6 +183,61 @@ public:
   }
 
 private:
+  // (q·c + r) / c as q and (q·c + r) % c as r, for a constant c > 0, where the terms of the
+  // dividend with a multiple of c as their factor make q and the rest r, when the ranges
+  // bound r to [0, c) and the dividend to 0 or more (where / and % of C and of floor agree);
+  // and (a·k + r) with k a divisor of c likewise (below).
+  Expr divMod(const Expr &e) {
+    int64_t c;
+    if (e->kind != ExprKind::Binary || !isInt(e) || !constValue(e->args[1], &c) || c <= 0)
+      return e;
+    std::vector<Expr> terms;
+    std::function<void(const Expr &)> flatten = [&](const Expr &x) {
+      if (x->kind == ExprKind::Binary && x->op == BinOp::Add) {
+        flatten(x->args[0]);
+        flatten(x->args[1]);
+      } else {
+        terms.push_back(x);
+      }
+    };
+    flatten(e->args[0]);
+    Expr q, r;
+    auto add = [](Expr &sum, const Expr &t) { sum = sum ? sum + t : t; };
+    for (const Expr &t : terms) {
+      int64_t k;
+      if (constValue(t, &k) && k % c == 0)
+        add(q, intImm(k / c, t->dtype));
+      else if (t->kind == ExprKind::Binary && t->op == BinOp::Mul && constValue(t->args[1], &k) &&
+               k % c == 0)
+        add(q, k == c ? t->args[0] : t->args[0] * intImm(k / c, t->dtype));
+      else
+        add(r, t);
+    }
+    std::optional<Interval> all = boundsOf(e->args[0], ranges_);
+    if (!r || !all || all->lo < 0)
+      return e;
+    std::optional<Interval> rb = boundsOf(r, ranges_);
+    if (q && rb && rb->lo >= 0 && rb->hi < c)
+      return e->op == BinOp::Div ? q : r;
+    // (a·k + r) with k dividing c and r in [0, k) (a fused row index times its width plus the
+    // lane): / c is a / (c/k), % c is (a % (c/k))·k + r.
+    int64_t k;
+    if (q || r->kind != ExprKind::Binary || r->op != BinOp::Add)
+      return e;
+    for (int side : {0, 1}) {
+      const Expr &t = r->args[side], &rest = r->args[1 - side];
+      if (t->kind != ExprKind::Binary || t->op != BinOp::Mul || !constValue(t->args[1], &k) ||
+          k <= 1 || k >= c || c % k != 0)
+        continue;
+      std::optional<Interval> restB = boundsOf(rest, ranges_), aB = boundsOf(t->args[0], ranges_);
+      if (!restB || !aB || restB->lo < 0 || restB->hi >= k || aB->lo < 0)
+        continue;
+      Expr per = intImm(c / k, e->dtype);
+      return e->op == BinOp::Div ? t->args[0] / per : (t->args[0] % per) * t->args[1] + rest;
+    }
+    return e;
+  }
+
   Expr condition(const Expr &c) {
     if (contains(holds_, c))
       return boolImm(true);

@@ -99,6 +99,42 @@ TEST(PartitionLoops, APaddedRowSplitsIntoBordersAndAnInteriorWithoutTests) {
   EXPECT_DOUBLE_EQ(after["out"].data[0], -0.5 * 0.75 + -0.25 * 0.0);
 }
 
+TEST(PartitionLoops, IndexArithmeticUnderTheRangesNoLongerDependsOnTheLane) {
+  // A fused loop over rows of 8 lanes, f in [0, 24), reading input f*8 + j < 32 ? a : b, as a
+  // concatenate along the outer axis of (4, 8) and (20, 8) lowers after fusing its loops:
+  // (f*8 + j)/32 is f/4 for every lane j in [0, 8), so the test is decided per row, not per
+  // lane (the vector code then branches instead of computing both sides for every lane).
+  Expr f = var("f"), j = var("j");
+  Expr at = f * 8 + j;
+  Expr v = lazy(lt(at / 32, intImm(1)), load("in", 0, at), load("in", 0, at % 32));
+  Stmt inner = forLoop(j, intImm(0), intImm(8), ForKind::Vectorized, store("out", at, v));
+  Stmt loop = forLoop(f, intImm(0), intImm(24), ForKind::Parallel, inner);
+  std::string text = printStmt(partitionLoops(loop));
+  EXPECT_NE(text.find("((f/4) < 1)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/32"), std::string::npos) << text;
+  EXPECT_NE(text.find("in[(((f % 4)*8) + j)]"), std::string::npos) << text; // (f*8 + j) % 32
+  Buffers before = inputs(192, 0), after = inputs(192, 0);
+  before["out"] = after["out"] = {0, std::vector<double>(192, 0.0)};
+  run(loop, before);
+  run(partitionLoops(loop), after);
+  EXPECT_EQ(before["out"].data, after["out"].data);
+
+  // Where the rest may reach the divisor (lanes of 16 past a step of 8) or the dividend may be
+  // negative, nothing changes.
+  Stmt overlap = forLoop(f, intImm(0), intImm(24), ForKind::Parallel,
+                         forLoop(var("k"), intImm(0), intImm(16), ForKind::Vectorized,
+                                 store("out", f,
+                                       lazy(lt((f * 32 + var("k") * 3) / 32, intImm(1)),
+                                            load("in", 0, f), load("in", 0, intImm(0))))));
+  EXPECT_NE(printStmt(partitionLoops(overlap)).find("/32"), std::string::npos);
+  Stmt negative = forLoop(f, intImm(-3), intImm(6), ForKind::Parallel,
+                          forLoop(j, intImm(0), intImm(8), ForKind::Vectorized,
+                                  store("out", f + 3,
+                                        lazy(lt((f * 32 + j) / 32, intImm(1)), load("in", 0, j),
+                                             load("in", 0, intImm(0))))));
+  EXPECT_NE(printStmt(partitionLoops(negative)).find("/32"), std::string::npos);
+}
+
 TEST(PartitionLoops, ATestOfAnOuterVariableIsHoistedOutOfTheBody) {
   // The row of a tap (t + i, t unknown here) tested by two selects in the body of i: one `if`
   // around the body, which runs without them, the original body as its else branch.

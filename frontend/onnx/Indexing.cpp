@@ -1,8 +1,10 @@
 // Indexing: the ONNX converters that read or write a tensor at indices — the Gathers, the
-// Scatters and OneHot.
+// Scatters, Compress and OneHot.
 #include "frontend/onnx/Converters.h"
 
+#include "core/DType.h"
 #include "core/Error.h"
+#include "core/Shape.h"
 
 #include <string>
 #include <vector>
@@ -66,6 +68,41 @@ Converter scatter(bool nd) {
   };
 }
 
+// Compress: the slices along `axis` (along the flattened input without one) where the condition
+// holds — a take at those positions. The output's size depends on the condition, so it must be
+// a constant; positions past its end are dropped, as the spec says.
+std::vector<NodeEntry> compress(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"axis"});
+  const Tensor *cond = im.constant(n, 1);
+  if (!cond)
+    fail(im.where(n), ": condition must be a constant (an initializer or Constant): the "
+                      "output's shape depends on it");
+  if (cond->shape.size() != 1)
+    fail(im.where(n), ": condition must be 1-D, got shape ", shapeToList(cond->shape));
+  Shape s = shapeNow(im, n, 0, 1);
+  NodeEntry x = im.input(n, 0);
+  int64_t axis = 0, len;
+  if (im.attr(n, "axis")) {
+    axis = axisOf(im, n, im.attrInt(n, "axis", 0), static_cast<int64_t>(s.size()));
+    len = s[static_cast<size_t>(axis)];
+  } else {
+    len = checkedNumElements(s);
+    x = im.op(n, "reshape", {{"shape", tupleText({len})}}, {x}, "_flat");
+  }
+  if (cond->shape[0] > len)
+    fail(im.where(n), ": condition has ", cond->shape[0], " values for an axis of ", len);
+  std::vector<double> at;
+  for (int64_t i = 0; i < cond->shape[0]; ++i)
+    if (cond->data[static_cast<size_t>(i)] != 0)
+      at.push_back(static_cast<double>(i));
+  if (at.empty())
+    fail(im.where(n), ": the condition selects nothing (an empty output)");
+  Tensor positions({static_cast<int64_t>(at.size())}, kInt64);
+  positions.data = std::move(at);
+  return {im.op(n, "take", {{"axis", std::to_string(axis)}, {"mode", "clip"}},
+                {x, im.constantParam(n, "_positions", std::move(positions))})};
+}
+
 std::vector<NodeEntry> gatherNd(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"batch_dims"});
   return std::vector<NodeEntry>{
@@ -77,13 +114,10 @@ std::vector<NodeEntry> gatherNd(Importer &im, const onnx::NodeProto &n) {
 
 ConverterList indexingConverters() {
   return {
-      {"Gather", indexing("take")},
-      {"GatherElements", indexing("gather_elements")},
-      {"OneHot", oneHot},
-      {"GatherND", gatherNd},
-      {"ScatterElements", scatter(false)},
-      {"Scatter", scatter(false)},
-      {"ScatterND", scatter(true)},
+      {"Gather", indexing("take")}, {"GatherElements", indexing("gather_elements")},
+      {"OneHot", oneHot},           {"Compress", compress},
+      {"GatherND", gatherNd},       {"ScatterElements", scatter(false)},
+      {"Scatter", scatter(false)},  {"ScatterND", scatter(true)},
   };
 }
 

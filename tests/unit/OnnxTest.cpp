@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 
 using namespace loupe;
@@ -1259,4 +1260,55 @@ TEST(Onnx, AWeightSharedThroughIdentityIsTheInitializerItself) {
       }
   }
   std::filesystem::remove(path);
+}
+
+// Compress along an axis and over the flattened input, by a constant condition shorter than
+// the axis (the rest dropped); a condition that is not a constant, or selects nothing, is
+// refused at :load in one line.
+TEST(Onnx, CompressTakesWhereTheConditionHolds) {
+  Engine e; // registers the passes the importer runs
+  auto model = [](const std::vector<int> &cond, std::optional<int64_t> axis, bool condInput) {
+    onnx::ModelProto m = floatInputModel({3, 4});
+    onnx::GraphProto *g = m.mutable_graph();
+    if (condInput) {
+      addInput(g, "c", {static_cast<int64_t>(cond.size())}, onnx::TensorProto::BOOL);
+    } else {
+      onnx::TensorProto *t = g->add_initializer();
+      t->set_name("c");
+      t->set_data_type(onnx::TensorProto::BOOL);
+      t->add_dims(static_cast<int64_t>(cond.size()));
+      for (int v : cond)
+        t->add_int32_data(v);
+    }
+    onnx::NodeProto *n = addNode(g, "Compress", {"x", "c"}, "y");
+    if (axis)
+      setInt(n, "axis", *axis);
+    g->add_output()->set_name("y");
+    return saveModel(m, "compress.onnx");
+  };
+  Tensor x({3, 4}, kFloat32);
+  for (size_t i = 0; i < 12; ++i)
+    x.data[i] = static_cast<double>(i);
+  for (int opt : {0, 3}) {
+    // axis 1, condition (1, 0, 1): columns 0 and 2 (column 3 is past the condition).
+    std::string p = model({1, 0, 1}, 1, false);
+    Tensor y = runModel(p, {{"x", x}}, opt);
+    EXPECT_EQ(y.shape, (Shape{3, 2}));
+    EXPECT_EQ(y.data, (std::vector<double>{0, 2, 4, 6, 8, 10})) << opt;
+    // axis -2: row 1 only.
+    p = model({0, 1}, -2, false);
+    y = runModel(p, {{"x", x}}, opt);
+    EXPECT_EQ(y.data, (std::vector<double>{4, 5, 6, 7})) << opt;
+    // No axis: the flattened input's elements 1, 3 and 4.
+    p = model({0, 1, 0, 1, 1}, std::nullopt, false);
+    y = runModel(p, {{"x", x}}, opt);
+    EXPECT_EQ(y.data, (std::vector<double>{1, 3, 4})) << opt;
+    std::filesystem::remove(p);
+  }
+  expectLoadError(e, model({1, 0}, 0, true),
+                  "node y (Compress): condition must be a constant (an initializer or Constant)");
+  expectLoadError(e, model({0, 0}, 0, false),
+                  "node y (Compress): the condition selects nothing (an empty output)");
+  expectLoadError(e, model({1, 0, 1, 1}, 0, false),
+                  "node y (Compress): condition has 4 values for an axis of 3");
 }

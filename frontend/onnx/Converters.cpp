@@ -93,6 +93,20 @@ std::vector<int64_t> distinctAxes(Importer &im, const onnx::NodeProto &n,
   return out;
 }
 
+NodeEntry softplusOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                     const std::string &suffix) {
+  NodeEntry e = im.op(n, "exp", {}, {x}, suffix + "_exp");
+  e = im.op(n, "__add_scalar__", {{"scalar", "1"}}, {e}, suffix + "_plus1");
+  return im.op(n, "log", {}, {e}, suffix);
+}
+
+NodeEntry hardSigmoidOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x, double alpha,
+                        double beta, const std::string &suffix) {
+  NodeEntry e = im.op(n, "__mul_scalar__", {{"scalar", floatText(alpha)}}, {x}, suffix + "_alpha");
+  e = im.op(n, "__add_scalar__", {{"scalar", floatText(beta)}}, {e}, suffix + "_beta");
+  return im.op(n, "clip", {{"a_min", "0"}, {"a_max", "1"}}, {e}, suffix);
+}
+
 NodeEntry alongAxis(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, int64_t rank,
                     int64_t axis, const std::string &suffix) {
   int64_t after = rank - 1 - axis;

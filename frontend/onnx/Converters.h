@@ -76,6 +76,16 @@ std::vector<int64_t> distinctAxes(Importer &im, const onnx::NodeProto &n,
 NodeEntry alongAxis(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, int64_t rank,
                     int64_t axis, const std::string &suffix);
 
+/// softplus(x) = log(1 + e^x) as workbench ops named after `n` with `suffix` (ONNX's Softplus, and
+/// a recurrent cell's Softplus activation).
+NodeEntry softplusOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                     const std::string &suffix);
+
+/// min(max(alpha x + beta, 0), 1) as workbench ops named after `n` with `suffix` (ONNX's
+/// HardSigmoid, and a recurrent cell's HardSigmoid activation).
+NodeEntry hardSigmoidOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x, double alpha,
+                        double beta, const std::string &suffix);
+
 /// A per-channel vector (C) made to broadcast along axis 1 of a rank-`rank` tensor: (C, 1, …).
 NodeEntry alongChannels(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, size_t rank,
                         const std::string &suffix);

@@ -162,18 +162,13 @@ std::vector<NodeEntry> reciprocal(Importer &im, const onnx::NodeProto &n) {
 
 std::vector<NodeEntry> softplus(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {});
-  NodeEntry e = im.op(n, "exp", {}, {im.input(n, 0)}, "_exp");
-  e = im.op(n, "__add_scalar__", {{"scalar", "1"}}, {e}, "_plus1");
-  return std::vector<NodeEntry>{im.op(n, "log", {}, {e})};
+  return std::vector<NodeEntry>{softplusOf(im, n, im.input(n, 0), "")};
 }
 
 std::vector<NodeEntry> hardSigmoid(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"alpha", "beta"});
-  NodeEntry e = im.op(n, "__mul_scalar__", {{"scalar", floatText(im.attrFloat(n, "alpha", 0.2))}},
-                      {im.input(n, 0)}, "_alpha");
-  e = im.op(n, "__add_scalar__", {{"scalar", floatText(im.attrFloat(n, "beta", 0.5))}}, {e},
-            "_beta");
-  return std::vector<NodeEntry>{im.op(n, "clip", {{"a_min", "0"}, {"a_max", "1"}}, {e})};
+  return std::vector<NodeEntry>{hardSigmoidOf(im, n, im.input(n, 0), im.attrFloat(n, "alpha", 0.2),
+                                              im.attrFloat(n, "beta", 0.5), "")};
 }
 
 std::vector<NodeEntry> leakyRelu(Importer &im, const onnx::NodeProto &n) {

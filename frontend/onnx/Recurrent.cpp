@@ -142,7 +142,7 @@ private:
   NodeEntry initialState(int k, int64_t d, const std::string &suffix);
   NodeEntry dense(const NodeEntry &x, const NodeEntry &w, const std::optional<NodeEntry> &bias,
                   int64_t units, const std::string &suffix);
-  DirectionWeights weights(int64_t d);
+  DirectionWeights weights(int64_t d, const std::string &dn);
   // Runs direction d over every step: its outputs in time order, its final states in h, c.
   NodeEntry direction(int64_t d, NodeEntry &h, NodeEntry &c);
   // One step of each cell on the step's input product xw: the new hidden (and cell) state.
@@ -167,15 +167,13 @@ private:
 
 // The attributes and the inputs' shapes, checked against each other.
 void Unroller::read() {
+  std::vector<const char *> known = {"activation_alpha", "activation_beta", "activations", "clip",
+                                     "direction",        "hidden_size",     "layout"};
   if (lstm_)
-    im_.only(n_, {"activation_alpha", "activation_beta", "activations", "clip", "direction",
-                  "hidden_size", "input_forget", "layout"});
-  else if (gru_)
-    im_.only(n_, {"activation_alpha", "activation_beta", "activations", "clip", "direction",
-                  "hidden_size", "layout", "linear_before_reset"});
-  else
-    im_.only(n_, {"activation_alpha", "activation_beta", "activations", "clip", "direction",
-                  "hidden_size", "layout"});
+    known.push_back("input_forget");
+  if (gru_)
+    known.push_back("linear_before_reset");
+  im_.only(n_, known);
   std::string dir = im_.attrString(n_, "direction", "forward");
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
     fail(im_.where(n_), ": direction '", dir, "' is not forward, reverse or bidirectional");
@@ -266,21 +264,18 @@ NodeEntry Unroller::activate(const Activation &a, NodeEntry x, const std::string
     return op("thresholded_relu", {{"alpha", floatText(a.alpha)}}, {x}, suffix);
   if (f == "elu")
     return op("elu", {{"alpha", floatText(a.alpha)}}, {x}, suffix);
-  if (f == "softplus") {
-    x = op("exp", {}, {x}, suffix + "_exp");
-    x = scalarOp("__add_scalar__", 1, x, suffix + "_plus1");
-    return op("log", {}, {x}, suffix);
-  }
+  if (f == "softplus")
+    return softplusOf(im_, n_, x, suffix);
+  if (f == "hardsigmoid")
+    return hardSigmoidOf(im_, n_, x, a.alpha, a.beta, suffix);
   if (f == "scaledtanh") {
     x = scalarOp("__mul_scalar__", a.beta, x, suffix + "_beta");
     x = op("tanh", {}, {x}, suffix + "_tanh");
     return scalarOp("__mul_scalar__", a.alpha, x, suffix);
   }
-  // affine and hardsigmoid: alpha x + beta, clipped to [0, 1] for hardsigmoid
-  bool hard = f == "hardsigmoid";
+  // affine: alpha x + beta
   x = scalarOp("__mul_scalar__", a.alpha, x, suffix + "_alpha");
-  x = scalarOp("__add_scalar__", a.beta, x, hard ? suffix + "_beta" : suffix);
-  return hard ? op("clip", {{"a_min", "0"}, {"a_max", "1"}}, {x}, suffix) : x;
+  return scalarOp("__add_scalar__", a.beta, x, suffix);
 }
 
 // A gate: its activation of its input, which `clip` bounds to [-clip, clip] first.
@@ -346,8 +341,8 @@ NodeEntry Unroller::dense(const NodeEntry &x, const NodeEntry &w,
             suffix);
 }
 
-DirectionWeights Unroller::weights(int64_t d) {
-  std::string dn = d == 0 && !reverse_ ? "_fw" : "_bw";
+// Direction d's weights, named after the direction (`dn`: "_fw", "_bw").
+DirectionWeights Unroller::weights(int64_t d, const std::string &dn) {
   int64_t gh = kind_.gates * hidden_, h = hidden_;
   DirectionWeights w;
   w.w = *part(kW, d, 0, gh, dn + "_W");
@@ -419,7 +414,7 @@ NodeEntry Unroller::gruCell(const DirectionWeights &dw, const Activation *act, c
 NodeEntry Unroller::direction(int64_t d, NodeEntry &h, NodeEntry &c) {
   bool backward = reverse_ || d == 1;
   std::string dn = backward ? "_bw" : "_fw";
-  DirectionWeights dw = weights(d);
+  DirectionWeights dw = weights(d, dn);
   const Activation *act = &acts_[static_cast<size_t>(d) * kind_.activations.size()];
   // Every step's input product at once: one (steps × batch, input) by (input, gates × hidden).
   NodeEntry xw = dense(x_, dw.w, dw.wb, kind_.gates * hidden_, dn + "_XW");

@@ -515,11 +515,7 @@ Commands::RunValues Commands::runValues(Engine &e, const std::map<std::string, T
     if (t.shape != it->second.shape)
       fail("run: input '", name, "' has shape ", shapeToTuple(t.shape), " but the graph takes ",
            shapeToTuple(it->second.shape));
-    Tensor v = t;
-    v.dtype = it->second.dtype;
-    for (double &x : v.data)
-      x = roundToDType(x, v.dtype);
-    it->second = std::move(v);
+    it->second = converted(t, it->second.dtype);
   }
   RunValues r;
   for (const Port &p : graphOutputs(e, g))

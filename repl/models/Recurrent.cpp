@@ -14,6 +14,21 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 std::string tuple(const Shape &s) { return shapeToTuple(s); }
 
+/// One recurrent layer's parameters, as PyTorch names them (weight_ih_l0, bias_hh_l0_reverse).
+struct LayerWeights {
+  std::string wih, whh, bih, bhh;
+};
+
+// The variables of a layer of `rows` gate rows (gates × hidden) over inputs of width `in`:
+// PREFIX + weight_ih + SUFFIX and the rest.
+LayerWeights layerWeights(NetWriter &w, const Options &o, const std::string &prefix,
+                          const std::string &suffix, int64_t rows, int64_t in, int64_t hidden) {
+  return {w.variable(prefix + "weight_ih" + suffix, {rows, in}, o.dtype),
+          w.variable(prefix + "weight_hh" + suffix, {rows, hidden}, o.dtype),
+          w.variable(prefix + "bias_ih" + suffix, {rows}, o.dtype),
+          w.variable(prefix + "bias_hh" + suffix, {rows}, o.dtype)};
+}
+
 // A step's input-side products of every time step at once: (T, B, in) by W_ih (gates, in) plus
 // b_ih, split into T parts of (1, B, gates) (one when T is 1).
 std::vector<std::string> inputProducts(NetWriter &w, const std::string &x, const std::string &wih,
@@ -53,6 +68,7 @@ Gates gates(NetWriter &w, const std::string &xw, const std::string &h, const std
   return g;
 }
 
+// A call of two operands (`args`: "a, b") named `name`; one operand takes the zoo's unary().
 std::string call(const char *op, const std::string &args, const std::string &name) {
   return std::string(op) + "(" + args + ", name=\"" + name + "\")";
 }
@@ -93,27 +109,24 @@ std::string lstmLm(const Options &o) {
   for (int64_t l = 0; l < kLayers; ++l) {
     std::string p = "rnn_", s = "_l" + str(l);
     int64_t in = l == 0 ? kEmbed : kHidden;
-    std::string wih = w.variable(p + "weight_ih" + s, {4 * kHidden, in}, o.dtype);
-    std::string whh = w.variable(p + "weight_hh" + s, {4 * kHidden, kHidden}, o.dtype);
-    std::string bih = w.variable(p + "bias_ih" + s, {4 * kHidden}, o.dtype);
-    std::string bhh = w.variable(p + "bias_hh" + s, {4 * kHidden}, o.dtype);
+    LayerWeights lw = layerWeights(w, o, "rnn_", s, 4 * kHidden, in, kHidden);
     std::vector<std::string> xs =
-        inputProducts(w, x, wih, bih, 4 * kHidden, steps, "rnn" + s + "_input");
+        inputProducts(w, x, lw.wih, lw.bih, 4 * kHidden, steps, "rnn" + s + "_input");
     std::string h = zero, c = zero, outs;
     for (int64_t t = 0; t < steps; ++t) {
       std::string at = "rnn" + s + "_t" + str(t);
-      Gates g = gates(w, xs[t], h, whh, bhh, kHidden, 4, at);
+      Gates g = gates(w, xs[t], h, lw.whh, lw.bhh, kHidden, 4, at);
       auto gate = [&](int k, const char *act, const char *what) {
         std::string sum =
             w.let(call("elemwise_add", g.input[k] + ", " + g.hidden[k], at + "_" + what + "_in"));
-        return w.let(call(act, sum, at + "_" + what));
+        return w.let(unary(act, sum, at + "_" + what));
       };
       std::string i = gate(0, "sigmoid", "i"), f = gate(1, "sigmoid", "f"),
                   gg = gate(2, "tanh", "g"), og = gate(3, "sigmoid", "o");
       std::string kept = w.let(call("elemwise_mul", f + ", " + c, at + "_f_c"));
       std::string added = w.let(call("elemwise_mul", i + ", " + gg, at + "_i_g"));
       c = w.let(call("elemwise_add", kept + ", " + added, at + "_c"));
-      h = w.let("elemwise_mul(" + og + ", " + call("tanh", c, at + "_tanh_c") + ", name=\"" + at +
+      h = w.let("elemwise_mul(" + og + ", " + unary("tanh", c, at + "_tanh_c") + ", name=\"" + at +
                 "_h\")");
       outs += (t ? ", " : "") + h;
     }
@@ -137,24 +150,21 @@ std::string gruTagger(const Options &o) {
   std::vector<std::vector<std::string>> states(2, std::vector<std::string>(steps));
   for (int d = 0; d < 2; ++d) {
     std::string s = d ? "_l0_reverse" : "_l0";
-    std::string wih = w.variable("gru_weight_ih" + s, {3 * kHidden, kEmbed}, o.dtype);
-    std::string whh = w.variable("gru_weight_hh" + s, {3 * kHidden, kHidden}, o.dtype);
-    std::string bih = w.variable("gru_bias_ih" + s, {3 * kHidden}, o.dtype);
-    std::string bhh = w.variable("gru_bias_hh" + s, {3 * kHidden}, o.dtype);
+    LayerWeights lw = layerWeights(w, o, "gru_", s, 3 * kHidden, kEmbed, kHidden);
     std::vector<std::string> xs =
-        inputProducts(w, x, wih, bih, 3 * kHidden, steps, "gru" + s + "_input");
+        inputProducts(w, x, lw.wih, lw.bih, 3 * kHidden, steps, "gru" + s + "_input");
     std::string h = zero;
     for (int64_t k = 0; k < steps; ++k) {
       int64_t t = d ? steps - 1 - k : k;
       std::string at = "gru" + s + "_t" + str(t);
-      Gates g = gates(w, xs[t], h, whh, bhh, kHidden, 3, at);
+      Gates g = gates(w, xs[t], h, lw.whh, lw.bhh, kHidden, 3, at);
       auto in = [&](int k, const std::string &hidden, const char *what) {
         return w.let(call("elemwise_add", g.input[k] + ", " + hidden, at + "_" + what + "_in"));
       };
-      std::string r = w.let(call("sigmoid", in(0, g.hidden[0], "r"), at + "_r"));
-      std::string z = w.let(call("sigmoid", in(1, g.hidden[1], "z"), at + "_z"));
+      std::string r = w.let(unary("sigmoid", in(0, g.hidden[0], "r"), at + "_r"));
+      std::string z = w.let(unary("sigmoid", in(1, g.hidden[1], "z"), at + "_z"));
       std::string rh = w.let(call("elemwise_mul", r + ", " + g.hidden[2], at + "_r_hidden"));
-      std::string n = w.let(call("tanh", in(2, rh, "n"), at + "_n"));
+      std::string n = w.let(unary("tanh", in(2, rh, "n"), at + "_n"));
       std::string diff = w.let(call("elemwise_sub", h + ", " + n, at + "_h_n"));
       std::string kept = w.let(call("elemwise_mul", z + ", " + diff, at + "_z_h_n"));
       h = w.let(call("elemwise_add", n + ", " + kept, at + "_h"));

@@ -22,28 +22,37 @@ namespace loupe::backend {
 
 namespace {
 
+// The hook through which each Graph.apply call of the original goes (BuildOptions::graphApply).
+using GraphApplyFn = decltype(BuildOptions::graphApply);
+
 // One Graph.apply call of the original: a single pass, or a list applied as one call (the
-// trace prints it once, as ['InferShape', 'SimplifyInference']).
-Graph apply(const Graph &g, const std::vector<std::string> &names, const PassContext &ctx) {
-  if (names.size() == 1)
-    return runPass(g, requirePass(names[0]), ctx);
-  std::string label = "[";
-  for (size_t i = 0; i < names.size(); ++i)
-    label += (i ? ", '" : "'") + names[i] + "'";
-  label += "]";
-  PassInfo call{
-      label,
-      "one Graph.apply call",
-      0,
-      {},
-      {},
-      true,
-      [names](const Graph &in, const PassContext &c) { return applyPasses(in, names, c); }};
-  return runPass(g, call, ctx);
+// trace prints it once, as ['InferShape', 'SimplifyInference']); `hook` sees it when set.
+Graph apply(const Graph &g, const std::vector<std::string> &names, const PassContext &ctx,
+            const GraphApplyFn &hook) {
+  auto run = [&](const Graph &in) {
+    if (names.size() == 1)
+      return runPass(in, requirePass(names[0]), ctx);
+    std::string label = "[";
+    for (size_t i = 0; i < names.size(); ++i)
+      label += (i ? ", '" : "'") + names[i] + "'";
+    label += "]";
+    PassInfo call{
+        label,
+        "one Graph.apply call",
+        0,
+        {},
+        {},
+        true,
+        [names](const Graph &x, const PassContext &c) { return applyPasses(x, names, c); }};
+    return runPass(in, call, ctx);
+  };
+  return hook ? hook(g, names, run) : run(g);
 }
 
 // graph.index on a new Graph object made NNVM run SaveJSON on a copy (seen in seed 000).
-void index(const Graph &g, const PassContext &ctx) { apply(g, {"SaveJSON"}, ctx); }
+void index(const Graph &g, const PassContext &ctx, const GraphApplyFn &hook) {
+  apply(g, {"SaveJSON"}, ctx, hook);
+}
 
 std::vector<std::string> inputNames(const Graph &g) {
   std::vector<std::string> v;
@@ -218,8 +227,13 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
         lf.schedule->configSource = why;
       }
     }
-    if (trace)
-      *trace << "lower function " << name << "\n" << printLowered(lf);
+    if (trace || opts.lowered) {
+      std::string loops = printLowered(lf);
+      if (trace)
+        *trace << "lower function " << name << "\n" << loops;
+      if (opts.lowered)
+        opts.lowered(name, loops);
+    }
     lib->lowered.emplace(name, lf);
     fns.push_back(std::move(lf));
   }
@@ -240,12 +254,12 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
 // the params, and their shapes and dtypes the inputs'.
 Graph precompute(Graph g, std::map<std::string, Tensor> &params,
                  std::map<std::string, Shape> &shapes, std::map<std::string, int> &dtypes,
-                 const PassContext &ctx, const KernelCache *cache) {
+                 const PassContext &ctx, const KernelCache *cache, const GraphApplyFn &hook) {
   std::vector<std::string> names;
   for (const auto &[n, t] : params)
     names.push_back(n);
   g.attrs["param_name_list"] = GraphAttr::listStr(names);
-  g = apply(g, {"PrecomputePrune"}, ctx);
+  g = apply(g, {"PrecomputePrune"}, ctx, hook);
   auto it = g.attrs.find("precompute_graph");
   if (it == g.attrs.end())
     return g;
@@ -330,14 +344,14 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   Graph g = src;
   // 2. CorrectLayout with the inputs' layouts; read the layouts it chose.
   g = withLayoutInputs(g, {});
-  index(g, ctx);
-  g = apply(g, {"CorrectLayout"}, ctx);
-  index(g, ctx);
+  index(g, ctx, opts.graphApply);
+  g = apply(g, {"CorrectLayout"}, ctx, opts.graphApply);
+  index(g, ctx, opts.graphApply);
   const GraphAttr &lay = *g.attr("layout");
   auto layouts = perInput<std::string>(g, [&](uint32_t e) { return lay.strs[e]; });
   // 3. InferShape with the given shapes; every input must end up known.
-  g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
-  index(g, ctx);
+  g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);
+  index(g, ctx, opts.graphApply);
   {
     const GraphAttr &sh = *g.attr("shape");
     const IndexedGraph &idx = g.index();
@@ -358,7 +372,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     for (const std::string &n : inputNames(typed))
       given.push_back(dtypes.count(n) ? dtypes.at(n) : -1);
     typed.attrs["dtype_inputs"] = GraphAttr::listInt(given);
-    typed = apply(typed, {"InferType"}, ctx);
+    typed = apply(typed, {"InferType"}, ctx, opts.graphApply);
     const GraphAttr &dt = *typed.attr("dtype");
     dtypes = perInput<int>(typed, [&](uint32_t e) {
       return dt.ints[e] == -1 ? opts.defaultDType : static_cast<int>(dt.ints[e]);
@@ -370,7 +384,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   for (const auto &e : g.index().nodes)
     readsShapes |= !e.node->isVariable() && e.node->op->name == "shape_of";
   if (readsShapes)
-    g = apply(withShapeInputs(g, shapes), {"FoldShapeOf"}, ctx);
+    g = apply(withShapeInputs(g, shapes), {"FoldShapeOf"}, ctx, opts.graphApply);
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {
     // The fast path tunes for this machine: a plain "llvm" target means the host CPU, so that
@@ -386,17 +400,17 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     ctx.params = &opts.params;
     for (const std::string &p : canonicalizingPasses())
       if (!ctx.disabledPass.count(p))
-        g = apply(typed(g), {"InferShape", "InferType", p}, ctx);
+        g = apply(typed(g), {"InferShape", "InferType", p}, ctx, opts.graphApply);
     ctx.params = nullptr; // opts.params is moved from below
-    g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
-    g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx);
-    g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx);
+    g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
+    g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
+    g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }
-  g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx);
+  g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx, opts.graphApply);
   if (opts.optLevel >= 3) {
-    g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx);
-    g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
+    g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx, opts.graphApply);
+    g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);
     // The params the build binds: SinkLayoutTransform reorders a dense weight only when
     // PrecomputePrune will do it once, at build time.
     std::string bound;
@@ -412,18 +426,18 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     if (opts.params.count(n))
       params[n] = std::move(opts.params.at(n));
   if (!params.empty() && opts.optLevel >= 2)
-    g = precompute(g, params, shapes, dtypes, ctx, opts.cache.get());
+    g = precompute(g, params, shapes, dtypes, ctx, opts.cache.get(), opts.graphApply);
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
-  index(g, ctx);
-  g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx);
-  index(g, ctx);
+  index(g, ctx, opts.graphApply);
+  g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);
+  index(g, ctx, opts.graphApply);
   g = withDTypeInputs(g, dtypes, opts.defaultDType);
   g.attrs["target"] = GraphAttr::string(ctx.get("target", "llvm"));
   g.attrs["opt_level"] = GraphAttr::integer(opts.optLevel >= 1 ? 1 : 0);
   // 8. The fusion passes.
-  g = apply(g, {"InferShape"}, ctx);
-  g = apply(g, {"InferType"}, ctx);
-  g = apply(g, {"GraphFusePartition"}, ctx);
+  g = apply(g, {"InferShape"}, ctx, opts.graphApply);
+  g = apply(g, {"InferType"}, ctx, opts.graphApply);
+  g = apply(g, {"GraphFusePartition"}, ctx, opts.graphApply);
   // GraphFuseCompile lowers and compiles its functions (the seed's `lower function` lines come
   // before the pass's own trace), so the two run as one pass here.
   std::vector<std::string> outputNames;
@@ -436,8 +450,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   compile.run = [&](const Graph &in, const PassContext &c) {
     return compileFunctions(inner.run(in, c), trace, std::move(params), opts, outputNames);
   };
-  g = runPass(g, compile, ctx);
-  return g;
+  auto runCompile = [&](const Graph &in) { return runPass(in, compile, ctx); };
+  return opts.graphApply ? opts.graphApply(g, {"GraphFuseCompile"}, runCompile) : runCompile(g);
 }
 
 } // namespace loupe::backend

@@ -39,6 +39,15 @@ struct BuildOptions {
   std::string tuning;
   /// Where the warnings of reading the log go (a damaged line is skipped, never a failed build).
   std::vector<std::string> *warnings = nullptr;
+  /// Applies the passes of one of the original's `Graph.apply` calls (a single pass, or a list
+  /// applied as one call); `run` does the work. Unset, `run` is called directly. Python's
+  /// `nnvm.compiler.build` sets it so that each call goes through `nnvm.graph.Graph.apply`, as
+  /// NNVM's did, and a user who replaces that function sees every pass of the build.
+  std::function<Graph(const Graph &g, const std::vector<std::string> &passes,
+                      const std::function<Graph(const Graph &)> &run)>
+      graphApply;
+  /// Told each fused function's lowered loops as it is lowered (NNVM logged them at DEBUG level).
+  std::function<void(const std::string &function, const std::string &loops)> lowered;
 };
 
 /// The compiled side of a built module (FusedModule::compiled): each function's loops and the

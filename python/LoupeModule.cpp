@@ -1,14 +1,22 @@
 // LoupeModule: the `loupe._loupe` Python extension (pybind11) — a workbench session driving the
-// same Engine as the REPL, with :run's values as NumPy arrays and :groups and :profile as rows.
+// same Engine as the REPL, with :run's values as NumPy arrays and :groups and :profile as rows,
+// and the graph values, build and graph runtime under Python's nnvm API (loupe.nnvm).
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Op.h"
+#include "core/Printer.h"
+#include "passes/Pass.h"
 #include "repl/Engine.h"
 #include "repl/commands/Commands.h"
 
+#include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <sstream>
 
 namespace py = pybind11;
@@ -57,6 +65,60 @@ py::array arrayOf(const Tensor &t) {
     storeElement(p + static_cast<int64_t>(i) * bytes, t.dtype, t.data[i]);
   return a;
 }
+
+// Runs a call of the engine, turning its Error into loupe.Error.
+template <typename F> auto guarded(F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error &e) {
+    raise(e.what());
+  }
+}
+
+// One Graph.apply call of a build in progress (BuildOptions::graphApply): Python's
+// nnvm.graph.Graph.apply is called with its passes, and the original apply, asked for the same
+// passes, runs them as the build would (its context, GraphFuseCompile's compilation). A stack,
+// since a user's apply may start another build.
+struct ApplyFrame {
+  std::vector<std::string> passes;
+  const std::function<Graph(const Graph &)> *run;
+  bool used = false;
+};
+thread_local std::vector<ApplyFrame *> applyFrames;
+
+// The compiled side of a built deploy graph (NNVM's `lib`): the `module` attribute moved out.
+struct Module {
+  GraphAttr attr;
+};
+
+// NNVM's graph runtime over a deploy graph and its module.
+class Runtime {
+public:
+  Runtime(Graph g, const Module &lib) {
+    g.attrs["module"] = lib.attr;
+    rt_ = guarded([&] { return std::make_unique<backend::GraphRuntime>(g); });
+  }
+  void setInput(const std::string &name, const py::array &a) {
+    guarded([&] { rt_->setInput(name, tensorOf(name, a)); });
+  }
+  void run() {
+    try {
+      py::gil_scoped_release release; // taken back before the error is raised
+      rt_->run();
+    } catch (const Error &e) {
+      raise(e.what());
+    }
+  }
+  py::list outputs() const {
+    py::list l;
+    for (const Tensor &t : guarded([&] { return rt_->outputs(); }))
+      l.append(arrayOf(t));
+    return l;
+  }
+
+private:
+  std::unique_ptr<backend::GraphRuntime> rt_;
+};
 
 /// One workbench: the engine and the calls the Python `loupe.Session` makes.
 class Session {
@@ -144,6 +206,85 @@ public:
                                       : py::object(py::int_(engine_.cursor())));
   }
 
+  // Python's nnvm API (loupe.nnvm): graph values, not history steps.
+
+  /// The graph of a symbol expression (nnvm.graph.create).
+  Graph symbolGraph(const std::string &expr) {
+    return guarded([&] { return Commands::symbolGraph(engine_, expr); });
+  }
+  /// get_gradient_graph(ys, xs): expressions of the graph language.
+  Graph gradientGraph(const std::string &ys, const std::string &xs) {
+    return guarded([&] { return Commands::gradientGraph(engine_, ys, xs); });
+  }
+  /// The original Graph.apply: inside a build, the build's own call for these passes; otherwise
+  /// the passes under the session's context.
+  Graph apply(const Graph &g, const std::vector<std::string> &passes) {
+    if (!applyFrames.empty() && !applyFrames.back()->used && applyFrames.back()->passes == passes) {
+      applyFrames.back()->used = true;
+      return guarded([&] { return (*applyFrames.back()->run)(g); });
+    }
+    return guarded([&] { return Commands::applyTo(engine_, g, passes); });
+  }
+  /// Graph._set_json_attr: `g` with the attribute, its value read as the REPL's :setattr does.
+  Graph setAttr(Graph g, const std::string &key, const std::string &value,
+                const std::string &type) {
+    return guarded([&] {
+      // A str is the text itself (the REPL's :setattr strips quotes typed around it).
+      g.attrs[key] =
+          type == "str" ? GraphAttr::string(value) : Commands::parseGraphAttr(engine_, value, type);
+      validateGraphAttr(g, key);
+      return g;
+    });
+  }
+  /// nnvm.compiler.build: the deploy graph (its module moved out), the module, and the params
+  /// it reads. `applyFn(graph, passes)` is Graph.apply as the user's Python sees it;
+  /// `loweredFn(name, loops)` hears each function's loops.
+  py::tuple build(const Graph &g, const std::string &target, int optLevel,
+                  const std::map<std::string, std::vector<int64_t>> &shapes,
+                  const std::map<std::string, std::string> &dtypes, const std::string &defaultDType,
+                  const py::dict &params, const py::function &applyFn,
+                  const py::function &loweredFn) {
+    backend::BuildOptions o;
+    o.optLevel = optLevel;
+    for (const auto &[name, s] : shapes)
+      o.shapes[name] = Shape(s.begin(), s.end());
+    auto code = [](const std::string &name, const std::string &what) {
+      std::optional<int> dt = dtypeFromName(name);
+      if (!dt)
+        raise("build: unknown dtype '" + name + "' for " + what);
+      return *dt;
+    };
+    for (const auto &[name, dt] : dtypes)
+      o.dtypes[name] = code(dt, "input '" + name + "'");
+    o.defaultDType = code(defaultDType, "the inputs");
+    for (const auto &[k, v] : params) {
+      std::string name = py::str(k);
+      o.params[name] = tensorOf(name, py::array::ensure(v));
+    }
+    o.graphApply = [&](const Graph &in, const std::vector<std::string> &passes,
+                       const std::function<Graph(const Graph &)> &run) {
+      ApplyFrame frame{passes, &run};
+      applyFrames.push_back(&frame);
+      struct Pop {
+        ~Pop() { applyFrames.pop_back(); }
+      } pop;
+      py::object out = applyFn(in, passes);
+      if (!py::isinstance<Graph>(out))
+        fail("build: Graph.apply(", joinNames(passes), ") returned ",
+             std::string(py::str(py::type::of(out).attr("__name__"))), ", not a Graph");
+      return out.cast<Graph>();
+    };
+    o.lowered = [&](const std::string &name, const std::string &loops) { loweredFn(name, loops); };
+    Graph deploy = guarded([&] { return Commands::buildGraph(engine_, g, std::move(o), target); });
+    auto lib = backend::builtLibrary(deploy);
+    py::dict out;
+    for (const auto &[name, t] : lib->params)
+      out[py::str(name)] = arrayOf(t);
+    Module m{*deploy.attr("module")};
+    deploy.attrs.erase("module"); // moved out, as NNVM's build did
+    return py::make_tuple(deploy, m, out);
+  }
+
 private:
   static py::object none(const std::string &name) {
     return name == "None" ? py::object(py::none()) : py::object(py::str(name));
@@ -158,8 +299,40 @@ PYBIND11_MODULE(_loupe, m) {
   m.doc() = "Loupe's workbench engine (use the loupe package, not this module)";
   errorType = PyErr_NewException("loupe.Error", PyExc_RuntimeError, nullptr);
   m.attr("Error") = py::handle(errorType);
+  py::class_<Graph>(m, "_Graph")
+      .def(py::init<>())
+      .def("ir", [](const Graph &g) { return printGraphIR(g); })
+      .def(
+          "attr",
+          [](const Graph &g, const std::string &key) -> py::object {
+            const GraphAttr *a = g.attr(key);
+            return a ? py::object(py::str(a->pyRepr())) : py::object(py::none());
+          },
+          py::arg("key"))
+      .def("attr_keys", [](const Graph &g) {
+        std::vector<std::string> keys;
+        for (const auto &[k, v] : g.attrs)
+          keys.push_back(k);
+        return keys;
+      });
+  py::class_<Module>(m, "_Module");
+  m.def("op_names", [] {
+    registerAllPasses(); // and every op (idempotent), as an engine does when made
+    return OpRegistry::get().names();
+  });
+  m.def("dtype_code", [](const std::string &name) { return dtypeFromName(name); });
+  py::class_<Runtime>(m, "_Runtime")
+      .def(py::init<Graph, const Module &>())
+      .def("set_input", &Runtime::setInput)
+      .def("run", &Runtime::run)
+      .def("outputs", &Runtime::outputs);
   py::class_<Session>(m, "_Session")
       .def(py::init<>())
+      .def("symbol_graph", &Session::symbolGraph)
+      .def("gradient_graph", &Session::gradientGraph)
+      .def("apply", &Session::apply)
+      .def("set_attr", &Session::setAttr)
+      .def("build", &Session::build)
       .def("command", &Session::command, py::arg("input"))
       .def("run_values", &Session::runValues, py::arg("inputs"), py::arg("seed"), py::arg("check"))
       .def("groups", &Session::groups)

@@ -4,6 +4,7 @@
 
 #include "backend/Build.h"
 #include "core/Error.h"
+#include "core/Target.h"
 #include "repl/Engine.h"
 
 #include <algorithm>
@@ -254,6 +255,18 @@ backend::LoweredFunction builtOrLowered(const Graph &g, const std::string &name)
     if (auto it = lib->lowered.find(name); it != lib->lowered.end())
       return it->second;
   return backend::lowerFunction(f);
+}
+
+void checkTarget(const std::string &target) {
+  Args a = splitArgs(target);
+  if (a.empty() || a[0] != "llvm")
+    fail("target must be llvm (the host CPU), got '", target, "'");
+  for (size_t i = 1; i < a.size(); ++i)
+    if ((a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6) &&
+        (a[i].rfind("-mattr=", 0) != 0 || a[i].size() == 7))
+      fail("target option '", a[i],
+           "' is not supported; write llvm -mcpu=NAME [-mattr=+FEATURE,-FEATURE]");
+  targetCpuOf(target); // a CPU LLVM does not know, or a malformed -mattr, is refused here
 }
 
 } // namespace loupe

@@ -17,6 +17,9 @@ using Args = std::vector<std::string>;
 
 /// Splits command arguments at white space; quotes group words.
 Args splitArgs(const std::string &s);
+/// Refuses a target string the backend cannot build for: `llvm` (the host CPU), optionally with
+/// `-mcpu=NAME` and `-mattr=+FEATURE,-FEATURE` (a CPU LLVM does not know is refused too).
+void checkTarget(const std::string &target);
 /// Splits at white space outside parentheses and brackets, so `x=(1, 3, 8, 8)` stays one word.
 Args splitKeepingTuples(const std::string &s);
 /// "a,b,c" -> {"a", "b", "c"} (empty pieces kept).

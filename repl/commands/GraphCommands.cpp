@@ -15,16 +15,28 @@
 
 namespace loupe {
 
+Graph Commands::symbolGraph(Engine &e, const std::string &expr, int column) {
+  Value v = e.evalArgument(expr, column, ":graph EXPR (one expression)");
+  if (v.kind != Value::Kind::Symbol)
+    fail(":graph needs a symbol, got ", kindName(v));
+  return Graph(v.sym.outputs);
+}
+
 void Commands::graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
   if (a.empty())
     fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
-  Value v = e.evalArgument(rest, e.restColumn_, ":graph EXPR (one expression)");
-  if (v.kind != Value::Kind::Symbol)
-    fail(":graph needs a symbol, got ", kindName(v));
-  Graph g(v.sym.outputs);
-  const IndexedGraph &idx = g.index();
+  Graph g = symbolGraph(e, rest, e.restColumn_);
   e.pushStep(g, "graph " + rest, 0, true);
-  out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(idx) << ")\n";
+  out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(g.index()) << ")\n";
+}
+
+Graph Commands::gradientGraph(Engine &e, const std::string &ys, const std::string &xs, int ysColumn,
+                              int xsColumn) {
+  const char *usage = ":grad OUT wrt IN …";
+  Value yv = e.evalArgument(ys, ysColumn, usage);
+  Value xv = e.evalArgument(xs, xsColumn, usage);
+  Expr at{}; // no position: these errors are about the graph, not the command text
+  return e.gradientOf(yv, xv, at);
 }
 
 void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
@@ -36,11 +48,8 @@ void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostre
   std::string list;
   for (const auto &w : splitArgs(xs))
     list += (list.empty() ? "" : ", ") + w;
-  const char *usage = ":grad OUT wrt IN …";
-  Value yv = e.evalArgument(ys, e.restColumn_, usage);
-  Value xv = e.evalArgument("[" + list + "]", e.restColumn_ + static_cast<int>(wrt) + 4, usage);
-  Expr at{}; // no position: these errors are about the graph, not the command text
-  Graph g = e.gradientOf(yv, xv, at);
+  Graph g = gradientGraph(e, ys, "[" + list + "]", e.restColumn_,
+                          e.restColumn_ + static_cast<int>(wrt) + 4);
   e.pushStep(g, "grad " + rest, 0, true);
   out << "step " << e.cursor_ << ": grad " << rest << " (" << graphSize(g.index()) << ")\n";
 }
@@ -112,26 +121,19 @@ void Commands::attr(Engine &e, const Args &a, const std::string &, std::ostream 
   }
 }
 
-void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
-  static const std::set<std::string> kTypes = {
+namespace {
+// The types a graph attribute can be given in (NNVM's _set_json_attr type names).
+const std::set<std::string> &attrTypes() {
+  static const std::set<std::string> types = {
       "str", "int", "size_t", "list_int", "list_str", "list_shape", "list_layout", "dict_str_int"};
-  if (a.size() < 2)
-    fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
-  const Graph before = e.requireGraph(); // a copy: pushStep may move the history
-  std::string key = a[0], type = "str";
-  std::string value = rest.substr(rest.find(key) + key.size());
-  size_t sp = value.find_last_not_of(" \t");
-  value = sp == std::string::npos ? "" : value.substr(0, sp + 1);
-  size_t lastSpace = value.find_last_of(" \t");
-  if (lastSpace != std::string::npos && kTypes.count(value.substr(lastSpace + 1))) {
-    type = value.substr(lastSpace + 1);
-    value = value.substr(0, lastSpace);
-  }
-  size_t first = value.find_first_not_of(" \t");
-  if (first == std::string::npos) // ":setattr targetllvm str": the value is missing
-    fail("usage: :setattr KEY VALUE [TYPE]: no value for '", key, "'");
-  value = value.substr(first);
-  value = value.substr(0, value.find_last_not_of(" \t") + 1);
+  return types;
+}
+} // namespace
+
+GraphAttr Commands::parseGraphAttr(Engine &e, const std::string &value, const std::string &type) {
+  if (!attrTypes().count(type))
+    fail("unknown attribute type '", type, "'; one of ",
+         joinNames({attrTypes().begin(), attrTypes().end()}));
   auto parse = [&]() -> Value {
     try {
       auto stmts = parseStatements(value);
@@ -197,6 +199,28 @@ void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::o
       attr.dict[p.items[0].s] = p.items[1].i;
     }
   }
+  return attr;
+}
+
+void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
+  if (a.size() < 2)
+    fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
+  const Graph before = e.requireGraph(); // a copy: pushStep may move the history
+  std::string key = a[0], type = "str";
+  std::string value = rest.substr(rest.find(key) + key.size());
+  size_t sp = value.find_last_not_of(" \t");
+  value = sp == std::string::npos ? "" : value.substr(0, sp + 1);
+  size_t lastSpace = value.find_last_of(" \t");
+  if (lastSpace != std::string::npos && attrTypes().count(value.substr(lastSpace + 1))) {
+    type = value.substr(lastSpace + 1);
+    value = value.substr(0, lastSpace);
+  }
+  size_t first = value.find_first_not_of(" \t");
+  if (first == std::string::npos) // ":setattr targetllvm str": the value is missing
+    fail("usage: :setattr KEY VALUE [TYPE]: no value for '", key, "'");
+  value = value.substr(first);
+  value = value.substr(0, value.find_last_not_of(" \t") + 1);
+  GraphAttr attr = parseGraphAttr(e, value, type);
   Graph g = before;
   g.attrs[key] = attr;
   validateGraphAttr(g, key);

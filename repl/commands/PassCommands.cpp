@@ -34,12 +34,16 @@ bool applies(const std::vector<std::string> &names, const std::string &key) {
 
 } // namespace
 
+Graph Commands::applyTo(Engine &e, const Graph &g, const std::vector<std::string> &passes) {
+  return applyPasses(g, passes, e.passContext_);
+}
+
 void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   if (a.empty())
     fail("usage: :apply P1 [P2 …] (:passes lists them)");
   const Graph before = e.requireGraph(); // a copy: pushStep may move the history
   auto t0 = Clock::now();
-  Graph after = applyPasses(before, a, e.passContext_);
+  Graph after = applyTo(e, before, a);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
   out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " (" << e.current()->change

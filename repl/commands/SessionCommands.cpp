@@ -98,14 +98,7 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       }
     c.noFuse = ops;
   } else if (k == "target") {
-    if (a[1] != "llvm")
-      fail("target must be llvm (the host CPU), got '", v, "'");
-    for (size_t i = 2; i < a.size(); ++i)
-      if ((a[i].rfind("-mcpu=", 0) != 0 || a[i].size() == 6) &&
-          (a[i].rfind("-mattr=", 0) != 0 || a[i].size() == 7))
-        fail("target option '", a[i],
-             "' is not supported; write llvm -mcpu=NAME [-mattr=+FEATURE,-FEATURE]");
-    targetCpuOf(v); // a CPU LLVM does not know, or a malformed -mattr, is refused here
+    checkTarget(v);
     c.config["target"] = v;
   } else if (k == "memory_limit") {
     setMemoryLimit(v == "none" ? 0 : parseBytes(v));

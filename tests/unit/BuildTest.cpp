@@ -4,9 +4,12 @@
 
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
+#include "backend/LowerFunction.h"
 #include "core/DType.h"
 #include "core/Interrupt.h"
 #include "core/Npy.h"
+#include "core/Printer.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <cmath>
 #include <cstdio>
@@ -412,4 +415,58 @@ TEST(FastReductions, KeptLastAxisIsVectorisedUnderTheReduceLoops) {
       EXPECT_LT(std::stod(out.substr(at + 14)), 1e-5) << out;
     EXPECT_EQ(outputs, 4) << out;
   }
+}
+
+// Python's nnvm.compiler.build passes each of the original's Graph.apply calls through
+// nnvm.graph.Graph.apply: the hook sees every call in nnvm-spec §9's order, and the build with it
+// is the build without it.
+TEST(BuildHooks, EveryGraphApplyCallGoesThroughTheHookAndLoweringIsTold) {
+  Engine e;
+  run(e, kConvGraph);
+  const Graph source = e.current()->graph;
+  backend::BuildOptions o;
+  o.params["w"] = ramp({4, 3, 3, 3}, 0.11);
+  o.params["s"] = ramp({4, 1, 1}, 0.5);
+  std::vector<std::string> calls;
+  o.graphApply = [&](const Graph &g, const std::vector<std::string> &passes,
+                     const std::function<Graph(const Graph &)> &run) {
+    std::string label = passes.size() == 1 ? passes[0] : "[" + joinNames(passes) + "]";
+    calls.push_back(label);
+    return run(g);
+  };
+  std::vector<std::pair<std::string, std::string>> lowered;
+  o.lowered = [&](const std::string &name, const std::string &loops) {
+    lowered.emplace_back(name, loops);
+  };
+  backend::BuildOptions plain;
+  plain.params = o.params;
+  Graph hooked = backend::build(source, o, PassContext{});
+  Graph unhooked = backend::build(source, plain, PassContext{});
+  // With params, the dtypes are a dict (NNVM's _update_shape_dtype): InferType reads the rest.
+  EXPECT_EQ(calls,
+            (std::vector<std::string>{
+                "SaveJSON", "CorrectLayout", "SaveJSON", "InferShape", "SaveJSON", "InferType",
+                "[InferShape, SimplifyInference]", "PrecomputePrune", "SaveJSON", "InferShape",
+                "SaveJSON", "InferShape", "InferType", "GraphFusePartition", "GraphFuseCompile"}));
+  EXPECT_EQ(printGraphIR(hooked), printGraphIR(unhooked));
+  const std::string funcs = printGraphIR(hooked);
+  ASSERT_EQ(lowered.size(), 1u); // conv2d, relu and the precomputed scale fuse into one function
+  EXPECT_NE(funcs.find("func_name='" + lowered[0].first + "'"), std::string::npos) << funcs;
+  EXPECT_EQ(lowered[0].second,
+            printLowered(backend::builtLibrary(hooked)->lowered.at(lowered[0].first)));
+  // What the hook returns is what the build goes on with; its errors end the build.
+  o.graphApply = [](const Graph &, const std::vector<std::string> &passes,
+                    const std::function<Graph(const Graph &)> &) -> Graph {
+    fail("refused ", passes[0]);
+  };
+  EXPECT_THROW(
+      {
+        try {
+          backend::build(source, o, PassContext{});
+        } catch (const Error &err) {
+          EXPECT_STREQ(err.what(), "refused SaveJSON");
+          throw;
+        }
+      },
+      Error);
 }

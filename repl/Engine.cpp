@@ -44,6 +44,38 @@ std::string Engine::tuningLocation() const {
   return tuning_;
 }
 
+void Engine::setTrust(Trust t) {
+  std::string resolved;
+  if (!t.writeFolder.empty()) {
+    std::error_code ec;
+    auto folder = std::filesystem::weakly_canonical(std::filesystem::absolute(t.writeFolder), ec);
+    if (ec)
+      fail("cannot resolve the folder ", t.writeFolder, ": ", ec.message());
+    resolved = folder.string();
+  }
+  trust_ = std::move(t);
+  writeFolder_ = std::move(resolved);
+}
+
+void Engine::checkWrite(const std::string &command, const std::string &path) const {
+  if (writeFolder_.empty())
+    return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path where = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path folder(writeFolder_);
+  bool inside = !ec;
+  if (inside) {
+    auto [f, w] = std::mismatch(folder.begin(), folder.end(), where.begin(), where.end());
+    inside = f == folder.end();
+  }
+  if (!inside)
+    fail(command, command.ends_with("=") ? "" : " ", path, ": outside the session's folder ",
+         trust_.writeFolder,
+         "; a shared session writes only there unless loupe runs with "
+         "--allow-writes");
+}
+
 std::string Engine::tuningLogFile(const std::string &targetDescription) const {
   std::string where = tuningLocation();
   std::error_code ec;

@@ -74,6 +74,21 @@ public:
   /// the file set; "" when off.
   std::string tuningLogFile(const std::string &targetDescription) const;
 
+  /// What the inputs may do beyond the workbench itself. A session someone shared (`loupe --check`
+  /// of a file, a report of it) must not act for its author: it loads no plugin (a plugin is
+  /// code) and writes files only inside its own folder, unless the user allows more.
+  struct Trust {
+    bool plugins = true;     ///< `:load-pass` may load a shared library
+    std::string writeFolder; ///< when set, files are written only inside this folder (as shown)
+  };
+  /// An engine starts trusting its inputs (they are the user's own, typed or run as scripts).
+  void setTrust(Trust t);
+  const Trust &trust() const { return trust_; }
+  /// Throws Error, saying why and which option allows it, unless `command` may write `path` (a
+  /// file or folder): anywhere when no write folder is set, else inside it, with `..` and the
+  /// symbolic links of the path's existing part resolved.
+  void checkWrite(const std::string &command, const std::string &path) const;
+
   /// Whether `:quit` asked the front end to stop reading input.
   bool quitRequested() const { return quit_; }
 
@@ -165,6 +180,8 @@ private:
   int restColumn_ = 0; ///< column where the running command's arguments start
   bool quit_ = false;  ///< set by :quit
   ProgressFn progress_;
+  Trust trust_;
+  std::string writeFolder_; ///< trust_.writeFolder resolved (absolute, links followed)
 };
 
 } // namespace loupe

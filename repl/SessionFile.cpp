@@ -136,7 +136,8 @@ std::string unifiedDiff(const std::vector<std::string> &a, const std::vector<std
   return out;
 }
 
-int checkSession(const std::string &path, bool bless, std::ostream &report) {
+int checkSession(const std::string &path, bool bless, std::ostream &report,
+                 const Engine::Trust &trust) {
   Session s;
   try {
     s = parseSession(readTextFile(path), path);
@@ -145,6 +146,12 @@ int checkSession(const std::string &path, bool bless, std::ostream &report) {
     return 2;
   }
   Engine engine;
+  try {
+    engine.setTrust(trust);
+  } catch (const Error &e) {
+    report << "error: " << e.what() << "\n";
+    return 2;
+  }
   std::vector<std::string> outputs;
   for (const auto &b : s.blocks) {
     std::ostringstream out;

@@ -2,6 +2,8 @@
 // followed by its exact expected output; `#` lines are comments. Parse, replay, bless, write.
 #pragma once
 
+#include "repl/Engine.h"
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -75,6 +77,9 @@ std::vector<ScriptInput> scriptInputs(const std::string &text, const std::string
 /// Replays a session file in a fresh engine. With `bless`, rewrites the file's expected outputs
 /// and returns 0; otherwise stops at the first difference, writes a unified diff to `report`
 /// and returns 1. Returns 2 when the file cannot be read or parsed.
-int checkSession(const std::string &path, bool bless, std::ostream &report);
+/// `trust` is what the session may do (Engine::Trust); `loupe --check` gives a shared session's
+/// replay no plugins and writes inside its own folder only, unless the user allows more.
+int checkSession(const std::string &path, bool bless, std::ostream &report,
+                 const Engine::Trust &trust = {});
 
 } // namespace loupe

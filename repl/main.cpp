@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <unistd.h>
@@ -28,6 +29,8 @@ const char *kUsage =
        loupe -i FILE               run a script, then continue interactively
        loupe --check SESSION...    replay sessions; on the first difference print a diff, exit 1
        loupe --bless SESSION...    rewrite the sessions' expected outputs
+  A replayed session loads no plugin (:load-pass) and writes files only inside its own folder;
+  --allow-plugins and --allow-writes (after --check or --bless) lift that for files you trust.
 )";
 
 Engine *gEngine = nullptr;
@@ -207,9 +210,35 @@ int main(int argc, char **argv) {
       std::cerr << "error: " << args[0] << " needs at least one session file\n" << kUsage;
       return 2;
     }
+    // A session may come from anyone: its replay loads no plugin and writes only inside the
+    // session's folder unless the user says otherwise.
+    bool allowPlugins = false, allowWrites = false;
+    std::vector<std::string> files;
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--allow-plugins")
+        allowPlugins = true;
+      else if (args[i] == "--allow-writes")
+        allowWrites = true;
+      else if (args[i].starts_with("-")) {
+        std::cerr << "error: unknown option '" << args[i] << "'\n" << kUsage;
+        return 2;
+      } else
+        files.push_back(args[i]);
+    }
+    if (files.empty()) {
+      std::cerr << "error: " << args[0] << " needs at least one session file\n" << kUsage;
+      return 2;
+    }
     int rc = 0;
-    for (size_t i = 1; i < args.size(); ++i)
-      rc = std::max(rc, checkSession(args[i], bless, rc ? std::cerr : std::cout));
+    for (const std::string &file : files) {
+      Engine::Trust trust;
+      trust.plugins = allowPlugins;
+      if (!allowWrites)
+        trust.writeFolder = std::filesystem::path(file).has_parent_path()
+                                ? std::filesystem::path(file).parent_path().string()
+                                : ".";
+      rc = std::max(rc, checkSession(file, bless, rc ? std::cerr : std::cout, trust));
+    }
     return rc;
   }
   Engine engine;

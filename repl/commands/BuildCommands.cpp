@@ -460,6 +460,8 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
   RunWords w = parseRunWords(rest);
+  if (!w.save.empty())
+    e.checkWrite(":run save=", w.save);
   std::vector<std::string> notes;
   std::map<std::string, Tensor> in = runInputs(e, g, w, &notes);
   // Everything the options read is read before the run, so a bad file fails the command whole.
@@ -854,6 +856,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
 
 void Commands::exportBuild(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":export DIR");
+  e.checkWrite(":export", a[0]);
   std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
 }

@@ -426,6 +426,7 @@ void Commands::ops(Engine &, const Args &a, const std::string &, std::ostream &o
 
 void Commands::dot(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":dot FILE");
+  e.checkWrite(":dot", a[0]);
   const Graph &g = e.requireGraph();
   std::string text = graphToDot(g);
   writeTextFile(a[0], text);
@@ -435,6 +436,7 @@ void Commands::dot(Engine &e, const Args &a, const std::string &, std::ostream &
 
 void Commands::save(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":save FILE");
+  e.checkWrite(":save", a[0]);
   std::vector<std::string> dropped;
   Graph g = withoutOpaqueAttrs(e.requireGraph(), dropped);
   std::string text = saveJSON(g);

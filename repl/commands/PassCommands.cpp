@@ -440,8 +440,12 @@ void Commands::explain(Engine &e, const Args &a, const std::string &, std::ostre
   out << (p.changesGraph ? "rebuilds the graph\n" : "adds attributes, keeps the graph\n");
 }
 
-void Commands::loadPass(Engine &, const Args &a, const std::string &, std::ostream &out) {
+void Commands::loadPass(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":load-pass FILE.so");
+  if (!e.trust().plugins)
+    fail(":load-pass ", a[0],
+         ": a shared session loads no plugin (a plugin runs its own code) unless loupe runs with "
+         "--allow-plugins");
   std::string path = a[0];
   if (path.find('/') == std::string::npos) {
     std::vector<std::string> dirs;

@@ -238,6 +238,7 @@ void Commands::redo(Engine &e, const Args &a, const std::string &, std::ostream 
 
 void Commands::record(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":record FILE");
+  e.checkWrite(":record", a[0]);
   std::string old = e.recordPath_;
   e.recordPath_ = a[0];
   e.recordFrom_ = 0;

@@ -82,6 +82,8 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
   const backend::LoweredFunction &any = lib->lowered.at(tasks.front().name);
   o.target = backend::targetDescription(any.schedule->cpu);
   std::filesystem::path log = e.tuningLogFile(o.target);
+  if (!log.empty())
+    e.checkWrite(":tune (its log)", log.string());
   o.log = log;
   o.peakGflops = backend::peakGflopsPerCore() * backend::numThreads();
   backend::Tuner tuner(tasks, o);

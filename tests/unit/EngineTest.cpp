@@ -7,7 +7,9 @@
 #include "repl/TextFile.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -269,3 +271,59 @@ TEST(InputAssembler, ACommandLineEndsAnUnclosedBracket) {
 
 } // namespace
 } // namespace loupe::test
+
+// A shared session writes inside its own folder only: a file there (or in a folder under it) is
+// written; `..`, an absolute path elsewhere and a symbolic link out of the folder are refused
+// before anything is written, and the refusal leaves the engine as it was.
+TEST(EngineTrust, WritesStayInTheSessionsFolderAndLinksDoNotLeadOut) {
+  namespace fs = std::filesystem;
+  fs::path base = fs::path(::testing::TempDir()) / ("loupe-trust-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base / "shared" / "sub");
+  fs::create_directories(base / "elsewhere");
+  fs::create_directory_symlink(base / "elsewhere", base / "shared" / "link");
+  Engine e = withX();
+  Engine::Trust t;
+  t.writeFolder = (base / "shared").string();
+  e.setTrust(t);
+  run(e, "y = relu(x)\n:graph y");
+  run(e, ":save " + (base / "shared" / "g.json").string());
+  run(e, ":dot " + (base / "shared" / "sub" / "g.dot").string());
+  EXPECT_TRUE(fs::exists(base / "shared" / "g.json"));
+  EXPECT_TRUE(fs::exists(base / "shared" / "sub" / "g.dot"));
+  for (const fs::path &p : {base / "elsewhere" / "g.json", base / "shared" / ".." / "g.json",
+                            base / "shared" / "link" / "g.json", fs::path("/tmp/loupe-g.json")}) {
+    std::ostringstream out, err;
+    EXPECT_FALSE(e.execute(":save " + p.string(), out, err)) << p;
+    EXPECT_EQ(err.str(), "error: :save " + p.string() + ": outside the session's folder " +
+                             t.writeFolder +
+                             "; a shared session writes only there unless loupe runs with "
+                             "--allow-writes\n");
+    EXPECT_FALSE(fs::exists(p)) << p;
+  }
+  EXPECT_TRUE(fs::is_empty(base / "elsewhere"));
+  EXPECT_EQ(e.history().size(), 1u);
+  // No write folder: the user's own inputs write anywhere.
+  e.setTrust({});
+  run(e, ":save " + (base / "elsewhere" / "g.json").string());
+  EXPECT_TRUE(fs::exists(base / "elsewhere" / "g.json"));
+  fs::remove_all(base);
+}
+
+// checkSession replays a session with the trust it is given: by default (the user's own file,
+// as `loupe --check` with both --allow options) a plugin loads; untrusted, it is refused.
+TEST(EngineTrust, CheckSessionAppliesTheTrustItIsGiven) {
+  std::string path = ::testing::TempDir() + "/trust.session";
+  writeTextFile(path, "> :load-pass /nonexistent/plugin.so\nerror: cannot load\n");
+  std::ostringstream open, closed;
+  EXPECT_EQ(checkSession(path, false, open), 1);
+  EXPECT_NE(open.str().find("+error: cannot load plugin /nonexistent/plugin.so"), std::string::npos)
+      << open.str();
+  Engine::Trust t;
+  t.plugins = false;
+  EXPECT_EQ(checkSession(path, false, closed, t), 1);
+  EXPECT_NE(closed.str().find("+error: :load-pass /nonexistent/plugin.so: a shared session loads "
+                              "no plugin"),
+            std::string::npos)
+      << closed.str();
+}

@@ -7,6 +7,7 @@
 #include "core/Error.h"
 #include "core/Op.h"
 #include "core/Printer.h"
+#include "gui/model/GraphSvg.h"
 #include "passes/Pass.h"
 #include "repl/Engine.h"
 #include "repl/commands/Commands.h"
@@ -196,6 +197,11 @@ public:
     return rows;
   }
 
+  /// The current step's graph (an error before the first).
+  Graph currentGraph() {
+    return guarded([&] { return engine_.requireGraph(); });
+  }
+
   /// Every step's label, oldest first, and which one is current.
   py::tuple steps() const {
     std::vector<std::string> labels;
@@ -309,6 +315,7 @@ PYBIND11_MODULE(_loupe, m) {
             return a ? py::object(py::str(a->pyRepr())) : py::object(py::none());
           },
           py::arg("key"))
+      .def("svg", [](const Graph &g) { return guarded([&] { return gui::graphSvg(g); }); })
       .def("attr_keys", [](const Graph &g) {
         std::vector<std::string> keys;
         for (const auto &[k, v] : g.attrs)
@@ -337,5 +344,6 @@ PYBIND11_MODULE(_loupe, m) {
       .def("run_values", &Session::runValues, py::arg("inputs"), py::arg("seed"), py::arg("check"))
       .def("groups", &Session::groups)
       .def("profile_rows", &Session::profileRows)
-      .def("steps", &Session::steps);
+      .def("steps", &Session::steps)
+      .def("current_graph", &Session::currentGraph);
 }

@@ -4,6 +4,7 @@
 
 #include "gui/app/AppState.h"
 #include "gui/model/GraphLayout.h"
+#include "gui/model/Palette.h"
 #include "gui/model/StepDiff.h"
 
 #include <imgui.h>
@@ -17,17 +18,22 @@ namespace loupe::gui {
 /// An ImGui colour from a view model's 0xRRGGBBAA colour, with `alpha`.
 ImU32 rgba(uint32_t c, uint8_t alpha = 255);
 
-// The panels' colours.
-inline const ImU32 kOpFill = IM_COL32(221, 230, 240, 255);
-inline const ImU32 kInputFill = IM_COL32(200, 230, 201, 255);
-inline const ImU32 kParamFill = IM_COL32(245, 230, 200, 255);
-inline const ImU32 kText = IM_COL32(20, 20, 20, 255);
-inline const ImU32 kEdge = IM_COL32(110, 110, 120, 255);
-inline const ImU32 kSelected = IM_COL32(230, 40, 40, 255);
-inline const ImU32 kAdded = IM_COL32(30, 160, 60, 255);
-inline const ImU32 kOutline = IM_COL32(60, 60, 70, 255);
-inline const ImU32 kChangedCol = IM_COL32(240, 150, 0, 255);
-inline const ImU32 kRemoved = IM_COL32(210, 30, 30, 255);
+/// An ImGui colour from a palette colour (0xRRGGBBAA), at compile time.
+constexpr ImU32 imColour(uint32_t c) {
+  return IM_COL32((c >> 24) & 0xff, (c >> 16) & 0xff, (c >> 8) & 0xff, c & 0xff);
+}
+
+// The panels' colours (gui/model/Palette.h).
+inline constexpr ImU32 kOpFill = imColour(kOpFillColour);
+inline constexpr ImU32 kInputFill = imColour(kInputFillColour);
+inline constexpr ImU32 kParamFill = imColour(kParamFillColour);
+inline constexpr ImU32 kText = imColour(kTextColour);
+inline constexpr ImU32 kEdge = imColour(kEdgeColour);
+inline constexpr ImU32 kSelected = imColour(kSelectedColour);
+inline constexpr ImU32 kAdded = imColour(kAddedColour);
+inline constexpr ImU32 kOutline = imColour(kOutlineColour);
+inline constexpr ImU32 kChangedCol = imColour(kChangedColour);
+inline constexpr ImU32 kRemoved = imColour(kRemovedColour);
 
 /// How one canvas colours its nodes.
 struct Styler {

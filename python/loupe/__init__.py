@@ -118,6 +118,15 @@ class Session:
         """The index of the current step (None before the first)."""
         return self._s.steps()[1]
 
+    def svg(self):
+        """The current step's graph drawn as the viewer draws it: boxes, edges, fusion groups
+        as regions with their roots and masters (an SVG document)."""
+        return self._s.current_graph().svg()
+
+    def _repr_svg_(self):
+        # A notebook shows a session as its current graph (nothing before the first step).
+        return self.svg() if self._s.steps()[1] is not None else None
+
     def undo(self):
         """Moves back one step (:undo)."""
         return self._call("undo")

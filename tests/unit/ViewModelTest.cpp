@@ -8,6 +8,7 @@
 #include "gui/model/BufferChart.h"
 #include "gui/model/Elide.h"
 #include "gui/model/FusionView.h"
+#include "gui/model/GraphSvg.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
@@ -715,4 +716,49 @@ TEST(FusionView, SharedKernelCallsNameTheirOwnNodes) {
   EXPECT_EQ(groups[1].memberNames, (std::vector<std::string>{"cb", "rb"}));
   EXPECT_EQ(groups[1].pattern, "OutEWiseFusable");
   EXPECT_EQ(groups[1].masterName, "cb");
+}
+
+// The SVG picture draws what the canvas draws: a box per laid-out node with its lines, an edge
+// per input, a region per group of two or more, R and M badges; names from a model are text.
+TEST(GraphSvg, BoxesEdgesRegionsAndBadgesWithNamesAsText) {
+  Engine e;
+  loupe::test::run(e, kSeed001);
+  loupe::test::run(e, ":apply InferShape InferType GraphFusePartition");
+  const Graph &g = e.current()->graph;
+  LayoutOptions o;
+  o.params = paramNames(g);
+  GraphLayout l = layoutGraph(g, o);
+  std::vector<GroupView> groups = fusionGroups(g);
+  SvgOptions so;
+  so.groups = &groups;
+  std::string svg = graphSvg(g, l, so);
+  auto count = [&](const std::string &what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_EQ(count("<g class=\"node\">"), g.index().numNodes());
+  EXPECT_EQ(count("marker-end=\"url(#arrow)\""), l.edges.size());
+  // Two groups have two or more members (conv2d0+relu0, conv2d1+relu1+__add_symbol__0).
+  EXPECT_EQ(count("<rect class=\"group\""), 2u);
+  EXPECT_NE(svg.find("<title>fuse_conv2d_relu\npattern OutEWiseFusable\nroot relu0\nmaster "
+                     "conv2d0</title>"),
+            std::string::npos);
+  EXPECT_EQ(count(">RM</text>"), 4u); // flatten0, dense0, softmax0, sum0 are both
+  EXPECT_EQ(count(">M</text>"), 2u);  // conv2d0, conv2d1
+  EXPECT_EQ(count(">R</text>"), 2u);  // relu0, __add_symbol__0
+  for (const LaidNode &n : l.nodes)
+    for (const std::string &line : n.lines)
+      EXPECT_NE(svg.find(">" + xmlEscaped(line) + "</text>"), std::string::npos) << line;
+
+  // A hostile name is shown as the characters it is.
+  Engine h;
+  loupe::test::run(h, "v = Variable(\"<script>alert('x')</script>&\", shape=(2,))\n"
+                      "y = relu(v)\n:graph y");
+  std::string bad = graphSvg(h.current()->graph);
+  EXPECT_EQ(bad.find("<script"), std::string::npos);
+  EXPECT_NE(bad.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"), std::string::npos);
+  EXPECT_EQ(xmlEscaped("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
 }

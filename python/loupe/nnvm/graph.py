@@ -68,6 +68,10 @@ class Graph:
         """The graph as NNVM's graph JSON."""
         return self.apply("SaveJSON").json_attr("json")
 
+    def _repr_svg_(self):
+        """The graph drawn as the viewer draws it (fusion groups as regions), for notebooks."""
+        return _workspace.call(self._g.svg)
+
     @property
     def index(self):
         """The node index: nodes as SaveJSON writes them, entry ids, input names."""

@@ -22,6 +22,7 @@ PACKAGES=(
   fonts-dejavu-core    # loupe-gui's font (ImGui's own lacks "…" and arrows)
   xvfb xauth libgl1-mesa-dri  # the GUI tests render headless (Xvfb, Mesa's software GL)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python package (python/) and its tests
+  python3-nbclient python3-nbformat python3-ipykernel  # the notebooks (examples/notebooks) run headless
 )
 
 missing=()

@@ -14,6 +14,7 @@ structured results. A failed input raises `loupe.Error` with the REPL's one-line
 leaves the session as it was.
 """
 
+from ._display import Diff, Profile, Text
 from ._loupe import Error, _Session
 
 __all__ = ["Error", "Outputs", "Session"]
@@ -84,7 +85,16 @@ class Session:
 
     def ir(self):
         """The current graph's IR as NNVM prints it (:ir)."""
-        return self._call("ir")
+        return Text(self._call("ir"))
+
+    def diff(self, a=None, b=None):
+        """What changed between history steps a and b (:diff; by default the last step's
+        change): the pass's effect, then the unified diff of the IR."""
+        return Diff(self._call("diff", *[str(s) for s in (a, b) if s is not None]))
+
+    def lower(self, function=None):
+        """The lowered loops of a built function (:lower), all of them without a name."""
+        return Text(self._call("lower", *([function] if function else [])))
 
     def build(self, **options):
         """Builds the current graph (:build opt_level=… target=… dtype=…); returns the deploy
@@ -107,7 +117,7 @@ class Session:
         """Times each kernel of the built graph over `runs` runs (:profile); a row per kernel:
         node, kernel, ms (median), gflops, percent_peak."""
         self._call("profile", str(runs))
-        return self._s.profile_rows()
+        return Profile(self._s.profile_rows())
 
     def steps(self):
         """Every step's label, oldest first."""

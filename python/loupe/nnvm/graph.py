@@ -11,6 +11,7 @@ replaced `Graph.apply` sees every one.
 
 import ast
 import json
+import pprint
 
 from .. import _loupe
 from .._text import text
@@ -90,13 +91,21 @@ def _guess_type(value):
     raise _loupe.Error(f"_set_json_attr: give the type of {value!r} (type_name=…)")
 
 
+class _Nodes(list):
+    """graph.index.nodes: a list of node dicts, shown in a notebook as IPython showed it in the
+    seeds' days (pprint's layout, each dict's keys sorted)."""
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(pprint.pformat(list(self), width=79))
+
+
 class GraphIndex:
     """NNVM's graph.index, read from SaveJSON (as NNVM's was: the SaveJSON goes through
     Graph.apply)."""
 
     def __init__(self, graph):
         jgraph = json.loads(graph.apply("SaveJSON").json_attr("json"))
-        self.nodes = jgraph["nodes"]
+        self.nodes = _Nodes(jgraph["nodes"])
         self.entry_ptr = jgraph["node_row_ptr"]
         self._name2nodeid = {n["name"]: i for i, n in enumerate(self.nodes)}
         self.input_names = [self.nodes[i]["name"] for i in jgraph["arg_nodes"]]

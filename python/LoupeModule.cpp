@@ -11,6 +11,7 @@
 #include "passes/Pass.h"
 #include "repl/Engine.h"
 #include "repl/commands/Commands.h"
+#include "report/Report.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -124,6 +125,8 @@ private:
 /// One workbench: the engine and the calls the Python `loupe.Session` makes.
 class Session {
 public:
+  Session() { report::addReportCommand(engine_); }
+
   /// Runs one REPL input; its printed text, or loupe.Error with its one-line message.
   std::string command(const std::string &input) {
     std::ostringstream out, err;

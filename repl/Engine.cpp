@@ -44,6 +44,13 @@ std::string Engine::tuningLocation() const {
   return tuning_;
 }
 
+void Engine::addCommand(Command c) {
+  for (const Command &have : commands_)
+    if (have.name == c.name)
+      fail("a command :", c.name, " exists already");
+  commands_.push_back(std::move(c));
+}
+
 void Engine::setTrust(Trust t) {
   std::string resolved;
   if (!t.writeFolder.empty()) {

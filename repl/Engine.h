@@ -26,7 +26,6 @@ namespace loupe {
 
 struct Expr;
 
-/// One step of the history: an immutable graph snapshot and what made it.
 /// A kernel's time in the last `:profile` of a built graph.
 struct KernelTime {
   double ms = 0;          ///< median over the runs
@@ -34,6 +33,7 @@ struct KernelTime {
   double percentPeak = 0; ///< of this machine's FMA-loop peak at the threads used
 };
 
+/// One step of the history: an immutable graph snapshot and what made it.
 struct Step {
   Graph graph;
   std::string label;  ///< the command that made it ("graph z", "apply InferShape InferType")
@@ -102,6 +102,9 @@ public:
         run;
   };
   const std::vector<Command> &commands() const { return commands_; }
+  /// Adds a command a front end brings from a floor above the engine (`:report`); throws Error
+  /// when its name is taken.
+  void addCommand(Command c);
 
   /// The current graph snapshot, or null before the first `:graph`/`:load`.
   const Step *current() const;
@@ -123,6 +126,8 @@ public:
     std::string input;
     std::string output;
   };
+  /// The inputs run so far, each with what it printed.
+  const std::vector<Exchange> &transcript() const { return transcript_; }
 
 private:
   // Graph language.

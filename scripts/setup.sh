@@ -23,6 +23,7 @@ PACKAGES=(
   xvfb xauth libgl1-mesa-dri  # the GUI tests render headless (Xvfb, Mesa's software GL)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python package (python/) and its tests
   python3-nbclient python3-nbformat python3-ipykernel  # the notebooks (examples/notebooks) run headless
+  chromium             # reports (:report) are opened headless by the tests
 )
 
 missing=()

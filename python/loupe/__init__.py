@@ -128,6 +128,11 @@ class Session:
         """The index of the current step (None before the first)."""
         return self._s.steps()[1]
 
+    def report(self, path):
+        """Writes the session so far as one self-contained HTML file (:report): each step's
+        picture, IR, diff, fusion groups, loops and profile, with search."""
+        return self._call("report", str(path))
+
     def svg(self):
         """The current step's graph drawn as the viewer draws it: boxes, edges, fusion groups
         as regions with their roots and masters (an SVG document)."""

@@ -59,3 +59,18 @@ def test_hostile_names_are_text():
     root = parsed(svg)
     texts = [t.text for t in root.iter(SVG + "text")]
     assert name in texts
+
+
+def test_a_session_writes_its_report(tmp_path):
+    s = loupe.Session()
+    s.command('x = Variable("x", shape=(2, 3))')
+    s.command("y = relu(x) + 1")
+    s.graph("y")
+    s.apply("InferShape")
+    path = tmp_path / "r.html"
+    said = s.report(path)
+    assert said.startswith(f"wrote {path} (2 steps, ")
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<details class="step"') == 3
+    with pytest.raises(loupe.Error, match="usage: :report FILE.html"):
+        s.command(":report")

@@ -1,4 +1,5 @@
-// loupe: the text REPL of the workbench; also runs scripts and checks/blesses session files.
+// loupe: the text REPL of the workbench; also runs scripts, checks and blesses session files, and
+// writes a session's report.
 #include "backend/tune/Measure.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
@@ -6,6 +7,7 @@
 #include "repl/GraphLang.h"
 #include "repl/SessionFile.h"
 #include "repl/TextFile.h"
+#include "report/Report.h"
 
 #include <editline/readline.h>
 
@@ -29,8 +31,11 @@ const char *kUsage =
        loupe -i FILE               run a script, then continue interactively
        loupe --check SESSION...    replay sessions; on the first difference print a diff, exit 1
        loupe --bless SESSION...    rewrite the sessions' expected outputs
+       loupe --report SESSION OUT.html
+                                   replay a session and write it as one self-contained HTML file
   A replayed session loads no plugin (:load-pass) and writes files only inside its own folder;
-  --allow-plugins and --allow-writes (after --check or --bless) lift that for files you trust.
+  --allow-plugins and --allow-writes (after --check, --bless or --report) lift that for files
+  you trust.
 )";
 
 Engine *gEngine = nullptr;
@@ -195,6 +200,32 @@ int interactive(Engine &engine) {
 
 } // namespace
 
+// `loupe --report SESSION OUT`: the session replayed (as --check replays it, with `trust`; an
+// input that fails is part of the session, shown as it printed) and written as HTML to OUT.
+int writeReport(const std::string &session, const std::string &out, const Engine::Trust &trust) {
+  try {
+    std::vector<ScriptInput> inputs = scriptInputs(readTextFile(session), session);
+    Engine engine;
+    report::addReportCommand(engine);
+    engine.setTrust(trust);
+    engine.setSourceName(session);
+    std::ostringstream ignored;
+    for (const ScriptInput &in : inputs) {
+      engine.execute(in.text, ignored, ignored, in.line);
+      if (interruptRequested())
+        return 130;
+    }
+    std::string html = report::sessionReport(engine, session);
+    writeTextFile(out, html);
+    std::cout << "wrote " << out << " (" << engine.history().size() << " steps, "
+              << html.size() / 1024 << " KiB)\n";
+    return 0;
+  } catch (const Error &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
 int main(int argc, char **argv) {
   // The tuner's measuring processes are this executable too (backend/tune/Measure.h).
   if (argc == 2 && std::string(argv[1]) == "--tune-worker")
@@ -204,12 +235,8 @@ int main(int argc, char **argv) {
     std::cout << kUsage;
     return 0;
   }
-  if (!args.empty() && (args[0] == "--check" || args[0] == "--bless")) {
-    bool bless = args[0] == "--bless";
-    if (args.size() < 2) {
-      std::cerr << "error: " << args[0] << " needs at least one session file\n" << kUsage;
-      return 2;
-    }
+  if (!args.empty() && (args[0] == "--check" || args[0] == "--bless" || args[0] == "--report")) {
+    const std::string mode = args[0];
     // A session may come from anyone: its replay loads no plugin and writes only inside the
     // session's folder unless the user says otherwise.
     bool allowPlugins = false, allowWrites = false;
@@ -225,23 +252,34 @@ int main(int argc, char **argv) {
       } else
         files.push_back(args[i]);
     }
-    if (files.empty()) {
-      std::cerr << "error: " << args[0] << " needs at least one session file\n" << kUsage;
-      return 2;
-    }
-    int rc = 0;
-    for (const std::string &file : files) {
+    auto trustFor = [&](const std::string &file) {
       Engine::Trust trust;
       trust.plugins = allowPlugins;
       if (!allowWrites)
         trust.writeFolder = std::filesystem::path(file).has_parent_path()
                                 ? std::filesystem::path(file).parent_path().string()
                                 : ".";
-      rc = std::max(rc, checkSession(file, bless, rc ? std::cerr : std::cout, trust));
+      return trust;
+    };
+    if (mode == "--report") {
+      if (files.size() != 2) {
+        std::cerr << "error: --report needs a session and the HTML file to write\n" << kUsage;
+        return 2;
+      }
+      return writeReport(files[0], files[1], trustFor(files[0]));
     }
+    if (files.empty()) {
+      std::cerr << "error: " << mode << " needs at least one session file\n" << kUsage;
+      return 2;
+    }
+    int rc = 0;
+    for (const std::string &file : files)
+      rc = std::max(
+          rc, checkSession(file, mode == "--bless", rc ? std::cerr : std::cout, trustFor(file)));
     return rc;
   }
   Engine engine;
+  report::addReportCommand(engine);
   engine.setTuning("on"); // the records this machine's :tune wrote (session replays: off)
   catchInterrupts();
   // On a terminal, long commands show a status line that is erased when they end; output that

@@ -274,8 +274,8 @@ int main(int argc, char **argv) {
     }
     int rc = 0;
     for (const std::string &file : files)
-      rc = std::max(
-          rc, checkSession(file, mode == "--bless", rc ? std::cerr : std::cout, trustFor(file)));
+      rc = std::max(rc, checkSession(file, mode == "--bless", rc ? std::cerr : std::cout,
+                                     trustFor(file), report::addReportCommand));
     return rc;
   }
   Engine engine;

@@ -137,7 +137,7 @@ std::string unifiedDiff(const std::vector<std::string> &a, const std::vector<std
 }
 
 int checkSession(const std::string &path, bool bless, std::ostream &report,
-                 const Engine::Trust &trust) {
+                 const Engine::Trust &trust, const std::function<void(Engine &)> &prepare) {
   Session s;
   try {
     s = parseSession(readTextFile(path), path);
@@ -147,6 +147,8 @@ int checkSession(const std::string &path, bool bless, std::ostream &report,
   }
   Engine engine;
   try {
+    if (prepare)
+      prepare(engine);
     engine.setTrust(trust);
   } catch (const Error &e) {
     report << "error: " << e.what() << "\n";

@@ -4,6 +4,7 @@
 
 #include "repl/Engine.h"
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -79,7 +80,9 @@ std::vector<ScriptInput> scriptInputs(const std::string &text, const std::string
 /// and returns 1. Returns 2 when the file cannot be read or parsed.
 /// `trust` is what the session may do (Engine::Trust); `loupe --check` gives a shared session's
 /// replay no plugins and writes inside its own folder only, unless the user allows more.
+/// `prepare`, when given, readies the fresh engine first (the front end's own commands).
 int checkSession(const std::string &path, bool bless, std::ostream &report,
-                 const Engine::Trust &trust = {});
+                 const Engine::Trust &trust = {},
+                 const std::function<void(Engine &)> &prepare = {});
 
 } // namespace loupe

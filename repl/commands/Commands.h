@@ -22,6 +22,7 @@ struct Commands {
   static void grad(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void ir(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void nodes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void relay(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void attr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void inputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);

@@ -5,6 +5,7 @@
 #include "core/Error.h"
 #include "core/Json.h"
 #include "core/Printer.h"
+#include "core/RelayText.h"
 #include "repl/GraphLang.h"
 #include "repl/TextFile.h"
 #include "repl/commands/Commands.h"
@@ -60,6 +61,11 @@ void Commands::ir(Engine &e, const Args &a, const std::string &, std::ostream &o
       missingAttr(e.requireGraph(), k);
   std::string ir = printGraphIR(e.requireGraph(), a);
   out << ir << (ir.back() == '\n' ? "" : "\n");
+}
+
+void Commands::relay(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":relay");
+  out << printRelay(e.requireGraph());
 }
 
 void Commands::nodes(Engine &e, const Args &a, const std::string &, std::ostream &out) {

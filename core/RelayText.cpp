@@ -1,0 +1,376 @@
+// RelayText: the Relay text printer over a graph, following relay-spec §5 (TVM v0.14's
+// RelayTextPrinter): names allocated top-down, temporaries numbered in post-order with a call's
+// arguments printed before its callee, the last expression of a scope inline.
+#include "core/RelayText.h"
+
+#include "core/Attrs.h"
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Op.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace loupe {
+
+namespace {
+
+using Entry = IndexedGraph::Entry;
+
+// NNVM's elementwise and broadcast ops and the Relay op each is.
+const std::map<std::string, std::string> &relayNames() {
+  static const std::map<std::string, std::string> names = {
+      {"broadcast_add", "add"},
+      {"elemwise_add", "add"},
+      {"broadcast_sub", "subtract"},
+      {"elemwise_sub", "subtract"},
+      {"broadcast_mul", "multiply"},
+      {"elemwise_mul", "multiply"},
+      {"broadcast_div", "divide"},
+      {"elemwise_div", "divide"},
+      {"relu", "nn.relu"},
+      {"softmax", "nn.softmax"},
+      {"log_softmax", "nn.log_softmax"},
+      {"flatten", "nn.batch_flatten"},
+      {"max_pool2d", "nn.max_pool2d"},
+      {"avg_pool2d", "nn.avg_pool2d"},
+      {"global_max_pool2d", "nn.global_max_pool2d"},
+      {"global_avg_pool2d", "nn.global_avg_pool2d"},
+      {"dropout", "nn.dropout"}};
+  return names;
+}
+
+// The scalar ops: Relay's op, and whether the scalar comes first (x - s vs s - x).
+const std::map<std::string, std::pair<std::string, bool>> &scalarOps() {
+  static const std::map<std::string, std::pair<std::string, bool>> ops = {
+      {"__add_scalar__", {"add", false}},      {"__sub_scalar__", {"subtract", false}},
+      {"__rsub_scalar__", {"subtract", true}}, {"__mul_scalar__", {"multiply", false}},
+      {"__div_scalar__", {"divide", false}},   {"__rdiv_scalar__", {"divide", true}}};
+  return ops;
+}
+
+// A float literal as Relay prints one of `dtype`: 2f, 1.5f, 2f64, 2f16.
+std::string floatLiteral(const std::string &text, const std::string &dtype) {
+  double v = std::stod(text);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  std::string suffix = dtype == "float64" ? "f64" : dtype == "float16" ? "f16" : "f";
+  return buf + suffix;
+}
+
+// "(3, 3)" or "[1, 1]" as Relay's array "[3, 3]".
+std::string relayArray(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+class Printer {
+public:
+  explicit Printer(const Graph &g)
+      : g_(g), idx_(g.index()), shape_(g.attr("shape")), dtype_(g.attr("dtype")) {
+    const GraphAttr *root = g.attr("group_root");
+    group_.assign(idx_.numNodes(), -1);
+    if (root && root->ints.size() == idx_.numNodes())
+      for (uint32_t n = 0; n < idx_.numNodes(); ++n)
+        if (isCall(n))
+          group_[n] = static_cast<int>(root->ints[n]);
+    for (uint32_t n = 0; n < idx_.numNodes(); ++n)
+      if (group_[n] >= 0)
+        members_[group_[n]].push_back(n);
+    for (const auto &[r, ms] : members_)
+      paramsOf(r);
+  }
+
+  std::string print() {
+    // Names top-down: @main's parameters, then the body from its result.
+    std::string params;
+    for (uint32_t nid : idx_.argNodes) {
+      const Node &v = *idx_.nodes[nid].node;
+      varName_[nid] =
+          unique(std::isalpha(static_cast<unsigned char>(v.name[0])) ? v.name : "v" + v.name);
+      std::string declared = declaredType(v);
+      std::string ty = typeOf({nid, 0, 0});
+      params += (params.empty() ? "" : ", ") + ("%" + varName_[nid]) +
+                (declared.empty() ? "" : ": " + declared) +
+                (ty.empty() ? "" : " /* ty=" + ty + " */");
+    }
+    for (const Entry &h : idx_.heads)
+      name(h);
+    // Then the body, in post-order.
+    std::vector<std::string> lines;
+    std::string result;
+    if (idx_.heads.size() == 1) {
+      result = print(idx_.heads[0], lines, 1, true);
+    } else {
+      std::string tuple;
+      for (const Entry &h : idx_.heads)
+        tuple += (tuple.empty() ? "" : ", ") + print(h, lines, 1, false);
+      result = "(" + tuple + ")";
+    }
+    std::ostringstream s;
+    std::string ret = idx_.heads.size() == 1 ? typeOf(idx_.heads[0]) : "";
+    s << "def @main(" << params << ")" << (ret.empty() ? "" : " -> " + ret) << " {\n";
+    for (const std::string &l : lines)
+      s << l << "\n";
+    s << "  " << result << "\n}\n";
+    return s.str();
+  }
+
+private:
+  bool isCall(uint32_t n) const {
+    const Node &node = *idx_.nodes[n].node;
+    return !node.isVariable() && node.op->name != "const";
+  }
+
+  // Relay's GetUniqueName: a taken name gets the next free counter value of its base.
+  std::string unique(const std::string &base) {
+    std::string name = base;
+    while (used_.count(name))
+      name = base + std::to_string(++counter_[base]);
+    used_.insert(name);
+    return name;
+  }
+
+  std::string typeOf(const Entry &e) const {
+    if (!shape_ || !dtype_)
+      return "";
+    uint32_t id = idx_.entryId(e);
+    if (id >= shape_->shapes.size() || id >= dtype_->ints.size() || dtype_->ints[id] < 0)
+      return "";
+    return tensorType(shape_->shapes[id],
+                      std::string(dtypeName(static_cast<int>(dtype_->ints[id]))));
+  }
+
+  static std::string tensorType(const Shape &s, const std::string &dtype) {
+    if (s.empty())
+      return dtype;
+    std::string dims;
+    for (size_t i = 0; i < s.size(); ++i)
+      dims += (i ? ", " : "") + (s[i] < 0 ? std::string("?") : std::to_string(s[i]));
+    return "Tensor[(" + dims + "), " + dtype + "]";
+  }
+
+  // A variable's declared type: its `shape` attribute, with its `dtype` (float32 unless given).
+  static std::string declaredType(const Node &v) {
+    std::string shape, dtype = "float32";
+    for (const auto &[k, val] : v.attrs) {
+      if (k == "shape")
+        shape = val;
+      if (k == "dtype") {
+        std::optional<int> code = dtypeFromName(val);
+        if (!code && !val.empty() && std::isdigit(static_cast<unsigned char>(val[0])))
+          code = std::stoi(val);
+        if (code)
+          dtype = std::string(dtypeName(*code));
+      }
+    }
+    return shape.empty() ? "" : tensorType(parseIntTuple(shape), dtype);
+  }
+
+  // A group's parameters: the distinct entries its members read from outside it, in the order
+  // the members (in id order) first read them.
+  const std::vector<Entry> &paramsOf(int root) {
+    auto it = params_.find(root);
+    if (it != params_.end())
+      return it->second;
+    std::vector<Entry> ps;
+    for (uint32_t m : members_.at(root))
+      for (const Entry &in : idx_.nodes[m].inputs)
+        if (group_[in.nodeId] != root) {
+          bool seen = false;
+          for (const Entry &p : ps)
+            seen |= p.nodeId == in.nodeId && p.index == in.index;
+          if (!seen)
+            ps.push_back(in);
+        }
+    return params_[root] = ps;
+  }
+
+  // Allocates names top-down: a call's callee (a group's function literal: its parameters)
+  // before its arguments.
+  void name(const Entry &e) {
+    uint32_t n = e.nodeId;
+    if (!isCall(n) || !named_.insert(n).second)
+      return;
+    int root = group_[n];
+    if (root < 0) {
+      for (const Entry &in : idx_.nodes[n].inputs)
+        name(in);
+      return;
+    }
+    if (static_cast<uint32_t>(root) != n)
+      fail("relay: ", idx_.nodes[n].node->name, " of the fused group of ",
+           idx_.nodes[root].node->name, " is read outside its group");
+    std::vector<std::string> &names = paramNames_[root];
+    for (size_t i = 0; i < paramsOf(root).size(); ++i)
+      names.push_back(unique("p" + std::to_string(i)));
+    for (const Entry &in : paramsOf(root))
+      name(in);
+  }
+
+  // What an entry prints as where it is used; calls are bound to temporaries on `lines`
+  // (indented `depth` levels) unless `last`. Inside a function literal, `inner` maps the
+  // group's parameter entries to their names.
+  std::string print(const Entry &e, std::vector<std::string> &lines, int depth, bool last,
+                    const std::map<uint32_t, std::string> *inner = nullptr, int group = -1) {
+    uint32_t n = e.nodeId;
+    const Node &node = *idx_.nodes[n].node;
+    if (inner && group_[n] != group) {
+      auto it = inner->find(idx_.entryId(e));
+      if (it == inner->end())
+        fail("relay: ", node.name, " is no parameter of its function");
+      return "%" + it->second;
+    }
+    if (node.isVariable())
+      return "%" + varName_.at(n);
+    if (!isCall(n)) {
+      auto [it, fresh] = meta_.emplace(n, static_cast<int>(meta_.size()));
+      std::string ty = typeOf(e);
+      return "meta[relay.Constant][" + std::to_string(it->second) + "]" +
+             (ty.empty() ? "" : " /* ty=" + ty + " */");
+    }
+    std::map<uint32_t, int> &bound = inner ? innerTemps_[group] : outerTemps_;
+    if (auto it = bound.find(n); it != bound.end())
+      return "%" + std::to_string(it->second);
+    std::string text;
+    if (!inner && group_[n] >= 0) {
+      // A call of the group's function: its arguments, then the function literal.
+      std::vector<std::string> args;
+      for (const Entry &p : paramsOf(group_[n]))
+        args.push_back(print(p, lines, depth, false));
+      int fn = literal(group_[n], lines, depth);
+      std::string joined;
+      for (const std::string &a : args)
+        joined += (joined.empty() ? "" : ", ") + a;
+      text = "%" + std::to_string(fn) + "(" + joined + ")";
+    } else {
+      std::vector<std::string> args;
+      for (const Entry &in : idx_.nodes[n].inputs)
+        args.push_back(print(in, lines, depth, false, inner, group));
+      text = call(node, args, typeOf(e), lines, depth);
+    }
+    std::string ty = typeOf(e);
+    text += ty.empty() ? "" : " /* ty=" + ty + " */";
+    if (last)
+      return text;
+    int t = temp_++;
+    bound[n] = t;
+    lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = " + text + ";");
+    return "%" + std::to_string(t);
+  }
+
+  // Binds group `root`'s primitive function literal to a temporary; returns its number.
+  int literal(int root, std::vector<std::string> &lines, int depth) {
+    const std::vector<Entry> &ps = paramsOf(root);
+    const std::vector<std::string> &names = paramNames_.at(root);
+    std::map<uint32_t, std::string> inner;
+    std::string params, types;
+    for (size_t i = 0; i < ps.size(); ++i) {
+      inner[idx_.entryId(ps[i])] = names[i];
+      std::string ty = typeOf(ps[i]);
+      params += "%" + names[i] + (ty.empty() ? "" : ": " + ty + " /* ty=" + ty + " */") + ", ";
+      types += (i ? ", " : "") + ty;
+    }
+    std::vector<std::string> body;
+    Entry out{static_cast<uint32_t>(root), 0, 0};
+    std::string result = print(out, body, depth + 1, true, &inner, root);
+    std::string ret = typeOf(out);
+    int t = temp_++;
+    lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = fn (" + params +
+                    "Primitive=1)" + (ret.empty() ? "" : " -> " + ret) + " {");
+    lines.insert(lines.end(), body.begin(), body.end());
+    lines.push_back(std::string(2 * depth + 2, ' ') + result);
+    lines.push_back(std::string(2 * depth, ' ') + "}" +
+                    (ret.empty() ? "" : " /* ty=fn (" + types + ") -> " + ret + " */") + ";");
+    return t;
+  }
+
+  // One node's call in Relay's form (a bias adds a second call, bound before it).
+  std::string call(const Node &node, const std::vector<std::string> &args, const std::string &ty,
+                   std::vector<std::string> &lines, int depth) {
+    const std::string &op = node.op->name;
+    // The scalar's dtype is the tensor's: the text after the type's last ", ".
+    std::string dtype = "float32";
+    if (ty.rfind("Tensor[", 0) == 0)
+      dtype = ty.substr(ty.rfind(", ") + 2, ty.size() - ty.rfind(", ") - 3);
+    else if (!ty.empty())
+      dtype = ty;
+    auto joined = [](const std::vector<std::string> &parts) {
+      std::string s;
+      for (const std::string &p : parts)
+        s += (s.empty() ? "" : ", ") + p;
+      return s;
+    };
+    if (auto it = scalarOps().find(op); it != scalarOps().end()) {
+      std::string scalar = floatLiteral(node.parsed.raw("scalar"), dtype);
+      return it->second.first + "(" +
+             (it->second.second ? scalar + ", " + args[0] : args[0] + ", " + scalar) + ")";
+    }
+    if (op == "conv2d" || op == "dense") {
+      std::vector<std::string> parts(args.begin(), args.begin() + 2);
+      if (op == "conv2d") {
+        // In the order of Relay's Conv2DAttrs, each only when it is not the default (padding
+        // always: Relay normalises it to four values).
+        std::vector<int64_t> strides = node.parsed.getTuple("strides"),
+                             pad = node.parsed.getTuple("padding"),
+                             dilation = node.parsed.getTuple("dilation");
+        if (pad.size() == 2)
+          pad = {pad[0], pad[1], pad[0], pad[1]};
+        if (strides != std::vector<int64_t>{1, 1})
+          parts.push_back("strides=" + relayArray(strides));
+        parts.push_back("padding=" + relayArray(pad));
+        if (dilation != std::vector<int64_t>{1, 1})
+          parts.push_back("dilation=" + relayArray(dilation));
+        if (node.parsed.getInt("groups") != 1)
+          parts.push_back("groups=" + std::to_string(node.parsed.getInt("groups")));
+        parts.push_back("channels=" + std::to_string(node.parsed.getInt("channels")));
+        parts.push_back("kernel_size=" + relayArray(node.parsed.getTuple("kernel_size")));
+        if (node.parsed.getStr("layout") != "NCHW")
+          parts.push_back("data_layout=\"" + node.parsed.getStr("layout") + "\"");
+      } else {
+        parts.push_back("units=" + std::to_string(node.parsed.getInt("units")));
+      }
+      std::string main =
+          std::string(op == "conv2d" ? "nn.conv2d" : "nn.dense") + "(" + joined(parts) + ")";
+      if (args.size() < 3)
+        return main;
+      int t = temp_++;
+      lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = " + main +
+                      (ty.empty() ? "" : " /* ty=" + ty + " */") + ";");
+      return "nn.bias_add(%" + std::to_string(t) + ", " + args[2] +
+             (op == "conv2d" && node.parsed.getStr("layout") == "NCHW" ? ", axis=1" : "") + ")";
+    }
+    auto it = relayNames().find(op);
+    std::vector<std::string> parts = args;
+    for (const auto &[k, v] : node.attrs)
+      parts.push_back(k + "=" + v);
+    return (it == relayNames().end() ? op : it->second) + "(" + joined(parts) + ")";
+  }
+
+  const Graph &g_;
+  const IndexedGraph &idx_;
+  const GraphAttr *shape_, *dtype_;
+  std::vector<int> group_;                       // a call's group root, or -1
+  std::map<int, std::vector<uint32_t>> members_; // group root -> member ids in id order
+  std::map<int, std::vector<Entry>> params_;     // group root -> parameter entries
+  std::map<int, std::vector<std::string>> paramNames_;
+  std::map<uint32_t, std::string> varName_; // @main's parameters
+  std::set<std::string> used_;
+  std::map<std::string, int> counter_;
+  std::set<uint32_t> named_;
+  std::map<uint32_t, int> outerTemps_;
+  std::map<int, std::map<uint32_t, int>> innerTemps_;
+  std::map<uint32_t, int> meta_; // constant node -> meta index, in order of first print
+  int temp_ = 0;
+};
+
+} // namespace
+
+std::string printRelay(const Graph &g) { return Printer(g).print(); }
+
+} // namespace loupe

@@ -1,0 +1,22 @@
+// RelayText: a graph printed as a Relay module in Relay's text form (relay-spec §5) — the
+// workbench's graph as seed 003's `print(mod)` shows a Relay program, FuseOps groups as
+// `fn (…, Primitive=1)` literals.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <string>
+
+namespace loupe {
+
+/// `g` as Relay prints `def @main(…) -> T { … }`: graph inputs become @main's parameters
+/// (annotated with their declared types), NNVM ops their Relay counterparts (broadcast_add as
+/// `add`, conv2d as `nn.conv2d`, a scalar op with its scalar as a literal such as `2f`, a bias
+/// as `nn.bias_add`; an op without one keeps its NNVM name), constants `meta[relay.Constant][i]`,
+/// every call bound to a temporary `%N` in post-order but the last, and `/* ty=… */` comments
+/// once shapes and types are inferred. When the graph carries a partition (group_root, as
+/// FuseOps writes it), each group of ops is a primitive function literal called with its
+/// inputs, its parameters named p0, p1, … made unique as Relay's printer does.
+std::string printRelay(const Graph &g);
+
+} // namespace loupe

@@ -1,10 +1,20 @@
 """The notebooks in examples/notebooks run headless (Debian's nbclient and ipykernel) with no
 error, and show what the seeds print and the pictures Loupe draws."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import nbclient  # Debian's python3-nbclient, python3-nbformat and python3-ipykernel (setup.sh)
 import nbformat
+
+# The kernel's connection files and IPython's profile in a folder of their own: a CI machine's
+# home may be read-only or shared.
+_SCRATCH = tempfile.mkdtemp(prefix="loupe-notebooks-")
+atexit.register(shutil.rmtree, _SCRATCH, True)
+os.environ.setdefault("JUPYTER_RUNTIME_DIR", os.path.join(_SCRATCH, "runtime"))
+os.environ.setdefault("IPYTHONDIR", os.path.join(_SCRATCH, "ipython"))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOTEBOOKS = os.path.join(HERE, "..", "..", "examples", "notebooks")

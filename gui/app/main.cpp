@@ -5,6 +5,7 @@
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
 #include "repl/commands/CommandHelpers.h"
+#include "report/Report.h"
 
 #include <GLFW/glfw3.h>
 
@@ -100,7 +101,8 @@ int main(int argc, char **argv) {
     }
   }
   gui::AppState s;
-  s.viewer.setTuning("on"); // the records this machine's :tune wrote
+  s.viewer.setTuning("on");                      // the records this machine's :tune wrote
+  s.viewer.setPrepare(report::addReportCommand); // the console has :report, as loupe has
   if (!gui::parsePanel(panelName, s.panel))
     return usageError("unknown panel '" + panelName +
                       "'; panels: graph, timeline, fusion, loops, buffers");

@@ -123,8 +123,16 @@ void Viewer::setTuning(const std::string &mode) {
   engine_->setTuning(mode);
 }
 
+void Viewer::setPrepare(std::function<void(Engine &)> prepare) {
+  prepare_ = std::move(prepare);
+  if (prepare_)
+    prepare_(*engine_);
+}
+
 void Viewer::freshEngine() {
   engine_ = std::make_unique<Engine>();
+  if (prepare_)
+    prepare_(*engine_);
   engine_->setTuning(tuning_);
   engine_->setSourceName(scriptPath_);
   watchProgress();

@@ -69,6 +69,9 @@ public:
   const Engine &engine() const { return *engine_; }
   /// The tuning mode of the engines it makes (Engine::setTuning); loupe-gui sets "on".
   void setTuning(const std::string &mode);
+  /// Readies the engine now and each engine the viewer makes later (opening a script, stepping
+  /// back past its first graph) with the front end's own commands: loupe-gui adds `:report`.
+  void setPrepare(std::function<void(Engine &)> prepare);
   /// Everything the console printed so far.
   const std::string &console() const { return console_; }
   /// Adds text to the console without running anything (completion lists).
@@ -101,6 +104,7 @@ private:
   };
   std::unique_ptr<Engine> engine_;
   std::string tuning_ = "off";
+  std::function<void(Engine &)> prepare_;
   std::string console_;
   std::vector<ScriptInput> script_;
   std::string scriptPath_;

@@ -13,12 +13,16 @@
 #include "gui/model/ProfileView.h"
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
+#include "repl/TextFile.h"
+#include "report/Report.h"
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+#include <unistd.h>
 
 using namespace loupe;
 using namespace loupe::gui;
@@ -761,4 +765,25 @@ TEST(GraphSvg, BoxesEdgesRegionsAndBadgesWithNamesAsText) {
   EXPECT_EQ(bad.find("<script"), std::string::npos);
   EXPECT_NE(bad.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"), std::string::npos);
   EXPECT_EQ(xmlEscaped("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+// The front end readies every engine the viewer makes: loupe-gui's console has :report, also
+// after opening a script starts a fresh engine.
+TEST(Viewer, ThePreparedCommandsSurviveAFreshEngine) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / ("loupe-viewer-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Viewer v;
+  v.setPrepare(report::addReportCommand);
+  runAll(v, "x = Variable(\"x\", shape=(2,))\ny = relu(x)\n:graph y");
+  std::string out;
+  ASSERT_TRUE(v.run(":report " + (dir / "a.html").string(), &out)) << out;
+  EXPECT_TRUE(fs::exists(dir / "a.html"));
+  loupe::writeTextFile((dir / "s.loupe").string(), "x = Variable(\"x\", shape=(2,))\n:graph x\n");
+  ASSERT_EQ(v.open((dir / "s.loupe").string()), "");
+  v.runTo(2);
+  ASSERT_TRUE(v.run(":report " + (dir / "b.html").string(), &out)) << out;
+  EXPECT_TRUE(fs::exists(dir / "b.html"));
+  fs::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/Op.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -61,18 +62,34 @@ std::string floatLiteral(const std::string &text, const std::string &dtype) {
   return buf + suffix;
 }
 
-// "(3, 3)" or "[1, 1]" as Relay's array "[3, 3]".
+// Items as Relay separates arguments, parameters, dimensions: "a, b, c".
+std::string commaJoined(const std::vector<std::string> &items) {
+  std::string s;
+  for (const std::string &i : items)
+    s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+// A tuple attribute as Relay's array: [3, 3].
 std::string relayArray(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+  std::vector<std::string> items;
+  for (int64_t x : v)
+    items.push_back(std::to_string(x));
+  return "[" + commaJoined(items) + "]";
+}
+
+// The optional-info comment of a typed expression (nothing when the type is unknown).
+std::string tyComment(const std::string &ty) { return ty.empty() ? "" : " /* ty=" + ty + " */"; }
+
+// A line of a scope `depth` levels deep.
+std::string indented(int depth, const std::string &text) {
+  return std::string(2 * static_cast<size_t>(depth), ' ') + text;
 }
 
 class Printer {
 public:
   explicit Printer(const Graph &g)
-      : g_(g), idx_(g.index()), shape_(g.attr("shape")), dtype_(g.attr("dtype")) {
+      : idx_(g.index()), shape_(g.attr("shape")), dtype_(g.attr("dtype")) {
     const GraphAttr *root = g.attr("group_root");
     group_.assign(idx_.numNodes(), -1);
     if (root && root->ints.size() == idx_.numNodes())
@@ -82,22 +99,18 @@ public:
     for (uint32_t n = 0; n < idx_.numNodes(); ++n)
       if (group_[n] >= 0)
         members_[group_[n]].push_back(n);
-    for (const auto &[r, ms] : members_)
-      paramsOf(r);
   }
 
   std::string print() {
     // Names top-down: @main's parameters, then the body from its result.
-    std::string params;
+    std::vector<std::string> params;
     for (uint32_t nid : idx_.argNodes) {
       const Node &v = *idx_.nodes[nid].node;
       varName_[nid] =
           unique(std::isalpha(static_cast<unsigned char>(v.name[0])) ? v.name : "v" + v.name);
       std::string declared = declaredType(v);
-      std::string ty = typeOf({nid, 0, 0});
-      params += (params.empty() ? "" : ", ") + ("%" + varName_[nid]) +
-                (declared.empty() ? "" : ": " + declared) +
-                (ty.empty() ? "" : " /* ty=" + ty + " */");
+      params.push_back("%" + varName_[nid] + (declared.empty() ? "" : ": " + declared) +
+                       tyComment(typeOf({nid, 0, 0})));
     }
     for (const Entry &h : idx_.heads)
       name(h);
@@ -107,14 +120,14 @@ public:
     if (idx_.heads.size() == 1) {
       result = print(idx_.heads[0], lines, 1, true);
     } else {
-      std::string tuple;
+      std::vector<std::string> tuple;
       for (const Entry &h : idx_.heads)
-        tuple += (tuple.empty() ? "" : ", ") + print(h, lines, 1, false);
-      result = "(" + tuple + ")";
+        tuple.push_back(print(h, lines, 1, false));
+      result = "(" + commaJoined(tuple) + ")";
     }
     std::ostringstream s;
     std::string ret = idx_.heads.size() == 1 ? typeOf(idx_.heads[0]) : "";
-    s << "def @main(" << params << ")" << (ret.empty() ? "" : " -> " + ret) << " {\n";
+    s << "def @main(" << commaJoined(params) << ")" << (ret.empty() ? "" : " -> " + ret) << " {\n";
     for (const std::string &l : lines)
       s << l << "\n";
     s << "  " << result << "\n}\n";
@@ -136,38 +149,44 @@ private:
     return name;
   }
 
-  std::string typeOf(const Entry &e) const {
-    if (!shape_ || !dtype_)
-      return "";
+  // An entry's inferred dtype ("" before InferType).
+  std::string dtypeOf(const Entry &e) const {
     uint32_t id = idx_.entryId(e);
-    if (id >= shape_->shapes.size() || id >= dtype_->ints.size() || dtype_->ints[id] < 0)
+    if (!dtype_ || id >= dtype_->ints.size() || dtype_->ints[id] < 0)
       return "";
-    return tensorType(shape_->shapes[id],
-                      std::string(dtypeName(static_cast<int>(dtype_->ints[id]))));
+    return std::string(dtypeName(static_cast<int>(dtype_->ints[id])));
+  }
+
+  // An entry's inferred type ("" before InferShape and InferType).
+  std::string typeOf(const Entry &e) const {
+    uint32_t id = idx_.entryId(e);
+    std::string dtype = dtypeOf(e);
+    if (!shape_ || id >= shape_->shapes.size() || dtype.empty())
+      return "";
+    return tensorType(shape_->shapes[id], dtype);
   }
 
   static std::string tensorType(const Shape &s, const std::string &dtype) {
     if (s.empty())
       return dtype;
-    std::string dims;
-    for (size_t i = 0; i < s.size(); ++i)
-      dims += (i ? ", " : "") + (s[i] < 0 ? std::string("?") : std::to_string(s[i]));
-    return "Tensor[(" + dims + "), " + dtype + "]";
+    std::vector<std::string> dims;
+    for (int64_t d : s)
+      dims.push_back(d < 0 ? "?" : std::to_string(d));
+    return "Tensor[(" + commaJoined(dims) + "), " + dtype + "]";
   }
 
-  // A variable's declared type: its `shape` attribute, with its `dtype` (float32 unless given).
+  // A variable's declared type: its `shape` attribute, with its `dtype` type code (float32
+  // unless given; InferType refuses any other text, so none reaches here once inferred).
   static std::string declaredType(const Node &v) {
     std::string shape, dtype = "float32";
     for (const auto &[k, val] : v.attrs) {
+      int code = -1;
       if (k == "shape")
         shape = val;
-      if (k == "dtype") {
-        std::optional<int> code = dtypeFromName(val);
-        if (!code && !val.empty() && std::isdigit(static_cast<unsigned char>(val[0])))
-          code = std::stoi(val);
-        if (code)
-          dtype = std::string(dtypeName(*code));
-      }
+      else if (k == "dtype" &&
+               std::from_chars(val.data(), val.data() + val.size(), code).ec == std::errc() &&
+               code >= 0 && code < kNumDTypes)
+        dtype = std::string(dtypeName(code));
     }
     return shape.empty() ? "" : tensorType(parseIntTuple(shape), dtype);
   }
@@ -231,8 +250,7 @@ private:
     if (!isCall(n)) {
       auto [it, fresh] = meta_.emplace(n, static_cast<int>(meta_.size()));
       std::string ty = typeOf(e);
-      return "meta[relay.Constant][" + std::to_string(it->second) + "]" +
-             (ty.empty() ? "" : " /* ty=" + ty + " */");
+      return "meta[relay.Constant][" + std::to_string(it->second) + "]" + tyComment(ty);
     }
     std::map<uint32_t, int> &bound = inner ? innerTemps_[group] : outerTemps_;
     if (auto it = bound.find(n); it != bound.end())
@@ -244,24 +262,26 @@ private:
       for (const Entry &p : paramsOf(group_[n]))
         args.push_back(print(p, lines, depth, false));
       int fn = literal(group_[n], lines, depth);
-      std::string joined;
-      for (const std::string &a : args)
-        joined += (joined.empty() ? "" : ", ") + a;
-      text = "%" + std::to_string(fn) + "(" + joined + ")";
+      text = "%" + std::to_string(fn) + "(" + commaJoined(args) + ")";
     } else {
       std::vector<std::string> args;
       for (const Entry &in : idx_.nodes[n].inputs)
         args.push_back(print(in, lines, depth, false, inner, group));
-      text = call(node, args, typeOf(e), lines, depth);
+      text = call(node, args, e, lines, depth);
     }
-    std::string ty = typeOf(e);
-    text += ty.empty() ? "" : " /* ty=" + ty + " */";
+    text += tyComment(typeOf(e));
     if (last)
       return text;
-    int t = temp_++;
+    int t = bind(lines, depth, text);
     bound[n] = t;
-    lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = " + text + ";");
     return "%" + std::to_string(t);
+  }
+
+  // Binds `text` to the next temporary on `lines`; returns its number.
+  int bind(std::vector<std::string> &lines, int depth, const std::string &text) {
+    int t = temp_++;
+    lines.push_back(indented(depth, "%" + std::to_string(t) + " = " + text + ";"));
+    return t;
   }
 
   // Binds group `root`'s primitive function literal to a temporary; returns its number.
@@ -269,45 +289,38 @@ private:
     const std::vector<Entry> &ps = paramsOf(root);
     const std::vector<std::string> &names = paramNames_.at(root);
     std::map<uint32_t, std::string> inner;
-    std::string params, types;
+    std::vector<std::string> params, types;
     for (size_t i = 0; i < ps.size(); ++i) {
       inner[idx_.entryId(ps[i])] = names[i];
       std::string ty = typeOf(ps[i]);
-      params += "%" + names[i] + (ty.empty() ? "" : ": " + ty + " /* ty=" + ty + " */") + ", ";
-      types += (i ? ", " : "") + ty;
+      params.push_back("%" + names[i] + (ty.empty() ? "" : ": " + ty) + tyComment(ty));
+      types.push_back(ty);
     }
+    params.push_back("Primitive=1");
     std::vector<std::string> body;
     Entry out{static_cast<uint32_t>(root), 0, 0};
     std::string result = print(out, body, depth + 1, true, &inner, root);
     std::string ret = typeOf(out);
     int t = temp_++;
-    lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = fn (" + params +
-                    "Primitive=1)" + (ret.empty() ? "" : " -> " + ret) + " {");
+    lines.push_back(indented(depth, "%" + std::to_string(t) + " = fn (" + commaJoined(params) +
+                                        ")" + (ret.empty() ? "" : " -> " + ret) + " {"));
     lines.insert(lines.end(), body.begin(), body.end());
-    lines.push_back(std::string(2 * depth + 2, ' ') + result);
-    lines.push_back(std::string(2 * depth, ' ') + "}" +
-                    (ret.empty() ? "" : " /* ty=fn (" + types + ") -> " + ret + " */") + ";");
+    lines.push_back(indented(depth + 1, result));
+    lines.push_back(indented(
+        depth,
+        "}" + (ret.empty() ? "" : tyComment("fn (" + commaJoined(types) + ") -> " + ret)) + ";"));
     return t;
   }
 
   // One node's call in Relay's form (a bias adds a second call, bound before it).
-  std::string call(const Node &node, const std::vector<std::string> &args, const std::string &ty,
+  std::string call(const Node &node, const std::vector<std::string> &args, const Entry &e,
                    std::vector<std::string> &lines, int depth) {
     const std::string &op = node.op->name;
-    // The scalar's dtype is the tensor's: the text after the type's last ", ".
-    std::string dtype = "float32";
-    if (ty.rfind("Tensor[", 0) == 0)
-      dtype = ty.substr(ty.rfind(", ") + 2, ty.size() - ty.rfind(", ") - 3);
-    else if (!ty.empty())
-      dtype = ty;
-    auto joined = [](const std::vector<std::string> &parts) {
-      std::string s;
-      for (const std::string &p : parts)
-        s += (s.empty() ? "" : ", ") + p;
-      return s;
-    };
     if (auto it = scalarOps().find(op); it != scalarOps().end()) {
-      std::string scalar = floatLiteral(node.parsed.raw("scalar"), dtype);
+      // The scalar is a literal of the tensor's dtype (float32 before InferType).
+      std::string dtype = dtypeOf(e);
+      std::string scalar =
+          floatLiteral(node.parsed.raw("scalar"), dtype.empty() ? "float32" : dtype);
       return it->second.first + "(" +
              (it->second.second ? scalar + ", " + args[0] : args[0] + ", " + scalar) + ")";
     }
@@ -336,12 +349,10 @@ private:
         parts.push_back("units=" + std::to_string(node.parsed.getInt("units")));
       }
       std::string main =
-          std::string(op == "conv2d" ? "nn.conv2d" : "nn.dense") + "(" + joined(parts) + ")";
+          std::string(op == "conv2d" ? "nn.conv2d" : "nn.dense") + "(" + commaJoined(parts) + ")";
       if (args.size() < 3)
         return main;
-      int t = temp_++;
-      lines.push_back(std::string(2 * depth, ' ') + "%" + std::to_string(t) + " = " + main +
-                      (ty.empty() ? "" : " /* ty=" + ty + " */") + ";");
+      int t = bind(lines, depth, main + tyComment(typeOf(e)));
       return "nn.bias_add(%" + std::to_string(t) + ", " + args[2] +
              (op == "conv2d" && node.parsed.getStr("layout") == "NCHW" ? ", axis=1" : "") + ")";
     }
@@ -349,10 +360,9 @@ private:
     std::vector<std::string> parts = args;
     for (const auto &[k, v] : node.attrs)
       parts.push_back(k + "=" + v);
-    return (it == relayNames().end() ? op : it->second) + "(" + joined(parts) + ")";
+    return (it == relayNames().end() ? op : it->second) + "(" + commaJoined(parts) + ")";
   }
 
-  const Graph &g_;
   const IndexedGraph &idx_;
   const GraphAttr *shape_, *dtype_;
   std::vector<int> group_;                       // a call's group root, or -1

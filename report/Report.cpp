@@ -11,6 +11,7 @@
 #include "gui/model/GraphSvg.h"
 #include "gui/model/StepDiff.h"
 #include "repl/TextFile.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <cstdio>
 #include <sstream>
@@ -86,12 +87,6 @@ std::string diffHtml(const std::string &diff) {
       s << xmlEscaped(line) << "\n";
   }
   return s.str();
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // The fusion groups of a step, as :groups lists them.

@@ -6,6 +6,7 @@
 #include "backend/Build.h"
 #include "backend/tune/Records.h"
 #include "core/FusedModule.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <imgui.h>
 
@@ -61,12 +62,6 @@ void refresh(TuningPanelState &t) {
   for (const TaskTuning &k : t.view.tasks)
     tasks.push_back(k.task);
   t.view = tuningView(tasks, t.target, t.view.log);
-}
-
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // The task list: name, trials and gain; a click selects.

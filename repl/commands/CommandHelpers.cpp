@@ -8,6 +8,7 @@
 #include "repl/Engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,6 +145,12 @@ int64_t integerAtLeast(const std::string &key, const std::string &v, int64_t min
 
 std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 // The fused functions of a compiled graph in the order its tvm_op nodes call them.

@@ -35,6 +35,8 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
 [[noreturn]] void missingAttr(const Graph &g, const std::string &key);
 /// "1 node", "3 nodes".
 std::string plural(size_t n, const char *word);
+/// `v` with `digits` digits after the point ("%.*f").
+std::string fixed(double v, int digits);
 /// The fused functions of a compiled graph in the order its tvm_op nodes call them.
 std::vector<std::string> functionOrder(const Graph &g);
 /// The partitioned graph a built step's functions were made from (with the opt level, rules and

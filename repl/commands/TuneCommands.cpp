@@ -21,12 +21,6 @@ namespace {
 
 const char *kTuneUsage = ":tune [FUNC|all] [trials=N] [time=SECONDS] [workers=N]";
 
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 } // namespace
 
 void Commands::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {

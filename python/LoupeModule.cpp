@@ -96,7 +96,7 @@ struct Module {
 // NNVM's graph runtime over a deploy graph and its module.
 class Runtime {
 public:
-  Runtime(Graph g, const Module &lib) {
+  Runtime(Graph g, const Module &lib) : numOutputs_(g.outputs().size()) {
     g.attrs["module"] = lib.attr;
     rt_ = guarded([&] { return std::make_unique<backend::GraphRuntime>(g); });
   }
@@ -111,14 +111,17 @@ public:
       raise(e.what());
     }
   }
-  py::list outputs() const {
-    py::list l;
-    for (const Tensor &t : guarded([&] { return rt_->outputs(); }))
-      l.append(arrayOf(t));
-    return l;
+  /// Output `index` of the last run (only that one crosses into NumPy).
+  py::array output(int64_t index) const {
+    if (index < 0 || static_cast<size_t>(index) >= numOutputs_)
+      raise("get_output(" + std::to_string(index) + "): the graph has " +
+            plural(numOutputs_, "output"));
+    return arrayOf(guarded([&] { return rt_->outputs(); })[static_cast<size_t>(index)]);
   }
+  size_t numOutputs() const { return numOutputs_; }
 
 private:
+  size_t numOutputs_;
   std::unique_ptr<backend::GraphRuntime> rt_;
 };
 
@@ -165,12 +168,7 @@ public:
   /// :groups as a dict: nodes (node, root, master), groups (root, members, pattern, master,
   /// function), and for a built step the opt level and rules it was partitioned with.
   py::dict groups() {
-    Commands::GroupsView v;
-    try {
-      v = Commands::groupsOf(engine_);
-    } catch (const Error &e) {
-      raise(e.what());
-    }
+    Commands::GroupsView v = guarded([&] { return Commands::groupsOf(engine_); });
     py::list nodes, groups;
     for (const auto &n : v.nodes)
       nodes.append(py::dict(py::arg("node") = n.node, py::arg("root") = n.root,
@@ -318,13 +316,7 @@ PYBIND11_MODULE(_loupe, m) {
             return a ? py::object(py::str(a->pyRepr())) : py::object(py::none());
           },
           py::arg("key"))
-      .def("svg", [](const Graph &g) { return guarded([&] { return gui::graphSvg(g); }); })
-      .def("attr_keys", [](const Graph &g) {
-        std::vector<std::string> keys;
-        for (const auto &[k, v] : g.attrs)
-          keys.push_back(k);
-        return keys;
-      });
+      .def("svg", [](const Graph &g) { return guarded([&] { return gui::graphSvg(g); }); });
   py::class_<Module>(m, "_Module");
   m.def("op_names", [] {
     registerAllPasses(); // and every op (idempotent), as an engine does when made
@@ -335,7 +327,8 @@ PYBIND11_MODULE(_loupe, m) {
       .def(py::init<Graph, const Module &>())
       .def("set_input", &Runtime::setInput)
       .def("run", &Runtime::run)
-      .def("outputs", &Runtime::outputs);
+      .def("output", &Runtime::output)
+      .def("num_outputs", &Runtime::numOutputs);
   py::class_<Session>(m, "_Session")
       .def(py::init<>())
       .def("symbol_graph", &Session::symbolGraph)

@@ -69,9 +69,13 @@ def test_graph_values_apply_attributes_and_index():
     assert graph_util.infer_dtype(g, x="float64") == ([1], [1])
 
 
-def unset_input_run(g):
+def runtime_of(g):
     deploy, lib, _ = nnvm.compiler.build(g, target="llvm", shape={"x": (2,)})
-    tvm.contrib.graph_runtime.create(deploy, lib).run()
+    return tvm.contrib.graph_runtime.create(deploy, lib)
+
+
+def unset_input_run(g):
+    runtime_of(g).run()
 
 
 def test_bad_input_is_one_line_with_the_repls_message_and_changes_nothing():
@@ -106,6 +110,7 @@ def test_bad_input_is_one_line_with_the_repls_message_and_changes_nothing():
         (lambda: g._set_json_attr("k", 1, "list_float"), "unknown attribute type 'list_float'"),
         (lambda: nnvm.graph.create(3), "nnvm.graph.create takes a symbol, got int"),
         (lambda: unset_input_run(g), "run: no value for input 'x'"),
+        (lambda: runtime_of(g).get_output(1), "get_output(1): the graph has 1 output"),
         (lambda: tvm.contrib.graph_runtime.create(g, None), "graph_runtime.create takes the"),
     ]:
         with pytest.raises(loupe.Error) as e:

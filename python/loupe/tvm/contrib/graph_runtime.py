@@ -50,11 +50,9 @@ class GraphModule:
 
     def get_output(self, index, out=None):
         """Output `index` of the last run as an NDArray (copied into `out` when given)."""
-        outputs = _workspace.call(self._rt.outputs)
-        if not 0 <= index < len(outputs):
-            raise _loupe.Error(f"get_output({index}): the graph has {len(outputs)} outputs")
-        return out.copyfrom(outputs[index]) if out is not None else NDArray(outputs[index])
+        value = _workspace.call(self._rt.output, index)
+        return out.copyfrom(value) if out is not None else NDArray(value)
 
     def get_num_outputs(self):
         """How many outputs the graph has."""
-        return len(_workspace.call(self._rt.outputs))
+        return self._rt.num_outputs()

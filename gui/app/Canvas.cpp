@@ -121,13 +121,10 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
 
   // Group regions first, under everything.
   const IndexedGraph &idx = g.index();
-  std::vector<int> groupOf(idx.numNodes(), -1);
+  std::vector<int> groupOf =
+      st.groups ? nodeGroups(*st.groups, idx.numNodes()) : std::vector<int>(idx.numNodes(), -1);
   std::string hoverTip;
   if (st.groups) {
-    for (const GroupView &gv : *st.groups)
-      for (uint32_t m : gv.members)
-        if (m < groupOf.size())
-          groupOf[m] = gv.index;
     for (const GroupRegion &r : groupRegions(*st.groups, l, 8)) {
       const GroupView &gv = (*st.groups)[static_cast<size_t>(r.group)];
       ImVec2 a = at(r.x0, r.y0), b = at(r.x1, r.y1);
@@ -137,8 +134,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
         dl->AddRect(a, b, kChangedCol, 8.0f, 0, 5.0f);
       if (hovered && io.MousePos.x >= a.x && io.MousePos.x <= b.x && io.MousePos.y >= a.y &&
           io.MousePos.y <= b.y)
-        hoverTip = gv.function + "\npattern " + gv.pattern + "\nroot " + gv.rootName + "\nmaster " +
-                   (gv.masterName.empty() ? "None" : gv.masterName);
+        hoverTip = groupSummary(gv);
     }
   }
 
@@ -231,8 +227,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       const GroupView &gv = (*st.groups)[static_cast<size_t>(groupOf[n.nid])];
       // Root and master badges in the corner (with the labels: zoomed out they would cover the
       // boxes).
-      std::string badge =
-          std::string(gv.rootName == n.name ? "R" : "") + (gv.masterName == n.name ? "M" : "");
+      std::string badge = groupBadge(gv, n.name);
       if (!badge.empty())
         dl->AddText(ImVec2(b.x - 9.0f * static_cast<float>(badge.size()) - 2, a.y + 1), kSelected,
                     badge.c_str());

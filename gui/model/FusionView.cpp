@@ -25,6 +25,24 @@ int paletteSize() { return static_cast<int>(sizeof kPalette / sizeof kPalette[0]
 
 uint32_t groupColour(int index) { return kPalette[index % paletteSize()]; }
 
+std::vector<int> nodeGroups(const std::vector<GroupView> &groups, size_t numNodes) {
+  std::vector<int> groupOf(numNodes, -1);
+  for (const GroupView &gv : groups)
+    for (uint32_t m : gv.members)
+      if (m < groupOf.size())
+        groupOf[m] = gv.index;
+  return groupOf;
+}
+
+std::string groupSummary(const GroupView &g) {
+  return g.function + "\npattern " + g.pattern + "\nroot " + g.rootName + "\nmaster " +
+         (g.masterName.empty() ? "None" : g.masterName);
+}
+
+std::string groupBadge(const GroupView &g, const std::string &name) {
+  return std::string(g.rootName == name ? "R" : "") + (g.masterName == name ? "M" : "");
+}
+
 bool hasGroups(const Graph &g) {
   return (g.attr("group_root") && g.attr("group_master") && g.attr("pattern")) || g.attr("module");
 }

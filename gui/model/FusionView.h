@@ -32,6 +32,16 @@ bool hasGroups(const Graph &g);
 /// (tvm_op nodes and `module`), in root order; empty when there are none.
 std::vector<GroupView> fusionGroups(const Graph &g);
 
+/// Per node id of a graph of `numNodes` nodes, the GroupView::index of its group, or -1.
+std::vector<int> nodeGroups(const std::vector<GroupView> &groups, size_t numNodes);
+
+/// What a group's region tells on hover: its function, pattern, root and master ("None").
+std::string groupSummary(const GroupView &g);
+
+/// The badge in the corner of node `name`'s box: "R" for the group's root, "M" for its master,
+/// "RM" for both, empty for neither.
+std::string groupBadge(const GroupView &g, const std::string &name);
+
 /// The region drawn around a group of two or more nodes: the bounding box of its members'
 /// boxes in a layout, grown by `margin`.
 struct GroupRegion {

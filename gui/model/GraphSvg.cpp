@@ -64,22 +64,16 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\""
     << hex(kEdgeColour) << "\"/></marker></defs>\n";
   const IndexedGraph &idx = g.index();
-  std::vector<int> groupOf(idx.numNodes(), -1);
+  std::vector<int> groupOf =
+      o.groups ? nodeGroups(*o.groups, idx.numNodes()) : std::vector<int>(idx.numNodes(), -1);
   if (o.groups) {
-    for (const GroupView &gv : *o.groups)
-      for (uint32_t m : gv.members)
-        if (m < groupOf.size())
-          groupOf[m] = gv.index;
     // Regions first, under everything, as the canvas draws them.
     for (const GroupRegion &r : groupRegions(*o.groups, l, 8)) {
       const GroupView &gv = (*o.groups)[static_cast<size_t>(r.group)];
       s << "<rect class=\"group\" x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\""
         << num(r.x1 - r.x0) << "\" height=\"" << num(r.y1 - r.y0) << "\" rx=\"8\" fill=\""
         << hex(gv.colour) << "\" fill-opacity=\"0.24\" stroke=\"" << hex(gv.colour)
-        << "\" stroke-width=\"2\"><title>"
-        << xmlEscaped(gv.function + "\npattern " + gv.pattern + "\nroot " + gv.rootName +
-                      "\nmaster " + (gv.masterName.empty() ? "None" : gv.masterName))
-        << "</title></rect>\n";
+        << "\" stroke-width=\"2\"><title>" << xmlEscaped(groupSummary(gv)) << "</title></rect>\n";
     }
   }
   for (const LaidEdge &e : l.edges) {
@@ -117,8 +111,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
         << "\">" << xmlEscaped(n.lines[i]) << "</text>\n";
     if (group >= 0) {
       const GroupView &gv = (*o.groups)[static_cast<size_t>(group)];
-      std::string badge =
-          std::string(gv.rootName == n.name ? "R" : "") + (gv.masterName == n.name ? "M" : "");
+      std::string badge = groupBadge(gv, n.name);
       if (!badge.empty())
         s << "<text x=\"" << num(x + n.w - 2) << "\" y=\"" << num(y + 12)
           << "\" text-anchor=\"end\" font-weight=\"bold\" fill=\"" << hex(kSelectedColour) << "\">"

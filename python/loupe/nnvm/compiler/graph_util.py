@@ -34,22 +34,26 @@ def gradients(ys, xs, grad_ys=None):
     return [Symbol(_workspace.assign(f"{grads}[{i}]")) for i in range(len(xs))]
 
 
-def _entries(graph, values):
-    index = graph.index
+def _infer(graph, what, given, inputs_key, type_name, value_of, pass_name, result_key):
+    """NNVM's infer_shape and infer_dtype: the inputs' values (`value_of(name)`, for every
+    input) set as `inputs_key`, the pass applied, and `result_key`'s values of the inputs and
+    the outputs."""
+    graph = graph if isinstance(graph, Graph) else create(graph)
+    names = graph.index.input_names
+    for name in given:
+        if name not in names:
+            raise _loupe.Error(f"{what}: the graph has no input '{name}'")
+    graph._set_json_attr(inputs_key, [value_of(n) for n in names], type_name)
+    graph = graph.apply(pass_name)
+    values, index = graph.json_attr(result_key), graph.index
     return ([values[index.entry_id(x)] for x in index.input_names],
             [values[index.entry_id(x)] for x in index.output_entries])
 
 
 def infer_shape(graph, **shape):
     """(input shapes, output shapes) of a Graph or symbol given some inputs' shapes by name."""
-    graph = graph if isinstance(graph, Graph) else create(graph)
-    names = graph.index.input_names
-    for name in shape:
-        if name not in names:
-            raise _loupe.Error(f"infer_shape: the graph has no input '{name}'")
-    graph._set_json_attr("shape_inputs", [list(shape.get(n, ())) for n in names], "list_shape")
-    graph = graph.apply("InferShape")
-    return _entries(graph, graph.json_attr("shape"))
+    return _infer(graph, "infer_shape", shape, "shape_inputs", "list_shape",
+                  lambda n: list(shape.get(n, ())), "InferShape", "shape")
 
 
 def _dtype_code(value, name):
@@ -64,12 +68,5 @@ def _dtype_code(value, name):
 def infer_dtype(graph, **dtype):
     """(input dtypes, output dtypes) as type codes, given some inputs' dtypes by name (codes or
     names such as "float32")."""
-    graph = graph if isinstance(graph, Graph) else create(graph)
-    names = graph.index.input_names
-    for name in dtype:
-        if name not in names:
-            raise _loupe.Error(f"infer_dtype: the graph has no input '{name}'")
-    codes = [_dtype_code(dtype[n], n) if n in dtype else -1 for n in names]
-    graph._set_json_attr("dtype_inputs", codes, "list_int")
-    graph = graph.apply("InferType")
-    return _entries(graph, graph.json_attr("dtype"))
+    return _infer(graph, "infer_dtype", dtype, "dtype_inputs", "list_int",
+                  lambda n: _dtype_code(dtype[n], n) if n in dtype else -1, "InferType", "dtype")

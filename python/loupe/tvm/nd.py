@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import _loupe
 
-__all__ = ["NDArray", "TVMContext", "array", "cpu", "empty"]
+__all__ = ["NDArray", "TVMContext", "array", "cpu", "empty", "values_of"]
 
 
 class TVMContext:
@@ -51,7 +51,7 @@ class NDArray:
 
     def copyfrom(self, source):
         """Copies `source` (same shape) in; returns self."""
-        values = source.asnumpy() if isinstance(source, NDArray) else np.asarray(source)
+        values = values_of(source)
         if values.shape != self._a.shape:
             raise _loupe.Error(f"copyfrom: shape {values.shape} into an array of {self._a.shape}")
         self._a[...] = values
@@ -61,9 +61,19 @@ class NDArray:
         return f"<tvm.NDArray shape={self.shape}, {self.ctx}>\n{self._a!r}"
 
 
+def values_of(x):
+    """The values of an NDArray (its own NumPy array, not copied), of anything else with
+    `asnumpy()`, or of anything NumPy reads as an array."""
+    if isinstance(x, NDArray):
+        return x._a
+    if hasattr(x, "asnumpy"):
+        return x.asnumpy()
+    return np.asarray(x)
+
+
 def array(values, ctx=None):
     """An NDArray holding a copy of `values`."""
-    return NDArray(values.asnumpy() if isinstance(values, NDArray) else values, ctx)
+    return NDArray(values_of(values), ctx)
 
 
 def empty(shape, dtype="float32", ctx=None):

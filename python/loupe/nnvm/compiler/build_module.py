@@ -102,7 +102,7 @@ def build(graph, target=None, shape=None, dtype="float32", params=None, target_h
         default = _dtype_name(dtype, "every input")
     arrays = {}
     for name, value in (params or {}).items():
-        arrays[name] = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+        arrays[name] = tvm.nd.values_of(value)
     deploy, lib, out = _workspace.call(
         _workspace.session().build, graph._g, str(target), BuildConfig.current().opt_level,
         shapes, dtypes, default, arrays, _apply, _lowered)

@@ -7,11 +7,9 @@
     out = m.get_output(0).asnumpy()
 """
 
-import numpy as np
-
 from ... import _loupe
 from ...nnvm import _workspace
-from ..nd import NDArray
+from ..nd import NDArray, values_of
 
 __all__ = ["GraphModule", "create"]
 
@@ -39,8 +37,7 @@ class GraphModule:
         if key is not None:
             items.insert(0, (key, value))
         for name, v in items:
-            values = v.asnumpy() if isinstance(v, NDArray) else np.asarray(v)
-            _workspace.call(self._rt.set_input, name, values)
+            _workspace.call(self._rt.set_input, name, values_of(v))
 
     def run(self, **inputs):
         """Runs every kernel (after setting `inputs` by name)."""

@@ -1,6 +1,6 @@
 // RelayText: the Relay text printer over a graph, following relay-spec §5 (TVM v0.14's
-// RelayTextPrinter): names allocated top-down, temporaries numbered in post-order with a call's
-// arguments printed before its callee, the last expression of a scope inline.
+// RelayTextPrinter): names allocated top-down, temporaries bound deepest first, the last
+// expression of a scope inline.
 #include "core/RelayText.h"
 
 #include "core/Attrs.h"
@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/Op.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -114,9 +115,10 @@ public:
     }
     for (const Entry &h : idx_.heads)
       name(h);
-    // Then the body, in post-order.
+    // Then the body, deepest expressions first.
     std::vector<std::string> lines;
     std::string result;
+    bindScope(idx_.heads, lines, 1, nullptr, -1);
     if (idx_.heads.size() == 1) {
       result = print(idx_.heads[0], lines, 1, true);
     } else {
@@ -261,7 +263,8 @@ private:
       std::vector<std::string> args;
       for (const Entry &p : paramsOf(group_[n]))
         args.push_back(print(p, lines, depth, false));
-      int fn = literal(group_[n], lines, depth);
+      auto bound = literals_.find(group_[n]);
+      int fn = bound != literals_.end() ? bound->second : literal(group_[n], lines, depth);
       text = "%" + std::to_string(fn) + "(" + commaJoined(args) + ")";
     } else {
       std::vector<std::string> args;
@@ -275,6 +278,66 @@ private:
     int t = bind(lines, depth, text);
     bound[n] = t;
     return "%" + std::to_string(t);
+  }
+
+  // Binds every expression of a scope but its results, in the order seed 003's prints show TVM's
+  // printer binding them: by the longest path from the scope's results, deepest first, and in
+  // post-order (arguments before the callee) among equals. So in `add(conv, multiply(add(c, c),
+  // 2f))` the inner add, at depth 3, comes before the conv2d and the multiply, both at 2.
+  // Items are calls (node ids) and, outside functions, primitive function literals (-1 - root).
+  void bindScope(const std::vector<Entry> &results, std::vector<std::string> &lines, int depth,
+                 const std::map<uint32_t, std::string> *inner, int group) {
+    auto inScope = [&](uint32_t n) { return isCall(n) && (inner ? group_[n] == group : true); };
+    auto children = [&](int item) {
+      std::vector<int> out;
+      if (item < 0) // a literal's body is its own scope
+        return out;
+      uint32_t n = static_cast<uint32_t>(item);
+      const std::vector<Entry> &ins =
+          !inner && group_[n] >= 0 ? paramsOf(group_[n]) : idx_.nodes[n].inputs;
+      for (const Entry &in : ins)
+        if (inScope(in.nodeId))
+          out.push_back(static_cast<int>(in.nodeId));
+      if (!inner && group_[n] >= 0)
+        out.push_back(-1 - group_[n]);
+      return out;
+    };
+    std::vector<int> post;
+    std::set<int> seen;
+    std::vector<std::pair<int, size_t>> stack; // (item, next child) — graphs may be deep
+    for (const Entry &r : results)
+      if (inScope(r.nodeId) && seen.insert(static_cast<int>(r.nodeId)).second)
+        stack.push_back({static_cast<int>(r.nodeId), 0});
+    std::reverse(stack.begin(), stack.end());
+    while (!stack.empty()) {
+      auto &[item, next] = stack.back();
+      std::vector<int> kids = children(item);
+      if (next < kids.size()) {
+        int kid = kids[next++];
+        if (seen.insert(kid).second)
+          stack.push_back({kid, 0});
+        continue;
+      }
+      post.push_back(item);
+      stack.pop_back();
+    }
+    std::map<int, int> longest; // item -> longest path from a result
+    for (auto it = post.rbegin(); it != post.rend(); ++it)
+      for (int kid : children(*it))
+        longest[kid] = std::max(longest[kid], longest[*it] + 1);
+    std::stable_sort(post.begin(), post.end(),
+                     [&](int a, int b) { return longest[a] > longest[b]; });
+    for (int item : post) {
+      if (item < 0) {
+        literals_[-1 - item] = literal(-1 - item, lines, depth);
+        continue;
+      }
+      bool result = false;
+      for (const Entry &r : results)
+        result |= static_cast<int>(r.nodeId) == item;
+      if (!result)
+        print({static_cast<uint32_t>(item), 0, 0}, lines, depth, false, inner, group);
+    }
   }
 
   // Binds `text` to the next temporary on `lines`; returns its number.
@@ -299,6 +362,7 @@ private:
     params.push_back("Primitive=1");
     std::vector<std::string> body;
     Entry out{static_cast<uint32_t>(root), 0, 0};
+    bindScope({out}, body, depth + 1, &inner, root);
     std::string result = print(out, body, depth + 1, true, &inner, root);
     std::string ret = typeOf(out);
     int t = temp_++;
@@ -376,6 +440,7 @@ private:
   std::map<uint32_t, int> outerTemps_;
   std::map<int, std::map<uint32_t, int>> innerTemps_;
   std::map<uint32_t, int> meta_; // constant node -> meta index, in order of first print
+  std::map<int, int> literals_;  // group root -> the temporary its function literal is bound to
   int temp_ = 0;
 };
 

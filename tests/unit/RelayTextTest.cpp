@@ -110,3 +110,25 @@ TEST(RelayText, ScalarsBiasesUntypedGraphsAndNames) {
                                             "  %3 = multiply(%2, 2f);\n"
                                             "  subtract(3f, %3)\n}\n");
 }
+
+TEST(RelayText, DeepestExpressionsAreBoundFirst) {
+  // Seed 003's instrument prints the unfolded program with add(c, c) before the conv2d: TVM's
+  // printer binds by the longest path from the result (add(c, c) is 4 calls deep, the conv2d
+  // and the multiply 3), in post-order among equals (conv2d is the first argument).
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1,64,56,56), dtype=0)\n"
+         "weight = Variable(\"weight\", shape=(64,64,3,3), dtype=0)\n"
+         "c = const(1.5, shape=(1,64,54,54))\n"
+         "conv = conv2d(x, weight, channels=64, kernel_size=(3,3), use_bias=False)\n"
+         "y = (c + c) * 2\ny = conv + y\nz = y + c\nz1 = y + c\nz2 = z + z1\n:graph z2");
+  EXPECT_EQ(printRelay(e.current()->graph),
+            "def @main(%x: Tensor[(1, 64, 56, 56), float32], %weight: Tensor[(64, 64, 3, 3), "
+            "float32]) {\n"
+            "  %0 = add(meta[relay.Constant][0], meta[relay.Constant][0]);\n"
+            "  %1 = nn.conv2d(%x, %weight, padding=[0, 0, 0, 0], channels=64, kernel_size=[3, 3]);\n"
+            "  %2 = multiply(%0, 2f);\n"
+            "  %3 = add(%1, %2);\n"
+            "  %4 = add(%3, meta[relay.Constant][0]);\n"
+            "  %5 = add(%3, meta[relay.Constant][0]);\n"
+            "  add(%4, %5)\n}\n");
+}

@@ -13,10 +13,10 @@ namespace loupe {
 /// (annotated with their declared types), NNVM ops their Relay counterparts (broadcast_add as
 /// `add`, conv2d as `nn.conv2d`, a scalar op with its scalar as a literal such as `2f`, a bias
 /// as `nn.bias_add`; an op without one keeps its NNVM name), constants `meta[relay.Constant][i]`,
-/// every call bound to a temporary `%N` but the last (deepest first, as TVM's printer does), and `/* ty=… */` comments
-/// once shapes and types are inferred. When the graph carries a partition (group_root, as
-/// FuseOps writes it), each group of ops is a primitive function literal called with its
-/// inputs, its parameters named p0, p1, … made unique as Relay's printer does.
+/// every call bound to a temporary `%N` but the last (deepest first, as TVM's printer does), and
+/// `/* ty=… */` comments once shapes and types are inferred. When the graph carries a partition
+/// (group_root, as FuseOps writes it), each group of ops is a primitive function literal called
+/// with its inputs, its parameters named p0, p1, … made unique as Relay's printer does.
 std::string printRelay(const Graph &g);
 
 } // namespace loupe

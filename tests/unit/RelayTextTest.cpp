@@ -121,14 +121,15 @@ TEST(RelayText, DeepestExpressionsAreBoundFirst) {
          "c = const(1.5, shape=(1,64,54,54))\n"
          "conv = conv2d(x, weight, channels=64, kernel_size=(3,3), use_bias=False)\n"
          "y = (c + c) * 2\ny = conv + y\nz = y + c\nz1 = y + c\nz2 = z + z1\n:graph z2");
-  EXPECT_EQ(printRelay(e.current()->graph),
-            "def @main(%x: Tensor[(1, 64, 56, 56), float32], %weight: Tensor[(64, 64, 3, 3), "
-            "float32]) {\n"
-            "  %0 = add(meta[relay.Constant][0], meta[relay.Constant][0]);\n"
-            "  %1 = nn.conv2d(%x, %weight, padding=[0, 0, 0, 0], channels=64, kernel_size=[3, 3]);\n"
-            "  %2 = multiply(%0, 2f);\n"
-            "  %3 = add(%1, %2);\n"
-            "  %4 = add(%3, meta[relay.Constant][0]);\n"
-            "  %5 = add(%3, meta[relay.Constant][0]);\n"
-            "  add(%4, %5)\n}\n");
+  EXPECT_EQ(
+      printRelay(e.current()->graph),
+      "def @main(%x: Tensor[(1, 64, 56, 56), float32], %weight: Tensor[(64, 64, 3, 3), "
+      "float32]) {\n"
+      "  %0 = add(meta[relay.Constant][0], meta[relay.Constant][0]);\n"
+      "  %1 = nn.conv2d(%x, %weight, padding=[0, 0, 0, 0], channels=64, kernel_size=[3, 3]);\n"
+      "  %2 = multiply(%0, 2f);\n"
+      "  %3 = add(%1, %2);\n"
+      "  %4 = add(%3, meta[relay.Constant][0]);\n"
+      "  %5 = add(%3, meta[relay.Constant][0]);\n"
+      "  add(%4, %5)\n}\n");
 }

@@ -22,38 +22,6 @@ namespace {
 
 using Entry = IndexedGraph::Entry;
 
-// NNVM's elementwise and broadcast ops and the Relay op each is.
-const std::map<std::string, std::string> &relayNames() {
-  static const std::map<std::string, std::string> names = {
-      {"broadcast_add", "add"},
-      {"elemwise_add", "add"},
-      {"broadcast_sub", "subtract"},
-      {"elemwise_sub", "subtract"},
-      {"broadcast_mul", "multiply"},
-      {"elemwise_mul", "multiply"},
-      {"broadcast_div", "divide"},
-      {"elemwise_div", "divide"},
-      {"relu", "nn.relu"},
-      {"softmax", "nn.softmax"},
-      {"log_softmax", "nn.log_softmax"},
-      {"flatten", "nn.batch_flatten"},
-      {"max_pool2d", "nn.max_pool2d"},
-      {"avg_pool2d", "nn.avg_pool2d"},
-      {"global_max_pool2d", "nn.global_max_pool2d"},
-      {"global_avg_pool2d", "nn.global_avg_pool2d"},
-      {"dropout", "nn.dropout"}};
-  return names;
-}
-
-// The scalar ops: Relay's op, and whether the scalar comes first (x - s vs s - x).
-const std::map<std::string, std::pair<std::string, bool>> &scalarOps() {
-  static const std::map<std::string, std::pair<std::string, bool>> ops = {
-      {"__add_scalar__", {"add", false}},      {"__sub_scalar__", {"subtract", false}},
-      {"__rsub_scalar__", {"subtract", true}}, {"__mul_scalar__", {"multiply", false}},
-      {"__div_scalar__", {"divide", false}},   {"__rdiv_scalar__", {"divide", true}}};
-  return ops;
-}
-
 // A float literal as Relay prints one of `dtype`: 2f, 1.5f, 2f64, 2f16.
 std::string floatLiteral(const std::string &text, const std::string &dtype) {
   double v = std::stod(text);
@@ -380,7 +348,7 @@ private:
   std::string call(const Node &node, const std::vector<std::string> &args, const Entry &e,
                    std::vector<std::string> &lines, int depth) {
     const std::string &op = node.op->name;
-    if (auto it = scalarOps().find(op); it != scalarOps().end()) {
+    if (auto it = relayScalarOps().find(op); it != relayScalarOps().end()) {
       // The scalar is a literal of the tensor's dtype (float32 before InferType).
       std::string dtype = dtypeOf(e);
       std::string scalar =
@@ -420,11 +388,11 @@ private:
       return "nn.bias_add(%" + std::to_string(t) + ", " + args[2] +
              (op == "conv2d" && node.parsed.getStr("layout") == "NCHW" ? ", axis=1" : "") + ")";
     }
-    auto it = relayNames().find(op);
+    auto it = relayOpNames().find(op);
     std::vector<std::string> parts = args;
     for (const auto &[k, v] : node.attrs)
       parts.push_back(k + "=" + v);
-    return (it == relayNames().end() ? op : it->second) + "(" + commaJoined(parts) + ")";
+    return (it == relayOpNames().end() ? op : it->second) + "(" + commaJoined(parts) + ")";
   }
 
   const IndexedGraph &idx_;
@@ -447,5 +415,35 @@ private:
 } // namespace
 
 std::string printRelay(const Graph &g) { return Printer(g).print(); }
+
+const std::map<std::string, std::string> &relayOpNames() {
+  static const std::map<std::string, std::string> names = {
+      {"broadcast_add", "add"},
+      {"elemwise_add", "add"},
+      {"broadcast_sub", "subtract"},
+      {"elemwise_sub", "subtract"},
+      {"broadcast_mul", "multiply"},
+      {"elemwise_mul", "multiply"},
+      {"broadcast_div", "divide"},
+      {"elemwise_div", "divide"},
+      {"relu", "nn.relu"},
+      {"softmax", "nn.softmax"},
+      {"log_softmax", "nn.log_softmax"},
+      {"flatten", "nn.batch_flatten"},
+      {"max_pool2d", "nn.max_pool2d"},
+      {"avg_pool2d", "nn.avg_pool2d"},
+      {"global_max_pool2d", "nn.global_max_pool2d"},
+      {"global_avg_pool2d", "nn.global_avg_pool2d"},
+      {"dropout", "nn.dropout"}};
+  return names;
+}
+
+const std::map<std::string, std::pair<std::string, bool>> &relayScalarOps() {
+  static const std::map<std::string, std::pair<std::string, bool>> ops = {
+      {"__add_scalar__", {"add", false}},      {"__sub_scalar__", {"subtract", false}},
+      {"__rsub_scalar__", {"subtract", true}}, {"__mul_scalar__", {"multiply", false}},
+      {"__div_scalar__", {"divide", false}},   {"__rdiv_scalar__", {"divide", true}}};
+  return ops;
+}
 
 } // namespace loupe

@@ -5,7 +5,9 @@
 
 #include "core/Graph.h"
 
+#include <map>
 #include <string>
+#include <utility>
 
 namespace loupe {
 
@@ -18,5 +20,12 @@ namespace loupe {
 /// (group_root, as FuseOps writes it), each group of ops is a primitive function literal called
 /// with its inputs, its parameters named p0, p1, … made unique as Relay's printer does.
 std::string printRelay(const Graph &g);
+
+/// NNVM's ops that Relay names otherwise: broadcast_add → add, relu → nn.relu, …
+const std::map<std::string, std::string> &relayOpNames();
+
+/// NNVM's scalar ops (__mul_scalar__, …): the Relay op each is with a scalar constant argument,
+/// and whether that constant is the first argument (__rsub_scalar__: subtract(s, x)).
+const std::map<std::string, std::pair<std::string, bool>> &relayScalarOps();
 
 } // namespace loupe

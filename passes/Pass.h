@@ -124,6 +124,10 @@ std::vector<std::string> loadPassPlugin(const std::string &path, const std::stri
 /// Registers every pass once (idempotent); also registers all ops.
 void registerAllPasses();
 
+/// Throws Error when `g` lacks an attribute `p` needs, naming the passes that provide it
+/// ("Graph attr dependency shape is required by pass X but is not available. …").
+void checkNeeds(const Graph &g, const PassInfo &p);
+
 /// Runs one pass as Relay's Pass::operator() does (relay-spec §1.2): instruments decide and
 /// observe; a skipped pass returns the graph unchanged. The pass's needs are checked first
 /// ("Graph attr dependency shape is required by pass X but is not available. The attribute is
@@ -146,17 +150,28 @@ struct PipelineEntry {
 /// `reason` (optional) receives the rule that decided, in words.
 bool passEnabled(const PassInfo &p, const PassContext &ctx, std::string *reason = nullptr);
 
-/// Runs a Sequential (relay-spec §1.4): each enabled entry first runs its required passes
-/// (every time, without the enabled check), then itself; a disabled entry is skipped silently.
+/// Throws Error for an unknown pass name, with suggestions.
+const PassInfo &requirePass(const std::string &name);
+
+/// Finds a required pass by name: requirePass, or a front end's own view of its passes.
+using PassResolver = std::function<const PassInfo &(const std::string &)>;
+
+/// A Sequential as a pass (relay-spec §1.4), named `name` at `optLevel` with `required`: its run
+/// runs each enabled entry's required passes (found by `resolve`; every time, without the
+/// enabled check), then the entry with its options in the context's config; a disabled entry is
+/// skipped silently. The entries' passes must outlive it.
+PassInfo sequentialPass(std::vector<PipelineEntry> entries, std::string name = "sequential",
+                        int optLevel = 0, std::vector<std::string> required = {},
+                        PassResolver resolve = requirePass);
+
+/// Runs a Sequential of registered passes (sequentialPass, through runPass, so instruments see
+/// it around its children).
 Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
                     const PassContext &ctx);
 
 /// Parses "InferShape,GraphFusePartition(fusion_rules=B),…" into entries; throws Error with the
 /// column of the problem for unknown passes, unknown options or malformed text.
 std::vector<PipelineEntry> parsePipeline(const std::string &text);
-
-/// Throws Error for an unknown pass name, with suggestions.
-const PassInfo &requirePass(const std::string &name);
 
 /// SinkLayoutTransform, which `:build` runs at opt level 3 (kept out of the registry so that
 /// `:passes` lists NNVM's passes).

@@ -88,14 +88,7 @@ const PassInfo &requirePass(const std::string &name) {
   return *p;
 }
 
-Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
-  checkInterrupt(); // Ctrl-C stops a pipeline between passes
-  bool run = true;
-  if (!ctx.instruments.empty() && !ctx.requiredPass.count(p.name))
-    for (const auto &inst : ctx.instruments)
-      run = inst->shouldRun(g, p) && run; // every hook is called, results ANDed
-  if (!run)
-    return g;
+void checkNeeds(const Graph &g, const PassInfo &p) {
   for (const auto &need : p.needs)
     validateGraphAttr(g, need); // a list that does not fit the graph is refused before use
   for (const auto &need : p.needs)
@@ -106,6 +99,17 @@ Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
       fail("Graph attr dependency ", need, " is required by pass ", p.name,
            " but is not available.", by.empty() ? "" : " The attribute is provided by pass " + by);
     }
+}
+
+Graph runPass(const Graph &g, const PassInfo &p, const PassContext &ctx) {
+  checkInterrupt(); // Ctrl-C stops a pipeline between passes
+  bool run = true;
+  if (!ctx.instruments.empty() && !ctx.requiredPass.count(p.name))
+    for (const auto &inst : ctx.instruments)
+      run = inst->shouldRun(g, p) && run; // every hook is called, results ANDed
+  if (!run)
+    return g;
+  checkNeeds(g, p);
   for (const auto &inst : ctx.instruments)
     inst->beforePass(g, p);
   Graph out = p.run(g, ctx);
@@ -139,33 +143,39 @@ bool passEnabled(const PassInfo &p, const PassContext &ctx, std::string *reason)
   return say(false, cat("opt_level ", ctx.optLevel, " < ", p.name, "'s level ", p.optLevel));
 }
 
+PassInfo sequentialPass(std::vector<PipelineEntry> entries, std::string name, int optLevel,
+                        std::vector<std::string> required, PassResolver resolve) {
+  // A Sequential is itself a pass, so instruments see it around its children (relay-spec §1.2).
+  return {.name = std::move(name),
+          .summary = "a pipeline of passes",
+          .optLevel = optLevel,
+          .changesGraph = true,
+          .run =
+              [entries = std::move(entries), resolve = std::move(resolve)](const Graph &in,
+                                                                           const PassContext &c) {
+                Graph cur = in;
+                for (const auto &e : entries) {
+                  if (!passEnabled(*e.pass, c))
+                    continue; // no instrument hears about it
+                  for (const auto &r : e.pass->required)
+                    cur = runPass(cur, resolve(r), c);
+                  if (e.options.empty()) {
+                    cur = runPass(cur, *e.pass, c);
+                  } else {
+                    PassContext local = c;
+                    for (const auto &[k, v] : e.options)
+                      local.config[k] = v;
+                    cur = runPass(cur, *e.pass, local);
+                  }
+                }
+                return cur;
+              },
+          .required = std::move(required)};
+}
+
 Graph runSequential(const Graph &g, const std::vector<PipelineEntry> &entries,
                     const PassContext &ctx) {
-  // A Sequential is itself a pass (named "sequential"), so instruments see it around its
-  // children (relay-spec §1.2).
-  PassInfo seq{.name = "sequential",
-               .summary = "a pipeline of passes",
-               .optLevel = 0,
-               .changesGraph = true,
-               .run = [&entries](const Graph &in, const PassContext &c) {
-                 Graph cur = in;
-                 for (const auto &e : entries) {
-                   if (!passEnabled(*e.pass, c))
-                     continue; // no instrument hears about it
-                   for (const auto &r : e.pass->required)
-                     cur = runPass(cur, requirePass(r), c);
-                   if (e.options.empty()) {
-                     cur = runPass(cur, *e.pass, c);
-                   } else {
-                     PassContext local = c;
-                     for (const auto &[k, v] : e.options)
-                       local.config[k] = v;
-                     cur = runPass(cur, *e.pass, local);
-                   }
-                 }
-                 return cur;
-               }};
-  return runPass(g, seq, ctx);
+  return runPass(g, sequentialPass(entries), ctx);
 }
 
 std::vector<PipelineEntry> parsePipeline(const std::string &text) {

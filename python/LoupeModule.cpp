@@ -1,6 +1,7 @@
 // LoupeModule: the `loupe._loupe` Python extension (pybind11) — a workbench session driving the
 // same Engine as the REPL, with :run's values as NumPy arrays and :groups and :profile as rows,
 // and the graph values, build and graph runtime under Python's nnvm API (loupe.nnvm).
+#include "Bridge.h"
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"
@@ -23,16 +24,15 @@
 
 namespace py = pybind11;
 using namespace loupe;
+using python::arrayOf;
+using python::guarded;
+using python::raise;
+using python::tensorOf;
 
 namespace {
 
 // The Python exception every failure raises (loupe.Error), made when the module loads.
 PyObject *errorType = nullptr;
-
-[[noreturn]] void raise(const std::string &message) {
-  PyErr_SetString(errorType, message.c_str());
-  throw py::error_already_set();
-}
 
 // The first line of what a failed input printed, without the REPL's "error: " in front.
 std::string firstLine(std::string text) {
@@ -41,40 +41,6 @@ std::string firstLine(std::string text) {
   if (text.starts_with("error: "))
     text = text.substr(7);
   return text;
-}
-
-// An array's values as a Tensor of its dtype (a copy: the workbench holds values as doubles).
-Tensor tensorOf(const std::string &name, const py::array &a) {
-  std::string kind = py::str(a.dtype());
-  std::optional<int> dt = dtypeFromName(kind);
-  if (!dt)
-    raise("run: input '" + name + "' has NumPy dtype " + kind + ", which the workbench has not");
-  auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
-  if (!values)
-    raise("run: input '" + name + "' cannot be read as numbers");
-  Tensor t(Shape(values.shape(), values.shape() + values.ndim()), *dt);
-  std::copy(values.data(), values.data() + values.size(), t.data.begin());
-  return t;
-}
-
-// A Tensor as a NumPy array of its dtype.
-py::array arrayOf(const Tensor &t) {
-  py::array a(py::dtype(std::string(dtypeName(t.dtype))),
-              std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
-  auto *p = static_cast<char *>(a.mutable_data());
-  int64_t bytes = dtypeBytes(t.dtype);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    storeElement(p + static_cast<int64_t>(i) * bytes, t.dtype, t.data[i]);
-  return a;
-}
-
-// Runs a call of the engine, turning its Error into loupe.Error.
-template <typename F> auto guarded(F f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error &e) {
-    raise(e.what());
-  }
 }
 
 // One Graph.apply call of a build in progress (BuildOptions::graphApply): Python's
@@ -302,6 +268,36 @@ private:
 
 } // namespace
 
+[[noreturn]] void python::raise(const std::string &message) {
+  PyErr_SetString(errorType, message.c_str());
+  throw py::error_already_set();
+}
+
+// An array's values as a Tensor of its dtype (a copy: the workbench holds values as doubles).
+Tensor python::tensorOf(const std::string &name, const py::array &a) {
+  std::string kind = py::str(a.dtype());
+  std::optional<int> dt = dtypeFromName(kind);
+  if (!dt)
+    raise("run: input '" + name + "' has NumPy dtype " + kind + ", which the workbench has not");
+  auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!values)
+    raise("run: input '" + name + "' cannot be read as numbers");
+  Tensor t(Shape(values.shape(), values.shape() + values.ndim()), *dt);
+  std::copy(values.data(), values.data() + values.size(), t.data.begin());
+  return t;
+}
+
+// A Tensor as a NumPy array of its dtype.
+py::array python::arrayOf(const Tensor &t) {
+  py::array a(py::dtype(std::string(dtypeName(t.dtype))),
+              std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+  auto *p = static_cast<char *>(a.mutable_data());
+  int64_t bytes = dtypeBytes(t.dtype);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    storeElement(p + static_cast<int64_t>(i) * bytes, t.dtype, t.data[i]);
+  return a;
+}
+
 PYBIND11_MODULE(_loupe, m) {
   m.doc() = "Loupe's workbench engine (use the loupe package, not this module)";
   errorType = PyErr_NewException("loupe.Error", PyExc_RuntimeError, nullptr);
@@ -342,4 +338,5 @@ PYBIND11_MODULE(_loupe, m) {
       .def("profile_rows", &Session::profileRows)
       .def("steps", &Session::steps)
       .def("current_graph", &Session::currentGraph);
+  python::bindRelay(m);
 }

@@ -85,6 +85,9 @@ std::shared_ptr<RelayPass> relayPass(const std::string &name,
     bool tail = name == "FuseOps";
     p->info.run = [orig, tail](const Graph &g, const PassContext &ctx) {
       Graph typed = relayTyped(g);
+      for (const std::string &need : orig.needs)
+        if (!typed.attr(need) && (need == "shape" || need == "dtype"))
+          fail(orig.name, ": the module is not typed; run relay.transform.InferType() first");
       checkNeeds(typed, orig);
       Graph out = orig.run(typed, ctx);
       return tail ? runPass(out, relayInferType(), ctx) : out;

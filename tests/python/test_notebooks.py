@@ -78,3 +78,18 @@ def test_workbench_notebook_shows_diffs_loops_and_profiles():
     assert "produce compute" in loops
     table = data_of(cells[-1], "text/html")
     assert table.startswith("<table><thead><tr><th>node</th>") and table.count("<tr>") == 1 + 5 + 1
+
+
+def test_seed003_notebook_prints_relay_modules_and_draws_the_fused_function():
+    cells = executed("seed003_pass_infra.ipynb")
+    assert all(o.output_type != "error" for c in cells for o in c.outputs)
+    folded = text_of(next(c for c in cells if "mod = fold_const(mod)" in c.source))
+    assert folded.startswith("def @main(%x: Tensor[(1, 64, 56, 56), float32] /* ty=Tensor[(1, "
+                             "64, 56, 56), float32] */, %weight: ")
+    assert "  add(%2, %3) /* ty=Tensor[(1, 64, 54, 54), float32] */\n}\n" in folded
+    custom = text_of(next(c for c in cells if "custom_pass(mod)" in c.source))
+    assert custom.startswith("loupe.Error: relay.multiply: both arguments are scalars")
+    traced = text_of(next(c for c in cells if "instruments=[PrintIR()]" in c.source))
+    assert traced.count("Running pass: {} The meta data of the pass") == 10
+    picture = data_of(cells[-1], "image/svg+xml")
+    assert picture.startswith("<svg") and picture.count('class="group"') == 1

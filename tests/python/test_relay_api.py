@@ -224,3 +224,18 @@ def test_a_failing_python_pass_leaves_the_module_as_it_was():
     with pytest.raises(loupe.Error, match="a function pass returned Call, not a relay.Function"):
         broken(mod)
     assert str(mod) == before
+
+
+def test_the_readme_relay_example_prints_one_primitive_function():
+    import os
+    import subprocess
+    import sys
+
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    start = readme.index("```\nfrom loupe import relay, tvm") + 4
+    code = readme[start:readme.index("```", start)]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Primitive=1") == 1
+    assert "    add(%0, %p0) /* ty=Tensor[(1, 64, 56, 56), float32] */\n" in done.stdout

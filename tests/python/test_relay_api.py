@@ -8,6 +8,7 @@ import pytest
 
 import loupe
 from loupe import relay, tvm
+from readme_code import run_readme_block
 
 
 def program(c_value=1.5):
@@ -227,15 +228,6 @@ def test_a_failing_python_pass_leaves_the_module_as_it_was():
 
 
 def test_the_readme_relay_example_prints_one_primitive_function():
-    import os
-    import subprocess
-    import sys
-
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
-    start = readme.index("```\nfrom loupe import relay, tvm") + 4
-    code = readme[start:readme.index("```", start)]
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.count("Primitive=1") == 1
-    assert "    add(%0, %p0) /* ty=Tensor[(1, 64, 56, 56), float32] */\n" in done.stdout
+    stdout = run_readme_block("from loupe import relay, tvm")
+    assert stdout.count("Primitive=1") == 1
+    assert "    add(%0, %p0) /* ty=Tensor[(1, 64, 56, 56), float32] */\n" in stdout

@@ -111,6 +111,9 @@ public:
   /// The current graph; an error saying how to make one when there is none.
   const Graph &requireGraph() const;
   const std::vector<Step> &history() const { return history_; }
+  /// The values of the last `:model` or `:load` (its weights and initializers, by name), which
+  /// `:build` binds to the variables of those names.
+  const std::map<std::string, Tensor> &modelParams() const { return modelParams_; }
   /// The index of the current step (meaningful when the history is not empty).
   size_t cursor() const { return cursor_; }
   /// Makes history step `step` the current one, as :undo and :redo do. Throws Error when there

@@ -38,29 +38,32 @@ void set(Agnode_t *n, const char *key, const std::string &value) {
   agsafeset(n, const_cast<char *>(key), const_cast<char *>(value.c_str()), const_cast<char *>(""));
 }
 
-// The variables layoutGraph folds into their one consumer: per node id, the consumer's id, or
-// -1 (among the `shown` nodes).
-std::vector<int64_t> foldedInto(const Graph &g, const std::vector<bool> &shown) {
+// The ops each variable is folded into (among the `shown` nodes): its one consumer, or for a
+// param (a weight, a bias, an exporter's shared initializer) every consumer, so that a weight
+// that many ops read is a line in each of their boxes instead of a hub of long edges. Empty for a
+// variable drawn as a box: an input several ops read, one nothing reads, a graph output.
+std::vector<std::vector<uint32_t>> foldedInto(const Graph &g, const std::vector<bool> &shown,
+                                              const std::set<std::string> &params) {
   const IndexedGraph &idx = g.index();
-  std::vector<int64_t> host(idx.numNodes(), -1);
-  std::vector<int> consumers(idx.numNodes(), 0);
-  std::vector<int64_t> last(idx.numNodes(), -1);
+  std::vector<std::vector<uint32_t>> consumers(idx.numNodes());
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid])
       continue;
     for (const auto &e : idx.nodes[nid].inputs)
-      if (last[e.nodeId] != nid) { // a node reading it twice is one consumer
-        last[e.nodeId] = nid;
-        ++consumers[e.nodeId];
-      }
+      if (consumers[e.nodeId].empty() || consumers[e.nodeId].back() != nid) // read twice: once
+        consumers[e.nodeId].push_back(nid);
   }
   std::vector<bool> output(idx.numNodes(), false);
   for (const auto &h : idx.heads)
     output[h.nodeId] = true;
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-    if (shown[nid] && idx.nodes[nid].node->isVariable() && consumers[nid] == 1 && !output[nid])
-      host[nid] = last[nid];
-  return host;
+  std::vector<std::vector<uint32_t>> hosts(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (shown[nid] && n.isVariable() && !output[nid] &&
+        (consumers[nid].size() == 1 || (consumers[nid].size() > 1 && params.count(n.name))))
+      hosts[nid] = std::move(consumers[nid]);
+  }
+  return hosts;
 }
 
 // A box's size from its label lines.
@@ -210,8 +213,10 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   agattr(G, AGNODE, const_cast<char *>("label"), const_cast<char *>(""));
 
   GraphLayout out;
-  std::vector<int64_t> host =
-      o.foldInputs ? foldedInto(g, shown) : std::vector<int64_t>(idx.numNodes(), -1);
+  std::vector<std::vector<uint32_t>> hosts =
+      o.foldInputs ? foldedInto(g, shown, o.params)
+                   : std::vector<std::vector<uint32_t>>(idx.numNodes());
+  auto folded = [&](uint32_t nid) { return !hosts[nid].empty(); };
   // The box each node is drawn in: its own, a collapsed group's (named by its first member),
   // or for a folded input its host's.
   std::vector<uint32_t> box(idx.numNodes());
@@ -227,8 +232,8 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
         box[m] = c.members[0];
   }
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-    if (host[nid] >= 0)
-      box[nid] = box[static_cast<uint32_t>(host[nid])];
+    if (folded(nid))
+      box[nid] = box[hosts[nid][0]]; // where finding it leads: its first reader's box
   std::vector<Agnode_t *> agNodes(idx.numNodes(), nullptr);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid] || box[nid] != nid)
@@ -243,7 +248,8 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     if (const CollapsedBox *c = collapsedAt[nid]) {
       ln.lines = c->lines;
       for (uint32_t m = 0; m < idx.numNodes(); ++m)
-        if (box[m] == nid && shown[m])
+        if (shown[m] && (box[m] == nid || std::any_of(hosts[m].begin(), hosts[m].end(),
+                                                      [&](uint32_t h) { return box[h] == nid; })))
           ln.members.push_back(m);
       sizeBox(ln, o);
       agNodes[nid] = addBox(G, ln);
@@ -254,7 +260,7 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     // Folded inputs: a line each, the name and (as the last line of their own box had it) the
     // shape and dtype.
     for (const auto &e : idx.nodes[nid].inputs)
-      if (host[e.nodeId] == nid &&
+      if (std::find(hosts[e.nodeId].begin(), hosts[e.nodeId].end(), nid) != hosts[e.nodeId].end() &&
           std::find(ln.folded.begin(), ln.folded.end(), e.nodeId) == ln.folded.end()) {
         ln.folded.push_back(e.nodeId);
         std::vector<std::string> in = nodeLines(g, e.nodeId, false);
@@ -270,10 +276,10 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   std::vector<std::pair<Agedge_t *, LaidEdge>> agEdges;
   std::set<std::pair<uint32_t, uint32_t>> betweenBoxes; // edges drawn to or from a collapsed box
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-    if (!shown[nid] || host[nid] >= 0)
+    if (!shown[nid] || folded(nid))
       continue;
     for (const auto &e : idx.nodes[nid].inputs) {
-      if (!shown[e.nodeId] || host[e.nodeId] >= 0)
+      if (!shown[e.nodeId] || folded(e.nodeId))
         continue;
       uint32_t from = box[e.nodeId], to = box[nid];
       bool collapsedEnd = from != e.nodeId || to != nid;

@@ -24,7 +24,7 @@ struct LaidNode {
   std::string name, op;           ///< op is empty for variables
   std::vector<std::string> lines; ///< label text: op (or kind), name, then shape and dtype
   /// Inputs and params drawn inside this box (LayoutOptions::foldInputs), in input order; their
-  /// name and shape are the last lines.
+  /// name and shape are the last lines. A param several ops read is folded into each of them.
   std::vector<uint32_t> folded;
   /// For a collapsed group's box (LayoutOptions::collapsed): every node drawn in it, its
   /// members and the inputs folded into them; `nid` is the first member.
@@ -64,8 +64,10 @@ struct LayoutOptions {
   /// Variables drawn as params (see paramNames); the others are inputs.
   std::set<std::string> params;
   /// Draw a variable that feeds exactly one op (a weight, a bias, a network's input) inside
-  /// that op's box, as Netron does, instead of as a box of its own. A variable read by two ops
-  /// or by none, or that is a graph output, keeps its box.
+  /// that op's box, as Netron does, instead of as a box of its own; a param (see `params`) read
+  /// by several ops is drawn inside each of them (an exporter's shared initializer is a line in
+  /// each reader, not a hub). An input read by two ops or by none, or a graph output, keeps its
+  /// box.
   bool foldInputs = false;
   /// Groups drawn as one box each: edges between their members disappear, edges from and to
   /// them end at the box (one per pair of boxes). A node belongs to one group at most.

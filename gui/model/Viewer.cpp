@@ -186,6 +186,8 @@ const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
     return it->second.layout;
   LayoutOptions o = metrics;
   o.params = paramNames(g);
+  for (const auto &[name, value] : engine_->modelParams()) // a loaded model's initializers
+    o.params.insert(name);
   if (!collapsed.empty() && hasGroups(g))
     o.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
   CachedLayout c{g, {}};

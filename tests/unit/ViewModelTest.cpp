@@ -139,6 +139,67 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
   EXPECT_EQ(v.layout(v.engine().history().size() - 1).nodes.size(), 16u);
 }
 
+// A param several ops read — an exporter's shared initializer — is a line in each reader's box
+// instead of a hub of edges; an input several ops read keeps its box. Collapsed groups hold it
+// as a member wherever one of its readers is.
+TEST(GraphLayout, ParamsThatSeveralOpsReadAreFoldedIntoEach) {
+  Engine e;
+  test::run(e, "x = Variable(\"x\", shape=(1, 4))\nb = Variable(\"shared.bias\", shape=(1, 4))\n"
+               "y = relu(x + b) + b\n:graph y\n:apply InferShape InferType");
+  const Graph &g = e.current()->graph;
+  const IndexedGraph &idx = g.index();
+  auto id = [&](const char *name) { return static_cast<uint32_t>(idx.findByName(name)); };
+  LayoutOptions o;
+  o.foldInputs = true;
+  GraphLayout plain = layoutGraph(g, o); // not a param: its own box, read by both adds
+  EXPECT_EQ(plain.nodes.size(), 4u);     // x (read by one add, folded), b, relu, two adds
+  EXPECT_EQ(plain.nodes[plain.find(id("shared.bias"))].nid, id("shared.bias"));
+  o.params = {"shared.bias"};
+  GraphLayout l = layoutGraph(g, o);
+  ASSERT_EQ(l.nodes.size(), 3u); // the two adds and relu
+  for (const char *add : {"__add_symbol__0", "__add_symbol__1"}) {
+    const LaidNode &box = l.nodes[l.find(id(add))];
+    EXPECT_NE(std::find(box.folded.begin(), box.folded.end(), id("shared.bias")), box.folded.end())
+        << add;
+    EXPECT_EQ(box.lines.back(), "shared.bias (1, 4)"); // no dtype given, none inferred
+  }
+  EXPECT_EQ(l.edges.size(), 2u); // add0 → relu → add1: no edge from the shared bias
+  // Each add collapsed into a box of its own: the bias is a member of both.
+  o.collapsed = {{{id("__add_symbol__0")}, {"first"}}, {{id("__add_symbol__1")}, {"second"}}};
+  GraphLayout c = layoutGraph(g, o);
+  for (const LaidNode &box : c.nodes) {
+    if (box.members.empty())
+      continue;
+    EXPECT_NE(std::find(box.members.begin(), box.members.end(), id("shared.bias")),
+              box.members.end());
+  }
+}
+
+// The viewer counts a loaded model's initializers as params: in PyTorch's GRU tagger, unrolled
+// over time, each recurrent weight is read at every step, and is drawn inside each reader.
+TEST(GraphLayout, ALoadedModelsSharedInitializersAreFolded) {
+  Viewer v;
+  runAll(v, ":load " LOUPE_SOURCE_DIR "/tests/onnx/data/exports/test_torch_gru_tagger/model.onnx");
+  const Graph &g = v.engine().current()->graph;
+  const IndexedGraph &idx = g.index();
+  const GraphLayout &l = v.layout(0);
+  std::vector<int> readers(idx.numNodes(), 0);
+  for (const auto &n : idx.nodes)
+    for (const auto &e : n.inputs)
+      ++readers[e.nodeId];
+  int shared = 0;
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (!n.isVariable() || !v.engine().modelParams().count(n.name))
+      continue;
+    shared += readers[nid] > 1;
+    EXPECT_NE(l.nodes[static_cast<size_t>(l.find(nid))].nid, nid) << n.name; // inside a reader
+  }
+  EXPECT_GE(shared, 3); // the tagger's recurrent weights, each read at every time step
+  for (const LaidEdge &e : l.edges)
+    EXPECT_FALSE(v.engine().modelParams().count(idx.nodes[e.from].node->name));
+}
+
 // Seed 001's partition with its groups collapsed (by hand from `:groups`): conv2d0+relu0 and
 // conv2d1+relu1+add become one box each (their folded weights and biases inside); flatten,
 // dense, softmax and sum are groups of one and stay as they are; x feeds two groups and keeps

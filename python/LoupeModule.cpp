@@ -169,6 +169,12 @@ public:
     return guarded([&] { return engine_.requireGraph(); });
   }
 
+  /// The current step's picture, as the viewer draws it (a loaded model's initializers count
+  /// as params).
+  std::string currentSvg() {
+    return guarded([&] { return gui::graphSvg(engine_.requireGraph(), engine_.modelParams()); });
+  }
+
   /// Every step's label, oldest first, and which one is current.
   py::tuple steps() const {
     std::vector<std::string> labels;
@@ -337,6 +343,7 @@ PYBIND11_MODULE(_loupe, m) {
       .def("groups", &Session::groups)
       .def("profile_rows", &Session::profileRows)
       .def("steps", &Session::steps)
-      .def("current_graph", &Session::currentGraph);
+      .def("current_graph", &Session::currentGraph)
+      .def("current_svg", &Session::currentSvg);
   python::bindRelay(m);
 }

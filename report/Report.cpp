@@ -159,7 +159,7 @@ std::string sessionReport(const Engine &e, const std::string &title) {
     if (sameGraph)
       s << "<p>The graph is step " << k - 1 << "'s.</p>\n";
     else
-      s << "<div class=\"picture\">" << gui::graphSvg(step.graph) << "</div>\n";
+      s << "<div class=\"picture\">" << gui::graphSvg(step.graph, e.modelParams()) << "</div>\n";
     if (k > 0) {
       gui::StepDiff d =
           gui::diffGraphs(history[k - 1].graph, step.graph, "step " + std::to_string(k - 1),

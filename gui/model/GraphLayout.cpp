@@ -194,6 +194,13 @@ std::set<std::string> paramNames(const Graph &g) {
   return params;
 }
 
+std::set<std::string> paramNames(const Graph &g, const std::map<std::string, Tensor> &bound) {
+  std::set<std::string> params = paramNames(g);
+  for (const auto &[name, value] : bound)
+    params.insert(name);
+  return params;
+}
+
 GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vector<uint32_t> *only) {
   const IndexedGraph &idx = g.index();
   std::vector<bool> shown(idx.numNodes(), only == nullptr);

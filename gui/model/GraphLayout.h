@@ -3,7 +3,9 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/Tensor.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -90,6 +92,9 @@ std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param);
 /// Variables that are params: those an op made for one of its arguments (NNVM names them
 /// `<op name>_<argument>`, like conv0_weight), and the params bound by `:build`.
 std::set<std::string> paramNames(const Graph &g);
+
+/// paramNames, and the variables `bound` gives values to (a loaded model's initializers).
+std::set<std::string> paramNames(const Graph &g, const std::map<std::string, Tensor> &bound);
 
 /// Node ids within `radius` edges of `centre`, either direction, in id order.
 std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius);

@@ -123,9 +123,10 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
   return s.str();
 }
 
-std::string graphSvg(const Graph &g) {
+std::string graphSvg(const Graph &g, const std::map<std::string, Tensor> &bound) {
   LayoutOptions o;
-  o.params = paramNames(g);
+  o.foldInputs = true; // as the viewer opens
+  o.params = paramNames(g, bound);
   GraphLayout l = layoutGraph(g, o);
   std::vector<GroupView> groups = hasGroups(g) ? fusionGroups(g) : std::vector<GroupView>{};
   SvgOptions so;

@@ -185,9 +185,7 @@ const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
   if (it != layouts_.end())
     return it->second.layout;
   LayoutOptions o = metrics;
-  o.params = paramNames(g);
-  for (const auto &[name, value] : engine_->modelParams()) // a loaded model's initializers
-    o.params.insert(name);
+  o.params = paramNames(g, engine_->modelParams());
   if (!collapsed.empty() && hasGroups(g))
     o.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
   CachedLayout c{g, {}};

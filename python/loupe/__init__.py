@@ -136,7 +136,7 @@ class Session:
     def svg(self):
         """The current step's graph drawn as the viewer draws it: boxes, edges, fusion groups
         as regions with their roots and masters (an SVG document)."""
-        return self._s.current_graph().svg()
+        return self._s.current_svg()
 
     def _repr_svg_(self):
         # A notebook shows a session as its current graph (nothing before the first step).

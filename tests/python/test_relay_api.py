@@ -231,3 +231,19 @@ def test_the_readme_relay_example_prints_one_primitive_function():
     stdout = run_readme_block("from loupe import relay, tvm")
     assert stdout.count("Primitive=1") == 1
     assert "    add(%0, %p0) /* ty=Tensor[(1, 64, 56, 56), float32] */\n" in stdout
+
+
+def test_an_instrument_that_raises_stops_the_run_and_leaves_the_module():
+    class Refuse(tvm.instrument.PassInstrument):
+        def run_before_pass(self, mod, info):
+            if info.name == "EliminateCommonSubexpr":
+                raise KeyError(info.name)
+
+    mod = tvm.IRModule.from_expr(program())
+    before = str(mod)
+    seq = tvm.transform.Sequential([relay.transform.FoldConstant(),
+                                    relay.transform.EliminateCommonSubexpr()], opt_level=0)
+    with tvm.transform.PassContext(opt_level=3, instruments=[Refuse()]):
+        with pytest.raises(KeyError, match="EliminateCommonSubexpr"):
+            seq(mod)
+    assert str(mod) == before

@@ -1,6 +1,7 @@
 // LoupeModule: the `loupe._loupe` Python extension (pybind11) — a workbench session driving the
 // same Engine as the REPL, with :run's values as NumPy arrays and :groups and :profile as rows,
-// and the graph values, build and graph runtime under Python's nnvm API (loupe.nnvm).
+// and the graph values, build and graph runtime under Python's nnvm API (loupe.nnvm). The Relay
+// half (loupe.relay, tvm.transform) is RelayBindings.cpp.
 #include "Bridge.h"
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"

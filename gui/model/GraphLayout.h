@@ -76,6 +76,10 @@ struct LayoutOptions {
   std::vector<CollapsedBox> collapsed;
 };
 
+/// Past this many boxes, layoutGraph bounds dot's x-coordinate pass (nslimit) so that graphs of
+/// thousands of ops lay out in seconds, not minutes.
+inline constexpr size_t kBoundedBoxes = 1000;
+
 /// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.
 /// Throws Error when Graphviz fails.
 GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o,

@@ -1,6 +1,7 @@
 // GuiBench: loupe-gui's cost on large graphs — a synthetic 2,000-node graph and the zoo's
 // largest networks (densenet-201, inception-v3) after GraphFusePartition: the dot layout (once
-// per snapshot) and the time of one frame of each view, drawn and rendered (glFinish).
+// per snapshot) and the time of one frame of each view, drawn and rendered (glFinish); and the
+// layout alone of ladders of 1,000 to 4,000 ops.
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
 
@@ -20,6 +21,15 @@ std::string synthetic() {
   for (int i = 0; i < 667; ++i)
     p += "x = relu(x) + sigmoid(x)\n";
   return p + ":graph x\n:apply InferShape InferType GraphFusePartition\n";
+}
+
+// A ladder of relu and add whose adds also read the rung two below (skip edges): `ops` ops, the
+// shape on which dot's layout grows about quadratically.
+std::string ladder(int ops) {
+  std::string p = "a = Variable(\"x\", shape=(1, 64))\nb = relu(a)\n";
+  for (int i = 0; i < ops / 2; ++i)
+    p += "c = relu(b) + a\na = b\nb = c\n";
+  return p + ":graph b\n";
 }
 
 std::string zoo(const char *model) {
@@ -101,6 +111,12 @@ int main(int argc, char **argv) {
       {"fusion_fit", View::FusionFit}, {"fusion_collapsed", View::FusionCollapsed},
       {"timeline", View::Timeline},
   };
+  // Layout only (no frames): ladders around kBoundedBoxes, past which dot's work is bounded.
+  for (int ops : {1000, 2000, 4000})
+    benchmark::RegisterBenchmark(("BM_Layout/ladder" + std::to_string(ops)).c_str(), BM_Layout,
+                                 ladder(ops))
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
   for (const auto &[name, program] : graphs) {
     benchmark::RegisterBenchmark((std::string("BM_Layout/") + name).c_str(), BM_Layout, program)
         ->Unit(benchmark::kMillisecond)

@@ -96,6 +96,35 @@ TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
   EXPECT_EQ(&l, &v.layout(v.engine().history().size() - 1));
 }
 
+// Past kBoundedBoxes the layout bounds dot's work; the picture is still a layout: every producer
+// above its consumers, no two boxes overlapping (a ladder of relu and add with skip edges, the
+// shape that made dot take minutes).
+TEST(GraphLayout, LargeGraphsAreStillLaidOutTopToBottomWithoutOverlaps) {
+  std::string program = "a = Variable(\"x\", shape=(1, 8))\nb = relu(a)\n";
+  for (size_t i = 0; i < kBoundedBoxes / 2 + 10; ++i)
+    program += "c = relu(b) + a\na = b\nb = c\n";
+  Engine e;
+  test::run(e, program + ":graph b");
+  const Graph &g = e.current()->graph;
+  LayoutOptions o;
+  o.foldInputs = true;
+  GraphLayout l = layoutGraph(g, o);
+  ASSERT_GT(l.nodes.size(), kBoundedBoxes);
+  for (const LaidEdge &edge : l.edges)
+    EXPECT_LT(l.nodes[l.find(edge.from)].y, l.nodes[l.find(edge.to)].y);
+  std::vector<const LaidNode *> byY;
+  for (const LaidNode &n : l.nodes)
+    byY.push_back(&n);
+  std::sort(byY.begin(), byY.end(), [](auto *a, auto *b) { return a->y < b->y; });
+  for (size_t i = 0; i < byY.size(); ++i) // boxes on one rank share a y; compare neighbours
+    for (size_t j = i + 1; j < byY.size() && byY[j]->y - byY[i]->y < 200; ++j) {
+      const LaidNode &a = *byY[i], &b = *byY[j];
+      EXPECT_TRUE(std::abs(a.x - b.x) >= (a.w + b.w) / 2 - 0.5 ||
+                  std::abs(a.y - b.y) >= (a.h + b.h) / 2 - 0.5)
+          << a.name << " overlaps " << b.name;
+    }
+}
+
 // The viewer's default: a variable that feeds exactly one op is drawn inside that op's box, a
 // line with its name, shape and dtype; one read by two ops (seed 000's shared w and b, seed
 // 001's x, read by the first convolution and the residual add) keeps its box. Edges from folded

@@ -77,7 +77,7 @@ public:
       const Node &v = *idx_.nodes[nid].node;
       varName_[nid] =
           unique(std::isalpha(static_cast<unsigned char>(v.name[0])) ? v.name : "v" + v.name);
-      std::string declared = declaredType(v);
+      std::string declared = declaredText(v);
       params.push_back("%" + varName_[nid] + (declared.empty() ? "" : ": " + declared) +
                        tyComment(typeOf({nid, 0, 0})));
     }
@@ -145,20 +145,10 @@ private:
     return "Tensor[(" + commaJoined(dims) + "), " + dtype + "]";
   }
 
-  // A variable's declared type: its `shape` attribute, with its `dtype` type code (float32
-  // unless given; InferType refuses any other text, so none reaches here once inferred).
-  static std::string declaredType(const Node &v) {
-    std::string shape, dtype = "float32";
-    for (const auto &[k, val] : v.attrs) {
-      int code = -1;
-      if (k == "shape")
-        shape = val;
-      else if (k == "dtype" &&
-               std::from_chars(val.data(), val.data() + val.size(), code).ec == std::errc() &&
-               code >= 0 && code < kNumDTypes)
-        dtype = std::string(dtypeName(code));
-    }
-    return shape.empty() ? "" : tensorType(parseIntTuple(shape), dtype);
+  // A variable's declared type, as @main's parameter list shows it.
+  static std::string declaredText(const Node &v) {
+    DeclaredType t = declaredType(v);
+    return t.shape ? tensorType(*t.shape, t.dtype) : "";
   }
 
   // A group's parameters: the distinct entries its members read from outside it, in the order
@@ -256,9 +246,11 @@ private:
   void bindScope(const std::vector<Entry> &results, std::vector<std::string> &lines, int depth,
                  const std::map<uint32_t, std::string> *inner, int group) {
     auto inScope = [&](uint32_t n) { return isCall(n) && (inner ? group_[n] == group : true); };
-    auto children = [&](int item) {
-      std::vector<int> out;
-      if (item < 0) // a literal's body is its own scope
+    std::map<int, std::vector<int>> kidsOf; // each item's children, found once
+    auto children = [&](int item) -> const std::vector<int> & {
+      auto [it, fresh] = kidsOf.try_emplace(item);
+      std::vector<int> &out = it->second;
+      if (!fresh || item < 0) // a literal's body is its own scope
         return out;
       uint32_t n = static_cast<uint32_t>(item);
       const std::vector<Entry> &ins =
@@ -279,7 +271,7 @@ private:
     std::reverse(stack.begin(), stack.end());
     while (!stack.empty()) {
       auto &[item, next] = stack.back();
-      std::vector<int> kids = children(item);
+      const std::vector<int> &kids = children(item);
       if (next < kids.size()) {
         int kid = kids[next++];
         if (seen.insert(kid).second)
@@ -415,6 +407,20 @@ private:
 } // namespace
 
 std::string printRelay(const Graph &g) { return Printer(g).print(); }
+
+DeclaredType declaredType(const Node &variable) {
+  DeclaredType t;
+  for (const auto &[k, val] : variable.attrs) {
+    int code = -1;
+    if (k == "shape")
+      t.shape = parseIntTuple(val);
+    else if (k == "dtype" &&
+             std::from_chars(val.data(), val.data() + val.size(), code).ec == std::errc() &&
+             code >= 0 && code < kNumDTypes)
+      t.dtype = std::string(dtypeName(code));
+  }
+  return t;
+}
 
 const std::map<std::string, std::string> &relayOpNames() {
   static const std::map<std::string, std::string> names = {

@@ -4,8 +4,10 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/Shape.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -20,6 +22,14 @@ namespace loupe {
 /// (group_root, as FuseOps writes it), each group of ops is a primitive function literal called
 /// with its inputs, its parameters named p0, p1, … made unique as Relay's printer does.
 std::string printRelay(const Graph &g);
+
+/// A variable's type as Relay declares it: its `shape` attribute (none without one) and the dtype
+/// its `dtype` type code names (float32 when it has none; InferType refuses any other text).
+struct DeclaredType {
+  std::optional<Shape> shape;
+  std::string dtype = "float32";
+};
+DeclaredType declaredType(const Node &variable);
 
 /// NNVM's ops that Relay names otherwise: broadcast_add → add, relu → nn.relu, …
 const std::map<std::string, std::string> &relayOpNames();

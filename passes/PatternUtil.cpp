@@ -4,7 +4,9 @@
 
 #include "core/Attrs.h"
 #include "core/DType.h"
+#include "core/Interpreter.h"
 #include "core/ops/OpHelpers.h"
+#include "passes/Pass.h"
 
 #include <cmath>
 
@@ -64,6 +66,11 @@ NodePtr constantNode(const Tensor &t, const std::string &name) {
   attrs.emplace_back("shape", shapeToTuple(t.shape));
   attrs.emplace_back("dtype", std::string(dtypeName(t.dtype)));
   return makeOpNode(*OpRegistry::get().find("const"), name, attrs, {});
+}
+
+Tensor evaluateNode(const NodePtr &node) {
+  Graph one({NodeEntry{node, 0, 0}});
+  return interpret(applyPasses(one, {"InferShape", "InferType"}), {}).at(0);
 }
 
 PatternView::PatternView(const Graph &g, const std::map<std::string, Tensor> *params)

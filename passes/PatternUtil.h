@@ -32,6 +32,10 @@ std::vector<uint32_t> nodeRefCounts(const IndexedGraph &idx);
 /// with its shape and dtype (what FoldConstant and FoldShapeOf make).
 NodePtr constantNode(const Tensor &t, const std::string &name);
 
+/// The value of a node whose inputs are all constants (or that has none), by the reference
+/// interpreter after InferShape and InferType — run privately, no instrument hears them.
+Tensor evaluateNode(const NodePtr &node);
+
 /// A read-only view of a rewriting pass's source graph for matching patterns: each entry's op,
 /// inputs, consumers and shape (when InferShape ran), and the value of constants — variables
 /// bound in the pass context's params and `const` nodes.

@@ -4,7 +4,6 @@
 #include "Bridge.h"
 
 #include "core/DType.h"
-#include "core/Interpreter.h"
 #include "core/Op.h"
 #include "core/RelayText.h"
 #include "passes/Pass.h"
@@ -14,7 +13,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 
 namespace py = pybind11;
@@ -188,24 +186,13 @@ py::list relayNodes(const Graph &g) {
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable()) {
-      py::object shape = py::none();
-      std::string dtype = "float32";
-      for (const auto &[k, v] : n.attrs) {
-        if (k == "shape")
-          shape = py::cast(parseIntTuple(v));
-        else if (int code = -1;
-                 k == "dtype" &&
-                 std::from_chars(v.data(), v.data() + v.size(), code).ec == std::errc() &&
-                 code >= 0 && code < kNumDTypes)
-          dtype = dtypeName(code);
-      }
-      out.append(py::make_tuple("var", n.name, shape, dtype));
+      DeclaredType t = declaredType(n);
+      py::object shape = t.shape ? py::cast(*t.shape) : py::none();
+      out.append(py::make_tuple("var", n.name, shape, t.dtype));
       continue;
     }
     if (n.op->name == "const") {
-      Graph one({NodeEntry{idx.nodes[nid].node, 0, 0}});
-      Tensor t = interpret(applyPasses(one, {"InferShape", "InferType"}), {}).at(0);
-      out.append(py::make_tuple("const", n.name, arrayOf(t)));
+      out.append(py::make_tuple("const", n.name, arrayOf(evaluateNode(idx.nodes[nid].node))));
       continue;
     }
     py::list inputs;

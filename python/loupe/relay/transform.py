@@ -21,6 +21,8 @@ class FunctionPass(Pass):
     """A pass over each function of a module (here: @main); it re-types the module before
     returning."""
 
+    _RETYPES = True
+
 
 def _registered(name, **options):
     return Pass(_loupe.relay_pass(name, {k: str(v) for k, v in options.items()}))
@@ -65,8 +67,8 @@ def function_pass(pass_func=None, opt_level=None, name=None, required=None):
     """A pass written in Python over each function: decorates `fn(func, mod, ctx) -> func` or a
     class with `transform_function(func, mod, ctx)`; instances of a decorated class are passes
     named after it."""
-    create = _decorate("function", "transform_function", _function_body, opt_level, name,
-                       required)
+    create = _decorate(FunctionPass, "function_pass", "transform_function", _function_body,
+                       opt_level, name, required)
     return create(pass_func) if pass_func is not None else create
 
 

@@ -38,6 +38,10 @@ class Pass:
     """A pass; `pass(mod)` runs it on a module under the current PassContext (never checking
     its level or disabled_pass: only a Sequential does) and returns the new module."""
 
+    # Whether a pass written in Python re-types the module before returning (Relay's
+    # FunctionPass does, inside its own run).
+    _RETYPES = False
+
     def __init__(self, handle):
         self._handle = handle
 
@@ -163,45 +167,46 @@ class _Hook:
         self.inst = inst
         self.name = getattr(inst, "name", type(inst).__name__)
 
-    def should_run(self, graph, name, opt_level, required):
-        f = getattr(self.inst, "should_run", None)
-        return True if f is None else bool(f(IRModule._of(graph), PassInfo(opt_level, name,
-                                                                           required)))
+    def _call(self, hook, missing, graph, name, opt_level, required):
+        f = getattr(self.inst, hook, None)
+        if f is None:
+            return missing
+        return f(IRModule._of(graph), PassInfo(opt_level, name, required))
 
-    def run_before_pass(self, graph, name, opt_level, required):
-        f = getattr(self.inst, "run_before_pass", None)
-        if f is not None:
-            f(IRModule._of(graph), PassInfo(opt_level, name, required))
+    def should_run(self, *event):
+        return bool(self._call("should_run", True, *event))
 
-    def run_after_pass(self, graph, name, opt_level, required):
-        f = getattr(self.inst, "run_after_pass", None)
-        if f is not None:
-            f(IRModule._of(graph), PassInfo(opt_level, name, required))
+    def run_before_pass(self, *event):
+        self._call("run_before_pass", None, *event)
+
+    def run_after_pass(self, *event):
+        self._call("run_after_pass", None, *event)
 
 
-def _python_pass(name, opt_level, required, transform, function_pass):
+def _python_pass(name, opt_level, required, transform, retypes):
     """A pass whose body is `transform(graph) -> graph`, written in Python."""
     if opt_level is None:
         raise Error(f"{name}: a pass written in Python needs its opt_level")
     return _loupe.python_pass(str(name), int(opt_level), list(required or []), transform,
-                              function_pass)
+                              retypes)
 
 
-def _decorate(kind, method, make_body, opt_level, name, required):
+def _decorate(base, decorator, method, make_body, opt_level, name, required):
     """module_pass / function_pass: a decorated function is the pass; a decorated class makes
-    passes, one per instance, named after the class, whose `method` transforms."""
+    passes, one per instance, named after the class, whose `method` transforms. `base` is the
+    kind of pass made (ModulePass, FunctionPass)."""
+
+    def make(pass_name, transform):
+        return _python_pass(pass_name, opt_level, required, make_body(transform), base._RETYPES)
 
     def create(target):
         pass_name = name or target.__name__
         if inspect.isclass(target):
-            base = ModulePass if kind == "module" else _function_pass_class()
 
             def __init__(self, *args, **kwargs):
                 inst = target(*args, **kwargs)
                 object.__setattr__(self, "_inst", inst)
-                body = make_body(getattr(inst, method))
-                base.__init__(self, _python_pass(pass_name, opt_level, required, body,
-                                                 kind == "function"))
+                base.__init__(self, make(pass_name, getattr(inst, method)))
 
             def __getattr__(self, attr):
                 return getattr(object.__getattribute__(self, "_inst"), attr)
@@ -213,18 +218,10 @@ def _decorate(kind, method, make_body, opt_level, name, required):
             made.__module__ = target.__module__
             return made
         if not callable(target):
-            raise Error(f"{kind}_pass decorates a function or a class, not {target!r}")
-        base = ModulePass if kind == "module" else _function_pass_class()
-        return base(_python_pass(pass_name, opt_level, required, make_body(target),
-                                 kind == "function"))
+            raise Error(f"{decorator} decorates a function or a class, not {target!r}")
+        return base(make(pass_name, target))
 
     return create
-
-
-def _function_pass_class():
-    from ..relay.transform import FunctionPass
-
-    return FunctionPass
 
 
 def _module_body(fn):
@@ -240,7 +237,8 @@ def _module_body(fn):
 def module_pass(pass_func=None, opt_level=None, name=None, required=None):
     """A pass written in Python over a module: decorates `fn(mod, ctx) -> mod` or a class with
     `transform_module(mod, ctx)`."""
-    create = _decorate("module", "transform_module", _module_body, opt_level, name, required)
+    create = _decorate(ModulePass, "module_pass", "transform_module", _module_body, opt_level,
+                       name, required)
     return create(pass_func) if pass_func is not None else create
 
 

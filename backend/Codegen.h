@@ -61,10 +61,15 @@ public:
   /// What the compile did.
   const CompileStats &stats() const;
   /// The optimised LLVM IR of one function (or the whole module for ""), generated again on
-  /// first use under the function's own name.
+  /// first use under the function's own name (with the comments `assembly` describes).
   std::string llvmIR(const std::string &name = "") const;
-  /// The host assembly of one function (or the whole module for "").
+  /// The host assembly of one function (or the whole module for ""). A function's comes with
+  /// comments naming the line of its loop listing (listLowered) and the graph nodes each run of
+  /// instructions was generated for, and so does its LLVM IR.
   std::string assembly(const std::string &name = "") const;
+  /// The listing line each machine instruction of `name`'s host assembly (its parallel bodies
+  /// included) was generated for, in the assembly's order; 0 for none (a prologue).
+  std::vector<unsigned> instructionLines(const std::string &name) const;
   /// Writes the module as a relocatable (position-independent) object file for the host. It
   /// carries a weak, serial `loupe_parallel_for`, so a shared library made from it works on its
   /// own and uses the host's thread pool when the host process defines one.

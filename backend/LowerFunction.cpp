@@ -8,13 +8,60 @@
 #include "backend/loop/SerialSmall.h"
 #include "core/Error.h"
 #include "core/loop/Eval.h"
+#include "core/loop/Visitor.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 
 namespace loupe::backend {
 
 using namespace loop;
+
+namespace {
+
+// The nodes whose values a store to each stage's buffer computes: the stage's own node and,
+// through the reads of its body, those of the stages inlined into it, in `order`.
+std::map<std::string, std::vector<std::string>> bufferNodes(const Schedule &s,
+                                                            const std::vector<std::string> &order) {
+  std::map<const Compute *, const Stage *> stageOf;
+  for (const Stage &st : s.stages)
+    stageOf[st.tensor.get()] = &st;
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Stage &st : s.stages) {
+    if (st.inlined || st.tensor->placeholder)
+      continue;
+    std::set<std::string> names;
+    if (!st.tensor->node.empty())
+      names.insert(st.tensor->node);
+    struct Reads : IRVisitor {
+      const std::map<const Compute *, const Stage *> &stageOf;
+      std::set<std::string> &names;
+      Reads(const std::map<const Compute *, const Stage *> &s, std::set<std::string> &n)
+          : stageOf(s), names(n) {}
+      void visitExpr(const Expr &e) override {
+        if (e->kind == ExprKind::TensorRead) {
+          auto it = stageOf.find(e->tensor.get());
+          if (it != stageOf.end() && it->second->inlined) {
+            if (!e->tensor->node.empty())
+              names.insert(e->tensor->node);
+            visitExpr(it->second->body);
+          }
+        }
+        IRVisitor::visitExpr(e);
+      }
+    } reads(stageOf, names);
+    reads.visitExpr(st.body);
+    std::vector<std::string> &list = out[st.buffer];
+    for (const std::string &n : order)
+      if (names.count(n))
+        list.push_back(n);
+  }
+  return out;
+}
+
+} // namespace
 
 LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   const Graph &g = f.body;
@@ -52,6 +99,12 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
            n.numOutputs());
     for (uint32_t k = 0; k < res.size(); ++k)
       value[{nid, k}] = res[k];
+    // Every stage the rule made (its results and what they read that no earlier node made)
+    // came from this node.
+    for (const ComputeRef &t : topoOrder(res))
+      if (!t->placeholder && t->node.empty())
+        t->node = n.name;
+    out.nodes.push_back(n.name);
   }
   for (const std::string &a : f.argNames)
     out.inputs.push_back(byName.at(a));
@@ -91,6 +144,7 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   out.body = lower(*out.schedule);
   if (out.fast)
     out.body = loop::runSmallOnCaller(fastMath(partitionLoops(out.body)));
+  out.bufferNodes = bufferNodes(*out.schedule, out.nodes);
   return out;
 }
 
@@ -119,5 +173,48 @@ std::vector<Tensor> evalLowered(const LoweredFunction &f, const std::vector<Tens
 }
 
 std::string printLowered(const LoweredFunction &f) { return printStmt(f.body); }
+
+LoweredListing listLowered(const LoweredFunction &f) {
+  LoweredListing l;
+  std::string text = printStmt(f.body, &l.lineOf);
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    l.lines.push_back(text.substr(at, end - at));
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  l.nodes.resize(l.lines.size());
+  l.computes.resize(l.lines.size(), false);
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    rank.emplace(f.nodes[i], i);
+  // Each statement's nodes are those of the stores inside it, gathered bottom-up.
+  std::function<std::set<std::string>(const Stmt &)> walk = [&](const Stmt &s) {
+    std::set<std::string> names;
+    if (s->kind == StmtKind::Store || s->kind == StmtKind::Produce) {
+      auto it = f.bufferNodes.find(s->name);
+      if (it != f.bufferNodes.end())
+        names.insert(it->second.begin(), it->second.end());
+    }
+    for (const Stmt &c : s->body)
+      if (c) {
+        std::set<std::string> inner = walk(c);
+        names.insert(inner.begin(), inner.end());
+      }
+    auto line = l.lineOf.find(s.get());
+    if (s->kind != StmtKind::Seq && line != l.lineOf.end()) {
+      size_t k = static_cast<size_t>(line->second - 1);
+      std::vector<std::string> sorted(names.begin(), names.end());
+      std::sort(sorted.begin(), sorted.end(), [&](const std::string &a, const std::string &b) {
+        return rank.count(a) && rank.count(b) ? rank[a] < rank[b] : a < b;
+      });
+      l.nodes[k] = std::move(sorted);
+      l.computes[k] = s->kind == StmtKind::Store || s->kind == StmtKind::Produce;
+    }
+    return names;
+  };
+  if (f.body)
+    walk(f.body);
+  return l;
+}
 
 } // namespace loupe::backend

@@ -6,7 +6,10 @@
 #include "core/FusedModule.h"
 #include "core/Tensor.h"
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace loupe::backend {
 
@@ -23,6 +26,11 @@ struct LoweredFunction {
   /// which changes results in the last bits; below 3 the code computes exactly what the loops
   /// say, in their order.
   bool fast = false;
+  /// Provenance: for each buffer a stage writes, the nodes of the function's body graph its
+  /// stores compute — the stage's own node and those of the stages inlined into it — in the
+  /// body's order. The body's nodes carry the names of the graph the build partitioned.
+  std::map<std::string, std::vector<std::string>> bufferNodes;
+  std::vector<std::string> nodes; ///< the body's op nodes in its order
 };
 
 /// Applies the default x86 schedules of nnvm-spec §11: injective stages inlined, the output
@@ -53,5 +61,21 @@ std::vector<Tensor> evalLowered(const LoweredFunction &f, const std::vector<Tens
 
 /// The function's loops as `:lower` prints them.
 std::string printLowered(const LoweredFunction &f);
+
+/// The function's loops as `:lower` prints them, line by line, with what each line computes:
+/// what code generation's debug locations, `:lower FUNC nodes`, `:asm` and `:where` point at.
+struct LoweredListing {
+  std::vector<std::string> lines; ///< the listing, without line ends (line n is lines[n - 1])
+  loop::StmtLines lineOf;         ///< each statement's first line
+  /// Per line, the nodes the statement starting there computes (every store inside it); empty
+  /// for closing braces.
+  std::vector<std::vector<std::string>> nodes;
+  /// Per line, whether its statement computes values itself (a store or a produce), so that a
+  /// listing marks those and not every loop around them.
+  std::vector<bool> computes;
+};
+
+/// Lists `f`'s loops with their provenance.
+LoweredListing listLowered(const LoweredFunction &f);
 
 } // namespace loupe::backend

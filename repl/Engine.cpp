@@ -733,7 +733,7 @@ std::vector<std::string> Engine::completions(const std::string &line,
       pool = orderedAttrKeys(g->attrs);
   } else if (cmd == "ops") {
     pool = OpRegistry::get().names();
-  } else if (cmd == "why") {
+  } else if (cmd == "why" || cmd == "where") {
     nodeNames();
   } else if (cmd == "lower" || cmd == "schedule" || cmd == "space" || cmd == "llvm" ||
              cmd == "asm" || cmd == "tune") {

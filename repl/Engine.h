@@ -176,8 +176,8 @@ private:
   /// What the last `:build` compiled, for `:cache`.
   std::shared_ptr<const backend::CompileStats> lastCompile_;
   std::string tuning_ = "off"; ///< see setTuning
-  /// `:set timings hidden`: measured times print as dashes, so a session that profiles replays
-  /// the same on any machine.
+  /// `:set timings hidden`: measured times (and `:where`'s counts of this host's instructions)
+  /// print as dashes, so a session that profiles replays the same on any machine.
   bool hideTimings_ = false;
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_

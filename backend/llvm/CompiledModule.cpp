@@ -4,6 +4,7 @@
 #include "backend/Codegen.h"
 #include "backend/Runtime.h"
 #include "backend/llvm/FunctionCodegen.h"
+#include "backend/llvm/SourceLines.h"
 #include "backend/llvm/Target.h"
 #include "core/DType.h"
 #include "core/Error.h"
@@ -143,7 +144,8 @@ struct CompiledModule::Impl {
     fail("the compiled module has no function '", name, "'");
   }
 
-  // `name`'s functions (every function for ""), generated under their own names and optimised.
+  // `name`'s functions (every function for ""), generated under their own names and optimised;
+  // one function carries debug locations pointing at its listing's lines (listLowered).
   llvm::Module &optimizedModule(const std::string &name) {
     std::lock_guard<std::mutex> lock(printMutex);
     Printable &p = printable[name];
@@ -154,8 +156,10 @@ struct CompiledModule::Impl {
       if (name.empty())
         for (const LoweredFunction &f : fns)
           generateFunction(*m, f, f.name);
-      else
-        generateFunction(*m, function(name), name);
+      else {
+        LoweredListing listing = listLowered(function(name));
+        generateFunction(*m, function(name), name, &listing.lineOf);
+      }
       verify(*m);
       // A build's functions are all fast or all not (the opt level decides).
       bool fast = std::any_of(fns.begin(), fns.end(), [&](const LoweredFunction &f) {
@@ -311,17 +315,13 @@ std::string CompiledModule::sharedNote(const std::string &name, const char *comm
 
 std::string CompiledModule::llvmIR(const std::string &name) const {
   const llvm::Module &m = impl_->optimizedModule(name);
-  std::string text;
-  llvm::raw_string_ostream os(text);
   if (name.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
     m.print(os, nullptr);
     return os.str();
   }
-  os << sharedNote(name, ";");
-  for (const llvm::Function &f : m)
-    if (!f.isDeclaration() && !f.getName().ends_with("_packed"))
-      f.print(os);
-  return os.str();
+  return sharedNote(name, ";") + annotatedIR(m, listLowered(impl_->function(name)));
 }
 
 std::string CompiledModule::assembly(const std::string &name) const {
@@ -332,7 +332,21 @@ std::string CompiledModule::assembly(const std::string &name) const {
       w->setLinkage(llvm::GlobalValue::ExternalLinkage);
     }
   auto tm = targetMachine(impl_->jtmb);
-  return sharedNote(name, "#") + emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  std::string text = emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  if (name.empty())
+    return text;
+  return sharedNote(name, "#") + annotateAssembly(text, listLowered(impl_->function(name))).text;
+}
+
+std::vector<unsigned> CompiledModule::instructionLines(const std::string &name) const {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(name));
+  if (llvm::Function *w = copy->getFunction(name + "_packed")) {
+    w->deleteBody();
+    w->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  }
+  auto tm = targetMachine(impl_->jtmb);
+  std::string text = emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  return annotateAssembly(text, listLowered(impl_->function(name))).instructionLines;
 }
 
 std::string CompiledModule::cHeader() const {

@@ -8,6 +8,8 @@
 #include "core/Interrupt.h"
 #include "core/loop/Visitor.h"
 
+#include <llvm/BinaryFormat/Dwarf.h>
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -114,8 +117,18 @@ class FunctionGen {
 public:
   /// Generates `f` into `m` as the function `symbol` (with `symbol_packed` and
   /// `symbol_parallel<k>`).
-  FunctionGen(llvm::Module &m, const LoweredFunction &f, std::string symbol)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), symbol_(std::move(symbol)) {}
+  FunctionGen(llvm::Module &m, const LoweredFunction &f, std::string symbol, const StmtLines *lines)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), symbol_(std::move(symbol)), lines_(lines) {
+    if (lines_) {
+      dib_ = std::make_unique<llvm::DIBuilder>(m_);
+      file_ = dib_->createFile(symbol_ + ".loops", ".");
+      dib_->createCompileUnit(llvm::dwarf::DW_LANG_C, file_, "loupe", /*isOptimized=*/true, "", 0);
+      if (!m_.getModuleFlag("Debug Info Version"))
+        m_.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+      if (!m_.getModuleFlag("Dwarf Version"))
+        m_.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+    }
+  }
 
   void run() {
     std::vector<llvm::Type *> params;
@@ -142,12 +155,52 @@ public:
     }
     narrowIndices_ = f_.fast && fitsIn32Bits();
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    describe(fn_);
     emit(f_.body);
     b_.CreateRetVoid();
     packedWrapper(args.size());
+    if (dib_)
+      dib_->finalize();
   }
 
 private:
+  // With a listing's lines: `fn` gets a subprogram of its own, and the builder's location
+  // becomes the current line in it (line 0, "no statement", until a statement sets one).
+  void describe(llvm::Function *fn) {
+    if (!dib_)
+      return;
+    auto *type = dib_->createSubroutineType(dib_->getOrCreateTypeArray({}));
+    sp_ = dib_->createFunction(
+        file_, fn->getName(), fn->getName(), file_, 1, type, 1, llvm::DINode::FlagZero,
+        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+    fn->setSubprogram(sp_);
+    setLine(line_);
+  }
+
+  void setLine(int line) {
+    line_ = line;
+    if (sp_)
+      b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, static_cast<unsigned>(line), 0, sp_));
+  }
+
+  // The listing line of a statement for as long as it is emitted: what a loop adds after its
+  // body (the increment, the branch back) is the loop's again.
+  struct LineScope {
+    FunctionGen &g;
+    int saved;
+    LineScope(FunctionGen &gen, const StmtNode *s) : g(gen), saved(gen.line_) {
+      if (g.lines_ && s->kind != StmtKind::Seq)
+        if (auto it = g.lines_->find(s); it != g.lines_->end())
+          g.setLine(it->second);
+    }
+    ~LineScope() {
+      if (g.lines_)
+        g.setLine(saved);
+    }
+    LineScope(const LineScope &) = delete;
+    LineScope &operator=(const LineScope &) = delete;
+  };
+
   // Whether every buffer of the function (arguments and allocations) has fewer than 2^30
   // elements, so that its index arithmetic can run in 32 bits (narrowIndex).
   bool fitsIn32Bits() const {
@@ -682,7 +735,9 @@ private:
     auto savedVars = vars_;
     auto savedBufs = buffers_;
     fn_ = bodyFn;
+    llvm::DISubprogram *savedSp = sp_;
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
+    describe(bodyFn);
     llvm::Value *cl = bodyFn->getArg(1);
     k = 0;
     for (const ExprNode *v : vars)
@@ -698,6 +753,8 @@ private:
     vars_ = savedVars;
     buffers_ = savedBufs;
     b_.SetInsertPoint(savedBlock);
+    sp_ = savedSp;
+    setLine(line_);
 
     llvm::FunctionCallee pfor = m_.getOrInsertFunction(
         "loupe_parallel_for",
@@ -706,6 +763,7 @@ private:
   }
 
   void emit(const Stmt &s) {
+    LineScope at(*this, s.get());
     switch (s->kind) {
     case StmtKind::For:
       if (s->forKind == ForKind::Parallel)
@@ -797,6 +855,8 @@ private:
     auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
     auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, symbol_ + "_packed", m_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", w));
+    describe(w); // the call may be inlined: its instructions keep their lines
+    setLine(0);
     std::vector<llvm::Value *> args;
     for (size_t i = 0; i < nargs; ++i)
       args.push_back(
@@ -820,12 +880,19 @@ private:
   std::map<const ExprNode *, llvm::Value *> vars_;
   std::map<std::string, BufferRef> buffers_;
   int parallelCount_ = 0;
+  // Debug locations (only with a listing's lines).
+  const StmtLines *lines_ = nullptr;
+  std::unique_ptr<llvm::DIBuilder> dib_;
+  llvm::DIFile *file_ = nullptr;
+  llvm::DISubprogram *sp_ = nullptr; ///< the subprogram of the function being generated
+  int line_ = 0;
 };
 
 } // namespace
 
-void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol) {
-  FunctionGen(m, f, symbol).run();
+void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol,
+                      const StmtLines *lines) {
+  FunctionGen(m, f, symbol, lines).run();
 }
 
 // A weak `loupe_parallel_for(n, body, closure)` that runs the bodies in order, for exported code.

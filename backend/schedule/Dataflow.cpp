@@ -25,6 +25,7 @@ Stage &Schedule::cacheWrite(Stage &s) {
   cache->shape = t.shape;
   cache->dtype = t.dtype;
   cache->tag = t.tag;
+  cache->node = t.node;
   VarMap rename;
   for (const Expr &a : t.axes) {
     cache->axes.push_back(var(a->name + ".c"));
@@ -75,6 +76,7 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   rf->shape.push_back(factor);
   rf->dtype = t.dtype;
   rf->tag = t.tag + ".rf";
+  rf->node = t.node;
   VarMap rename;
   for (const Expr &a : t.axes) {
     rf->axes.push_back(var(a->name + ".rf"));

@@ -251,48 +251,63 @@ std::string Schedule::describe() const {
 
 namespace {
 
-// Floating-point arithmetic and math calls in an expression, inlined producers included.
+// Floating-point arithmetic and math calls in an expression, inlined producers included, each
+// counted for the node whose stage it belongs to.
 class FlopCounter : public IRVisitor {
 public:
-  explicit FlopCounter(const StageMap &stageOf) : stageOf_(stageOf) {}
-  int64_t count = 0;
+  FlopCounter(const StageMap &stageOf, std::string node)
+      : stageOf_(stageOf), node_(std::move(node)) {}
+  std::map<std::string, int64_t> count;
   void visitExpr(const Expr &e) override {
     if (e->kind == ExprKind::TensorRead) {
       auto it = stageOf_.find(e->tensor.get());
-      if (it != stageOf_.end() && it->second->inlined)
+      if (it != stageOf_.end() && it->second->inlined) {
+        std::string outer = node_;
+        node_ = e->tensor->node;
         visitExpr(it->second->body);
+        node_ = outer;
+      }
     } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
                 e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
                (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
                 e->name != "tvm_if_then_else" && e->name != "likely")) {
-      ++count;
+      ++count[node_];
     }
     IRVisitor::visitExpr(e);
   }
 
 private:
   const StageMap &stageOf_;
+  std::string node_;
 };
 
 } // namespace
 
-int64_t countFlops(const Schedule &s) {
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
   StageMap stageOf = stageMap(s.stages);
-  int64_t total = 0;
+  std::map<std::string, int64_t> total;
   for (const Stage &st : s.stages) {
     if (st.inlined)
       continue;
     const Expr &body = st.body;
-    FlopCounter c(stageOf);
+    FlopCounter c(stageOf, st.tensor->node);
     c.visitExpr(body);
-    int64_t per = c.count, extent = numElements(st.tensor->shape);
+    int64_t extent = numElements(st.tensor->shape);
     if (body->kind == ExprKind::Reduce) {
-      per += 1; // the combine
+      ++c.count[st.tensor->node]; // the combine
       for (const IterVar &r : body->reduceAxes)
         extent *= r.extent;
     }
-    total += per * extent;
+    for (const auto &[node, per] : c.count)
+      total[node] += per * extent;
   }
+  return total;
+}
+
+int64_t countFlops(const Schedule &s) {
+  int64_t total = 0;
+  for (const auto &[node, flops] : countFlopsByNode(s))
+    total += flops;
   return total;
 }
 } // namespace loupe::backend

@@ -7,6 +7,7 @@
 #include "core/Target.h"
 #include "core/loop/Compute.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,6 +143,10 @@ loop::Stmt lower(const Schedule &s);
 /// stage, the arithmetic and math calls of its body (inlined producers included) times its
 /// elements and reduction extents. Index arithmetic and padding selects are not counted.
 int64_t countFlops(const Schedule &s);
+
+/// countFlops split by the graph node each operation belongs to (Compute::node; an inlined
+/// producer's operations count for its own node).
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s);
 
 /// Row-major flat index of `indices` in a buffer of `shape`, in the form TVM's simplifier
 /// printed: nested `((a*7) + b)`, constants collected at the end, a fused variable's `v/c` and

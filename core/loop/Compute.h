@@ -18,6 +18,10 @@ struct Compute {
   Expr body;              ///< the element at `axes`; a Reduce only at the top
   std::string tag;        ///< what kind of stage: "elemwise", "broadcast", "injective", "pad",
                           ///< "conv2d", "reduce", … (schedules look at it)
+  /// The graph node whose compute rule made the stage (provenance: `:lower FUNC nodes`, the
+  /// comments of `:asm`, `:where`); empty for placeholders. Set by lowering once the rule has
+  /// returned, which is why it may change on a stage already shared as const.
+  mutable std::string node;
 };
 
 /// An input of a function: read, never computed.

@@ -600,64 +600,86 @@ const char *forText(ForKind k) {
   return "for";
 }
 
-void print(std::ostream &o, const Stmt &s, int indent) {
-  std::string pad(indent * 2, ' ');
-  switch (s->kind) {
-  case StmtKind::For:
-    o << pad << forText(s->forKind) << " (" << s->var->name << ", ";
-    print(o, s->a);
-    o << ", ";
-    print(o, s->b);
-    o << ") {\n";
-    print(o, s->body[0], indent + 1);
-    o << pad << "}\n";
-    return;
-  case StmtKind::Store:
-    o << pad << s->name << "[";
-    print(o, s->a);
-    o << "] = ";
-    print(o, s->b);
-    o << "\n";
-    return;
-  case StmtKind::Allocate:
-    o << pad << "allocate " << s->name << "[" << dtypeName(s->dtype);
-    for (int64_t e : s->extents)
-      o << " * " << e;
-    o << "]\n";
-    print(o, s->body[0], indent);
-    return;
-  case StmtKind::Attr:
-    o << pad << "// attr [" << s->name << "] " << s->key << " = " << s->value << "\n";
-    print(o, s->body[0], indent);
-    return;
-  case StmtKind::Produce:
-    o << pad << "produce " << s->name << " {\n";
-    print(o, s->body[0], indent + 1);
-    o << pad << "}\n";
-    return;
-  case StmtKind::IfThenElse:
-    o << pad << "if (";
-    print(o, s->a);
-    o << ") {\n";
-    print(o, s->body[0], indent + 1);
-    if (s->body.size() > 1) {
-      o << pad << "} else {\n";
-      print(o, s->body[1], indent + 1);
-    }
-    o << pad << "}\n";
-    return;
-  case StmtKind::Seq:
-    for (const Stmt &c : s->body)
-      print(o, c, indent);
-    return;
-  case StmtKind::LetStmt:
-    o << pad << "let " << s->var->name << " = ";
-    print(o, s->a);
-    o << "\n";
-    print(o, s->body[0], indent);
-    return;
+// Prints statements, counting lines so that each statement's first line can be recorded.
+struct StmtPrinter {
+  std::ostream &o;
+  StmtLines *lines = nullptr;
+  int line = 1;
+
+  void endLine(const char *text = "\n") {
+    o << text;
+    ++line;
   }
-}
+
+  void print(const Stmt &s, int indent) {
+    std::string pad(indent * 2, ' ');
+    if (lines && s->kind != StmtKind::Seq)
+      (*lines)[s.get()] = line;
+    switch (s->kind) {
+    case StmtKind::For:
+      o << pad << forText(s->forKind) << " (" << s->var->name << ", ";
+      loop::print(o, s->a);
+      o << ", ";
+      loop::print(o, s->b);
+      endLine(") {\n");
+      print(s->body[0], indent + 1);
+      o << pad;
+      endLine("}\n");
+      return;
+    case StmtKind::Store:
+      o << pad << s->name << "[";
+      loop::print(o, s->a);
+      o << "] = ";
+      loop::print(o, s->b);
+      endLine();
+      return;
+    case StmtKind::Allocate:
+      o << pad << "allocate " << s->name << "[" << dtypeName(s->dtype);
+      for (int64_t e : s->extents)
+        o << " * " << e;
+      endLine("]\n");
+      print(s->body[0], indent);
+      return;
+    case StmtKind::Attr:
+      o << pad << "// attr [" << s->name << "] " << s->key << " = " << s->value;
+      endLine();
+      print(s->body[0], indent);
+      return;
+    case StmtKind::Produce:
+      o << pad << "produce " << s->name;
+      endLine(" {\n");
+      print(s->body[0], indent + 1);
+      o << pad;
+      endLine("}\n");
+      return;
+    case StmtKind::IfThenElse:
+      o << pad << "if (";
+      loop::print(o, s->a);
+      endLine(") {\n");
+      print(s->body[0], indent + 1);
+      if (s->body.size() > 1) {
+        o << pad;
+        endLine("} else {\n");
+        print(s->body[1], indent + 1);
+      }
+      o << pad;
+      endLine("}\n");
+      return;
+    case StmtKind::Seq:
+      if (lines && !s->body.empty()) // a sequence starts where its first statement does
+        (*lines)[s.get()] = line;
+      for (const Stmt &c : s->body)
+        print(c, indent);
+      return;
+    case StmtKind::LetStmt:
+      o << pad << "let " << s->var->name << " = ";
+      loop::print(o, s->a);
+      endLine();
+      print(s->body[0], indent);
+      return;
+    }
+  }
+};
 
 } // namespace
 
@@ -667,9 +689,9 @@ std::string printExpr(const Expr &e) {
   return o.str();
 }
 
-std::string printStmt(const Stmt &s) {
+std::string printStmt(const Stmt &s, StmtLines *lines) {
   std::ostringstream o;
-  print(o, s, 0);
+  StmtPrinter{o, lines}.print(s, 0);
   return o.str();
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace loupe::loop {
@@ -188,7 +189,10 @@ Stmt substitute(const Stmt &s, const std::vector<std::pair<const ExprNode *, Exp
 
 /// Prints an expression or statement as TVM printed lowered functions in the seeds (nested
 /// parentheses, `parallel (i0.i1.fused, 0, 21) {`, `0.000000f`, `+ -20`).
+/// With `lines`, also records the 1-based line each statement starts on (a sequence: its first
+/// statement's), so that tools can point at a statement of the printed listing.
+using StmtLines = std::unordered_map<const StmtNode *, int>;
 std::string printExpr(const Expr &e);
-std::string printStmt(const Stmt &s);
+std::string printStmt(const Stmt &s, StmtLines *lines = nullptr);
 
 } // namespace loupe::loop

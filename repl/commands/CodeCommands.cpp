@@ -6,8 +6,11 @@
 #include "core/Target.h"
 #include "repl/commands/Commands.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,16 +34,37 @@ std::shared_ptr<const backend::BuiltLibrary> builtCode(Engine &e, const Args &a,
 } // namespace
 
 void Commands::lower(Engine &e, const Args &a, const std::string &, std::ostream &out) {
-  needArgs(a, 0, 1, ":lower [FUNC]");
+  needArgs(a, 0, 2, ":lower [FUNC] [nodes]");
   const Graph &g = e.requireGraph();
-  std::vector<std::string> names = a.empty() ? functionOrder(g) : a;
+  Args names = a;
+  bool marked = !names.empty() && names.back() == "nodes";
+  if (marked)
+    names.pop_back();
+  if (names.size() > 1)
+    fail("usage: :lower [FUNC] [nodes]");
+  if (names.empty())
+    names = functionOrder(g);
   auto lib = backend::builtLibrary(g);
   for (const std::string &name : names) {
     backend::LoweredFunction f = builtOrLowered(g, name);
     out << "lower function " << name << "\n";
     if (std::string owner = lib ? lib->code->sharedWith(name) : ""; !owner.empty())
       out << "// runs the machine code of " << owner << " (the same loops, compiled once)\n";
-    out << backend::printLowered(f);
+    if (!marked) {
+      out << backend::printLowered(f);
+      continue;
+    }
+    // Numbered lines (what :asm, :llvm and :where point at), each store and produce marked
+    // with the nodes it computes.
+    backend::LoweredListing l = backend::listLowered(f);
+    int width = static_cast<int>(std::to_string(l.lines.size()).size());
+    for (size_t i = 0; i < l.lines.size(); ++i) {
+      std::string number = std::to_string(i + 1);
+      out << std::string(width - number.size(), ' ') << number << "  " << l.lines[i];
+      if (l.computes[i] && !l.nodes[i].empty())
+        out << "  // " << joinNames(l.nodes[i], ", ");
+      out << "\n";
+    }
   }
 }
 
@@ -57,6 +81,119 @@ void Commands::llvm(Engine &e, const Args &a, const std::string &, std::ostream 
 
 void Commands::assembly(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   out << builtCode(e, a, ":asm [FUNC]")->code->assembly(a.empty() ? "" : a[0]);
+}
+
+namespace {
+
+// "120-156, 170, 190-201": 1-based positions, consecutive ones as ranges.
+std::string ranges(const std::vector<size_t> &positions) {
+  std::string text;
+  for (size_t i = 0; i < positions.size();) {
+    size_t j = i;
+    while (j + 1 < positions.size() && positions[j + 1] == positions[j] + 1)
+      ++j;
+    text += (text.empty() ? "" : ", ") + std::to_string(positions[i]);
+    if (j > i)
+      text += "-" + std::to_string(positions[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+} // namespace
+
+void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":where NODE");
+  const Graph &g = e.requireGraph();
+  const FusedModule *built = builtPartition(g);
+  if (!built)
+    fail("the current graph was not built; run :build first");
+  const std::string &name = a[0];
+  const IndexedGraph &pidx = built->partition->index();
+  int nid = pidx.findByName(name);
+  if (nid < 0)
+    fail("no node ", name,
+         " in the graph this build partitioned (a node the build's passes "
+         "folded or rewrote has no kernel; :trace on shows them)");
+  const Node &node = *pidx.nodes[static_cast<size_t>(nid)].node;
+  if (node.isVariable())
+    fail(name, " is an input of the graph: no kernel computes it");
+  int call = kernelComputing(g, name);
+  if (call < 0)
+    fail("no kernel of this build computes ", name);
+  std::string fn = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
+  backend::LoweredFunction f = builtOrLowered(g, fn);
+  std::vector<std::string> others;
+  for (const std::string &m : f.nodes)
+    if (m != name)
+      others.push_back(m);
+  out << name << " (" << node.op->name << ") is computed by " << fn
+      << (others.empty() ? "" : ", with " + joinNames(others)) << "\n";
+
+  backend::LoweredListing l = backend::listLowered(f);
+  std::set<unsigned> lines;
+  for (size_t i = 0; i < l.lines.size(); ++i)
+    if (l.computes[i] && std::count(l.nodes[i].begin(), l.nodes[i].end(), name))
+      lines.insert(static_cast<unsigned>(i + 1));
+  out << "loops (:lower " << fn << " nodes): "
+      << (lines.empty() ? "no store of its own (its values are computed where they are read)"
+                        : plural(lines.size(), "line"))
+      << "\n";
+  int width = static_cast<int>(std::to_string(l.lines.size()).size());
+  for (unsigned line : lines) {
+    std::string number = std::to_string(line);
+    out << "  " << std::string(width - number.size(), ' ') << number << "  "
+        << l.lines[line - 1].substr(l.lines[line - 1].find_first_not_of(' ')) << "\n";
+  }
+
+  if (auto lib = backend::builtLibrary(g)) {
+    // Its instructions: its stores', and those of the loops around nothing but its stores.
+    std::set<unsigned> own = lines;
+    for (size_t i = 0; i < l.lines.size(); ++i)
+      if (l.nodes[i].size() == 1 && l.nodes[i][0] == name)
+        own.insert(static_cast<unsigned>(i + 1));
+    std::vector<unsigned> at = lib->code->instructionLines(fn);
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < at.size(); ++i)
+      if (own.count(at[i]))
+        mine.push_back(i + 1);
+    // This host's instructions differ from another's: hidden like timings, for sessions.
+    out << "instructions (:asm " << fn << "): ";
+    if (e.hideTimings_)
+      out << "-- of --\n";
+    else {
+      out << mine.size() << " of " << at.size();
+      if (!at.empty())
+        out << " (" << (100 * mine.size() + at.size() / 2) / at.size() << "%)";
+      out << (mine.empty() ? "" : " at " + ranges(mine)) << "\n";
+    }
+  }
+
+  std::map<std::string, int64_t> flops = backend::countFlopsByNode(*f.schedule);
+  int64_t total = 0;
+  for (const auto &[n, v] : flops)
+    total += v;
+  double share = total ? static_cast<double>(flops[name]) / static_cast<double>(total) : 0;
+  out << "arithmetic: " << flops[name] << " of " << fn << "'s " << total << " operations";
+  if (total)
+    out << " (" << static_cast<int>(share * 100 + 0.5) << "%)";
+  out << "\n";
+  const Step *step = e.current();
+  auto measured = step->profile.find(static_cast<uint32_t>(call));
+  if (measured == step->profile.end()) {
+    out << "time: not measured (:profile times each kernel)\n";
+    return;
+  }
+  auto ms = [&](double v) {
+    if (e.hideTimings_)
+      return std::string("--");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    return std::string(buf);
+  };
+  out << "time: " << fn << " " << ms(measured->second.ms) << " ms in the last :profile; by " << name
+      << "'s share of its arithmetic " << ms(measured->second.ms * share)
+      << " ms (Loupe does not sample inside a kernel)\n";
 }
 
 void Commands::target(Engine &e, const Args &a, const std::string &, std::ostream &out) {

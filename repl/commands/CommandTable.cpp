@@ -27,8 +27,10 @@ std::vector<Engine::Command> Commands::table() {
        "opens a graph held in an attribute as a new step: precompute_graph, or function NAME of "
        "module",
        open},
-      {"lower", "[FUNC]",
-       "the lowered loops of a fused function of the module (all of them without FUNC)", lower},
+      {"lower", "[FUNC] [nodes]",
+       "the lowered loops of a fused function of the module (all of them without FUNC); with "
+       "nodes, numbered, each store marked with the graph nodes it computes",
+       lower},
       {"schedule", "FUNC", "the schedule steps the default x86 schedule applied to a function",
        schedule},
       {"space", "FUNC",
@@ -41,7 +43,8 @@ std::vector<Engine::Command> Commands::table() {
        "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
        "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
        "memory), tuning on|off|FILE (the records :build applies and :tune adds to), timings "
-       "shown|hidden (:profile's measured figures as dashes, for sessions)",
+       "shown|hidden (:profile's measured figures and :where's host instruction counts as "
+       "dashes, for sessions)",
        set},
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},
@@ -124,9 +127,17 @@ std::vector<Engine::Command> Commands::table() {
        "them",
        model},
       {"llvm", "[FUNC]",
-       "the optimised LLVM IR of a built function (the whole module without FUNC)", llvm},
-      {"asm", "[FUNC]", "the host assembly of a built function (the whole module without FUNC)",
+       "the optimised LLVM IR of a built function, commented with the loop line and nodes each "
+       "run of instructions is for (the whole module without FUNC)",
+       llvm},
+      {"asm", "[FUNC]",
+       "the host assembly of a built function, commented with the loop line and nodes each run "
+       "of instructions is for (the whole module without FUNC)",
        assembly},
+      {"where", "NODE",
+       "where a build computes a node of the graph it partitioned: its kernel, its loop lines, "
+       "its instructions and its share of the kernel's arithmetic and measured time",
+       where},
       {"cache", "",
        "the kernel cache: its folder, entries and size, and what the last :build found in it "
        "(:set cache on|off|clear)",

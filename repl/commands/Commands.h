@@ -48,6 +48,7 @@ struct Commands {
 
   // CodeCommands.cpp: lowering and code: loops, schedules, LLVM IR, assembly, target, cache
   static void lower(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void where(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void schedule(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void llvm(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void assembly(Engine &e, const Args &a, const std::string &rest, std::ostream &out);

@@ -224,7 +224,8 @@ TEST(EngineersLoop, ConversionsAreSaid) {
             "converts (dtype=float16, float32 or float64)\n");
 }
 
-// Completion knows the names a command takes: nodes for :why (the partition's on a built step),
+// Completion knows the names a command takes: nodes for :why and :where (the partition's on a
+// built step),
 // functions for :lower and :asm, files for :load and for an input's value, inputs and options
 // for :run, networks for :model.
 TEST(EngineersLoop, CompletionOfNodeFunctionFileAndInputNames) {
@@ -235,6 +236,8 @@ TEST(EngineersLoop, CompletionOfNodeFunctionFileAndInputNames) {
   EXPECT_EQ(e.completions(":why conv_1 hard", "hard"),
             (std::vector<std::string>{"hardsigmoid_9", "hardsigmoid_9_alpha", "hardsigmoid_9_beta",
                                       "hardswish_2", "hardswish_4"}));
+  EXPECT_EQ(e.completions(":where hardswish", "hardswish"),
+            (std::vector<std::string>{"hardswish_2", "hardswish_4"}));
   EXPECT_EQ(e.completions(":lower fuse__contrib_d", "fuse__contrib_d"),
             (std::vector<std::string>{"fuse__contrib_depthwise_conv2d_NCHWc_hard_swish"}));
   EXPECT_EQ(e.completions(":tune a", "a"), (std::vector<std::string>{"all"}));

@@ -85,6 +85,9 @@ struct LoopsPanelState {
   /// The selection the function last followed: a newly selected kernel node shows its function,
   /// while a function clicked in the list stays until the selection changes.
   int followed = -1;
+  /// The graph node whose loop lines and instructions are highlighted (chosen from the
+  /// function's nodes, or by clicking a line or instruction); empty for none.
+  std::string focus;
 };
 
 /// The Tuning panel: the build's tasks and the log's measurements of them, refreshed as the log

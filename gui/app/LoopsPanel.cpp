@@ -1,7 +1,9 @@
-// LoopsPanel: a fused function's lowered loops as a tree, and its LLVM IR and assembly once built.
+// LoopsPanel: a fused function's lowered loops as a tree, and its LLVM IR and assembly once
+// built, with one of its nodes' loop lines and instructions highlighted.
 #include "gui/app/Panels.h"
 
 #include "core/FusedModule.h"
+#include "gui/model/CodeLines.h"
 #include "gui/model/Elide.h"
 
 #include <imgui.h>
@@ -16,15 +18,26 @@ namespace loupe::gui {
 
 namespace {
 
-// The lowered loops as a tree: a line ending in `{` opens a node, `}` closes it.
-void loopTree(const std::string &text) {
-  std::istringstream in(text);
-  std::string line;
+// The focused node's lines (tests/CMakeLists.txt looks for this colour, d95900, in a screenshot).
+const ImVec4 kFocusText(0.85f, 0.35f, 0.0f, 1);
+
+// The next of a row's nodes to focus: the first, or the one after the focused one, so that
+// clicking a line that computes several nodes again steps through them.
+std::string nextFocus(const CodeRow &r, const std::string &focus) {
+  auto it = std::find(r.nodes.begin(), r.nodes.end(), focus);
+  if (it == r.nodes.end() || ++it == r.nodes.end())
+    return r.nodes.front();
+  return *it;
+}
+
+// The lowered loops as a tree (a line ending in `{` opens a node, `}` closes it), numbered;
+// the focused node's stores are highlighted, and clicking a store focuses its node.
+void loopTree(const std::vector<CodeRow> &rows, std::string &focus) {
   std::vector<bool> open; // whether each enclosing node is expanded
   int id = 0;
   auto visible = [&] { return std::all_of(open.begin(), open.end(), [](bool b) { return b; }); };
-  while (std::getline(in, line)) {
-    std::string trimmed = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+  for (const CodeRow &r : rows) {
+    std::string trimmed = r.text.substr(std::min(r.text.size(), r.text.find_first_not_of(' ')));
     if (trimmed == "}") {
       if (!open.empty()) {
         bool wasOpen = open.back();
@@ -35,11 +48,13 @@ void loopTree(const std::string &text) {
       continue;
     }
     bool parallel = trimmed.find("parallel") == 0, vec = trimmed.find("vectorized") == 0,
-         unrolled = trimmed.find("unrolled") == 0;
-    ImVec4 col = parallel   ? ImVec4(0.75f, 0.2f, 0.1f, 1)
+         unrolled = trimmed.find("unrolled") == 0, mine = rowOf(r, focus);
+    ImVec4 col = mine       ? kFocusText
+                 : parallel ? ImVec4(0.75f, 0.2f, 0.1f, 1)
                  : vec      ? ImVec4(0.1f, 0.3f, 0.8f, 1)
                  : unrolled ? ImVec4(0.5f, 0.2f, 0.6f, 1)
                             : ImVec4(0.1f, 0.1f, 0.1f, 1);
+    std::string label = std::to_string(r.line) + "  " + trimmed;
     if (!trimmed.empty() && trimmed.back() == '{') {
       if (!visible()) {
         open.push_back(false);
@@ -47,16 +62,27 @@ void loopTree(const std::string &text) {
       }
       ImGui::PushID(id++);
       ImGui::PushStyleColor(ImGuiCol_Text, col);
-      bool o = ImGui::TreeNodeEx(trimmed.c_str(), ImGuiTreeNodeFlags_DefaultOpen, "%s%s",
-                                 trimmed.c_str(),
-                                 parallel ? "   [parallel]"
-                                 : vec    ? "   [vectorized]"
-                                          : "");
+      bool o =
+          ImGui::TreeNodeEx(label.c_str(), ImGuiTreeNodeFlags_DefaultOpen, "%s%s", label.c_str(),
+                            parallel ? "   [parallel]"
+                            : vec    ? "   [vectorized]"
+                                     : "");
       ImGui::PopStyleColor();
       ImGui::PopID();
       open.push_back(o);
     } else if (visible()) {
-      ImGui::TextColored(col, "%s", trimmed.c_str());
+      ImGui::PushID(id++);
+      ImGui::PushStyleColor(ImGuiCol_Text, col);
+      if (ImGui::Selectable(label.c_str(), mine) && !r.nodes.empty())
+        focus = nextFocus(r, focus);
+      ImGui::PopStyleColor();
+      if (!r.nodes.empty() && ImGui::IsItemHovered()) {
+        std::string names;
+        for (const std::string &n : r.nodes)
+          names += (names.empty() ? "" : ", ") + n;
+        ImGui::SetTooltip("computes %s", names.c_str());
+      }
+      ImGui::PopID();
     }
   }
   while (!open.empty()) {
@@ -65,6 +91,26 @@ void loopTree(const std::string &text) {
     if (wasOpen && visible())
       ImGui::TreePop();
   }
+}
+
+// Commented assembly, the focused node's instructions highlighted; clicking an instruction
+// focuses its node. Only the rows in view are drawn (a kernel has thousands).
+void assemblyView(const std::vector<CodeRow> &rows, std::string &focus) {
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(rows.size()));
+  while (clipper.Step())
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const CodeRow &r = rows[static_cast<size_t>(i)];
+      bool mine = rowOf(r, focus);
+      ImGui::PushID(i);
+      ImGui::PushStyleColor(ImGuiCol_Text, r.comment ? ImVec4(0.35f, 0.45f, 0.35f, 1)
+                                           : mine    ? kFocusText
+                                                     : ImVec4(0.1f, 0.1f, 0.1f, 1));
+      if (ImGui::Selectable(r.text.c_str(), mine) && !r.nodes.empty())
+        focus = nextFocus(r, focus);
+      ImGui::PopStyleColor();
+      ImGui::PopID();
+    }
 }
 
 } // namespace
@@ -118,26 +164,49 @@ void loopsPanel(AppState &s) {
   if (s.loops.function.empty() || !module->functions.count(s.loops.function))
     s.loops.function = module->functions.begin()->first;
   bool compiled = module->compiled != nullptr;
+  std::vector<CodeRow> loops = loopRows(cachedCommand(s, ":lower " + s.loops.function + " nodes"));
+  // The function's nodes, in the order their stores come: what the focus can be.
+  std::vector<std::string> nodes;
+  for (const CodeRow &r : loops)
+    for (const std::string &n : r.nodes)
+      if (std::find(nodes.begin(), nodes.end(), n) == nodes.end())
+        nodes.push_back(n);
+  if (std::find(nodes.begin(), nodes.end(), s.loops.focus) == nodes.end())
+    s.loops.focus.clear(); // a node of another function
+  ImGui::SetNextItemWidth(320);
+  if (ImGui::BeginCombo("node", s.loops.focus.empty() ? "(none)" : s.loops.focus.c_str())) {
+    if (ImGui::Selectable("(none)", s.loops.focus.empty()))
+      s.loops.focus.clear();
+    for (const std::string &n : nodes)
+      if (ImGui::Selectable(n.c_str(), n == s.loops.focus))
+        s.loops.focus = n;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("its loop lines and instructions are highlighted; click a line to pick its "
+                      "node");
   if (ImGui::BeginTabBar("codeTabs")) {
     if (ImGui::BeginTabItem("Loops")) {
       ImGui::BeginChild("loops");
-      loopTree(cachedCommand(s, ":lower " + s.loops.function));
+      loopTree(loops, s.loops.focus);
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
-    // The compiled forms: a tab each, filled by the engine's command once built.
-    struct CodeTab {
-      const char *tab, *command, *missing;
-    };
-    for (const CodeTab &t : {CodeTab{"LLVM IR", ":llvm ", "the LLVM module"},
-                             CodeTab{"Assembly", ":asm ", "the machine code"}}) {
-      if (!ImGui::BeginTabItem(t.tab))
-        continue;
-      ImGui::BeginChild(t.tab, ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    if (ImGui::BeginTabItem("LLVM IR")) {
+      ImGui::BeginChild("LLVM IR", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
       if (compiled)
-        ImGui::TextUnformatted(cachedCommand(s, t.command + s.loops.function).c_str());
+        ImGui::TextUnformatted(cachedCommand(s, ":llvm " + s.loops.function).c_str());
       else
-        ImGui::TextDisabled("Not compiled yet: :build makes %s.", t.missing);
+        ImGui::TextDisabled("Not compiled yet: :build makes the LLVM module.");
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Assembly")) {
+      ImGui::BeginChild("Assembly", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+      if (compiled)
+        assemblyView(assemblyRows(cachedCommand(s, ":asm " + s.loops.function)), s.loops.focus);
+      else
+        ImGui::TextDisabled("Not compiled yet: :build makes the machine code.");
       ImGui::EndChild();
       ImGui::EndTabItem();
     }

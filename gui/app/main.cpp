@@ -26,7 +26,9 @@ const char *kUsage =
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
-  --select NODE      select a node (the inspector shows it; the graph pans to it)
+  --select NODE      select a node (the inspector shows it; the graph pans to it); on a built
+                     step, a node the build fused selects its kernel, and the Loops panel
+                     highlights the node's loop lines and instructions
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
   --compare STEP     the fusion panel beside history step STEP's partition, differences marked
@@ -134,8 +136,10 @@ int main(int argc, char **argv) {
   if (!select.empty()) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;
-    if (nid < 0 && cur) // on a built step, a node the build fused: the kernel that computes it
-      nid = kernelComputing(cur->graph, select);
+    if (nid < 0 && cur) { // on a built step, a node the build fused: the kernel that computes it,
+      nid = kernelComputing(cur->graph, select); // with the node's loops and instructions lit
+      s.loops.focus = select;
+    }
     if (nid < 0) {
       std::fprintf(stderr, "loupe-gui: no node '%s' in the current graph\n", select.c_str());
       return 1;

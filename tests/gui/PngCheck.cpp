@@ -1,5 +1,6 @@
 // loupe_png_check: checks that a loupe-gui screenshot is a real picture — its size, that it is
-// not blank (enough distinct colours), and how many of the fusion palette's colours it shows.
+// not blank (enough distinct colours), how many of the fusion palette's colours it shows, and
+// whether a given colour (a highlight's) covers enough pixels.
 #include "gui/model/FusionView.h"
 
 #include <stb/stb_image.h>
@@ -9,11 +10,13 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
 const char *kUsage = "usage: loupe_png_check FILE.png [--size WxH] [--min-colours N] "
-                     "[--palette N] [--min-palette N]\n";
+                     "[--palette N] [--min-palette N] [--colour RRGGBB:N]\n";
 
 } // namespace
 
@@ -24,6 +27,7 @@ int main(int argc, char **argv) {
   }
   int width = -1, height = -1;
   long minColours = 0, palette = -1, minPalette = -1;
+  std::vector<std::pair<uint32_t, long>> colours; // at least N pixels of each RRGGBB
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--size")
@@ -34,6 +38,9 @@ int main(int argc, char **argv) {
       palette = std::strtol(v.c_str(), nullptr, 10);
     else if (k == "--min-palette")
       minPalette = std::strtol(v.c_str(), nullptr, 10);
+    else if (k == "--colour" && v.size() > 7 && v[6] == ':')
+      colours.push_back({static_cast<uint32_t>(std::strtoul(v.substr(0, 6).c_str(), nullptr, 16)),
+                         std::strtol(v.c_str() + 7, nullptr, 10)});
     else {
       std::fprintf(stderr, "unknown option %s\n%s", k.c_str(), kUsage);
       return 2;
@@ -76,6 +83,13 @@ int main(int argc, char **argv) {
   if (minPalette >= 0 && static_cast<long>(seen.size()) < minPalette) {
     std::printf("FAIL: %zu group colours, expected at least %ld\n", seen.size(), minPalette);
     ok = false;
+  }
+  for (const auto &[rgb, least] : colours) {
+    long have = counts.count(rgb) ? counts[rgb] : 0;
+    if (have < least) {
+      std::printf("FAIL: %ld pixels of %06x, expected at least %ld\n", have, rgb, least);
+      ok = false;
+    }
   }
   return ok ? 0 : 1;
 }

@@ -61,8 +61,8 @@ std::map<std::string, std::vector<std::string>> instructionsByFunction(const std
       continue;
     for (size_t at = t.find(".L"); at != std::string::npos; at = t.find(".L", at + 2)) {
       size_t end = at + 2;
-      while (end < t.size() && (std::isalnum(static_cast<unsigned char>(t[end])) ||
-                                t[end] == '_' || t[end] == '$'))
+      while (end < t.size() &&
+             (std::isalnum(static_cast<unsigned char>(t[end])) || t[end] == '_' || t[end] == '$'))
         ++end;
       t.erase(at + 2, end - at - 2);
     }

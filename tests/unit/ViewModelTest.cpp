@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
+#include "gui/model/CodeLines.h"
 #include "gui/model/Elide.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/GraphSvg.h"
@@ -876,4 +877,55 @@ TEST(Viewer, ThePreparedCommandsSurviveAFreshEngine) {
   ASSERT_TRUE(v.run(":report " + (dir / "b.html").string(), &out)) << out;
   EXPECT_TRUE(fs::exists(dir / "b.html"));
   fs::remove_all(dir);
+}
+
+// The Loops panel's rows: `:lower FUNC nodes` parsed back into numbered rows with the nodes each
+// store computes, and `:asm FUNC` into instructions under the line and nodes of their comment.
+TEST(CodeLines, LoopAndAssemblyRowsKnowTheirLinesAndNodes) {
+  Engine e;
+  loupe::test::run(e, "x = Variable(\"x\", shape=(1, 3, 9, 9))\n"
+                      "w = Variable(\"w\", shape=(4, 3, 3, 3))\n"
+                      "y = relu(conv2d(x, w, channels=4, kernel_size=(3,3), use_bias=False))\n"
+                      ":graph y\n:build opt_level=2");
+  std::string listing = loupe::test::output(e, ":lower fuse_conv2d_relu nodes");
+  std::vector<CodeRow> loops = loopRows(listing);
+  // Every line of the listing, in order, after the header.
+  ASSERT_EQ(loops.size(),
+            static_cast<size_t>(std::count(listing.begin(), listing.end(), '\n') - 1));
+  for (size_t i = 0; i < loops.size(); ++i)
+    ASSERT_EQ(loops[i].line, static_cast<int>(i + 1));
+  EXPECT_EQ(loops[0].text, "// attr [compute] storage_scope = \"global\"");
+  EXPECT_TRUE(loops[0].nodes.empty());
+  EXPECT_EQ(loops[2].text, "produce compute {");
+  EXPECT_EQ(loops[2].nodes, std::vector<std::string>{"conv2d0"});
+  auto relu = std::find_if(loops.begin(), loops.end(), [](const CodeRow &r) {
+    return r.text.find("compute_1[") != std::string::npos;
+  });
+  ASSERT_NE(relu, loops.end());
+  EXPECT_EQ(relu->nodes, std::vector<std::string>{"relu0"});
+  EXPECT_EQ(relu->text.find("//"), std::string::npos); // the mark is gone from the text
+  int conv = 0, reluRows = 0;
+  for (const CodeRow &r : loops) {
+    conv += rowOf(r, "conv2d0");
+    reluRows += rowOf(r, "relu0");
+  }
+  EXPECT_EQ(conv, 11);    // produce, the zero, nine taps
+  EXPECT_EQ(reluRows, 2); // produce, the store
+
+  std::vector<CodeRow> code = assemblyRows(loupe::test::output(e, ":asm fuse_conv2d_relu"));
+  size_t comments = 0, reluInstructions = 0;
+  for (const CodeRow &r : code) {
+    comments += r.comment;
+    if (r.comment) {
+      EXPECT_GT(r.line, 0);
+    }
+    if (!r.comment && rowOf(r, "relu0")) {
+      ++reluInstructions;
+      EXPECT_EQ(loops[static_cast<size_t>(r.line - 1)].nodes.empty() ||
+                    rowOf(loops[static_cast<size_t>(r.line - 1)], "relu0"),
+                true);
+    }
+  }
+  EXPECT_GT(comments, 0u);
+  EXPECT_GT(reluInstructions, 0u);
 }

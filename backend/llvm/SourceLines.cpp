@@ -144,8 +144,7 @@ AnnotatedAssembly annotateAssembly(const std::string &assembly, const LoweredLis
     if (k.empty() || std::isspace(static_cast<unsigned char>(k[0])) || k[0] == '#')
       body += k + "\n";
   for (const std::string &k : kept) {
-    bool debugLabel =
-        (startsWith(k, ".Ltmp") || startsWith(k, ".Lfunc_begin")) && k.back() == ':';
+    bool debugLabel = (startsWith(k, ".Ltmp") || startsWith(k, ".Lfunc_begin")) && k.back() == ':';
     if (debugLabel && body.find(k.substr(0, k.size() - 1)) == std::string::npos)
       continue;
     out.text += k + "\n";

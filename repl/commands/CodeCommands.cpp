@@ -100,6 +100,35 @@ std::string ranges(const std::vector<size_t> &positions) {
   return text;
 }
 
+// The node of `partition` that source node `name` was folded into by the passes between them:
+// the first node its value reaches, consumers breadth-first, that `partition` still has under
+// its name; "" when `source` has no op node `name` or its value reaches none.
+std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name) {
+  const IndexedGraph &sidx = source.index(), &pidx = partition.index();
+  int start = sidx.findByName(name);
+  if (start < 0 || sidx.nodes[static_cast<size_t>(start)].node->isVariable())
+    return "";
+  std::vector<std::vector<uint32_t>> consumers(sidx.numNodes());
+  for (uint32_t n = 0; n < sidx.numNodes(); ++n)
+    for (const auto &in : sidx.nodes[n].inputs)
+      consumers[in.nodeId].push_back(n);
+  std::vector<bool> seen(sidx.numNodes(), false);
+  std::vector<uint32_t> queue = {static_cast<uint32_t>(start)};
+  seen[static_cast<size_t>(start)] = true;
+  for (size_t q = 0; q < queue.size(); ++q)
+    for (uint32_t c : consumers[queue[q]]) {
+      if (seen[c])
+        continue;
+      seen[c] = true;
+      const std::string &cname = sidx.nodes[c].node->name;
+      int p = pidx.findByName(cname);
+      if (p >= 0 && !pidx.nodes[static_cast<size_t>(p)].node->isVariable())
+        return cname;
+      queue.push_back(c);
+    }
+  return "";
+}
+
 } // namespace
 
 void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream &out) {
@@ -108,13 +137,22 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
   const FusedModule *built = builtPartition(g);
   if (!built)
     fail("the current graph was not built; run :build first");
-  const std::string &name = a[0];
+  std::string name = a[0];
   const IndexedGraph &pidx = built->partition->index();
   int nid = pidx.findByName(name);
-  if (nid < 0)
-    fail("no node ", name,
-         " in the graph this build partitioned (a node the build's passes "
-         "folded or rewrote has no kernel; :trace on shows them)");
+  if (nid < 0) {
+    // A node of the graph the build started from that its passes rewrote (a MatMul and its
+    // bias add became one dense, a layer norm's pieces one layer_norm) lives on in the node
+    // its value flows into.
+    const Graph *source = e.cursor() > 0 ? &e.history()[e.cursor() - 1].graph : nullptr;
+    std::string into = source ? foldedInto(*source, *built->partition, name) : "";
+    if (into.empty())
+      fail("no node ", name, " in the graph this build partitioned or the one it started from");
+    out << name << " is not in the graph the build partitioned: its passes folded it into " << into
+        << "\n";
+    name = into;
+    nid = pidx.findByName(name);
+  }
   const Node &node = *pidx.nodes[static_cast<size_t>(nid)].node;
   if (node.isVariable())
     fail(name, " is an input of the graph: no kernel computes it");
@@ -140,7 +178,13 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
                         : plural(lines.size(), "line"))
       << "\n";
   int width = static_cast<int>(std::to_string(l.lines.size()).size());
+  const size_t shown = 10; // the rest are a :lower away
+  size_t listed = 0;
   for (unsigned line : lines) {
+    if (listed++ == shown && lines.size() > shown + 2) {
+      out << "  … " << lines.size() - shown << " more\n";
+      break;
+    }
     std::string number = std::to_string(line);
     out << "  " << std::string(width - number.size(), ' ') << number << "  "
         << l.lines[line - 1].substr(l.lines[line - 1].find_first_not_of(' ')) << "\n";

@@ -188,8 +188,13 @@ LoweredListing listLowered(const LoweredFunction &f) {
   for (size_t i = 0; i < f.nodes.size(); ++i)
     rank.emplace(f.nodes[i], i);
   // Each statement's nodes are those of the stores inside it, gathered bottom-up.
-  std::function<std::set<std::string>(const Stmt &)> walk = [&](const Stmt &s) {
+  l.parent.resize(l.lines.size(), 0);
+  std::function<std::set<std::string>(const Stmt &, int)> walk = [&](const Stmt &s, int up) {
     std::set<std::string> names;
+    auto line = l.lineOf.find(s.get());
+    bool own = s->kind != StmtKind::Seq && line != l.lineOf.end();
+    if (own)
+      l.parent[static_cast<size_t>(line->second - 1)] = up;
     if (s->kind == StmtKind::Store || s->kind == StmtKind::Produce) {
       auto it = f.bufferNodes.find(s->name);
       if (it != f.bufferNodes.end())
@@ -197,11 +202,10 @@ LoweredListing listLowered(const LoweredFunction &f) {
     }
     for (const Stmt &c : s->body)
       if (c) {
-        std::set<std::string> inner = walk(c);
+        std::set<std::string> inner = walk(c, own ? line->second : up);
         names.insert(inner.begin(), inner.end());
       }
-    auto line = l.lineOf.find(s.get());
-    if (s->kind != StmtKind::Seq && line != l.lineOf.end()) {
+    if (own) {
       size_t k = static_cast<size_t>(line->second - 1);
       std::vector<std::string> sorted(names.begin(), names.end());
       std::sort(sorted.begin(), sorted.end(), [&](const std::string &a, const std::string &b) {
@@ -213,7 +217,7 @@ LoweredListing listLowered(const LoweredFunction &f) {
     return names;
   };
   if (f.body)
-    walk(f.body);
+    walk(f.body, 0);
   return l;
 }
 

@@ -73,6 +73,8 @@ struct LoweredListing {
   /// Per line, whether its statement computes values itself (a store or a produce), so that a
   /// listing marks those and not every loop around them.
   std::vector<bool> computes;
+  /// Per line, the line of the statement around its statement (0 at the top).
+  std::vector<int> parent;
 };
 
 /// Lists `f`'s loops with their provenance.

@@ -12,6 +12,10 @@
 
 namespace loupe::backend {
 
+/// After optimisation: code LLVM made from several statements of one loop (merged, hoisted,
+/// line 0 in that loop's lexical block) is given the loop's line, which is where it runs.
+void lineLoopCode(llvm::Module &m);
+
 /// The comment for listing line `line`: `line 12: <its text, shortened> [node, …]`.
 std::string listingNote(const LoweredListing &l, unsigned line);
 
@@ -25,6 +29,14 @@ struct AnnotatedAssembly {
   /// For each instruction, in the text's order, the listing line it was generated for (0: no
   /// statement, such as a prologue).
   std::vector<unsigned> instructionLines;
+  /// Instructions from a listing line that computes nodes (every statement but a bare
+  /// attribute does): what the comments can name.
+  size_t traced = 0;
+  /// Instructions inside the machine code's loops (from a backward jump's target to the jump),
+  /// and how many of them are traced.
+  size_t loopInstructions = 0, loopTraced = 0;
+  /// Instructions with no line of their own given their machine loop's statement.
+  size_t byLoop = 0;
 };
 
 /// Turns assembly emitted with debug locations into the annotated form.

@@ -39,8 +39,8 @@ std::vector<CodeRow> loopRows(const std::string &listing) {
     r.line = std::stoi(l.substr(a, end - a));
     r.text = end == std::string::npos ? "" : l.substr(std::min(l.size(), end + 2));
     // A marked store ends in `  // nodes`; an attribute line starts with `//` and is not marked.
-    if (size_t mark = r.text.rfind("  // "); mark != std::string::npos &&
-                                               r.text.find_first_not_of(' ') < mark) {
+    if (size_t mark = r.text.rfind("  // ");
+        mark != std::string::npos && r.text.find_first_not_of(' ') < mark) {
       r.nodes = nodeList(r.text.substr(mark + 5));
       r.text.resize(mark);
     }

@@ -10,8 +10,8 @@ namespace loupe::gui {
 
 /// One row of a listing: its text and what it was made for.
 struct CodeRow {
-  std::string text;               ///< the row as printed (a loop row without its number)
-  int line = 0;                   ///< the listing line it is (loops) or comes from (assembly); 0: none
+  std::string text; ///< the row as printed (a loop row without its number)
+  int line = 0;     ///< the listing line it is (loops) or comes from (assembly); 0: none
   std::vector<std::string> nodes; ///< the nodes that line computes (marked stores; assembly: the
                                   ///< comment's nodes, `+N more` left out)
   bool comment = false;           ///< an assembly comment naming the line (`# line 12: …`)

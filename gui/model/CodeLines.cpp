@@ -63,8 +63,16 @@ std::vector<CodeRow> assemblyRows(const std::string &assembly) {
     if (t.rfind("# line ", 0) == 0) {
       line = std::atoi(t.c_str() + 7);
       nodes.clear();
-      if (size_t open = t.rfind(" ["); open != std::string::npos && t.back() == ']')
-        nodes = nodeList(t.substr(open + 2, t.size() - open - 3));
+      // `… [a, b]`, or `… [a, b] (set-up and copies of this loop)` for code of the loop itself.
+      std::string note = t;
+      if (note.back() == ')' && note.rfind("] (") != std::string::npos)
+        note.resize(note.rfind("] (") + 1);
+      if (size_t open = note.rfind(" ["); open != std::string::npos && note.back() == ']')
+        nodes = nodeList(note.substr(open + 2, note.size() - open - 3));
+      r.comment = true;
+    } else if (t.rfind("# no loop line", 0) == 0) {
+      line = 0;
+      nodes.clear();
       r.comment = true;
     } else if (label && l.back() == ':' && l[0] != '.') {
       line = 0; // a new function: nothing until its first comment

@@ -916,7 +916,7 @@ TEST(CodeLines, LoopAndAssemblyRowsKnowTheirLinesAndNodes) {
   size_t comments = 0, reluInstructions = 0;
   for (const CodeRow &r : code) {
     comments += r.comment;
-    if (r.comment) {
+    if (r.comment && r.text.find("# line ") != std::string::npos) {
       EXPECT_GT(r.line, 0);
     }
     if (!r.comment && rowOf(r, "relu0")) {
@@ -928,4 +928,41 @@ TEST(CodeLines, LoopAndAssemblyRowsKnowTheirLinesAndNodes) {
   }
   EXPECT_GT(comments, 0u);
   EXPECT_GT(reluInstructions, 0u);
+}
+
+// The three kinds of comment `:asm` writes, read back: a statement's line and nodes, a loop's
+// own code (its set-up and copies), and code of no single line; a new function starts afresh.
+TEST(CodeLines, AssemblyCommentsGiveEachInstructionItsLineAndNodes) {
+  std::vector<CodeRow> rows = assemblyRows("# instructions from a loop line …\n"
+                                           "f:\n"
+                                           "\tpushq\t%rbx\n"
+                                           "\t# line 4: for (i, 0, 8) { [conv, relu] (set-up "
+                                           "and copies of this loop)\n"
+                                           "\tvxorps\t%xmm0, %xmm0, %xmm0\n"
+                                           ".LBB0_1:\n"
+                                           "\t# line 7: out[i] = max(… [relu, +2 more]\n"
+                                           "\tvmaxps\t%ymm0, %ymm1, %ymm1\n"
+                                           "\t# no loop line (made by LLVM for no single "
+                                           "statement)\n"
+                                           "\tpopq\t%rbx\n"
+                                           "f_parallel0:\n"
+                                           "\tmovq\t(%rsi), %rax\n");
+  ASSERT_EQ(rows.size(), 12u);
+  auto check = [&](size_t i, int line, std::vector<std::string> nodes, bool comment) {
+    EXPECT_EQ(rows[i].line, line) << i << ": " << rows[i].text;
+    EXPECT_EQ(rows[i].nodes, nodes) << i << ": " << rows[i].text;
+    EXPECT_EQ(rows[i].comment, comment) << i << ": " << rows[i].text;
+  };
+  check(0, 0, {}, false);              // the coverage header
+  check(2, 0, {}, false);              // before the first comment
+  check(3, 4, {"conv", "relu"}, true); // the loop's own code
+  check(4, 4, {"conv", "relu"}, false);
+  check(5, 0, {}, false);       // a label
+  check(7, 7, {"relu"}, false); // "+2 more" is not a node
+  check(8, 0, {}, true);
+  check(9, 0, {}, false);  // no loop line
+  check(11, 0, {}, false); // a new function starts with nothing
+  EXPECT_TRUE(rowOf(rows[4], "conv"));
+  EXPECT_FALSE(rowOf(rows[7], "conv"));
+  EXPECT_FALSE(rowOf(rows[9], ""));
 }

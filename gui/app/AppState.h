@@ -88,6 +88,7 @@ struct LoopsPanelState {
   /// The graph node whose loop lines and instructions are highlighted (chosen from the
   /// function's nodes, or by clicking a line or instruction); empty for none.
   std::string focus;
+  std::string paired; ///< the focus last paired in the timeline (source node and kernel)
 };
 
 /// The Tuning panel: the build's tasks and the log's measurements of them, refreshed as the log

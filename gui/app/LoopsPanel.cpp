@@ -182,7 +182,27 @@ void loopsPanel(AppState &s) {
         s.loops.focus = n;
     ImGui::EndCombo();
   }
+  // On a build step, the focused node is also paired in the timeline: the source graph's node
+  // and its kernel in the deploy graph, lit in both canvases.
+  size_t step = currentStepIndex(s);
+  const auto &history = s.viewer.engine().history();
+  bool builtStep = step > 0 && step < history.size() && !history[step - 1].graph.attr("module");
+  int sourceNode = -1;
+  if (builtStep && !s.loops.focus.empty())
+    sourceNode = history[step - 1].graph.index().findByName(s.loops.focus);
+  if (sourceNode >= 0 && s.loops.paired != s.loops.focus) {
+    pairNodes(s, history[step - 1].graph, *g, step, sourceNode, false);
+    s.timeline.step = static_cast<int>(step);
+    s.loops.paired = s.loops.focus;
+  }
   ImGui::SameLine();
+  if (sourceNode >= 0) {
+    if (ImGui::Button("Show in the timeline")) {
+      s.panel = Panel::Timeline;
+      s.selectPanel = true;
+    }
+    ImGui::SameLine();
+  }
   ImGui::TextDisabled("its loop lines and instructions are highlighted; click a line to pick its "
                       "node");
   if (ImGui::BeginTabBar("codeTabs")) {

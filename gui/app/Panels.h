@@ -38,6 +38,12 @@ void noGraph();
 /// Node selection from a canvas click: a plain click selects; ctrl-click picks the second node
 /// and asks the engine `:why` about the pair.
 void handleClick(AppState &s, const Graph &g, int clicked, bool ctrl);
+/// A node `nid` of the timeline's after (or before) canvas of history step `step`: what
+/// corresponds to it on the other side, highlighted in both (TimelinePanel.cpp). After :build a
+/// tvm_op maps to the source nodes it computes and a source node to its kernel; between other
+/// steps nodes map by name.
+void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step, int nid,
+               bool inAfter);
 /// The canvas buttons of the graph and fusion panels: Fit, and folding inputs into ops.
 void canvasButtons(AppState &s, CanvasView &cv);
 

@@ -44,9 +44,8 @@ void changeRow(const ChangeRow &r) {
   ImGui::PopStyleColor();
 }
 
-// A click on node `nid` of the timeline's after (or before) canvas: what corresponds to it on
-// the other side, highlighted in both. After :build a tvm_op maps to the source nodes it
-// computes and a source node to its kernel; between other steps nodes map by name.
+} // namespace
+
 void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step, int nid,
                bool inAfter) {
   s.timeline.pairStep = static_cast<int>(step);
@@ -85,8 +84,6 @@ void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step
   s.timeline.pairAfter = inAfter ? here : there;
   s.timeline.pairBefore = inAfter ? there : here;
 }
-
-} // namespace
 
 void timelinePanel(AppState &s) {
   const Engine &e = s.viewer.engine();

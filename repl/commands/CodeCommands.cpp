@@ -100,35 +100,6 @@ std::string ranges(const std::vector<size_t> &positions) {
   return text;
 }
 
-// The node of `partition` that source node `name` was folded into by the passes between them:
-// the first node its value reaches, consumers breadth-first, that `partition` still has under
-// its name; "" when `source` has no op node `name` or its value reaches none.
-std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name) {
-  const IndexedGraph &sidx = source.index(), &pidx = partition.index();
-  int start = sidx.findByName(name);
-  if (start < 0 || sidx.nodes[static_cast<size_t>(start)].node->isVariable())
-    return "";
-  std::vector<std::vector<uint32_t>> consumers(sidx.numNodes());
-  for (uint32_t n = 0; n < sidx.numNodes(); ++n)
-    for (const auto &in : sidx.nodes[n].inputs)
-      consumers[in.nodeId].push_back(n);
-  std::vector<bool> seen(sidx.numNodes(), false);
-  std::vector<uint32_t> queue = {static_cast<uint32_t>(start)};
-  seen[static_cast<size_t>(start)] = true;
-  for (size_t q = 0; q < queue.size(); ++q)
-    for (uint32_t c : consumers[queue[q]]) {
-      if (seen[c])
-        continue;
-      seen[c] = true;
-      const std::string &cname = sidx.nodes[c].node->name;
-      int p = pidx.findByName(cname);
-      if (p >= 0 && !pidx.nodes[static_cast<size_t>(p)].node->isVariable())
-        return cname;
-      queue.push_back(c);
-    }
-  return "";
-}
-
 } // namespace
 
 void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream &out) {

@@ -48,6 +48,11 @@ std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call);
 /// The tvm_op node of built graph `deploy` for the group whose root is named `root` (the kernel
 /// keeps its root's name), or -1.
 int kernelOfRoot(const Graph &deploy, const std::string &root);
+/// The node of `partition` that node `name` of `source` (the graph a build started from) was
+/// folded into by the build's passes: the first node its value reaches, consumers breadth-first,
+/// that `partition` still has under its name; "" when `source` has no op node `name` or its
+/// value reaches none. Provenance for nodes a rewrite replaced (a MatMul by its dense).
+std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name);
 /// The deploy node (a tvm_op) of built graph `deploy` that computes partition node `name`, or
 /// -1: how a name from the graph the user loaded finds its kernel.
 int kernelComputing(const Graph &deploy, const std::string &name);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -226,18 +227,62 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
   std::vector<ComparedGroup> ga = groupsOfStep(e.history_[ia], ia, e.functionNames_, target),
                              gb = groupsOfStep(e.history_[ib], ib, e.functionNames_, target);
   // A group is the same in both when the other has one of the same members, by name: names are
-  // what a node keeps through passes and builds (a layout pass's new nodes have new ones).
+  // what a node keeps through passes and builds (a layout pass's new nodes have new ones). By
+  // provenance too: a node one step has that the other's build folded into another node (a
+  // MatMul into its dense) stands for that node there.
   auto key = [](const ComparedGroup &g) {
     return std::set<std::string>(g.members.begin(), g.members.end());
   };
-  std::map<std::set<std::string>, const ComparedGroup *> inA, inB;
+  std::set<std::string> namesA, namesB;
   for (const auto &g : ga)
-    inA[key(g)] = &g;
+    namesA.insert(g.members.begin(), g.members.end());
   for (const auto &g : gb)
-    inB[key(g)] = &g;
+    namesB.insert(g.members.begin(), g.members.end());
+  // Each name of `from` that step `to` does not have, and the node `to`'s build folded it into.
+  auto foldings = [&](const std::set<std::string> &from, const std::set<std::string> &inTo,
+                      size_t to) {
+    std::map<std::string, std::string> into;
+    const FusedModule *built = builtPartition(e.history_[to].graph);
+    if (!built || to == 0)
+      return into;
+    for (const std::string &n : from)
+      if (!inTo.count(n))
+        if (std::string f = foldedInto(e.history_[to - 1].graph, *built->partition, n); !f.empty())
+          into[n] = f;
+    return into;
+  };
+  std::map<std::string, std::string> foldedB = foldings(namesA, namesB, ib),
+                                     foldedA = foldings(namesB, namesA, ia);
+  // Two groups are the same when they have the same members, or when the members of one are
+  // exactly the nodes of its step whose value the other's members stand for (each itself or
+  // the node the other step's build folded it into): several groups that one rewrite merged
+  // are not each "the same" as the merged one.
+  auto standsFor = [](const std::set<std::string> &names, const std::set<std::string> &members,
+                      const std::map<std::string, std::string> &folded) {
+    std::set<std::string> pre;
+    for (const std::string &n : names) {
+      auto f = folded.find(n);
+      if (members.count(f == folded.end() ? n : f->second))
+        pre.insert(n);
+    }
+    return pre;
+  };
+  auto sameGroup = [&](const ComparedGroup &a, const ComparedGroup &b) {
+    std::set<std::string> ka = key(a), kb = key(b);
+    return ka == kb || (!foldedB.empty() && standsFor(namesA, kb, foldedB) == ka) ||
+           (!foldedA.empty() && standsFor(namesB, ka, foldedA) == kb);
+  };
+  auto sameInB = [&](const ComparedGroup &g) {
+    return std::any_of(gb.begin(), gb.end(),
+                       [&](const ComparedGroup &b) { return sameGroup(g, b); });
+  };
+  auto sameInA = [&](const ComparedGroup &g) {
+    return std::any_of(ga.begin(), ga.end(),
+                       [&](const ComparedGroup &a) { return sameGroup(a, g); });
+  };
   size_t same = 0;
   for (const auto &g : ga)
-    same += inB.count(key(g));
+    same += sameInB(g);
   auto time = [&](double ms) {
     if (ms < 0)
       return std::string();
@@ -254,13 +299,23 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
   out << "step " << ia << " (" << e.history_[ia].label << "): " << plural(ga.size(), "group")
       << "; step " << ib << " (" << e.history_[ib].label << "): " << plural(gb.size(), "group")
       << "; " << same << " the same\n";
-  for (auto [name, groups, other] : {std::tuple{ia, &ga, &inB}, std::tuple{ib, &gb, &inA}}) {
+  for (auto [name, groups, inOther] :
+       {std::tuple{ia, &ga, std::function<bool(const ComparedGroup &)>(sameInB)},
+        std::tuple{ib, &gb, std::function<bool(const ComparedGroup &)>(sameInA)}}) {
     std::string text;
     for (const auto &g : *groups)
-      if (!other->count(key(g)))
+      if (!inOther(g))
         text += line(g);
     if (!text.empty())
       out << "only in step " << name << ":\n" << text;
+  }
+  for (auto [step, folded] : {std::pair{ib, &foldedB}, std::pair{ia, &foldedA}}) {
+    if (folded->empty())
+      continue;
+    std::vector<std::string> text;
+    for (const auto &[from, to] : *folded)
+      text.push_back(from + " into " + to);
+    out << "nodes step " << step << "'s build folded into others: " << joinNames(text) << "\n";
   }
   // The nodes both steps have whose group differs.
   std::map<std::string, const ComparedGroup *> ofA, ofB;
@@ -272,7 +327,7 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
       ofB[m] = &g;
   std::vector<std::string> moved;
   for (const auto &[name, g] : ofA)
-    if (auto it = ofB.find(name); it != ofB.end() && key(*g) != key(*it->second))
+    if (auto it = ofB.find(name); it != ofB.end() && !sameGroup(*g, *it->second))
       moved.push_back(name);
   out << "nodes that changed group: " << (moved.empty() ? "none" : joinNames(moved)) << "\n";
   // Functions by name, and the time of each in both where both were profiled.

@@ -7,6 +7,7 @@
 #include "gui/app/Frame.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <imgui.h>
 
@@ -351,4 +352,36 @@ TEST(GuiInteraction, LoopsPanelFollowsTheSelectedKernel) {
   h.s.selection.node = static_cast<int>(kernels[1]);
   h.frame();
   EXPECT_EQ(h.s.loops.function, fn(kernels[1]));
+}
+
+// A node focused in the Loops panel (what a click on one of its stores does) is paired in the
+// timeline on a build step: the build's source node and the kernel computing it, lit in both
+// canvases. A focus the shown function does not compute is dropped.
+TEST(GuiInteraction, LoopsPanelFocusPairsTheNodeWithItsKernel) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  const Engine &e = h.s.viewer.engine();
+  size_t step = e.cursor();
+  const Graph &deploy = e.current()->graph, &source = e.history()[step - 1].graph;
+  int kernel = kernelComputing(deploy, "relu0");
+  ASSERT_GE(kernel, 0);
+  h.s.panel = Panel::Loops;
+  h.s.selectPanel = true;
+  h.s.selection.node = kernel;
+  h.frame();
+  h.frame();
+  h.s.loops.focus = "relu0";
+  h.frame();
+  EXPECT_EQ(h.s.loops.focus, "relu0");
+  EXPECT_EQ(h.s.timeline.pairStep, static_cast<int>(step));
+  EXPECT_EQ(h.s.timeline.step, static_cast<int>(step));
+  EXPECT_EQ(h.s.timeline.pairBefore,
+            std::vector<uint32_t>{static_cast<uint32_t>(source.index().findByName("relu0"))});
+  EXPECT_EQ(h.s.timeline.pairAfter, std::vector<uint32_t>{static_cast<uint32_t>(kernel)});
+  EXPECT_NE(h.s.timeline.pairText.find("relu0 runs in kernel"), std::string::npos)
+      << h.s.timeline.pairText;
+  h.s.loops.focus = "softmax0"; // computed by another function
+  h.frame();
+  EXPECT_EQ(h.s.loops.focus, "");
 }

@@ -144,6 +144,18 @@ struct CompiledModule::Impl {
     fail("the compiled module has no function '", name, "'");
   }
 
+  // The host assembly of `optimizedModule(name)`; of one function without its packed wrapper.
+  std::string hostAssembly(const std::string &name) {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(optimizedModule(name));
+    if (!name.empty())
+      if (llvm::Function *w = copy->getFunction(name + "_packed")) {
+        w->deleteBody(); // a declaration must not be internal
+        w->setLinkage(llvm::GlobalValue::ExternalLinkage);
+      }
+    auto tm = targetMachine(jtmb);
+    return emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  }
+
   // `name`'s functions (every function for ""), generated under their own names and optimised;
   // one function carries debug locations pointing at its listing's lines (listLowered).
   llvm::Module &optimizedModule(const std::string &name) {
@@ -327,14 +339,7 @@ std::string CompiledModule::llvmIR(const std::string &name) const {
 }
 
 std::string CompiledModule::assembly(const std::string &name) const {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(name));
-  if (!name.empty())
-    if (llvm::Function *w = copy->getFunction(name + "_packed")) {
-      w->deleteBody(); // a declaration must not be internal
-      w->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    }
-  auto tm = targetMachine(impl_->jtmb);
-  std::string text = emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  std::string text = impl_->hostAssembly(name);
   if (name.empty())
     return text;
   AnnotatedAssembly a = annotateAssembly(text, listLowered(impl_->function(name)));
@@ -349,13 +354,7 @@ std::string CompiledModule::assembly(const std::string &name) const {
 }
 
 std::vector<unsigned> CompiledModule::instructionLines(const std::string &name) const {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(impl_->optimizedModule(name));
-  if (llvm::Function *w = copy->getFunction(name + "_packed")) {
-    w->deleteBody();
-    w->setLinkage(llvm::GlobalValue::ExternalLinkage);
-  }
-  auto tm = targetMachine(impl_->jtmb);
-  std::string text = emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  std::string text = impl_->hostAssembly(name);
   return annotateAssembly(text, listLowered(impl_->function(name))).instructionLines;
 }
 

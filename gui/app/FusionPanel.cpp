@@ -3,6 +3,7 @@
 // can be compared side by side.
 #include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include "gui/model/FusionView.h"
 
@@ -58,7 +59,14 @@ void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
   const Graph &g = s.viewer.engine().history()[step].graph,
               &og = s.viewer.engine().history()[other].graph;
   const std::vector<GroupView> &mine = *st.groups, &theirs = s.viewer.groupsAt(other);
-  PartitionDiff d = comparePartitions(mine, theirs);
+  // Groups match by provenance as :compare matches them (two builds: what one folded).
+  std::set<std::string> namesMine, namesTheirs;
+  for (const GroupView &gv : mine)
+    namesMine.insert(gv.memberNames.begin(), gv.memberNames.end());
+  for (const GroupView &gv : theirs)
+    namesTheirs.insert(gv.memberNames.begin(), gv.memberNames.end());
+  GroupMatcher matcher(s.viewer.engine().history(), step, namesMine, other, namesTheirs);
+  PartitionDiff d = comparePartitions(mine, theirs, &matcher);
   Styler so = st;
   so.groups = &theirs;
   st.marked = d.onlyA;

@@ -207,9 +207,18 @@ void loopsPanel(AppState &s) {
                       "node");
   if (ImGui::BeginTabBar("codeTabs")) {
     if (ImGui::BeginTabItem("Loops")) {
-      ImGui::BeginChild("loops");
+      // Once compiled, the assembly beside the loops: one node lit in both.
+      float width = ImGui::GetContentRegionAvail().x;
+      ImGui::BeginChild("loops", ImVec2(compiled ? width * 0.55f : 0, 0), false,
+                        ImGuiWindowFlags_HorizontalScrollbar);
       loopTree(loops, s.loops.focus);
       ImGui::EndChild();
+      if (compiled) {
+        ImGui::SameLine();
+        ImGui::BeginChild("beside", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+        assemblyView(assemblyRows(cachedCommand(s, ":asm " + s.loops.function)), s.loops.focus);
+        ImGui::EndChild();
+      }
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("LLVM IR")) {

@@ -66,8 +66,12 @@ void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step
                           std::to_string(step - 1);
   } else if (built) {
     int k = kernelOf(after, before, static_cast<uint32_t>(nid));
-    if (k >= 0)
+    if (k >= 0) {
       there = {static_cast<uint32_t>(k)};
+      // The Loops panel shows the kernel's function with this node's lines and instructions.
+      s.loops.function = ai.nodes[static_cast<uint32_t>(k)].node->parsed.getStr("func_name");
+      s.loops.focus = s.loops.paired = name;
+    }
     s.timeline.pairText =
         name + (k >= 0
                     ? " runs in kernel " + ai.nodes[static_cast<uint32_t>(k)].node->name + " (" +

@@ -190,21 +190,20 @@ int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid) {
   return -1;
 }
 
-PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b) {
+PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b,
+                                const GroupMatcher *matcher) {
   auto members = [](const GroupView &g) {
     return std::set<std::string>(g.memberNames.begin(), g.memberNames.end());
   };
-  std::set<std::set<std::string>> inA, inB;
-  for (const GroupView &g : a)
-    inA.insert(members(g));
-  for (const GroupView &g : b)
-    inB.insert(members(g));
+  auto same = [&](const GroupView &x, const GroupView &y) {
+    return matcher ? matcher->same(members(x), members(y)) : members(x) == members(y);
+  };
   PartitionDiff d;
   for (const GroupView &g : a)
-    if (!inB.count(members(g)))
+    if (std::none_of(b.begin(), b.end(), [&](const GroupView &o) { return same(g, o); }))
       d.onlyA.insert(g.index);
   for (const GroupView &g : b)
-    if (!inA.count(members(g)))
+    if (std::none_of(a.begin(), a.end(), [&](const GroupView &o) { return same(o, g); }))
       d.onlyB.insert(g.index);
   return d;
 }

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace loupe {
+struct GroupMatcher; // repl/commands/CommandHelpers.h
+}
+
 namespace loupe::gui {
 
 /// One group as drawn.
@@ -71,12 +75,14 @@ std::vector<uint32_t> sourceNodesOf(const Graph &deploy, uint32_t nid, const Gra
 int kernelOf(const Graph &deploy, const Graph &source, uint32_t nid);
 
 /// Two partitions of the same graph compared (GraphFusePartition under two settings: fusion
-/// rules, opt levels, `nofuse`): the groups of each that the other has not, a group being the
-/// same when the other has one of the same member names. GroupView::index values.
+/// rules, opt levels, `nofuse`, two builds): the groups of each that the other has not, a group
+/// being the same when the other has one of the same member names, or with `matcher` (made for
+/// the two steps) by provenance as `:compare` decides. GroupView::index values.
 struct PartitionDiff {
   std::set<int> onlyA, onlyB;
 };
-PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b);
+PartitionDiff comparePartitions(const std::vector<GroupView> &a, const std::vector<GroupView> &b,
+                                const GroupMatcher *matcher = nullptr);
 
 /// The colour of the `index`-th group: a palette of clearly different hues, repeated.
 uint32_t groupColour(int index);

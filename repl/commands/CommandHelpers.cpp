@@ -243,6 +243,52 @@ std::string foldedInto(const Graph &source, const Graph &partition, const std::s
   return "";
 }
 
+namespace {
+
+// Each name of `from` that `inTo` (step `to`'s names) lacks, and the node `to`'s build folded
+// it into.
+std::map<std::string, std::string> foldings(const std::vector<Step> &history,
+                                            const std::set<std::string> &from,
+                                            const std::set<std::string> &inTo, size_t to) {
+  std::map<std::string, std::string> into;
+  const FusedModule *built = to < history.size() ? builtPartition(history[to].graph) : nullptr;
+  if (!built || to == 0)
+    return into;
+  for (const std::string &n : from)
+    if (!inTo.count(n))
+      if (std::string f = foldedInto(history[to - 1].graph, *built->partition, n); !f.empty())
+        into[n] = f;
+  return into;
+}
+
+// The names of `names` whose stand-in (itself, or what `folded` says) is one of `members`.
+std::set<std::string> standingFor(const std::set<std::string> &names,
+                                  const std::set<std::string> &members,
+                                  const std::map<std::string, std::string> &folded) {
+  std::set<std::string> pre;
+  for (const std::string &n : names) {
+    auto f = folded.find(n);
+    if (members.count(f == folded.end() ? n : f->second))
+      pre.insert(n);
+  }
+  return pre;
+}
+
+} // namespace
+
+GroupMatcher::GroupMatcher(const std::vector<Step> &history, size_t a,
+                           const std::set<std::string> &namesA, size_t b,
+                           const std::set<std::string> &namesB)
+    : foldedIntoB(foldings(history, namesA, namesB, b)),
+      foldedIntoA(foldings(history, namesB, namesA, a)), namesA_(namesA), namesB_(namesB) {}
+
+bool GroupMatcher::same(const std::set<std::string> &membersA,
+                        const std::set<std::string> &membersB) const {
+  return membersA == membersB ||
+         (!foldedIntoB.empty() && standingFor(namesA_, membersB, foldedIntoB) == membersA) ||
+         (!foldedIntoA.empty() && standingFor(namesB_, membersA, foldedIntoA) == membersB);
+}
+
 int kernelComputing(const Graph &deploy, const std::string &name) {
   const FusedModule *built = builtPartition(deploy);
   if (!built || !built->partition->attr("group_root"))

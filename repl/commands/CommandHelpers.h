@@ -6,8 +6,11 @@
 #include "core/FusedModule.h"
 #include "core/Graph.h"
 #include "core/Op.h"
+#include "repl/Engine.h"
 
+#include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,25 @@ int kernelOfRoot(const Graph &deploy, const std::string &root);
 /// that `partition` still has under its name; "" when `source` has no op node `name` or its
 /// value reaches none. Provenance for nodes a rewrite replaced (a MatMul by its dense).
 std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name);
+/// Which groups of two history steps are the same (`:compare`, the viewer's partition
+/// comparison): those with the same members by name, or by provenance — when the members of
+/// one are exactly the nodes of its step that the other's members stand for, each itself or the
+/// node the other step's build folded it into (a MatMul into its dense). Several groups that
+/// one rewrite merged are not each the same as the merged one.
+struct GroupMatcher {
+  /// `namesA` and `namesB`: the members of every group of history steps `a` and `b`.
+  GroupMatcher(const std::vector<Step> &history, size_t a, const std::set<std::string> &namesA,
+               size_t b, const std::set<std::string> &namesB);
+  /// Whether a group of step a with `membersA` is one of step b with `membersB`.
+  bool same(const std::set<std::string> &membersA, const std::set<std::string> &membersB) const;
+  /// Names of step a that step b does not have, and the node b's build folded each into; and
+  /// the other way round.
+  std::map<std::string, std::string> foldedIntoB, foldedIntoA;
+
+private:
+  std::set<std::string> namesA_, namesB_;
+};
+
 /// The deploy node (a tvm_op) of built graph `deploy` that computes partition node `name`, or
 /// -1: how a name from the graph the user loaded finds its kernel.
 int kernelComputing(const Graph &deploy, const std::string &name);

@@ -226,10 +226,7 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
   std::string target = e.passContext_.get("target", "llvm");
   std::vector<ComparedGroup> ga = groupsOfStep(e.history_[ia], ia, e.functionNames_, target),
                              gb = groupsOfStep(e.history_[ib], ib, e.functionNames_, target);
-  // A group is the same in both when the other has one of the same members, by name: names are
-  // what a node keeps through passes and builds (a layout pass's new nodes have new ones). By
-  // provenance too: a node one step has that the other's build folded into another node (a
-  // MatMul into its dense) stands for that node there.
+  // A group is the same in both by its members' names, or by provenance (GroupMatcher).
   auto key = [](const ComparedGroup &g) {
     return std::set<std::string>(g.members.begin(), g.members.end());
   };
@@ -238,39 +235,11 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
     namesA.insert(g.members.begin(), g.members.end());
   for (const auto &g : gb)
     namesB.insert(g.members.begin(), g.members.end());
-  // Each name of `from` that step `to` does not have, and the node `to`'s build folded it into.
-  auto foldings = [&](const std::set<std::string> &from, const std::set<std::string> &inTo,
-                      size_t to) {
-    std::map<std::string, std::string> into;
-    const FusedModule *built = builtPartition(e.history_[to].graph);
-    if (!built || to == 0)
-      return into;
-    for (const std::string &n : from)
-      if (!inTo.count(n))
-        if (std::string f = foldedInto(e.history_[to - 1].graph, *built->partition, n); !f.empty())
-          into[n] = f;
-    return into;
-  };
-  std::map<std::string, std::string> foldedB = foldings(namesA, namesB, ib),
-                                     foldedA = foldings(namesB, namesA, ia);
-  // Two groups are the same when they have the same members, or when the members of one are
-  // exactly the nodes of its step whose value the other's members stand for (each itself or
-  // the node the other step's build folded it into): several groups that one rewrite merged
-  // are not each "the same" as the merged one.
-  auto standsFor = [](const std::set<std::string> &names, const std::set<std::string> &members,
-                      const std::map<std::string, std::string> &folded) {
-    std::set<std::string> pre;
-    for (const std::string &n : names) {
-      auto f = folded.find(n);
-      if (members.count(f == folded.end() ? n : f->second))
-        pre.insert(n);
-    }
-    return pre;
-  };
+  GroupMatcher matcher(e.history_, ia, namesA, ib, namesB);
+  const std::map<std::string, std::string> &foldedB = matcher.foldedIntoB,
+                                           &foldedA = matcher.foldedIntoA;
   auto sameGroup = [&](const ComparedGroup &a, const ComparedGroup &b) {
-    std::set<std::string> ka = key(a), kb = key(b);
-    return ka == kb || (!foldedB.empty() && standsFor(namesA, kb, foldedB) == ka) ||
-           (!foldedA.empty() && standsFor(namesB, ka, foldedA) == kb);
+    return matcher.same(key(a), key(b));
   };
   auto sameInB = [&](const ComparedGroup &g) {
     return std::any_of(gb.begin(), gb.end(),

@@ -5,6 +5,8 @@
 
 #include "gui/app/AppState.h"
 #include "gui/app/Frame.h"
+#include "gui/app/Panels.h"
+#include "gui/model/FusionView.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
 #include "repl/commands/CommandHelpers.h"
@@ -384,4 +386,57 @@ TEST(GuiInteraction, LoopsPanelFocusPairsTheNodeWithItsKernel) {
   h.s.loops.focus = "softmax0"; // computed by another function
   h.frame();
   EXPECT_EQ(h.s.loops.focus, "");
+}
+
+// The other direction: a source node clicked in the Timeline on a build step (pairNodes) brings
+// the Loops panel to its kernel's function with that node focused.
+TEST(GuiInteraction, ASourceNodePairedInTheTimelineIsFocusedInTheLoopsPanel) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  const Engine &e = h.s.viewer.engine();
+  size_t step = e.cursor();
+  const Graph &deploy = e.current()->graph, &source = e.history()[step - 1].graph;
+  int relu = source.index().findByName("relu0");
+  ASSERT_GE(relu, 0);
+  pairNodes(h.s, source, deploy, step, relu, false);
+  int kernel = kernelComputing(deploy, "relu0");
+  ASSERT_GE(kernel, 0);
+  EXPECT_EQ(h.s.loops.function,
+            deploy.index().nodes[static_cast<uint32_t>(kernel)].node->parsed.getStr("func_name"));
+  EXPECT_EQ(h.s.loops.focus, "relu0");
+  h.s.panel = Panel::Loops;
+  h.s.selectPanel = true;
+  h.frame();
+  h.frame();
+  EXPECT_EQ(h.s.loops.focus, "relu0"); // its function computes it: the focus stays
+}
+
+// The fusion panel's comparison of two builds matches groups by provenance as :compare does: of
+// a PyTorch export built at opt_level 2 and 3, the second dense's group (MatMul, Add, residual
+// Add at 2; the dense and the Add at 3) is the same; by names alone nothing would be.
+TEST(GuiInteraction, ComparedBuildsMatchGroupsByProvenance) {
+  Headless h;
+  const std::string file = std::string(LOUPE_SOURCE_DIR) +
+                           "/tests/onnx/data/exports/test_torch_gelu_tanh_mlp/model.onnx";
+  for (const char *opt : {"2", "3"}) {
+    ASSERT_TRUE(h.s.viewer.run(":load " + file));
+    ASSERT_TRUE(h.s.viewer.run(std::string(":build opt_level=") + opt));
+  }
+  const std::vector<GroupView> &two = h.s.viewer.groupsAt(1), &three = h.s.viewer.groupsAt(3);
+  ASSERT_EQ(two.size(), 7u);
+  ASSERT_EQ(three.size(), 3u);
+  PartitionDiff byName = comparePartitions(two, three);
+  EXPECT_EQ(byName.onlyA.size(), 7u);
+  EXPECT_EQ(byName.onlyB.size(), 3u);
+  std::set<std::string> names2, names3;
+  for (const GroupView &g : two)
+    names2.insert(g.memberNames.begin(), g.memberNames.end());
+  for (const GroupView &g : three)
+    names3.insert(g.memberNames.begin(), g.memberNames.end());
+  GroupMatcher matcher(h.s.viewer.engine().history(), 1, names2, 3, names3);
+  PartitionDiff byProvenance = comparePartitions(two, three, &matcher);
+  EXPECT_EQ(byProvenance.onlyA.size(), 6u);
+  EXPECT_EQ(byProvenance.onlyB.size(), 2u);
+  EXPECT_EQ(matcher.foldedIntoB.at("/up/MatMul"), "/up/Add");
 }

@@ -359,13 +359,27 @@ TEST(GuiInteraction, LoopsPanelFollowsTheSelectedKernel) {
 // A node focused in the Loops panel (what a click on one of its stores does) is paired in the
 // timeline on a build step: the build's source node and the kernel computing it, lit in both
 // canvases. A focus the shown function does not compute is dropped.
-TEST(GuiInteraction, LoopsPanelFocusPairsTheNodeWithItsKernel) {
-  Headless h;
+namespace {
+
+// kProgram built: the build's step, its deploy graph and the graph it started from.
+struct BuiltStep {
+  size_t step;
+  const Graph &deploy, &source;
+};
+
+BuiltStep built(Headless &h) {
   load(h.s);
-  ASSERT_TRUE(h.s.viewer.run(":build"));
+  EXPECT_TRUE(h.s.viewer.run(":build"));
   const Engine &e = h.s.viewer.engine();
   size_t step = e.cursor();
-  const Graph &deploy = e.current()->graph, &source = e.history()[step - 1].graph;
+  return {step, e.current()->graph, e.history()[step - 1].graph};
+}
+
+} // namespace
+
+TEST(GuiInteraction, LoopsPanelFocusPairsTheNodeWithItsKernel) {
+  Headless h;
+  auto [step, deploy, source] = built(h);
   int kernel = kernelComputing(deploy, "relu0");
   ASSERT_GE(kernel, 0);
   h.s.panel = Panel::Loops;
@@ -392,11 +406,7 @@ TEST(GuiInteraction, LoopsPanelFocusPairsTheNodeWithItsKernel) {
 // the Loops panel to its kernel's function with that node focused.
 TEST(GuiInteraction, ASourceNodePairedInTheTimelineIsFocusedInTheLoopsPanel) {
   Headless h;
-  load(h.s);
-  ASSERT_TRUE(h.s.viewer.run(":build"));
-  const Engine &e = h.s.viewer.engine();
-  size_t step = e.cursor();
-  const Graph &deploy = e.current()->graph, &source = e.history()[step - 1].graph;
+  auto [step, deploy, source] = built(h);
   int relu = source.index().findByName("relu0");
   ASSERT_GE(relu, 0);
   pairNodes(h.s, source, deploy, step, relu, false);

@@ -133,6 +133,8 @@ struct CompiledModule::Impl {
   struct Printable {
     std::unique_ptr<llvm::LLVMContext> ctx;
     std::unique_ptr<llvm::Module> module;
+    LoweredListing listing; ///< one function's listing, which its debug locations point at
+    std::string assembly;   ///< its host assembly, once emitted
   };
   std::mutex printMutex;
   std::map<std::string, Printable> printable;
@@ -144,32 +146,21 @@ struct CompiledModule::Impl {
     fail("the compiled module has no function '", name, "'");
   }
 
-  // The host assembly of `optimizedModule(name)`; of one function without its packed wrapper.
-  std::string hostAssembly(const std::string &name) {
-    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(optimizedModule(name));
-    if (!name.empty())
-      if (llvm::Function *w = copy->getFunction(name + "_packed")) {
-        w->deleteBody(); // a declaration must not be internal
-        w->setLinkage(llvm::GlobalValue::ExternalLinkage);
-      }
-    auto tm = targetMachine(jtmb);
-    return emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
-  }
-
   // `name`'s functions (every function for ""), generated under their own names and optimised;
   // one function carries debug locations pointing at its listing's lines (listLowered).
-  llvm::Module &optimizedModule(const std::string &name) {
+  Printable &printed(const std::string &name) {
     std::lock_guard<std::mutex> lock(printMutex);
     Printable &p = printable[name];
     if (!p.module) {
       auto tm = targetMachine(jtmb);
       auto ctx = std::make_unique<llvm::LLVMContext>();
       auto m = hostModule(*ctx, *tm);
+      LoweredListing listing;
       if (name.empty())
         for (const LoweredFunction &f : fns)
           generateFunction(*m, f, f.name);
       else {
-        LoweredListing listing = listLowered(function(name));
+        listing = listLowered(function(name));
         generateFunction(*m, function(name), name, &listing.lineOf);
       }
       verify(*m);
@@ -178,11 +169,29 @@ struct CompiledModule::Impl {
         return f.fast && (name.empty() || f.name == name);
       });
       optimize(*m, *tm, fast);
-      if (!name.empty())
-        lineLoopCode(*m);
-      p = {std::move(ctx), std::move(m)};
+      p = {std::move(ctx), std::move(m), std::move(listing), ""};
     }
-    return *p.module;
+    return p;
+  }
+
+  llvm::Module &optimizedModule(const std::string &name) { return *printed(name).module; }
+
+  // The host assembly of `optimizedModule(name)`, emitted once; of one function without its
+  // packed wrapper.
+  const std::string &hostAssembly(const std::string &name) {
+    Printable &p = printed(name);
+    std::lock_guard<std::mutex> lock(printMutex);
+    if (p.assembly.empty()) {
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*p.module);
+      if (!name.empty())
+        if (llvm::Function *w = copy->getFunction(name + "_packed")) {
+          w->deleteBody(); // a declaration must not be internal
+          w->setLinkage(llvm::GlobalValue::ExternalLinkage);
+        }
+      auto tm = targetMachine(jtmb);
+      p.assembly = emit(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+    }
+    return p.assembly;
   }
 };
 
@@ -335,14 +344,14 @@ std::string CompiledModule::llvmIR(const std::string &name) const {
     m.print(os, nullptr);
     return os.str();
   }
-  return sharedNote(name, ";") + annotatedIR(m, listLowered(impl_->function(name)));
+  return sharedNote(name, ";") + annotatedIR(m, impl_->printed(name).listing);
 }
 
 std::string CompiledModule::assembly(const std::string &name) const {
-  std::string text = impl_->hostAssembly(name);
+  const std::string &text = impl_->hostAssembly(name);
   if (name.empty())
     return text;
-  AnnotatedAssembly a = annotateAssembly(text, listLowered(impl_->function(name)));
+  AnnotatedAssembly a = annotateAssembly(text, impl_->printed(name).listing);
   auto share = [](size_t part, size_t whole) {
     return std::to_string(part) + " of " + std::to_string(whole) + " (" +
            std::to_string(whole ? (100 * part + whole / 2) / whole : 100) + "%)";
@@ -354,8 +363,7 @@ std::string CompiledModule::assembly(const std::string &name) const {
 }
 
 std::vector<unsigned> CompiledModule::instructionLines(const std::string &name) const {
-  std::string text = impl_->hostAssembly(name);
-  return annotateAssembly(text, listLowered(impl_->function(name))).instructionLines;
+  return annotateAssembly(impl_->hostAssembly(name), impl_->printed(name).listing).instructionLines;
 }
 
 std::string CompiledModule::cHeader() const {

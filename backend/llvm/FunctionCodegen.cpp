@@ -174,42 +174,29 @@ private:
         file_, fn->getName(), fn->getName(), file_, 1, type, 1, llvm::DINode::FlagZero,
         llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
     fn->setSubprogram(sp_);
-    scope_ = sp_;
     setLine(line_);
   }
 
   void setLine(int line) {
     line_ = line;
-    if (scope_)
-      b_.SetCurrentDebugLocation(
-          llvm::DILocation::get(ctx_, static_cast<unsigned>(line), 0, scope_));
+    if (sp_)
+      b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, static_cast<unsigned>(line), 0, sp_));
   }
 
   // The listing line of a statement for as long as it is emitted: what a loop adds after its
-  // body (the increment, the branch back) is the loop's again. A loop is also a lexical block,
-  // so that code LLVM merges from several of its statements (line 0) still names the loop
-  // (lineLoopCode).
+  // body (the increment, the branch back) is the loop's again.
   struct LineScope {
     FunctionGen &g;
     int saved;
-    llvm::DIScope *savedScope;
-    LineScope(FunctionGen &gen, const StmtNode *s)
-        : g(gen), saved(gen.line_), savedScope(gen.scope_) {
+    LineScope(FunctionGen &gen, const StmtNode *s) : g(gen), saved(gen.line_) {
       if (!g.lines_ || s->kind == StmtKind::Seq)
         return;
-      auto it = g.lines_->find(s);
-      if (it == g.lines_->end())
-        return;
-      if (s->kind == StmtKind::For && g.scope_)
-        g.scope_ =
-            g.dib_->createLexicalBlock(g.scope_, g.file_, static_cast<unsigned>(it->second), 0);
-      g.setLine(it->second);
+      if (auto it = g.lines_->find(s); it != g.lines_->end())
+        g.setLine(it->second);
     }
     ~LineScope() {
-      if (!g.lines_)
-        return;
-      g.scope_ = savedScope;
-      g.setLine(saved);
+      if (g.lines_)
+        g.setLine(saved);
     }
     LineScope(const LineScope &) = delete;
     LineScope &operator=(const LineScope &) = delete;
@@ -750,7 +737,6 @@ private:
     auto savedBufs = buffers_;
     fn_ = bodyFn;
     llvm::DISubprogram *savedSp = sp_;
-    llvm::DIScope *savedScope = scope_;
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
     describe(bodyFn);
     llvm::Value *cl = bodyFn->getArg(1);
@@ -769,7 +755,6 @@ private:
     buffers_ = savedBufs;
     b_.SetInsertPoint(savedBlock);
     sp_ = savedSp;
-    scope_ = savedScope;
     setLine(line_);
 
     llvm::FunctionCallee pfor = m_.getOrInsertFunction(
@@ -901,7 +886,6 @@ private:
   std::unique_ptr<llvm::DIBuilder> dib_;
   llvm::DIFile *file_ = nullptr;
   llvm::DISubprogram *sp_ = nullptr; ///< the subprogram of the function being generated
-  llvm::DIScope *scope_ = nullptr;   ///< the innermost loop's block in it, or sp_
   int line_ = 0;
 };
 

@@ -2,7 +2,6 @@
 #include "backend/llvm/SourceLines.h"
 
 #include <llvm/IR/AssemblyAnnotationWriter.h>
-#include <llvm/IR/DebugInfoMetadata.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instruction.h>
 #include <llvm/Support/FormattedStream.h>
@@ -74,19 +73,6 @@ std::string trimmed(const std::string &s) {
 bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
 } // namespace
-
-void lineLoopCode(llvm::Module &m) {
-  for (llvm::Function &f : m)
-    for (llvm::BasicBlock &b : f)
-      for (llvm::Instruction &i : b) {
-        const llvm::DebugLoc &loc = i.getDebugLoc();
-        if (!loc || loc.getLine() != 0)
-          continue;
-        if (auto *block = llvm::dyn_cast<llvm::DILexicalBlock>(loc->getScope()))
-          i.setDebugLoc(llvm::DILocation::get(m.getContext(), block->getLine(), 0, block,
-                                              loc->getInlinedAt()));
-      }
-}
 
 std::string listingNote(const LoweredListing &l, unsigned line) {
   if (line == 0 || line > l.lines.size())

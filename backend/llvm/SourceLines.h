@@ -12,10 +12,6 @@
 
 namespace loupe::backend {
 
-/// After optimisation: code LLVM made from several statements of one loop (merged, hoisted,
-/// line 0 in that loop's lexical block) is given the loop's line, which is where it runs.
-void lineLoopCode(llvm::Module &m);
-
 /// The comment for listing line `line`: `line 12: <its text, shortened> [node, …]`.
 std::string listingNote(const LoweredListing &l, unsigned line);
 

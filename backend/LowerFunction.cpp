@@ -8,7 +8,6 @@
 #include "backend/loop/SerialSmall.h"
 #include "core/Error.h"
 #include "core/loop/Eval.h"
-#include "core/loop/Visitor.h"
 
 #include <algorithm>
 #include <functional>
@@ -18,50 +17,6 @@
 namespace loupe::backend {
 
 using namespace loop;
-
-namespace {
-
-// The nodes whose values a store to each stage's buffer computes: the stage's own node and,
-// through the reads of its body, those of the stages inlined into it, in `order`.
-std::map<std::string, std::vector<std::string>> bufferNodes(const Schedule &s,
-                                                            const std::vector<std::string> &order) {
-  std::map<const Compute *, const Stage *> stageOf;
-  for (const Stage &st : s.stages)
-    stageOf[st.tensor.get()] = &st;
-  std::map<std::string, std::vector<std::string>> out;
-  for (const Stage &st : s.stages) {
-    if (st.inlined || st.tensor->placeholder)
-      continue;
-    std::set<std::string> names;
-    if (!st.tensor->node.empty())
-      names.insert(st.tensor->node);
-    struct Reads : IRVisitor {
-      const std::map<const Compute *, const Stage *> &stageOf;
-      std::set<std::string> &names;
-      Reads(const std::map<const Compute *, const Stage *> &s, std::set<std::string> &n)
-          : stageOf(s), names(n) {}
-      void visitExpr(const Expr &e) override {
-        if (e->kind == ExprKind::TensorRead) {
-          auto it = stageOf.find(e->tensor.get());
-          if (it != stageOf.end() && it->second->inlined) {
-            if (!e->tensor->node.empty())
-              names.insert(e->tensor->node);
-            visitExpr(it->second->body);
-          }
-        }
-        IRVisitor::visitExpr(e);
-      }
-    } reads(stageOf, names);
-    reads.visitExpr(st.body);
-    std::vector<std::string> &list = out[st.buffer];
-    for (const std::string &n : order)
-      if (names.count(n))
-        list.push_back(n);
-  }
-  return out;
-}
-
-} // namespace
 
 LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   const Graph &g = f.body;
@@ -144,7 +99,7 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   out.body = lower(*out.schedule);
   if (out.fast)
     out.body = loop::runSmallOnCaller(fastMath(partitionLoops(out.body)));
-  out.bufferNodes = bufferNodes(*out.schedule, out.nodes);
+  out.bufferNodes = nodesByBuffer(*out.schedule, out.nodes);
   return out;
 }
 

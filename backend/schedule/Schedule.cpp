@@ -9,7 +9,9 @@
 #include "core/loop/Visitor.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -251,13 +253,13 @@ std::string Schedule::describe() const {
 
 namespace {
 
-// Floating-point arithmetic and math calls in an expression, inlined producers included, each
-// counted for the node whose stage it belongs to.
-class FlopCounter : public IRVisitor {
+// Walks an expression with the reads of inlined stages followed into their bodies, calling `at`
+// for each expression with the node of the stage it belongs to: a stage's code by node.
+class ByNode : public IRVisitor {
 public:
-  FlopCounter(const StageMap &stageOf, std::string node)
-      : stageOf_(stageOf), node_(std::move(node)) {}
-  std::map<std::string, int64_t> count;
+  using Visit = std::function<void(const Expr &, const std::string &node)>;
+  ByNode(const StageMap &stageOf, std::string node, Visit at)
+      : stageOf_(stageOf), node_(std::move(node)), at_(std::move(at)) {}
   void visitExpr(const Expr &e) override {
     if (e->kind == ExprKind::TensorRead) {
       auto it = stageOf_.find(e->tensor.get());
@@ -267,19 +269,24 @@ public:
         visitExpr(it->second->body);
         node_ = outer;
       }
-    } else if ((e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
-                e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
-               (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) &&
-                e->name != "tvm_if_then_else" && e->name != "likely")) {
-      ++count[node_];
     }
+    at_(e, node_);
     IRVisitor::visitExpr(e);
   }
 
 private:
   const StageMap &stageOf_;
   std::string node_;
+  Visit at_;
 };
+
+// Floating-point arithmetic and math calls (not index arithmetic, not padding selects).
+bool isFlop(const Expr &e) {
+  return (e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
+          e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
+         (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) && e->name != "tvm_if_then_else" &&
+          e->name != "likely");
+}
 
 } // namespace
 
@@ -290,16 +297,19 @@ std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
     if (st.inlined)
       continue;
     const Expr &body = st.body;
-    FlopCounter c(stageOf, st.tensor->node);
-    c.visitExpr(body);
+    std::map<std::string, int64_t> count;
+    ByNode(stageOf, st.tensor->node, [&](const Expr &e, const std::string &node) {
+      count[node] += isFlop(e);
+    }).visitExpr(body);
     int64_t extent = numElements(st.tensor->shape);
     if (body->kind == ExprKind::Reduce) {
-      ++c.count[st.tensor->node]; // the combine
+      ++count[st.tensor->node]; // the combine
       for (const IterVar &r : body->reduceAxes)
         extent *= r.extent;
     }
-    for (const auto &[node, per] : c.count)
-      total[node] += per * extent;
+    for (const auto &[node, per] : count)
+      if (per)
+        total[node] += per * extent;
   }
   return total;
 }
@@ -309,5 +319,25 @@ int64_t countFlops(const Schedule &s) {
   for (const auto &[node, flops] : countFlopsByNode(s))
     total += flops;
   return total;
+}
+
+std::map<std::string, std::vector<std::string>>
+nodesByBuffer(const Schedule &s, const std::vector<std::string> &order) {
+  StageMap stageOf = stageMap(s.stages);
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Stage &st : s.stages) {
+    if (st.inlined || st.tensor->placeholder)
+      continue;
+    std::set<std::string> names;
+    ByNode(stageOf, st.tensor->node, [&](const Expr &, const std::string &node) {
+      if (!node.empty())
+        names.insert(node);
+    }).visitExpr(st.body);
+    std::vector<std::string> &list = out[st.buffer];
+    for (const std::string &n : order)
+      if (names.count(n))
+        list.push_back(n);
+  }
+  return out;
 }
 } // namespace loupe::backend

@@ -148,6 +148,11 @@ int64_t countFlops(const Schedule &s);
 /// producer's operations count for its own node).
 std::map<std::string, int64_t> countFlopsByNode(const Schedule &s);
 
+/// Provenance: for each buffer a materialised stage writes, the nodes its stores compute — the
+/// stage's own and those of the stages inlined into it (Compute::node) — in `order`.
+std::map<std::string, std::vector<std::string>>
+nodesByBuffer(const Schedule &s, const std::vector<std::string> &order);
+
 /// Row-major flat index of `indices` in a buffer of `shape`, in the form TVM's simplifier
 /// printed: nested `((a*7) + b)`, constants collected at the end, a fused variable's `v/c` and
 /// `v%c` recombined into `v`.

@@ -2,6 +2,7 @@
 // engine, the open panel, the selection, and each panel's own state.
 #pragma once
 
+#include "gui/model/CodeLines.h"
 #include "gui/model/TuningView.h"
 #include "gui/model/Viewer.h"
 
@@ -89,6 +90,10 @@ struct LoopsPanelState {
   /// function's nodes, or by clicking a line or instruction); empty for none.
   std::string focus;
   std::string paired; ///< the focus last paired in the timeline (source node and kernel)
+  /// The rows of `:lower FUNC nodes` and `:asm FUNC` outputs, parsed once per snapshot (a
+  /// kernel's assembly has thousands of lines; the panel is drawn every frame).
+  std::map<std::string, std::vector<CodeRow>> rows;
+  const void *rowsSnapshot = nullptr; ///< the snapshot `rows` belong to
 };
 
 /// The Tuning panel: the build's tasks and the log's measurements of them, refreshed as the log

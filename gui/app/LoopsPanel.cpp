@@ -21,6 +21,20 @@ namespace {
 // The focused node's lines (tests/CMakeLists.txt looks for this colour, d95900, in a screenshot).
 const ImVec4 kFocusText(0.85f, 0.35f, 0.0f, 1);
 
+// A listing command's output as rows, parsed once per snapshot.
+const std::vector<CodeRow> &cachedRows(AppState &s, const std::string &cmd,
+                                       std::vector<CodeRow> (*parse)(const std::string &)) {
+  const std::string &text = cachedCommand(s, cmd); // first: it notices a new snapshot
+  if (s.loops.rowsSnapshot != s.commands.snapshot) {
+    s.loops.rows.clear();
+    s.loops.rowsSnapshot = s.commands.snapshot;
+  }
+  auto it = s.loops.rows.find(cmd);
+  if (it == s.loops.rows.end())
+    it = s.loops.rows.emplace(cmd, parse(text)).first;
+  return it->second;
+}
+
 // The next of a row's nodes to focus: the first, or the one after the focused one, so that
 // clicking a line that computes several nodes again steps through them.
 std::string nextFocus(const CodeRow &r, const std::string &focus) {
@@ -164,7 +178,8 @@ void loopsPanel(AppState &s) {
   if (s.loops.function.empty() || !module->functions.count(s.loops.function))
     s.loops.function = module->functions.begin()->first;
   bool compiled = module->compiled != nullptr;
-  std::vector<CodeRow> loops = loopRows(cachedCommand(s, ":lower " + s.loops.function + " nodes"));
+  const std::vector<CodeRow> &loops =
+      cachedRows(s, ":lower " + s.loops.function + " nodes", loopRows);
   // The function's nodes, in the order their stores come: what the focus can be.
   std::vector<std::string> nodes;
   for (const CodeRow &r : loops)
@@ -216,7 +231,7 @@ void loopsPanel(AppState &s) {
       if (compiled) {
         ImGui::SameLine();
         ImGui::BeginChild("beside", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-        assemblyView(assemblyRows(cachedCommand(s, ":asm " + s.loops.function)), s.loops.focus);
+        assemblyView(cachedRows(s, ":asm " + s.loops.function, assemblyRows), s.loops.focus);
         ImGui::EndChild();
       }
       ImGui::EndTabItem();
@@ -233,7 +248,7 @@ void loopsPanel(AppState &s) {
     if (ImGui::BeginTabItem("Assembly")) {
       ImGui::BeginChild("Assembly", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
       if (compiled)
-        assemblyView(assemblyRows(cachedCommand(s, ":asm " + s.loops.function)), s.loops.focus);
+        assemblyView(cachedRows(s, ":asm " + s.loops.function, assemblyRows), s.loops.focus);
       else
         ImGui::TextDisabled("Not compiled yet: :build makes the machine code.");
       ImGui::EndChild();

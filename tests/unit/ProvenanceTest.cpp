@@ -191,33 +191,39 @@ TEST(Provenance, InstructionLinesFollowTheAssembly) {
 // each kernel's machine loops come from a loop line that computes nodes, as `:asm` reports it.
 // Code LLVM makes for no single statement (register copies, constants set up before a loop) is
 // given the loop statement its machine loop runs; the rest must come from debug locations.
+// Pinned to an AVX2 and an AVX-512 CPU, so every host checks the same code.
 TEST(Provenance, ZooKernelsLoopsAreTracedToTheirLinesAndNodes) {
-  for (const char *model : {"resnet-18_v1", "squeezenet1.0", "mobilenet", "lstm-lm", "mlp"}) {
-    Engine e;
-    run(e, std::string(":model ") + model + "\n:build opt_level=3");
-    auto lib = backend::builtLibrary(e.current()->graph);
-    ASSERT_TRUE(lib) << model;
-    size_t traced = 0, all = 0, byLoop = 0;
-    for (const std::string &fn : lib->code->functions()) {
-      std::string text = lib->code->assembly(fn);
-      size_t at = text.find("inside the machine code's loops ");
-      ASSERT_NE(at, std::string::npos) << model << " " << fn;
-      size_t part = 0, whole = 0, percent = 0, loops = 0;
-      ASSERT_EQ(std::sscanf(text.c_str() + at,
-                            "inside the machine code's loops %zu of %zu (%zu%%), %zu", &part,
-                            &whole, &percent, &loops),
-                4)
-          << text.substr(0, 300);
-      if (whole) {
-        EXPECT_GE(100 * part, 95 * whole) << model << " " << fn << ": " << part << " of " << whole;
+  for (const char *cpu : {"znver3", "znver4"})
+    for (const char *name : {"resnet-18_v1", "squeezenet1.0", "mobilenet", "lstm-lm", "mlp"}) {
+      std::string model = std::string(name) + " (" + cpu + ")";
+      Engine e;
+      run(e, std::string(":set target llvm -mcpu=") + cpu + "\n:model " + name +
+                 "\n:build opt_level=3");
+      auto lib = backend::builtLibrary(e.current()->graph);
+      ASSERT_TRUE(lib) << model;
+      size_t traced = 0, all = 0, byLoop = 0;
+      for (const std::string &fn : lib->code->functions()) {
+        std::string text = lib->code->assembly(fn);
+        size_t at = text.find("inside the machine code's loops ");
+        ASSERT_NE(at, std::string::npos) << model << " " << fn;
+        size_t part = 0, whole = 0, percent = 0, loops = 0;
+        ASSERT_EQ(std::sscanf(text.c_str() + at,
+                              "inside the machine code's loops %zu of %zu (%zu%%), %zu", &part,
+                              &whole, &percent, &loops),
+                  4)
+            << text.substr(0, 300);
+        if (whole) {
+          EXPECT_GE(100 * part, 95 * whole)
+              << model << " " << fn << ": " << part << " of " << whole;
+        }
+        traced += part;
+        all += whole;
+        byLoop += loops;
       }
-      traced += part;
-      all += whole;
-      byLoop += loops;
+      // Most of it from the statements' own debug locations, not from the loop rule: under a
+      // tenth with AVX2, 10-13% with AVX-512, whose tiles zero up to 28 accumulators a loop.
+      EXPECT_LT(byLoop * 6, all) << model << ": " << byLoop << " of " << all;
+      EXPECT_GT(all, 0u) << model;
+      EXPECT_GE(100 * traced, 95 * all) << model;
     }
-    // Most of it from the statements' own debug locations, not from the loop rule.
-    EXPECT_LT(byLoop * 10, all) << model;
-    EXPECT_GT(all, 0u) << model;
-    EXPECT_GE(100 * traced, 95 * all) << model;
-  }
 }

@@ -162,6 +162,14 @@ std::vector<int64_t> parseIntTuple(const std::string &text) {
   return out;
 }
 
+Shape parseShape(const std::string &text) {
+  Shape s = parseIntTuple(text);
+  size_t at = text.find_first_not_of(" \t");
+  if (s.empty() && at != std::string::npos && (text[at] == '(' || text[at] == '['))
+    return Shape::scalar();
+  return s;
+}
+
 ParamValue parseParam(const ParamSpec &spec, const std::string &text) {
   switch (spec.kind) {
   case ParamKind::Int: {

@@ -1,6 +1,8 @@
 // Attrs: op attribute dictionaries as written (strings) and their typed, validated form.
 #pragma once
 
+#include "core/Shape.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -75,6 +77,10 @@ ParamValue parseParam(const ParamSpec &spec, const std::string &text);
 
 /// Parses an integer tuple in Python/NNVM form: "(1, 2)", "[1, 2]", "3", "()", "(3,)", "None".
 std::vector<int64_t> parseIntTuple(const std::string &text);
+
+/// Parses a tensor's shape written as parseIntTuple reads it; an empty tuple, "()" or "[]", is
+/// the rank-0 shape of a scalar, and "None" an unknown one.
+Shape parseShape(const std::string &text);
 
 /// Formats a double as Python's repr() does ("1.0", "1e-05", "0.1", "inf", "nan").
 std::string pyFloatRepr(double v);

@@ -112,6 +112,8 @@ Tensor parseNpy(const std::string &bytes, const std::string &path) {
       ++i;
     }
   }
+  if (shape.empty()) // 'shape': () is NumPy's 0-d array, a scalar
+    shape = Shape::scalar();
   auto dtype = dtypeOfDescr(descr);
   if (!dtype)
     fail(path, ": dtype ", descr, " is not supported (", supportedDescrs(), " are)");

@@ -33,13 +33,13 @@ std::vector<int64_t> stridesOf(const Shape &s) {
 
 // Merges `src` into `dst`: unknown (0) dims take the other's value; known dims must agree.
 static bool mergeShape(Shape &dst, const Shape &src) {
-  if (src.empty())
+  if (!src.rankKnown())
     return true;
-  if (dst.empty()) {
+  if (!dst.rankKnown()) {
     dst = src;
     return true;
   }
-  if (dst.size() != src.size())
+  if (dst.size() != src.size() || dst.isScalar() != src.isScalar())
     return false;
   for (size_t i = 0; i < dst.size(); ++i) {
     if (src[i] == 0)

@@ -107,6 +107,7 @@ struct OpDef {
   InferShapeFn inferShape;
   InferTypeFn inferType; ///< unset: the "same type everywhere" rule
   int pattern = kOpaque;
+  bool scalars = false;          ///< scalar inputs allowed (acceptScalars)
   std::vector<int> mutateInputs; ///< FMutateInputs (batch_norm: 3, 4)
   /// FInplaceOption: (input, output) pairs whose buffers PlanMemory may share.
   std::vector<std::pair<int, int>> inplace;
@@ -128,6 +129,13 @@ struct OpDef {
   }
   OpDef &arguments(std::vector<std::string> a) {
     args = std::move(a);
+    return *this;
+  }
+  /// Scalars (shape `()`) may be inputs: the ops NumPy applies to 0-d arrays (elementwise,
+  /// broadcasting, reducing, reshaping). InferShape refuses a scalar input of any other op by
+  /// name, so no rule or kernel that indexes an axis ever sees one.
+  OpDef &acceptScalars() {
+    scalars = true;
     return *this;
   }
   OpDef &setPattern(int p) {

@@ -31,6 +31,19 @@ std::string floatLiteral(const std::string &text, const std::string &dtype) {
   return buf + suffix;
 }
 
+// A scalar constant's literal as Relay prints one: floats as floatLiteral, integers as written
+// with Relay's suffix for other widths than int32 (3, 3i64), booleans as True/False.
+std::string scalarLiteral(const std::string &text, const std::string &dtype) {
+  if (dtype.rfind("float", 0) == 0)
+    return floatLiteral(text, dtype);
+  long long v = std::llround(std::stod(text));
+  if (dtype == "bool")
+    return v ? "True" : "False";
+  return std::to_string(v) +
+         (dtype == "int32" ? ""
+                           : dtype.substr(0, 1) + dtype.substr(dtype.find_first_of("0123456789")));
+}
+
 // Items as Relay separates arguments, parameters, dimensions: "a, b, c".
 std::string commaJoined(const std::vector<std::string> &items) {
   std::string s;
@@ -207,6 +220,13 @@ private:
     }
     if (node.isVariable())
       return "%" + varName_.at(n);
+    if (!isCall(n) && node.parsed.given("shape") && node.parsed.getTuple("shape").empty()) {
+      // A scalar constant is written out, as Relay's printer writes one: 3f /* ty=float32 */.
+      std::string dtype = node.parsed.getStr("dtype");
+      std::string value = node.parsed.getStr("data");
+      value = value.empty() ? node.parsed.raw("value") : value.substr(1, value.size() - 2);
+      return scalarLiteral(value, dtype) + tyComment(typeOf(e));
+    }
     if (!isCall(n)) {
       auto [it, fresh] = meta_.emplace(n, static_cast<int>(meta_.size()));
       std::string ty = typeOf(e);
@@ -413,7 +433,7 @@ DeclaredType declaredType(const Node &variable) {
   for (const auto &[k, val] : variable.attrs) {
     int code = -1;
     if (k == "shape")
-      t.shape = parseIntTuple(val);
+      t.shape = parseShape(val);
     else if (k == "dtype" &&
              std::from_chars(val.data(), val.data() + val.size(), code).ec == std::errc() &&
              code >= 0 && code < kNumDTypes)

@@ -6,7 +6,7 @@
 namespace loupe {
 
 bool shapeKnown(const Shape &s) {
-  if (s.empty())
+  if (!s.rankKnown())
     return false;
   for (int64_t d : s)
     if (d == 0)

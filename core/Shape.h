@@ -3,15 +3,46 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loupe {
 
-/// A tensor shape. An empty shape, or one with a 0 dimension, is (partially) unknown, as in
-/// NNVM's InferShape.
-using Shape = std::vector<int64_t>;
+/// A tensor shape: its dimensions, NNVM's TShape. A 0 dimension is unknown, as in NNVM's
+/// InferShape, and so is an empty list, unless it is the rank-0 shape `()` of a scalar
+/// (Relay's, and ONNX's; NNVM had none), made by `Shape::scalar()`. Keeping the two apart in
+/// one flag, rather than a sentinel rank, keeps every NNVM rule that writes `Shape s;` for
+/// "not known yet" meaning what it meant; a rule that can produce `()` says so explicitly.
+class Shape : public std::vector<int64_t> {
+public:
+  using std::vector<int64_t>::vector;
+  Shape() = default;
+  Shape(const std::vector<int64_t> &dims) : std::vector<int64_t>(dims) {}
+  Shape(std::vector<int64_t> &&dims) : std::vector<int64_t>(std::move(dims)) {}
 
-/// True when the shape has at least one dimension and no dimension is 0 (unknown).
+  /// The rank-0 shape `()`: one element, no dimensions.
+  static Shape scalar() {
+    Shape s;
+    s.scalar_ = true;
+    return s;
+  }
+  /// Whether this is the rank-0 shape `()` (not an unknown one).
+  bool isScalar() const { return empty() && scalar_; }
+  /// Whether the rank is known: some dimensions, or `()`.
+  bool rankKnown() const { return !empty() || scalar_; }
+
+  /// Equal dimensions, and `()` is not the unknown shape.
+  friend bool operator==(const Shape &a, const Shape &b) {
+    return static_cast<const std::vector<int64_t> &>(a) ==
+               static_cast<const std::vector<int64_t> &>(b) &&
+           a.isScalar() == b.isScalar();
+  }
+
+private:
+  bool scalar_ = false; ///< meaningful only while the list is empty
+};
+
+/// True when the rank is known (`()` included) and no dimension is 0 (unknown).
 bool shapeKnown(const Shape &s);
 
 /// Product of the dimensions (1 for a 0-d shape). Throws Error when it overflows int64.

@@ -340,7 +340,7 @@ private:
 
 Graph foldScaleAxis(const Graph &src, const PassContext &) {
   for (const Shape &s : src.attr("shape")->shapes)
-    if (s.empty())
+    if (!s.rankKnown())
       fail("FoldScaleAxis: some shapes are unknown; apply InferShape with input shapes first");
   return Folder(src).run(src);
 }

@@ -6,8 +6,9 @@
 // ascending) and backward (descending); a variable whose shape is still unknown reads its
 // `shape` attribute (key overridable by `shape_attr_key`, consumed); an op node hands its known
 // input and output shapes to its rule, which may fill in both (a conv2d's weight from its data
-// and attributes). A shape with no dims or a 0 dim is unknown. Sweeps stop when every entry is
-// known or a sweep made no progress; the count of still-unknown entries is recorded.
+// and attributes). A shape with a 0 dim, or no dims unless it is the scalar `()`, is unknown.
+// Sweeps stop when every entry is known or a sweep made no progress; the count of still-unknown
+// entries is recorded.
 #include "passes/InferAttr.h"
 #include "passes/Pass.h"
 
@@ -29,7 +30,7 @@ Graph inferShape(const Graph &src, const PassContext &) {
       fail("InferShape: shape_inputs must list one shape per input node (", idx.argNodes.size(),
            ")");
     for (size_t i = 0; i < idx.argNodes.size(); ++i)
-      if (!in->shapes[i].empty())
+      if (in->shapes[i].rankKnown())
         shapes[idx.entryId(idx.argNodes[i], 0)] = in->shapes[i];
     g.attrs.erase("shape_inputs");
   }
@@ -48,11 +49,11 @@ Graph inferShape(const Graph &src, const PassContext &) {
         if (const std::string *s = findAttr(n.attrs, key)) {
           Shape parsed;
           try {
-            parsed = parseIntTuple(*s);
+            parsed = parseShape(*s);
           } catch (const Error &err) {
             fail("variable ", n.name, ": attribute ", key, ": ", err.what());
           }
-          if (!shapes[e].empty() && shapeKnown(shapes[e]) && shapes[e] != parsed)
+          if (shapeKnown(shapes[e]) && shapes[e] != parsed)
             fail("variable ", n.name, ": attribute ", key, "=", *s, " conflicts with shape ",
                  shapeToList(shapes[e]));
           shapes[e] = parsed;
@@ -65,6 +66,12 @@ Graph inferShape(const Graph &src, const PassContext &) {
     for (uint32_t k = 0; k < n.numOutputs(); ++k)
       outs.push_back(shapes[idx.entryId(nid, k)]);
     auto args = n.op->argNames(n.parsed);
+    if (!n.op->scalars)
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (ins[i].isScalar())
+          fail("operator ", n.name, " (", n.op->name, "): input '",
+               i < args.size() ? args[i] : "input " + std::to_string(i),
+               "' is a scalar (shape ()); ", n.op->name, " takes tensors of rank 1 or more");
     ShapeCtx ctx{n.name, n.op->name, n.parsed, ins, outs, args};
     if (n.op->inferShape)
       n.op->inferShape(ctx);
@@ -88,7 +95,7 @@ Graph inferShape(const Graph &src, const PassContext &) {
     const Node &n = *idx.nodes[nid].node;
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       const Shape &sh = shapes[idx.entryId(nid, k)];
-      if (sh.empty())
+      if (!sh.rankKnown())
         continue;
       try {
         checkedNumElements(sh);

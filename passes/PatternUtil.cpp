@@ -97,7 +97,7 @@ const Shape *PatternView::shape(const Entry &e) const {
   if (!shapes_)
     return nullptr;
   const Shape &s = (*shapes_)[idx.entryId(e)];
-  return s.empty() ? nullptr : &s;
+  return s.rankKnown() ? &s : nullptr;
 }
 
 std::optional<PatternView::Entry> PatternView::onlyReader(const Entry &e) const {

@@ -49,7 +49,7 @@ Graph simplifyInference(const Graph &src, const PassContext &) {
       return {};
     const std::string &bn = node->name;
     const Shape &dshape = shapes[idx.entryId(idx.nodes[nid].inputs[0])];
-    if (dshape.empty())
+    if (!dshape.rankKnown())
       fail("SimplifyInference: ", bn, ": the data shape is unknown; apply InferShape first");
     int ndim = static_cast<int>(dshape.size());
     int axis = normalizeAxis(node->parsed.getInt("axis"), ndim, "SimplifyInference: " + bn);

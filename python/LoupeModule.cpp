@@ -227,7 +227,7 @@ public:
     backend::BuildOptions o;
     o.optLevel = optLevel;
     for (const auto &[name, s] : shapes)
-      o.shapes[name] = Shape(s.begin(), s.end());
+      o.shapes[name] = s.empty() ? Shape::scalar() : Shape(s); // () is a scalar's
     auto code = [](const std::string &name, const std::string &what) {
       std::optional<int> dt = dtypeFromName(name);
       if (!dt)
@@ -289,7 +289,9 @@ Tensor python::tensorOf(const std::string &name, const py::array &a) {
   auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
   if (!values)
     raise("run: input '" + name + "' cannot be read as numbers");
-  Tensor t(Shape(values.shape(), values.shape() + values.ndim()), *dt);
+  Tensor t(values.ndim() == 0 ? Shape::scalar()
+                              : Shape(values.shape(), values.shape() + values.ndim()),
+           *dt);
   std::copy(values.data(), values.data() + values.size(), t.data.begin());
   return t;
 }

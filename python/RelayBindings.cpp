@@ -187,7 +187,7 @@ py::list relayNodes(const Graph &g) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable()) {
       DeclaredType t = declaredType(n);
-      py::object shape = t.shape ? py::cast(*t.shape) : py::none();
+      py::object shape = t.shape ? py::cast(std::vector<int64_t>(*t.shape)) : py::none();
       out.append(py::make_tuple("var", n.name, shape, t.dtype));
       continue;
     }

@@ -15,6 +15,7 @@ OpDef &binary(const char *name, const char *alias, const char *doc,
                   .describe(doc)
                   .arguments({"lhs", "rhs"})
                   .setPattern(kBroadcast)
+                  .acceptScalars()
                   .shape(broadcastBinaryShape)
                   .kernel(binaryBroadcastKernel(std::move(f)))
                   .inplaceWith({{0, 0}, {1, 0}})
@@ -168,7 +169,7 @@ void registerBroadcastOps() {
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
         const Shape &t = c.attrs.getTuple("shape");
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         if (t.size() != c.in[0].size())
           c.error(cat("shape ", shapeToTuple(t), " must have the input's rank ", c.in[0].size()));
@@ -203,8 +204,9 @@ void registerBroadcastOps() {
       .layout(layoutFixed(1, false))
       .arguments({"lhs", "rhs"})
       .setPattern(kCommReduce)
+      .acceptScalars() // the gradient of a broadcast op's scalar operand
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty() || c.in[1].empty())
+        if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
           return;
         // rhs must broadcast to lhs.
         if (broadcastShape(c, c.in[0], c.in[1]) != c.in[0])

@@ -327,9 +327,9 @@ void conv2dTransposeGradKernel(const Attrs &a, const std::vector<const Tensor *>
 // _conv2d_grad(ograd, data, weight): gradients of data, weight and (with use_bias) bias.
 void conv2dGradShape(ShapeCtx &c) {
   ConvParams p = convParams(c.attrs, &c);
-  if (!c.in[1].empty())
+  if (c.in[1].rankKnown())
     c.assignOut(0, c.in[1]);
-  if (!c.in[2].empty())
+  if (c.in[2].rankKnown())
     c.assignOut(1, c.in[2]);
   if (p.bias)
     c.assignOut(2, {p.channels});
@@ -912,9 +912,9 @@ void registerConvOps() {
   convTGrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
   convTGrad.shape([](ShapeCtx &c) {
     ConvParams p = convParams(c.attrs, &c);
-    if (!c.in[1].empty())
+    if (c.in[1].rankKnown())
       c.assignOut(0, c.in[1]);
-    if (!c.in[2].empty())
+    if (c.in[2].rankKnown())
       c.assignOut(1, c.in[2]);
     if (p.bias)
       c.assignOut(2, {p.channels});
@@ -937,7 +937,7 @@ void registerConvOps() {
       .shape([](ShapeCtx &c) {
         convWindow(c.attrs, &c);
         for (size_t k : {1, 2})
-          if (!c.in[k].empty())
+          if (c.in[k].rankKnown())
             c.assignOut(k - 1, c.in[k]);
         if (c.attrs.getBool("use_bias"))
           c.assignOut(2, {c.attrs.getInt("channels")});

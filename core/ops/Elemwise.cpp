@@ -20,6 +20,7 @@ OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, 
                   .describe(doc)
                   .param("scalar", ParamKind::Float, std::nullopt, "the scalar operand")
                   .setPattern(kElemWise)
+                  .acceptScalars()
                   .shape(sameShapeRule)
                   .kernel(unaryAttrKernel(
                       [f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
@@ -35,6 +36,7 @@ OpDef &binary(const char *name, const char *doc, int pattern,
                   .describe(doc)
                   .arguments({"lhs", "rhs"})
                   .setPattern(pattern)
+                  .acceptScalars()
                   .shape(sameShapeRule)
                   .kernel(binaryBroadcastKernel(std::move(f)))
                   .layout(layoutKeepLeft);
@@ -130,6 +132,7 @@ void registerElemwiseOps() {
       .param("alpha", ParamKind::Float, "0.25", "slope for x < 0")
       .layout(layoutArbitrary)
       .setPattern(kElemWise)
+      .acceptScalars()
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel(
           [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
@@ -155,6 +158,7 @@ void registerElemwiseOps() {
       .param("a_max", ParamKind::Float, std::nullopt, "upper bound")
       .layout(layoutArbitrary)
       .setPattern(kElemWise)
+      .acceptScalars()
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
         return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
@@ -183,6 +187,7 @@ void registerElemwiseOps() {
       .param("fill_value", ParamKind::Float, std::nullopt, "the value")
       .layout(layoutArbitrary)
       .setPattern(kElemWise)
+      .acceptScalars()
       .shape(sameShapeRule)
       .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
       .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
@@ -199,6 +204,7 @@ void registerElemwiseOps() {
       .param("dtype", ParamKind::Enum, std::nullopt, "target dtype", dtypes)
       .layout(layoutArbitrary)
       .setPattern(kElemWise)
+      .acceptScalars()
       .shape(sameShapeRule)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       .kernel(unaryKernel([](double x) { return x; }))
@@ -223,9 +229,9 @@ void registerElemwiseOps() {
       .arguments({"ograd", "data"})
       .setPattern(kOpaque)
       .shape([](ShapeCtx &c) {
-        if (!c.in[0].empty())
+        if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);
-        if (!c.in[1].empty())
+        if (c.in[1].rankKnown())
           c.assignOut(0, c.in[1]);
       })
       .type([](TypeCtx &c) {
@@ -350,6 +356,7 @@ void registerElemwiseOps() {
                    .add("elemwise_sum")
                    .describe("sum of any number of same-shape inputs")
                    .setPattern(kElemWise)
+                   .acceptScalars()
                    .shape(sameShapeRule)
                    .kernel([](const Attrs &, const std::vector<const Tensor *> &in,
                               std::vector<Tensor> &out) {

@@ -161,7 +161,7 @@ void registerResize2d() {
             c.error(
                 cat("attribute '", k, "' must be 0 (out / in) or between 1e-6 and 1e6, got ", v));
         }
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         if (c.in[0].size() != 4)
           c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));

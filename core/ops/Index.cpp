@@ -64,7 +64,7 @@ void registerTake() {
   indexOp("take", "slices of data along `axis` at the positions in indices: out shape "
                   "data[:axis] + indices + data[axis+1:] (ONNX's Gather)")
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty() || c.in[1].empty())
+        if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
           return;
         int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
         Shape o(c.in[0].begin(), c.in[0].begin() + axis);
@@ -112,7 +112,7 @@ void registerGatherElements() {
   indexOp("gather_elements", "out[i] = data[i with i[axis] replaced by indices[i]], shaped as "
                              "indices (Relay's gather, ONNX's GatherElements)")
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty() || c.in[1].empty())
+        if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
           return;
         if (c.in[0].size() != c.in[1].size())
           c.error(cat("indices ", shapeToList(c.in[1]), " must have the rank of data ",
@@ -210,7 +210,7 @@ void registerStridedSlice() {
       .param("axes", ParamKind::Tuple, "()", "the sliced axes (default 0, 1, …)")
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         Shape o;
         for (const AxisSlice &s : slicesOf(c.attrs, c.in[0], c.node))
@@ -281,7 +281,7 @@ void registerGatherNd() {
       .type(indexType)
       .layout(layoutFixed(2, false))
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty() || c.in[1].empty())
+        if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
           return;
         GatherNd g = gatherNdOf(c.attrs, c.in[0], c.in[1], c.node);
         Shape o(c.in[1].begin(), c.in[1].end() - 1);
@@ -461,9 +461,9 @@ void registerScatterElements() {
             "ScatterElements)")
       .param("axis", ParamKind::Int, "0", "the axis indices address")
       .shape([](ShapeCtx &c) {
-        if (!c.in[0].empty() && !c.in[1].empty() && !c.in[2].empty())
+        if (c.in[0].rankKnown() && c.in[1].rankKnown() && c.in[2].rankKnown())
           scatterElementsAxis(c.attrs, c.in[0], c.in[1], c.in[2], c.node);
-        if (!c.in[0].empty())
+        if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
@@ -520,9 +520,9 @@ void registerScatterNd() {
   scatterOp("scatter_nd", "data with the slices updates[t] written at the index tuples "
                           "indices[t] (ONNX's ScatterND)")
       .shape([](ShapeCtx &c) {
-        if (!c.in[0].empty() && !c.in[1].empty() && !c.in[2].empty())
+        if (c.in[0].rankKnown() && c.in[1].rankKnown() && c.in[2].rankKnown())
           scatterNdDepth(c.in[0], c.in[1], c.in[2], c.node);
-        if (!c.in[0].empty())
+        if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
@@ -601,9 +601,9 @@ void registerOneHot() {
           c.assignOut(0, c.in[1]);
       })
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
-        if (!c.in[1].empty() && numElements(c.in[1]) != 2)
+        if (c.in[1].rankKnown() && numElements(c.in[1]) != 2)
           c.error(cat("values ", shapeToList(c.in[1]), " must hold two elements (off, on)"));
         Shape o = c.in[0];
         o.insert(o.begin() + oneHotAxis(c.attrs, c.in[0], c.node), c.attrs.getInt("depth"));

@@ -37,6 +37,7 @@ void boolBinary(const char *name, const char *doc, InferTypeFn type,
       .describe(doc)
       .arguments({"lhs", "rhs"})
       .setPattern(kBroadcast)
+      .acceptScalars()
       .shape(broadcastBinaryShape)
       .type(std::move(type))
       .kernel(binaryBroadcastKernel([f](double a, double b) { return f(a, b) ? 1.0 : 0.0; }))
@@ -95,6 +96,7 @@ void registerLogicOps() {
       .add("logical_not")
       .describe("not x (bool)")
       .setPattern(kElemWise)
+      .acceptScalars()
       .shape(sameShapeRule)
       .type(logicType)
       .kernel(unaryKernel([](double x) { return x != 0 ? 0.0 : 1.0; }))
@@ -109,8 +111,9 @@ void registerLogicOps() {
       .arguments({"condition", "x", "y"})
       .setPattern(kBroadcast)
       .layout(layoutFixed(3, true)) // broadcasting aligns axes by position, not by name
+      .acceptScalars()
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty() || c.in[1].empty() || c.in[2].empty())
+        if (!c.in[0].rankKnown() || !c.in[1].rankKnown() || !c.in[2].rankKnown())
           return;
         c.assignOut(0, broadcastShape(c, broadcastShape(c, c.in[0], c.in[1]), c.in[2]));
       })

@@ -12,7 +12,7 @@ void denseShape(ShapeCtx &c) {
   int64_t units = c.attrs.getInt("units");
   if (units < 1)
     c.error("attribute 'units' must be at least 1");
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   Shape d = c.in[0];
   int64_t k = d.back();
@@ -65,7 +65,7 @@ void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vec
 // matmul contracts the last axis of lhs (first, with transpose_a) with the first axis of rhs
 // (last, with transpose_b); a transpose reverses all axes, as NNVM's matmul did.
 void matmulShape(ShapeCtx &c) {
-  if (c.in[0].empty() || c.in[1].empty())
+  if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
     return;
   Shape a = c.in[0], b = c.in[1];
   if (c.attrs.getBool("transpose_a"))
@@ -142,7 +142,7 @@ BatchMatmul batchMatmulOf(const Attrs &at, const Shape &a, const Shape &b,
 }
 
 void batchMatmulShape(ShapeCtx &c) {
-  if (c.in[0].empty() || c.in[1].empty())
+  if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
     return;
   BatchMatmul bm = batchMatmulOf(c.attrs, c.in[0], c.in[1], c.node);
   Shape o = bm.batch;
@@ -369,7 +369,7 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
       .layout(layoutArbitrary)
       .shape([](ShapeCtx &c) {
         sameShapeRule(c);
-        if (!c.in[0].empty())
+        if (c.in[0].rankKnown())
           normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                         cat("operator ", c.node, " (", c.op, ")"));
       })
@@ -379,7 +379,7 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
 }
 
 void batchNormShape(ShapeCtx &c) {
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                            cat("operator ", c.node, " (", c.op, ")"));
@@ -444,7 +444,7 @@ std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop:
 
 void padShape(ShapeCtx &c) {
   const auto &pw = c.attrs.getPairs("pad_width");
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   if (pw.size() != c.in[0].size())
     c.error(cat("pad_width has ", pw.size(), " pairs but the input has ", c.in[0].size(), " axes"));
@@ -808,7 +808,7 @@ void registerNnOps() {
       .outputs(5)
       .shape([](ShapeCtx &c) {
         for (size_t k = 0; k < 5; ++k)
-          if (!c.in[3 + k].empty())
+          if (c.in[3 + k].rankKnown())
             c.assignOut(k, c.in[3 + k]);
       })
       .kernel(batchNormGradKernel)
@@ -898,7 +898,7 @@ void registerNnOps() {
       .layout(layoutFixed(1, true))
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         if (c.in[0].size() != 4)
           c.error(cat("data must be 4-D, got ", shapeToList(c.in[0])));
@@ -944,7 +944,7 @@ void registerNnOps() {
       .outputs(2)
       .shape([](ShapeCtx &c) {
         for (size_t k = 0; k < 2; ++k)
-          if (!c.in[1 + k].empty())
+          if (c.in[1 + k].rankKnown())
             c.assignOut(k, c.in[1 + k]);
       })
       .kernel(preluGradKernel)
@@ -1006,7 +1006,7 @@ void registerNnOps() {
              {"constant", "edge", "reflect"})
       .setPattern(kOpaque)
       .shape([](ShapeCtx &c) {
-        if (!c.in[1].empty())
+        if (c.in[1].rankKnown())
           c.assignOut(0, c.in[1]);
       })
       .kernel(padGradKernel)

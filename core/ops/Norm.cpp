@@ -34,7 +34,7 @@ Shape statShape(const Shape &x, int first) {
 }
 
 void layerNormShape(ShapeCtx &c) {
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   Span s = spanOf(c.attrs, c.in[0], c.node);
   Shape trailing(c.in[0].begin() + s.first, c.in[0].end());
@@ -210,7 +210,7 @@ Groups groupsOf(const Attrs &a, const Shape &x, bool perChannel, const std::stri
 
 InferShapeFn groupNormShape(bool perChannel) {
   return [perChannel](ShapeCtx &c) {
-    if (c.in[0].empty())
+    if (!c.in[0].rankKnown())
       return;
     Groups g = groupsOf(c.attrs, c.in[0], perChannel, c.node);
     c.assignIn(1, {g.channels});

@@ -16,18 +16,18 @@ void sameShapeRule(ShapeCtx &c) {
   // reported against the input that disagrees.
   Shape known;
   for (size_t i = 0; i < c.in.size(); ++i) {
-    if (!known.empty())
+    if (known.rankKnown())
       c.assignIn(i, known);
-    if (!c.in[i].empty())
+    if (c.in[i].rankKnown())
       known = c.in[i];
   }
   for (size_t i = 0; i < c.out.size(); ++i) {
-    if (!known.empty())
+    if (known.rankKnown())
       c.assignOut(i, known);
-    if (!c.out[i].empty())
+    if (c.out[i].rankKnown())
       known = c.out[i];
   }
-  if (known.empty())
+  if (!known.rankKnown())
     return;
   for (size_t i = 0; i < c.in.size(); ++i)
     c.assignIn(i, known);
@@ -40,6 +40,7 @@ OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> 
                   .add(name)
                   .describe(doc)
                   .setPattern(kElemWise)
+                  .acceptScalars()
                   .shape(sameShapeRule)
                   .kernel(unaryKernel(std::move(f)))
                   .layout(layoutArbitrary);
@@ -58,7 +59,7 @@ std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &
 }
 
 void broadcastBinaryShape(ShapeCtx &c) {
-  if (c.in[0].empty() || c.in[1].empty())
+  if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
     return;
   c.assignOut(0, broadcastShape(c, c.in[0], c.in[1]));
 }
@@ -222,7 +223,7 @@ void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
 bool nchwInput(ShapeCtx &c) {
   if (c.attrs.getStr("layout") != "NCHW")
     c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return false;
   if (c.in[0].size() != 4)
     c.error(cat("data must be 4-D (NCHW), got ", shapeToList(c.in[0])));
@@ -237,6 +238,8 @@ std::vector<std::string> dataWeightBias(const Attrs &a) {
 
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   size_t n = std::max(a.size(), b.size());
+  if (n == 0) // two scalars: NumPy's () * () is ()
+    return Shape::scalar();
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];

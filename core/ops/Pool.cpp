@@ -70,7 +70,7 @@ bool poolInput(ShapeCtx &c) {
   }
   if (block == 0)
     return nchwInput(c);
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return false;
   if (c.in[0].size() != 5 || c.in[0][4] != block)
     c.error(cat("data must be 5-D (", c.attrs.getStr("layout"), "), got ", shapeToList(c.in[0])));
@@ -658,7 +658,7 @@ void registerPoolOps() {
   // The gradient ops take the pool's attributes; their output is shaped like the data.
   auto gradShape = [](ShapeCtx &c) {
     poolParams(c.attrs, &c);
-    if (!c.in[1].empty())
+    if (c.in[1].rankKnown())
       c.assignOut(0, c.in[1]);
   };
   pool("_max_pool2d_grad", "gradient of max_pool2d", true)
@@ -772,7 +772,7 @@ void registerPoolOps() {
              {"NEAREST_NEIGHBOR", "BILINEAR"})
       .setPattern(kOpaque)
       .shape([](ShapeCtx &c) {
-        if (!c.in[1].empty())
+        if (c.in[1].rankKnown())
           c.assignOut(0, c.in[1]);
       })
       .kernel(upsamplingGradKernel)
@@ -837,7 +837,7 @@ void registerPoolOps() {
         .setPattern(kOpaque)
         .shape([](ShapeCtx &c) {
           poolWindow(c.attrs, &c);
-          if (!c.in[1].empty())
+          if (c.in[1].rankKnown())
             c.assignOut(0, c.in[1]);
         })
         .kernel(pool3dGradKernel(isMax))

@@ -13,6 +13,8 @@ namespace {
 /// NNVM's reduce shape: all axes reduced → (1,) (or all ones with keepdims); otherwise the
 /// reduced axes are dropped, or kept as 1 with keepdims.
 Shape reducedShape(const Shape &in, const std::vector<int> &axes, bool keepdims) {
+  if (in.isScalar()) // NumPy: a scalar reduces to itself
+    return in;
   if (axes.size() == in.size())
     return Shape(keepdims ? in.size() : 1, 1);
   Shape out;
@@ -30,7 +32,7 @@ Shape reducedShape(const Shape &in, const std::vector<int> &axes, bool keepdims)
 }
 
 void reduceShape(ShapeCtx &c) {
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   auto axes = reduceAxes(c.attrs.getTuple("axis"), c.attrs.getBool("exclude"),
                          static_cast<int>(c.in[0].size()), c.node);
@@ -201,6 +203,7 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .param("exclude", ParamKind::Bool, "False", "reduce every axis except `axis`")
       .setPattern(kCommReduce)
       .layout(layoutFixed(1, false))
+      .acceptScalars()
       .shape(reduceShape)
       .kernel(reduceKernel(kind))
       .lower(reduceLower(kind));
@@ -209,7 +212,7 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
 // argmax/argmin: the index of the extreme element along one axis (the first of equal ones, or
 // the last with select_last_index), as int64.
 void argShape(ShapeCtx &c) {
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return;
   int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
   Shape o = c.in[0];

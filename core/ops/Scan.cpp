@@ -104,7 +104,7 @@ void registerTopk() {
         c.assignOut(1, kInt64);
       })
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         Shape o = c.in[0];
         o[topkAxis(c.attrs, c.in[0], c.node)] = c.attrs.getInt("k");

@@ -234,7 +234,7 @@ void registerTransformOps() {
       })
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         const Shape &d = c.in[0];
         int64_t rest = 1;
@@ -254,10 +254,13 @@ void registerTransformOps() {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .setPattern(kInjective)
+      .acceptScalars()
       .shape([](ShapeCtx &c) {
         if (!shapeKnown(c.in[0]))
           return;
-        Shape t = reshapeTarget(c, c.in[0], c.attrs.getTuple("shape"));
+        // shape=() is a scalar's (NumPy's reshape of one element to ()).
+        const std::vector<int64_t> &to = c.attrs.getTuple("shape");
+        Shape t = to.empty() ? Shape::scalar() : reshapeTarget(c, c.in[0], to);
         checkSameCount(c, c.in[0], t);
         c.assignOut(0, t);
       })
@@ -270,7 +273,7 @@ void registerTransformOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
-        if (c.in[1].empty())
+        if (!c.in[1].rankKnown())
           return;
         checkSameCount(c, c.in[0], c.in[1]);
         c.assignOut(0, c.in[1]);
@@ -291,7 +294,7 @@ void registerTransformOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         const Shape &d = c.in[0];
         const auto &ax = c.attrs.getTuple("axes");
@@ -353,7 +356,7 @@ void registerTransformOps() {
             Shape o;
             int axis = 0;
             for (size_t i = 0; i < c.in.size(); ++i)
-              if (c.in[i].empty())
+              if (!c.in[i].rankKnown())
                 return;
             int nd = static_cast<int>(c.in[0].size());
             axis = normalizeAxis(c.attrs.getInt("axis"), nd, cat("operator ", c.node));
@@ -435,7 +438,7 @@ void registerTransformOps() {
               c.error(cat("num_args is ", c.attrs.getInt("num_args"), " but there are ",
                           c.in.size() - 1, " inputs besides ograd"));
             for (size_t i = 1; i < c.in.size(); ++i)
-              if (!c.in[i].empty())
+              if (c.in[i].rankKnown())
                 c.assignOut(i - 1, c.in[i]);
           })
           .kernel(
@@ -485,7 +488,7 @@ void registerTransformOps() {
           .layout(layoutConcatenate)
           .setPattern(kInjective)
           .shape([](ShapeCtx &c) {
-            if (c.in[0].empty())
+            if (!c.in[0].rankKnown())
               return;
             int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                                      cat("operator ", c.node));
@@ -534,8 +537,9 @@ void registerTransformOps() {
       .param("num_newaxis", ParamKind::Int, "1", "how many axes")
       .layout(layoutFixed(1, false))
       .setPattern(kBroadcast)
+      .acceptScalars()
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         int nd = static_cast<int>(c.in[0].size());
         int64_t ax = c.attrs.getInt("axis"), n = c.attrs.getInt("num_newaxis");
@@ -564,7 +568,7 @@ void registerTransformOps() {
       .setPattern(kOpaque)           // reads no element of its input
       .layout(layoutFixed(1, false)) // the shape of the layout the graph was written for
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         auto [start, end] = shapeRange(c.attrs, c.in[0].size());
         // An empty range is refused rather than made a 0-length tensor (0 means unknown).
@@ -607,7 +611,7 @@ void registerTransformOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
         auto [x, reps] = tileAligned(c.in[0], c.attrs.getTuple("reps"));
         Shape o;
@@ -658,7 +662,7 @@ void registerTransformOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
-        if (c.in[1].empty())
+        if (!c.in[1].rankKnown())
           return;
         c.assignOut(0, c.in[1]);
       })
@@ -726,9 +730,12 @@ void registerTransformOps() {
       .param("axis", ParamKind::Tuple, "()", "axes to remove")
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
+      .acceptScalars()
       .shape([](ShapeCtx &c) {
-        if (c.in[0].empty())
+        if (!c.in[0].rankKnown())
           return;
+        if (c.in[0].isScalar() && c.attrs.getTuple("axis").empty()) // NumPy: nothing to remove
+          return c.assignOut(0, c.in[0]);
         const Shape &d = c.in[0];
         int nd = static_cast<int>(d.size());
         std::vector<bool> drop(nd, false);
@@ -766,7 +773,7 @@ void registerTransformOps() {
       .setPattern(kInjective)
       .shape([](ShapeCtx &c) {
         sameShapeRule(c);
-        if (!c.in[0].empty())
+        if (c.in[0].rankKnown())
           normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                         cat("operator ", c.node));
       })

@@ -58,7 +58,7 @@ Window windowOf(const Attrs &a, ShapeCtx *c, const char *sizeKey, bool dilated) 
 bool ncdhwInput(ShapeCtx &c) {
   if (c.attrs.getStr("layout") != "NCDHW")
     c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCDHW)"));
-  if (c.in[0].empty())
+  if (!c.in[0].rankKnown())
     return false;
   if (c.in[0].size() != 2 + kAxes)
     c.error(cat("data must be 5-D (NCDHW), got ", shapeToList(c.in[0])));

@@ -132,7 +132,7 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
     } else if (mode == Param_) {
       params[k] = v;
     } else if (mode == Shape_) {
-      o.shapes[k] = parseIntTuple(v);
+      o.shapes[k] = parseShape(v);
       for (int64_t d : o.shapes[k])
         if (d <= 0)
           fail("shape of ", k, " must have positive dimensions, got ", v);
@@ -163,7 +163,7 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
     if (!shapes)
       return std::nullopt;
     const Shape &sh = shapes->shapes[inferred->index().entryId(nid, 0)];
-    return sh.empty() ? std::nullopt : std::optional<Shape>(sh);
+    return sh.rankKnown() ? std::optional<Shape>(sh) : std::nullopt;
   };
   for (const auto &[name, how] : params) {
     int nid = idx.findByName(name);
@@ -176,7 +176,7 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
       shape = o.shapes[name];
     for (const auto &[key, val] : v.attrs)
       if (key == "shape" && !shape)
-        shape = parseIntTuple(val);
+        shape = parseShape(val);
     std::optional<Tensor> file;
     if (!namesValues(how)) {
       file = readTensorFile(how);

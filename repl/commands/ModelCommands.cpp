@@ -61,7 +61,7 @@ void Commands::model(Engine &e, const Args &, const std::string &rest, std::ostr
         fail("dtype must be float32 or float64, got '", v, "'");
       o.dtype = *dt;
     } else if (k == "shape") {
-      Shape s = parseIntTuple(v);
+      Shape s = parseShape(v);
       if (s.size() != net->sample.size())
         fail(net->name, " takes a ", net->sample.size(), "-value sample shape such as ",
              shapeToTuple(net->sample), ", got ", v);

@@ -20,8 +20,9 @@ def program(c_value=1.5):
     return relay.Function([x, weight], relay.add(relay.add(y, c), relay.add(y, c)))
 
 
-def constants(mod):
-    """The values of the tensor constants @main reads, in the order it first reads them."""
+def constants(mod, scalars=False):
+    """The values of the tensor constants @main reads (and of the scalars, if `scalars`), in the
+    order it first reads them."""
     seen, out = set(), []
     stack = [mod["main"].body]
     while stack:
@@ -29,7 +30,7 @@ def constants(mod):
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, relay.Constant) and np.ndim(e.data):
+        if isinstance(e, relay.Constant) and (scalars or np.ndim(e.data)):
             out.append(e.data)
         if isinstance(e, relay.Call):
             stack.extend(reversed(e.args))
@@ -138,18 +139,35 @@ def test_a_function_pass_with_an_expr_mutator_rewrites_constants():
         def transform_function(self, func, mod, ctx):
             class ReplaceConstant(relay.ExprMutator):
                 def visit_constant(self, c):
-                    if np.ndim(c.data) == 0:
-                        return c  # the scalar 2 stays (a rank-0 product has no graph form)
-                    return relay.Constant(c.data * 3)
+                    return relay.Constant(c.data * 3)  # the scalar 2 too: a rank-0 6
 
             return ReplaceConstant().visit(func)
 
     p = Triple()
     assert p.info.name == "Triple" and p.info.opt_level == 1
     mod = p(tvm.IRModule.from_expr(program(1.5)))
-    assert sorted(float(v.flat[0]) for v in constants(mod)) == [4.5]  # one c, used three times
+    # One c (used three times), and the scalar: the program's multiply(y, 2f) is now by 6f.
+    assert sorted((np.ndim(v), float(v.flat[0])) for v in constants(mod, scalars=True)) == [
+        (0, 6.0), (4, 4.5)]
     folded = relay.transform.FoldConstant()(mod)
-    assert sorted(float(v.flat[0]) for v in constants(folded)) == [4.5, (4.5 + 4.5) * 2]
+    assert sorted(float(v.flat[0]) for v in constants(folded)) == [4.5, (4.5 + 4.5) * 6]
+
+
+def test_scalars_alone_make_rank_0_tensors_that_fold():
+    three, two = relay.const(3.0), relay.const(2.0)
+    x = relay.var("x", shape=(2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.add(x, relay.multiply(three, two))))
+    typed = relay.transform.InferType()(mod)
+    assert "multiply(3f /* ty=float32 */, 2f /* ty=float32 */) /* ty=float32 */" in str(typed)
+    folded = relay.transform.FoldConstant()(mod)
+    assert [(np.ndim(v), float(v)) for v in constants(folded, scalars=True)] == [(0, 6.0)]
+    # A rank-0 parameter is a variable of shape ().
+    s = relay.var("s", shape=())
+    mod = tvm.IRModule.from_expr(relay.Function([s, x], relay.multiply(s, x)))
+    assert str(relay.transform.InferType()(mod)) == (
+        "def @main(%s: float32 /* ty=float32 */, %x: Tensor[(2), float32] /* ty=Tensor[(2), "
+        "float32] */) -> Tensor[(2), float32] {\n"
+        "  multiply(%s, %x) /* ty=Tensor[(2), float32] */\n}\n")
 
 
 def test_an_identity_mutator_and_a_module_pass_keep_the_program():
@@ -178,9 +196,6 @@ def test_tvm_relay_is_loupe_relay():
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: tvm.IRModule.from_expr(relay.multiply(relay.const(3.0), relay.const(2.0))),
-     "relay.multiply: both arguments are scalars (rank-0 tensors), which Loupe's graphs cannot "
-     "hold"),
     (lambda: tvm.IRModule.from_expr(relay.Function([], relay.nn.relu(relay.var("z", shape=(2,))))),
      "relay.Function: %z is free (not a parameter)"),
     (lambda: tvm.IRModule.from_expr(relay.Function(

@@ -60,7 +60,7 @@ TEST(Npy, WriteThenReadGivesTheSameTensor) {
   auto dir = scratchDir("npy");
   std::filesystem::create_directories(dir);
   for (int dt = 0; dt < kNumDTypes; ++dt)
-    for (const Shape &shape : {Shape{}, Shape{5}, Shape{2, 3, 4}}) {
+    for (const Shape &shape : {Shape::scalar(), Shape{5}, Shape{2, 3, 4}}) {
       Tensor t(shape, dt);
       for (size_t i = 0; i < t.data.size(); ++i)
         t.data[i] = roundToDType(

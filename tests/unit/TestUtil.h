@@ -14,6 +14,13 @@
 #include <sstream>
 #include <string>
 
+namespace loupe {
+/// Shapes in test failures: "(2, 3)", "()" for a scalar, "unknown" for an unknown shape.
+inline void PrintTo(const Shape &s, std::ostream *os) {
+  *os << (s.rankKnown() ? shapeToTuple(s) : std::string("unknown"));
+}
+} // namespace loupe
+
 namespace loupe::test {
 
 /// Runs `f`, which must throw loupe::Error with exactly `message`.

@@ -3,9 +3,9 @@ and their conversion to and from the workbench's graph, which the passes transfo
 printer prints in Relay's text form.
 
 A Relay program here is a graph: every call is an NNVM op (add is broadcast_add, multiply by a
-scalar is __mul_scalar__, nn.conv2d is conv2d). What a graph cannot hold — a rank-0 tensor
-computed from scalars alone, tuples, a function that does not read one of its parameters —
-raises loupe.Error naming it.
+scalar is __mul_scalar__, nn.conv2d is conv2d; a scalar computed from scalars alone is a rank-0
+tensor). What a graph cannot hold — tuples, a function that does not read one of its
+parameters — raises loupe.Error naming it.
 """
 
 import numbers
@@ -162,10 +162,9 @@ for _nnvm, _relay in sorted(_NAMES.items()):
     if _relay not in _NNVM_OF or _nnvm.startswith("broadcast_"):
         _NNVM_OF[_relay] = _nnvm
 # (Relay op, scalar first) -> NNVM scalar op; a commutative op takes its scalar either side.
+# NNVM's scalar ops; add and multiply have no reflected ones, so multiply(3f, x) is a
+# broadcast_mul of a rank-0 constant, printed as Relay prints it.
 _SCALAR_OF = {(relay, first): nnvm for nnvm, (relay, first) in _SCALARS.items()}
-for (_relay, _first), _nnvm in list(_SCALAR_OF.items()):
-    if _relay in ("add", "multiply"):
-        _SCALAR_OF[(_relay, True)] = _nnvm
 
 
 def _is_scalar(expr):
@@ -219,10 +218,7 @@ def _graph_call(call):
         return call.attrs.nnvm[0], call.args, list(call.attrs.nnvm[1])
     if name in ("add", "subtract", "multiply", "divide"):
         a, b = call.args
-        if _is_scalar(a) and _is_scalar(b):
-            raise Error(f"relay.{name}: both arguments are scalars (rank-0 tensors), which "
-                        "Loupe's graphs cannot hold")
-        if _is_scalar(a) or _is_scalar(b):
+        if _is_scalar(a) != _is_scalar(b) and (name, _is_scalar(a)) in _SCALAR_OF:
             first = _is_scalar(a)
             scalar, tensor = (a, b) if first else (b, a)
             return _SCALAR_OF[(name, first)], [tensor], [("scalar", repr(float(scalar.data)))]
@@ -255,21 +251,17 @@ def to_graph(func):
             if not any(expr is p for p in func.params):
                 raise Error(f"relay.Function: %{expr.name_hint} is free (not a parameter)")
             t = expr.type_annotation
-            if t is not None and not t.shape:
-                raise Error(f"relay.var {expr.name_hint}: a rank-0 variable has no graph form")
             nodes.append(("var", expr.name_hint, None if t is None else list(t.shape),
                           "float32" if t is None else t.dtype))
         elif isinstance(expr, Constant):
-            if _is_scalar(expr):
-                continue  # a scalar argument of a scalar op, written in its attributes
-            nodes.append(("const", f"const{len(nodes)}", np.ascontiguousarray(expr.data)))
+            # A scalar beside a tensor is the attribute of a scalar op (multiply(x, 2f) is
+            # __mul_scalar__); elsewhere, a rank-0 constant node.
+            # (np.ascontiguousarray would make a 0-d array 1-d)
+            nodes.append(("const", f"const{len(nodes)}", np.asarray(expr.data, order="C")))
         elif isinstance(expr, Call):
             op, args, attrs = _graph_call(expr)
             inputs = []
             for a in args:
-                if id(a) not in index:
-                    raise Error(f"relay.{expr.op.name}: a rank-0 constant argument has no graph "
-                                "form here")
                 inputs.append((index[id(a)], 0))
             n = counts.get(op, 0)
             counts[op] = n + 1
@@ -279,8 +271,6 @@ def to_graph(func):
         else:
             raise Error(f"relay: {type(expr).__name__} has no graph form")
         index[id(expr)] = len(nodes) - 1
-    if id(func.body) not in index:
-        raise Error("relay.Function: a body that is a scalar constant has no graph form")
     for p in func.params:
         if id(p) not in index:
             raise Error(f"relay.Function: parameter %{p.name_hint} is not read; Loupe's graphs "

@@ -73,8 +73,7 @@ TEST(RankZero, ReductionsAndReshapes) {
   EXPECT_EQ(outShape(var("x", "()") + "y = expand_dims(x, axis=0)"), (Shape{1}));
   EXPECT_EQ(outShape(var("x", "()") + "y = reshape(x, shape=(1,1))"), (Shape{1, 1}));
   EXPECT_TRUE(outShape(var("x", "(1,1)") + "y = reshape(x, shape=())").isScalar());
-  EXPECT_NE(inferError(var("x", "(2,)") + "y = reshape(x, shape=())").find("2"),
-            std::string::npos);
+  EXPECT_NE(inferError(var("x", "(2,)") + "y = reshape(x, shape=())").find("2"), std::string::npos);
   EXPECT_TRUE(outShape(var("x", "()") + "y = squeeze(x)").isScalar());
   EXPECT_TRUE(outShape(var("x", "()") + "y = cast(x, dtype=\"float64\")").isScalar());
   EXPECT_TRUE(outShape(var("x", "()") + "y = clip(x, a_min=0, a_max=1)").isScalar());
@@ -164,4 +163,19 @@ TEST(RankZero, EveryOpAcceptsScalarsOrSaysWhy) {
   }
   EXPECT_EQ(silent, std::vector<std::string>{}) << "outputs left unknown for scalars";
   EXPECT_GT(accepted, 60);
+}
+
+// The gradient through a scalar sums back to (): y = sum(s * x * s) gives dy/ds = 2 s sum(x)
+// and dy/dx = s^2 (by hand: s = 3, x = 1..6, sum 21).
+TEST(RankZero, GradientsOfAScalarAreScalars) {
+  Engine e;
+  run(e, var("s", "()") + var("x", "(2,3)") + "y = sum(broadcast_mul(s, x) * s)\n:grad y wrt s x");
+  std::map<std::string, Tensor> in{{"s", scalarTensor(3)},
+                                   {"x", tensor({2, 3}, {1, 2, 3, 4, 5, 6})}};
+  std::vector<Tensor> g = interpret(withInputs(e.current()->graph, in), in);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_TRUE(g[0].shape.isScalar());
+  EXPECT_EQ(g[0].data, (std::vector<double>{126}));
+  EXPECT_EQ(g[1].shape, (Shape{2, 3}));
+  EXPECT_EQ(g[1].data, (std::vector<double>(6, 9)));
 }

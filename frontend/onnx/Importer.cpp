@@ -69,10 +69,9 @@ OnnxModel Importer::run() {
       shape.push_back(size->second);
       usedDims_.insert(d.dim_param());
     }
-    // A scalar input is the one element of a (1,) variable (as a rank-0 output is), read
-    // only where an operand broadcasts, which it then does as the scalar would.
+    // A scalar input is a variable of shape (): any op that takes scalars reads it.
     if (shape.empty()) {
-      shape = {1};
+      shape = Shape::scalar();
       scalarInputs_.insert(in.name());
       out_.scalarInputs.push_back(in.name());
     }
@@ -112,16 +111,17 @@ OnnxModel Importer::run() {
         values_[n.output(k)] = outs[k];
   }
   std::vector<NodeEntry> heads;
+  std::vector<size_t> declaredScalars;
   for (const auto &o : g.output()) {
     // A reduction to a scalar is (1,) here (NNVM's rule): a declared rank-0 output is that
     // one element (checked once shapes are known).
     const auto &ot = o.type().tensor_type();
     if (ot.has_shape() && ot.shape().dim_size() == 0)
-      out_.scalarOutputs.push_back(heads.size());
+      declaredScalars.push_back(heads.size());
     auto it = values_.find(o.name());
-    // A scalar constant (Size of a known shape) as an output: its one element as a (1,) param.
+    // A scalar constant (Size of a known shape) as an output: a param of shape ().
     if (it == values_.end() && scalars_.count(o.name()))
-      it = values_.find(oneElementOf(o.name()));
+      it = values_.find(scalarParamOf(o.name()));
     if (it == values_.end())
       fail(path_, ": graph output ", o.name(), " is never computed");
     heads.push_back(it->second);
@@ -151,11 +151,14 @@ OnnxModel Importer::run() {
     if (s.size() != c.rank)
       fail(c.message);
   }
-  for (size_t k : out_.scalarOutputs) {
+  for (size_t k : declaredScalars) {
     const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[k])];
+    if (s.isScalar())
+      continue;
     if (numElements(s) != 1)
       fail(path_, ": output ", g.output(static_cast<int>(k)).name(),
            " is declared a scalar (rank 0) but computes shape ", shapeToTuple(s));
+    out_.scalarOutputs.push_back(k);
   }
   // Params the graph does not read are left out.
   std::set<std::string> used;
@@ -191,14 +194,11 @@ bool Importer::hasInput(const onnx::NodeProto &n, int k) const {
 NodeEntry Importer::input(const onnx::NodeProto &n, int k) {
   if (!hasInput(n, k))
     fail(where(n), ": input ", k, " is missing");
-  if (scalarInputs_.count(n.input(k)))
-    fail(where(n), ": input '", n.input(k),
-         "' is a scalar (rank 0) graph input, which only an operand that broadcasts with a "
-         "tensor (Add, Mul, Where, Gemm's C, …) can read");
   auto it = values_.find(n.input(k));
+  // A scalar constant read as a value of the graph: a param of shape (). An op that takes no
+  // scalars says so when shapes are inferred.
   if (it == values_.end() && scalars_.count(n.input(k)))
-    fail(where(n), ": input '", n.input(k),
-         "' is a scalar (rank 0); the workbench's tensors have rank 1 or more");
+    it = values_.find(scalarParamOf(n.input(k)));
   if (it == values_.end())
     fail(where(n), ": input '", n.input(k), "' is not defined before it");
   return it->second;
@@ -206,17 +206,27 @@ NodeEntry Importer::input(const onnx::NodeProto &n, int k) {
 
 NodeEntry Importer::broadcastInput(const onnx::NodeProto &n, int k) {
   auto s = hasInput(n, k) ? scalars_.find(n.input(k)) : scalars_.end();
-  // Every operand a scalar would make a scalar result, which a one-element tensor is not.
+  // Every operand a scalar makes a scalar result: the scalars are then read as params of
+  // shape () (input()); beside a tensor, a scalar constant is its one element as (1,).
   bool tensorOperand = false;
   for (int i = 0; i < n.input_size(); ++i)
     tensorOperand |=
         hasInput(n, i) && !scalars_.count(n.input(i)) && !scalarInputs_.count(n.input(i));
-  // A scalar graph input is already its one-element tensor.
-  if (tensorOperand && hasInput(n, k) && scalarInputs_.count(n.input(k)))
-    return values_.at(n.input(k));
   if (s == scalars_.end() || !tensorOperand)
     return input(n, k);
   return values_.at(oneElementOf(s->first));
+}
+
+std::string Importer::scalarParamOf(const std::string &scalar) {
+  std::string name = scalar + "_scalar";
+  if (!values_.count(name)) {
+    Tensor t = scalars_.at(scalar);
+    t.shape = Shape::scalar();
+    values_[name] = {makeVariable(name, {{"shape", "()"}, {"dtype", std::to_string(t.dtype)}}), 0,
+                     0};
+    out_.params[name] = std::move(t);
+  }
+  return name;
 }
 
 std::string Importer::oneElementOf(const std::string &scalar) {
@@ -286,8 +296,9 @@ const Tensor *Importer::fold(const std::string &name) {
     Graph g({head});
     Graph typed = applyPasses(g, {"InferShape", "InferType"});
     Tensor t = interpret(typed, inputs).at(0);
+    bool scalar = t.shape.empty(); // computed from scalars alone: a scalar constant
     addParam(name, std::move(t));
-    return &out_.params.at(name);
+    return scalar ? &scalars_.at(name) : &out_.params.at(name);
   } catch (const Error &) {
     return nullptr; // the converter asking says what it needed
   }

@@ -44,14 +44,17 @@ public:
   std::string nameOf(const onnx::NodeProto &n, const std::string &suffix = "") const;
   /// Whether `n` has a (non-empty) input `k`.
   bool hasInput(const onnx::NodeProto &n, int k) const;
-  /// Input `k` of `n` as a graph value; a scalar (rank 0) is refused by name.
+  /// Input `k` of `n` as a graph value; a scalar constant is read as a param of shape ().
   NodeEntry input(const onnx::NodeProto &n, int k);
-  /// input() for an operand that broadcasts: a constant scalar (PyTorch's `x * 0.5`, a
-  /// softmax scale, Clip's bounds) is read as a one-element tensor, which broadcasts with the
-  /// other operand (of rank 1 or more) exactly as the scalar does.
+  /// input() for an operand that broadcasts: a constant scalar beside a tensor (PyTorch's
+  /// `x * 0.5`, a softmax scale, Clip's bounds) is read as a one-element tensor, which
+  /// broadcasts with the other operand exactly as the scalar does (and is what NNVM's passes,
+  /// which know no scalars, fold and fuse).
   NodeEntry broadcastInput(const onnx::NodeProto &n, int k);
   /// The name of the (1,) param holding scalar constant `scalar`'s element, made once.
   std::string oneElementOf(const std::string &scalar);
+  /// The name of the param of shape () holding scalar constant `scalar`, made once.
+  std::string scalarParamOf(const std::string &scalar);
   /// The value of a constant input — an initializer, a Constant's output, or a computation
   /// that fold() can evaluate now — if it is one.
   const Tensor *constant(const onnx::NodeProto &n, int k);
@@ -110,7 +113,7 @@ private:
   std::string path_;
   const DimSizes &dims_;
   std::set<std::string> usedDims_;     // the symbolic dimensions the inputs have
-  std::set<std::string> scalarInputs_; // graph inputs of rank 0, held as (1,)
+  std::set<std::string> scalarInputs_; // graph inputs of rank 0 (variables of shape ())
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
   std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)

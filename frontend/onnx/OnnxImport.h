@@ -21,12 +21,12 @@ struct OnnxModel {
   /// float32).
   std::map<std::string, int> inputDTypes;
   int64_t opset = 0;
-  /// The graph outputs (by position) that ONNX declares rank 0: NNVM has no rank 0 (an empty
-  /// shape means unknown), so they are computed as one-element tensors of shape (1,), as NNVM
-  /// reduces to a scalar; whoever compares them with ONNX's values gives them rank 0 back.
+  /// The graph outputs (by position) that ONNX declares rank 0 and that are computed as
+  /// one-element tensors of shape (1,), as NNVM reduces to a scalar (a reduction over every
+  /// axis); whoever compares them with ONNX's values gives them rank 0 back. An output computed
+  /// from scalars is of shape () and not listed.
   std::vector<size_t> scalarOutputs;
-  /// The graph inputs ONNX declares rank 0, held as (1,) likewise and read only where an
-  /// operand broadcasts with a tensor; a rank-0 value given for one is its element.
+  /// The graph inputs ONNX declares rank 0: variables of shape ().
   std::vector<std::string> scalarInputs;
 };
 

@@ -45,7 +45,8 @@ int dtypeOf(int32_t onnxType, const std::string &what) {
 
 Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
   int dt = dtypeOf(t.data_type(), what);
-  Shape shape(t.dims().begin(), t.dims().end());
+  // No dims: a scalar, shape ().
+  Shape shape = t.dims_size() == 0 ? Shape::scalar() : Shape(t.dims().begin(), t.dims().end());
   // The data is checked against the shape before the tensor is allocated: a 200-byte file
   // declaring 2.5 G elements it does not hold made the importer allocate 20 GB (found by
   // fuzzing).

@@ -312,10 +312,19 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
   EXPECT_EQ(backend::runDeployGraph(deploy, in).outputs.at(0).data,
             (std::vector<double>{0, 1, 4, 6}));
   std::filesystem::remove(path);
-  std::string bad = model("scalar_relu.onnx", "Relu");
+  // Read alone, a scalar constant is a param of shape (), which any op that takes scalars
+  // reads; an op that takes none refuses it at :load, naming the node.
+  std::string relu = model("scalar_relu.onnx", "Relu");
+  run(e, ":load " + relu);
+  ir = output(e, ":ir");
+  EXPECT_NE(ir.find("relu(%half_scalar)"), std::string::npos) << ir;
+  EXPECT_NE(output(e, ":outputs").find("()"), std::string::npos);
+  std::filesystem::remove(relu);
+  std::string bad = model("scalar_softmax.onnx", "Softmax");
   expectLoadError(e, bad,
-                  "input 'half' is a scalar (rank 0); the workbench's tensors have rank 1 or "
-                  "more");
+                  "(softmax): input 'data' is a scalar (shape ()); softmax takes tensors of "
+                  "rank 1 or more");
+  std::filesystem::remove(bad);
 }
 
 // NegativeLogLikelihoodLoss with class weights and an ignored class, reduced by mean to the rank-0
@@ -1042,9 +1051,9 @@ TEST(Onnx, ConvTransposePadsFromOutputShapeAndAutoPad) {
                   "convolution's output");
 }
 
-// A rank-0 graph input is the element of a (1,) variable: as an operand that broadcasts (Mul
-// with a tensor, Gemm's C) it scales or shifts every element, and `:run` takes a rank-0
-// TensorProto for it; where an operator would need its rank, it is refused by name.
+// A rank-0 graph input is a variable of shape (): as an operand that broadcasts (Mul with a
+// tensor, Gemm's C) it scales or shifts every element, an op that takes scalars (Cast) reads
+// it, and `:run` takes a rank-0 TensorProto for it.
 TEST(Onnx, ScalarGraphInputsBroadcast) {
   Engine e;
   auto model = [](const std::string &op) {
@@ -1073,10 +1082,11 @@ TEST(Onnx, ScalarGraphInputsBroadcast) {
   EXPECT_NE(ran.find("values [2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"), std::string::npos) << ran;
   std::filesystem::remove(path);
   std::string cast = model("Cast");
-  expectLoadError(e, cast,
-                  "node y (Cast): input 's' is a scalar (rank 0) graph input, which only an "
-                  "operand that broadcasts with a tensor (Add, Mul, Where, Gemm's C, …) can "
-                  "read");
+  run(e, ":load " + cast);
+  run(e, ":build");
+  ran = output(e, ":run s=" + sFile);
+  EXPECT_NE(ran.find("output 0: shape () float32\n  values [2.5]\n"), std::string::npos) << ran;
+  std::filesystem::remove(cast);
   std::filesystem::remove(sFile);
 }
 
@@ -1170,17 +1180,41 @@ TEST(Onnx, QuantizeAndDequantizeLinear) {
                   "int16");
 }
 
-// A graph output that import computed as a scalar constant (Size of a known shape) is that one
-// element as a (1,) param, as a rank-0 output reduced in the graph is: 2 x 3 has 6 elements.
+// A graph output that import computed as a scalar constant (Size of a known shape) is a param of
+// shape (): 2 x 3 has 6 elements.
 TEST(Onnx, AScalarConstantOutputIsOneElement) {
   Engine e;
   std::string path =
       opsetModel(13, {2, 3}, [](onnx::GraphProto *g) { addNode(g, "Size", {"x"}, "y"); });
   for (int opt : {0, 3}) {
     Tensor y = runModel(path, {{"x", rampOf({2, 3})}}, opt);
-    EXPECT_EQ(y.shape, (Shape{1}));
+    EXPECT_TRUE(y.shape.isScalar()) << shapeToTuple(y.shape);
     EXPECT_EQ(y.data, (std::vector<double>{6}));
   }
+}
+
+// Arithmetic on scalars alone stays rank 0 (a windowed attention's Mod of a rank-0 constant by
+// another), and a tensor modulo a rank-0 constant broadcasts: by hand, fmod(0..5, 4) and
+// 10 mod 4 = 2 added to each.
+TEST(Onnx, ScalarArithmeticStaysRankZero) {
+  Engine e; // registers the passes
+  std::string path = opsetModel(13, {6}, [](onnx::GraphProto *g) {
+    for (auto [name, v] : {std::pair<const char *, float>{"four", 4.0f}, {"ten", 10.0f}}) {
+      onnx::TensorProto *t = g->add_initializer(); // rank 0
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_float_data(v);
+    }
+    setInt(addNode(g, "Mod", {"ten", "four"}, "r"), "fmod", 1);
+    setInt(addNode(g, "Mod", {"x", "four"}, "m"), "fmod", 1);
+    addNode(g, "Add", {"m", "r"}, "y");
+  });
+  for (int opt : {0, 3}) {
+    Tensor y = runModel(path, {{"x", rampOf({6})}}, opt);
+    EXPECT_EQ(y.shape, (Shape{6}));
+    EXPECT_EQ(y.data, (std::vector<double>{2, 3, 4, 5, 2, 3}));
+  }
+  std::filesystem::remove(path);
 }
 
 // GlobalAveragePool and GlobalMaxPool over 1-D and 3-D spatial axes (a signal, a video): the mean

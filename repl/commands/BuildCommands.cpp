@@ -13,6 +13,7 @@
 #include "repl/commands/Commands.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -30,7 +31,7 @@ namespace loupe {
 
 const char *const Commands::kBuildUsage =
     ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
-    "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|FILE.npy …]";
+    "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|NUMBER|FILE.npy …]";
 
 namespace {
 
@@ -41,12 +42,24 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
-const char *kRunUsage = ":run [NAME=random|zeros|ones|FILE.npy|FILE.pb …] [seed=N] [save=DIR] "
+const char *kRunUsage = ":run [NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.pb …] [seed=N] "
+                        "[save=DIR] "
                         "[compare=FILE.npy|DIR] [top=K] [check=on|off]";
 
-// True for the fills named in place of a file: random, zeros, ones.
+// A number given in place of a file (`s=2.5`, `x=-1`): every element that value.
+std::optional<double> fillValue(const std::string &how) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(how.data(), how.data() + how.size(), v);
+  if (how.empty() || end != how.data() + how.size())
+    return std::nullopt;
+  if (ec == std::errc::result_out_of_range)
+    fail(how, " is out of the range of a number (a double)");
+  return ec == std::errc() ? std::optional<double>(v) : std::nullopt;
+}
+
+// True for the fills named in place of a file: random, zeros, ones, or a number.
 bool namesValues(const std::string &how) {
-  return how == "random" || how == "zeros" || how == "ones";
+  return how == "random" || how == "zeros" || how == "ones" || fillValue(how).has_value();
 }
 
 // A tensor file: ONNX's TensorProto for `.pb`, else NumPy's .npy.
@@ -64,8 +77,8 @@ Tensor converted(const Tensor &t, int dt) {
 }
 
 // A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
-// zeros, ones, or a .npy/.pb file whose shape must match (values rounded to `dt`); `file` is
-// that file when the caller has read it already.
+// zeros, ones, a number everywhere, or a .npy/.pb file whose shape must match (values rounded to
+// `dt`); `file` is that file when the caller has read it already.
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
                   const std::string &what, const Tensor *file = nullptr,
                   std::vector<std::string> *notes = nullptr) {
@@ -76,7 +89,8 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
     for (double &x : t.data)
       x = roundToDType(u(rng), dt);
   } else if (namesValues(how)) {
-    std::fill(t.data.begin(), t.data.end(), how == "ones" ? 1.0 : 0.0);
+    double v = how == "ones" ? 1.0 : how == "zeros" ? 0.0 : *fillValue(how);
+    std::fill(t.data.begin(), t.data.end(), roundToDType(v, dt));
   } else {
     Tensor f = file ? *file : readTensorFile(how);
     // A scalar (an ONNX rank-0 TensorProto) is the element of a one-element (1,) input, the

@@ -97,13 +97,13 @@ std::vector<Engine::Command> Commands::table() {
        "which becomes a new step",
        build},
       {"run",
-       "[NAME=random|zeros|ones|FILE.npy …] [seed=N] [save=DIR] [compare=FILE.npy|DIR] [top=K] "
-       "[check=on|off]",
+       "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [save=DIR] [compare=FILE.npy|DIR] "
+       "[top=K] [check=on|off]",
        "runs the built graph; per output its shape, dtype, values, sum and the error against the "
        "reference interpreter (check=off skips it), against expected .npy files (compare=), its "
        "K largest values (top=); save= writes each output as DIR/NAME.npy",
        run},
-      {"bisect", "[NAME=random|zeros|ones|FILE.npy …] [seed=N] [tol=X]",
+      {"bisect", "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [tol=X]",
        "runs the built graph kernel by kernel beside the reference interpreter and names the first "
        "node whose output differs by more than tol (default 1e-4) of its largest magnitude",
        bisect},

@@ -179,3 +179,15 @@ TEST(RankZero, GradientsOfAScalarAreScalars) {
   EXPECT_EQ(g[1].shape, (Shape{2, 3}));
   EXPECT_EQ(g[1].data, (std::vector<double>(6, 9)));
 }
+
+// A number in place of a file fills every element with it, for a scalar input as for a tensor,
+// in :run and in :build's params; a number out of a double's range is refused by name.
+TEST(RankZero, RunAndParamsTakeANumber) {
+  Engine e;
+  run(e, var("s", "()") + var("x", "(3,)") + var("w", "(3,)") +
+             "y = broadcast_mul(s, x) * w\n:graph y\n:build param w=0.5");
+  std::string ran = output(e, ":run s=2.5 x=-4");
+  EXPECT_NE(ran.find("output 0: shape (3,) float32\n  values [-5, -5, -5]\n"), std::string::npos)
+      << ran;
+  EXPECT_EQ(output(e, ":run s=1e400"), "error: 1e400 is out of the range of a number (a double)\n");
+}

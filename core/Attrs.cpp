@@ -58,6 +58,8 @@ const std::string &Attrs::raw(const std::string &k) const {
   return it->second;
 }
 
+Shape Attrs::shape(const std::string &k) const { return given(k) ? parseShape(raw(k)) : Shape{}; }
+
 void Attrs::set(const std::string &k, ParamValue v, std::string raw, bool given) {
   values_[k] = std::move(v);
   raw_[k] = std::move(raw);

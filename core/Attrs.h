@@ -62,6 +62,9 @@ public:
   bool given(const std::string &k) const { return given_.count(k) != 0; }
   /// The raw string of a parameter (the written one or the default).
   const std::string &raw(const std::string &k) const;
+  /// A tuple parameter read as a tensor's shape (parseShape): `shape=()` written out is a
+  /// scalar's; not written, the shape is unknown (NNVM's default `()` meant "not given").
+  Shape shape(const std::string &k) const;
   /// Stores a parsed value (used by parseAttrs).
   void set(const std::string &k, ParamValue v, std::string raw, bool given);
 

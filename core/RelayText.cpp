@@ -220,7 +220,7 @@ private:
     }
     if (node.isVariable())
       return "%" + varName_.at(n);
-    if (!isCall(n) && node.parsed.given("shape") && node.parsed.getTuple("shape").empty()) {
+    if (!isCall(n) && node.parsed.shape("shape").isScalar()) {
       // A scalar constant is written out, as Relay's printer writes one: 3f /* ty=float32 */.
       std::string dtype = node.parsed.getStr("dtype");
       std::string value = node.parsed.getStr("data");

@@ -79,7 +79,7 @@ Graph planMemory(const Graph &src, const PassContext &) {
   Allocator alloc;
   int64_t notAllocated = 0;
   auto bytesOf = [&](uint32_t eid) {
-    return !shapes[eid].rankKnown() ? size_t{0} : static_cast<size_t>(numElements(shapes[eid])) * 4;
+    return shapes[eid].rankKnown() ? static_cast<size_t>(numElements(shapes[eid])) * 4 : size_t{0};
   };
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const auto &in = idx.nodes[nid];

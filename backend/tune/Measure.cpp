@@ -172,18 +172,18 @@ struct CandidateRunner::Impl {
     argSets.assign(copies, args());
     for (size_t c = 1; c < copies; ++c) {
       for (size_t k = 1; k < inputs.size(); ++k) {
-        inputCopies.push_back(std::make_unique<Block>(static_cast<int64_t>(inputs[k]->bytes)));
-        std::memcpy(inputCopies.back()->p, inputs[k]->p, inputs[k]->bytes);
-        argSets[c][k] = inputCopies.back()->p;
+        rotatedCopies.push_back(std::make_unique<Block>(static_cast<int64_t>(inputs[k]->bytes)));
+        std::memcpy(rotatedCopies.back()->p, inputs[k]->p, inputs[k]->bytes);
+        argSets[c][k] = rotatedCopies.back()->p;
       }
       for (size_t k = 0; k < outputs.size(); ++k) {
-        inputCopies.push_back(std::make_unique<Block>(static_cast<int64_t>(outputs[k]->bytes)));
-        argSets[c][inputs.size() + k] = inputCopies.back()->p;
+        rotatedCopies.push_back(std::make_unique<Block>(static_cast<int64_t>(outputs[k]->bytes)));
+        argSets[c][inputs.size() + k] = rotatedCopies.back()->p;
       }
     }
     return argSets;
   }
-  std::vector<std::unique_ptr<Block>> inputCopies;
+  std::vector<std::unique_ptr<Block>> rotatedCopies;
   std::vector<std::vector<void *>> argSets;
 
   std::vector<Tensor> results() const {

@@ -10,13 +10,6 @@ namespace {
 
 loop::ComputeRef constDataCompute(const Attrs &a, const Shape &shape, int dtype);
 
-// The `shape` attribute: a `shape=()` written out is a scalar's; left out, the shape is unknown
-// (NNVM's init ops had no rank 0, so their default `()` meant "not given").
-Shape declaredShape(const Attrs &a) {
-  const std::vector<int64_t> &s = a.getTuple("shape");
-  return s.empty() && a.given("shape") ? Shape::scalar() : Shape(s);
-}
-
 OpDef &initOp(const char *name, const char *doc, std::function<double(const Attrs &)> value) {
   std::vector<std::string> dtypes;
   for (int i = 0; i < kNumDTypes; ++i)
@@ -29,7 +22,7 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
       .param("dtype", ParamKind::Enum, "float32", "the output dtype", dtypes)
       .setPattern(kOutEWiseFusable)
       .shape([](ShapeCtx &c) {
-        Shape s = declaredShape(c.attrs);
+        Shape s = c.attrs.shape("shape");
         for (int64_t d : s)
           if (d <= 0)
             c.error(cat("shape ", shapeToTuple(s), " must have positive dimensions"));
@@ -116,7 +109,7 @@ void registerInitOps() {
       .param("value", ParamKind::Float, "0", "the value of every element")
       .param("data", ParamKind::Str, "", "all values, row-major, as a list")
       .shape([](ShapeCtx &c) {
-        Shape s = declaredShape(c.attrs);
+        Shape s = c.attrs.shape("shape");
         if (!s.rankKnown())
           c.error("a constant needs a shape, such as shape=(1,) or shape=() for a scalar");
         for (int64_t d : s)

@@ -222,9 +222,7 @@ std::string Importer::scalarParamOf(const std::string &scalar) {
   if (!values_.count(name)) {
     Tensor t = scalars_.at(scalar);
     t.shape = Shape::scalar();
-    values_[name] = {makeVariable(name, {{"shape", "()"}, {"dtype", std::to_string(t.dtype)}}), 0,
-                     0};
-    out_.params[name] = std::move(t);
+    bindParam(name, std::move(t));
   }
   return name;
 }
@@ -448,6 +446,10 @@ void Importer::addParam(const std::string &name, Tensor t) {
     scalars_[name] = std::move(t);
     return;
   }
+  bindParam(name, std::move(t));
+}
+
+void Importer::bindParam(const std::string &name, Tensor t) {
   values_[name] = {
       makeVariable(name, {{"shape", tupleText(t.shape)}, {"dtype", std::to_string(t.dtype)}}), 0,
       0};

@@ -109,6 +109,9 @@ public:
   void addParam(const std::string &name, Tensor t);
 
 private:
+  /// `t` as a param of the graph named `name`: a variable of its shape and dtype.
+  void bindParam(const std::string &name, Tensor t);
+
   const onnx::ModelProto &model_;
   std::string path_;
   const DimSizes &dims_;

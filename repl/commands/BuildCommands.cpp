@@ -43,8 +43,7 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
 }
 
 const char *kRunUsage = ":run [NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.pb …] [seed=N] "
-                        "[save=DIR] "
-                        "[compare=FILE.npy|DIR] [top=K] [check=on|off]";
+                        "[save=DIR] [compare=FILE.npy|DIR] [top=K] [check=on|off]";
 
 // A number given in place of a file (`s=2.5`, `x=-1`): every element that value.
 std::optional<double> fillValue(const std::string &how) {

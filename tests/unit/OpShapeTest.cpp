@@ -5,9 +5,6 @@ using namespace loupe;
 using namespace loupe::test;
 
 namespace {
-std::string var(const std::string &name, const std::string &shape) {
-  return name + " = Variable(\"" + name + "\", shape=" + shape + ")\n";
-}
 
 // InferShape refuses `program` with a message that contains `want`.
 void expectInferError(const std::string &program, const std::string &want) {

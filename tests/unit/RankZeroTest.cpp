@@ -9,10 +9,6 @@ using namespace loupe;
 using namespace loupe::test;
 
 namespace {
-std::string var(const std::string &name, const std::string &shape) {
-  return name + " = Variable(\"" + name + "\", shape=" + shape + ")\n";
-}
-
 Tensor scalarTensor(double v) { return tensor(Shape::scalar(), {v}); }
 } // namespace
 

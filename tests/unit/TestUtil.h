@@ -50,6 +50,11 @@ inline std::string output(Engine &e, const std::string &input) {
   return out.str();
 }
 
+/// A graph-language line declaring variable `name` of `shape` ("(2,3)", "()").
+inline std::string var(const std::string &name, const std::string &shape) {
+  return name + " = Variable(\"" + name + "\", shape=" + shape + ")\n";
+}
+
 /// Builds `program` and returns symbol `out` as a graph (nothing inferred).
 inline Graph built(const std::string &program, const std::string &out = "y") {
   Engine e;

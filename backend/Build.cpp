@@ -401,9 +401,10 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     for (const std::string &p : canonicalizingPasses())
       if (!ctx.disabledPass.count(p))
         g = apply(typed(g), {"InferShape", "InferType", p}, ctx, opts.graphApply);
-    ctx.params = nullptr; // opts.params is moved from below
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
+    // AlterOpLayout packs the weights of the params a dense reads.
     g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
+    ctx.params = nullptr; // opts.params is moved from below
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }

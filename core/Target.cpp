@@ -137,4 +137,24 @@ TargetCpu targetCpuOf(const std::string &target) {
   return c;
 }
 
+MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes) {
+  // Per step of k a tile of r rows x v vectors loads v rhs vectors and broadcasts r lhs
+  // elements for r·v FMAs: the fewest loads per FMA whose accumulators fit the registers beside
+  // the v vectors and the broadcast (read from memory by AVX-512's FMA; a register on AVX2).
+  int64_t spare = cpu.broadcastOperand ? 2 : 1;
+  MatmulTile best{1, 1};
+  double bestCost = 0;
+  for (int64_t v = 1; v <= std::min<int64_t>(4, std::max<int64_t>(1, columns / lanes)); ++v) {
+    int64_t r = std::min(rows, (cpu.registers - v - spare) / v);
+    if (r < 1)
+      break;
+    double cost = static_cast<double>(r + v) / static_cast<double>(r * v);
+    if (v == 1 || cost <= bestCost + 1e-9) {
+      best = {r, v};
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
 } // namespace loupe

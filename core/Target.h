@@ -62,4 +62,16 @@ void setHostCpu(HostCpu host);
 /// Throws Error for a CPU name LLVM does not know (or when no feature source is set).
 TargetCpu targetCpuOf(const std::string &target);
 
+/// A matrix product's register tile: `rows` rows x `vectors` vectors of columns.
+struct MatmulTile {
+  int64_t rows, vectors;
+};
+
+/// The tile of up to four vectors of the `columns` with the fewest loads per FMA whose
+/// accumulators fit the registers beside its rhs vectors and the lhs broadcast: 6 rows x 4
+/// vectors with AVX-512's 32 registers (10 loads for 24 FMAs), 4 x 3 with AVX2's 16 (7 for 12);
+/// fewer rows or columns when the product has fewer. (batch_matmul's schedule, and the pack
+/// width AlterOpLayout gives a dense over rows.)
+MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes);
+
 } // namespace loupe

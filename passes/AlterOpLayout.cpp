@@ -10,7 +10,8 @@
 // 1008 in float32, 13 -> 16 in float64), with `pad` and `split` nodes that keep the graph's
 // values exact. A stride-1 convolution whose output width fills the vectors better than its
 // channels stays in NCHW (its columns go in the lanes). Other targets and other convolutions
-// are left alone.
+// are left alone. A dense over rows whose weight is a bound param becomes `_contrib_dense_pack`
+// (alterDense).
 //
 // The replacement keeps the conv2d's name (NNVM's Python rule made a fresh
 // `_contrib_conv2d_nchwc<N>` name; keeping it lets `:diff` and the viewer follow the node). When
@@ -152,6 +153,48 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
   return {{cut, 0, 0}};
 }
 
+// Rows from which a dense is computed as a packed GEMM: below them the tile of rows is short
+// and the inner-product schedule, which streams the weight in its own layout, is as fast.
+constexpr int64_t kPackRows = 16;
+
+// TVM's x86 dense_alter_layout: a dense over rows (a transformer's tokens) whose weight is a
+// bound param becomes `_contrib_dense_pack` with the weight packed NC<n>n by a
+// `__layout_transform__` PrecomputePrune folds at build time. n is the register tile's columns
+// (chooseMatmulTile), fewer vectors where the units are not a multiple of it; units that are
+// not a multiple of a vector stay dense.
+std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype,
+                                  const std::string &target, const PassContext &ctx) {
+  const NodeEntry &weight = n->inputs[1];
+  if (!data.rankKnown() || data.size() < 2 || (dtype != kFloat32 && dtype != kFloat64) ||
+      !weight.node->isVariable() || !ctx.params || !ctx.params->count(weight.node->name))
+    return {};
+  int64_t units = n->parsed.getInt("units"), rows = numElements(data) / data.back();
+  TargetCpu cpu = targetCpuOf(target);
+  int64_t lanes = cpu.lanes(dtypeBytes(dtype));
+  if (rows < kPackRows)
+    return {};
+  int64_t vectors = chooseMatmulTile(rows, units, cpu, lanes).vectors;
+  while (vectors > 0 && units % (vectors * lanes) != 0)
+    --vectors;
+  if (vectors == 0)
+    return {};
+  std::string layout = "NC" + std::to_string(vectors * lanes) + "n";
+  NodePtr packed =
+      makeOpNode(*OpRegistry::get().find("__layout_transform__"), n->name + "_weight_pack",
+                 {{"src_layout", "NC"}, {"dst_layout", layout}}, {weight});
+  AttrDict attrs;
+  for (const char *key : {"units", "use_bias"})
+    for (const auto &[k, v] : n->attrs)
+      if (k == key)
+        attrs.emplace_back(k, v);
+  attrs.emplace_back("weight_layout", layout);
+  std::vector<NodeEntry> inputs = n->inputs;
+  inputs[1] = {packed, 0, 0};
+  return {{makeOpNode(*OpRegistry::get().find("_contrib_dense_pack"), n->name, std::move(attrs),
+                      std::move(inputs), n->controlDeps),
+           0, 0}};
+}
+
 Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
   std::string target = ctx.get("target", "llvm");
   bool cpu = target.rfind("llvm", 0) == 0;
@@ -167,6 +210,13 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
       std::vector<NodeEntry> altered =
           alterConv2d(n, inShapes, static_cast<int>(dtypes[in]), target);
+      if (!altered.empty())
+        return altered;
+    }
+    if (cpu && !n->isVariable() && n->op->name == "dense") {
+      uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
+      std::vector<NodeEntry> altered =
+          alterDense(n, shapes[in], static_cast<int>(dtypes[in]), target, ctx);
       if (!altered.empty())
         return altered;
     }
@@ -206,7 +256,8 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
 void registerAlterOpLayoutPass() {
   PassRegistry::get().add(
       {.name = "AlterOpLayout",
-       .summary = "replaces NCHW conv2d by _contrib_conv2d_NCHWc in blocked layouts (x86)",
+       .summary = "replaces NCHW conv2d by _contrib_conv2d_NCHWc in blocked layouts and dense "
+                  "over rows by _contrib_dense_pack (x86)",
        .optLevel = 3,
        .needs = {"shape", "dtype"},
        .changesGraph = true,

@@ -741,13 +741,43 @@ private:
     describe(bodyFn);
     llvm::Value *cl = bodyFn->getArg(1);
     k = 0;
-    for (const ExprNode *v : vars)
-      vars_[v] = b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++));
-    for (const std::string &bname : bufs) {
-      int dt = buffers_.at(bname).dtype;
-      buffers_[bname] = {b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)), dt};
+    std::vector<llvm::Value *> captured;
+    for (size_t slot = 0; slot < vars.size(); ++slot)
+      captured.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++)));
+    for (size_t slot = 0; slot < bufs.size(); ++slot)
+      captured.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)));
+    llvm::Value *iteration = bodyFn->getArg(0);
+    if (f_.fast) {
+      // At opt_level 3 the body is a function of its own whose buffer pointers are `noalias`
+      // arguments, as the kernel's are, called once and inlined: the inliner turns `noalias`
+      // into scope metadata, so that LLVM may still keep a tile accumulated in a buffer in
+      // registers across its reduction loop (read from a closure, the pointers could alias).
+      std::vector<llvm::Type *> params{i64};
+      for (llvm::Value *v : captured)
+        params.push_back(v->getType());
+      auto *innerFn =
+          llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                 llvm::Function::InternalLinkage, bodyFn->getName() + "_body", m_);
+      vectorWidthAttrs(innerFn);
+      innerFn->addFnAttr(llvm::Attribute::AlwaysInline);
+      for (size_t a = 1 + vars.size(); a < params.size(); ++a)
+        innerFn->getArg(static_cast<unsigned>(a))->addAttr(llvm::Attribute::NoAlias);
+      std::vector<llvm::Value *> callArgs{iteration};
+      callArgs.insert(callArgs.end(), captured.begin(), captured.end());
+      b_.CreateCall(innerFn, callArgs);
+      b_.CreateRetVoid();
+      fn_ = innerFn;
+      b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", innerFn));
+      describe(innerFn);
+      iteration = innerFn->getArg(0);
+      for (size_t a = 0; a < captured.size(); ++a)
+        captured[a] = innerFn->getArg(static_cast<unsigned>(a + 1));
     }
-    vars_[s.var.get()] = b_.CreateAdd(bodyFn->getArg(0), expr(s.a));
+    for (size_t slot = 0; slot < vars.size(); ++slot)
+      vars_[vars[slot]] = captured[slot];
+    for (size_t slot = 0; slot < bufs.size(); ++slot)
+      buffers_[bufs[slot]] = {captured[vars.size() + slot], buffers_.at(bufs[slot]).dtype};
+    vars_[s.var.get()] = b_.CreateAdd(iteration, expr(s.a));
     emit(s.body[0]);
     b_.CreateRetVoid();
     fn_ = savedFn;

@@ -15,8 +15,13 @@ namespace loupe::backend {
 
 using namespace loop;
 
-Stage &Schedule::cacheWrite(Stage &s) {
+Stage &Schedule::cacheWrite(Stage &s) { return cacheWritePadded(s, 0, 1); }
+
+Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   const Compute &t = *s.tensor;
+  if (axis >= t.axes.size() || multiple < 1)
+    fail("schedule: cache_write of ", s.buffer, " padded along axis ", axis, " to a multiple of ",
+         multiple);
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
       fail("schedule: cache_write of ", s.buffer, " after its loops were scheduled");
@@ -26,10 +31,15 @@ Stage &Schedule::cacheWrite(Stage &s) {
   cache->dtype = t.dtype;
   cache->tag = t.tag;
   cache->node = t.node;
+  int64_t real = t.shape[axis];
+  cache->shape[axis] = (real + multiple - 1) / multiple * multiple;
   VarMap rename;
-  for (const Expr &a : t.axes) {
-    cache->axes.push_back(var(a->name + ".c"));
-    rename.push_back({a.get(), cache->axes.back()});
+  for (size_t d = 0; d < t.axes.size(); ++d) {
+    cache->axes.push_back(var(t.axes[d]->name + ".c"));
+    Expr value = cache->axes.back();
+    if (d == axis && cache->shape[axis] != real)
+      value = min(value, intImm(real - 1));
+    rename.push_back({t.axes[d].get(), value});
   }
   cache->body = substitute(s.body, rename);
   Stage c;
@@ -37,7 +47,7 @@ Stage &Schedule::cacheWrite(Stage &s) {
   c.body = cache->body;
   c.buffer = s.buffer + ".global";
   for (size_t d = 0; d < cache->axes.size(); ++d) {
-    c.leaves.push_back({cache->axes[d], t.shape[d]});
+    c.leaves.push_back({cache->axes[d], cache->shape[d]});
     c.axisValue.push_back({cache->axes[d].get(), cache->axes[d]});
   }
   if (c.body->kind == ExprKind::Reduce)
@@ -49,7 +59,10 @@ Stage &Schedule::cacheWrite(Stage &s) {
   s.body = read(cache, t.axes);
   s.leaves.resize(t.axes.size());
   s.axisValue.resize(t.axes.size());
-  log_.push_back(s.buffer + ": cache_write -> " + c.buffer);
+  log_.push_back(s.buffer + ": cache_write -> " + c.buffer +
+                 (cache->shape[axis] != real ? ", axis " + t.axes[axis]->name + " padded to " +
+                                                   std::to_string(cache->shape[axis])
+                                             : ""));
   size_t pos = static_cast<size_t>(&s - stages.data());
   stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
   return stages[pos];

@@ -95,6 +95,10 @@ public:
   /// a copy of it. `s` must not be scheduled yet. Returns the new stage (references into
   /// `stages` taken before are invalid afterwards).
   Stage &cacheWrite(Stage &s);
+  /// cache_write with the cache's data axis `axis` rounded up to a multiple of `multiple`: the
+  /// extra elements are computed from the axis's last index (its reads clamped), so that tiles of
+  /// `multiple` divide the cache without bounds tests; the copy reads the real ones only.
+  Stage &cacheWritePadded(Stage &s, size_t axis, int64_t multiple);
   /// TVM's rfactor: the reduction over axis `k` (a reduce variable of `s`'s body, not yet
   /// scheduled) is split into `factor` partial sums computed by a new stage `<name>.rf` with one
   /// more data axis (`<k>.inner`, extent `factor`) that sums over `<k>.outer`; `s` then sums the

@@ -92,6 +92,64 @@ std::vector<ComputeRef> partialSums(Schedule &s, size_t idx) {
 
 } // namespace
 
+bool densePack(Schedule &s, size_t idx) {
+  const Stage &p0 = s.stages[idx];
+  int64_t bytes = dtypeBytes(p0.tensor->dtype), lanes = s.cpu.lanes(bytes);
+  if (p0.body->kind != ExprKind::Reduce || p0.tensor->shape.size() != 3 ||
+      p0.body->reduceAxes.size() != 1 || p0.tensor->shape[2] % lanes != 0 || s.outputs.size() != 1)
+    return false;
+  int64_t rows = p0.tensor->shape[0], tiles = p0.tensor->shape[1], width = p0.tensor->shape[2];
+  int64_t K = p0.body->reduceAxes[0].extent, vectors = width / lanes;
+  int64_t spare = s.cpu.broadcastOperand ? 2 : 1;
+  int64_t mostRows = std::max<int64_t>(1, (s.cpu.registers - vectors - spare) / vectors);
+  int64_t rowBlock =
+      s.define("row_block", range(1, std::min(rows, mostRows)), std::min(rows, mostRows),
+               "rows whose accumulators are held in registers together");
+  // A block of k whose packed panel (k x the tile's columns) takes at most an eighth of the L2,
+  // so that it stays there while every tile of rows passes it, beside the rows' block of k.
+  std::vector<int64_t> kBlocks;
+  for (int64_t d = 1; d <= K; ++d)
+    if (K % d == 0 && (d >= 32 || d == K))
+      kBlocks.push_back(d);
+  int64_t panelCap = std::max<int64_t>(1, s.cpu.l2Bytes / 8 / (width * bytes));
+  int64_t ruleK = kBlocks.front();
+  for (int64_t d : kBlocks)
+    if (d <= panelCap)
+      ruleK = d;
+  int64_t kBlock = s.define("k_block", kBlocks, ruleK,
+                            "steps of k per block, the tiles' sums added to the product's");
+  // Column tiles shared out in at least four tasks where there are four, so that every thread
+  // has one and each reads its share of the weights once.
+  std::vector<int64_t> chunks;
+  for (int64_t d = 1; d <= tiles; ++d)
+    if (tiles % d == 0)
+      chunks.push_back(d);
+  int64_t chunk =
+      s.define("tiles_per_task", chunks, largestDivisorUpTo(tiles, std::max<int64_t>(1, tiles / 4)),
+               "column tiles in one parallel task");
+  s.knob("row_block", rowBlock, "rows whose accumulators are held in registers together");
+  s.knob("col_vectors", vectors, "vectors of columns per register tile (the pack width)");
+  s.knob("k_block", kBlock, "steps of k per block, the tiles' sums added to the product's");
+  s.knob("tiles_per_task", chunk, "column tiles in one parallel task");
+
+  ComputeRef cacheT = accumulateThroughPaddedCache(s, idx, 0, rowBlock);
+  for (Stage &st : s.stages)
+    if (s.isOutput(st))
+      injective(s, st);
+  Stage &acc = s.stage(cacheT);
+  Expr m = acc.leaves[0].var, no = acc.leaves[1].var, ni = acc.leaves[2].var, k = acc.leaves[3].var;
+  auto [ko, ki] = s.split(acc, k, kBlock);
+  auto [mo, mi] = s.split(acc, m, rowBlock);
+  auto [nv, nl] = s.split(acc, ni, lanes);
+  auto [task, nt] = s.split(acc, no, chunk);
+  s.reorder(acc, {task, ko, nt, mo, ki, mi, nv, nl});
+  s.parallel(acc, task);
+  s.unroll(acc, mi);
+  s.unroll(acc, nv);
+  s.vectorize(acc, nl);
+  return true;
+}
+
 bool dense(Schedule &s, size_t idx) {
   const Stage &d0 = s.stages[idx];
   int64_t lanes = s.cpu.lanes(dtypeBytes(d0.tensor->dtype));

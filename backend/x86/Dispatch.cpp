@@ -16,6 +16,7 @@ const std::vector<FamilyEntry> &familySchedules() {
       {"conv2d", conv2dNCHW, true},
       {"depthwise_conv2d_NCHWc", depthwiseConv2dNCHWc, true},
       {"dense", dense, true},
+      {"dense_pack", densePack, true},
       {"batch_matmul", batchMatmul, false},
   };
   return table;

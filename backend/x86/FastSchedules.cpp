@@ -22,7 +22,13 @@ std::vector<int64_t> range(int64_t lo, int64_t hi) {
 }
 
 ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad) {
-  Stage &cache = s.cacheWrite(s.stages[conv]); // stages[conv] is now the accumulator
+  return accumulateThroughPaddedCache(s, conv, 0, 1, inlinePad);
+}
+
+ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t padAxis, int64_t padTo,
+                                        bool inlinePad) {
+  // stages[conv] is now the accumulator
+  Stage &cache = s.cacheWritePadded(s.stages[conv], padAxis, padTo);
   ComputeRef cacheT = cache.tensor;
   for (Stage &st : s.stages) {
     if (st.tensor == cacheT || s.isOutput(st))

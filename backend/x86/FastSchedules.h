@@ -72,6 +72,11 @@ bool rowwise(Schedule &s);
 /// it), every other producer inlined.
 loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad = false);
 
+/// accumulateThroughCache with the accumulator's axis `padAxis` rounded up to a multiple of
+/// `padTo` (Schedule::cacheWritePadded), the padded input never materialised.
+loop::ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t padAxis,
+                                              int64_t padTo, bool inlinePad = false);
+
 /// Whether the function is the stage at `conv` (of rank `rank`) followed by an elementwise
 /// epilogue of the same shape with one output: what the convolution schedules expect.
 bool convWithEpilogue(Schedule &s, size_t conv, size_t rank);
@@ -163,23 +168,19 @@ bool depthwiseConv2dNCHWc(Schedule &s, size_t conv);
 /// changes nothing) when the function does not have that shape.
 bool conv2dNCHW(Schedule &s, size_t conv);
 
-/// A batch_matmul's register tile: `rows` rows x `vectors` vectors of columns.
-struct MatmulTile {
-  int64_t rows, vectors;
-};
-
-/// The tile of up to four vectors of the `columns` with the fewest loads per FMA whose
-/// accumulators fit the registers beside its rhs vectors and the lhs broadcast: 6 rows x 4
-/// vectors with AVX-512's 32 registers (10 loads for 24 FMAs), 4 x 3 with AVX2's 16 (7 for 12);
-/// fewer rows or columns when the product has fewer.
-MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes);
-
 /// batch_matmul (and its elementwise epilogue) as a GEMM microkernel: a tile of rows x vectors
 /// of columns accumulated in registers over k, each step broadcasting one lhs element per row
 /// against the rhs row's vectors (the rhs copied to (k, n) first, in parallel, when it comes as
 /// (n, k)); batches and tiles in parallel, column tiles outermost. Returns false (and changes
 /// nothing) when the columns are fewer than a vector or the function is not that shape.
 bool batchMatmul(Schedule &s, size_t batchMatmul);
+
+/// `_contrib_dense_pack` (dense over rows, its weight packed as (units / n, k, n)) as a GEMM in
+/// BLIS's loop order: k in blocks whose packed panels stay in L2, in each every tile of rows x
+/// n columns accumulated in registers (the accumulator's rows padded to whole tiles) and
+/// added to the product so far; column tiles in parallel. Returns false (and changes nothing)
+/// when the pack is not of whole vectors or the function is not that shape.
+bool densePack(Schedule &s, size_t densePack);
 
 /// Dense at any batch: the reduction rfactor'ed into a vector of partial sums held in registers,
 /// the outputs in parallel. Returns false (and changes nothing) for a short reduction.

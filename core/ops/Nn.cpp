@@ -1,7 +1,10 @@
-// Neural-network ops: dense, matmul, softmax, log_softmax, batch_norm, dropout, prelu, pad.
+// Neural-network ops: dense (and its packed-weight form), matmul, softmax, log_softmax, batch_norm,
+// dropout, prelu, pad.
 #include "core/ops/OpHelpers.h"
 
+#include <cctype>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace loupe::ops {
@@ -60,6 +63,56 @@ void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vec
     }
   };
   parallelParts((rows + B - 1) / B, rows * U * K, rowBlocks);
+}
+
+// The pack width n of a `_contrib_dense_pack` weight layout "NC<n>n" (TVM's NC16n: the weight
+// (units, k) as (units / n, k, n)), checked against the units.
+int64_t packWidth(const Attrs &a, const std::string &where) {
+  const std::string layout = a.getStr("weight_layout");
+  int64_t n = 0;
+  size_t digits = 0;
+  if (layout.size() > 3 && layout.rfind("NC", 0) == 0 && layout.back() == 'n') {
+    for (size_t i = 2; i + 1 < layout.size() && std::isdigit(static_cast<unsigned char>(layout[i]));
+         ++i, ++digits)
+      n = std::min<int64_t>(n * 10 + (layout[i] - '0'), int64_t{1} << 40);
+  }
+  if (digits == 0 || digits + 3 != layout.size() || n < 1)
+    fail(where, ": weight_layout '", layout, "' is not NC<n>n (such as NC16n)");
+  int64_t units = a.getInt("units");
+  if (units % n != 0)
+    fail(where, ": units ", units, " is not a multiple of ", layout, "'s pack width ", n);
+  return n;
+}
+
+void densePackShape(ShapeCtx &c) {
+  int64_t units = c.attrs.getInt("units");
+  if (units < 1)
+    c.error("attribute 'units' must be at least 1");
+  int64_t n = packWidth(c.attrs, cat("operator ", c.node, " (", c.op, ")"));
+  if (!c.in[0].rankKnown())
+    return;
+  Shape d = c.in[0];
+  c.assignIn(1, {units / n, d.back(), n});
+  if (c.attrs.getBool("use_bias"))
+    c.assignIn(2, {units});
+  d.back() = units;
+  c.assignOut(0, d);
+}
+
+// dense's reference with the weight unpacked first: the same sums in the same order.
+void densePackKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &packed = *in[1];
+  int64_t n = packWidth(a, "_contrib_dense_pack"), K = packed.shape[1];
+  Tensor w;
+  w.shape = {packed.shape[0] * n, K};
+  w.data.resize(static_cast<size_t>(w.shape[0] * K));
+  for (int64_t u = 0; u < w.shape[0]; ++u)
+    for (int64_t k = 0; k < K; ++k)
+      w.data[u * K + k] = packed.data[((u / n) * K + k) * n + u % n];
+  std::vector<const Tensor *> unpacked = in;
+  unpacked[1] = &w;
+  denseKernel(a, unpacked, out);
 }
 
 // matmul contracts the last axis of lhs (first, with transpose_a) with the first axis of rhs
@@ -414,32 +467,91 @@ void batchNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   out[2].data = in[4]->data;
 }
 
-// topi's dense: sum over k of data[i, k] * weight[j, k], then the bias as its own stage.
-std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
-                                         const std::vector<Shape> &shapes,
-                                         const std::vector<int> &types) {
+// The product of the rows (count, k) of a dense's data as a (count, units) stage, k the
+// reduction.
+using DenseProduct = std::function<loop::ComputeRef(const loop::ComputeRef &rows,
+                                                    const loop::IterVar &k, int64_t count)>;
+
+// topi's dense: sum over k of data[i, k] * weight[j, k] (`product`), then the bias as its own
+// stage.
+std::vector<loop::ComputeRef> denseCompute(const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                                           const std::vector<Shape> &shapes, int dtype,
+                                           const DenseProduct &product) {
   using namespace loop;
-  ComputeRef x = in[0], w = in[1];
+  ComputeRef x = in[0];
   IterVar k = reduceAxis(x->shape.back(), "k");
   // An N-D input (a transformer's batch x sequence x width) is dense over rows: the product
   // is the 2-D one whose rows the fast schedule tiles, read back in the output's shape.
   bool asRows = x->shape.size() > 2;
   int64_t count = numElements(shapes[0]) / shapes[0].back();
   ComputeRef x2 = asRows ? reshapeCompute(x, {count, x->shape.back()}, "data_rows") : x;
-  ComputeRef product = compute(
-      {count, shapes[0].back()}, types[0],
-      [&](const std::vector<Expr> &i) {
-        return reduce(Combiner::Sum, read(x2, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
-      },
-      "compute", "dense");
-  ComputeRef prod = asRows ? reshapeCompute(product, shapes[0], "dense_rows") : product;
+  ComputeRef flat = product(x2, k, count);
+  ComputeRef prod = asRows ? reshapeCompute(flat, shapes[0], "dense_rows") : flat;
   if (!a.getBool("use_bias"))
     return {prod};
   ComputeRef b = in[2];
   return {compute(
-      shapes[0], types[0],
+      shapes[0], dtype,
       [&](const std::vector<Expr> &i) { return read(prod, i) + read(b, {i.back()}); }, "compute",
       "broadcast", "ax")};
+}
+
+std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                                         const std::vector<Shape> &shapes,
+                                         const std::vector<int> &types) {
+  using namespace loop;
+  const ComputeRef &w = in[1];
+  return denseCompute(
+      a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+        return compute(
+            {count, shapes[0].back()}, types[0],
+            [&](const std::vector<Expr> &i) {
+              return reduce(Combiner::Sum, read(x, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
+            },
+            "compute", "dense");
+      });
+}
+
+// The product over the packed weight as (count, units / n, n) — a tile of n outputs reads n
+// consecutive weights, with no division in its indices — then unpacked to (count, units).
+std::vector<loop::ComputeRef> densePackLower(const Attrs &a,
+                                             const std::vector<loop::ComputeRef> &in,
+                                             const std::vector<Shape> &shapes,
+                                             const std::vector<int> &types) {
+  using namespace loop;
+  const ComputeRef &w = in[1];
+  int64_t n = w->shape[2];
+  return denseCompute(
+      a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+        ComputeRef packed = compute(
+            {count, w->shape[0], n}, types[0],
+            [&](const std::vector<Expr> &i) {
+              return reduce(Combiner::Sum, read(x, {i[0], k.var}) * read(w, {i[1], k.var, i[2]}),
+                            {k});
+            },
+            "compute", "dense_pack");
+        return compute(
+            {count, shapes[0].back()}, types[0],
+            [&](const std::vector<Expr> &i) {
+              return read(packed, {i[0], i[1] / intImm(n), i[1] % intImm(n)});
+            },
+            "dense_unpack", "injective");
+      });
+}
+
+// NNVM's dense gradient: data: matmul(g, weight); weight: sum(matmul(g, data, transpose_a),
+// axis=[0,-1], exclude); bias: sum(g, axis=[-1], exclude). `weight` is the (units, k) weight and
+// `packWeight` turns its gradient into the layout the node reads.
+std::vector<NodeEntry> denseGrad(const NodePtr &n, const NodeEntry &g, const NodeEntry &weight,
+                                 const std::function<NodeEntry(const NodeEntry &)> &packWeight) {
+  std::vector<NodeEntry> out{mk("matmul", n->name + "_data_grad", {g, weight})};
+  NodeEntry wt =
+      mk("matmul", n->name + "_weight_grad_sub0", {g, n->inputs[0]}, {{"transpose_a", "true"}});
+  out.push_back(packWeight(
+      mk("sum", n->name + "_weight_grad", {wt}, {{"axis", "(0, -1)"}, {"exclude", "true"}})));
+  if (n->parsed.getBool("use_bias"))
+    out.push_back(mk("sum", n->name + "_bias_grad", {g}, {{"axis", "(-1,)"}, {"exclude", "true"}}));
+  return out;
 }
 
 void padShape(ShapeCtx &c) {
@@ -679,17 +791,34 @@ void registerNnOps() {
   dense.argsFn = dataWeightBias;
   dense.layout(layoutFixed(1, true)); // weight and bias layouts stay unknown, as in NNVM
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-    // NNVM: data: matmul(g, weight); weight: sum(matmul(g, data, transpose_a), axis=[0,-1],
-    // exclude); bias: sum(g, axis=[-1], exclude).
-    std::vector<NodeEntry> out{mk("matmul", n->name + "_data_grad", {g[0], n->inputs[1]})};
-    NodeEntry wt = mk("matmul", n->name + "_weight_grad_sub0", {g[0], n->inputs[0]},
-                      {{"transpose_a", "true"}});
-    out.push_back(
-        mk("sum", n->name + "_weight_grad", {wt}, {{"axis", "(0, -1)"}, {"exclude", "true"}}));
-    if (n->parsed.getBool("use_bias"))
-      out.push_back(
-          mk("sum", n->name + "_bias_grad", {g[0]}, {{"axis", "(-1,)"}, {"exclude", "true"}}));
-    return out;
+    return denseGrad(n, g[0], n->inputs[1], [](const NodeEntry &e) { return e; });
+  });
+
+  // TVM's contrib_dense_pack, which AlterOpLayout makes of a dense over many rows at opt_level
+  // 3: the weight laid out once as (units / n, k, n), so that a tile of n outputs reads n
+  // consecutive weights per step of k (a GEMM's packed panel).
+  OpDef &densePack =
+      OpRegistry::get()
+          .add("_contrib_dense_pack")
+          .describe("dense with its weight packed in NC<n>n: (units / n, k, n)")
+          .param("units", ParamKind::Int, std::nullopt, "number of output units")
+          .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
+          .param("weight_layout", ParamKind::Str, "NC16n", "the weight's layout, NC<n>n")
+          .setPattern(kOutEWiseFusable)
+          .shape(densePackShape)
+          .kernel(densePackKernel)
+          .lower(densePackLower);
+  densePack.argsFn = dataWeightBias;
+  densePack.layout(layoutFixed(1, true));
+  densePack.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
+    // dense's gradient on the weight unpacked, its weight gradient packed back.
+    std::string packed = n->parsed.getStr("weight_layout");
+    NodeEntry weight = mk("__layout_transform__", n->name + "_weight_unpack", {n->inputs[1]},
+                          {{"src_layout", packed}, {"dst_layout", "NC"}});
+    return denseGrad(n, g[0], weight, [&](const NodeEntry &e) {
+      return mk("__layout_transform__", n->name + "_weight_grad_pack", {e},
+                {{"src_layout", "NC"}, {"dst_layout", packed}});
+    });
   });
 
   OpRegistry::get()

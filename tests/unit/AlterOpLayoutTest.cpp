@@ -808,3 +808,64 @@ TEST(FastSchedule, BatchMatmulAccumulatesARegisterTile) {
     EXPECT_LT(absError(e), 1e-5);
   }
 }
+
+// A dense over rows whose weight is a bound param becomes _contrib_dense_pack, its weight packed
+// NC<n>n once at build time (PrecomputePrune folds the transform into the param), n the
+// register tile's columns for the target: 64 (4 vectors of 16) with AVX-512, 24 (3 of 8) with
+// AVX2, fewer vectors when the units are not a multiple (AVX2's 16 for 400 units); units that
+// are no multiple of a vector, fewer than 16 rows, or a weight that is not a param stay dense.
+// Every build computes what the reference interpreter does.
+TEST(AlterOpLayout, ADenseOverRowsHasItsWeightPackedAtOptLevel3) {
+  struct Want {
+    const char *cpu;
+    int64_t rows, units;
+    bool param;
+    const char *op; ///< the built function
+    const char *weight;
+  };
+  for (const Want &w :
+       {Want{"znver4", 128, 768, true, "fuse__contrib_dense_pack", "fc_weight_pack"},
+        Want{"znver3", 128, 768, true, "fuse__contrib_dense_pack", "fc_weight_pack"},
+        Want{"znver3", 20, 400, true, "fuse__contrib_dense_pack", "fc_weight_pack"},
+        Want{"znver4", 20, 100, true, "fuse_dense", "fc_weight"},
+        Want{"znver4", 15, 768, true, "fuse_dense", "fc_weight"},
+        Want{"znver4", 128, 768, false, "fuse_dense", "fc_weight"}}) {
+    std::string what = std::string(w.cpu) + " rows " + std::to_string(w.rows) + " units " +
+                       std::to_string(w.units) + (w.param ? "" : " unbound");
+    SCOPED_TRACE(what);
+    Engine e;
+    run(e, std::string(":set target llvm -mcpu=") + w.cpu + "\nx = Variable(\"x\", shape=(" +
+               std::to_string(w.rows) + ", 96))\ny = dense(x, units=" + std::to_string(w.units) +
+               ", name=\"fc\")\n:graph y");
+    std::string built = output(e, std::string(":build opt_level=3") +
+                                      (w.param ? " param fc_weight=random fc_bias=random" : ""));
+    EXPECT_NE(built.find(std::string("func_name='") + w.op + "'"), std::string::npos) << built;
+    EXPECT_NE(built.find(std::string("%") + w.weight + ","), std::string::npos) << built;
+    if (w.param) {
+      auto lib = backend::builtLibrary(e.current()->graph);
+      ASSERT_TRUE(lib);
+      const Tensor &packed = lib->params.at(w.weight);
+      int64_t n = std::string(w.weight) == "fc_weight" ? 0
+                  : std::string(w.cpu) == "znver4"     ? 64
+                  : w.units % 24 == 0                  ? 24
+                                                       : 16;
+      Shape want = n ? Shape{w.units / n, 96, n} : Shape{w.units, 96};
+      EXPECT_EQ(packed.shape, want);
+    }
+    EXPECT_LT(absError(e), 1e-4); // float32 sums of 96 terms against the reference's doubles
+  }
+}
+
+// The packed dense's accumulators stay in registers across each block of k only if LLVM knows
+// its buffers do not alias in the parallel loop's body, as the kernel's `noalias` arguments say:
+// the body is outlined with `noalias` pointers and inlined, which leaves scope metadata.
+TEST(AlterOpLayout, APackedDensesParallelBodyKnowsItsBuffersApart) {
+  Engine e;
+  run(e, ":set target llvm -mcpu=znver4\nx = Variable(\"x\", shape=(20, 1024))\n"
+         "y = dense(x, units=192, name=\"fc\")\n:graph y\n"
+         ":build opt_level=3 param fc_weight=random fc_bias=random");
+  std::string ir = output(e, ":llvm fuse__contrib_dense_pack");
+  size_t body = ir.find("define internal void @fuse__contrib_dense_pack_parallel0");
+  ASSERT_NE(body, std::string::npos) << ir;
+  EXPECT_NE(ir.find("!noalias", body), std::string::npos) << ir.substr(body, 2000);
+}

@@ -429,6 +429,19 @@ std::vector<Case> cases() {
   // Several rows (an N-D input as rows): tiles of rows x outputs, 10 rows in tiles of 4 and 7
   // outputs in tiles of 3 (AVX2) or 6, the last of each shifted back; with its bias and a gelu.
   c.push_back({"y = gelu(dense(a, units=7))", {{{2, 5, 40}}, {{4, 33}}}});
+  // Dense over a packed weight (what AlterOpLayout makes of a dense over rows): rows padded to
+  // whole register tiles (20 and 13 rows), N-D data, a bias and a gelu after it; 1024 steps of
+  // k in blocks (the panel of 64 columns takes an eighth of the L2 at 256 or 512 steps); a k of
+  // 37 in one block; a pack of 4 lanes, not whole vectors, which the fast schedule leaves to the
+  // default one.
+  c.push_back({"y = _contrib_dense_pack(a, units=32, use_bias=False, weight_layout=\"NC16n\")",
+               {{{20, 96}}, {{3, 7, 40}}}});
+  c.push_back({"y = gelu(_contrib_dense_pack(a, units=24, weight_layout=\"NC8n\"))", {{{13, 37}}}});
+  // (Inputs in [-0.5, 0.5], so that float32's error over 1024 terms stays in the tolerance.)
+  c.push_back(
+      {"y = _contrib_dense_pack(a, units=64, weight_layout=\"NC64n\")", {{{10, 1024}}}, -0.5, 0.5});
+  c.push_back({"y = _contrib_dense_pack(a, units=12, use_bias=False, weight_layout=\"NC4n\")",
+               {{{5, 20}}}});
   c.push_back(
       {"y = relu(_contrib_conv2d_NCHWc(a, channels=16, kernel_size=(1,1), " + blocked16 + ")) + b",
        {{{1, 1, 6, 14, 16}, {1, 1, 6, 14, 16}}}});
@@ -744,7 +757,7 @@ TEST(ScheduleMatmulTile, FewestLoadsPerFma) {
   TargetCpu avx512 = targetCpuOf("llvm -mcpu=znver4"), avx2 = targetCpuOf("llvm -mcpu=znver3");
   using Tile = std::pair<int64_t, int64_t>; // rows, vectors
   auto tile = [](int64_t rows, int64_t cols, const TargetCpu &cpu, int64_t lanes) {
-    backend::x86::MatmulTile t = backend::x86::chooseMatmulTile(rows, cols, cpu, lanes);
+    MatmulTile t = chooseMatmulTile(rows, cols, cpu, lanes);
     return Tile(t.rows, t.vectors);
   };
   EXPECT_EQ(tile(128, 128, avx512, 16), Tile(6, 4));

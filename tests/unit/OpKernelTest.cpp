@@ -904,6 +904,54 @@ TEST(OpKernel, Conv2dMatchesItsDefinitionOverStridesPadsDilationsAndGroups) {
   EXPECT_EQ(cases, 66); // 72 less width 3 unpadded at dilation 2, for 3 strides and 2 groupings
 }
 
+// _contrib_dense_pack's reference against its definition: the weight (units / n, k, n) read at
+// [j / n, k, j % n], each sum in k's order, then the bias; equal to the bit. A layout that is not
+// NC<n>n, or units that are not a multiple of n, are refused by name.
+TEST(OpKernel, DensePackReadsItsPackedWeight) {
+  auto value = [](int64_t i, int seed) { return std::sin(0.37 * static_cast<double>(i) + seed); };
+  for (int64_t n : {1, 2, 4})
+    for (const Shape &xs : {Shape{3, 5}, Shape{2, 2, 6}}) {
+      SCOPED_TRACE("NC" + std::to_string(n) + "n " + shapeToTuple(xs));
+      int64_t units = 4, K = xs.back();
+      Tensor x(xs, kFloat64), w({units / n, K, n}, kFloat64), b({units}, kFloat64);
+      for (int64_t i = 0; i < x.size(); ++i)
+        x.data[i] = value(i, 1);
+      for (int64_t i = 0; i < w.size(); ++i)
+        w.data[i] = value(i, 2);
+      for (int64_t i = 0; i < b.size(); ++i)
+        b.data[i] = value(i, 3);
+      Tensor got = eval("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+                        "y = _contrib_dense_pack(x, w, b, units=4, weight_layout=\"NC" +
+                            std::to_string(n) + "n\")",
+                        {{"x", x}, {"w", w}, {"b", b}});
+      int64_t rows = x.size() / K;
+      Shape want = xs;
+      want.back() = units;
+      ASSERT_EQ(got.shape, want);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < units; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < K; ++k)
+            want += x.data[r * K + k] * w.data[((j / n) * K + k) * n + j % n];
+          EXPECT_EQ(got.data[r * units + j], want + b.data[j]) << "at " << r << ", " << j;
+        }
+    }
+  Tensor x({2, 3}, kFloat64);
+  for (const char *layout : {"NC3n", "NCn", "NC0n", "NCHW4c"}) {
+    try {
+      eval(std::string("x = Variable(\"x\")\ny = _contrib_dense_pack(x, units=4, "
+                       "weight_layout=\"") +
+               layout + "\")",
+           {{"x", x}});
+      ADD_FAILURE() << layout << " was accepted";
+    } catch (const Error &e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(layout), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+}
+
 // dense's reference kernel against its definition — each output the sum over k, in order, of
 // x times w, then the bias — for row and unit counts on both sides of its 4 x 4 blocks (whole
 // blocks, ragged units, ragged rows), N-D data, with and without a bias; equal to the bit, since

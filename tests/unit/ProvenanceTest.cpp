@@ -221,8 +221,10 @@ TEST(Provenance, ZooKernelsLoopsAreTracedToTheirLinesAndNodes) {
         byLoop += loops;
       }
       // Most of it from the statements' own debug locations, not from the loop rule: under a
-      // tenth with AVX2, 10-13% with AVX-512, whose tiles zero up to 28 accumulators a loop.
-      EXPECT_LT(byLoop * 6, all) << model << ": " << byLoop << " of " << all;
+      // tenth with AVX2, 10-13% with AVX-512, whose tiles zero up to 28 accumulators a loop;
+      // 18% in lstm-lm with AVX-512, whose packed dense tiles (k in blocks) load and store their
+      // accumulators around the k loop, instructions LLVM's promotion makes for no statement.
+      EXPECT_LT(byLoop * 5, all) << model << ": " << byLoop << " of " << all;
       EXPECT_GT(all, 0u) << model;
       EXPECT_GE(100 * traced, 95 * all) << model;
     }

@@ -98,7 +98,7 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
   if (out.fast)
-    out.body = loop::runSmallOnCaller(fastMath(partitionLoops(out.body)));
+    out.body = loop::runSmallOnCaller(fastMath(partitionLoops(simplifyIndices(out.body))));
   out.bufferNodes = nodesByBuffer(*out.schedule, out.nodes);
   return out;
 }

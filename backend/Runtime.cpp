@@ -34,7 +34,7 @@ public:
       t.join();
   }
 
-  void run(int64_t n, void (*body)(int64_t, void *), void *closure) {
+  void run(int64_t n, void (*body)(int64_t, int64_t, void *), void *closure) {
     std::lock_guard<std::mutex> serial(runMutex_); // one job at a time
     n_ = n;
     body_ = body;
@@ -68,8 +68,8 @@ private:
     insideParallel = true;
     int64_t t = threads();
     for (int64_t k; (k = next_.fetch_add(1)) < t;) {
-      for (int64_t i = n_ * k / t, end = n_ * (k + 1) / t; i < end; ++i)
-        body_(i, closure_);
+      if (int64_t begin = n_ * k / t, end = n_ * (k + 1) / t; begin < end)
+        body_(begin, end, closure_);
       done_.fetch_add(1);
     }
     insideParallel = false;
@@ -103,7 +103,7 @@ private:
   std::atomic<int> sleepers_{0};
   std::atomic<int64_t> next_{0}, done_{0}; ///< shares claimed, shares finished
   int64_t n_ = 0;
-  void (*body_)(int64_t, void *) = nullptr;
+  void (*body_)(int64_t, int64_t, void *) = nullptr;
   void *closure_ = nullptr;
 };
 
@@ -129,12 +129,12 @@ int numThreads() {
 
 } // namespace loupe::backend
 
-extern "C" void loupe_parallel_for(int64_t n, void (*body)(int64_t, void *), void *closure) {
+extern "C" void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *),
+                                   void *closure) {
   if (n <= 0)
     return;
   if (loupe::backend::insideParallel || n == 1 || loupe::backend::numThreads() == 1) {
-    for (int64_t i = 0; i < n; ++i)
-      body(i, closure);
+    body(0, n, closure);
     return;
   }
   loupe::backend::pool().run(n, body, closure);

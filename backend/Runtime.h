@@ -6,9 +6,11 @@
 
 extern "C" {
 
-/// Runs body(i, closure) for every i in [0, n), split over the pool's threads (the caller
-/// takes a share). Calls from inside a parallel body run serially.
-void loupe_parallel_for(int64_t n, void (*body)(int64_t, void *), void *closure);
+/// Runs the iterations [0, n) of a parallel loop, split over the pool's threads in one
+/// contiguous share each (the caller takes one): body(begin, end, closure) runs [begin, end),
+/// so a body pays its call and its closure's loads once per share, not once per iteration.
+/// Calls from inside a parallel body run serially, as body(0, n, closure).
+void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *), void *closure);
 }
 
 namespace loupe::backend {

@@ -1,6 +1,6 @@
 // FunctionCodegen: one visitor from loop IR to LLVM IR. Parallel loops are outlined into
-// `<fn>_parallel<k>(i, closure)` and run through loupe_parallel_for; vectorised loops become LLVM
-// vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
+// `<fn>_parallel<k>(begin, end, closure)` and run through loupe_parallel_for; vectorised loops
+// become LLVM vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
 #include "backend/llvm/FunctionCodegen.h"
 
 #include "core/DType.h"
@@ -702,8 +702,9 @@ private:
     b_.SetInsertPoint(exit);
   }
 
-  // The body of a parallel loop becomes `<fn>_parallel<k>(i, closure)`; the closure holds the
-  // variables and buffer pointers it uses, one 8-byte slot each.
+  // The body of a parallel loop becomes `<fn>_parallel<k>(begin, end, closure)`, which runs the
+  // iterations of one thread's share; the closure holds the variables and buffer pointers the
+  // body uses, one 8-byte slot each, loaded once per share.
   void parallelLoop(const StmtNode &s) {
     UseCollector uses;
     uses.visitStmt(s.body[0]);
@@ -725,7 +726,7 @@ private:
     for (const std::string &bname : bufs)
       b_.CreateStore(buffer(bname).ptr, b_.CreateConstGEP1_64(i64, closure, k++));
 
-    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy()}, false);
+    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, b_.getPtrTy()}, false);
     auto *bodyFn =
         llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
                                symbol_ + "_parallel" + std::to_string(parallelCount_++), m_);
@@ -739,20 +740,20 @@ private:
     llvm::DISubprogram *savedSp = sp_;
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
     describe(bodyFn);
-    llvm::Value *cl = bodyFn->getArg(1);
+    llvm::Value *cl = bodyFn->getArg(2);
     k = 0;
     std::vector<llvm::Value *> captured;
     for (size_t slot = 0; slot < vars.size(); ++slot)
       captured.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++)));
     for (size_t slot = 0; slot < bufs.size(); ++slot)
       captured.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)));
-    llvm::Value *iteration = bodyFn->getArg(0);
+    llvm::Value *begin = bodyFn->getArg(0), *end = bodyFn->getArg(1);
     if (f_.fast) {
-      // At opt_level 3 the body is a function of its own whose buffer pointers are `noalias`
+      // At opt_level 3 the share is a function of its own whose buffer pointers are `noalias`
       // arguments, as the kernel's are, called once and inlined: the inliner turns `noalias`
       // into scope metadata, so that LLVM may still keep a tile accumulated in a buffer in
       // registers across its reduction loop (read from a closure, the pointers could alias).
-      std::vector<llvm::Type *> params{i64};
+      std::vector<llvm::Type *> params{i64, i64};
       for (llvm::Value *v : captured)
         params.push_back(v->getType());
       auto *innerFn =
@@ -760,25 +761,40 @@ private:
                                  llvm::Function::InternalLinkage, bodyFn->getName() + "_body", m_);
       vectorWidthAttrs(innerFn);
       innerFn->addFnAttr(llvm::Attribute::AlwaysInline);
-      for (size_t a = 1 + vars.size(); a < params.size(); ++a)
+      for (size_t a = 2 + vars.size(); a < params.size(); ++a)
         innerFn->getArg(static_cast<unsigned>(a))->addAttr(llvm::Attribute::NoAlias);
-      std::vector<llvm::Value *> callArgs{iteration};
+      std::vector<llvm::Value *> callArgs{begin, end};
       callArgs.insert(callArgs.end(), captured.begin(), captured.end());
       b_.CreateCall(innerFn, callArgs);
       b_.CreateRetVoid();
       fn_ = innerFn;
       b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", innerFn));
       describe(innerFn);
-      iteration = innerFn->getArg(0);
+      begin = innerFn->getArg(0);
+      end = innerFn->getArg(1);
       for (size_t a = 0; a < captured.size(); ++a)
-        captured[a] = innerFn->getArg(static_cast<unsigned>(a + 1));
+        captured[a] = innerFn->getArg(static_cast<unsigned>(a + 2));
     }
     for (size_t slot = 0; slot < vars.size(); ++slot)
       vars_[vars[slot]] = captured[slot];
     for (size_t slot = 0; slot < bufs.size(); ++slot)
       buffers_[bufs[slot]] = {captured[vars.size() + slot], buffers_.at(bufs[slot]).dtype};
-    vars_[s.var.get()] = b_.CreateAdd(iteration, expr(s.a));
+    // The share's iterations: for (i = begin; i < end; ++i) body at s.var = min + i.
+    llvm::BasicBlock *pre = b_.GetInsertBlock(),
+                     *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
+                     *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
+                     *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *i = b_.CreatePHI(i64, 2, s.var->name + ".share");
+    i->addIncoming(begin, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, exit);
+    b_.SetInsertPoint(body);
+    vars_[s.var.get()] = b_.CreateAdd(i, expr(s.a));
     emit(s.body[0]);
+    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
     b_.CreateRetVoid();
     fn_ = savedFn;
     vars_ = savedVars;
@@ -926,7 +942,8 @@ void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::stri
   FunctionGen(m, f, symbol, lines).run();
 }
 
-// A weak `loupe_parallel_for(n, body, closure)` that runs the bodies in order, for exported code.
+// A weak `loupe_parallel_for(n, body, closure)` that runs the whole range as one share, for
+// exported code.
 void addSerialParallelFor(llvm::Module &m) {
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
@@ -937,20 +954,15 @@ void addSerialParallelFor(llvm::Module &m) {
     f = llvm::Function::Create(ty, llvm::Function::WeakAnyLinkage, "loupe_parallel_for", m);
   f->setLinkage(llvm::Function::WeakAnyLinkage);
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", f),
-       *head = llvm::BasicBlock::Create(ctx, "head", f),
        *body = llvm::BasicBlock::Create(ctx, "body", f),
        *done = llvm::BasicBlock::Create(ctx, "done", f);
   b.SetInsertPoint(entry);
-  b.CreateBr(head);
-  b.SetInsertPoint(head);
-  llvm::PHINode *i = b.CreatePHI(b.getInt64Ty(), 2);
-  i->addIncoming(b.getInt64(0), entry);
-  b.CreateCondBr(b.CreateICmpSLT(i, f->getArg(0)), body, done);
+  b.CreateCondBr(b.CreateICmpSGT(f->getArg(0), b.getInt64(0)), body, done);
   b.SetInsertPoint(body);
-  auto *bodyTy = llvm::FunctionType::get(b.getVoidTy(), {b.getInt64Ty(), b.getPtrTy()}, false);
-  b.CreateCall(bodyTy, f->getArg(1), {i, f->getArg(2)});
-  i->addIncoming(b.CreateAdd(i, b.getInt64(1)), body);
-  b.CreateBr(head);
+  auto *bodyTy =
+      llvm::FunctionType::get(b.getVoidTy(), {b.getInt64Ty(), b.getInt64Ty(), b.getPtrTy()}, false);
+  b.CreateCall(bodyTy, f->getArg(1), {b.getInt64(0), f->getArg(0), f->getArg(2)});
+  b.CreateBr(done);
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 }

@@ -11,7 +11,7 @@
 namespace loupe::backend {
 
 /// Generates `f` into `m` as the function `symbol`, with `symbol_packed(void **args)` and the
-/// outlined parallel bodies `symbol_parallel<k>(i, closure)`. With `lines` (where each
+/// outlined parallel bodies `symbol_parallel<k>(begin, end, closure)`. With `lines` (where each
 /// statement starts in `f`'s listing: listLowered), the code carries debug locations whose line
 /// is the listing line of the statement each instruction was made for, in a file named
 /// `symbol.loops`; `:asm` and `:llvm` print through them. Compiled kernels are generated
@@ -19,8 +19,8 @@ namespace loupe::backend {
 void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol,
                       const loop::StmtLines *lines = nullptr);
 
-/// Adds a weak `loupe_parallel_for(n, body, closure)` that runs the bodies in order, so that
-/// exported code works without the host's thread pool.
+/// Adds a weak `loupe_parallel_for(n, body, closure)` that runs every iteration as one share, so
+/// that exported code works without the host's thread pool.
 void addSerialParallelFor(llvm::Module &m);
 
 } // namespace loupe::backend

@@ -523,4 +523,6 @@ std::optional<bool> decide(const Expr &c, const VarRanges &ranges) {
 
 Stmt partitionLoops(const Stmt &s) { return s ? Partitioner().visit(s) : s; }
 
+Stmt simplifyIndices(const Stmt &s) { return s ? Simplifier({}, {}).mutateStmt(s) : s; }
+
 } // namespace loupe::loop

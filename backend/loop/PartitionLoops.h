@@ -41,4 +41,10 @@ std::optional<bool> decide(const Expr &cond, const VarRanges &ranges);
 /// The result computes the same values, in the same order of floating-point operations.
 Stmt partitionLoops(const Stmt &s);
 
+/// The statement with every integer division and remainder by a constant that the ranges of
+/// its enclosing loops resolve rewritten (TVM's Simplify with its loops' ranges): (q·c + r) / c
+/// is q and % c is r when r is known to lie in [0, c), as a blocked layout's index read through
+/// a reshape leaves them, so that a vector's index is seen to be consecutive in its lanes.
+Stmt simplifyIndices(const Stmt &s);
+
 } // namespace loupe::loop

@@ -116,7 +116,7 @@ double timeKernels(benchmark::State &state, backend::GraphRuntime &rt,
 
 // --- the thread pool ---------------------------------------------------------------------------
 
-void emptyBody(int64_t, void *) {}
+void emptyBody(int64_t, int64_t, void *) {}
 
 // The cost of launching and joining a parallel loop whose bodies do nothing (each kernel of a
 // network pays it once per parallel loop).

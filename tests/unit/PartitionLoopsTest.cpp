@@ -179,3 +179,40 @@ TEST(PartitionLoops, LoopsWithoutTestsOrWithUndecidableOnesAreLeftAlone) {
                  lazy(lt(load("idx", 4, i), intImm(4)), load("in", 0, i), floatImm(0, 0)))}));
   EXPECT_EQ(printStmt(partitionLoops(data)), printStmt(data));
 }
+
+// simplifyIndices on the index a packed dense's epilogue reads through a reshape, worked by
+// hand: X = (f/12)·48 + (f%12)·4 + l over rows of 48 units packed in tiles of 16 is read at
+// ((X/48)·3 + (X%48)/16)·16 + (X%48)%16. Under f in [0, 24) and l in [0, 4), X/48 is f/12, X%48 is
+// (f%12)·4 + l, whose /16 and %16 are (f%12)/4 and ((f%12)%4)·4 + l: no division of X is left,
+// and l's coefficient is 1 (a vector load). A division the ranges do not resolve ((f·5 + l)/48)
+// stays, and both statements store the same values.
+TEST(PartitionLoops, SimplifyIndicesResolvesDivisionsTheLoopRangesDecide) {
+  Expr f = var("f"), l = var("l");
+  Expr x = (f / intImm(12)) * intImm(48) + ((f % intImm(12)) * intImm(4) + l);
+  Expr packed = ((x / intImm(48)) * intImm(3) + (x % intImm(48)) / intImm(16)) * intImm(16) +
+                (x % intImm(48)) % intImm(16);
+  Expr other = (f * intImm(5) + l) / intImm(48);
+  Stmt body = forLoop(f, intImm(0), intImm(24), ForKind::Serial,
+                      forLoop(l, intImm(0), intImm(4), ForKind::Vectorized,
+                              seq({store("out", x, load("in", 0, packed)),
+                                   store("other", f * intImm(4) + l, load("in", 0, other))})));
+  Stmt simple = simplifyIndices(body);
+  std::string text = printStmt(simple);
+  EXPECT_NE(
+      text.find("out[(((f/12)*48) + (((f % 12)*4) + l))] = in[(((((f/12)*3) + ((f % 12)/4))*16) "
+                "+ ((((f % 12) % 4)*4) + l))]"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("other[((f*4) + l)] = in[(((f*5) + l)/48)]"), std::string::npos) << text;
+  Buffers a = inputs(96, 0), b = inputs(96, 0);
+  for (Buffers *bufs : {&a, &b}) {
+    (*bufs)["out"] = {0, std::vector<double>(96, 0.0)};
+    (*bufs)["other"] = {0, std::vector<double>(96, 0.0)};
+  }
+  run(body, a);
+  run(simple, b);
+  EXPECT_EQ(a["out"].data, b["out"].data);
+  EXPECT_EQ(a["other"].data, b["other"].data);
+  for (int64_t i = 0; i < 96; ++i) // the packed layout read back in order
+    EXPECT_EQ(b["out"].data[static_cast<size_t>(i)], b["in"].data[static_cast<size_t>(i)]) << i;
+}

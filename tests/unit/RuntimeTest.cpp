@@ -16,7 +16,10 @@ struct Counts {
   explicit Counts(int64_t n) : hits(static_cast<size_t>(n)) {}
 };
 
-void countHit(int64_t i, void *c) { static_cast<Counts *>(c)->hits[i].fetch_add(1); }
+void countHit(int64_t begin, int64_t end, void *c) {
+  for (int64_t i = begin; i < end; ++i)
+    static_cast<Counts *>(c)->hits[i].fetch_add(1);
+}
 
 void expectEachOnce(int64_t n) {
   Counts c(n);
@@ -47,14 +50,16 @@ TEST(ParallelFor, WakesWorkersThatWentToSleep) {
 }
 
 namespace {
-void nested(int64_t i, void *c) {
+void nested(int64_t begin, int64_t end, void *c) {
   // A parallel loop inside a parallel body runs on the calling thread.
-  Counts inner(5);
-  loupe_parallel_for(5, countHit, &inner);
-  int total = 0;
-  for (auto &h : inner.hits)
-    total += h.load();
-  static_cast<Counts *>(c)->hits[i].fetch_add(total);
+  for (int64_t i = begin; i < end; ++i) {
+    Counts inner(5);
+    loupe_parallel_for(5, countHit, &inner);
+    int total = 0;
+    for (auto &h : inner.hits)
+      total += h.load();
+    static_cast<Counts *>(c)->hits[i].fetch_add(total);
+  }
 }
 } // namespace
 

@@ -212,42 +212,53 @@ const auto directTaps = [](const ConvParams &p, const Shape &xs, const Shape &os
 // memory, which the compiler vectorises (a resnet's :run check was mostly this kernel).
 // Output planes (image, channel) are independent: a large convolution shares them out among
 // the machine's cores, each plane computed as alone.
-void directConvForward(const ConvParams &p, const Tensor &x, const Tensor &w, Tensor &y) {
-  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+// Output planes [first, last) of directConvForward. Built for AVX-512, AVX2 and the baseline,
+// the best the CPU has chosen at load time (the column loops vectorise 8, 4 or 2 wide); each
+// output still gets its multiply and add one tap at a time, rounded apart (the core is built
+// without floating-point contraction), so every version computes the same bits.
+LOUPE_REFERENCE_CLONES
+void directConvPlanes(const ConvParams &p, const Tensor &x, const Tensor &w, Tensor &y,
+                      int64_t first, int64_t last) {
+  int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
   int64_t icg = C / p.groups, ocg = OC / p.groups;
-  auto planes = [&](int64_t first, int64_t last) {
-    for (int64_t plane = first; plane < last; ++plane) {
-      int64_t n = plane / OC, oc = plane % OC;
-      double *out = y.data.data() + (n * OC + oc) * OH * OW;
-      int64_t g = oc / ocg;
-      for (int64_t ic = 0; ic < icg; ++ic) {
-        const double *plane = x.data.data() + (n * C + g * icg + ic) * H * W;
-        for (int64_t ky = 0; ky < p.kh; ++ky)
-          for (int64_t kx = 0; kx < p.kw; ++kx) {
-            double wv = w.data[((oc * icg + ic) * p.kh + ky) * p.kw + kx];
-            // Columns ow with 0 <= ow * sw + off < W.
-            int64_t off = kx * p.dw - p.pw;
-            int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-            int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / p.sw + 1);
-            for (int64_t oh = 0; oh < OH; ++oh) {
-              int64_t iy = oh * p.sh - p.ph + ky * p.dh;
-              if (iy < 0 || iy >= H)
-                continue;
-              const double *row = plane + iy * W + off;
-              double *o = out + oh * OW;
-              if (p.sw == 1)
-                for (int64_t ow = lo; ow < hi; ++ow)
-                  o[ow] += wv * row[ow];
-              else
-                for (int64_t ow = lo; ow < hi; ++ow)
-                  o[ow] += wv * row[ow * p.sw];
-            }
+  for (int64_t plane = first; plane < last; ++plane) {
+    int64_t n = plane / OC, oc = plane % OC;
+    double *out = y.data.data() + (n * OC + oc) * OH * OW;
+    int64_t g = oc / ocg;
+    for (int64_t ic = 0; ic < icg; ++ic) {
+      const double *in = x.data.data() + (n * C + g * icg + ic) * H * W;
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          double wv = w.data[((oc * icg + ic) * p.kh + ky) * p.kw + kx];
+          // Columns ow with 0 <= ow * sw + off < W.
+          int64_t off = kx * p.dw - p.pw;
+          int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+          int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / p.sw + 1);
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            int64_t iy = oh * p.sh - p.ph + ky * p.dh;
+            if (iy < 0 || iy >= H)
+              continue;
+            const double *__restrict row = in + iy * W + off;
+            double *__restrict o = out + oh * OW;
+            if (p.sw == 1)
+              for (int64_t ow = lo; ow < hi; ++ow)
+                o[ow] += wv * row[ow];
+            else
+              for (int64_t ow = lo; ow < hi; ++ow)
+                o[ow] += wv * row[ow * p.sw];
           }
-      }
+        }
     }
-  };
-  parallelParts(N * OC, N * OC * OH * OW * icg * p.kh * p.kw, planes);
+  }
+}
+
+void directConvForward(const ConvParams &p, const Tensor &x, const Tensor &w, Tensor &y) {
+  int64_t N = x.shape[0], C = x.shape[1];
+  int64_t OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  int64_t icg = C / p.groups;
+  parallelParts(N * OC, N * OC * OH * OW * icg * p.kh * p.kw,
+                [&](int64_t first, int64_t last) { directConvPlanes(p, x, w, y, first, last); });
 }
 
 void conv2dKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {

@@ -26,43 +26,57 @@ void denseShape(ShapeCtx &c) {
   c.assignOut(0, d);
 }
 
-// Each output is its dot product summed along k in order, then the bias. Outputs are computed
-// four rows by four units at a time — sixteen independent sums, each still in k order, so the
-// results are those of one sum at a time to the bit, without waiting on one add's latency per
-// step — and row blocks are shared among the cores (a BERT's :run check was mostly this).
+// dense's operands as denseRows reads them: the weight's whole blocks of kUnits units packed
+// as (U / kUnits, K, kUnits), so that a step of k reads a block's weights as one vector.
+constexpr int64_t kRows = 4, kUnits = 8;
+
+// Rows [first · kRows, last · kRows) of dense: each output its dot product summed along k in
+// order, then the bias. Outputs are computed kRows rows by kUnits units at a time — independent
+// sums, each still in k order, so the results are those of one sum at a time to the bit,
+// without waiting on one add's latency per step; the units after the last whole block and the
+// rows after the last whole block one at a time.
+LOUPE_REFERENCE_CLONES
+void denseRows(const double *xd, const double *wd, const double *packed, const double *bias,
+               double *yd, int64_t K, int64_t U, int64_t rows, int64_t first, int64_t last) {
+  for (int64_t r0 = first * kRows; r0 < std::min(rows, last * kRows); r0 += kRows) {
+    int64_t u0 = 0;
+    if (r0 + kRows <= rows)
+      for (; u0 + kUnits <= U; u0 += kUnits) {
+        double acc[kRows][kUnits] = {};
+        const double *wb = packed + u0 * K;
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t i = 0; i < kRows; ++i) {
+            double xv = xd[(r0 + i) * K + k];
+            for (int64_t j = 0; j < kUnits; ++j)
+              acc[i][j] += xv * wb[k * kUnits + j];
+          }
+        for (int64_t i = 0; i < kRows; ++i)
+          for (int64_t j = 0; j < kUnits; ++j)
+            yd[(r0 + i) * U + u0 + j] = bias ? acc[i][j] + bias[u0 + j] : acc[i][j];
+      }
+    for (int64_t r = r0; r < std::min(rows, r0 + kRows); ++r)
+      for (int64_t u = u0; u < U; ++u) { // the units after the last whole block
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += xd[r * K + k] * wd[u * K + k];
+        yd[r * U + u] = bias ? acc + bias[u] : acc;
+      }
+  }
+}
+
+// dense's reference: row blocks shared among the cores (a BERT's :run check was mostly this).
 void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &w = *in[1];
   int64_t K = x.shape.back(), U = w.shape[0], rows = x.size() / K;
-  bool bias = a.getBool("use_bias");
-  const double *xd = x.data.data(), *wd = w.data.data();
-  double *yd = out[0].data.data();
-  auto one = [&](int64_t r, int64_t u) {
-    double acc = 0;
+  const double *bias = a.getBool("use_bias") ? in[2]->data.data() : nullptr;
+  std::vector<double> packed(static_cast<size_t>(U / kUnits * kUnits * K));
+  for (int64_t u = 0; u < U / kUnits * kUnits; ++u)
     for (int64_t k = 0; k < K; ++k)
-      acc += xd[r * K + k] * wd[u * K + k];
-    yd[r * U + u] = bias ? acc + in[2]->data[u] : acc;
-  };
-  constexpr int64_t B = 4;
-  auto rowBlocks = [&](int64_t first, int64_t last) {
-    for (int64_t r0 = first * B; r0 < std::min(rows, last * B); r0 += B) {
-      int64_t u0 = 0;
-      if (r0 + B <= rows)
-        for (; u0 + B <= U; u0 += B) {
-          double acc[B][B] = {};
-          for (int64_t k = 0; k < K; ++k)
-            for (int64_t i = 0; i < B; ++i)
-              for (int64_t j = 0; j < B; ++j)
-                acc[i][j] += xd[(r0 + i) * K + k] * wd[(u0 + j) * K + k];
-          for (int64_t i = 0; i < B; ++i)
-            for (int64_t j = 0; j < B; ++j)
-              yd[(r0 + i) * U + u0 + j] = bias ? acc[i][j] + in[2]->data[u0 + j] : acc[i][j];
-        }
-      for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
-        for (int64_t u = u0; u < U; ++u) // the units after the last whole block
-          one(r, u);
-    }
-  };
-  parallelParts((rows + B - 1) / B, rows * U * K, rowBlocks);
+      packed[static_cast<size_t>((u / kUnits * K + k) * kUnits + u % kUnits)] = w.data[u * K + k];
+  parallelParts((rows + kRows - 1) / kRows, rows * U * K, [&](int64_t first, int64_t last) {
+    denseRows(x.data.data(), w.data.data(), packed.data(), bias, out[0].data.data(), K, U, rows,
+              first, last);
+  });
 }
 
 // The pack width n of a `_contrib_dense_pack` weight layout "NC<n>n" (TVM's NC16n: the weight

@@ -159,6 +159,16 @@ CorrectLayoutFn layoutFixed(size_t n, bool copy);
 /// `work` (multiply-adds) is large enough to pay for threads, else once over the whole range.
 /// The parts must be independent: the results are then those of one call over everything.
 void parallelParts(int64_t count, int64_t work, const std::function<void(int64_t, int64_t)> &part);
+
+/// On a reference kernel's hot loop: GCC builds it for AVX-512, AVX2 and the x86-64 baseline
+/// and the loader picks the best this CPU has (an ifunc), so the reference check's loops run as
+/// wide as the machine allows. The core is compiled without floating-point contraction, so the
+/// versions differ in speed only, never in a bit of their results.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define LOUPE_REFERENCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define LOUPE_REFERENCE_CLONES
+#endif
 /// Concatenate: every input and the output take the first input's layout, unless `axis` names a
 /// different dimension in it than in the last run's layout (then the last run's is kept).
 void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,

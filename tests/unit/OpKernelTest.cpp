@@ -953,13 +953,13 @@ TEST(OpKernel, DensePackReadsItsPackedWeight) {
 }
 
 // dense's reference kernel against its definition — each output the sum over k, in order, of
-// x times w, then the bias — for row and unit counts on both sides of its 4 x 4 blocks (whole
+// x times w, then the bias — for row and unit counts on both sides of its 4 x 8 blocks (whole
 // blocks, ragged units, ragged rows), N-D data, with and without a bias; equal to the bit, since
-// the blocks keep each sum's order.
+// the blocks keep each sum's order (whichever vector width the CPU's version of the loop has).
 TEST(OpKernel, DenseMatchesItsDefinitionAcrossItsBlocks) {
   auto value = [](int64_t i, int seed) { return std::cos(0.61 * static_cast<double>(i) + seed); };
   for (const Shape &xs : {Shape{1, 3}, Shape{4, 5}, Shape{9, 2}, Shape{2, 3, 7}, Shape{8, 16}})
-    for (int64_t units : {1, 4, 6, 9})
+    for (int64_t units : {1, 4, 6, 9, 16, 17})
       for (bool bias : {false, true}) {
         SCOPED_TRACE(shapeToTuple(xs) + " units " + std::to_string(units) + (bias ? " bias" : ""));
         int64_t K = xs.back();

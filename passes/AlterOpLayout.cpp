@@ -162,8 +162,13 @@ constexpr int64_t kPackRows = 16;
 // `__layout_transform__` PrecomputePrune folds at build time. n is the register tile's columns
 // (chooseMatmulTile), fewer vectors where the units are not a multiple of it; units that are
 // not a multiple of a vector stay dense.
+// The packed weights made so far, by weight node and layout: denses that read one weight (the
+// layers of a PyTorch export, which share equal weights through Identity) read one packed copy.
+using PackedWeights = std::map<std::pair<const Node *, std::string>, NodePtr>;
+
 std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype,
-                                  const std::string &target, const PassContext &ctx) {
+                                  const std::string &target, const PassContext &ctx,
+                                  PackedWeights &packedWeights) {
   const NodeEntry &weight = n->inputs[1];
   if (!data.rankKnown() || data.size() < 2 || (dtype != kFloat32 && dtype != kFloat64) ||
       !weight.node->isVariable() || !ctx.params || !ctx.params->count(weight.node->name))
@@ -179,9 +184,10 @@ std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype
   if (vectors == 0)
     return {};
   std::string layout = "NC" + std::to_string(vectors * lanes) + "n";
-  NodePtr packed =
-      makeOpNode(*OpRegistry::get().find("__layout_transform__"), n->name + "_weight_pack",
-                 {{"src_layout", "NC"}, {"dst_layout", layout}}, {weight});
+  NodePtr &packed = packedWeights[{weight.node.get(), layout}];
+  if (!packed)
+    packed = makeOpNode(*OpRegistry::get().find("__layout_transform__"), n->name + "_weight_pack",
+                        {{"src_layout", "NC"}, {"dst_layout", layout}}, {weight});
   AttrDict attrs;
   for (const char *key : {"units", "use_bias"})
     for (const auto &[k, v] : n->attrs)
@@ -202,6 +208,7 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
   const auto &shapes = src.attr("shape")->shapes;
   const auto &dtypes = src.attr("dtype")->ints;
   std::map<const Node *, uint32_t> kept; // node of the result -> id in src
+  PackedWeights packedWeights;
   Graph out = rewriteGraph(src, [&](uint32_t nid, const NodePtr &n) -> std::vector<NodeEntry> {
     if (cpu && !n->isVariable() && n->op->name == "conv2d") {
       std::vector<Shape> inShapes;
@@ -216,7 +223,7 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
     if (cpu && !n->isVariable() && n->op->name == "dense") {
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
       std::vector<NodeEntry> altered =
-          alterDense(n, shapes[in], static_cast<int>(dtypes[in]), target, ctx);
+          alterDense(n, shapes[in], static_cast<int>(dtypes[in]), target, ctx, packedWeights);
       if (!altered.empty())
         return altered;
     }

@@ -441,6 +441,14 @@ NodeEntry Importer::constantParam(const onnx::NodeProto &n, const std::string &s
   return values_.at(name);
 }
 
+NodeEntry Importer::derivedParam(const onnx::NodeProto &n, const std::string &suffix,
+                                 const Tensor &source, const std::function<Tensor()> &make) {
+  auto key = std::make_pair(&source, suffix);
+  if (auto it = derived_.find(key); it != derived_.end())
+    return it->second;
+  return derived_[key] = constantParam(n, suffix, make());
+}
+
 void Importer::addParam(const std::string &name, Tensor t) {
   if (t.shape.empty()) {
     scalars_[name] = std::move(t);

@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -104,6 +105,12 @@ public:
   /// A constant the conversion of `n` makes (a mask, positions), as a param named after the
   /// node with `suffix`.
   NodeEntry constantParam(const onnx::NodeProto &n, const std::string &suffix, Tensor t);
+  /// A param made from the constant `source` by `make` (a weight's transpose), named after the
+  /// first node that asks: made once per source and suffix, so that layers sharing a weight
+  /// (PyTorch's deep-copied layers, through Identity) share what is made of it too, instead of
+  /// holding a copy each.
+  NodeEntry derivedParam(const onnx::NodeProto &n, const std::string &suffix, const Tensor &source,
+                         const std::function<Tensor()> &make);
   /// A constant by name: a param of the graph, or (rank 0) a scalar kept apart, which
   /// conversions read as a value (constant()) or as a broadcast operand (broadcastInput()).
   void addParam(const std::string &name, Tensor t);
@@ -112,6 +119,7 @@ private:
   /// `t` as a param of the graph named `name`: a variable of its shape and dtype.
   void bindParam(const std::string &name, Tensor t);
 
+  std::map<std::pair<const Tensor *, std::string>, NodeEntry> derived_; // derivedParam's
   const onnx::ModelProto &model_;
   std::string path_;
   const DimSizes &dims_;

@@ -160,16 +160,18 @@ std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
   // here: dense's epilogue (the bias add, an activation) fuses into it.
   if (const Tensor *w = im.constant(n, 1); w && w->shape.size() == 2 && sa && sa->size() >= 2) {
     int64_t k = w->shape[0], units = w->shape[1];
-    Tensor t({units, k}, w->dtype);
-    // In 32 x 32 tiles: one element at a time, every write of a 3072-wide weight's column
-    // missed the cache (a BERT's weights took a fifth of :load).
-    constexpr int64_t T = 32;
-    for (int64_t i0 = 0; i0 < k; i0 += T)
-      for (int64_t j0 = 0; j0 < units; j0 += T)
-        for (int64_t i = i0; i < std::min(k, i0 + T); ++i)
-          for (int64_t j = j0; j < std::min(units, j0 + T); ++j)
-            t.data[j * k + i] = w->data[i * units + j];
-    NodeEntry wt = im.constantParam(n, "_weight", std::move(t));
+    NodeEntry wt = im.derivedParam(n, "_weight", *w, [&] {
+      Tensor t({units, k}, w->dtype);
+      // In 32 x 32 tiles: one element at a time, every write of a 3072-wide weight's column
+      // missed the cache (a BERT's weights took a fifth of :load).
+      constexpr int64_t T = 32;
+      for (int64_t i0 = 0; i0 < k; i0 += T)
+        for (int64_t j0 = 0; j0 < units; j0 += T)
+          for (int64_t i = i0; i < std::min(k, i0 + T); ++i)
+            for (int64_t j = j0; j < std::min(units, j0 + T); ++j)
+              t.data[j * k + i] = w->data[i * units + j];
+      return t;
+    });
     return std::vector<NodeEntry>{
         im.op(n, "dense", {{"units", std::to_string(units)}, {"use_bias", "False"}}, {a, wt})};
   }

@@ -1296,6 +1296,49 @@ TEST(Onnx, AWeightSharedThroughIdentityIsTheInitializerItself) {
   std::filesystem::remove(path);
 }
 
+// Two layers that share a weight (one through Identity, as the exporter writes deep-copied
+// layers) share its transpose too: one `_weight` param, named after the first MatMul, not a
+// copy per layer (a BERT-sized export's :load held twelve); at opt_level 3 the two denses read
+// one packed weight. The values are x · W · W' by hand.
+TEST(Onnx, LayersSharingAWeightShareItsTransposeAndPacking) {
+  Engine e;
+  onnx::ModelProto m = floatInputModel({16, 16});
+  onnx::GraphProto *g = m.mutable_graph();
+  addFloats(g, "W", {16, 16}, [](int64_t i) { return static_cast<float>(i % 5) - 2; });
+  addNode(g, "Identity", {"W"}, "W_shared");
+  addNode(g, "MatMul", {"x", "W"}, "h");
+  addNode(g, "MatMul", {"h", "W_shared"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = saveModel(m, "shared_weight.onnx");
+  frontend::OnnxModel model = frontend::importOnnx(path);
+  EXPECT_EQ(model.params.size(), 1u);
+  EXPECT_EQ(model.params.count("h_weight"), 1u);
+  Tensor x({16, 16}, kFloat32);
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.data[i] = static_cast<double>(i % 3) - 1;
+  auto w = [](int64_t k, int64_t j) { return static_cast<double>((k * 16 + j) % 5 - 2); };
+  for (int opt : {0, 3}) {
+    Tensor y = runModel(path, {{"x", x}}, opt);
+    ASSERT_EQ(y.shape, (Shape{16, 16})) << "opt " << opt;
+    for (int64_t r = 0; r < 16; ++r)
+      for (int64_t j = 0; j < 16; ++j) {
+        double want = 0;
+        for (int64_t k = 0; k < 16; ++k) {
+          double h = 0;
+          for (int64_t i = 0; i < 16; ++i)
+            h += x.data[r * 16 + i] * w(i, k);
+          want += h * w(k, j);
+        }
+        EXPECT_EQ(y.data[r * 16 + j], want) << "opt " << opt << " at " << r << ", " << j;
+      }
+  }
+  run(e, ":set target llvm -mcpu=znver4\n:load " + path);
+  std::string built = output(e, ":build opt_level=3");
+  EXPECT_NE(built.find("params h_weight_pack)"), std::string::npos) << built;
+  EXPECT_EQ(built.find("y_weight"), std::string::npos) << built;
+  std::filesystem::remove(path);
+}
+
 // Compress along an axis and over the flattened input, by a constant condition shorter than
 // the axis (the rest dropped); a condition that is not a constant, or selects nothing, is
 // refused at :load in one line.

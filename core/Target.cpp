@@ -137,15 +137,24 @@ TargetCpu targetCpuOf(const std::string &target) {
   return c;
 }
 
+namespace {
+
+// The rows whose accumulators fit the registers beside `vectors` rhs vectors and the lhs
+// broadcast (read from memory by AVX-512's FMA; a register on AVX2); 0 when none do.
+int64_t rowsBeside(int64_t vectors, const TargetCpu &cpu) {
+  return (cpu.registers - vectors - (cpu.broadcastOperand ? 2 : 1)) / vectors;
+}
+
+} // namespace
+
 MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes) {
   // Per step of k a tile of r rows x v vectors loads v rhs vectors and broadcasts r lhs
   // elements for r·v FMAs: the fewest loads per FMA whose accumulators fit the registers beside
   // the v vectors and the broadcast (read from memory by AVX-512's FMA; a register on AVX2).
-  int64_t spare = cpu.broadcastOperand ? 2 : 1;
   MatmulTile best{1, 1};
   double bestCost = 0;
   for (int64_t v = 1; v <= std::min<int64_t>(4, std::max<int64_t>(1, columns / lanes)); ++v) {
-    int64_t r = std::min(rows, (cpu.registers - v - spare) / v);
+    int64_t r = std::min(rows, rowsBeside(v, cpu));
     if (r < 1)
       break;
     double cost = static_cast<double>(r + v) / static_cast<double>(r * v);
@@ -155,6 +164,10 @@ MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu,
     }
   }
   return best;
+}
+
+int64_t matmulTileRows(int64_t vectors, const TargetCpu &cpu) {
+  return std::max<int64_t>(1, rowsBeside(vectors, cpu));
 }
 
 } // namespace loupe

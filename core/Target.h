@@ -74,4 +74,8 @@ struct MatmulTile {
 /// width AlterOpLayout gives a dense over rows.)
 MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes);
 
+/// The rows of a register tile of `vectors` vectors of columns whose accumulators fit the
+/// registers beside the vectors and the lhs broadcast (at least 1).
+int64_t matmulTileRows(int64_t vectors, const TargetCpu &cpu);
+
 } // namespace loupe

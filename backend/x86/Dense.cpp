@@ -100,8 +100,7 @@ bool densePack(Schedule &s, size_t idx) {
     return false;
   int64_t rows = p0.tensor->shape[0], tiles = p0.tensor->shape[1], width = p0.tensor->shape[2];
   int64_t K = p0.body->reduceAxes[0].extent, vectors = width / lanes;
-  int64_t spare = s.cpu.broadcastOperand ? 2 : 1;
-  int64_t mostRows = std::max<int64_t>(1, (s.cpu.registers - vectors - spare) / vectors);
+  int64_t mostRows = matmulTileRows(vectors, s.cpu);
   int64_t rowBlock =
       s.define("row_block", range(1, std::min(rows, mostRows)), std::min(rows, mostRows),
                "rows whose accumulators are held in registers together");

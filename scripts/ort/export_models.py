@@ -6,7 +6,10 @@ speed does not depend on them and nothing is downloaded.
 usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 bert_encoder ...]
 
 bert_encoder is a BERT-base-sized torch.nn.TransformerEncoder (12 layers, width 768, 12 heads,
-FF 3072, erf GELU) on 128 tokens, batch 1. lstm is a two-layer torch.nn.LSTM (input 256,
+FF 3072, erf GELU) on 128 tokens, batch 1. Its layers are deep copies of one layer, so their
+weights are equal and the exporter writes them once (a 28 MB file, the layers reading one
+weight through Identity); bert_encoder_distinct is the same network with every layer's weights
+drawn anew, as a trained network has them (a 340 MB file). lstm is a two-layer torch.nn.LSTM (input 256,
 hidden 512) over 35 steps, batch 1, its output sequence the result.
 """
 import os
@@ -22,10 +25,14 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
-        if name == "bert_encoder":
+        if name in ("bert_encoder", "bert_encoder_distinct"):
             layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0,
                                                      activation="gelu", batch_first=True)
             model = torch.nn.TransformerEncoder(layer, 12).eval()
+            if name == "bert_encoder_distinct":
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p.normal_(0.0, 0.02)
             x = torch.randn(1, 128, 768)
         elif name == "lstm":
             class Lstm(torch.nn.Module):

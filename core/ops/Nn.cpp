@@ -790,20 +790,25 @@ PadCandidate padCandidate(const std::string &mode, const loop::Expr &j, const lo
   return {select(isOwn, own, clamp(pos)), lor(isOwn, lor(frontOk, backOk))};
 }
 
+// What dense and its packed form share: units, use_bias, data/weight/bias, the fusion pattern,
+// and the layout rule (the weight's and bias's layouts stay unknown, as in NNVM).
+OpDef &denseFamily(const char *name, const char *summary) {
+  OpDef &op = OpRegistry::get()
+                  .add(name)
+                  .describe(summary)
+                  .param("units", ParamKind::Int, std::nullopt, "number of output units")
+                  .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
+                  .setPattern(kOutEWiseFusable);
+  op.argsFn = dataWeightBias;
+  op.layout(layoutFixed(1, true));
+  return op;
+}
+
 } // namespace
 
 void registerNnOps() {
-  OpDef &dense = OpRegistry::get()
-                     .add("dense")
-                     .describe("fully connected layer: data · weightᵀ + bias")
-                     .param("units", ParamKind::Int, std::nullopt, "number of output units")
-                     .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
-                     .setPattern(kOutEWiseFusable)
-                     .shape(denseShape)
-                     .kernel(denseKernel)
-                     .lower(denseLower);
-  dense.argsFn = dataWeightBias;
-  dense.layout(layoutFixed(1, true)); // weight and bias layouts stay unknown, as in NNVM
+  OpDef &dense = denseFamily("dense", "fully connected layer: data · weightᵀ + bias");
+  dense.shape(denseShape).kernel(denseKernel).lower(denseLower);
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return denseGrad(n, g[0], n->inputs[1], [](const NodeEntry &e) { return e; });
   });
@@ -811,19 +816,12 @@ void registerNnOps() {
   // TVM's contrib_dense_pack, which AlterOpLayout makes of a dense over many rows at opt_level
   // 3: the weight laid out once as (units / n, k, n), so that a tile of n outputs reads n
   // consecutive weights per step of k (a GEMM's packed panel).
-  OpDef &densePack =
-      OpRegistry::get()
-          .add("_contrib_dense_pack")
-          .describe("dense with its weight packed in NC<n>n: (units / n, k, n)")
-          .param("units", ParamKind::Int, std::nullopt, "number of output units")
-          .param("use_bias", ParamKind::Bool, "True", "whether a bias input exists")
-          .param("weight_layout", ParamKind::Str, "NC16n", "the weight's layout, NC<n>n")
-          .setPattern(kOutEWiseFusable)
-          .shape(densePackShape)
-          .kernel(densePackKernel)
-          .lower(densePackLower);
-  densePack.argsFn = dataWeightBias;
-  densePack.layout(layoutFixed(1, true));
+  OpDef &densePack = denseFamily("_contrib_dense_pack",
+                                 "dense with its weight packed in NC<n>n: (units / n, k, n)");
+  densePack.param("weight_layout", ParamKind::Str, "NC16n", "the weight's layout, NC<n>n")
+      .shape(densePackShape)
+      .kernel(densePackKernel)
+      .lower(densePackLower);
   densePack.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // dense's gradient on the weight unpacked, its weight gradient packed back.
     std::string packed = n->parsed.getStr("weight_layout");

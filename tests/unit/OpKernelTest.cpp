@@ -4,6 +4,7 @@
 #include "repl/TextFile.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -904,6 +905,21 @@ TEST(OpKernel, Conv2dMatchesItsDefinitionOverStridesPadsDilationsAndGroups) {
   EXPECT_EQ(cases, 66); // 72 less width 3 unpadded at dilation 2, for 3 strides and 2 groupings
 }
 
+namespace {
+
+// Fills the k-th tensor's element i with value(i, k + 1).
+void fillBySeed(std::initializer_list<Tensor *> tensors,
+                const std::function<double(int64_t, int)> &value) {
+  int seed = 1;
+  for (Tensor *t : tensors) {
+    for (int64_t i = 0; i < t->size(); ++i)
+      t->data[i] = value(i, seed);
+    ++seed;
+  }
+}
+
+} // namespace
+
 // _contrib_dense_pack's reference against its definition: the weight (units / n, k, n) read at
 // [j / n, k, j % n], each sum in k's order, then the bias; equal to the bit. A layout that is not
 // NC<n>n, or units that are not a multiple of n, are refused by name.
@@ -914,12 +930,7 @@ TEST(OpKernel, DensePackReadsItsPackedWeight) {
       SCOPED_TRACE("NC" + std::to_string(n) + "n " + shapeToTuple(xs));
       int64_t units = 4, K = xs.back();
       Tensor x(xs, kFloat64), w({units / n, K, n}, kFloat64), b({units}, kFloat64);
-      for (int64_t i = 0; i < x.size(); ++i)
-        x.data[i] = value(i, 1);
-      for (int64_t i = 0; i < w.size(); ++i)
-        w.data[i] = value(i, 2);
-      for (int64_t i = 0; i < b.size(); ++i)
-        b.data[i] = value(i, 3);
+      fillBySeed({&x, &w, &b}, value);
       Tensor got = eval("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
                         "y = _contrib_dense_pack(x, w, b, units=4, weight_layout=\"NC" +
                             std::to_string(n) + "n\")",
@@ -964,12 +975,7 @@ TEST(OpKernel, DenseMatchesItsDefinitionAcrossItsBlocks) {
         SCOPED_TRACE(shapeToTuple(xs) + " units " + std::to_string(units) + (bias ? " bias" : ""));
         int64_t K = xs.back();
         Tensor x(xs, kFloat64), w({units, K}, kFloat64), b({units}, kFloat64);
-        for (int64_t i = 0; i < x.size(); ++i)
-          x.data[i] = value(i, 1);
-        for (int64_t i = 0; i < w.size(); ++i)
-          w.data[i] = value(i, 2);
-        for (int64_t i = 0; i < b.size(); ++i)
-          b.data[i] = value(i, 3);
+        fillBySeed({&x, &w, &b}, value);
         std::map<std::string, Tensor> in{{"x", x}, {"w", w}};
         std::string args = "x, w";
         if (bias) {

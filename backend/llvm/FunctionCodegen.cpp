@@ -453,6 +453,14 @@ private:
       return b_.CreateSDiv(a, c);
     case BinOp::Mod:
       return b_.CreateSRem(a, c);
+    case BinOp::Shl:
+    case BinOp::Shr: {
+      // On the 64-bit value (unsigned elements are zero-extended to it); a shift by 64 or more,
+      // poison in LLVM, is 0. The store truncates a left shift to the element's width.
+      llvm::Value *wide = b_.CreateICmpUGE(c, llvm::ConstantInt::get(c->getType(), 64));
+      llvm::Value *shifted = op == BinOp::Shl ? b_.CreateShl(a, c) : b_.CreateLShr(a, c);
+      return b_.CreateSelect(wide, llvm::Constant::getNullValue(a->getType()), shifted);
+    }
     case BinOp::Min:
       return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
     case BinOp::Max:
@@ -503,6 +511,12 @@ private:
         break;
       }
     } else {
+      if (e.op == BinOp::Shl && dtypeBytes(e.dtype) < 8) {
+        // The bits shifted past the element's width are dropped here, not only at a store: a
+        // fused cast may read the value first.
+        uint64_t mask = (uint64_t{1} << (8 * dtypeBytes(e.dtype))) - 1;
+        return b_.CreateAnd(intArith(e.op, a, bv), llvm::ConstantInt::get(a->getType(), mask));
+      }
       if (llvm::Value *v = intArith(e.op, a, bv))
         return v;
       switch (e.op) {

@@ -468,6 +468,10 @@ const char *binText(BinOp op) {
     return "/";
   case BinOp::Mod:
     return " % ";
+  case BinOp::Shl:
+    return " << ";
+  case BinOp::Shr:
+    return " >> ";
   case BinOp::EQ:
     return " == ";
   case BinOp::NE:

@@ -37,7 +37,10 @@ enum class ExprKind {
   Reduce,     ///< a commutative reduction over reduce axes (before lowering)
 };
 
-enum class BinOp { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or };
+/// Binary operators. Shl and Shr shift an unsigned integer's bits (logically; a shift by the
+/// type's width or more gives 0).
+/// (The comparisons and logic, EQ onwards, give bools.)
+enum class BinOp { Add, Sub, Mul, Div, Mod, Min, Max, Shl, Shr, EQ, NE, LT, LE, GT, GE, And, Or };
 
 /// The combiners a Reduce may use.
 enum class Combiner { Sum, Max, Min, Prod };

@@ -1,5 +1,7 @@
-// Broadcast ops: NumPy-broadcasting binary arithmetic and broadcast_to.
+// Broadcast ops: NumPy-broadcasting binary arithmetic (and bit shifts) and broadcast_to.
 #include "core/ops/OpHelpers.h"
+
+#include "core/DType.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +48,16 @@ std::vector<NodeEntry> modGrad(const NodePtr &n, const NodeEntry &g, const char 
   NodeEntry gr = mk("broadcast_mul", n->name + "_sub2", {g, r});
   NodeEntry neg = mk("negative", n->name + "_drhs_neg", {gr});
   return {collapse(n, 0, g, "_dlhs_sum"), collapse(n, 1, neg, "_drhs_sum")};
+}
+
+// a shifted by b bits in 64-bit unsigned arithmetic (the element's own width is what its
+// dtype's rounding wraps to), 0 for a shift by 64 or more.
+double shiftBits(double a, double b, bool left) {
+  if (b >= 64)
+    return 0;
+  auto v = static_cast<uint64_t>(a);
+  auto by = static_cast<unsigned>(b);
+  return static_cast<double>(left ? v << by : v >> by);
 }
 
 } // namespace
@@ -145,6 +157,30 @@ void registerBroadcastOps() {
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return modGrad(n, g[0], "trunc");
       });
+  // Relay's left_shift and right_shift (ONNX's BitShift) on unsigned integers, logical, with
+  // broadcasting; a shift by the type's width or more gives 0 (the left shift wraps).
+  for (bool left : {true, false}) {
+    binary(left ? "left_shift" : "right_shift", nullptr,
+           left ? "lhs << rhs, unsigned integers, with broadcasting"
+                : "lhs >> rhs (logical), unsigned integers, with broadcasting",
+           [left](double a, double b) { return shiftBits(a, b, left); })
+        .type([](TypeCtx &c) {
+          int t = c.in[0] != -1 ? c.in[0] : c.in[1] != -1 ? c.in[1] : c.out[0];
+          if (t == -1)
+            return;
+          if (!dtypeIsUnsigned(t))
+            fail("operator ", c.node, " (", c.op,
+                 "): shifts take unsigned integers (uint8/16/32/64), "
+                 "got ",
+                 dtypeName(t));
+          c.assignIn(0, t);
+          c.assignIn(1, t);
+          c.assignOut(0, t);
+        })
+        .lower(broadcastLower([left](const loop::Expr &a, const loop::Expr &b) {
+          return loop::binary(left ? loop::BinOp::Shl : loop::BinOp::Shr, a, b);
+        }));
+  }
   binary("broadcast_floor_mod", nullptr,
          "lhs mod rhs with broadcasting, the sign of rhs (Python's %, topi's floormod)",
          [](double a, double b) {

@@ -193,6 +193,16 @@ std::vector<NodeEntry> clip(Importer &im, const onnx::NodeProto &n) {
       im.op(n, "clip", {{"a_min", floatText(lo)}, {"a_max", floatText(hi)}}, {im.input(n, 0)})};
 }
 
+// BitShift: left_shift or right_shift by its direction, on unsigned integers.
+std::vector<NodeEntry> bitShift(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"direction"});
+  std::string direction = im.attrString(n, "direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    fail(im.where(n), ": direction must be LEFT or RIGHT, got '", direction, "'");
+  return std::vector<NodeEntry>{im.op(n, direction == "LEFT" ? "left_shift" : "right_shift", {},
+                                      {im.broadcastInput(n, 0), im.broadcastInput(n, 1)})};
+}
+
 } // namespace
 
 ConverterList elementwiseConverters() {
@@ -210,6 +220,7 @@ ConverterList elementwiseConverters() {
       {"Div", binary("broadcast_div")},
       {"Pow", binary("broadcast_pow")},
       {"Mod", mod},
+      {"BitShift", bitShift},
       {"Equal", binary("broadcast_equal")},
       {"Greater", binary("broadcast_greater")},
       {"Less", binary("broadcast_less")},

@@ -349,6 +349,14 @@ std::vector<Case> cases() {
        {{{3, 5}}}});
   c.push_back({"y = elemwise_sum(a, b, c)", same(3)});
   c.push_back({"y = cast(a * 4, dtype=\"int32\")", same(1)});
+  // Bit shifts of unsigned integers, broadcasting: uint8 by 0-12 bits (past its width: a left
+  // shift wraps to 0, a right one gives 0) and uint32 by 0-40 bits.
+  c.push_back({"s = left_shift(cast(a * 4 + 9, dtype=\"uint8\"), cast(b * 3 + 6, "
+               "dtype=\"uint8\"))\ny = cast(s, dtype=dt)",
+               {{{2, 5}, {5}}, {{3, 1}, {1, 4}}}});
+  c.push_back({"s = right_shift(cast(a * 40 + 90, dtype=\"uint32\"), cast(b * 10 + 20, "
+               "dtype=\"uint32\"))\ny = cast(s, dtype=dt)",
+               {{{2, 5}, {5}}}});
   c.push_back({"y = broadcast_to(a, shape=(4, 3, 5))", {{{4, 1, 5}}, {{1, 3, 1}}}});
   c.push_back({"y = conv2d_transpose(a, channels=3, kernel_size=(3,3), strides=(2,2), "
                "padding=(1,1))",

@@ -905,6 +905,40 @@ TEST(OpKernel, Conv2dMatchesItsDefinitionOverStridesPadsDilationsAndGroups) {
   EXPECT_EQ(cases, 66); // 72 less width 3 unpadded at dilation 2, for 3 strides and 2 groupings
 }
 
+// left_shift and right_shift worked by hand on uint8 and uint64, broadcasting a row of shift
+// amounts: 3 << 0..9 is 3, 6, 12, …, 192, then 128 (384 wraps), then 0; 200 >> 0..9 halves down
+// to 0; a shift by 64 or more is 0. Floats are refused by name.
+TEST(OpKernel, ShiftsAreLogicalOnUnsignedIntegers) {
+  Tensor x({2, 1}, kUint8), y({1, 10}, kUint8);
+  x.data = {3, 200};
+  for (int64_t i = 0; i < 10; ++i)
+    y.data[i] = static_cast<double>(i);
+  std::map<std::string, Tensor> in{{"a", x}, {"b", y}};
+  Tensor left = eval("a = Variable(\"a\")\nb = Variable(\"b\")\ny = left_shift(a, b)", in);
+  Tensor right = eval("a = Variable(\"a\")\nb = Variable(\"b\")\ny = right_shift(a, b)", in);
+  EXPECT_EQ(left.data, (std::vector<double>{3,   6,   12, 24, 48,  96, 192, 128, 0, 0,
+                                            200, 144, 32, 64, 128, 0,  0,   0,   0, 0}));
+  EXPECT_EQ(right.data, (std::vector<double>{3,   1,   0,  0,  0,  0, 0, 0, 0, 0,
+                                             200, 100, 50, 25, 12, 6, 3, 1, 0, 0}));
+  Tensor big({1}, kUint64), by({3}, kUint64);
+  big.data = {1u << 20};
+  by.data = {40, 63, 64};
+  Tensor far = eval("a = Variable(\"a\")\nb = Variable(\"b\")\ny = right_shift(a, b)",
+                    {{"a", big}, {"b", by}});
+  EXPECT_EQ(far.data, (std::vector<double>{0, 0, 0}));
+  Tensor up = eval("a = Variable(\"a\")\nb = Variable(\"b\")\ny = left_shift(a, b)",
+                   {{"a", big}, {"b", by}});
+  EXPECT_EQ(up.data, (std::vector<double>{std::ldexp(1.0, 60), 0, 0}));
+  Tensor f({2}, kFloat32);
+  try {
+    eval("x = Variable(\"x\")\ny = left_shift(x, x)", {{"x", f}});
+    ADD_FAILURE() << "a float shift was accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("shifts take unsigned integers"), std::string::npos)
+        << e.what();
+  }
+}
+
 namespace {
 
 // Fills the k-th tensor's element i with value(i, k + 1).

@@ -149,8 +149,7 @@ int64_t rowsBeside(int64_t vectors, const TargetCpu &cpu) {
 
 MatmulTile chooseMatmulTile(int64_t rows, int64_t columns, const TargetCpu &cpu, int64_t lanes) {
   // Per step of k a tile of r rows x v vectors loads v rhs vectors and broadcasts r lhs
-  // elements for r·v FMAs: the fewest loads per FMA whose accumulators fit the registers beside
-  // the v vectors and the broadcast (read from memory by AVX-512's FMA; a register on AVX2).
+  // elements for r·v FMAs: the fewest loads per FMA whose accumulators fit (rowsBeside).
   MatmulTile best{1, 1};
   double bestCost = 0;
   for (int64_t v = 1; v <= std::min<int64_t>(4, std::max<int64_t>(1, columns / lanes)); ++v) {

@@ -157,15 +157,15 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
 // and the inner-product schedule, which streams the weight in its own layout, is as fast.
 constexpr int64_t kPackRows = 16;
 
+// The packed weights made so far, by weight node and layout: denses that read one weight (the
+// layers of a PyTorch export, which share equal weights through Identity) read one packed copy.
+using PackedWeights = std::map<std::pair<const Node *, std::string>, NodePtr>;
+
 // TVM's x86 dense_alter_layout: a dense over rows (a transformer's tokens) whose weight is a
 // bound param becomes `_contrib_dense_pack` with the weight packed NC<n>n by a
 // `__layout_transform__` PrecomputePrune folds at build time. n is the register tile's columns
 // (chooseMatmulTile), fewer vectors where the units are not a multiple of it; units that are
 // not a multiple of a vector stay dense.
-// The packed weights made so far, by weight node and layout: denses that read one weight (the
-// layers of a PyTorch export, which share equal weights through Identity) read one packed copy.
-using PackedWeights = std::map<std::pair<const Node *, std::string>, NodePtr>;
-
 std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype,
                                   const std::string &target, const PassContext &ctx,
                                   PackedWeights &packedWeights) {

@@ -456,7 +456,7 @@ private:
     case BinOp::Shl:
     case BinOp::Shr: {
       // On the 64-bit value (unsigned elements are zero-extended to it); a shift by 64 or more,
-      // poison in LLVM, is 0. The store truncates a left shift to the element's width.
+      // poison in LLVM, is 0. binary() drops a left shift's bits past the element's width.
       llvm::Value *wide = b_.CreateICmpUGE(c, llvm::ConstantInt::get(c->getType(), 64));
       llvm::Value *shifted = op == BinOp::Shl ? b_.CreateShl(a, c) : b_.CreateLShr(a, c);
       return b_.CreateSelect(wide, llvm::Constant::getNullValue(a->getType()), shifted);

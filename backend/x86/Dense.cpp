@@ -106,10 +106,7 @@ bool densePack(Schedule &s, size_t idx) {
                "rows whose accumulators are held in registers together");
   // A block of k whose packed panel (k x the tile's columns) takes at most an eighth of the L2,
   // so that it stays there while every tile of rows passes it, beside the rows' block of k.
-  std::vector<int64_t> kBlocks;
-  for (int64_t d = 1; d <= K; ++d)
-    if (K % d == 0 && (d >= 32 || d == K))
-      kBlocks.push_back(d);
+  std::vector<int64_t> kBlocks = divisors(K, 32);
   int64_t panelCap = std::max<int64_t>(1, s.cpu.l2Bytes / 8 / (width * bytes));
   int64_t ruleK = kBlocks.front();
   for (int64_t d : kBlocks)
@@ -119,13 +116,9 @@ bool densePack(Schedule &s, size_t idx) {
                             "steps of k per block, the tiles' sums added to the product's");
   // Column tiles shared out in at least four tasks where there are four, so that every thread
   // has one and each reads its share of the weights once.
-  std::vector<int64_t> chunks;
-  for (int64_t d = 1; d <= tiles; ++d)
-    if (tiles % d == 0)
-      chunks.push_back(d);
-  int64_t chunk =
-      s.define("tiles_per_task", chunks, largestDivisorUpTo(tiles, std::max<int64_t>(1, tiles / 4)),
-               "column tiles in one parallel task");
+  int64_t chunk = s.define("tiles_per_task", divisors(tiles),
+                           largestDivisorUpTo(tiles, std::max<int64_t>(1, tiles / 4)),
+                           "column tiles in one parallel task");
   s.knob("row_block", rowBlock, "rows whose accumulators are held in registers together");
   s.knob("col_vectors", vectors, "vectors of columns per register tile (the pack width)");
   s.knob("k_block", kBlock, "steps of k per block, the tiles' sums added to the product's");

@@ -21,6 +21,14 @@ std::vector<int64_t> range(int64_t lo, int64_t hi) {
   return v;
 }
 
+std::vector<int64_t> divisors(int64_t n, int64_t least) {
+  std::vector<int64_t> v;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0 && (d >= least || d == n))
+      v.push_back(d);
+  return v;
+}
+
 ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad) {
   return accumulateThroughPaddedCache(s, conv, 0, 1, inlinePad);
 }

@@ -24,6 +24,10 @@ const std::vector<FamilyEntry> &familySchedules();
 /// The integers lo, lo + 1, …, hi: a knob's candidates.
 std::vector<int64_t> range(int64_t lo, int64_t hi);
 
+/// The divisors of n from `least` up, and n itself, in increasing order: a knob's candidates
+/// for tiles that divide an axis.
+std::vector<int64_t> divisors(int64_t n, int64_t least = 1);
+
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
 /// vectorised (split by a vector's lanes when it is long).
 void injective(Schedule &s, Stage &st);

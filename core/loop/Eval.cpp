@@ -151,15 +151,9 @@ private:
         fail("loop IR: integer modulo by zero in ", printExpr(e));
       r = std::fmod(a, b);
       break;
-    case BinOp::Shl: // in 64-bit unsigned arithmetic, wrapped to the type by round() below
+    case BinOp::Shl: // wrapped to the type by round() below
     case BinOp::Shr:
-      if (b >= 64) {
-        r = 0;
-      } else {
-        auto v = static_cast<uint64_t>(a);
-        auto by = static_cast<unsigned>(b);
-        r = static_cast<double>(e->op == BinOp::Shl ? v << by : v >> by);
-      }
+      r = shiftBits(a, b, e->op == BinOp::Shl);
       break;
     case BinOp::Min:
       r = std::min(a, b);

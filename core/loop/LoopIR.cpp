@@ -310,6 +310,14 @@ Expr foldQuotientAndRemainder(const Expr &l, const Expr &r) {
 
 } // namespace
 
+double shiftBits(double a, double b, bool left) {
+  if (b >= 64)
+    return 0;
+  auto v = static_cast<uint64_t>(a);
+  auto by = static_cast<unsigned>(b);
+  return static_cast<double>(left ? v << by : v >> by);
+}
+
 Expr foldDivMod(const Expr &e) {
   if (!e || e->kind != ExprKind::Binary || dtypeIsFloat(e->dtype))
     return e;

@@ -141,6 +141,11 @@ bool sameExpr(const Expr &a, const Expr &b);
 /// keep TVM's form.
 Expr foldDivMod(const Expr &e);
 
+/// The value of `a` Shl (`left`) or Shr `b` on integers held in doubles, as the interpreters
+/// compute it: in 64-bit unsigned arithmetic (the element's own width is what its dtype's
+/// rounding wraps to), 0 for a shift by 64 or more.
+double shiftBits(double a, double b, bool left);
+
 // ---------------------------------------------------------------------------------------------
 
 /// Every statement kind.

@@ -50,16 +50,6 @@ std::vector<NodeEntry> modGrad(const NodePtr &n, const NodeEntry &g, const char 
   return {collapse(n, 0, g, "_dlhs_sum"), collapse(n, 1, neg, "_drhs_sum")};
 }
 
-// a shifted by b bits in 64-bit unsigned arithmetic (the element's own width is what its
-// dtype's rounding wraps to), 0 for a shift by 64 or more.
-double shiftBits(double a, double b, bool left) {
-  if (b >= 64)
-    return 0;
-  auto v = static_cast<uint64_t>(a);
-  auto by = static_cast<unsigned>(b);
-  return static_cast<double>(left ? v << by : v >> by);
-}
-
 } // namespace
 
 void registerBroadcastOps() {
@@ -163,16 +153,14 @@ void registerBroadcastOps() {
     binary(left ? "left_shift" : "right_shift", nullptr,
            left ? "lhs << rhs, unsigned integers, with broadcasting"
                 : "lhs >> rhs (logical), unsigned integers, with broadcasting",
-           [left](double a, double b) { return shiftBits(a, b, left); })
+           [left](double a, double b) { return loop::shiftBits(a, b, left); })
         .type([](TypeCtx &c) {
           int t = c.in[0] != -1 ? c.in[0] : c.in[1] != -1 ? c.in[1] : c.out[0];
           if (t == -1)
             return;
           if (!dtypeIsUnsigned(t))
             fail("operator ", c.node, " (", c.op,
-                 "): shifts take unsigned integers (uint8/16/32/64), "
-                 "got ",
-                 dtypeName(t));
+                 "): shifts take unsigned integers (uint8/16/32/64), got ", dtypeName(t));
           c.assignIn(0, t);
           c.assignIn(1, t);
           c.assignOut(0, t);

@@ -2,7 +2,8 @@
 // dropout, prelu, pad.
 #include "core/ops/OpHelpers.h"
 
-#include <cctype>
+#include "core/Layout.h"
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,19 +12,30 @@ namespace loupe::ops {
 
 namespace {
 
-void denseShape(ShapeCtx &c) {
+// The `units` attribute of dense and its packed form, checked.
+int64_t denseUnits(ShapeCtx &c) {
   int64_t units = c.attrs.getInt("units");
   if (units < 1)
     c.error("attribute 'units' must be at least 1");
+  return units;
+}
+
+// The shape rule dense and its packed form share: data (…, k) gives (…, units), the weight has
+// the shape `weight(k)` and the bias (units).
+void denseShapeWith(ShapeCtx &c, int64_t units, const std::function<Shape(int64_t k)> &weight) {
   if (!c.in[0].rankKnown())
     return;
   Shape d = c.in[0];
-  int64_t k = d.back();
-  c.assignIn(1, {units, k});
+  c.assignIn(1, weight(d.back()));
   if (c.attrs.getBool("use_bias"))
     c.assignIn(2, {units});
   d.back() = units;
   c.assignOut(0, d);
+}
+
+void denseShape(ShapeCtx &c) {
+  int64_t units = denseUnits(c);
+  denseShapeWith(c, units, [&](int64_t k) { return Shape{units, k}; });
 }
 
 // dense's operands as denseRows reads them: the weight's whole blocks of kUnits units packed
@@ -83,47 +95,32 @@ void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vec
 // (units, k) as (units / n, k, n)), checked against the units.
 int64_t packWidth(const Attrs &a, const std::string &where) {
   const std::string layout = a.getStr("weight_layout");
-  int64_t n = 0;
-  size_t digits = 0;
-  if (layout.size() > 3 && layout.rfind("NC", 0) == 0 && layout.back() == 'n') {
-    for (size_t i = 2; i + 1 < layout.size() && std::isdigit(static_cast<unsigned char>(layout[i]));
-         ++i, ++digits)
-      n = std::min<int64_t>(n * 10 + (layout[i] - '0'), int64_t{1} << 40);
+  std::vector<LayoutAxis> axes;
+  try {
+    axes = parseLayout(layout);
+  } catch (const Error &) {
+    axes.clear(); // refused below, with what the layout should be
   }
-  if (digits == 0 || digits + 3 != layout.size() || n < 1)
+  if (axes.size() != 3 || axes[0].name != 'N' || axes[1].name != 'C' || axes[2].name != 'n' ||
+      axes[2].factor < 1)
     fail(where, ": weight_layout '", layout, "' is not NC<n>n (such as NC16n)");
-  int64_t units = a.getInt("units");
+  int64_t n = axes[2].factor, units = a.getInt("units");
   if (units % n != 0)
     fail(where, ": units ", units, " is not a multiple of ", layout, "'s pack width ", n);
   return n;
 }
 
 void densePackShape(ShapeCtx &c) {
-  int64_t units = c.attrs.getInt("units");
-  if (units < 1)
-    c.error("attribute 'units' must be at least 1");
+  int64_t units = denseUnits(c);
   int64_t n = packWidth(c.attrs, cat("operator ", c.node, " (", c.op, ")"));
-  if (!c.in[0].rankKnown())
-    return;
-  Shape d = c.in[0];
-  c.assignIn(1, {units / n, d.back(), n});
-  if (c.attrs.getBool("use_bias"))
-    c.assignIn(2, {units});
-  d.back() = units;
-  c.assignOut(0, d);
+  denseShapeWith(c, units, [&](int64_t k) { return Shape{units / n, k, n}; });
 }
 
 // dense's reference with the weight unpacked first: the same sums in the same order.
 void densePackKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) {
-  const Tensor &packed = *in[1];
-  int64_t n = packWidth(a, "_contrib_dense_pack"), K = packed.shape[1];
-  Tensor w;
-  w.shape = {packed.shape[0] * n, K};
-  w.data.resize(static_cast<size_t>(w.shape[0] * K));
-  for (int64_t u = 0; u < w.shape[0]; ++u)
-    for (int64_t k = 0; k < K; ++k)
-      w.data[u * K + k] = packed.data[((u / n) * K + k) * n + u % n];
+  packWidth(a, "_contrib_dense_pack");
+  Tensor w = transformLayout(*in[1], a.getStr("weight_layout"), "NC");
   std::vector<const Tensor *> unpacked = in;
   unpacked[1] = &w;
   denseKernel(a, unpacked, out);

@@ -191,8 +191,8 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
 
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
-Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tensor> params,
-                       const BuildOptions &opts, std::vector<std::string> outputNames) {
+Graph compileFunctions(Graph g, std::ostream *trace, StoredTensors params, const BuildOptions &opts,
+                       std::vector<std::string> outputNames) {
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   auto lib = std::make_shared<BuiltLibrary>();
   lib->params = std::move(params);
@@ -251,35 +251,36 @@ Graph compileFunctions(Graph g, std::ostream *trace, std::map<std::string, Tenso
 
 // NNVM's precompute_prune: PrecomputePrune, then the cut-off graph evaluated once on the params
 // (NNVM built and ran it; the reference interpreter gives the same numbers). Its outputs become
-// the params, and their shapes and dtypes the inputs'.
-Graph precompute(Graph g, std::map<std::string, Tensor> &params,
+// the params, and their shapes and dtypes the inputs'. `given` is only read: `params` receives
+// the params the deploy graph reads, in their own dtype.
+Graph precompute(Graph g, const std::map<std::string, Tensor> &given,
+                 const std::vector<std::string> &names, StoredTensors &params,
                  std::map<std::string, Shape> &shapes, std::map<std::string, int> &dtypes,
                  const PassContext &ctx, const KernelCache *cache, const GraphApplyFn &hook) {
-  std::vector<std::string> names;
-  for (const auto &[n, t] : params)
-    names.push_back(n);
   g.attrs["param_name_list"] = GraphAttr::listStr(names);
   g = apply(g, {"PrecomputePrune"}, ctx, hook);
   auto it = g.attrs.find("precompute_graph");
-  if (it == g.attrs.end())
+  if (it == g.attrs.end()) {
+    for (const std::string &n : names)
+      params.emplace(n, StoredTensor(given.at(n)));
     return g;
+  }
   Graph pre = *std::static_pointer_cast<const Graph>(it->second.opaque);
   g.attrs.erase(it); // moved out, as _move_out_graph does
   pre = withShapeInputs(pre, shapes);
   std::vector<int64_t> dts;
   for (const std::string &n : inputNames(pre))
-    dts.push_back(params.at(n).dtype);
+    dts.push_back(given.at(n).dtype);
   pre.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
   PassContext quiet = ctx; // the precompute run is not one of the build's Graph.apply calls
   quiet.instruments.clear();
   pre = applyPasses(pre, {"InferShape", "InferType"}, quiet);
-  std::vector<Tensor> values = evaluatePrecompute(pre, params, cache);
-  const std::vector<std::string> &outNames = pre.attr("output_names")->strs;
-  params.clear();
-  for (size_t i = 0; i < outNames.size(); ++i) {
-    shapes[outNames[i]] = values[i].shape;
-    dtypes[outNames[i]] = values[i].dtype;
-    params[outNames[i]] = std::move(values[i]);
+  StoredTensors values = evaluatePrecompute(pre, given, cache);
+  for (const std::string &n : pre.attr("output_names")->strs) {
+    StoredTensor &v = values.at(n);
+    shapes[n] = v.shape();
+    dtypes[n] = v.dtype();
+    params[n] = std::move(v);
   }
   return g;
 }
@@ -330,9 +331,15 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       fail("build: the graph has no input '", name, "'");
   // 1. The params' shapes and dtypes are merged in.
   std::map<std::string, int> dtypes = opts.dtypes;
-  for (const auto &[name, t] : opts.params) {
-    if (sidx.findByName(name) < 0 || !sidx.nodes[sidx.findByName(name)].node->isVariable())
+  // The bound params: the caller's own, else the ones it shares with the build.
+  const bool shared = opts.params.empty() && opts.sharedParams;
+  const std::map<std::string, Tensor> &given = shared ? *opts.sharedParams : opts.params;
+  for (const auto &[name, t] : given) {
+    if (sidx.findByName(name) < 0 || !sidx.nodes[sidx.findByName(name)].node->isVariable()) {
+      if (shared)
+        continue; // a session's params may name variables this graph does not have
       fail("build: the graph has no input '", name, "' to bind a param to");
+    }
     auto given = opts.shapes.find(name);
     if (given != opts.shapes.end() && given->second != t.shape)
       fail("build: param ", name, " has shape ", shapeToTuple(t.shape), " but shape ", name, "=",
@@ -397,14 +404,14 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // What exporters write out in small ops (Identity copies, GELU, layer norm, MatMul by a
     // constant) becomes the one op the fast schedules know; the passes read the bound params'
     // values to recognise constants.
-    ctx.params = &opts.params;
+    ctx.params = &given;
     for (const std::string &p : canonicalizingPasses())
       if (!ctx.disabledPass.count(p))
         g = apply(typed(g), {"InferShape", "InferType", p}, ctx, opts.graphApply);
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     // AlterOpLayout packs the weights of the params a dense reads.
     g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
-    ctx.params = nullptr; // opts.params is moved from below
+    ctx.params = nullptr;
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }
@@ -415,19 +422,23 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // The params the build binds: SinkLayoutTransform reorders a dense weight only when
     // PrecomputePrune will do it once, at build time.
     std::string bound;
-    for (const auto &[name, value] : opts.params)
+    for (const auto &[name, value] : given)
       bound += (bound.empty() ? "" : ",") + name;
     ctx.config["bound_params"] = bound;
     g = runPass(g, sinkLayoutTransformPass(), ctx);
     ctx.config.erase("bound_params");
   }
   // 6. Params the graph no longer reads are dropped; PrecomputePrune from level 2.
-  std::map<std::string, Tensor> params;
+  std::vector<std::string> read;
   for (const std::string &n : inputNames(g))
-    if (opts.params.count(n))
-      params[n] = std::move(opts.params.at(n));
-  if (!params.empty() && opts.optLevel >= 2)
-    g = precompute(g, params, shapes, dtypes, ctx, opts.cache.get(), opts.graphApply);
+    if (given.count(n))
+      read.push_back(n);
+  StoredTensors params;
+  if (!read.empty() && opts.optLevel >= 2)
+    g = precompute(g, given, read, params, shapes, dtypes, ctx, opts.cache.get(), opts.graphApply);
+  else
+    for (const std::string &n : read)
+      params.emplace(n, StoredTensor(given.at(n)));
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
   index(g, ctx, opts.graphApply);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);

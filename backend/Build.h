@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/Codegen.h"
+#include "core/Buffers.h"
 #include "core/FusedModule.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
@@ -29,6 +30,11 @@ struct BuildOptions {
   /// level 2 and up PrecomputePrune cuts off what depends only on them, and the cut part is
   /// evaluated once, so the built library's params are the values the deploy graph reads.
   std::map<std::string, Tensor> params;
+  /// Bound parameter values the build reads in place and never changes (a session's: a
+  /// network's weights are not copied to be built), used when `params` is empty; names the graph
+  /// has no variable for are passed over. A caller that adds or converts params gives them all
+  /// in `params`.
+  const std::map<std::string, Tensor> *sharedParams = nullptr;
   /// Compiled kernels are looked up here and stored here (none: every kernel compiled).
   std::shared_ptr<const KernelCache> cache;
   /// Told how far compilation is (see CompileOptions::progress).
@@ -55,8 +61,9 @@ struct BuildOptions {
 struct BuiltLibrary {
   std::map<std::string, LoweredFunction> lowered;
   std::unique_ptr<CompiledModule> code;
-  /// The params the deploy graph reads (after precomputation), by variable name.
-  std::map<std::string, Tensor> params;
+  /// The params the deploy graph reads (after precomputation), by variable name, in their own
+  /// dtype.
+  StoredTensors params;
   /// The outputs' names in the graph the build started from (a layout pass may have renamed a
   /// deploy graph's head "y_NCHW"): what `:outputs` and `:run save=` call them.
   std::vector<std::string> outputNames;

@@ -83,7 +83,7 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
     files = {"deploy.json", "deploy.so", "deploy.h"};
     for (const auto &[name, t] : lib->params) {
       // Param names come from the model file: kept inside params/ whatever they say.
-      writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), t);
+      writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), t.load());
       files.push_back("params/" + npyFileStem(name) + ".npy");
     }
     if (!lib->params.empty())

@@ -1,7 +1,7 @@
 // GraphExecutor: storage from PlanMemory, inputs in, compiled kernels in node order.
 #include "backend/GraphExecutor.h"
 
-#include "backend/Buffers.h"
+#include "core/Buffers.h"
 
 #include "backend/Build.h"
 #include "core/DType.h"
@@ -138,6 +138,20 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
   }
   for (const auto &h : idx.heads)
     m.outputEntries.push_back(idx.entryId(h));
+  // The library's params are bound now, their bytes copied as they are where the dtypes agree.
+  for (Impl::Input &in : m.inputs) {
+    auto p = m.lib->params.find(in.name);
+    if (p == m.lib->params.end())
+      continue;
+    if (p->second.shape() != m.shapes[in.entry])
+      fail("run: param '", in.name, "' has shape ", shapeToList(p->second.shape()),
+           " but the graph was built for ", shapeToList(m.shapes[in.entry]));
+    if (p->second.dtype() == m.dtypes[in.entry])
+      std::memcpy(m.ptr(in.entry), p->second.bytes(), p->second.numBytes());
+    else
+      copyToBuffer(p->second.load(), m.dtypes[in.entry], m.ptr(in.entry));
+    in.set = true;
+  }
 }
 
 GraphRuntime::~GraphRuntime() {
@@ -210,10 +224,8 @@ RunResult runDeployGraph(const Graph &g, const std::map<std::string, Tensor> &in
   const IndexedGraph &idx = g.index();
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
-    auto it = inputs.find(name);
-    if (it == inputs.end())
-      fail("run: no value for input '", name, "'");
-    rt.setInput(name, it->second);
+    if (auto it = inputs.find(name); it != inputs.end())
+      rt.setInput(name, it->second); // else the library's param, or run() names it missing
   }
   RunResult r;
   r.kernelMillis = rt.run();

@@ -33,9 +33,10 @@ struct RunResult {
 };
 
 /// A built deploy graph ready to run many times (TVM's graph runtime): storage allocated once,
-/// 64-byte aligned, one block per storage id; each kernel's arguments resolved once; inputs
-/// (params included) copied in when set and kept, since every variable has a storage id of its
-/// own that no kernel writes.
+/// 64-byte aligned, one block per storage id; each kernel's arguments resolved once; the built
+/// library's params copied in at construction, other inputs when set (a param set again takes
+/// the new value), and kept, since every variable has a storage id of its own that no kernel
+/// writes.
 class GraphRuntime {
 public:
   /// Throws Error when the graph was not built.
@@ -64,8 +65,9 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// Runs a built deploy graph on the inputs (every variable, by name; shapes must match).
-/// Throws Error for a missing or wrongly shaped input or a graph that was not built.
+/// Runs a built deploy graph on the inputs (by name, shapes must match; a variable that is a
+/// param of the library may be left out). Throws Error for a missing or wrongly shaped input or
+/// a graph that was not built.
 RunResult runDeployGraph(const Graph &deploy, const std::map<std::string, Tensor> &inputs);
 
 } // namespace loupe::backend

@@ -2,7 +2,7 @@
 // blob format, and the lookup-or-evaluate around the reference interpreter.
 #include "backend/PrecomputeCache.h"
 
-#include "backend/Buffers.h"
+#include "core/Buffers.h"
 #include "core/DType.h"
 #include "core/Interpreter.h"
 #include "core/Json.h"
@@ -87,33 +87,30 @@ std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> 
   return h.hex();
 }
 
-std::string encodeTensors(const std::vector<Tensor> &ts) {
+std::string encodeTensors(const std::vector<StoredTensor> &ts) {
   size_t bytes = 16;
-  for (const Tensor &t : ts)
-    bytes += 16 + 8 * t.shape.size() + static_cast<size_t>(t.data.size() * dtypeBytes(t.dtype));
+  for (const StoredTensor &t : ts)
+    bytes += 16 + 8 * t.shape().size() + t.numBytes();
   std::string out;
   out.reserve(bytes);
   out.append("LPC1", 4);
   put<uint32_t>(out, static_cast<uint32_t>(ts.size()));
-  for (const Tensor &t : ts) {
-    put<int32_t>(out, t.dtype);
-    put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
-    for (int64_t d : t.shape)
+  for (const StoredTensor &t : ts) {
+    put<int32_t>(out, t.dtype());
+    put<uint32_t>(out, static_cast<uint32_t>(t.shape().size()));
+    for (int64_t d : t.shape())
       put<int64_t>(out, d);
-    size_t n = static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype));
-    size_t at = out.size();
-    out.resize(at + n);
-    copyToBuffer(t, t.dtype, out.data() + at);
+    out.append(static_cast<const char *>(t.bytes()), t.numBytes());
   }
   return out;
 }
 
-std::optional<std::vector<Tensor>> decodeTensors(const std::string &blob, size_t count) {
+std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, size_t count) {
   size_t at = 4;
   uint32_t n = 0;
   if (blob.compare(0, 4, "LPC1") != 0 || !get(blob, at, n) || n != count)
     return std::nullopt;
-  std::vector<Tensor> out;
+  std::vector<StoredTensor> out;
   for (uint32_t i = 0; i < n; ++i) {
     int32_t dtype = 0;
     uint32_t rank = 0;
@@ -128,7 +125,7 @@ std::optional<std::vector<Tensor>> decodeTensors(const std::string &blob, size_t
     size_t bytes = static_cast<size_t>(elements * dtypeBytes(dtype));
     if (elements < 0 || blob.size() - at < bytes)
       return std::nullopt;
-    out.push_back(copyFromBuffer(blob.data() + at, shape, dtype));
+    out.emplace_back(shape, dtype, blob.substr(at, bytes));
     at += bytes;
   }
   if (at != blob.size())
@@ -136,21 +133,33 @@ std::optional<std::vector<Tensor>> decodeTensors(const std::string &blob, size_t
   return out;
 }
 
-std::vector<Tensor> evaluatePrecompute(const Graph &pre,
-                                       const std::map<std::string, Tensor> &params,
-                                       const KernelCache *cache) {
+StoredTensors evaluatePrecompute(const Graph &pre, const std::map<std::string, Tensor> &params,
+                                 const KernelCache *cache) {
   std::string key;
-  size_t outputs = pre.outputs().size();
+  const std::vector<std::string> &names = pre.attr("output_names")->strs;
+  auto named = [&](std::vector<StoredTensor> values) {
+    StoredTensors out;
+    for (size_t i = 0; i < names.size(); ++i)
+      out[names[i]] = std::move(values[i]);
+    return out;
+  };
   if (cache) {
     key = "precompute-" + precomputeKey(pre, params);
     if (std::optional<std::string> blob = cache->load(key))
-      if (std::optional<std::vector<Tensor>> ts = decodeTensors(*blob, outputs))
-        return std::move(*ts);
+      if (std::optional<std::vector<StoredTensor>> ts = decodeTensors(*blob, names.size()))
+        return named(std::move(*ts));
   }
+  // Each value is stored in its own dtype as soon as it is made, so the outputs are not all
+  // held as doubles at the end.
   std::vector<Tensor> values = interpret(pre, params);
+  std::vector<StoredTensor> stored;
+  for (Tensor &v : values) {
+    stored.emplace_back(v);
+    v = Tensor();
+  }
   if (cache)
-    cache->store(key, encodeTensors(values)); // a full disk only costs the next build time
-  return values;
+    cache->store(key, encodeTensors(stored)); // a full disk only costs the next build time
+  return named(std::move(stored));
 }
 
 } // namespace loupe::backend

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/KernelCache.h"
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
@@ -20,16 +21,16 @@ namespace loupe::backend {
 std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> &params);
 
 /// The tensors as one blob (each one's dtype, shape and elements at its dtype's width).
-std::string encodeTensors(const std::vector<Tensor> &ts);
+std::string encodeTensors(const std::vector<StoredTensor> &ts);
 
 /// The tensors of a blob encodeTensors wrote; nothing when it is not one or does not hold
 /// exactly `count` tensors.
-std::optional<std::vector<Tensor>> decodeTensors(const std::string &blob, size_t count);
+std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, size_t count);
 
-/// The evaluated outputs of `pre` on `params`: from `cache` when an entry for them is there,
-/// else computed by the reference interpreter (and stored, when a cache is given).
-std::vector<Tensor> evaluatePrecompute(const Graph &pre,
-                                       const std::map<std::string, Tensor> &params,
-                                       const KernelCache *cache);
+/// The evaluated outputs of `pre` on `params`, by output name, in their own dtype: from `cache`
+/// when an entry for them is there, else computed by the reference interpreter (and stored,
+/// when a cache is given).
+StoredTensors evaluatePrecompute(const Graph &pre, const std::map<std::string, Tensor> &params,
+                                 const KernelCache *cache);
 
 } // namespace loupe::backend

@@ -37,6 +37,11 @@ std::string readFile(const std::string &path) {
   if (fd < 0)
     fail(path, ": cannot open: ", std::strerror(errno));
   std::string bytes;
+  // Sized once for a regular file: appending chunk by chunk would hold up to twice a model's
+  // bytes while the string grows.
+  struct stat opened;
+  if (::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode) && opened.st_size > 0)
+    bytes.reserve(static_cast<size_t>(opened.st_size));
   char buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);

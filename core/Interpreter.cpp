@@ -26,15 +26,17 @@ std::vector<Tensor> callFused(const Graph &g, const Node &n,
   if (args.size() != f.argNames.size())
     fail("operator ", n.name, " (tvm_op): ", fname, " takes ", f.argNames.size(),
          " arguments, got ", args.size());
+  // Each argument is copied (reshaped) when the body reaches its placeholder, not before.
   const IndexedGraph &body = f.body.index();
-  std::map<std::string, Tensor> bound;
-  for (size_t i = 0; i < args.size(); ++i) {
-    Tensor t = *args[i];
-    int nid = body.findByName(f.argNames[i]);
-    t.shape = f.body.attr("shape")->shapes[body.entryId(nid, 0)];
-    bound[f.argNames[i]] = std::move(t);
-  }
-  return interpret(f.body, bound);
+  return interpretFrom(f.body, [&](const std::string &name) -> std::optional<Tensor> {
+    for (size_t i = 0; i < args.size(); ++i)
+      if (f.argNames[i] == name) {
+        Tensor t = *args[i];
+        t.shape = f.body.attr("shape")->shapes[body.entryId(body.findByName(name), 0)];
+        return t;
+      }
+    return std::nullopt;
+  });
 }
 
 } // namespace
@@ -45,6 +47,17 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
 
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
                               const NodeObserver &observe) {
+  return interpretFrom(
+      g,
+      [&](const std::string &name) -> std::optional<Tensor> {
+        auto it = inputs.find(name);
+        return it == inputs.end() ? std::nullopt : std::optional<Tensor>(it->second);
+      },
+      observe);
+}
+
+std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
+                                  const NodeObserver &observe) {
   const GraphAttr *shapes = g.attr("shape");
   const GraphAttr *dtypes = g.attr("dtype");
   if (!shapes || !dtypes)
@@ -84,14 +97,14 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
     const auto &in = idx.nodes[nid];
     const Node &n = *in.node;
     if (n.isVariable()) {
-      auto it = inputs.find(n.name);
-      if (it == inputs.end())
+      std::optional<Tensor> given = source(n.name);
+      if (!given)
         fail("no value given for variable '", n.name, "'");
       uint32_t e = idx.entryId(nid, 0);
-      if (it->second.shape != shapes->shapes[e])
+      if (given->shape != shapes->shapes[e])
         fail("variable '", n.name, "' has shape ", shapeToList(shapes->shapes[e]),
-             " but the value given has shape ", shapeToList(it->second.shape));
-      values[e] = it->second;
+             " but the value given has shape ", shapeToList(given->shape));
+      values[e] = std::move(*given);
       values[e].dtype = static_cast<int>(dtypes->ints[e]);
       for (double &v : values[e].data)
         v = roundToDType(v, values[e].dtype);

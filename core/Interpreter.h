@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,15 @@ using NodeObserver = std::function<void(uint32_t nid, const std::vector<const Te
 /// them with the compiled kernels' as it goes, without keeping every value).
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
                               const NodeObserver &observe);
+
+/// A variable's value by name, or nullopt when there is none. The interpreter asks once per
+/// variable, when it reaches it, and drops the value after its last reader: a source that makes
+/// values on demand (a built library's params, loaded from their own dtype) never has them all
+/// held as doubles at once.
+using ValueSource = std::function<std::optional<Tensor>(const std::string &name)>;
+
+/// interpret() with the variables' values from `source`.
+std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
+                                  const NodeObserver &observe = NodeObserver());
 
 } // namespace loupe

@@ -259,7 +259,7 @@ public:
     auto lib = backend::builtLibrary(deploy);
     py::dict out;
     for (const auto &[name, t] : lib->params)
-      out[py::str(name)] = arrayOf(t);
+      out[py::str(name)] = arrayOf(t.load());
     Module m{*deploy.attr("module")};
     deploy.attrs.erase("module"); // moved out, as NNVM's build did
     return py::make_tuple(deploy, m, out);

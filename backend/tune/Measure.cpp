@@ -2,10 +2,10 @@
 // spawns, feeds JSON lines and kills when a candidate outlives its time.
 #include "backend/tune/Measure.h"
 
-#include "backend/Buffers.h"
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
 #include "backend/llvm/HostTarget.h"
+#include "core/Buffers.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"

@@ -27,7 +27,7 @@ constexpr int64_t kNewestOpset = 21;
 
 } // namespace
 
-Importer::Importer(const onnx::ModelProto &m, std::string path, const DimSizes &dims)
+Importer::Importer(onnx::ModelProto &m, std::string path, const DimSizes &dims)
     : model_(m), path_(std::move(path)), dims_(dims) {
   for (const auto &o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx")
@@ -48,8 +48,17 @@ OnnxModel Importer::run() {
   }
   requireMemory(path_ + ": loading its initializers", total * sizeof(double),
                 cat(static_cast<int64_t>(total), " values, held as doubles"));
-  for (const auto &init : g.initializer())
+  // Each initializer's bytes are released once decoded, so a model is held about once, not
+  // twice, while it loads.
+  for (onnx::TensorProto &init : *model_.mutable_graph()->mutable_initializer()) {
     addParam(init.name(), toTensor(init, path_ + ": initializer " + init.name()));
+    std::string().swap(*init.mutable_raw_data());
+    init.clear_float_data();
+    init.clear_double_data();
+    init.clear_int32_data();
+    init.clear_int64_data();
+    init.clear_uint64_data();
+  }
   for (const auto &in : g.input()) {
     if (values_.count(in.name()) || scalars_.count(in.name()))
       continue; // an initializer listed as an input too (older exporters did)
@@ -166,7 +175,7 @@ OnnxModel Importer::run() {
     used.insert(out_.graph.index().nodes[nid].node->name);
   for (auto it = out_.params.begin(); it != out_.params.end();)
     it = used.count(it->first) ? std::next(it) : out_.params.erase(it);
-  return out_;
+  return std::move(out_);
 }
 
 std::string Importer::where(const onnx::NodeProto &n) const {
@@ -464,15 +473,17 @@ void Importer::bindParam(const std::string &name, Tensor t) {
   out_.params[name] = std::move(t);
 }
 
-OnnxModel importOnnx(const std::string &path, const DimSizes &dims) {
-  return importOnnxBytes(readFile(path), path, dims);
-}
+namespace {
 
-OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path, const DimSizes &dims) {
-  registerAllOps();
+onnx::ModelProto parseModel(const std::string &bytes, const std::string &path) {
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
     fail(path, ": not an ONNX model (the protobuf does not parse)");
+  return m;
+}
+
+OnnxModel importModel(onnx::ModelProto &m, const std::string &path, const DimSizes &dims) {
+  registerAllOps();
   if (!m.has_graph())
     fail(path, ": not an ONNX model (it has no graph)");
   for (const auto &o : m.opset_import())
@@ -480,6 +491,19 @@ OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path, con
       fail(path, ": opset ", o.version(), " is newer than this importer knows (up to ",
            kNewestOpset, ")");
   return Importer(m, path, dims).run();
+}
+
+} // namespace
+
+OnnxModel importOnnx(const std::string &path, const DimSizes &dims) {
+  // The file's bytes are dropped once parsed, before the weights are decoded.
+  onnx::ModelProto m = parseModel(readFile(path), path);
+  return importModel(m, path, dims);
+}
+
+OnnxModel importOnnxBytes(const std::string &bytes, const std::string &path, const DimSizes &dims) {
+  onnx::ModelProto m = parseModel(bytes, path);
+  return importModel(m, path, dims);
 }
 
 std::vector<std::string> supportedOnnxOps() {

@@ -24,7 +24,7 @@ namespace loupe::frontend {
 /// every error names the file, the node and its operator.
 class Importer {
 public:
-  Importer(const onnx::ModelProto &m, std::string path, const DimSizes &dims);
+  Importer(onnx::ModelProto &m, std::string path, const DimSizes &dims);
 
   /// Converts the whole graph: inputs, initializers, every node, the outputs; then checks that
   /// every shape can be inferred and drops the params nothing reads.
@@ -120,7 +120,7 @@ private:
   void bindParam(const std::string &name, Tensor t);
 
   std::map<std::pair<const Tensor *, std::string>, NodeEntry> derived_; // derivedParam's
-  const onnx::ModelProto &model_;
+  onnx::ModelProto &model_; ///< its initializers' bytes are released as they are decoded
   std::string path_;
   const DimSizes &dims_;
   std::set<std::string> usedDims_;     // the symbolic dimensions the inputs have

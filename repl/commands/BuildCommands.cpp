@@ -254,8 +254,10 @@ RunWords parseRunWords(const std::string &rest) {
   return w;
 }
 
-// The inputs of a run: every variable as the words say, else its bound param, else random
-// (uniform in [-1, 1) from the seed). A file converted to the input's dtype adds a note.
+// The inputs of a run: every variable as the words say, else random (uniform in [-1, 1) from
+// the seed) — except the built library's params the words leave, which the runtime binds
+// itself and the reference loads through referenceSource. A file converted to the input's
+// dtype adds a note.
 std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const RunWords &w,
                                         std::vector<std::string> *notes = nullptr) {
   const IndexedGraph &idx = g.index();
@@ -271,15 +273,27 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
     const std::string &name = idx.nodes[nid].node->name;
     uint32_t eid = idx.entryId(nid, 0);
     auto how = w.how.find(name);
-    if (how == w.how.end() && lib && lib->params.count(name)) {
-      in[name] = lib->params.at(name);
+    if (how == w.how.end() && lib && lib->params.count(name))
       continue;
-    }
     in[name] =
         fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
                    static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr, notes);
   }
   return in;
+}
+
+// The reference interpreter's values for a run: `in`, else the built library's params, each
+// loaded as doubles when the interpreter reaches it (a network's weights are never all held as
+// doubles at once).
+ValueSource referenceSource(const Graph &g, const std::map<std::string, Tensor> &in) {
+  auto lib = backend::builtLibrary(g);
+  return [lib, &in](const std::string &name) -> std::optional<Tensor> {
+    if (auto it = in.find(name); it != in.end())
+      return it->second;
+    if (auto p = lib->params.find(name); p != lib->params.end())
+      return p->second.load();
+    return std::nullopt;
+  };
 }
 
 // The largest and relative differences of `t` from `ref`, elementwise.
@@ -380,10 +394,17 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
   size_t convertedParams = 0, convertedInputs = 0;
   std::string modelType;
-  // The last :model's params, for the variables this graph has and the command left.
+  // The last :model's params, for the variables this graph has and the command left: read in
+  // place when the command gives and converts none (a network's weights are not copied to be
+  // built), else copied with the command's.
   const IndexedGraph &bidx = before.index();
+  bool convertsAny = false;
   for (const auto &[name, t] : e.modelParams_)
-    if (!o.params.count(name) && bidx.findByName(name) >= 0 &&
+    convertsAny = convertsAny || converts(t.dtype);
+  if (o.params.empty() && !convertsAny)
+    o.sharedParams = &e.modelParams_;
+  for (const auto &[name, t] : e.modelParams_)
+    if (!o.sharedParams && !o.params.count(name) && bidx.findByName(name) >= 0 &&
         bidx.nodes[bidx.findByName(name)].node->isVariable()) {
       if (!converts(t.dtype)) {
         o.params[name] = t;
@@ -484,7 +505,7 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   backend::RunResult r = backend::runDeployGraph(g, in);
   std::vector<Tensor> ref;
   if (w.check)
-    ref = interpret(g, in);
+    ref = interpretFrom(g, referenceSource(g, in));
   for (const std::string &n : notes)
     out << n << "\n";
   for (size_t k = 0; k < r.outputs.size(); ++k) {
@@ -535,21 +556,24 @@ Commands::RunValues Commands::runValues(Engine &e, const std::map<std::string, T
   RunWords w;
   w.seed = seed;
   std::map<std::string, Tensor> in = runInputs(e, g, w);
+  const StoredTensors &params = backend::builtLibrary(g)->params;
   for (const auto &[name, t] : given) {
     auto it = in.find(name);
-    if (it == in.end())
+    auto p = params.find(name);
+    if (it == in.end() && p == params.end())
       fail("run: the graph has no input '", name, "'", dataInputsText(e, g));
-    if (t.shape != it->second.shape)
+    const Shape &want = it != in.end() ? it->second.shape : p->second.shape();
+    if (t.shape != want)
       fail("run: input '", name, "' has shape ", shapeToTuple(t.shape), " but the graph takes ",
-           shapeToTuple(it->second.shape));
-    it->second = converted(t, it->second.dtype);
+           shapeToTuple(want));
+    in[name] = converted(t, it != in.end() ? it->second.dtype : p->second.dtype());
   }
   RunValues r;
   for (const Port &p : graphOutputs(e, g))
     r.names.push_back(p.name);
   r.outputs = backend::runDeployGraph(g, in).outputs;
   if (check) {
-    r.reference = interpret(g, in);
+    r.reference = interpretFrom(g, referenceSource(g, in));
     // The interpreter runs the deploy graph's functions, whose outputs may be flattened.
     for (size_t k = 0; k < r.reference.size(); ++k)
       r.reference[k].shape = r.outputs[k].shape;
@@ -598,36 +622,37 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
   size_t next = 0, compared = 0;
   const IndexedGraph &idx = g.index();
   try {
-    interpret(g, in, [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
-      while (next < rt.numCalls() && rt.callNode(next) <= nid)
-        rt.runCall(next++);
-      if (next == 0 || rt.callNode(next - 1) != nid)
-        return;
-      std::vector<Tensor> got = rt.callOutputs(next - 1);
-      for (uint32_t k = 0; k < got.size(); ++k) {
-        Difference d{nid, k};
-        double scale = 0;
-        for (size_t i = 0; i < got[k].data.size(); ++i) {
-          double r = ref[k]->data[i], b = got[k].data[i];
-          scale = std::max(scale, std::fabs(r));
-          double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
-          if (i == 0 || diff > d.abs) {
-            d.abs = diff;
-            d.index = i;
-            d.built = b;
-            d.reference = r;
-          }
-        }
-        d.rel = d.abs / std::max(scale, 1e-30);
-        if (compared == 0 || d.rel > worst.rel)
-          worst = d;
-        if (d.rel > tol) {
-          first = d;
-          throw Found{};
-        }
-      }
-      ++compared;
-    });
+    interpretFrom(g, referenceSource(g, in),
+                  [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
+                    while (next < rt.numCalls() && rt.callNode(next) <= nid)
+                      rt.runCall(next++);
+                    if (next == 0 || rt.callNode(next - 1) != nid)
+                      return;
+                    std::vector<Tensor> got = rt.callOutputs(next - 1);
+                    for (uint32_t k = 0; k < got.size(); ++k) {
+                      Difference d{nid, k};
+                      double scale = 0;
+                      for (size_t i = 0; i < got[k].data.size(); ++i) {
+                        double r = ref[k]->data[i], b = got[k].data[i];
+                        scale = std::max(scale, std::fabs(r));
+                        double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
+                        if (i == 0 || diff > d.abs) {
+                          d.abs = diff;
+                          d.index = i;
+                          d.built = b;
+                          d.reference = r;
+                        }
+                      }
+                      d.rel = d.abs / std::max(scale, 1e-30);
+                      if (compared == 0 || d.rel > worst.rel)
+                        worst = d;
+                      if (d.rel > tol) {
+                        first = d;
+                        throw Found{};
+                      }
+                    }
+                    ++compared;
+                  });
   } catch (const Found &) {
   }
   for (const std::string &n : notes)

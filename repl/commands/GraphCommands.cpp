@@ -279,9 +279,15 @@ void Commands::vars(Engine &e, const Args &a, const std::string &, std::ostream 
 
 namespace {
 
+// A bound param's shape and dtype (what the port listings need of it; not its values).
+struct ParamType {
+  Shape shape;
+  int dtype = kFloat32;
+};
+
 // The graph with shapes and dtypes inferred where it has none, from the shapes of its bound
 // params and the given input dtypes; the graph itself when inference fails (the caller prints "?").
-Graph withTypes(const Graph &g, const std::map<std::string, Tensor> &params,
+Graph withTypes(const Graph &g, const std::map<std::string, ParamType> &params,
                 const std::map<std::string, int> &dtypes) {
   if (g.attr("shape") && g.attr("dtype"))
     return g;
@@ -313,23 +319,27 @@ void describeEntry(const Graph &t, uint32_t eid, Commands::Port &p) {
     p.layout = l->strs[eid];
 }
 
-// The params bound to graph `g`'s variables: the build's, else the last :model's or :load's.
-std::map<std::string, Tensor> boundParams(const Graph &g,
-                                          const std::map<std::string, Tensor> &model) {
-  if (auto lib = backend::builtLibrary(g))
-    return lib->params;
-  std::map<std::string, Tensor> bound;
+// The types of the params bound to graph `g`'s variables: the build's, else the last :model's
+// or :load's.
+std::map<std::string, ParamType> boundParams(const Graph &g,
+                                             const std::map<std::string, Tensor> &model) {
+  std::map<std::string, ParamType> bound;
+  if (auto lib = backend::builtLibrary(g)) {
+    for (const auto &[name, t] : lib->params)
+      bound[name] = {t.shape(), t.dtype()};
+    return bound;
+  }
   const IndexedGraph &idx = g.index();
   for (uint32_t nid : idx.argNodes)
     if (auto it = model.find(idx.nodes[nid].node->name); it != model.end())
-      bound.insert(*it);
+      bound[it->first] = {it->second.shape, it->second.dtype};
   return bound;
 }
 
 } // namespace
 
 std::vector<Commands::Port> Commands::graphInputs(const Engine &e, const Graph &g) {
-  std::map<std::string, Tensor> params = boundParams(g, e.modelParams_);
+  std::map<std::string, ParamType> params = boundParams(g, e.modelParams_);
   Graph t = withTypes(g, params, e.modelDTypes_);
   const IndexedGraph &idx = t.index();
   std::vector<Port> ports;

@@ -87,10 +87,8 @@ void bindInputs(backend::GraphRuntime &rt, const Graph &g) {
   const auto &dtypes = g.attr("dtype")->ints;
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
-    if (auto it = lib->params.find(name); it != lib->params.end()) {
-      rt.setInput(name, it->second);
-      continue;
-    }
+    if (lib->params.count(name))
+      continue; // bound by the runtime
     uint32_t eid = idx.entryId(nid, 0);
     Tensor t(shapes[eid], static_cast<int>(dtypes[eid]));
     for (double &v : t.data)

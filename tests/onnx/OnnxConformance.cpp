@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
         o.dtypes = m.inputDTypes;
         Graph deploy = backend::build(m.graph, o, PassContext{});
         // At opt_level 2 PrecomputePrune may have replaced params by precomputed ones.
-        const std::map<std::string, Tensor> &params = backend::builtLibrary(deploy)->params;
+        const std::map<std::string, Tensor> params = loadAll(backend::builtLibrary(deploy)->params);
         for (const fs::path &set : dataSets(dir)) {
           std::map<std::string, Tensor> in = params;
           for (size_t k = 0; k < inputs.size(); ++k)

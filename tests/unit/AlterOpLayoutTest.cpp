@@ -482,7 +482,7 @@ TEST(SinkLayoutTransform, OptLevel3MatchesOptLevel2OnAResNetBlock) {
     PassContext ctx;
     ctx.config["target"] = "llvm -mcpu=skylake-avx512"; // 16-lane blocks on any machine
     Graph deploy = backend::build(g, o, ctx);
-    std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+    std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
     in["x"] = x;
     outs.push_back(backend::runDeployGraph(deploy, in).outputs[0].data);
   }
@@ -844,7 +844,7 @@ TEST(AlterOpLayout, ADenseOverRowsHasItsWeightPackedAtOptLevel3) {
     if (w.param) {
       auto lib = backend::builtLibrary(e.current()->graph);
       ASSERT_TRUE(lib);
-      const Tensor &packed = lib->params.at(w.weight);
+      const Tensor packed = lib->params.at(w.weight).load();
       int64_t n = std::string(w.weight) == "fc_weight" ? 0
                   : std::string(w.cpu) == "znver4"     ? 64
                   : w.units % 24 == 0                  ? 24

@@ -306,7 +306,7 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
   backend::BuildOptions o;
   o.params = m.params;
   Graph deploy = backend::build(m.graph, o, PassContext{});
-  std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
   in["x"] = Tensor(Shape{4}, kFloat32);
   in["x"].data = {-4, 2, 8, 20};
   EXPECT_EQ(backend::runDeployGraph(deploy, in).outputs.at(0).data,
@@ -362,7 +362,7 @@ TEST(Onnx, LossesWithWeightsIgnoredClassesAndScalarOutputs) {
     backend::BuildOptions o;
     o.params = m.params;
     Graph deploy = backend::build(m.graph, o, PassContext{});
-    std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+    std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
     in["x"] = Tensor(Shape{2, 3}, kFloat32);
     in["x"].data = {-1, -2, -3, -0.5, -1.5, -2.5};
     EXPECT_EQ(m.scalarOutputs, (std::vector<size_t>{0}));
@@ -425,7 +425,7 @@ TEST(Onnx, RangeConstantAndTopKOutputs) {
   o.params = m.params;
   o.optLevel = 2;
   Graph deploy = backend::build(m.graph, o, PassContext{});
-  std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
   in["x"] = Tensor(Shape{2, 3}, kFloat32);
   in["x"].data = {0, 5, 1, 3, 3, -1}; // y = [[1, 7, 4], [4, 5, 2]]
   backend::RunResult r = backend::runDeployGraph(deploy, in);

@@ -126,7 +126,7 @@ inline std::vector<Tensor> runModelOutputs(const std::string &path,
   o.optLevel = opt;
   o.params = m.params;
   Graph deploy = backend::build(m.graph, o, PassContext{});
-  std::map<std::string, Tensor> in = backend::builtLibrary(deploy)->params;
+  std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
   for (const auto &[name, value] : inputs)
     in[name] = value;
   return backend::runDeployGraph(deploy, in).outputs;

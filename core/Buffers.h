@@ -1,0 +1,52 @@
+// Buffers: tensors in their own dtype's bytes — kernels' typed memory, and weights at rest.
+#pragma once
+
+#include "core/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace loupe {
+
+/// Writes `t`'s elements at `dst` as `dtype` (rounded as that type rounds).
+void copyToBuffer(const Tensor &t, int dtype, void *dst);
+
+/// A tensor of `shape` read from `src`'s elements of `dtype`.
+Tensor copyFromBuffer(const void *src, const Shape &shape, int dtype);
+
+/// A tensor held in its own dtype's bytes rather than as doubles (a float32 weight takes half
+/// the memory), immutable, its bytes shared by copies. A built library keeps its params so: the
+/// runtime copies the bytes as they are, and the reference interpreter loads one param at a
+/// time when it reaches it.
+class StoredTensor {
+public:
+  StoredTensor() = default;
+  /// `t`'s values in its dtype (they are that dtype's values already: every op rounds).
+  explicit StoredTensor(const Tensor &t);
+  /// Elements already in `dtype`'s bytes (numElements(shape) of dtypeBytes(dtype); throws Error
+  /// when their count does not match).
+  StoredTensor(Shape shape, int dtype, std::string bytes);
+
+  const Shape &shape() const { return shape_; }
+  int dtype() const { return dtype_; }
+  /// The row-major elements, numElements(shape) of dtypeBytes(dtype) each.
+  const void *bytes() const { return bytes_ ? bytes_->data() : nullptr; }
+  size_t numBytes() const { return bytes_ ? bytes_->size() : 0; }
+  /// The values as a Tensor of doubles.
+  Tensor load() const;
+
+private:
+  Shape shape_;
+  int dtype_ = kFloat32;
+  std::shared_ptr<const std::string> bytes_;
+};
+
+/// Named stored tensors (a built library's params).
+using StoredTensors = std::map<std::string, StoredTensor>;
+
+/// Every stored tensor loaded as doubles (tests and small graphs; a network's weights are
+/// better loaded one at a time).
+std::map<std::string, Tensor> loadAll(const StoredTensors &stored);
+
+} // namespace loupe

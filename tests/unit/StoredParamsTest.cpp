@@ -1,0 +1,160 @@
+// StoredParamsTest: weights held once and in their own dtype — stored tensors, the interpreter's
+// values asked for when reached, the runtime binding its library's params, :build reading the
+// session's params in place.
+#include "TestUtil.h"
+
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+#include "core/Buffers.h"
+#include "core/DType.h"
+#include "core/Interpreter.h"
+
+#include <cmath>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+Tensor filled(Shape s, int dtype, std::vector<double> values) {
+  Tensor t(std::move(s), dtype);
+  t.data = std::move(values);
+  return t;
+}
+
+TEST(StoredTensor, HoldsEveryDTypeInItsOwnWidthAndLoadsTheSameValues) {
+  std::vector<Tensor> ts = {
+      filled({2, 2}, kFloat32, {0.1f, -3.5f, 1e30f, 0}),
+      filled({3}, kFloat64, {0.1, -1e300, 5e-324}),
+      filled({2}, kFloat16, {0.5, -2048}),
+      filled({2}, kInt64, {-9007199254740991.0, 42}),
+      filled({3}, kInt8, {-128, 127, 0}),
+      filled({2}, kUint8, {255, 1}),
+      filled({1}, kBoolean, {1}),
+      filled(Shape::scalar(), kInt32, {-7}),
+      Tensor({0, 4}, kFloat32),
+  };
+  for (const Tensor &t : ts) {
+    StoredTensor s(t);
+    EXPECT_EQ(s.shape(), t.shape);
+    EXPECT_EQ(s.dtype(), t.dtype);
+    // A float32 weight takes 4 bytes an element, not a double's 8.
+    EXPECT_EQ(s.numBytes(), static_cast<size_t>(t.size() * dtypeBytes(t.dtype)));
+    Tensor back = s.load();
+    EXPECT_EQ(back.shape, t.shape);
+    EXPECT_EQ(back.dtype, t.dtype);
+    EXPECT_EQ(back.data, t.data) << dtypeName(t.dtype);
+  }
+  // Copies share the bytes (a built library's params are not duplicated by being passed on).
+  StoredTensor a(ts[0]);
+  StoredTensor b = a;
+  EXPECT_EQ(a.bytes(), b.bytes());
+  // Bytes that are not the shape's count are refused by name.
+  expectError([] { StoredTensor({2, 3}, kFloat32, std::string(20, '\0')); },
+              "a stored tensor of shape [2, 3] needs 24 bytes, not 20");
+}
+
+TEST(InterpretFrom, AsksForEachVariableWhenItIsReachedAndOnlyOnce) {
+  Engine e;
+  run(e, "a = Variable(\"a\", shape=(2,), dtype=0)\nb = Variable(\"b\", shape=(2,), dtype=0)\n"
+         "y = exp(a) + b\n:graph y");
+  Graph g = applyPasses(e.current()->graph, {"InferShape", "InferType"});
+  std::vector<std::string> asked;
+  std::vector<Tensor> out = interpretFrom(g, [&](const std::string &name) -> std::optional<Tensor> {
+    asked.push_back(name);
+    return filled({2}, kFloat32, {name == "a" ? 0.0 : 1.0, 2});
+  });
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data, (std::vector<double>{2, roundToDType(std::exp(2.0), kFloat32) + 2}));
+  // A source without a value for a variable: the variable is named, as for a map.
+  expectError([&] { interpretFrom(g, [](const std::string &) { return std::optional<Tensor>(); }); },
+              "no value given for variable 'a'");
+}
+
+const char *kScaled = "x = Variable(\"x\", shape=(1, 4), dtype=0)\n"
+                      "w = Variable(\"w\", shape=(3, 4), dtype=0)\n"
+                      "y = dense(x, w, units=3, use_bias=False)\n:graph y";
+
+TEST(GraphRuntime, BindsItsLibrarysParamsAndTakesANewValueForOne) {
+  Engine e;
+  run(e, kScaled);
+  backend::BuildOptions o;
+  o.params["w"] = filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1});
+  Graph deploy = backend::build(e.current()->graph, o, PassContext{});
+  ASSERT_EQ(backend::builtLibrary(deploy)->params.count("w"), 1u);
+  backend::GraphRuntime rt(deploy);
+  rt.setInput("x", filled({1, 4}, kFloat32, {1, 2, 3, 4})); // w is the library's, bound already
+  rt.run();
+  EXPECT_EQ(rt.outputs()[0].data, (std::vector<double>{1, 2, 7}));
+  rt.setInput("w", filled({3, 4}, kFloat32, std::vector<double>(12, 0.5)));
+  rt.run();
+  EXPECT_EQ(rt.outputs()[0].data, (std::vector<double>{5, 5, 5}));
+  // runDeployGraph takes the data inputs alone; an input neither given nor a param is named.
+  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", filled({1, 4}, kFloat32, {1, 1, 1, 1})}})
+                .outputs[0]
+                .data,
+            (std::vector<double>{1, 1, 2}));
+  expectError([&] { backend::runDeployGraph(deploy, {}); }, "run: no value for input 'x'");
+}
+
+TEST(BuildParams, TheSessionsParamsAreLeftAsTheyWereAndBuildWhatACopyBuilds) {
+  Engine e;
+  run(e, ":model mlp batch=2");
+  const std::map<std::string, Tensor> &params = e.modelParams();
+  ASSERT_FALSE(params.empty());
+  std::map<std::string, const double *> where;
+  for (const auto &[name, t] : params)
+    where[name] = t.data.data();
+  std::map<std::string, Tensor> before = params;
+  run(e, ":build opt_level=3");
+  std::string ran = output(e, ":run seed=5");
+  // The session's tensors are the same objects with the same values after the build.
+  for (const auto &[name, t] : e.modelParams()) {
+    EXPECT_EQ(t.data.data(), where.at(name)) << name;
+    EXPECT_EQ(t.data, before.at(name).data) << name;
+  }
+  // And the build is the one a copy of them gives: the same outputs on the same inputs.
+  backend::BuildOptions copied;
+  copied.optLevel = 3;
+  copied.params = before;
+  copied.shapes = {{"data", {2, 1, 28, 28}}};
+  run(e, ":undo");
+  Graph deploy = backend::build(e.current()->graph, copied, PassContext{});
+  run(e, ":build opt_level=3");
+  std::string again = output(e, ":run seed=5");
+  EXPECT_EQ(ran, again);
+  Tensor x({2, 1, 28, 28}, kFloat32);
+  for (size_t i = 0; i < x.data.size(); ++i)
+    x.data[i] = roundToDType(std::sin(0.01 * static_cast<double>(i)), kFloat32);
+  std::vector<Tensor> fromShared =
+      backend::runDeployGraph(e.current()->graph, {{"data", x}}).outputs;
+  std::vector<Tensor> fromCopy = backend::runDeployGraph(deploy, {{"data", x}}).outputs;
+  ASSERT_EQ(fromShared.size(), 1u);
+  EXPECT_EQ(fromShared[0].data, fromCopy[0].data);
+}
+
+TEST(BuildParams, SharedParamsAreReadOnlyAndMayNameOtherGraphsVariables) {
+  Engine e;
+  run(e, kScaled);
+  std::map<std::string, Tensor> session = {
+      {"w", filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1})},
+      {"other", filled({2}, kFloat32, {1, 2})}}; // a variable of another graph of the session
+  backend::BuildOptions o;
+  o.sharedParams = &session;
+  Graph deploy = backend::build(e.current()->graph, o, PassContext{});
+  EXPECT_EQ(backend::builtLibrary(deploy)->params.size(), 1u);
+  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", filled({1, 4}, kFloat32, {1, 2, 3, 4})}})
+                .outputs[0]
+                .data,
+            (std::vector<double>{1, 2, 7}));
+  EXPECT_EQ(session.size(), 2u);
+  EXPECT_EQ(session.at("w").data.size(), 12u);
+  // Given as the caller's own, a param of no variable is an error, as before.
+  backend::BuildOptions own;
+  own.params = session;
+  expectError([&] { backend::build(e.current()->graph, own, PassContext{}); },
+              "build: the graph has no input 'other' to bind a param to");
+}
+
+} // namespace

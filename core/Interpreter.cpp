@@ -6,14 +6,17 @@
 #include "core/Interrupt.h"
 #include "core/Memory.h"
 
+#include <algorithm>
+
 namespace loupe {
 
 namespace {
 
 // A tvm_op runs its fused function's body, with the arguments bound to the placeholders
-// (reshaped to the placeholder's shape, which is 1-D for flatten_data functions).
-std::vector<Tensor> callFused(const Graph &g, const Node &n,
-                              const std::vector<const Tensor *> &args) {
+// (reshaped to the placeholder's shape, which is 1-D for flatten_data functions). An argument
+// with `last[i]` set is read by nothing after this call, so it is moved in rather than copied.
+std::vector<Tensor> callFused(const Graph &g, const Node &n, const std::vector<Tensor *> &args,
+                              const std::vector<bool> &last) {
   const GraphAttr *m = g.attr("module");
   if (!m || !m->opaque)
     fail("operator ", n.name, " (tvm_op) needs the graph's 'module' attribute");
@@ -31,7 +34,7 @@ std::vector<Tensor> callFused(const Graph &g, const Node &n,
   return interpretFrom(f.body, [&](const std::string &name) -> std::optional<Tensor> {
     for (size_t i = 0; i < args.size(); ++i)
       if (f.argNames[i] == name) {
-        Tensor t = *args[i];
+        Tensor t = last[i] ? std::move(*args[i]) : *args[i];
         t.shape = f.body.attr("shape")->shapes[body.entryId(body.findByName(name), 0)];
         return t;
       }
@@ -114,7 +117,18 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
     for (const auto &e : in.inputs)
       args.push_back(&values[idx.entryId(e)]);
     if (n.op->name == "tvm_op") {
-      auto outs = callFused(g, n, args);
+      // An argument's value is moved into the call when this is its last reader and it is not
+      // passed twice (a network's weights are then never copied by the check).
+      std::vector<Tensor *> own;
+      std::vector<bool> last;
+      for (const auto &e : in.inputs) {
+        uint32_t id = idx.entryId(e);
+        own.push_back(&values[id]);
+        last.push_back(lastUse[id] == nid &&
+                       std::count_if(in.inputs.begin(), in.inputs.end(),
+                                     [&](const auto &o) { return idx.entryId(o) == id; }) == 1);
+      }
+      auto outs = callFused(g, n, own, last);
       for (uint32_t k = 0; k < n.numOutputs(); ++k)
         values[idx.entryId(nid, k)] = std::move(outs.at(k));
     } else {

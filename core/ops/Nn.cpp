@@ -39,7 +39,9 @@ void denseShape(ShapeCtx &c) {
 }
 
 // dense's operands as denseRows reads them: the weight's whole blocks of kUnits units packed
-// as (U / kUnits, K, kUnits), so that a step of k reads a block's weights as one vector.
+// as (U / n, K, n) for a pack width n that is a multiple of kUnits (dense packs with n = kUnits;
+// `_contrib_dense_pack`'s weight is packed so already), so that a step of k reads a block's
+// weights as one vector.
 constexpr int64_t kRows = 4, kUnits = 8;
 
 // Rows [first · kRows, last · kRows) of dense: each output its dot product summed along k in
@@ -48,47 +50,61 @@ constexpr int64_t kRows = 4, kUnits = 8;
 // without waiting on one add's latency per step; the units after the last whole block and the
 // rows after the last whole block one at a time.
 LOUPE_REFERENCE_CLONES
-void denseRows(const double *xd, const double *wd, const double *packed, const double *bias,
-               double *yd, int64_t K, int64_t U, int64_t rows, int64_t first, int64_t last) {
+void denseRows(const double *xd, const double *wd, const double *packed, int64_t n,
+               const double *bias, double *yd, int64_t K, int64_t U, int64_t rows, int64_t first,
+               int64_t last) {
   for (int64_t r0 = first * kRows; r0 < std::min(rows, last * kRows); r0 += kRows) {
     int64_t u0 = 0;
     if (r0 + kRows <= rows)
       for (; u0 + kUnits <= U; u0 += kUnits) {
         double acc[kRows][kUnits] = {};
-        const double *wb = packed + u0 * K;
+        const double *wb = packed + u0 / n * K * n + u0 % n;
         for (int64_t k = 0; k < K; ++k)
           for (int64_t i = 0; i < kRows; ++i) {
             double xv = xd[(r0 + i) * K + k];
             for (int64_t j = 0; j < kUnits; ++j)
-              acc[i][j] += xv * wb[k * kUnits + j];
+              acc[i][j] += xv * wb[k * n + j];
           }
         for (int64_t i = 0; i < kRows; ++i)
           for (int64_t j = 0; j < kUnits; ++j)
             yd[(r0 + i) * U + u0 + j] = bias ? acc[i][j] + bias[u0 + j] : acc[i][j];
       }
+    // The units after the last whole block, and every unit of the rows after the last whole
+    // block of rows: one at a time, from the packed weight where it holds the unit.
     for (int64_t r = r0; r < std::min(rows, r0 + kRows); ++r)
-      for (int64_t u = u0; u < U; ++u) { // the units after the last whole block
+      for (int64_t u = u0; u < U; ++u) {
+        bool inBlock = u < U / kUnits * kUnits;
+        const double *wu = inBlock ? packed + u / n * K * n + u % n : wd + u * K;
+        int64_t step = inBlock ? n : 1;
         double acc = 0;
         for (int64_t k = 0; k < K; ++k)
-          acc += xd[r * K + k] * wd[u * K + k];
+          acc += xd[r * K + k] * wu[k * step];
         yd[r * U + u] = bias ? acc + bias[u] : acc;
       }
   }
 }
 
-// dense's reference: row blocks shared among the cores (a BERT's :run check was mostly this).
-void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
-  const Tensor &x = *in[0], &w = *in[1];
-  int64_t K = x.shape.back(), U = w.shape[0], rows = x.size() / K;
+// denseRows over every row block of `x`, the blocks shared among the cores (a BERT's :run check
+// was mostly this); the bias is the op's third input when it has one.
+void denseAllRows(const Attrs &a, const std::vector<const Tensor *> &in, const double *wd,
+                  const double *packed, int64_t n, int64_t U, Tensor &y) {
+  const Tensor &x = *in[0];
+  int64_t K = x.shape.back(), rows = x.size() / K;
   const double *bias = a.getBool("use_bias") ? in[2]->data.data() : nullptr;
+  parallelParts((rows + kRows - 1) / kRows, rows * U * K, [&](int64_t first, int64_t last) {
+    denseRows(x.data.data(), wd, packed, n, bias, y.data.data(), K, U, rows, first, last);
+  });
+}
+
+// dense's reference: the weight's whole blocks packed, then every row.
+void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  const Tensor &w = *in[1];
+  int64_t U = w.shape[0], K = w.shape[1];
   std::vector<double> packed(static_cast<size_t>(U / kUnits * kUnits * K));
   for (int64_t u = 0; u < U / kUnits * kUnits; ++u)
     for (int64_t k = 0; k < K; ++k)
       packed[static_cast<size_t>((u / kUnits * K + k) * kUnits + u % kUnits)] = w.data[u * K + k];
-  parallelParts((rows + kRows - 1) / kRows, rows * U * K, [&](int64_t first, int64_t last) {
-    denseRows(x.data.data(), w.data.data(), packed.data(), bias, out[0].data.data(), K, U, rows,
-              first, last);
-  });
+  denseAllRows(a, in, w.data.data(), packed.data(), kUnits, U, out[0]);
 }
 
 // The pack width n of a `_contrib_dense_pack` weight layout "NC<n>n" (TVM's NC16n: the weight
@@ -119,7 +135,11 @@ void densePackShape(ShapeCtx &c) {
 // dense's reference with the weight unpacked first: the same sums in the same order.
 void densePackKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) {
-  packWidth(a, "_contrib_dense_pack");
+  int64_t n = packWidth(a, "_contrib_dense_pack");
+  // Read in place when the blocks are denseRows' (every unit in a whole block: units % n == 0),
+  // else unpacked: a reference never holds a network's weight twice for its usual widths.
+  if (n % kUnits == 0)
+    return denseAllRows(a, in, nullptr, in[1]->data.data(), n, a.getInt("units"), out[0]);
   Tensor w = transformLayout(*in[1], a.getStr("weight_layout"), "NC");
   std::vector<const Tensor *> unpacked = in;
   unpacked[1] = &w;

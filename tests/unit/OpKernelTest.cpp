@@ -959,16 +959,19 @@ void fillBySeed(std::initializer_list<Tensor *> tensors,
 // NC<n>n, or units that are not a multiple of n, are refused by name.
 TEST(OpKernel, DensePackReadsItsPackedWeight) {
   auto value = [](int64_t i, int seed) { return std::sin(0.37 * static_cast<double>(i) + seed); };
-  for (int64_t n : {1, 2, 4})
-    for (const Shape &xs : {Shape{3, 5}, Shape{2, 2, 6}}) {
+  // Widths of whole 8-unit blocks (8, 16) are read in place, the others unpacked; rows in whole
+  // blocks of 4 and after them.
+  for (int64_t n : {1, 2, 4, 8, 16})
+    for (const Shape &xs : {Shape{3, 5}, Shape{2, 2, 6}, Shape{9, 5}}) {
       SCOPED_TRACE("NC" + std::to_string(n) + "n " + shapeToTuple(xs));
-      int64_t units = 4, K = xs.back();
+      int64_t units = n <= 4 ? 4 : 2 * n, K = xs.back();
       Tensor x(xs, kFloat64), w({units / n, K, n}, kFloat64), b({units}, kFloat64);
       fillBySeed({&x, &w, &b}, value);
-      Tensor got = eval("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
-                        "y = _contrib_dense_pack(x, w, b, units=4, weight_layout=\"NC" +
-                            std::to_string(n) + "n\")",
-                        {{"x", x}, {"w", w}, {"b", b}});
+      Tensor got =
+          eval("x = Variable(\"x\")\nw = Variable(\"w\")\nb = Variable(\"b\")\n"
+               "y = _contrib_dense_pack(x, w, b, units=" +
+                   std::to_string(units) + ", weight_layout=\"NC" + std::to_string(n) + "n\")",
+               {{"x", x}, {"w", w}, {"b", b}});
       int64_t rows = x.size() / K;
       Shape want = xs;
       want.back() = units;

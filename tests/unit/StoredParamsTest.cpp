@@ -50,8 +50,11 @@ TEST(StoredTensor, HoldsEveryDTypeInItsOwnWidthAndLoadsTheSameValues) {
   StoredTensor b = a;
   EXPECT_EQ(a.bytes(), b.bytes());
   // Bytes that are not the shape's count are refused by name.
-  expectError([] { StoredTensor({2, 3}, kFloat32, std::string(20, '\0')); },
-              "a stored tensor of shape [2, 3] needs 24 bytes, not 20");
+  expectError(
+      [] {
+        StoredTensor({2, 3}, kFloat32, std::string(20, '\0'));
+      },
+      "a stored tensor of shape [2, 3] needs 24 bytes, not 20");
 }
 
 TEST(InterpretFrom, AsksForEachVariableWhenItIsReachedAndOnlyOnce) {
@@ -68,8 +71,9 @@ TEST(InterpretFrom, AsksForEachVariableWhenItIsReachedAndOnlyOnce) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].data, (std::vector<double>{2, roundToDType(std::exp(2.0), kFloat32) + 2}));
   // A source without a value for a variable: the variable is named, as for a map.
-  expectError([&] { interpretFrom(g, [](const std::string &) { return std::optional<Tensor>(); }); },
-              "no value given for variable 'a'");
+  expectError(
+      [&] { interpretFrom(g, [](const std::string &) { return std::optional<Tensor>(); }); },
+      "no value given for variable 'a'");
 }
 
 const char *kScaled = "x = Variable(\"x\", shape=(1, 4), dtype=0)\n"

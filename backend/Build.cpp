@@ -253,16 +253,16 @@ Graph compileFunctions(Graph g, std::ostream *trace, StoredTensors params, const
 // (NNVM built and ran it; the reference interpreter gives the same numbers). Its outputs become
 // the params, and their shapes and dtypes the inputs'. `given` is only read: `params` receives
 // the params the deploy graph reads, in their own dtype.
-Graph precompute(Graph g, const std::map<std::string, Tensor> &given,
-                 const std::vector<std::string> &names, StoredTensors &params,
-                 std::map<std::string, Shape> &shapes, std::map<std::string, int> &dtypes,
-                 const PassContext &ctx, const KernelCache *cache, const GraphApplyFn &hook) {
+Graph precompute(Graph g, const StoredTensors &given, const std::vector<std::string> &names,
+                 StoredTensors &params, std::map<std::string, Shape> &shapes,
+                 std::map<std::string, int> &dtypes, const PassContext &ctx,
+                 const KernelCache *cache, const GraphApplyFn &hook) {
   g.attrs["param_name_list"] = GraphAttr::listStr(names);
   g = apply(g, {"PrecomputePrune"}, ctx, hook);
   auto it = g.attrs.find("precompute_graph");
   if (it == g.attrs.end()) {
     for (const std::string &n : names)
-      params.emplace(n, StoredTensor(given.at(n)));
+      params.emplace(n, given.at(n));
     return g;
   }
   Graph pre = *std::static_pointer_cast<const Graph>(it->second.opaque);
@@ -270,7 +270,7 @@ Graph precompute(Graph g, const std::map<std::string, Tensor> &given,
   pre = withShapeInputs(pre, shapes);
   std::vector<int64_t> dts;
   for (const std::string &n : inputNames(pre))
-    dts.push_back(given.at(n).dtype);
+    dts.push_back(given.at(n).dtype());
   pre.attrs["dtype_inputs"] = GraphAttr::listInt(dts);
   PassContext quiet = ctx; // the precompute run is not one of the build's Graph.apply calls
   quiet.instruments.clear();
@@ -333,19 +333,20 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   std::map<std::string, int> dtypes = opts.dtypes;
   // The bound params: the caller's own, else the ones it shares with the build.
   const bool shared = opts.params.empty() && opts.sharedParams;
-  const std::map<std::string, Tensor> &given = shared ? *opts.sharedParams : opts.params;
+  StoredTensors own = storeAll(std::move(opts.params));
+  const StoredTensors &given = shared ? *opts.sharedParams : own;
   for (const auto &[name, t] : given) {
     if (sidx.findByName(name) < 0 || !sidx.nodes[sidx.findByName(name)].node->isVariable()) {
       if (shared)
         continue; // a session's params may name variables this graph does not have
       fail("build: the graph has no input '", name, "' to bind a param to");
     }
-    auto given = opts.shapes.find(name);
-    if (given != opts.shapes.end() && given->second != t.shape)
-      fail("build: param ", name, " has shape ", shapeToTuple(t.shape), " but shape ", name, "=",
-           shapeToTuple(given->second), " was given");
-    shapes[name] = t.shape;
-    dtypes[name] = t.dtype;
+    auto asked = opts.shapes.find(name);
+    if (asked != opts.shapes.end() && asked->second != t.shape())
+      fail("build: param ", name, " has shape ", shapeToTuple(t.shape()), " but shape ", name, "=",
+           shapeToTuple(asked->second), " was given");
+    shapes[name] = t.shape();
+    dtypes[name] = t.dtype();
   }
 
   Graph g = src;
@@ -438,7 +439,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     g = precompute(g, given, read, params, shapes, dtypes, ctx, opts.cache.get(), opts.graphApply);
   else
     for (const std::string &n : read)
-      params.emplace(n, StoredTensor(given.at(n)));
+      params.emplace(n, given.at(n));
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
   index(g, ctx, opts.graphApply);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);

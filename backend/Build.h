@@ -34,7 +34,7 @@ struct BuildOptions {
   /// network's weights are not copied to be built), used when `params` is empty; names the graph
   /// has no variable for are passed over. A caller that adds or converts params gives them all
   /// in `params`.
-  const std::map<std::string, Tensor> *sharedParams = nullptr;
+  const StoredTensors *sharedParams = nullptr;
   /// Compiled kernels are looked up here and stored here (none: every kernel compiled).
   std::shared_ptr<const KernelCache> cache;
   /// Told how far compilation is (see CompileOptions::progress).

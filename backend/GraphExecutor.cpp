@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 namespace loupe::backend {
 
@@ -71,6 +72,10 @@ struct GraphRuntime::Impl {
   };
   std::shared_ptr<const BuiltLibrary> lib; // keeps the machine code alive
   std::map<int64_t, std::byte *> storage;
+  /// Storage ids that are a library param's own bytes, read in place (not the runtime's to
+  /// free or write).
+  std::set<int64_t> aliased;
+  std::map<int64_t, int64_t> slotBytes;
   struct Input {
     std::string name;
     uint32_t entry;
@@ -85,6 +90,15 @@ struct GraphRuntime::Impl {
   std::vector<int> dtypes;
 
   void *ptr(uint32_t e) const { return storage.at(sid[e]); }
+  /// 64-byte aligned and zeroed, once: kernels use aligned vector loads and stores.
+  static std::byte *allocate(int64_t size, int64_t id) {
+    size_t bytes = (static_cast<size_t>(size) + 63) / 64 * 64 + 64;
+    auto *p = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
+    if (!p)
+      fail("run: cannot allocate ", bytes, " bytes for storage ", id);
+    std::memset(p, 0, bytes);
+    return p;
+  }
 };
 
 GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
@@ -97,18 +111,33 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
   m.shapes = need(g, "shape").shapes;
   for (int64_t d : need(g, "dtype").ints)
     m.dtypes.push_back(static_cast<int>(d));
+  // A library param whose storage is its alone is read where the library holds it: a network's
+  // weights are not copied into every runtime.
+  std::vector<StorageSlot> slots = storageSlots(g);
+  std::map<int64_t, const StorageSlot *> slotOf;
+  for (const StorageSlot &s : slots)
+    slotOf[s.id] = &s;
+  for (uint32_t nid : idx.argNodes) {
+    uint32_t e = idx.entryId(nid, 0);
+    auto p = m.lib->params.find(idx.nodes[nid].node->name);
+    const StorageSlot &slot = *slotOf.at(m.sid[e]);
+    if (p != m.lib->params.end() && slot.entries.size() == 1 && p->second.dtype() == m.dtypes[e] &&
+        p->second.shape() == m.shapes[e]) {
+      m.storage[slot.id] =
+          const_cast<std::byte *>(static_cast<const std::byte *>(p->second.bytes()));
+      m.aliased.insert(slot.id);
+    }
+  }
   double total = 0;
-  for (const StorageSlot &s : storageSlots(g))
-    total += static_cast<double>(s.bytes);
+  for (const StorageSlot &s : slots)
+    if (!m.aliased.count(s.id))
+      total += static_cast<double>(s.bytes);
   requireMemory("running the graph", total, "its planned buffers");
-  for (const StorageSlot &s : storageSlots(g)) {
-    // 64-byte aligned and zeroed, once: kernels use aligned vector loads and stores.
-    size_t bytes = (static_cast<size_t>(s.bytes) + 63) / 64 * 64 + 64;
-    auto *p = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
-    if (!p)
-      fail("run: cannot allocate ", bytes, " bytes for storage ", s.id);
-    std::memset(p, 0, bytes);
-    m.storage[s.id] = p;
+  for (const StorageSlot &s : slots) {
+    m.slotBytes[s.id] = s.bytes;
+    if (m.aliased.count(s.id))
+      continue;
+    m.storage[s.id] = m.allocate(s.bytes, s.id);
   }
   for (uint32_t nid : idx.argNodes) {
     m.inputIndex[idx.nodes[nid].node->name] = m.inputs.size();
@@ -138,7 +167,8 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
   }
   for (const auto &h : idx.heads)
     m.outputEntries.push_back(idx.entryId(h));
-  // The library's params are bound now, their bytes copied as they are where the dtypes agree.
+  // The library's params are bound now: read in place, else their bytes copied as they are
+  // where the dtypes agree.
   for (Impl::Input &in : m.inputs) {
     auto p = m.lib->params.find(in.name);
     if (p == m.lib->params.end())
@@ -146,17 +176,20 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
     if (p->second.shape() != m.shapes[in.entry])
       fail("run: param '", in.name, "' has shape ", shapeToList(p->second.shape()),
            " but the graph was built for ", shapeToList(m.shapes[in.entry]));
-    if (p->second.dtype() == m.dtypes[in.entry])
-      std::memcpy(m.ptr(in.entry), p->second.bytes(), p->second.numBytes());
-    else
-      copyToBuffer(p->second.load(), m.dtypes[in.entry], m.ptr(in.entry));
+    if (!m.aliased.count(m.sid[in.entry])) { // else read in place
+      if (p->second.dtype() == m.dtypes[in.entry])
+        std::memcpy(m.ptr(in.entry), p->second.bytes(), p->second.numBytes());
+      else
+        copyToBuffer(p->second.load(), m.dtypes[in.entry], m.ptr(in.entry));
+    }
     in.set = true;
   }
 }
 
 GraphRuntime::~GraphRuntime() {
   for (auto &[id, p] : impl_->storage)
-    std::free(p);
+    if (!impl_->aliased.count(id))
+      std::free(p);
 }
 
 void GraphRuntime::setInput(const std::string &name, const Tensor &t) {
@@ -168,6 +201,17 @@ void GraphRuntime::setInput(const std::string &name, const Tensor &t) {
   if (t.shape != m.shapes[in.entry])
     fail("run: input '", name, "' has shape ", shapeToList(t.shape), " but the graph ",
          "was built for ", shapeToList(m.shapes[in.entry]));
+  int64_t id = m.sid[in.entry];
+  if (m.aliased.count(id)) { // a param given a new value gets storage of its own first
+    std::byte *shared = m.storage.at(id);
+    std::byte *own = m.allocate(m.slotBytes.at(id), id);
+    for (Impl::Call &c : m.calls)
+      for (void *&arg : c.args)
+        if (arg == shared)
+          arg = own;
+    m.storage[id] = own;
+    m.aliased.erase(id);
+  }
   copyToBuffer(t, m.dtypes[in.entry], m.ptr(in.entry));
   in.set = true;
 }

@@ -34,9 +34,9 @@ struct RunResult {
 
 /// A built deploy graph ready to run many times (TVM's graph runtime): storage allocated once,
 /// 64-byte aligned, one block per storage id; each kernel's arguments resolved once; the built
-/// library's params copied in at construction, other inputs when set (a param set again takes
-/// the new value), and kept, since every variable has a storage id of its own that no kernel
-/// writes.
+/// library's params read where the library holds them (every variable has a storage id of its
+/// own that no kernel writes), other inputs copied in when set and kept. A param set again gets
+/// storage of its own and takes the new value; the library's bytes are never written.
 class GraphRuntime {
 public:
   /// Throws Error when the graph was not built.

@@ -7,6 +7,7 @@
 #include "core/Interpreter.h"
 #include "core/Json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -15,7 +16,7 @@ namespace loupe::backend {
 namespace {
 
 // Bumped when the interpreter's numbers for some op change, so that old entries are not used.
-constexpr const char *kRevision = "precompute-1";
+constexpr const char *kRevision = "precompute-2"; // 2: inputs hashed in their own dtype
 
 // A 128-bit hash over 64-bit words in four independent lanes (so the multiplies overlap):
 // hashing resnet-50's 25.6 M weights takes milliseconds, not the interpreter's second.
@@ -34,6 +35,17 @@ struct Hasher {
         lane[k] = mix(lane[k], w[i + k]);
     for (; i < n; ++i)
       lane[i % 4] = mix(lane[i % 4], w[i]);
+  }
+  // Bytes at any alignment, as words copied a chunk at a time (the last padded with zeros).
+  void bytes(const void *p, size_t n) {
+    uint64_t chunk[512];
+    for (size_t at = 0; at < n; at += sizeof chunk) {
+      size_t take = std::min(sizeof chunk, n - at);
+      if (take % 8)
+        chunk[take / 8] = 0;
+      std::memcpy(chunk, static_cast<const char *>(p) + at, take);
+      words(chunk, (take + 7) / 8);
+    }
   }
   void text(const std::string &s) {
     uint64_t n = s.size();
@@ -65,7 +77,7 @@ template <typename T> bool get(const std::string &in, size_t &at, T &v) {
 
 } // namespace
 
-std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> &params) {
+std::string precomputeKey(const Graph &pre, const StoredTensors &params) {
   Hasher h;
   h.text(kRevision);
   h.text(saveJSON(pre));
@@ -76,13 +88,12 @@ std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> 
     auto it = params.find(name);
     if (it == params.end())
       continue;
-    const Tensor &t = it->second;
-    std::vector<uint64_t> head = {static_cast<uint64_t>(t.dtype), t.shape.size()};
-    for (int64_t d : t.shape)
+    const StoredTensor &t = it->second;
+    std::vector<uint64_t> head = {static_cast<uint64_t>(t.dtype()), t.shape().size(), t.numBytes()};
+    for (int64_t d : t.shape())
       head.push_back(static_cast<uint64_t>(d));
     h.words(head.data(), head.size());
-    static_assert(sizeof(double) == sizeof(uint64_t));
-    h.words(reinterpret_cast<const uint64_t *>(t.data.data()), t.data.size());
+    h.bytes(t.bytes(), t.numBytes());
   }
   return h.hex();
 }
@@ -133,7 +144,7 @@ std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, 
   return out;
 }
 
-StoredTensors evaluatePrecompute(const Graph &pre, const std::map<std::string, Tensor> &params,
+StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
                                  const KernelCache *cache) {
   std::string key;
   const std::vector<std::string> &names = pre.attr("output_names")->strs;
@@ -149,14 +160,16 @@ StoredTensors evaluatePrecompute(const Graph &pre, const std::map<std::string, T
       if (std::optional<std::vector<StoredTensor>> ts = decodeTensors(*blob, names.size()))
         return named(std::move(*ts));
   }
-  // Each value is stored in its own dtype as soon as it is made, so the outputs are not all
-  // held as doubles at the end.
-  std::vector<Tensor> values = interpret(pre, params);
-  std::vector<StoredTensor> stored;
-  for (Tensor &v : values) {
-    stored.emplace_back(v);
-    v = Tensor();
-  }
+  // Each input loaded when reached, each output stored in its own dtype as soon as it is made:
+  // a network's weights are never all held as doubles.
+  std::vector<StoredTensor> stored(names.size());
+  interpretFrom(
+      pre,
+      [&](const std::string &name) {
+        auto it = params.find(name);
+        return it == params.end() ? std::nullopt : std::optional<Tensor>(it->second.load());
+      },
+      NodeObserver(), [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); });
   if (cache)
     cache->store(key, encodeTensors(stored)); // a full disk only costs the next build time
   return named(std::move(stored));

@@ -18,7 +18,7 @@ namespace loupe::backend {
 /// The cache key of evaluating `pre` (the precompute graph, shapes and dtypes inferred) on
 /// `params`: 32 hex digits hashing its JSON, and the name, dtype, shape and every value of each
 /// input it reads.
-std::string precomputeKey(const Graph &pre, const std::map<std::string, Tensor> &params);
+std::string precomputeKey(const Graph &pre, const StoredTensors &params);
 
 /// The tensors as one blob (each one's dtype, shape and elements at its dtype's width).
 std::string encodeTensors(const std::vector<StoredTensor> &ts);
@@ -30,7 +30,7 @@ std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, 
 /// The evaluated outputs of `pre` on `params`, by output name, in their own dtype: from `cache`
 /// when an entry for them is there, else computed by the reference interpreter (and stored,
 /// when a cache is given).
-StoredTensors evaluatePrecompute(const Graph &pre, const std::map<std::string, Tensor> &params,
+StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
                                  const KernelCache *cache);
 
 } // namespace loupe::backend

@@ -4,6 +4,9 @@
 #include "core/DType.h"
 #include "core/Error.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace loupe {
 
 void copyToBuffer(const Tensor &t, int dtype, void *dst) {
@@ -31,10 +34,26 @@ Tensor copyFromBuffer(const void *src, const Shape &shape, int dtype) {
   return t;
 }
 
-StoredTensor::StoredTensor(const Tensor &t) : shape_(t.shape), dtype_(t.dtype) {
-  auto bytes =
-      std::make_shared<std::string>(static_cast<size_t>(t.size() * dtypeBytes(t.dtype)), '\0');
-  copyToBuffer(t, t.dtype, bytes->data());
+namespace {
+
+// `n` bytes 64-byte aligned, then zeros to the next 64 and 64 more (what a kernel's vector
+// loads may touch past a buffer's end).
+std::shared_ptr<std::byte> alignedBytes(size_t n) {
+  size_t capacity = (n + 63) / 64 * 64 + 64;
+  auto *p = static_cast<std::byte *>(std::aligned_alloc(64, capacity));
+  if (!p)
+    fail("cannot allocate ", capacity, " bytes for a stored tensor");
+  std::memset(p + n, 0, capacity - n);
+  return std::shared_ptr<std::byte>(p, [](std::byte *q) { std::free(q); });
+}
+
+} // namespace
+
+StoredTensor::StoredTensor(const Tensor &t)
+    : shape_(t.shape), dtype_(t.dtype),
+      numBytes_(static_cast<size_t>(t.size() * dtypeBytes(t.dtype))) {
+  std::shared_ptr<std::byte> bytes = alignedBytes(numBytes_);
+  copyToBuffer(t, t.dtype, bytes.get());
   bytes_ = std::move(bytes);
 }
 
@@ -43,10 +62,20 @@ StoredTensor::StoredTensor(Shape shape, int dtype, std::string bytes)
   if (static_cast<int64_t>(bytes.size()) != numElements(shape_) * dtypeBytes(dtype_))
     fail("a stored tensor of shape ", shapeToList(shape_), " needs ",
          numElements(shape_) * dtypeBytes(dtype_), " bytes, not ", bytes.size());
-  bytes_ = std::make_shared<const std::string>(std::move(bytes));
+  numBytes_ = bytes.size();
+  std::shared_ptr<std::byte> b = alignedBytes(numBytes_);
+  std::memcpy(b.get(), bytes.data(), numBytes_);
+  bytes_ = std::move(b);
 }
 
 Tensor StoredTensor::load() const { return copyFromBuffer(bytes(), shape_, dtype_); }
+
+StoredTensors storeAll(std::map<std::string, Tensor> tensors) {
+  StoredTensors out;
+  for (auto it = tensors.begin(); it != tensors.end(); it = tensors.erase(it))
+    out.emplace(it->first, StoredTensor(it->second));
+  return out;
+}
 
 std::map<std::string, Tensor> loadAll(const StoredTensors &stored) {
   std::map<std::string, Tensor> out;

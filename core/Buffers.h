@@ -3,6 +3,7 @@
 
 #include "core/Tensor.h"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,8 +18,9 @@ Tensor copyFromBuffer(const void *src, const Shape &shape, int dtype);
 
 /// A tensor held in its own dtype's bytes rather than as doubles (a float32 weight takes half
 /// the memory), immutable, its bytes shared by copies. A built library keeps its params so: the
-/// runtime copies the bytes as they are, and the reference interpreter loads one param at a
-/// time when it reaches it.
+/// runtime's kernels read the bytes where they are, and the reference interpreter loads one
+/// param at a time when it reaches it. The bytes are 64-byte aligned and followed by at least
+/// 64 zero bytes, as the runtime's own buffers are.
 class StoredTensor {
 public:
   StoredTensor() = default;
@@ -31,19 +33,24 @@ public:
   const Shape &shape() const { return shape_; }
   int dtype() const { return dtype_; }
   /// The row-major elements, numElements(shape) of dtypeBytes(dtype) each.
-  const void *bytes() const { return bytes_ ? bytes_->data() : nullptr; }
-  size_t numBytes() const { return bytes_ ? bytes_->size() : 0; }
+  const void *bytes() const { return bytes_.get(); }
+  size_t numBytes() const { return numBytes_; }
   /// The values as a Tensor of doubles.
   Tensor load() const;
 
 private:
   Shape shape_;
   int dtype_ = kFloat32;
-  std::shared_ptr<const std::string> bytes_;
+  std::shared_ptr<const std::byte> bytes_;
+  size_t numBytes_ = 0;
 };
 
 /// Named stored tensors (a built library's params).
 using StoredTensors = std::map<std::string, StoredTensor>;
+
+/// Every tensor stored in its own dtype, each one's doubles freed as soon as it is stored (a
+/// network's weights are never held twice).
+StoredTensors storeAll(std::map<std::string, Tensor> tensors);
 
 /// Every stored tensor loaded as doubles (tests and small graphs; a network's weights are
 /// better loaded one at a time).

@@ -60,7 +60,7 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
 }
 
 std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
-                                  const NodeObserver &observe) {
+                                  const NodeObserver &observe, const OutputSink &sink) {
   const GraphAttr *shapes = g.attr("shape");
   const GraphAttr *dtypes = g.attr("dtype");
   if (!shapes || !dtypes)
@@ -76,8 +76,23 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
     for (const auto &e : idx.nodes[nid].inputs)
       lastUse[idx.entryId(e)] = nid;
-  for (const auto &h : idx.heads)
-    lastUse[idx.entryId(h)] = idx.numNodes(); // kept for the result
+  // Outputs are kept for the result; with a sink, each leaves once read for the last time (or
+  // made, when nothing reads it).
+  std::vector<std::vector<size_t>> headsOf(idx.numEntries());
+  for (size_t k = 0; k < idx.heads.size(); ++k) {
+    uint32_t e = idx.entryId(idx.heads[k]);
+    headsOf[e].push_back(k);
+    lastUse[e] = sink ? std::max<int64_t>(lastUse[e], idx.heads[k].nodeId) : idx.numNodes();
+  }
+  std::vector<bool> delivered(idx.numEntries(), false);
+  auto deliver = [&](uint32_t e, uint32_t nid) {
+    if (!sink || headsOf[e].empty() || lastUse[e] != nid || delivered[e])
+      return;
+    delivered[e] = true;
+    for (size_t i = 0; i < headsOf[e].size(); ++i)
+      sink(headsOf[e][i], i + 1 < headsOf[e].size() ? values[e] : std::move(values[e]));
+    values[e] = Tensor();
+  };
   // The most it holds at once (each value a double an element, from the node that makes it to
   // its last reader), checked before the first value is made.
   {
@@ -111,6 +126,7 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
       values[e].dtype = static_cast<int>(dtypes->ints[e]);
       for (double &v : values[e].data)
         v = roundToDType(v, values[e].dtype);
+      deliver(e, nid);
       continue;
     }
     std::vector<const Tensor *> args;
@@ -156,6 +172,10 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
         made.push_back(&values[idx.entryId(nid, k)]);
       observe(nid, made);
     }
+    for (uint32_t k = 0; k < n.numOutputs(); ++k)
+      deliver(idx.entryId(nid, k), nid);
+    for (const auto &e : in.inputs)
+      deliver(idx.entryId(e), nid);
     // (A deploy graph's tvm_op inputs are freed as an op's are: a network's activations need
     // not all be held at once.)
     for (const auto &e : in.inputs)

@@ -32,8 +32,14 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
 /// held as doubles at once.
 using ValueSource = std::function<std::optional<Tensor>(const std::string &name)>;
 
-/// interpret() with the variables' values from `source`.
+/// Told output `k`'s value as soon as nothing more reads it (PrecomputePrune's weights leave
+/// one at a time, not all at the end).
+using OutputSink = std::function<void(size_t k, Tensor value)>;
+
+/// interpret() with the variables' values from `source`. With a `sink`, each output goes to it
+/// when ready, and the returned vector holds empty tensors in their places.
 std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
-                                  const NodeObserver &observe = NodeObserver());
+                                  const NodeObserver &observe = NodeObserver(),
+                                  const OutputSink &sink = OutputSink());
 
 } // namespace loupe

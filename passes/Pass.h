@@ -1,6 +1,7 @@
 // Pass: pass records, the pass registry, and NNVM's ApplyPasses with dependency checks.
 #pragma once
 
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
@@ -50,7 +51,7 @@ struct PassContext {
   std::vector<std::shared_ptr<PassInstrument>> instruments;
   /// The values of the graph's bound variables (a loaded model's initializers, the params a
   /// build binds), for passes that match constants; null when nothing is bound. Not owned.
-  const std::map<std::string, Tensor> *params = nullptr;
+  const StoredTensors *params = nullptr;
 
   /// A config value, or `dflt` when unset.
   std::string get(const std::string &key, const std::string &dflt) const {

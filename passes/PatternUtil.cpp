@@ -73,7 +73,7 @@ Tensor evaluateNode(const NodePtr &node) {
   return interpret(applyPasses(one, {"InferShape", "InferType"}), {}).at(0);
 }
 
-PatternView::PatternView(const Graph &g, const std::map<std::string, Tensor> *params)
+PatternView::PatternView(const Graph &g, const StoredTensors *params)
     : idx(g.index()), params_(params), refs_(nodeRefCounts(idx)), reader_(idx.numNodes(), -1),
       constant_(idx.numNodes(), -1) {
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
@@ -118,7 +118,7 @@ std::optional<double> PatternView::uniform(const Entry &e) const {
     if (!params_)
       return std::nullopt;
     auto it = params_->find(n.name);
-    return it == params_->end() ? std::nullopt : allEqual(it->second.data);
+    return it == params_->end() ? std::nullopt : allEqual(it->second.load().data);
   }
   if (n.op->name == "const" && n.parsed.getStr("data").empty())
     return n.parsed.getFloat("value");

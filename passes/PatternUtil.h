@@ -2,6 +2,7 @@
 // FoldScaleAxis, FoldConstant, FoldShapeOf), after NNVM's pattern_util.h.
 #pragma once
 
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
@@ -44,7 +45,7 @@ public:
   using Entry = IndexedGraph::Entry;
 
   /// `params` may be null (no bound values: only `const` nodes are constants).
-  PatternView(const Graph &g, const std::map<std::string, Tensor> *params);
+  PatternView(const Graph &g, const StoredTensors *params);
 
   const IndexedGraph &idx;
   /// The node an entry is an output of.
@@ -65,7 +66,7 @@ public:
   std::optional<Entry> onlyReader(const Entry &e) const;
 
 private:
-  const std::map<std::string, Tensor> *params_;
+  const StoredTensors *params_;
   const std::vector<Shape> *shapes_ = nullptr;
   std::vector<uint32_t> refs_;
   std::vector<int64_t> reader_;          ///< per node: a node reading it, or -1

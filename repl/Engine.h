@@ -2,6 +2,7 @@
 // table; the REPL, session replays and the GUI all drive it through execute().
 #pragma once
 
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 #include "passes/Fusion.h"
@@ -113,7 +114,7 @@ public:
   const std::vector<Step> &history() const { return history_; }
   /// The values of the last `:model` or `:load` (its weights and initializers, by name), which
   /// `:build` binds to the variables of those names.
-  const std::map<std::string, Tensor> &modelParams() const { return modelParams_; }
+  const StoredTensors &modelParams() const { return modelParams_; }
   /// The index of the current step (meaningful when the history is not empty).
   size_t cursor() const { return cursor_; }
   /// Makes history step `step` the current one, as :undo and :redo do. Throws Error when there
@@ -168,7 +169,7 @@ private:
   Sink sink_ = std::make_shared<std::ostream *>(nullptr); ///< where instruments print
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   /// Params of the last `:model`, bound by `:build` to the variables of those names.
-  std::map<std::string, Tensor> modelParams_;
+  StoredTensors modelParams_; ///< in their own dtype (a float32 weight in 4 bytes)
   /// The input dtypes of the last ONNX `:load`, given to `:build` as its dtype dict.
   std::map<std::string, int> modelDTypes_;
   /// Where `:build` keeps compiled kernels (null after `:set cache off`).

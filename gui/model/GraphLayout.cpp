@@ -194,7 +194,7 @@ std::set<std::string> paramNames(const Graph &g) {
   return params;
 }
 
-std::set<std::string> paramNames(const Graph &g, const std::map<std::string, Tensor> &bound) {
+std::set<std::string> paramNames(const Graph &g, const StoredTensors &bound) {
   std::set<std::string> params = paramNames(g);
   for (const auto &[name, value] : bound)
     params.insert(name);

@@ -2,6 +2,7 @@
 // library), with the node boxes and edge curves the viewer draws, and the node queries it needs.
 #pragma once
 
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
@@ -98,7 +99,7 @@ std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param);
 std::set<std::string> paramNames(const Graph &g);
 
 /// paramNames, and the variables `bound` gives values to (a loaded model's initializers).
-std::set<std::string> paramNames(const Graph &g, const std::map<std::string, Tensor> &bound);
+std::set<std::string> paramNames(const Graph &g, const StoredTensors &bound);
 
 /// Node ids within `radius` edges of `centre`, either direction, in id order.
 std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius);

@@ -123,7 +123,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
   return s.str();
 }
 
-std::string graphSvg(const Graph &g, const std::map<std::string, Tensor> &bound) {
+std::string graphSvg(const Graph &g, const StoredTensors &bound) {
   LayoutOptions o;
   o.foldInputs = true; // as the viewer opens
   o.params = paramNames(g, bound);

@@ -27,7 +27,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o =
 /// The picture of a whole graph as the viewer first shows it: `layoutGraph` with inputs folded
 /// into ops and the params the viewer counts (`bound`: a loaded model's initializers), and the
 /// graph's fusion groups when it has any.
-std::string graphSvg(const Graph &g, const std::map<std::string, Tensor> &bound = {});
+std::string graphSvg(const Graph &g, const StoredTensors &bound = {});
 
 /// `text` with XML's five special characters escaped (&, <, >, ", ').
 std::string xmlEscaped(const std::string &text);

@@ -400,21 +400,21 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   const IndexedGraph &bidx = before.index();
   bool convertsAny = false;
   for (const auto &[name, t] : e.modelParams_)
-    convertsAny = convertsAny || converts(t.dtype);
+    convertsAny = convertsAny || converts(t.dtype());
   if (o.params.empty() && !convertsAny)
     o.sharedParams = &e.modelParams_;
   for (const auto &[name, t] : e.modelParams_)
     if (!o.sharedParams && !o.params.count(name) && bidx.findByName(name) >= 0 &&
         bidx.nodes[bidx.findByName(name)].node->isVariable()) {
-      if (!converts(t.dtype)) {
-        o.params[name] = t;
+      if (!converts(t.dtype())) {
+        o.params[name] = t.load();
         continue;
       }
       if (!dtypeIsFloat(want))
-        fail("dtype=", dtypeName(want), ": the model's params are ", dtypeName(t.dtype),
+        fail("dtype=", dtypeName(want), ": the model's params are ", dtypeName(t.dtype()),
              "; only a float model's precision converts (dtype=float16, float32 or float64)");
-      o.params[name] = converted(t, want);
-      modelType = dtypeName(t.dtype);
+      o.params[name] = converted(t.load(), want);
+      modelType = dtypeName(t.dtype());
       ++convertedParams;
     }
   // …and the last ONNX :load's input dtypes, for the inputs the command did not type.

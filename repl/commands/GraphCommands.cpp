@@ -321,8 +321,7 @@ void describeEntry(const Graph &t, uint32_t eid, Commands::Port &p) {
 
 // The types of the params bound to graph `g`'s variables: the build's, else the last :model's
 // or :load's.
-std::map<std::string, ParamType> boundParams(const Graph &g,
-                                             const std::map<std::string, Tensor> &model) {
+std::map<std::string, ParamType> boundParams(const Graph &g, const StoredTensors &model) {
   std::map<std::string, ParamType> bound;
   if (auto lib = backend::builtLibrary(g)) {
     for (const auto &[name, t] : lib->params)
@@ -332,7 +331,7 @@ std::map<std::string, ParamType> boundParams(const Graph &g,
   const IndexedGraph &idx = g.index();
   for (uint32_t nid : idx.argNodes)
     if (auto it = model.find(idx.nodes[nid].node->name); it != model.end())
-      bound[it->first] = {it->second.shape, it->second.dtype};
+      bound[it->first] = {it->second.shape(), it->second.dtype()};
   return bound;
 }
 

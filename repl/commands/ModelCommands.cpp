@@ -98,7 +98,7 @@ void Commands::model(Engine &e, const Args &, const std::string &rest, std::ostr
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::string label = "model " + net->name + " batch=" + std::to_string(o.batch);
   e.pushStep(g, label, ms, true);
-  e.modelParams_ = std::move(params);
+  e.modelParams_ = storeAll(std::move(params));
   e.modelDTypes_.clear();
   out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "
       << plural(e.modelParams_.size(), "param") << " holding " << values << " values)\n";
@@ -116,7 +116,7 @@ void Commands::load(Engine &e, const Args &a, const std::string &, std::ostream 
     }
     frontend::OnnxModel m = frontend::importOnnx(a[0], dims);
     e.pushStep(m.graph, "load " + a[0], 0, true);
-    e.modelParams_ = std::move(m.params);
+    e.modelParams_ = storeAll(std::move(m.params));
     e.modelDTypes_ = std::move(m.inputDTypes);
     out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(m.graph.index())
         << "; opset " << m.opset << "; " << plural(e.modelParams_.size(), "param") << ")\n";

@@ -42,7 +42,8 @@ Graph rewritten(const std::string &program, const std::string &pass,
     in[name] = t;
   }
   PassContext ctx;
-  ctx.params = &consts;
+  StoredTensors stored = storeAll(consts);
+  ctx.params = &stored;
   Graph typed = withInputs(g, in);
   Graph after = applyPasses(typed, {pass}, ctx);
   EXPECT_TRUE(after.attrs.empty());

@@ -95,16 +95,18 @@ Pre precomputeGraph(double weightScale = 2) {
 
 TEST(PrecomputeCache, TheKeyFollowsTheGraphAndEveryValue) {
   Pre a = precomputeGraph(), b = precomputeGraph();
-  std::string key = backend::precomputeKey(a.graph, a.params);
+  std::string key = backend::precomputeKey(a.graph, storeAll(a.params));
   EXPECT_EQ(key.size(), 32u);
-  EXPECT_EQ(key, backend::precomputeKey(b.graph, b.params)); // the same inputs, the same key
-  b.params["w"].data[5] = std::nextafter(b.params["w"].data[5], 2.0);
-  EXPECT_NE(key, backend::precomputeKey(b.graph, b.params)); // one value's last bit
+  EXPECT_EQ(key,
+            backend::precomputeKey(b.graph, storeAll(b.params))); // the same inputs, the same key
+  // The next float32 (the params are float32: a double between two floats is the same param).
+  b.params["w"].data[5] = std::nextafter(static_cast<float>(b.params["w"].data[5]), 2.0f);
+  EXPECT_NE(key, backend::precomputeKey(b.graph, storeAll(b.params))); // one value's last bit
   Pre c = precomputeGraph(3);
-  EXPECT_NE(key, backend::precomputeKey(c.graph, a.params)); // another computation
+  EXPECT_NE(key, backend::precomputeKey(c.graph, storeAll(a.params))); // another computation
   Pre d = precomputeGraph();
   d.params["s"].dtype = kFloat64;
-  EXPECT_NE(key, backend::precomputeKey(d.graph, d.params)); // another dtype
+  EXPECT_NE(key, backend::precomputeKey(d.graph, storeAll(d.params))); // another dtype
 }
 
 TEST(PrecomputeCache, EvaluationLooksUpTheCacheFirstAndStoresWhatItComputes) {
@@ -117,11 +119,11 @@ TEST(PrecomputeCache, EvaluationLooksUpTheCacheFirstAndStoresWhatItComputes) {
   // Output k of an evaluation, by the precompute graph's output names.
   const std::vector<std::string> &names = p.graph.attr("output_names")->strs;
   auto output = [&](const backend::KernelCache *c, size_t k) {
-    return backend::evaluatePrecompute(p.graph, p.params, c).at(names.at(k)).load();
+    return backend::evaluatePrecompute(p.graph, storeAll(p.params), c).at(names.at(k)).load();
   };
   // Cold: computed, then stored under the key.
   EXPECT_EQ(output(&cache, 0).data, want[0].data);
-  std::string key = "precompute-" + backend::precomputeKey(p.graph, p.params);
+  std::string key = "precompute-" + backend::precomputeKey(p.graph, storeAll(p.params));
   std::optional<std::string> entry = cache.load(key);
   ASSERT_TRUE(entry);
   EXPECT_EQ(*entry, backend::encodeTensors(stored(want)));

@@ -45,10 +45,13 @@ TEST(StoredTensor, HoldsEveryDTypeInItsOwnWidthAndLoadsTheSameValues) {
     EXPECT_EQ(back.dtype, t.dtype);
     EXPECT_EQ(back.data, t.data) << dtypeName(t.dtype);
   }
-  // Copies share the bytes (a built library's params are not duplicated by being passed on).
+  // Copies share the bytes (a built library's params are not duplicated by being passed on),
+  // 64-byte aligned as kernels' vector loads want them.
   StoredTensor a(ts[0]);
   StoredTensor b = a;
   EXPECT_EQ(a.bytes(), b.bytes());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.bytes()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(StoredTensor({2}, kInt8, "ab").bytes()) % 64, 0u);
   // Bytes that are not the shape's count are refused by name.
   expectError(
       [] {
@@ -76,6 +79,36 @@ TEST(InterpretFrom, AsksForEachVariableWhenItIsReachedAndOnlyOnce) {
       "no value given for variable 'a'");
 }
 
+TEST(InterpretFrom, ASinkIsToldEachOutputOnceNothingMoreReadsIt) {
+  Engine e;
+  run(e, "a = Variable(\"a\", shape=(2,), dtype=0)\nb = Variable(\"b\", shape=(2,), dtype=0)\n"
+         "y1 = exp(a)\ny2 = y1 + b\nz = Group([b, y1, y2, y1])\n:graph z");
+  Graph g = applyPasses(e.current()->graph, {"InferShape", "InferType"});
+  std::map<std::string, Tensor> in = {{"a", filled({2}, kFloat32, {0, 1})},
+                                      {"b", filled({2}, kFloat32, {1, 2})}};
+  std::vector<std::pair<size_t, std::vector<double>>> told;
+  std::vector<Tensor> left = interpretFrom(
+      g, [&](const std::string &name) { return std::optional<Tensor>(in.at(name)); },
+      NodeObserver(),
+      [&](size_t k, Tensor v) {
+        told.push_back({k, v.data});
+      });
+  double e1 = roundToDType(std::exp(1.0), kFloat32);
+  // y1 and b are read by y2's node, so they leave right after it, in its inputs' order; y1, an
+  // output twice, is told twice. Every output is told, and nothing is left in the result.
+  std::vector<std::pair<size_t, std::vector<double>>> want = {
+      {2, {2, roundToDType(e1 + 2, kFloat32)}}, {1, {1, e1}}, {3, {1, e1}}, {0, {1, 2}}};
+  EXPECT_EQ(told, want);
+  ASSERT_EQ(left.size(), 4u);
+  for (const Tensor &t : left)
+    EXPECT_TRUE(t.data.empty());
+  // Without a sink the outputs are the result, as interpret() gives them.
+  std::vector<Tensor> all =
+      interpretFrom(g, [&](const std::string &name) { return std::optional<Tensor>(in.at(name)); });
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[3].data, (std::vector<double>{1, e1}));
+}
+
 const char *kScaled = "x = Variable(\"x\", shape=(1, 4), dtype=0)\n"
                       "w = Variable(\"w\", shape=(3, 4), dtype=0)\n"
                       "y = dense(x, w, units=3, use_bias=False)\n:graph y";
@@ -94,6 +127,14 @@ TEST(GraphRuntime, BindsItsLibrarysParamsAndTakesANewValueForOne) {
   rt.setInput("w", filled({3, 4}, kFloat32, std::vector<double>(12, 0.5)));
   rt.run();
   EXPECT_EQ(rt.outputs()[0].data, (std::vector<double>{5, 5, 5}));
+  // The library's bytes, which runtimes read in place, were not written: another runtime of it
+  // computes with the built weight.
+  EXPECT_EQ(backend::builtLibrary(deploy)->params.at("w").load().data,
+            (std::vector<double>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1}));
+  backend::GraphRuntime other(deploy);
+  other.setInput("x", filled({1, 4}, kFloat32, {1, 2, 3, 4}));
+  other.run();
+  EXPECT_EQ(other.outputs()[0].data, (std::vector<double>{1, 2, 7}));
   // runDeployGraph takes the data inputs alone; an input neither given nor a param is named.
   EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", filled({1, 4}, kFloat32, {1, 1, 1, 1})}})
                 .outputs[0]
@@ -102,21 +143,28 @@ TEST(GraphRuntime, BindsItsLibrarysParamsAndTakesANewValueForOne) {
   expectError([&] { backend::runDeployGraph(deploy, {}); }, "run: no value for input 'x'");
 }
 
-TEST(BuildParams, TheSessionsParamsAreLeftAsTheyWereAndBuildWhatACopyBuilds) {
+TEST(BuildParams, TheSessionsParamsAreHeldStoredAndSharedWithTheBuild) {
   Engine e;
   run(e, ":model mlp batch=2");
-  const std::map<std::string, Tensor> &params = e.modelParams();
-  ASSERT_FALSE(params.empty());
-  std::map<std::string, const double *> where;
+  const StoredTensors &params = e.modelParams();
+  ASSERT_EQ(params.size(), 6u);
+  // Held in their own dtype: fc1's float32 weight in 4 bytes an element.
+  EXPECT_EQ(params.at("fc1_weight").numBytes(), 128u * 784 * 4);
+  std::map<std::string, const void *> where;
   for (const auto &[name, t] : params)
-    where[name] = t.data.data();
-  std::map<std::string, Tensor> before = params;
+    where[name] = t.bytes();
+  std::map<std::string, Tensor> before = loadAll(params);
+  // At opt_level 1 nothing is precomputed: the library's params are the session's very bytes.
+  run(e, ":build opt_level=1");
+  for (const auto &[name, t] : backend::builtLibrary(e.current()->graph)->params)
+    EXPECT_EQ(t.bytes(), where.at(name)) << name;
+  run(e, ":undo");
+  // At opt_level 3 they are read in place and left as they were.
   run(e, ":build opt_level=3");
   std::string ran = output(e, ":run seed=5");
-  // The session's tensors are the same objects with the same values after the build.
   for (const auto &[name, t] : e.modelParams()) {
-    EXPECT_EQ(t.data.data(), where.at(name)) << name;
-    EXPECT_EQ(t.data, before.at(name).data) << name;
+    EXPECT_EQ(t.bytes(), where.at(name)) << name;
+    EXPECT_EQ(t.load().data, before.at(name).data) << name;
   }
   // And the build is the one a copy of them gives: the same outputs on the same inputs.
   backend::BuildOptions copied;
@@ -141,9 +189,9 @@ TEST(BuildParams, TheSessionsParamsAreLeftAsTheyWereAndBuildWhatACopyBuilds) {
 TEST(BuildParams, SharedParamsAreReadOnlyAndMayNameOtherGraphsVariables) {
   Engine e;
   run(e, kScaled);
-  std::map<std::string, Tensor> session = {
-      {"w", filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1})},
-      {"other", filled({2}, kFloat32, {1, 2})}}; // a variable of another graph of the session
+  StoredTensors session = {
+      {"w", StoredTensor(filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1}))},
+      {"other", StoredTensor(filled({2}, kFloat32, {1, 2}))}}; // another graph's variable
   backend::BuildOptions o;
   o.sharedParams = &session;
   Graph deploy = backend::build(e.current()->graph, o, PassContext{});
@@ -153,10 +201,10 @@ TEST(BuildParams, SharedParamsAreReadOnlyAndMayNameOtherGraphsVariables) {
                 .data,
             (std::vector<double>{1, 2, 7}));
   EXPECT_EQ(session.size(), 2u);
-  EXPECT_EQ(session.at("w").data.size(), 12u);
+  EXPECT_EQ(session.at("w").load().data.size(), 12u);
   // Given as the caller's own, a param of no variable is an error, as before.
   backend::BuildOptions own;
-  own.params = session;
+  own.params = loadAll(session);
   expectError([&] { backend::build(e.current()->graph, own, PassContext{}); },
               "build: the graph has no input 'other' to bind a param to");
 }

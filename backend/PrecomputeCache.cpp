@@ -169,7 +169,7 @@ StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
         auto it = params.find(name);
         return it == params.end() ? std::nullopt : std::optional<Tensor>(it->second.load());
       },
-      NodeObserver(), [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); });
+      {NodeObserver(), [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); }, true});
   if (cache)
     cache->store(key, encodeTensors(stored)); // a full disk only costs the next build time
   return named(std::move(stored));

@@ -50,17 +50,19 @@ std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor
 
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
                               const NodeObserver &observe) {
-  return interpretFrom(
-      g,
-      [&](const std::string &name) -> std::optional<Tensor> {
-        auto it = inputs.find(name);
-        return it == inputs.end() ? std::nullopt : std::optional<Tensor>(it->second);
-      },
-      observe);
+  return interpretFrom(g,
+                       [&](const std::string &name) -> std::optional<Tensor> {
+                         auto it = inputs.find(name);
+                         return it == inputs.end() ? std::nullopt
+                                                   : std::optional<Tensor>(it->second);
+                       },
+                       {observe, OutputSink(), false});
 }
 
 std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
-                                  const NodeObserver &observe, const OutputSink &sink) {
+                                  const InterpretOptions &options) {
+  const NodeObserver &observe = options.observe;
+  const OutputSink &sink = options.sink;
   const GraphAttr *shapes = g.attr("shape");
   const GraphAttr *dtypes = g.attr("dtype");
   if (!shapes || !dtypes)
@@ -110,25 +112,40 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
     }
     requireMemory("the reference interpreter", peak, "the values it holds at once");
   }
+  // A variable's value from the source, checked and rounded to its dtype (with askPerReader,
+  // for each node that reads it).
+  auto variableValue = [&](uint32_t nid) {
+    const Node &n = *idx.nodes[nid].node;
+    std::optional<Tensor> given = source(n.name);
+    if (!given)
+      fail("no value given for variable '", n.name, "'");
+    uint32_t e = idx.entryId(nid, 0);
+    if (given->shape != shapes->shapes[e])
+      fail("variable '", n.name, "' has shape ", shapeToList(shapes->shapes[e]),
+           " but the value given has shape ", shapeToList(given->shape));
+    given->dtype = static_cast<int>(dtypes->ints[e]);
+    for (double &v : given->data)
+      v = roundToDType(v, given->dtype);
+    return std::move(*given);
+  };
+  std::vector<bool> onDemand(idx.numEntries(), false);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     checkInterrupt();
     const auto &in = idx.nodes[nid];
     const Node &n = *in.node;
     if (n.isVariable()) {
-      std::optional<Tensor> given = source(n.name);
-      if (!given)
-        fail("no value given for variable '", n.name, "'");
       uint32_t e = idx.entryId(nid, 0);
-      if (given->shape != shapes->shapes[e])
-        fail("variable '", n.name, "' has shape ", shapeToList(shapes->shapes[e]),
-             " but the value given has shape ", shapeToList(given->shape));
-      values[e] = std::move(*given);
-      values[e].dtype = static_cast<int>(dtypes->ints[e]);
-      for (double &v : values[e].data)
-        v = roundToDType(v, values[e].dtype);
+      if (options.askPerReader && lastUse[e] >= 0 && headsOf[e].empty()) {
+        onDemand[e] = true; // asked for by each reader
+        continue;
+      }
+      values[e] = variableValue(nid);
       deliver(e, nid);
       continue;
     }
+    for (const auto &e : in.inputs)
+      if (uint32_t id = idx.entryId(e); onDemand[id] && !values[id].size())
+        values[id] = variableValue(e.nodeId);
     std::vector<const Tensor *> args;
     for (const auto &e : in.inputs)
       args.push_back(&values[idx.entryId(e)]);
@@ -140,7 +157,7 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
       for (const auto &e : in.inputs) {
         uint32_t id = idx.entryId(e);
         own.push_back(&values[id]);
-        last.push_back(lastUse[id] == nid &&
+        last.push_back((lastUse[id] == nid || onDemand[id]) &&
                        std::count_if(in.inputs.begin(), in.inputs.end(),
                                      [&](const auto &o) { return idx.entryId(o) == id; }) == 1);
       }
@@ -179,7 +196,7 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
     // (A deploy graph's tvm_op inputs are freed as an op's are: a network's activations need
     // not all be held at once.)
     for (const auto &e : in.inputs)
-      if (lastUse[idx.entryId(e)] == nid)
+      if (lastUse[idx.entryId(e)] == nid || onDemand[idx.entryId(e)])
         values[idx.entryId(e)] = Tensor();
   }
   // Heads are moved out, except an entry that is a head twice: it is copied but once.

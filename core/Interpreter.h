@@ -26,20 +26,29 @@ using NodeObserver = std::function<void(uint32_t nid, const std::vector<const Te
 std::vector<Tensor> interpret(const Graph &g, const std::map<std::string, Tensor> &inputs,
                               const NodeObserver &observe);
 
-/// A variable's value by name, or nullopt when there is none. The interpreter asks once per
-/// variable, when it reaches it, and drops the value after its last reader: a source that makes
-/// values on demand (a built library's params, loaded from their own dtype) never has them all
-/// held as doubles at once.
+/// A variable's value by name, or nullopt when there is none. A source that makes values on
+/// demand (a built library's params, loaded from their own dtype) never has them all held as
+/// doubles at once.
 using ValueSource = std::function<std::optional<Tensor>(const std::string &name)>;
 
 /// Told output `k`'s value as soon as nothing more reads it (PrecomputePrune's weights leave
 /// one at a time, not all at the end).
 using OutputSink = std::function<void(size_t k, Tensor value)>;
 
-/// interpret() with the variables' values from `source`. With a `sink`, each output goes to it
-/// when ready, and the returned vector holds empty tensors in their places.
+/// What interpretFrom does besides evaluating.
+struct InterpretOptions {
+  NodeObserver observe; ///< told each op node's outputs as they are made
+  /// Told each output when ready; the returned vector then holds empty tensors in their places.
+  OutputSink sink;
+  /// Ask the source for a variable that ops read once for each node that reads it, holding it
+  /// only while that node runs (a network's weights, shared by many layers, are then not held
+  /// as doubles between them), rather than once when the variable is reached, held to its
+  /// last reader. For a source that gives a value again cheaply.
+  bool askPerReader = false;
+};
+
+/// interpret() with the variables' values from `source`.
 std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
-                                  const NodeObserver &observe = NodeObserver(),
-                                  const OutputSink &sink = OutputSink());
+                                  const InterpretOptions &options = InterpretOptions());
 
 } // namespace loupe

@@ -36,20 +36,22 @@ Importer::Importer(onnx::ModelProto &m, std::string path, const DimSizes &dims)
 
 OnnxModel Importer::run() {
   const onnx::GraphProto &g = model_.graph();
-  // All initializers at once, before the first is decoded (held as doubles); a malformed one
-  // is left for its own decoding to name.
-  double total = 0;
+  // All initializers at once, before the first is decoded (held in their own dtype); a
+  // malformed one is left for its own decoding to name.
+  double total = 0, bytes = 0;
   for (const auto &init : g.initializer()) {
     try {
-      total +=
+      double n =
           static_cast<double>(checkedNumElements(Shape(init.dims().begin(), init.dims().end())));
+      total += n;
+      bytes += n * static_cast<double>(dtypeBytes(dtypeOf(init.data_type(), "")));
     } catch (const Error &) {
     }
   }
-  requireMemory(path_ + ": loading its initializers", total * sizeof(double),
-                cat(static_cast<int64_t>(total), " values, held as doubles"));
-  // Each initializer's bytes are released once decoded, so a model is held about once, not
-  // twice, while it loads.
+  requireMemory(path_ + ": loading its initializers", bytes,
+                cat(static_cast<int64_t>(total), " values"));
+  // Each initializer is stored in its own dtype as it is decoded and its bytes in the model
+  // released, so a model is held about once, not twice, while it loads (and never as doubles).
   for (onnx::TensorProto &init : *model_.mutable_graph()->mutable_initializer()) {
     addParam(init.name(), toTensor(init, path_ + ": initializer " + init.name()));
     std::string().swap(*init.mutable_raw_data());
@@ -115,6 +117,7 @@ OnnxModel Importer::run() {
     if (it == table.end())
       fail(where(n), ": operator ", n.op_type(), " is not supported");
     std::vector<NodeEntry> outs = it->second(*this, n);
+    loaded_.clear(); // the params the conversion read as values, held only while it ran
     for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k)
       if (!n.output(k).empty())
         values_[n.output(k)] = outs[k];
@@ -249,11 +252,39 @@ std::string Importer::oneElementOf(const std::string &scalar) {
 const Tensor *Importer::constant(const onnx::NodeProto &n, int k) {
   if (!hasInput(n, k))
     return nullptr;
-  auto it = out_.params.find(n.input(k));
-  if (it != out_.params.end())
-    return &it->second;
+  if (out_.params.count(n.input(k)))
+    return &loaded(n.input(k));
   auto s = scalars_.find(n.input(k));
   return s != scalars_.end() ? &s->second : fold(n.input(k));
+}
+
+const std::pair<const std::string, StoredTensor> *Importer::paramInput(const onnx::NodeProto &n,
+                                                                       int k) {
+  if (!hasInput(n, k) || scalars_.count(n.input(k)))
+    return nullptr;
+  std::string name = n.input(k);
+  if (!out_.params.count(name)) {
+    // Through Identity copies of a param, else a computation fold() makes a param of.
+    auto v = values_.find(name);
+    if (v == values_.end())
+      return nullptr;
+    NodePtr at = v->second.node;
+    while (!at->isVariable() && at->op->name == "copy" && at->controlDeps.empty())
+      at = at->inputs[0].node;
+    if (at->isVariable())
+      name = at->name;
+    else if (!fold(name))
+      return nullptr;
+  }
+  auto it = out_.params.find(name);
+  return it == out_.params.end() ? nullptr : &*it;
+}
+
+const Tensor &Importer::loaded(const std::string &param) {
+  auto it = loaded_.find(param);
+  if (it == loaded_.end())
+    it = loaded_.emplace(param, out_.params.at(param).load()).first;
+  return it->second;
 }
 
 const Tensor *Importer::fold(const std::string &name) {
@@ -265,9 +296,8 @@ const Tensor *Importer::fold(const std::string &name) {
   NodePtr at = v->second.node;
   while (!at->isVariable() && at->op->name == "copy" && at->controlDeps.empty())
     at = at->inputs[0].node;
-  if (at->isVariable())
-    if (auto p = out_.params.find(at->name); p != out_.params.end())
-      return &p->second;
+  if (at->isVariable() && out_.params.count(at->name))
+    return &loaded(at->name);
   try {
     std::map<std::string, Tensor> inputs;
     std::map<const Node *, NodePtr> copies;
@@ -276,10 +306,9 @@ const Tensor *Importer::fold(const std::string &name) {
       if (auto it = copies.find(nd.get()); it != copies.end())
         return it->second;
       if (nd->isVariable()) {
-        auto p = out_.params.find(nd->name);
-        if (p == out_.params.end())
+        if (!out_.params.count(nd->name))
           throw Error("reads a graph input");
-        inputs[nd->name] = p->second;
+        inputs[nd->name] = loaded(nd->name);
         return copies[nd.get()] = nd;
       }
       if (--budget == 0)
@@ -305,7 +334,7 @@ const Tensor *Importer::fold(const std::string &name) {
     Tensor t = interpret(typed, inputs).at(0);
     bool scalar = t.shape.empty(); // computed from scalars alone: a scalar constant
     addParam(name, std::move(t));
-    return scalar ? &scalars_.at(name) : &out_.params.at(name);
+    return scalar ? &scalars_.at(name) : &loaded(name);
   } catch (const Error &) {
     return nullptr; // the converter asking says what it needed
   }
@@ -341,7 +370,7 @@ int Importer::knownDType(const onnx::NodeProto &n, int k) const {
   if (!hasInput(n, k))
     return -1;
   if (auto p = out_.params.find(n.input(k)); p != out_.params.end())
-    return p->second.dtype;
+    return p->second.dtype();
   if (auto c = scalars_.find(n.input(k)); c != scalars_.end())
     return c->second.dtype;
   auto d = out_.inputDTypes.find(n.input(k));
@@ -451,8 +480,8 @@ NodeEntry Importer::constantParam(const onnx::NodeProto &n, const std::string &s
 }
 
 NodeEntry Importer::derivedParam(const onnx::NodeProto &n, const std::string &suffix,
-                                 const Tensor &source, const std::function<Tensor()> &make) {
-  auto key = std::make_pair(&source, suffix);
+                                 const std::string &source, const std::function<Tensor()> &make) {
+  auto key = std::make_pair(source, suffix);
   if (auto it = derived_.find(key); it != derived_.end())
     return it->second;
   return derived_[key] = constantParam(n, suffix, make());
@@ -470,7 +499,7 @@ void Importer::bindParam(const std::string &name, Tensor t) {
   values_[name] = {
       makeVariable(name, {{"shape", tupleText(t.shape)}, {"dtype", std::to_string(t.dtype)}}), 0,
       0};
-  out_.params[name] = std::move(t);
+  out_.params[name] = StoredTensor(t);
 }
 
 namespace {

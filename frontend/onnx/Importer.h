@@ -59,6 +59,10 @@ public:
   /// The value of a constant input — an initializer, a Constant's output, or a computation
   /// that fold() can evaluate now — if it is one.
   const Tensor *constant(const onnx::NodeProto &n, int k);
+  /// The param a constant input is (an initializer, through any Identity; a folded
+  /// computation made one), without loading its values; null when it is none (a scalar or not
+  /// a constant).
+  const std::pair<const std::string, StoredTensor> *paramInput(const onnx::NodeProto &n, int k);
   /// Folds the value `name` into a param when it is known before any input is: every path from
   /// it ends at a param or at a shape_of whose input's shape InferShape knows from the graph so
   /// far (the Shape → Gather → Concat → Reshape chains PyTorch exports). The chain is evaluated
@@ -105,12 +109,12 @@ public:
   /// A constant the conversion of `n` makes (a mask, positions), as a param named after the
   /// node with `suffix`.
   NodeEntry constantParam(const onnx::NodeProto &n, const std::string &suffix, Tensor t);
-  /// A param made from the constant `source` by `make` (a weight's transpose), named after the
-  /// first node that asks: made once per source and suffix, so that layers sharing a weight
+  /// A param made from param `source` by `make` (a weight's transpose), named after the first
+  /// node that asks: made once per source and suffix, so that layers sharing a weight
   /// (PyTorch's deep-copied layers, through Identity) share what is made of it too, instead of
-  /// holding a copy each.
-  NodeEntry derivedParam(const onnx::NodeProto &n, const std::string &suffix, const Tensor &source,
-                         const std::function<Tensor()> &make);
+  /// holding a copy each; `make` runs only the first time.
+  NodeEntry derivedParam(const onnx::NodeProto &n, const std::string &suffix,
+                         const std::string &source, const std::function<Tensor()> &make);
   /// A constant by name: a param of the graph, or (rank 0) a scalar kept apart, which
   /// conversions read as a value (constant()) or as a broadcast operand (broadcastInput()).
   void addParam(const std::string &name, Tensor t);
@@ -119,7 +123,11 @@ private:
   /// `t` as a param of the graph named `name`: a variable of its shape and dtype.
   void bindParam(const std::string &name, Tensor t);
 
-  std::map<std::pair<const Tensor *, std::string>, NodeEntry> derived_; // derivedParam's
+  std::map<std::pair<std::string, std::string>, NodeEntry> derived_; // derivedParam's
+  /// Param `name`'s value as doubles, loaded for the conversion of the current node (dropped
+  /// after it: a network's weights are held stored, one loaded at a time).
+  const Tensor &loaded(const std::string &name);
+  std::map<std::string, Tensor> loaded_;
   onnx::ModelProto &model_; ///< its initializers' bytes are released as they are decoded
   std::string path_;
   const DimSizes &dims_;

@@ -158,10 +158,11 @@ std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
   // A product with a constant matrix (a linear layer's weight, as PyTorch exports it) is
   // dense over the last axis, as Relay's importer makes it, with the matrix transposed
   // here: dense's epilogue (the bias add, an activation) fuses into it.
-  if (const Tensor *w = im.constant(n, 1); w && w->shape.size() == 2 && sa && sa->size() >= 2) {
-    int64_t k = w->shape[0], units = w->shape[1];
-    NodeEntry wt = im.derivedParam(n, "_weight", *w, [&] {
-      Tensor t({units, k}, w->dtype);
+  if (auto w = im.paramInput(n, 1); w && w->second.shape().size() == 2 && sa && sa->size() >= 2) {
+    int64_t k = w->second.shape()[0], units = w->second.shape()[1];
+    NodeEntry wt = im.derivedParam(n, "_weight", w->first, [&] {
+      Tensor source = w->second.load();
+      Tensor t({units, k}, source.dtype);
       // In 32 x 32 tiles: one element at a time, every write of a 3072-wide weight's column
       // missed the cache (a BERT's weights took a fifth of :load).
       constexpr int64_t T = 32;
@@ -169,7 +170,7 @@ std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
         for (int64_t j0 = 0; j0 < units; j0 += T)
           for (int64_t i = i0; i < std::min(k, i0 + T); ++i)
             for (int64_t j = j0; j < std::min(units, j0 + T); ++j)
-              t.data[j * k + i] = w->data[i * units + j];
+              t.data[j * k + i] = source.data[i * units + j];
       return t;
     });
     return std::vector<NodeEntry>{

@@ -2,6 +2,7 @@
 // ONNX TensorProto files (`.pb`) as tensors.
 #pragma once
 
+#include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 
@@ -15,7 +16,7 @@ namespace loupe::frontend {
 /// Constant nodes as variables too) and the values of those params.
 struct OnnxModel {
   Graph graph;
-  std::map<std::string, Tensor> params;
+  StoredTensors params;            ///< in their own dtype
   std::vector<std::string> inputs; ///< the graph inputs that are not params, in ONNX order
   /// Their declared dtypes: NNVM's `dtype` dict for :build (a graph's own inputs need not be
   /// float32).

@@ -505,7 +505,7 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   backend::RunResult r = backend::runDeployGraph(g, in);
   std::vector<Tensor> ref;
   if (w.check)
-    ref = interpretFrom(g, referenceSource(g, in));
+    ref = interpretFrom(g, referenceSource(g, in), {{}, {}, true});
   for (const std::string &n : notes)
     out << n << "\n";
   for (size_t k = 0; k < r.outputs.size(); ++k) {
@@ -573,7 +573,7 @@ Commands::RunValues Commands::runValues(Engine &e, const std::map<std::string, T
     r.names.push_back(p.name);
   r.outputs = backend::runDeployGraph(g, in).outputs;
   if (check) {
-    r.reference = interpretFrom(g, referenceSource(g, in));
+    r.reference = interpretFrom(g, referenceSource(g, in), {{}, {}, true});
     // The interpreter runs the deploy graph's functions, whose outputs may be flattened.
     for (size_t k = 0; k < r.reference.size(); ++k)
       r.reference[k].shape = r.outputs[k].shape;
@@ -623,36 +623,38 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
   const IndexedGraph &idx = g.index();
   try {
     interpretFrom(g, referenceSource(g, in),
-                  [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
-                    while (next < rt.numCalls() && rt.callNode(next) <= nid)
-                      rt.runCall(next++);
-                    if (next == 0 || rt.callNode(next - 1) != nid)
-                      return;
-                    std::vector<Tensor> got = rt.callOutputs(next - 1);
-                    for (uint32_t k = 0; k < got.size(); ++k) {
-                      Difference d{nid, k};
-                      double scale = 0;
-                      for (size_t i = 0; i < got[k].data.size(); ++i) {
-                        double r = ref[k]->data[i], b = got[k].data[i];
-                        scale = std::max(scale, std::fabs(r));
-                        double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
-                        if (i == 0 || diff > d.abs) {
-                          d.abs = diff;
-                          d.index = i;
-                          d.built = b;
-                          d.reference = r;
-                        }
-                      }
-                      d.rel = d.abs / std::max(scale, 1e-30);
-                      if (compared == 0 || d.rel > worst.rel)
-                        worst = d;
-                      if (d.rel > tol) {
-                        first = d;
-                        throw Found{};
-                      }
-                    }
-                    ++compared;
-                  });
+                  {[&](uint32_t nid, const std::vector<const Tensor *> &ref) {
+                     while (next < rt.numCalls() && rt.callNode(next) <= nid)
+                       rt.runCall(next++);
+                     if (next == 0 || rt.callNode(next - 1) != nid)
+                       return;
+                     std::vector<Tensor> got = rt.callOutputs(next - 1);
+                     for (uint32_t k = 0; k < got.size(); ++k) {
+                       Difference d{nid, k};
+                       double scale = 0;
+                       for (size_t i = 0; i < got[k].data.size(); ++i) {
+                         double r = ref[k]->data[i], b = got[k].data[i];
+                         scale = std::max(scale, std::fabs(r));
+                         double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
+                         if (i == 0 || diff > d.abs) {
+                           d.abs = diff;
+                           d.index = i;
+                           d.built = b;
+                           d.reference = r;
+                         }
+                       }
+                       d.rel = d.abs / std::max(scale, 1e-30);
+                       if (compared == 0 || d.rel > worst.rel)
+                         worst = d;
+                       if (d.rel > tol) {
+                         first = d;
+                         throw Found{};
+                       }
+                     }
+                     ++compared;
+                   },
+                   {},
+                   true});
   } catch (const Found &) {
   }
   for (const std::string &n : notes)

@@ -116,7 +116,7 @@ void Commands::load(Engine &e, const Args &a, const std::string &, std::ostream 
     }
     frontend::OnnxModel m = frontend::importOnnx(a[0], dims);
     e.pushStep(m.graph, "load " + a[0], 0, true);
-    e.modelParams_ = storeAll(std::move(m.params));
+    e.modelParams_ = std::move(m.params);
     e.modelDTypes_ = std::move(m.inputDTypes);
     out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(m.graph.index())
         << "; opset " << m.opset << "; " << plural(e.modelParams_.size(), "param") << ")\n";

@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
       try {
         backend::BuildOptions o;
         o.optLevel = opt;
-        o.params = m.params;
+        o.sharedParams = &m.params;
         o.dtypes = m.inputDTypes;
         Graph deploy = backend::build(m.graph, o, PassContext{});
         // At opt_level 2 PrecomputePrune may have replaced params by precomputed ones.

@@ -262,12 +262,12 @@ TEST(EngineersLoop, TheMemoryLimitStopsModelLoadBuildAndRun) {
   EXPECT_EQ(output(e, ":model resnet-18"),
             "error: making the model's params needs 89.3 MiB (11699892 values, held as doubles); "
             "the memory limit is 1.0 MiB\n");
-  // The block's 10 initializers hold 3,292 values (25.7 KiB as doubles).
-  run(e, ":set memory_limit 20KiB");
+  // The block's 10 initializers hold 3,292 values (12.9 KiB as the float32 they are held in).
+  run(e, ":set memory_limit 10KiB");
   EXPECT_EQ(output(e, ":load " + kBlock),
             "error: " + kBlock +
-                ": loading its initializers needs 25.7 KiB (3292 values, held as doubles); the "
-                "memory limit is 20.0 KiB\n");
+                ": loading its initializers needs 12.9 KiB (3292 values); the memory limit is "
+                "10.0 KiB\n");
   run(e, ":set memory_limit none");
   // A chain of 1000×1000 values: the interpreter holds two at once (16 MB as doubles), the
   // build's planned buffers two float32 ones (8 MB).

@@ -124,7 +124,7 @@ inline std::vector<Tensor> runModelOutputs(const std::string &path,
   frontend::OnnxModel m = frontend::importOnnx(path);
   backend::BuildOptions o;
   o.optLevel = opt;
-  o.params = m.params;
+  o.sharedParams = &m.params;
   Graph deploy = backend::build(m.graph, o, PassContext{});
   std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(deploy)->params);
   for (const auto &[name, value] : inputs)

@@ -60,19 +60,28 @@ TEST(StoredTensor, HoldsEveryDTypeInItsOwnWidthAndLoadsTheSameValues) {
       "a stored tensor of shape [2, 3] needs 24 bytes, not 20");
 }
 
-TEST(InterpretFrom, AsksForEachVariableWhenItIsReachedAndOnlyOnce) {
+TEST(InterpretFrom, AsksForAVariableForEachNodeThatReadsIt) {
   Engine e;
   run(e, "a = Variable(\"a\", shape=(2,), dtype=0)\nb = Variable(\"b\", shape=(2,), dtype=0)\n"
-         "y = exp(a) + b\n:graph y");
+         "y = exp(a) + b * b + a\nz = Group([y, b])\n:graph z");
   Graph g = applyPasses(e.current()->graph, {"InferShape", "InferType"});
   std::vector<std::string> asked;
-  std::vector<Tensor> out = interpretFrom(g, [&](const std::string &name) -> std::optional<Tensor> {
+  auto source = [&](const std::string &name) -> std::optional<Tensor> {
     asked.push_back(name);
     return filled({2}, kFloat32, {name == "a" ? 0.0 : 1.0, 2});
-  });
+  };
+  std::vector<Tensor> out = interpretFrom(g, source, {{}, {}, true});
+  // a, read by exp and by the last add, is asked for by each (and not held between them); b, an
+  // output, once where it is; b * b reads it once.
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b", "a"}));
+  // Without askPerReader, each once, where it is.
+  asked.clear();
+  EXPECT_EQ(interpretFrom(g, source)[0].data, out[0].data);
   EXPECT_EQ(asked, (std::vector<std::string>{"a", "b"}));
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].data, (std::vector<double>{2, roundToDType(std::exp(2.0), kFloat32) + 2}));
+  ASSERT_EQ(out.size(), 2u);
+  double e2 = roundToDType(std::exp(2.0), kFloat32);
+  EXPECT_EQ(out[0].data, (std::vector<double>{2, roundToDType(e2 + 4, kFloat32) + 2}));
+  EXPECT_EQ(out[1].data, (std::vector<double>{1, 2}));
   // A source without a value for a variable: the variable is named, as for a map.
   expectError(
       [&] { interpretFrom(g, [](const std::string &) { return std::optional<Tensor>(); }); },
@@ -87,12 +96,13 @@ TEST(InterpretFrom, ASinkIsToldEachOutputOnceNothingMoreReadsIt) {
   std::map<std::string, Tensor> in = {{"a", filled({2}, kFloat32, {0, 1})},
                                       {"b", filled({2}, kFloat32, {1, 2})}};
   std::vector<std::pair<size_t, std::vector<double>>> told;
-  std::vector<Tensor> left = interpretFrom(
-      g, [&](const std::string &name) { return std::optional<Tensor>(in.at(name)); },
-      NodeObserver(),
-      [&](size_t k, Tensor v) {
-        told.push_back({k, v.data});
-      });
+  std::vector<Tensor> left =
+      interpretFrom(g, [&](const std::string &name) { return std::optional<Tensor>(in.at(name)); },
+                    {NodeObserver(),
+                     [&](size_t k, Tensor v) {
+                       told.push_back({k, v.data});
+                     },
+                     false});
   double e1 = roundToDType(std::exp(1.0), kFloat32);
   // y1 and b are read by y2's node, so they leave right after it, in its inputs' order; y1, an
   // output twice, is told twice. Every output is told, and nothing is left in the result.

@@ -24,27 +24,6 @@ constexpr char kMagic[8] = {'L', 'O', 'U', 'P', 'E', 'K', 'C', '1'};
 constexpr size_t kHeader = sizeof kMagic + 8 + 32; // magic, payload size, BLAKE3 of the payload
 constexpr const char *kSuffix = ".kernel";
 
-std::array<uint8_t, 32> checksum(llvm::StringRef payload) {
-  llvm::BLAKE3 h;
-  h.update(payload);
-  return h.final();
-}
-
-// The whole file in one read into a string of its size (entries hold up to a network's packed
-// weights: no stream buffer growing and copying).
-bool readFile(const fs::path &p, std::string &out) {
-  std::ifstream in(p, std::ios::binary | std::ios::ate);
-  if (!in)
-    return false;
-  std::streamoff size = in.tellg();
-  if (size < 0)
-    return false;
-  out.resize(static_cast<size_t>(size));
-  in.seekg(0);
-  in.read(out.data(), size);
-  return !in.bad() && in.gcount() == size;
-}
-
 bool isEntry(const fs::directory_entry &e) {
   std::error_code ec;
   return e.is_regular_file(ec) && e.path().extension() == kSuffix;
@@ -75,31 +54,57 @@ KernelCache::KernelCache(fs::path dir, uint64_t maxBytes)
 fs::path KernelCache::entryPath(const std::string &key) const { return dir_ / (key + kSuffix); }
 
 std::optional<std::string> KernelCache::load(const std::string &key) const {
-  fs::path p = entryPath(key);
   std::string data;
-  if (!readFile(p, data))
+  if (!load(key, [&](const PayloadReader &read, uint64_t size) {
+        if (size > data.max_size())
+          return false;
+        data.resize(static_cast<size_t>(size));
+        return read(data.data(), data.size());
+      }))
     return std::nullopt;
-  uint64_t size = 0;
-  bool ok = data.size() >= kHeader && std::memcmp(data.data(), kMagic, sizeof kMagic) == 0;
-  if (ok) {
-    std::memcpy(&size, data.data() + sizeof kMagic, 8);
-    ok = size == data.size() - kHeader;
-  }
-  if (ok) {
-    std::array<uint8_t, 32> sum = checksum(llvm::StringRef(data).substr(kHeader));
-    ok = std::memcmp(sum.data(), data.data() + sizeof kMagic + 8, 32) == 0;
-  }
-  std::error_code ec;
-  if (!ok) {
-    fs::remove(p, ec); // damaged or truncated: compiled again and stored anew
-    return std::nullopt;
-  }
-  fs::last_write_time(p, fs::file_time_type::clock::now(), ec); // recently used
-  data.erase(0, kHeader);
   return data;
 }
 
+bool KernelCache::load(
+    const std::string &key,
+    const std::function<bool(const PayloadReader &, uint64_t size)> &read) const {
+  fs::path p = entryPath(key);
+  std::ifstream in(p, std::ios::binary);
+  if (!in)
+    return false;
+  char magic[sizeof kMagic];
+  uint64_t size = 0;
+  std::array<uint8_t, 32> sum;
+  bool ok = in.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0 &&
+            in.read(reinterpret_cast<char *>(&size), 8) &&
+            in.read(reinterpret_cast<char *>(sum.data()), 32);
+  llvm::BLAKE3 h;
+  uint64_t taken = 0;
+  if (ok) {
+    PayloadReader reader = [&](void *dst, size_t n) {
+      if (n > size - taken || !in.read(static_cast<char *>(dst), static_cast<std::streamsize>(n)))
+        return false;
+      h.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(dst), n));
+      taken += n;
+      return true;
+    };
+    ok = read(reader, size) && taken == size && in.peek() == std::ifstream::traits_type::eof() &&
+         h.final() == sum;
+  }
+  std::error_code ec;
+  if (!ok) {
+    fs::remove(p, ec); // damaged, truncated or not what the reader expects: made anew
+    return false;
+  }
+  fs::last_write_time(p, fs::file_time_type::clock::now(), ec); // recently used
+  return true;
+}
+
 bool KernelCache::store(const std::string &key, const std::string &object) const {
+  return store(key, std::vector<Piece>{{object.data(), object.size()}});
+}
+
+bool KernelCache::store(const std::string &key, const std::vector<Piece> &pieces) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec)
@@ -111,12 +116,18 @@ bool KernelCache::store(const std::string &key, const std::string &object) const
     std::ofstream out(tmp, std::ios::binary);
     if (!out)
       return false;
-    uint64_t size = object.size();
-    std::array<uint8_t, 32> sum = checksum(object);
+    uint64_t size = 0;
+    llvm::BLAKE3 h;
+    for (const auto &[data, n] : pieces) {
+      h.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(data), n));
+      size += n;
+    }
+    std::array<uint8_t, 32> sum = h.final();
     out.write(kMagic, sizeof kMagic);
     out.write(reinterpret_cast<const char *>(&size), 8);
     out.write(reinterpret_cast<const char *>(sum.data()), 32);
-    out.write(object.data(), static_cast<std::streamsize>(object.size()));
+    for (const auto &[data, n] : pieces)
+      out.write(static_cast<const char *>(data), static_cast<std::streamsize>(n));
     out.flush();
     if (!out) {
       out.close();

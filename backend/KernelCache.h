@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace loupe::backend {
 
@@ -29,6 +32,21 @@ public:
   std::optional<std::string> load(const std::string &key) const;
   /// Stores `object` under `key` atomically. False when the folder cannot be written.
   bool store(const std::string &key, const std::string &object) const;
+
+  /// A stretch of bytes where they are.
+  using Piece = std::pair<const void *, size_t>;
+  /// store() of the pieces' bytes one after another, without joining them first (an entry may
+  /// hold a network's weights).
+  bool store(const std::string &key, const std::vector<Piece> &pieces) const;
+  /// Fills `n` bytes at `dst` with the next bytes of an entry; false past its end or on a read
+  /// error.
+  using PayloadReader = std::function<bool(void *dst, size_t n)>;
+  /// load() a piece at a time: `read` pulls the entry's bytes (`size` of them) through the
+  /// reader it is given, where it wants them, and says whether it made sense of them. True only
+  /// when it did, took every byte and the checksum matches; otherwise the caller drops what it
+  /// read (a damaged entry is removed). A hit marks the entry as recently used.
+  bool load(const std::string &key,
+            const std::function<bool(const PayloadReader &, uint64_t size)> &read) const;
   /// Removes the least recently used entries until the folder holds at most the cap.
   void trim() const;
   /// Removes every entry.

@@ -98,47 +98,81 @@ std::string precomputeKey(const Graph &pre, const StoredTensors &params) {
   return h.hex();
 }
 
-std::string encodeTensors(const std::vector<StoredTensor> &ts) {
-  size_t bytes = 16;
-  for (const StoredTensor &t : ts)
-    bytes += 16 + 8 * t.shape().size() + t.numBytes();
-  std::string out;
-  out.reserve(bytes);
-  out.append("LPC1", 4);
-  put<uint32_t>(out, static_cast<uint32_t>(ts.size()));
-  for (const StoredTensor &t : ts) {
-    put<int32_t>(out, t.dtype());
-    put<uint32_t>(out, static_cast<uint32_t>(t.shape().size()));
-    for (int64_t d : t.shape())
-      put<int64_t>(out, d);
-    out.append(static_cast<const char *>(t.bytes()), t.numBytes());
+std::vector<KernelCache::Piece> encodePieces(const std::vector<StoredTensor> &ts,
+                                             std::vector<std::string> &heads) {
+  heads.assign(ts.size() + 1, "");
+  heads[0].append("LPC1", 4);
+  put<uint32_t>(heads[0], static_cast<uint32_t>(ts.size()));
+  for (size_t i = 0; i < ts.size(); ++i) {
+    std::string &h = heads[i + 1];
+    put<int32_t>(h, ts[i].dtype());
+    put<uint32_t>(h, static_cast<uint32_t>(ts[i].shape().size()));
+    for (int64_t d : ts[i].shape())
+      put<int64_t>(h, d);
   }
+  std::vector<KernelCache::Piece> pieces = {{heads[0].data(), heads[0].size()}};
+  for (size_t i = 0; i < ts.size(); ++i) {
+    pieces.push_back({heads[i + 1].data(), heads[i + 1].size()});
+    pieces.push_back({ts[i].bytes(), ts[i].numBytes()});
+  }
+  return pieces;
+}
+
+std::string encodeTensors(const std::vector<StoredTensor> &ts) {
+  std::vector<std::string> heads;
+  std::string out;
+  for (const auto &[data, n] : encodePieces(ts, heads))
+    out.append(static_cast<const char *>(data), n);
   return out;
 }
 
-std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, size_t count) {
-  size_t at = 4;
+std::optional<std::vector<StoredTensor>> decodeTensors(const KernelCache::PayloadReader &source,
+                                                       size_t count, uint64_t size) {
+  uint64_t left = size; // a damaged shape must not make a tensor larger than the entry
+  auto read = [&](void *dst, size_t n) {
+    if (n > left || !source(dst, n))
+      return false;
+    left -= n;
+    return true;
+  };
+  char magic[4];
   uint32_t n = 0;
-  if (blob.compare(0, 4, "LPC1") != 0 || !get(blob, at, n) || n != count)
+  if (!read(magic, 4) || std::memcmp(magic, "LPC1", 4) != 0 || !read(&n, 4) || n != count)
     return std::nullopt;
   std::vector<StoredTensor> out;
   for (uint32_t i = 0; i < n; ++i) {
     int32_t dtype = 0;
     uint32_t rank = 0;
-    if (!get(blob, at, dtype) || !get(blob, at, rank) || rank > 32 || dtype < 0 ||
-        dtype >= kNumDTypes)
+    if (!read(&dtype, 4) || !read(&rank, 4) || rank > 32 || dtype < 0 || dtype >= kNumDTypes)
       return std::nullopt;
     Shape shape(rank);
     for (int64_t &d : shape)
-      if (!get(blob, at, d) || d < 0)
+      if (!read(&d, 8) || d < 0)
         return std::nullopt;
-    int64_t elements = numElements(shape);
-    size_t bytes = static_cast<size_t>(elements * dtypeBytes(dtype));
-    if (elements < 0 || blob.size() - at < bytes)
+    uint64_t elements = 1, most = left / static_cast<uint64_t>(dtypeBytes(dtype));
+    for (int64_t d : shape) {
+      if (d != 0 && elements > most / static_cast<uint64_t>(d))
+        return std::nullopt; // more than the entry holds (and no overflow on the way)
+      elements *= static_cast<uint64_t>(d);
+    }
+    std::optional<StoredTensor> t = StoredTensor::filled(shape, dtype, read);
+    if (!t)
       return std::nullopt;
-    out.emplace_back(shape, dtype, blob.substr(at, bytes));
-    at += bytes;
+    out.push_back(std::move(*t));
   }
+  return out;
+}
+
+std::optional<std::vector<StoredTensor>> decodeTensors(const std::string &blob, size_t count) {
+  size_t at = 0;
+  auto read = [&](void *dst, size_t n) {
+    if (blob.size() - at < n)
+      return false;
+    std::memcpy(dst, blob.data() + at, n);
+    at += n;
+    return true;
+  };
+  std::optional<std::vector<StoredTensor>> out = decodeTensors(read, count, blob.size());
   if (at != blob.size())
     return std::nullopt;
   return out;
@@ -156,9 +190,13 @@ StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
   };
   if (cache) {
     key = "precompute-" + precomputeKey(pre, params);
-    if (std::optional<std::string> blob = cache->load(key))
-      if (std::optional<std::vector<StoredTensor>> ts = decodeTensors(*blob, names.size()))
-        return named(std::move(*ts));
+    // Read straight into the stored tensors' own bytes (never the whole entry at once).
+    std::optional<std::vector<StoredTensor>> ts;
+    if (cache->load(key, [&](const KernelCache::PayloadReader &read, uint64_t size) {
+          ts = decodeTensors(read, names.size(), size);
+          return ts.has_value();
+        }))
+      return named(std::move(*ts));
   }
   // Each input loaded when reached, each output stored in its own dtype as soon as it is made:
   // a network's weights are never all held as doubles.
@@ -170,8 +208,10 @@ StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
         return it == params.end() ? std::nullopt : std::optional<Tensor>(it->second.load());
       },
       {NodeObserver(), [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); }, true});
-  if (cache)
-    cache->store(key, encodeTensors(stored)); // a full disk only costs the next build time
+  if (cache) { // a full disk only costs the next build time
+    std::vector<std::string> heads;
+    cache->store(key, encodePieces(stored, heads));
+  }
   return named(std::move(stored));
 }
 

@@ -22,6 +22,13 @@ std::string precomputeKey(const Graph &pre, const StoredTensors &params);
 
 /// The tensors as one blob (each one's dtype, shape and elements at its dtype's width).
 std::string encodeTensors(const std::vector<StoredTensor> &ts);
+/// That blob as pieces to be written one after another: small headers (held in `heads`) and
+/// each tensor's bytes where they are.
+std::vector<KernelCache::Piece> encodePieces(const std::vector<StoredTensor> &ts,
+                                             std::vector<std::string> &heads);
+/// decodeTensors() read a piece at a time from `read` (a cache entry's reader) of `size` bytes.
+std::optional<std::vector<StoredTensor>> decodeTensors(const KernelCache::PayloadReader &read,
+                                                       size_t count, uint64_t size);
 
 /// The tensors of a blob encodeTensors wrote; nothing when it is not one or does not hold
 /// exactly `count` tensors.

@@ -68,6 +68,19 @@ StoredTensor::StoredTensor(Shape shape, int dtype, std::string bytes)
   bytes_ = std::move(b);
 }
 
+std::optional<StoredTensor>
+StoredTensor::filled(Shape shape, int dtype, const std::function<bool(void *dst, size_t n)> &fill) {
+  StoredTensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.numBytes_ = static_cast<size_t>(numElements(t.shape_) * dtypeBytes(dtype));
+  std::shared_ptr<std::byte> bytes = alignedBytes(t.numBytes_);
+  if (!fill(bytes.get(), t.numBytes_))
+    return std::nullopt;
+  t.bytes_ = std::move(bytes);
+  return t;
+}
+
 Tensor StoredTensor::load() const { return copyFromBuffer(bytes(), shape_, dtype_); }
 
 StoredTensors storeAll(std::map<std::string, Tensor> tensors) {

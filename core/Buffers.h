@@ -4,8 +4,10 @@
 #include "core/Tensor.h"
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace loupe {
@@ -29,6 +31,10 @@ public:
   /// Elements already in `dtype`'s bytes (numElements(shape) of dtypeBytes(dtype); throws Error
   /// when their count does not match).
   StoredTensor(Shape shape, int dtype, std::string bytes);
+  /// A stored tensor whose bytes `fill` writes where they will stay (numElements(shape) of
+  /// dtypeBytes(dtype) given to it at once); nothing when `fill` fails.
+  static std::optional<StoredTensor> filled(Shape shape, int dtype,
+                                            const std::function<bool(void *dst, size_t n)> &fill);
 
   const Shape &shape() const { return shape_; }
   int dtype() const { return dtype_; }

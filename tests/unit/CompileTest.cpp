@@ -191,6 +191,38 @@ TEST(KernelCache, StoresLoadsAndRefusesDamagedEntries) {
   fs::remove_all(dir);
 }
 
+TEST(KernelCache, EntriesAreWrittenInPiecesAndReadAPieceAtATime) {
+  fs::path dir = freshDir("pieces");
+  backend::KernelCache cache(dir);
+  std::string a = "weights ", b = "in pieces";
+  ASSERT_TRUE(cache.store("p", {{a.data(), a.size()}, {b.data(), b.size()}}));
+  EXPECT_EQ(cache.load("p"), a + b); // the same entry as the joined bytes make
+  // Read in two pieces where the reader wants them; the size is told first.
+  char first[8], second[9];
+  uint64_t told = 0;
+  EXPECT_TRUE(cache.load("p", [&](const backend::KernelCache::PayloadReader &read, uint64_t size) {
+    told = size;
+    return read(first, 8) && read(second, 9);
+  }));
+  EXPECT_EQ(told, 17u);
+  EXPECT_EQ(std::string(first, 8) + std::string(second, 9), a + b);
+  // A reader that asks past the end, leaves bytes unread or refuses what it read: no hit, and
+  // the entry goes (it is not what the reader expects).
+  EXPECT_FALSE(cache.load("p", [&](const backend::KernelCache::PayloadReader &read, uint64_t) {
+    char more[18];
+    return read(more, 18);
+  }));
+  EXPECT_FALSE(fs::exists(dir / "p.kernel"));
+  ASSERT_TRUE(cache.store("p", {{a.data(), a.size()}, {b.data(), b.size()}}));
+  EXPECT_FALSE(cache.load("p", [&](const backend::KernelCache::PayloadReader &read, uint64_t) {
+    return read(first, 8);
+  }));
+  ASSERT_TRUE(cache.store("p", {{a.data(), a.size()}, {b.data(), b.size()}}));
+  EXPECT_FALSE(
+      cache.load("p", [](const backend::KernelCache::PayloadReader &, uint64_t) { return false; }));
+  fs::remove_all(dir);
+}
+
 TEST(KernelCache, AFolderThatCannotBeWrittenOnlyMeansNoCaching) {
   // A folder under a regular file can never be created, whoever runs the test (root ignores
   // permission bits).

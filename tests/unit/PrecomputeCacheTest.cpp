@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -58,6 +59,12 @@ TEST(PrecomputeCache, ADamagedBlobIsRefusedNotMisread) {
   EXPECT_FALSE(backend::decodeTensors(blob + "x", 1));              // trailing bytes
   EXPECT_FALSE(backend::decodeTensors("LPC0" + blob.substr(4), 1)); // another format
   EXPECT_FALSE(backend::decodeTensors("", 1));
+  // A shape that claims more than the blob holds is refused before anything is allocated for
+  // it (2^40 float32 elements).
+  std::string huge = blob;
+  int64_t big = int64_t(1) << 40;
+  std::memcpy(huge.data() + 16, &big, 8); // the first dimension
+  EXPECT_FALSE(backend::decodeTensors(huge, 1));
   std::string badType = blob;
   badType[8] = 99; // the dtype code
   EXPECT_FALSE(backend::decodeTensors(badType, 1));

@@ -102,6 +102,18 @@ bool dtypeIsUnsigned(int code) {
          code == kBoolean;
 }
 
+void roundAllToDType(std::vector<double> &values, int code) {
+  if (code == kFloat64)
+    return;
+  if (code == kFloat32) {
+    for (double &v : values)
+      v = static_cast<double>(static_cast<float>(v));
+    return;
+  }
+  for (double &v : values)
+    v = roundToDType(v, code);
+}
+
 double roundToDType(double v, int code) {
   switch (code) {
   case kFloat32:

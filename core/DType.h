@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loupe {
 
@@ -47,6 +48,10 @@ bool dtypeIsUnsigned(int code);
 /// integer truncation and wrap-around), so the reference interpreter keeps each dtype's
 /// precision while computing in double.
 double roundToDType(double v, int code);
+
+/// roundToDType of every value of `values` (the reference interpreter's outputs: float32 in one
+/// vectorised pass rather than a call per element).
+void roundAllToDType(std::vector<double> &values, int code);
 
 /// Reads one element of dtype `code` stored at `p` (the host's byte order) as a double.
 double loadElement(const void *p, int code);

@@ -124,8 +124,7 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
       fail("variable '", n.name, "' has shape ", shapeToList(shapes->shapes[e]),
            " but the value given has shape ", shapeToList(given->shape));
     given->dtype = static_cast<int>(dtypes->ints[e]);
-    for (double &v : given->data)
-      v = roundToDType(v, given->dtype);
+    roundAllToDType(given->data, given->dtype);
     return std::move(*given);
   };
   std::vector<bool> onDemand(idx.numEntries(), false);
@@ -178,8 +177,7 @@ std::vector<Tensor> interpretFrom(const Graph &g, const ValueSource &source,
       }
       n.op->compute(n.parsed, args, outs);
       for (uint32_t k = 0; k < n.numOutputs(); ++k) {
-        for (double &v : outs[k].data)
-          v = roundToDType(v, outs[k].dtype);
+        roundAllToDType(outs[k].data, outs[k].dtype);
         values[idx.entryId(nid, k)] = std::move(outs[k]);
       }
     }

@@ -209,9 +209,21 @@ const auto directTaps = [](const ConvParams &p, const Shape &xs, const Shape &os
 // exists, the columns whose input column exists found once per tap — the taps of each output
 // element are added in the order forEachConvTap visits them (input channel, row, column), so the
 // sums are the same to the bit, without a bounds test per tap and with the inner loop along
-// memory, which the compiler vectorises (a resnet's :run check was mostly this kernel).
+// memory, which the compiler vectorises (a resnet's :run check was mostly this kernel). Terms
+// that follow one another in every output's sum share a pass over the output row, added in
+// that order, so each output is loaded and stored once for them: the three taps of a row of a
+// 3-wide kernel (over the columns all three reach; the edge columns tap by tap), four input
+// channels of a 1×1 kernel.
 // Output planes (image, channel) are independent: a large convolution shares them out among
 // the machine's cores, each plane computed as alone.
+
+// The columns ow with 0 <= ow * sw + off < W, as [lo, hi).
+std::pair<int64_t, int64_t> tapColumns(const ConvParams &p, int64_t off, int64_t W, int64_t OW) {
+  int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+  int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / p.sw + 1);
+  return {lo, std::max(lo, hi)};
+}
+
 // Output planes [first, last) of directConvForward. Built for AVX-512, AVX2 and the baseline,
 // the best the CPU has chosen at load time (the column loops vectorise 8, 4 or 2 wide); each
 // output still gets its multiply and add one tap at a time, rounded apart (the core is built
@@ -222,33 +234,90 @@ void directConvPlanes(const ConvParams &p, const Tensor &x, const Tensor &w, Ten
   int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
   int64_t icg = C / p.groups, ocg = OC / p.groups;
+  const int64_t sw = p.sw;
   for (int64_t plane = first; plane < last; ++plane) {
     int64_t n = plane / OC, oc = plane % OC;
     double *out = y.data.data() + (n * OC + oc) * OH * OW;
     int64_t g = oc / ocg;
-    for (int64_t ic = 0; ic < icg; ++ic) {
+    const double *wp = w.data.data() + oc * icg * p.kh * p.kw;
+    for (int64_t ic = 0; ic < icg;) {
       const double *in = x.data.data() + (n * C + g * icg + ic) * H * W;
-      for (int64_t ky = 0; ky < p.kh; ++ky)
+      if (p.kh == 1 && p.kw == 1 && ic + 4 <= icg) { // four channels' terms in one pass
+        const double w0 = wp[ic], w1 = wp[ic + 1], w2 = wp[ic + 2], w3 = wp[ic + 3];
+        auto [lo, hi] = tapColumns(p, -p.pw, W, OW);
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          int64_t iy = oh * p.sh - p.ph;
+          if (iy < 0 || iy >= H)
+            continue;
+          const double *__restrict r0 = in + iy * W - p.pw;
+          const double *__restrict r1 = r0 + H * W, *__restrict r2 = r1 + H * W,
+                                   *__restrict r3 = r2 + H * W;
+          double *__restrict o = out + oh * OW;
+          if (sw == 1) // (apart, so that the compiler sees unit strides)
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] = (((o[ow] + w0 * r0[ow]) + w1 * r1[ow]) + w2 * r2[ow]) + w3 * r3[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] = (((o[ow] + w0 * r0[ow * sw]) + w1 * r1[ow * sw]) + w2 * r2[ow * sw]) +
+                      w3 * r3[ow * sw];
+        }
+        ic += 4;
+        continue;
+      }
+      for (int64_t ky = 0; ky < p.kh; ++ky) {
+        const double *wk = wp + (ic * p.kh + ky) * p.kw;
+        if (p.kw == 3) { // the row's three taps in one pass where all three reach
+          int64_t off[3] = {-p.pw, p.dw - p.pw, 2 * p.dw - p.pw};
+          std::pair<int64_t, int64_t> cols[3] = {tapColumns(p, off[0], W, OW),
+                                                 tapColumns(p, off[1], W, OW),
+                                                 tapColumns(p, off[2], W, OW)};
+          int64_t bothLo = std::max({cols[0].first, cols[1].first, cols[2].first});
+          int64_t bothHi =
+              std::max(bothLo, std::min({cols[0].second, cols[1].second, cols[2].second}));
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            int64_t iy = oh * p.sh - p.ph + ky * p.dh;
+            if (iy < 0 || iy >= H)
+              continue;
+            const double *__restrict row = in + iy * W;
+            double *__restrict o = out + oh * OW;
+            for (int k = 0; k < 3; ++k) { // the edge columns, each tap in order
+              for (int64_t ow = cols[k].first; ow < std::min(cols[k].second, bothLo); ++ow)
+                o[ow] += wk[k] * row[ow * sw + off[k]];
+              for (int64_t ow = std::max(cols[k].first, bothHi); ow < cols[k].second; ++ow)
+                o[ow] += wk[k] * row[ow * sw + off[k]];
+            }
+            const double *__restrict a = row + off[0], *__restrict b = row + off[1],
+                                     *__restrict c = row + off[2];
+            const double w0 = wk[0], w1 = wk[1], w2 = wk[2];
+            if (sw == 1)
+              for (int64_t ow = bothLo; ow < bothHi; ++ow)
+                o[ow] = ((o[ow] + w0 * a[ow]) + w1 * b[ow]) + w2 * c[ow];
+            else
+              for (int64_t ow = bothLo; ow < bothHi; ++ow)
+                o[ow] = ((o[ow] + w0 * a[ow * sw]) + w1 * b[ow * sw]) + w2 * c[ow * sw];
+          }
+          continue;
+        }
         for (int64_t kx = 0; kx < p.kw; ++kx) {
-          double wv = w.data[((oc * icg + ic) * p.kh + ky) * p.kw + kx];
-          // Columns ow with 0 <= ow * sw + off < W.
+          double wv = wk[kx];
           int64_t off = kx * p.dw - p.pw;
-          int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-          int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / p.sw + 1);
+          auto [lo, hi] = tapColumns(p, off, W, OW);
           for (int64_t oh = 0; oh < OH; ++oh) {
             int64_t iy = oh * p.sh - p.ph + ky * p.dh;
             if (iy < 0 || iy >= H)
               continue;
             const double *__restrict row = in + iy * W + off;
             double *__restrict o = out + oh * OW;
-            if (p.sw == 1)
+            if (sw == 1)
               for (int64_t ow = lo; ow < hi; ++ow)
                 o[ow] += wv * row[ow];
             else
               for (int64_t ow = lo; ow < hi; ++ow)
-                o[ow] += wv * row[ow * p.sw];
+                o[ow] += wv * row[ow * sw];
           }
         }
+      }
+      ++ic;
     }
   }
 }

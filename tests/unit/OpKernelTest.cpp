@@ -861,48 +861,52 @@ TEST(OpKernel, Conv2dMatchesItsDefinitionOverStridesPadsDilationsAndGroups) {
     for (int64_t pad : {0, 1, 2})
       for (int64_t d : {1, 2})
         for (int64_t groups : {1, 2})
-          for (int64_t width : {3, 7}) {
-            int64_t C = 4, OC = 4, K = 3, H = 5, W = width;
-            int64_t OH = (H + 2 * pad - d * (K - 1) - 1) / s + 1;
-            int64_t OW = (W + 2 * pad - d * (K - 1) - 1) / s + 1;
-            if (H + 2 * pad < d * (K - 1) + 1 || W + 2 * pad < d * (K - 1) + 1)
-              continue; // the dilated kernel reaches past the padded input: refused
-            SCOPED_TRACE("stride " + std::to_string(s) + " pad " + std::to_string(pad) +
-                         " dilation " + std::to_string(d) + " groups " + std::to_string(groups) +
-                         " width " + std::to_string(W));
-            Tensor x({1, C, H, W}, kFloat64), w({OC, C / groups, K, K}, kFloat64);
-            for (int64_t i = 0; i < x.size(); ++i)
-              x.data[i] = value(i, 1);
-            for (int64_t i = 0; i < w.size(); ++i)
-              w.data[i] = value(i, 2);
-            std::string t = "(" + std::to_string(s) + ", " + std::to_string(s) + ")";
-            std::string program =
-                "x = Variable(\"x\")\nw = Variable(\"w\")\ny = conv2d(x, w, channels=4, "
-                "kernel_size=(3, 3), use_bias=False, strides=" +
-                t + ", padding=(" + std::to_string(pad) + ", " + std::to_string(pad) +
-                "), dilation=(" + std::to_string(d) + ", " + std::to_string(d) +
-                "), groups=" + std::to_string(groups) + ")";
-            Tensor got = eval(program, {{"x", x}, {"w", w}});
-            ASSERT_EQ(got.shape, (Shape{1, OC, OH, OW}));
-            int64_t icg = C / groups, ocg = OC / groups;
-            for (int64_t oc = 0; oc < OC; ++oc)
-              for (int64_t oh = 0; oh < OH; ++oh)
-                for (int64_t ow = 0; ow < OW; ++ow) {
-                  double want = 0;
-                  for (int64_t ic = 0; ic < icg; ++ic)
-                    for (int64_t ky = 0; ky < K; ++ky)
-                      for (int64_t kx = 0; kx < K; ++kx) {
-                        int64_t iy = oh * s - pad + ky * d, ix = ow * s - pad + kx * d;
-                        if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                          want += x.data[(((oc / ocg) * icg + ic) * H + iy) * W + ix] *
-                                  w.data[((oc * icg + ic) * K + ky) * K + kx];
-                      }
-                  EXPECT_EQ(got.data[(oc * OH + oh) * OW + ow], want)
-                      << "at " << oc << ", " << oh << ", " << ow;
-                }
-            ++cases;
-          }
-  EXPECT_EQ(cases, 66); // 72 less width 3 unpadded at dilation 2, for 3 strides and 2 groupings
+          for (int64_t width : {3, 7})
+            for (int64_t K : {1, 3}) {
+              // Six input channels: a 1×1 kernel's four at once, then two alone.
+              int64_t C = K == 1 ? 6 : 4, OC = 4, H = 5, W = width;
+              int64_t OH = (H + 2 * pad - d * (K - 1) - 1) / s + 1;
+              int64_t OW = (W + 2 * pad - d * (K - 1) - 1) / s + 1;
+              if (H + 2 * pad < d * (K - 1) + 1 || W + 2 * pad < d * (K - 1) + 1)
+                continue; // the dilated kernel reaches past the padded input: refused
+              SCOPED_TRACE("stride " + std::to_string(s) + " pad " + std::to_string(pad) +
+                           " dilation " + std::to_string(d) + " groups " + std::to_string(groups) +
+                           " width " + std::to_string(W) + " kernel " + std::to_string(K));
+              Tensor x({1, C, H, W}, kFloat64), w({OC, C / groups, K, K}, kFloat64);
+              for (int64_t i = 0; i < x.size(); ++i)
+                x.data[i] = value(i, 1);
+              for (int64_t i = 0; i < w.size(); ++i)
+                w.data[i] = value(i, 2);
+              std::string t = "(" + std::to_string(s) + ", " + std::to_string(s) + ")";
+              std::string program =
+                  "x = Variable(\"x\")\nw = Variable(\"w\")\ny = conv2d(x, w, channels=4, "
+                  "kernel_size=(" +
+                  std::to_string(K) + ", " + std::to_string(K) + "), use_bias=False, strides=" + t +
+                  ", padding=(" + std::to_string(pad) + ", " + std::to_string(pad) +
+                  "), dilation=(" + std::to_string(d) + ", " + std::to_string(d) +
+                  "), groups=" + std::to_string(groups) + ")";
+              Tensor got = eval(program, {{"x", x}, {"w", w}});
+              ASSERT_EQ(got.shape, (Shape{1, OC, OH, OW}));
+              int64_t icg = C / groups, ocg = OC / groups;
+              for (int64_t oc = 0; oc < OC; ++oc)
+                for (int64_t oh = 0; oh < OH; ++oh)
+                  for (int64_t ow = 0; ow < OW; ++ow) {
+                    double want = 0;
+                    for (int64_t ic = 0; ic < icg; ++ic)
+                      for (int64_t ky = 0; ky < K; ++ky)
+                        for (int64_t kx = 0; kx < K; ++kx) {
+                          int64_t iy = oh * s - pad + ky * d, ix = ow * s - pad + kx * d;
+                          if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                            want += x.data[(((oc / ocg) * icg + ic) * H + iy) * W + ix] *
+                                    w.data[((oc * icg + ic) * K + ky) * K + kx];
+                        }
+                    EXPECT_EQ(got.data[(oc * OH + oh) * OW + ow], want)
+                        << "at " << oc << ", " << oh << ", " << ow;
+                  }
+              ++cases;
+            }
+  // 144 less, for 3 × 3 kernels, width 3 unpadded at dilation 2 for 3 strides and 2 groupings.
+  EXPECT_EQ(cases, 138);
 }
 
 // left_shift and right_shift worked by hand on uint8 and uint64, broadcasting a row of shift

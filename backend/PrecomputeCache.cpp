@@ -145,7 +145,7 @@ std::optional<std::vector<StoredTensor>> decodeTensors(const KernelCache::Payloa
     uint32_t rank = 0;
     if (!read(&dtype, 4) || !read(&rank, 4) || rank > 32 || dtype < 0 || dtype >= kNumDTypes)
       return std::nullopt;
-    Shape shape(rank);
+    Shape shape = rank == 0 ? Shape::scalar() : Shape(rank); // rank 0: a scalar, not unknown
     for (int64_t &d : shape)
       if (!read(&d, 8) || d < 0)
         return std::nullopt;

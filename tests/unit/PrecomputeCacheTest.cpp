@@ -16,26 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Tensor filled(Shape s, int dtype, std::vector<double> values) {
-  Tensor t(std::move(s), dtype);
-  t.data = std::move(values);
-  return t;
-}
-
 std::vector<StoredTensor> stored(const std::vector<Tensor> &ts) { return {ts.begin(), ts.end()}; }
 
 TEST(PrecomputeCache, TensorsRoundTripExactlyInEveryWidth) {
-  std::vector<Tensor> ts = {
-      filled({2, 2}, kFloat32, {0.1f, -3.5f, 1e30f, 0}),
-      filled({3}, kFloat64, {0.1, -1e300, 5e-324}),
-      filled({2}, kFloat16, {0.5, -2048}),
-      filled({2}, kInt64, {-9007199254740991.0, 42}),
-      filled({3}, kInt8, {-128, 127, 0}),
-      filled({2}, kUint8, {255, 1}),
-      filled({1}, kBoolean, {1}),
-      filled({}, kInt32, {-7}), // a scalar
-      Tensor({0, 4}, kFloat32), // no elements
-  };
+  std::vector<Tensor> ts = tensorsOfEveryWidth();
   std::string blob = backend::encodeTensors(stored(ts));
   std::optional<std::vector<StoredTensor>> back = backend::decodeTensors(blob, ts.size());
   ASSERT_TRUE(back);
@@ -52,7 +36,7 @@ TEST(PrecomputeCache, TensorsRoundTripExactlyInEveryWidth) {
 }
 
 TEST(PrecomputeCache, ADamagedBlobIsRefusedNotMisread) {
-  std::string blob = backend::encodeTensors(stored({filled({2}, kFloat32, {1, 2})}));
+  std::string blob = backend::encodeTensors(stored({tensor({2}, {1, 2})}));
   EXPECT_TRUE(backend::decodeTensors(blob, 1));
   EXPECT_FALSE(backend::decodeTensors(blob, 2));                    // not the count asked for
   EXPECT_FALSE(backend::decodeTensors(blob.substr(0, 20), 1));      // cut short

@@ -16,24 +16,8 @@ using namespace loupe::test;
 
 namespace {
 
-Tensor filled(Shape s, int dtype, std::vector<double> values) {
-  Tensor t(std::move(s), dtype);
-  t.data = std::move(values);
-  return t;
-}
-
 TEST(StoredTensor, HoldsEveryDTypeInItsOwnWidthAndLoadsTheSameValues) {
-  std::vector<Tensor> ts = {
-      filled({2, 2}, kFloat32, {0.1f, -3.5f, 1e30f, 0}),
-      filled({3}, kFloat64, {0.1, -1e300, 5e-324}),
-      filled({2}, kFloat16, {0.5, -2048}),
-      filled({2}, kInt64, {-9007199254740991.0, 42}),
-      filled({3}, kInt8, {-128, 127, 0}),
-      filled({2}, kUint8, {255, 1}),
-      filled({1}, kBoolean, {1}),
-      filled(Shape::scalar(), kInt32, {-7}),
-      Tensor({0, 4}, kFloat32),
-  };
+  std::vector<Tensor> ts = tensorsOfEveryWidth();
   for (const Tensor &t : ts) {
     StoredTensor s(t);
     EXPECT_EQ(s.shape(), t.shape);
@@ -68,7 +52,7 @@ TEST(InterpretFrom, AsksForAVariableForEachNodeThatReadsIt) {
   std::vector<std::string> asked;
   auto source = [&](const std::string &name) -> std::optional<Tensor> {
     asked.push_back(name);
-    return filled({2}, kFloat32, {name == "a" ? 0.0 : 1.0, 2});
+    return tensor({2}, {name == "a" ? 0.0 : 1.0, 2});
   };
   std::vector<Tensor> out = interpretFrom(g, source, {{}, {}, true});
   // a, read by exp and by the last add, is asked for by each (and not held between them); b, an
@@ -93,8 +77,7 @@ TEST(InterpretFrom, ASinkIsToldEachOutputOnceNothingMoreReadsIt) {
   run(e, "a = Variable(\"a\", shape=(2,), dtype=0)\nb = Variable(\"b\", shape=(2,), dtype=0)\n"
          "y1 = exp(a)\ny2 = y1 + b\nz = Group([b, y1, y2, y1])\n:graph z");
   Graph g = applyPasses(e.current()->graph, {"InferShape", "InferType"});
-  std::map<std::string, Tensor> in = {{"a", filled({2}, kFloat32, {0, 1})},
-                                      {"b", filled({2}, kFloat32, {1, 2})}};
+  std::map<std::string, Tensor> in = {{"a", tensor({2}, {0, 1})}, {"b", tensor({2}, {1, 2})}};
   std::vector<std::pair<size_t, std::vector<double>>> told;
   std::vector<Tensor> left =
       interpretFrom(g, [&](const std::string &name) { return std::optional<Tensor>(in.at(name)); },
@@ -127,14 +110,14 @@ TEST(GraphRuntime, BindsItsLibrarysParamsAndTakesANewValueForOne) {
   Engine e;
   run(e, kScaled);
   backend::BuildOptions o;
-  o.params["w"] = filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1});
+  o.params["w"] = tensor({3, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1});
   Graph deploy = backend::build(e.current()->graph, o, PassContext{});
   ASSERT_EQ(backend::builtLibrary(deploy)->params.count("w"), 1u);
   backend::GraphRuntime rt(deploy);
-  rt.setInput("x", filled({1, 4}, kFloat32, {1, 2, 3, 4})); // w is the library's, bound already
+  rt.setInput("x", tensor({1, 4}, {1, 2, 3, 4})); // w is the library's, bound already
   rt.run();
   EXPECT_EQ(rt.outputs()[0].data, (std::vector<double>{1, 2, 7}));
-  rt.setInput("w", filled({3, 4}, kFloat32, std::vector<double>(12, 0.5)));
+  rt.setInput("w", tensor({3, 4}, std::vector<double>(12, 0.5)));
   rt.run();
   EXPECT_EQ(rt.outputs()[0].data, (std::vector<double>{5, 5, 5}));
   // The library's bytes, which runtimes read in place, were not written: another runtime of it
@@ -142,13 +125,11 @@ TEST(GraphRuntime, BindsItsLibrarysParamsAndTakesANewValueForOne) {
   EXPECT_EQ(backend::builtLibrary(deploy)->params.at("w").load().data,
             (std::vector<double>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1}));
   backend::GraphRuntime other(deploy);
-  other.setInput("x", filled({1, 4}, kFloat32, {1, 2, 3, 4}));
+  other.setInput("x", tensor({1, 4}, {1, 2, 3, 4}));
   other.run();
   EXPECT_EQ(other.outputs()[0].data, (std::vector<double>{1, 2, 7}));
   // runDeployGraph takes the data inputs alone; an input neither given nor a param is named.
-  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", filled({1, 4}, kFloat32, {1, 1, 1, 1})}})
-                .outputs[0]
-                .data,
+  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", tensor({1, 4}, {1, 1, 1, 1})}}).outputs[0].data,
             (std::vector<double>{1, 1, 2}));
   expectError([&] { backend::runDeployGraph(deploy, {}); }, "run: no value for input 'x'");
 }
@@ -200,15 +181,13 @@ TEST(BuildParams, SharedParamsAreReadOnlyAndMayNameOtherGraphsVariables) {
   Engine e;
   run(e, kScaled);
   StoredTensors session = {
-      {"w", StoredTensor(filled({3, 4}, kFloat32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1}))},
-      {"other", StoredTensor(filled({2}, kFloat32, {1, 2}))}}; // another graph's variable
+      {"w", StoredTensor(tensor({3, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1}))},
+      {"other", StoredTensor(tensor({2}, {1, 2}))}}; // another graph's variable
   backend::BuildOptions o;
   o.sharedParams = &session;
   Graph deploy = backend::build(e.current()->graph, o, PassContext{});
   EXPECT_EQ(backend::builtLibrary(deploy)->params.size(), 1u);
-  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", filled({1, 4}, kFloat32, {1, 2, 3, 4})}})
-                .outputs[0]
-                .data,
+  EXPECT_EQ(backend::runDeployGraph(deploy, {{"x", tensor({1, 4}, {1, 2, 3, 4})}}).outputs[0].data,
             (std::vector<double>{1, 2, 7}));
   EXPECT_EQ(session.size(), 2u);
   EXPECT_EQ(session.at("w").load().data.size(), 12u);

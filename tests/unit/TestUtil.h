@@ -114,6 +114,22 @@ inline Tensor tensor(Shape s, std::vector<double> v, int dtype = kFloat32) {
   return t;
 }
 
+/// A small tensor of each width of element, with the values at its ends (a scalar and an empty
+/// one among them): what a round trip through typed bytes must give back exactly.
+inline std::vector<Tensor> tensorsOfEveryWidth() {
+  return {
+      tensor({2, 2}, {0.1f, -3.5f, 1e30f, 0}, kFloat32),
+      tensor({3}, {0.1, -1e300, 5e-324}, kFloat64),
+      tensor({2}, {0.5, -2048}, kFloat16),
+      tensor({2}, {-9007199254740991.0, 42}, kInt64),
+      tensor({3}, {-128, 127, 0}, kInt8),
+      tensor({2}, {255, 1}, kUint8),
+      tensor({1}, {1}, kBoolean),
+      tensor(Shape::scalar(), {-7}, kInt32),
+      Tensor({0, 4}, kFloat32),
+  };
+}
+
 /// Builds `program`, gives its variables the inputs' shapes and dtypes (as build does through
 /// shape_inputs/dtype_inputs), infers, then evaluates output 0 with the reference interpreter.
 inline Tensor eval(const std::string &program, const std::map<std::string, Tensor> &inputs,

@@ -201,13 +201,16 @@ StoredTensors evaluatePrecompute(const Graph &pre, const StoredTensors &params,
   // Each input loaded when reached, each output stored in its own dtype as soon as it is made:
   // a network's weights are never all held as doubles.
   std::vector<StoredTensor> stored(names.size());
+  InterpretOptions options;
+  options.sink = [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); };
+  options.askPerReader = true;
   interpretFrom(
       pre,
       [&](const std::string &name) {
         auto it = params.find(name);
         return it == params.end() ? std::nullopt : std::optional<Tensor>(it->second.load());
       },
-      {NodeObserver(), [&](size_t k, Tensor value) { stored.at(k) = StoredTensor(value); }, true});
+      options);
   if (cache) { // a full disk only costs the next build time
     std::vector<std::string> heads;
     cache->store(key, encodePieces(stored, heads));

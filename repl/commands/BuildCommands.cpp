@@ -256,7 +256,7 @@ RunWords parseRunWords(const std::string &rest) {
 
 // The inputs of a run: every variable as the words say, else random (uniform in [-1, 1) from
 // the seed) — except the built library's params the words leave, which the runtime binds
-// itself and the reference loads through referenceSource. A file converted to the input's
+// itself and the reference loads through referenceRun. A file converted to the input's
 // dtype adds a note.
 std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const RunWords &w,
                                         std::vector<std::string> *notes = nullptr) {
@@ -282,18 +282,25 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
   return in;
 }
 
-// The reference interpreter's values for a run: `in`, else the built library's params, each
-// loaded as doubles when the interpreter reaches it (a network's weights are never all held as
-// doubles at once).
-ValueSource referenceSource(const Graph &g, const std::map<std::string, Tensor> &in) {
+// The reference interpreter's run of built graph `g` on `in` (telling `observe` each node's
+// outputs): the variables `in` leaves are the built library's params, each loaded as doubles for
+// each node that reads it (a network's weights are never all held as doubles at once).
+std::vector<Tensor> referenceRun(const Graph &g, const std::map<std::string, Tensor> &in,
+                                 const NodeObserver &observe = NodeObserver()) {
   auto lib = backend::builtLibrary(g);
-  return [lib, &in](const std::string &name) -> std::optional<Tensor> {
-    if (auto it = in.find(name); it != in.end())
-      return it->second;
-    if (auto p = lib->params.find(name); p != lib->params.end())
-      return p->second.load();
-    return std::nullopt;
-  };
+  InterpretOptions options;
+  options.observe = observe;
+  options.askPerReader = true;
+  return interpretFrom(
+      g,
+      [&](const std::string &name) -> std::optional<Tensor> {
+        if (auto it = in.find(name); it != in.end())
+          return it->second;
+        if (auto p = lib->params.find(name); p != lib->params.end())
+          return p->second.load();
+        return std::nullopt;
+      },
+      options);
 }
 
 // The largest and relative differences of `t` from `ref`, elementwise.
@@ -505,7 +512,7 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   backend::RunResult r = backend::runDeployGraph(g, in);
   std::vector<Tensor> ref;
   if (w.check)
-    ref = interpretFrom(g, referenceSource(g, in), {{}, {}, true});
+    ref = referenceRun(g, in);
   for (const std::string &n : notes)
     out << n << "\n";
   for (size_t k = 0; k < r.outputs.size(); ++k) {
@@ -573,7 +580,7 @@ Commands::RunValues Commands::runValues(Engine &e, const std::map<std::string, T
     r.names.push_back(p.name);
   r.outputs = backend::runDeployGraph(g, in).outputs;
   if (check) {
-    r.reference = interpretFrom(g, referenceSource(g, in), {{}, {}, true});
+    r.reference = referenceRun(g, in);
     // The interpreter runs the deploy graph's functions, whose outputs may be flattened.
     for (size_t k = 0; k < r.reference.size(); ++k)
       r.reference[k].shape = r.outputs[k].shape;
@@ -622,39 +629,36 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
   size_t next = 0, compared = 0;
   const IndexedGraph &idx = g.index();
   try {
-    interpretFrom(g, referenceSource(g, in),
-                  {[&](uint32_t nid, const std::vector<const Tensor *> &ref) {
-                     while (next < rt.numCalls() && rt.callNode(next) <= nid)
-                       rt.runCall(next++);
-                     if (next == 0 || rt.callNode(next - 1) != nid)
-                       return;
-                     std::vector<Tensor> got = rt.callOutputs(next - 1);
-                     for (uint32_t k = 0; k < got.size(); ++k) {
-                       Difference d{nid, k};
-                       double scale = 0;
-                       for (size_t i = 0; i < got[k].data.size(); ++i) {
-                         double r = ref[k]->data[i], b = got[k].data[i];
-                         scale = std::max(scale, std::fabs(r));
-                         double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
-                         if (i == 0 || diff > d.abs) {
-                           d.abs = diff;
-                           d.index = i;
-                           d.built = b;
-                           d.reference = r;
-                         }
-                       }
-                       d.rel = d.abs / std::max(scale, 1e-30);
-                       if (compared == 0 || d.rel > worst.rel)
-                         worst = d;
-                       if (d.rel > tol) {
-                         first = d;
-                         throw Found{};
-                       }
-                     }
-                     ++compared;
-                   },
-                   {},
-                   true});
+    referenceRun(g, in, [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
+      while (next < rt.numCalls() && rt.callNode(next) <= nid)
+        rt.runCall(next++);
+      if (next == 0 || rt.callNode(next - 1) != nid)
+        return;
+      std::vector<Tensor> got = rt.callOutputs(next - 1);
+      for (uint32_t k = 0; k < got.size(); ++k) {
+        Difference d{nid, k};
+        double scale = 0;
+        for (size_t i = 0; i < got[k].data.size(); ++i) {
+          double r = ref[k]->data[i], b = got[k].data[i];
+          scale = std::max(scale, std::fabs(r));
+          double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
+          if (i == 0 || diff > d.abs) {
+            d.abs = diff;
+            d.index = i;
+            d.built = b;
+            d.reference = r;
+          }
+        }
+        d.rel = d.abs / std::max(scale, 1e-30);
+        if (compared == 0 || d.rel > worst.rel)
+          worst = d;
+        if (d.rel > tol) {
+          first = d;
+          throw Found{};
+        }
+      }
+      ++compared;
+    });
   } catch (const Found &) {
   }
   for (const std::string &n : notes)

@@ -90,13 +90,11 @@ struct GraphRuntime::Impl {
   std::vector<int> dtypes;
 
   void *ptr(uint32_t e) const { return storage.at(sid[e]); }
-  /// 64-byte aligned and zeroed, once: kernels use aligned vector loads and stores.
+  /// Storage `id`'s block, allocated once (kernelBuffer: aligned, zeroed, padded).
   static std::byte *allocate(int64_t size, int64_t id) {
-    size_t bytes = (static_cast<size_t>(size) + 63) / 64 * 64 + 64;
-    auto *p = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
+    std::byte *p = kernelBuffer(static_cast<size_t>(size));
     if (!p)
-      fail("run: cannot allocate ", bytes, " bytes for storage ", id);
-    std::memset(p, 0, bytes);
+      fail("run: cannot allocate ", size, " bytes for storage ", id);
     return p;
   }
 };

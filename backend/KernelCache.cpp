@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// An entry: this magic, the payload's size (8 bytes), the payload's BLAKE3 (32), the payload.
 constexpr char kMagic[8] = {'L', 'O', 'U', 'P', 'E', 'K', 'C', '1'};
-constexpr size_t kHeader = sizeof kMagic + 8 + 32; // magic, payload size, BLAKE3 of the payload
 constexpr const char *kSuffix = ".kernel";
 
 bool isEntry(const fs::directory_entry &e) {

@@ -50,9 +50,7 @@ struct Hasher {
   void text(const std::string &s) {
     uint64_t n = s.size();
     words(&n, 1);
-    std::vector<uint64_t> w((s.size() + 7) / 8, 0);
-    std::memcpy(w.data(), s.data(), s.size());
-    words(w.data(), w.size());
+    bytes(s.data(), s.size());
   }
   std::string hex() const {
     uint64_t a = mix(mix(lane[0], lane[1]), 0x5bd1e995ull), b = mix(mix(lane[2], lane[3]), a);
@@ -65,14 +63,6 @@ struct Hasher {
 
 template <typename T> void put(std::string &out, T v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof v);
-}
-
-template <typename T> bool get(const std::string &in, size_t &at, T &v) {
-  if (in.size() - at < sizeof v)
-    return false;
-  std::memcpy(&v, in.data() + at, sizeof v);
-  at += sizeof v;
-  return true;
 }
 
 } // namespace

@@ -34,16 +34,21 @@ Tensor copyFromBuffer(const void *src, const Shape &shape, int dtype) {
   return t;
 }
 
-namespace {
-
-// `n` bytes 64-byte aligned, then zeros to the next 64 and 64 more (what a kernel's vector
-// loads may touch past a buffer's end).
-std::shared_ptr<std::byte> alignedBytes(size_t n) {
+std::byte *kernelBuffer(size_t n) {
   size_t capacity = (n + 63) / 64 * 64 + 64;
   auto *p = static_cast<std::byte *>(std::aligned_alloc(64, capacity));
+  if (p)
+    std::memset(p, 0, capacity);
+  return p;
+}
+
+namespace {
+
+// A stored tensor's bytes: a kernel buffer, shared.
+std::shared_ptr<std::byte> alignedBytes(size_t n) {
+  std::byte *p = kernelBuffer(n);
   if (!p)
-    fail("cannot allocate ", capacity, " bytes for a stored tensor");
-  std::memset(p + n, 0, capacity - n);
+    fail("cannot allocate ", n, " bytes for a stored tensor");
   return std::shared_ptr<std::byte>(p, [](std::byte *q) { std::free(q); });
 }
 

@@ -18,6 +18,11 @@ void copyToBuffer(const Tensor &t, int dtype, void *dst);
 /// A tensor of `shape` read from `src`'s elements of `dtype`.
 Tensor copyFromBuffer(const void *src, const Shape &shape, int dtype);
 
+/// `n` bytes for kernels to read or write: 64-byte aligned (for aligned vector loads and
+/// stores), zeroed, and followed by zeros to the next 64 bytes and 64 more (what vector loads
+/// may touch past the end). Null when the memory is not there; freed with std::free.
+std::byte *kernelBuffer(size_t n);
+
 /// A tensor held in its own dtype's bytes rather than as doubles (a float32 weight takes half
 /// the memory), immutable, its bytes shared by copies. A built library keeps its params so: the
 /// runtime's kernels read the bytes where they are, and the reference interpreter loads one

@@ -31,7 +31,8 @@ bool writeAll(int fd, const std::string &bytes) {
 
 std::string readFile(const std::string &path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+  bool known = ::stat(path.c_str(), &st) == 0;
+  if (known && S_ISDIR(st.st_mode))
     fail(path, ": is a folder, not a file");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -39,9 +40,8 @@ std::string readFile(const std::string &path) {
   std::string bytes;
   // Sized once for a regular file: appending chunk by chunk would hold up to twice a model's
   // bytes while the string grows.
-  struct stat opened;
-  if (::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode) && opened.st_size > 0)
-    bytes.reserve(static_cast<size_t>(opened.st_size));
+  if (known && S_ISREG(st.st_mode) && st.st_size > 0)
+    bytes.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);

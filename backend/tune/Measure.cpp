@@ -44,17 +44,15 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A 64-byte aligned, zeroed block (kernels use aligned vector loads and stores).
+// A block kernels read or write (kernelBuffer: 64-byte aligned, zeroed, padded).
 struct Block {
   void *p = nullptr;
   size_t bytes = 0; ///< rounded up to whole cache lines
   explicit Block(int64_t size) {
-    size_t n = static_cast<size_t>((std::max<int64_t>(size, 1) + 63) / 64 * 64);
-    bytes = n;
-    p = std::aligned_alloc(64, n);
+    bytes = static_cast<size_t>((std::max<int64_t>(size, 1) + 63) / 64 * 64);
+    p = kernelBuffer(bytes);
     if (!p)
-      fail("measure: cannot allocate ", n, " bytes");
-    std::memset(p, 0, n);
+      fail("measure: cannot allocate ", bytes, " bytes");
   }
   ~Block() { std::free(p); }
   Block(const Block &) = delete;

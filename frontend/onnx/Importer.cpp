@@ -249,6 +249,17 @@ std::string Importer::oneElementOf(const std::string &scalar) {
   return name;
 }
 
+namespace {
+
+// The node `n` copies through Identity (`copy`) nodes, or `n` itself.
+NodePtr throughCopies(NodePtr n) {
+  while (!n->isVariable() && n->op->name == "copy" && n->controlDeps.empty())
+    n = n->inputs[0].node;
+  return n;
+}
+
+} // namespace
+
 const Tensor *Importer::constant(const onnx::NodeProto &n, int k) {
   if (!hasInput(n, k))
     return nullptr;
@@ -268,9 +279,7 @@ const std::pair<const std::string, StoredTensor> *Importer::paramInput(const onn
     auto v = values_.find(name);
     if (v == values_.end())
       return nullptr;
-    NodePtr at = v->second.node;
-    while (!at->isVariable() && at->op->name == "copy" && at->controlDeps.empty())
-      at = at->inputs[0].node;
+    NodePtr at = throughCopies(v->second.node);
     if (at->isVariable())
       name = at->name;
     else if (!fold(name))
@@ -293,9 +302,7 @@ const Tensor *Importer::fold(const std::string &name) {
     return nullptr;
   // An Identity of a param (exporters share equal weights so) is that param: no copy of its
   // megabytes through the interpreter.
-  NodePtr at = v->second.node;
-  while (!at->isVariable() && at->op->name == "copy" && at->controlDeps.empty())
-    at = at->inputs[0].node;
+  NodePtr at = throughCopies(v->second.node);
   if (at->isVariable() && out_.params.count(at->name))
     return &loaded(at->name);
   try {

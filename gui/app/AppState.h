@@ -32,6 +32,9 @@ struct CanvasView {
   /// After a group is collapsed or expanded: the node whose box stays in view when the new
   /// layout is first drawn (instead of the first view of a new graph); -1 for none.
   int keepInView = -1;
+  /// The last layout drawn and its graph: drawn again, plainly, while the next is being made.
+  const GraphLayout *shown = nullptr;
+  Graph shownGraph;
   /// The screen position of layout point (x, y) as last drawn.
   double screenX(double x) const { return originX + panX + x * zoom; }
   double screenY(double y) const { return originY + panY + y * zoom; }

@@ -56,8 +56,6 @@ void compareChoice(AppState &s, size_t step) {
 // other has not outlined thick in orange.
 void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
   size_t other = static_cast<size_t>(s.fusion.compareStep);
-  const Graph &g = s.viewer.engine().history()[step].graph,
-              &og = s.viewer.engine().history()[other].graph;
   const std::vector<GroupView> &mine = *st.groups, &theirs = s.viewer.groupsAt(other);
   // Groups match by provenance as :compare matches them (two builds: what one folded).
   std::set<std::string> namesMine, namesTheirs;
@@ -74,11 +72,9 @@ void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
   ImGui::Text("%zu groups of this step's %zu are not in step %zu; %zu of its %zu not here",
               d.onlyA.size(), mine.size(), other, d.onlyB.size(), theirs.size());
   float half = avail.x / 2 - 4, h = ImGui::GetContentRegionAvail().y;
-  drawCanvas("fusion", g, s.viewer.layout(step), s.fusion.canvas, ImVec2(half, h), st,
-             s.selection.node, -1, nullptr);
+  drawStep(s, "fusion", step, s.fusion.canvas, ImVec2(half, h), st, s.selection.node, -1, nullptr);
   ImGui::SameLine();
-  drawCanvas("compared", og, s.viewer.layout(other), s.fusion.compared, ImVec2(half, h), so, -1, -1,
-             nullptr);
+  drawStep(s, "compared", other, s.fusion.compared, ImVec2(half, h), so, -1, -1, nullptr);
 }
 } // namespace
 
@@ -111,7 +107,6 @@ void fusionPanel(AppState &s) {
     ImGui::TextWrapped("%s", s.selection.why.c_str());
   CanvasView &cv = s.fusion.canvas;
   canvasButtons(s, cv);
-  const GraphLayout &l = s.viewer.layout(step, -1, -1, s.fusion.collapsed);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (st.groups && s.fusion.compareStep >= 0 &&
       static_cast<size_t>(s.fusion.compareStep) < s.viewer.engine().history().size()) {
@@ -119,8 +114,8 @@ void fusionPanel(AppState &s) {
     return;
   }
   bool ctrl = false;
-  int clicked =
-      drawCanvas("fusion", *g, l, cv, avail, st, s.selection.node, s.selection.second, &ctrl);
+  int clicked = drawStep(s, "fusion", step, cv, avail, st, s.selection.node, s.selection.second,
+                         &ctrl, -1, -1, s.fusion.collapsed);
   if (st.groups && clicked >= 0 && cv.doubleClicked)
     toggleGroup(s, *st.groups, static_cast<uint32_t>(clicked), cv);
   handleClick(s, *g, clicked, ctrl);

@@ -93,8 +93,6 @@ void graphPanel(AppState &s) {
   canvasButtons(s, cv);
   bool part = s.graph.neighbourhoodOnly && s.selection.node >= 0 &&
               static_cast<uint32_t>(s.selection.node) < g->index().numNodes();
-  const GraphLayout &l =
-      part ? s.viewer.layout(step, s.selection.node, s.graph.radius) : s.viewer.layout(step);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (!st.timeShare.empty() && s.graph.kernelBars) {
     kernelBarChart(s, *g, avail.y);
@@ -102,8 +100,8 @@ void graphPanel(AppState &s) {
     avail = ImGui::GetContentRegionAvail();
   }
   bool ctrl = false;
-  int clicked =
-      drawCanvas("graph", *g, l, cv, avail, st, s.selection.node, s.selection.second, &ctrl);
+  int clicked = drawStep(s, "graph", step, cv, avail, st, s.selection.node, s.selection.second,
+                         &ctrl, part ? s.selection.node : -1, part ? s.graph.radius : -1);
   handleClick(s, *g, clicked, ctrl);
 }
 

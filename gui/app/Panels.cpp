@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 
 namespace loupe::gui {
@@ -53,6 +54,27 @@ void handleClick(AppState &s, const Graph &g, int clicked, bool ctrl) {
 }
 
 void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a program below."); }
+
+int drawStep(AppState &s, const char *id, size_t step, CanvasView &cv, ImVec2 size,
+             const Styler &st, int selected, int second, bool *ctrl, int centre, int radius,
+             const std::set<std::string> &collapsed) {
+  const Graph &g = s.viewer.engine().history().at(step).graph;
+  if (const GraphLayout *l = s.viewer.layoutSoon(step, centre, radius, collapsed)) {
+    cv.shown = l;
+    cv.shownGraph = g;
+    return drawCanvas(id, g, *l, cv, size, st, selected, second, ctrl);
+  }
+  ImGui::TextDisabled("laying out %zu nodes …", s.viewer.layingOut());
+  size.y = std::max(0.0f, size.y - ImGui::GetTextLineHeightWithSpacing());
+  if (!cv.shown) {
+    ImGui::Dummy(size);
+    return -1;
+  }
+  bool fit = cv.fitPending; // kept for the new layout
+  drawCanvas(id, cv.shownGraph, *cv.shown, cv, size, Styler{}, -1, -1, nullptr);
+  cv.fitPending = fit;
+  return -1;
+}
 
 void canvasButtons(AppState &s, CanvasView &cv) {
   ImGui::SameLine();

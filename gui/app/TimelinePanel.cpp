@@ -135,15 +135,14 @@ void timelinePanel(AppState &s) {
   sb.highlighted = s.timeline.pairNode >= 0 ? s.timeline.pairBefore : std::vector<uint32_t>{};
   sa.highlighted = s.timeline.pairNode >= 0 ? s.timeline.pairAfter : std::vector<uint32_t>{};
   if (s.timeline.overlay) {
-    drawCanvas("overlay", after.graph, s.viewer.layout(chosen), s.timeline.after,
-               ImVec2(avail.x, graphH), sa, -1, -1, nullptr);
+    drawStep(s, "overlay", chosen, s.timeline.after, ImVec2(avail.x, graphH), sa, -1, -1, nullptr);
   } else {
     float half = avail.x / 2 - 4;
-    int inBefore = drawCanvas("before", before.graph, s.viewer.layout(chosen - 1),
-                              s.timeline.before, ImVec2(half, graphH), sb, -1, -1, nullptr);
+    int inBefore = drawStep(s, "before", chosen - 1, s.timeline.before, ImVec2(half, graphH), sb,
+                            -1, -1, nullptr);
     ImGui::SameLine();
-    int inAfter = drawCanvas("after", after.graph, s.viewer.layout(chosen), s.timeline.after,
-                             ImVec2(half, graphH), sa, -1, -1, nullptr);
+    int inAfter =
+        drawStep(s, "after", chosen, s.timeline.after, ImVec2(half, graphH), sa, -1, -1, nullptr);
     if (inBefore >= 0 || inAfter >= 0)
       pairNodes(s, before.graph, after.graph, chosen, inAfter >= 0 ? inAfter : inBefore,
                 inAfter >= 0);

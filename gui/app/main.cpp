@@ -9,10 +9,12 @@
 
 #include <GLFW/glfw3.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 using namespace loupe;
 
@@ -157,7 +159,13 @@ int main(int argc, char **argv) {
   while (!glfwWindowShouldClose(window)) {
     glfwPollEvents();
     gui::renderFrame(window, s);
-    // Screenshots: a few frames first, so that windows and fitted canvases have settled.
+    // Screenshots: a few frames first, so that windows and fitted canvases have settled, and
+    // the layouts the panels asked for made.
+    if (!screenshot.empty() && s.viewer.layingOut() > 0) {
+      glfwSwapBuffers(window);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
     if (!screenshot.empty() && ++frames == 4) {
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);

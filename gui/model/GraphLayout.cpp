@@ -201,14 +201,10 @@ std::set<std::string> paramNames(const Graph &g, const StoredTensors &bound) {
   return params;
 }
 
-GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vector<uint32_t> *only) {
-  const IndexedGraph &idx = g.index();
-  std::vector<bool> shown(idx.numNodes(), only == nullptr);
-  if (only)
-    for (uint32_t nid : *only)
-      if (nid < shown.size())
-        shown[nid] = true;
+namespace {
 
+// dot places `out`'s boxes and draws its edges.
+void placeWithDot(GraphLayout &out) {
   std::unique_ptr<Agraph_t, int (*)(Agraph_t *)> graph(
       agopen(const_cast<char *>("loupe"), Agdirected, nullptr), agclose);
   Agraph_t *G = graph.get();
@@ -218,6 +214,111 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   agattr(G, AGNODE, const_cast<char *>("shape"), const_cast<char *>("box"));
   agattr(G, AGNODE, const_cast<char *>("fixedsize"), const_cast<char *>("true"));
   agattr(G, AGNODE, const_cast<char *>("label"), const_cast<char *>(""));
+  std::map<uint32_t, Agnode_t *> agNodes;
+  for (const LaidNode &ln : out.nodes)
+    agNodes[ln.nid] = addBox(G, ln);
+  std::vector<Agedge_t *> agEdges;
+  for (const LaidEdge &le : out.edges) {
+    // A distinct key per (producer output, consumer input) keeps parallel edges apart.
+    std::string key = std::to_string(agEdges.size());
+    agEdges.push_back(agedge(G, agNodes[le.from], agNodes[le.to], key.data(), 1));
+  }
+  // dot's x-coordinate pass (network simplex) grows about quadratically on long graphs with
+  // skip edges: a 4,000-op ladder took 20 s. Past kBoundedBoxes its iterations are bounded to
+  // 1% of the nodes (nslimit), which took that ladder to 3.7 s.
+  if (out.nodes.size() > kBoundedBoxes)
+    agattr(G, AGRAPH, const_cast<char *>("nslimit"), const_cast<char *>("0.01"));
+  if (gvLayout(context(), G, "dot") != 0)
+    fail("Graphviz could not lay out the graph");
+  const boxf bb = GD_bb(G);
+  out.width = bb.UR.x - bb.LL.x;
+  out.height = bb.UR.y - bb.LL.y;
+  auto flip = [&](pointf p) { return Point{p.x - bb.LL.x, bb.UR.y - p.y}; };
+  for (LaidNode &ln : out.nodes) {
+    Agnode_t *an = agNodes[ln.nid];
+    Point c = flip(ND_coord(an));
+    ln.x = c.x;
+    ln.y = c.y;
+    // dot rounds sizes to whole points; draw the boxes its edges were clipped to.
+    ln.w = ND_lw(an) + ND_rw(an);
+    ln.h = ND_ht(an);
+  }
+  for (size_t i = 0; i < out.edges.size(); ++i) {
+    LaidEdge &le = out.edges[i];
+    if (const splines *spl = ED_spl(agEdges[i]))
+      for (int b = 0; b < spl->size; ++b) {
+        const bezier &bz = spl->list[b];
+        for (int k = 0; k < bz.size; ++k)
+          le.points.push_back(flip(bz.list[k]));
+        le.head = bz.eflag ? flip(bz.ep) : le.points.empty() ? Point{} : le.points.back();
+      }
+  }
+  gvFreeLayout(context(), G);
+}
+
+// The layered layout places `out`'s boxes and draws its edges, with dot's spacing
+// (nodesep 0.25 in, ranksep 0.35 in).
+void placeLayered(GraphLayout &out, const LayoutOptions &o) {
+  LayeredGraph lg;
+  std::map<uint32_t, uint32_t> index; // node id of a box -> its index
+  for (const LaidNode &ln : out.nodes) {
+    index[ln.nid] = static_cast<uint32_t>(lg.sizes.size());
+    lg.sizes.push_back({ln.w, ln.h});
+  }
+  for (const LaidEdge &le : out.edges)
+    lg.edges.push_back({index.at(le.from), index.at(le.to)});
+  LayeredOptions lo;
+  lo.nodeSep = 18;
+  lo.rankSep = 25;
+  lo.cancel = o.cancel;
+  LayeredDrawing d = layered(lg, lo);
+  out.width = d.width;
+  out.height = d.height;
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
+    out.nodes[i].x = d.centres[i].x;
+    out.nodes[i].y = d.centres[i].y;
+  }
+  for (size_t e = 0; e < out.edges.size(); ++e) {
+    out.edges[e].points = std::move(d.edges[e]);
+    out.edges[e].head = d.heads[e];
+  }
+}
+
+} // namespace
+
+size_t GraphLayout::crossings() const {
+  std::map<uint32_t, uint32_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    index[nodes[i].nid] = static_cast<uint32_t>(i);
+  std::vector<std::vector<Point>> lines;
+  std::vector<std::pair<uint32_t, uint32_t>> ends;
+  for (const LaidEdge &e : edges) {
+    std::vector<Point> line;
+    const auto &p = e.points;
+    if (!p.empty())
+      line.push_back(p[0]);
+    for (size_t i = 1; i + 2 < p.size(); i += 3)
+      for (int k = 1; k <= 4; ++k) { // a cubic piece as four chords
+        double t = k / 4.0, s = 1 - t;
+        double a = s * s * s, b = 3 * s * s * t, c = 3 * s * t * t, d = t * t * t;
+        line.push_back({a * p[i - 1].x + b * p[i].x + c * p[i + 1].x + d * p[i + 2].x,
+                        a * p[i - 1].y + b * p[i].y + c * p[i + 1].y + d * p[i + 2].y});
+      }
+    if (!p.empty())
+      line.push_back(e.head);
+    lines.push_back(std::move(line));
+    ends.push_back({index.at(e.from), index.at(e.to)});
+  }
+  return countCrossings(lines, ends);
+}
+
+GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vector<uint32_t> *only) {
+  const IndexedGraph &idx = g.index();
+  std::vector<bool> shown(idx.numNodes(), only == nullptr);
+  if (only)
+    for (uint32_t nid : *only)
+      if (nid < shown.size())
+        shown[nid] = true;
 
   GraphLayout out;
   std::vector<std::vector<uint32_t>> hosts =
@@ -241,7 +342,6 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
     if (folded(nid))
       box[nid] = box[hosts[nid][0]]; // where finding it leads: its first reader's box
-  std::vector<Agnode_t *> agNodes(idx.numNodes(), nullptr);
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid] || box[nid] != nid)
       continue;
@@ -259,7 +359,6 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
                                                       [&](uint32_t h) { return box[h] == nid; })))
           ln.members.push_back(m);
       sizeBox(ln, o);
-      agNodes[nid] = addBox(G, ln);
       out.nodes.push_back(std::move(ln));
       continue;
     }
@@ -277,10 +376,8 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
         ln.lines.push_back(line);
       }
     sizeBox(ln, o);
-    agNodes[nid] = addBox(G, ln);
     out.nodes.push_back(std::move(ln));
   }
-  std::vector<std::pair<Agedge_t *, LaidEdge>> agEdges;
   std::set<std::pair<uint32_t, uint32_t>> betweenBoxes; // edges drawn to or from a collapsed box
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid] || folded(nid))
@@ -297,46 +394,13 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
       le.to = to;
       le.output = collapsedEnd ? 0 : e.index;
       le.labelled = !collapsedEnd && idx.nodes[e.nodeId].node->numVisibleOutputs() > 1;
-      // A distinct key per (producer output, consumer input) keeps parallel edges apart.
-      std::string key = std::to_string(agEdges.size());
-      Agedge_t *ae = agedge(G, agNodes[from], agNodes[to], key.data(), 1);
-      agEdges.emplace_back(ae, std::move(le));
+      out.edges.push_back(std::move(le));
     }
   }
-
-  // dot's x-coordinate pass (network simplex) grows about quadratically on long graphs with
-  // skip edges: a 4,000-op ladder took 20 s. Past kBoundedBoxes its iterations are bounded to
-  // 1% of the nodes (nslimit), which took that ladder to 3.7 s; ranks and crossings are as dot
-  // finds them, only the boxes' horizontal places are less tidy. Smaller graphs — every zoo
-  // network as the viewer opens it — get dot's full work, and the same pictures as before.
-  if (out.nodes.size() > kBoundedBoxes)
-    agattr(G, AGRAPH, const_cast<char *>("nslimit"), const_cast<char *>("0.01"));
-  if (gvLayout(context(), G, "dot") != 0)
-    fail("Graphviz could not lay out the graph");
-  const boxf bb = GD_bb(G);
-  out.width = bb.UR.x - bb.LL.x;
-  out.height = bb.UR.y - bb.LL.y;
-  auto flip = [&](pointf p) { return Point{p.x - bb.LL.x, bb.UR.y - p.y}; };
-  for (LaidNode &ln : out.nodes) {
-    Agnode_t *an = agNodes[ln.nid];
-    Point c = flip(ND_coord(an));
-    ln.x = c.x;
-    ln.y = c.y;
-    // dot rounds sizes to whole points; draw the boxes its edges were clipped to.
-    ln.w = ND_lw(an) + ND_rw(an);
-    ln.h = ND_ht(an);
-  }
-  for (auto &[ae, le] : agEdges) {
-    if (const splines *spl = ED_spl(ae))
-      for (int b = 0; b < spl->size; ++b) {
-        const bezier &bz = spl->list[b];
-        for (int i = 0; i < bz.size; ++i)
-          le.points.push_back(flip(bz.list[i]));
-        le.head = bz.eflag ? flip(bz.ep) : le.points.empty() ? Point{} : le.points.back();
-      }
-    out.edges.push_back(std::move(le));
-  }
-  gvFreeLayout(context(), G);
+  if (o.engine == LayoutEngine::Dot)
+    placeWithDot(out);
+  else
+    placeLayered(out, o);
   return out;
 }
 

@@ -1,10 +1,12 @@
-// GraphLayout: a graph snapshot laid out top to bottom by Graphviz's dot (through its C
-// library), with the node boxes and edge curves the viewer draws, and the node queries it needs.
+// GraphLayout: a graph snapshot laid out top to bottom — by Loupe's layered layout, or by
+// Graphviz's dot through its C library — with the node boxes and edge curves the viewer draws,
+// and the node queries it needs.
 #pragma once
 
 #include "core/Buffers.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
+#include "gui/model/LayeredLayout.h"
 
 #include <map>
 #include <set>
@@ -15,10 +17,6 @@ namespace loupe::gui {
 
 /// What a node is drawn as: graph inputs and params are variables, drawn apart from ops.
 enum class NodeKind { Input, Param, Op };
-
-struct Point {
-  double x = 0, y = 0;
-};
 
 /// A laid-out node: centre and size in layout units (pixels at zoom 1), y growing downwards.
 struct LaidNode {
@@ -49,6 +47,9 @@ struct GraphLayout {
   std::vector<LaidNode> nodes;
   std::vector<LaidEdge> edges;
   double width = 0, height = 0;
+  /// Edge crossings of the drawing (each curve flattened to a polyline; edges sharing a box do
+  /// not count), to compare layouts.
+  size_t crossings() const;
   /// Index in `nodes` of node id `nid` (or of the box a folded input or a collapsed group's
   /// member is drawn in), or -1 when it is not laid out.
   int find(uint32_t nid) const;
@@ -60,6 +61,12 @@ struct CollapsedBox {
   std::vector<uint32_t> members;
   std::vector<std::string> lines;
 };
+
+/// Who places the boxes: Loupe's layered layout (LayeredLayout: every step bounded, so a graph
+/// of 20,000 nodes is laid out in a tenth of a second) or Graphviz's dot (the viewer's first
+/// layout, kept to compare with: its work grows much faster than the graph on some shapes — an
+/// unrolled LSTM of 1,134 boxes takes it 50 s).
+enum class LayoutEngine { Layered, Dot };
 
 /// Text metrics of the viewer's font, so that boxes fit their labels.
 struct LayoutOptions {
@@ -75,14 +82,18 @@ struct LayoutOptions {
   /// Groups drawn as one box each: edges between their members disappear, edges from and to
   /// them end at the box (one per pair of boxes). A node belongs to one group at most.
   std::vector<CollapsedBox> collapsed;
+  LayoutEngine engine = LayoutEngine::Layered;
+  /// Polled by the layered layout: raised, layoutGraph stops with LayoutCancelled (dot runs to
+  /// its end).
+  const std::atomic<bool> *cancel = nullptr;
 };
 
-/// Past this many boxes, layoutGraph bounds dot's x-coordinate pass (nslimit) so that graphs of
+/// Past this many boxes, dot's x-coordinate pass is bounded (nslimit) so that graphs of
 /// thousands of ops lay out in seconds, not minutes.
 inline constexpr size_t kBoundedBoxes = 1000;
 
-/// Lays out `g` with dot: all nodes, or only `only` (node ids) and the edges between them.
-/// Throws Error when Graphviz fails.
+/// Lays out `g`: all nodes, or only `only` (node ids) and the edges between them. Throws Error
+/// when Graphviz fails, LayoutCancelled when `o.cancel` was raised.
 GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o,
                         const std::vector<uint32_t> *only = nullptr);
 

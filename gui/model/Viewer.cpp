@@ -15,6 +15,7 @@ Viewer::Viewer() : engine_(std::make_unique<Engine>()) {
 }
 
 Viewer::~Viewer() {
+  endJob(true);
   if (worker_.joinable()) {
     interrupt();
     worker_.join();
@@ -176,26 +177,85 @@ void Viewer::runTo(size_t n) {
   }
 }
 
+Viewer::LayoutKey Viewer::layoutKey(size_t step, int centre, int radius,
+                                    const std::set<std::string> &collapsed) const {
+  const Graph &g = engine_->history().at(step).graph;
+  return {static_cast<const void *>(&g.index()),
+          radius < 0 ? -1 : centre,
+          radius,
+          metrics.foldInputs,
+          metrics.engine,
+          collapsed};
+}
+
+Viewer::LayoutRequest Viewer::layoutRequest(size_t step, int centre, int radius,
+                                            const std::set<std::string> &collapsed) const {
+  const Graph &g = engine_->history().at(step).graph;
+  LayoutRequest r{g, metrics, {}, radius >= 0 && centre >= 0};
+  r.options.params = paramNames(g, engine_->modelParams());
+  if (!collapsed.empty() && hasGroups(g))
+    r.options.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
+  if (r.part)
+    r.only = neighbourhood(g, static_cast<uint32_t>(centre), radius);
+  return r;
+}
+
 const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
                                   const std::set<std::string> &collapsed) {
-  const Graph &g = engine_->history().at(step).graph;
-  auto key = std::make_tuple(static_cast<const void *>(&g.index()), radius < 0 ? -1 : centre,
-                             radius, metrics.foldInputs, collapsed);
-  auto it = layouts_.find(key);
-  if (it != layouts_.end())
+  LayoutKey key = layoutKey(step, centre, radius, collapsed);
+  if (job_ && job_->key == key)
+    endJob(false); // the thread is making this one: wait for it
+  if (auto it = layouts_.find(key); it != layouts_.end())
     return it->second.layout;
-  LayoutOptions o = metrics;
-  o.params = paramNames(g, engine_->modelParams());
-  if (!collapsed.empty() && hasGroups(g))
-    o.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
-  CachedLayout c{g, {}};
-  if (radius >= 0 && centre >= 0) {
-    std::vector<uint32_t> only = neighbourhood(g, static_cast<uint32_t>(centre), radius);
-    c.layout = layoutGraph(g, o, &only);
-  } else {
-    c.layout = layoutGraph(g, o);
-  }
+  endJob(true); // Graphviz is not re-entrant: nothing else lays out meanwhile
+  LayoutRequest r = layoutRequest(step, centre, radius, collapsed);
+  CachedLayout c{r.graph, layoutGraph(r.graph, r.options, r.part ? &r.only : nullptr)};
   return layouts_.emplace(key, std::move(c)).first->second.layout;
+}
+
+const GraphLayout *Viewer::layoutSoon(size_t step, int centre, int radius,
+                                      const std::set<std::string> &collapsed) {
+  LayoutKey key = layoutKey(step, centre, radius, collapsed);
+  if (job_ && job_->key == key && job_->done)
+    endJob(false);
+  if (auto it = layouts_.find(key); it != layouts_.end())
+    return &it->second.layout;
+  if (job_ && job_->key == key)
+    return nullptr; // still being made
+  endJob(true);
+  LayoutRequest r = layoutRequest(step, centre, radius, collapsed);
+  job_ = std::make_unique<LayoutJob>();
+  LayoutJob &j = *job_;
+  j.key = key;
+  j.nodes = r.part ? r.only.size() : r.graph.index().numNodes();
+  j.graph = r.graph;
+  j.thread = std::thread([&j, r = std::move(r)]() mutable {
+    r.options.cancel = &j.cancel;
+    try {
+      j.result = layoutGraph(r.graph, r.options, r.part ? &r.only : nullptr);
+    } catch (const LayoutCancelled &) {
+    } catch (const std::exception &e) {
+      j.error = e.what();
+    }
+    j.done = true;
+  });
+  return nullptr;
+}
+
+size_t Viewer::layingOut() const { return job_ && !job_->done ? job_->nodes : 0; }
+
+void Viewer::endJob(bool cancel) {
+  if (!job_)
+    return;
+  if (cancel && !job_->done) // a finished layout is kept
+    job_->cancel = true;
+  job_->thread.join();
+  if (!job_->cancel) {
+    if (!job_->error.empty())
+      console_ += "layout failed: " + job_->error + "\n";
+    layouts_.emplace(job_->key, CachedLayout{job_->graph, std::move(job_->result)});
+  }
+  job_.reset();
 }
 
 const std::vector<GroupView> &Viewer::groups() {

@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace loupe::gui {
@@ -82,6 +83,16 @@ public:
   /// named in `collapsed` are drawn as one box each (collapsedBoxes).
   const GraphLayout &layout(size_t step, int centre = -1, int radius = -1,
                             const std::set<std::string> &collapsed = {});
+  /// layout(), made on the layout thread so that the window stays live: the layout once it is
+  /// made, null while it is being made. Asking for another layout cancels the one being made
+  /// (dot, which cannot stop, is waited for). A layout that fails is an empty one, its error in
+  /// the console.
+  const GraphLayout *layoutSoon(size_t step, int centre = -1, int radius = -1,
+                                const std::set<std::string> &collapsed = {});
+  /// The nodes of the graph the layout thread is laying out, 0 when it is idle.
+  size_t layingOut() const;
+  /// Waits for the layout being made (headless frames and tests: the next frame has it).
+  void waitForLayout() { endJob(false); }
 
   /// The fusion groups of the current snapshot (empty when it has none), computed once per
   /// snapshot: the panels ask for them every frame.
@@ -119,7 +130,32 @@ private:
   void recordPosition();
   /// A new engine for the script, at its start.
   void freshEngine();
-  std::map<std::tuple<const void *, int, int, bool, std::set<std::string>>, CachedLayout> layouts_;
+  using LayoutKey = std::tuple<const void *, int, int, bool, LayoutEngine, std::set<std::string>>;
+  std::map<LayoutKey, CachedLayout> layouts_;
+  LayoutKey layoutKey(size_t step, int centre, int radius,
+                      const std::set<std::string> &collapsed) const;
+  /// What a layout is made from: the graph, the options and the nodes shown.
+  struct LayoutRequest {
+    Graph graph;
+    LayoutOptions options;
+    std::vector<uint32_t> only; ///< the neighbourhood shown, or empty for the whole graph
+    bool part = false;
+  };
+  LayoutRequest layoutRequest(size_t step, int centre, int radius,
+                              const std::set<std::string> &collapsed) const;
+  /// The layout being made on the layout thread.
+  struct LayoutJob {
+    LayoutKey key;
+    size_t nodes = 0;
+    std::atomic<bool> cancel{false}, done{false};
+    GraphLayout result;
+    Graph graph;
+    std::string error;
+    std::thread thread;
+  };
+  std::unique_ptr<LayoutJob> job_;
+  /// Ends the layout job: its result goes to the cache (when it was not cancelled).
+  void endJob(bool cancel);
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does
     std::vector<GroupView> groups;

@@ -1,7 +1,8 @@
 // GuiBench: loupe-gui's cost on large graphs — a synthetic 2,000-node graph and the zoo's
-// largest networks (densenet-201, inception-v3) after GraphFusePartition: the dot layout (once
-// per snapshot) and the time of one frame of each view, drawn and rendered (glFinish); and the
-// layout alone of ladders of 1,000 to 4,000 ops.
+// largest networks (densenet-201, inception-v3) after GraphFusePartition: the layout (once per
+// snapshot) and the time of one frame of each view, drawn and rendered (glFinish); and the
+// layout alone, layered and dot side by side with their crossings, of synthetic graphs of four
+// shapes from 1,000 to 20,000 nodes and of the zoo's networks.
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
 
@@ -32,6 +33,43 @@ std::string ladder(int ops) {
   return p + ":graph b\n";
 }
 
+// A chain of `ops` relus.
+std::string chain(int ops) {
+  std::string p = "x = Variable(\"x\", shape=(1, 64))\n";
+  for (int i = 0; i < ops; ++i)
+    p += "x = relu(x)\n";
+  return p + ":graph x\n";
+}
+
+// Blocks of eight branches off one value joined by a concatenate (inception's shape): about
+// `ops` ops.
+std::string wide(int ops) {
+  std::string p = "x = Variable(\"x\", shape=(1, 64))\n";
+  for (int i = 0; i < ops / 10; ++i) {
+    p += "x = concatenate(";
+    for (int b = 0; b < 8; ++b)
+      p += std::string(b ? ", " : "") + (b % 2 ? "sigmoid(x)" : "relu(x)");
+    p += ", axis=1)\nx = relu(x)\n";
+  }
+  return p + ":graph x\n";
+}
+
+// Transformer layers: three projections, scores, softmax, context, output projection and a
+// feed-forward block, each with its residual add: about `ops` ops (14 a layer).
+std::string transformer(int ops) {
+  std::string p = "x = Variable(\"x\", shape=(1, 16, 64))\n";
+  for (int i = 0; i < ops / 14; ++i) {
+    std::string n = std::to_string(i);
+    p += "q = dense(x, units=64, name=\"q" + n + "\")\n" + "k = dense(x, units=64, name=\"k" + n +
+         "\")\n" + "v = dense(x, units=64, name=\"v" + n + "\")\n" +
+         "s = softmax(batch_matmul(q, k, transpose_b=True))\n" +
+         "x = x + dense(batch_matmul(s, v), units=64, name=\"o" + n + "\")\n" +
+         "x = x + dense(relu(dense(x, units=256, name=\"f" + n + "\")), units=64, name=\"g" + n +
+         "\")\n";
+  }
+  return p + ":graph x\n";
+}
+
 std::string zoo(const char *model) {
   return std::string(":model ") + model + "\n:apply InferShape InferType GraphFusePartition\n";
 }
@@ -41,15 +79,19 @@ void load(gui::Viewer &v, const std::string &program) {
     v.run(in.text);
 }
 
-void BM_Layout(benchmark::State &state, std::string program) {
+void BM_Layout(benchmark::State &state, std::string program, gui::LayoutEngine engine) {
   gui::Viewer v;
   load(v, program);
   const Graph &g = v.engine().current()->graph;
   state.counters["nodes"] = g.index().numNodes();
   gui::LayoutOptions o = v.metrics;
   o.params = gui::paramNames(g);
+  o.engine = engine;
+  gui::GraphLayout l;
   for (auto _ : state)
-    benchmark::DoNotOptimize(gui::layoutGraph(g, o));
+    l = gui::layoutGraph(g, o);
+  state.counters["boxes"] = static_cast<double>(l.nodes.size());
+  state.counters["crossings"] = static_cast<double>(l.crossings());
 }
 
 // One window for the whole run: opening and closing GLFW for each benchmark sometimes fails
@@ -111,16 +153,29 @@ int main(int argc, char **argv) {
       {"fusion_fit", View::FusionFit}, {"fusion_collapsed", View::FusionCollapsed},
       {"timeline", View::Timeline},
   };
-  // Layout only (no frames): ladders around kBoundedBoxes, past which dot's work is bounded.
-  for (int ops : {1000, 2000, 4000})
-    benchmark::RegisterBenchmark(("BM_Layout/ladder" + std::to_string(ops)).c_str(), BM_Layout,
-                                 ladder(ops))
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(1);
+  // Layout only (no frames), layered and dot: synthetic shapes at 1k to 20k nodes (dot only up
+  // to 2k: past that it takes minutes on some shapes), then the zoo's networks.
+  const std::pair<const char *, gui::LayoutEngine> engines[] = {
+      {"layered", gui::LayoutEngine::Layered}, {"dot", gui::LayoutEngine::Dot}};
+  for (const auto &[shape, make] :
+       {std::pair{"chain", &chain}, std::pair{"ladder", &ladder}, std::pair{"wide", &wide},
+        std::pair{"transformer", &transformer}})
+    for (int ops : {1000, 2000, 5000, 10000, 20000})
+      for (const auto &[engineName, engine] : engines)
+        if (engine == gui::LayoutEngine::Layered || ops <= 2000)
+          benchmark::RegisterBenchmark(
+              (std::string("BM_Layout/") + engineName + "/" + shape + std::to_string(ops)).c_str(),
+              BM_Layout, make(ops), engine)
+              ->Unit(benchmark::kMillisecond)
+              ->Iterations(1);
+  for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0", "mobilenet", "vgg-16",
+                            "densenet-121", "inception-v3", "bert-base", "lstm-lm"})
+    for (const auto &[engineName, engine] : engines)
+      benchmark::RegisterBenchmark((std::string("BM_Layout/") + engineName + "/" + model).c_str(),
+                                   BM_Layout, zoo(model), engine)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
   for (const auto &[name, program] : graphs) {
-    benchmark::RegisterBenchmark((std::string("BM_Layout/") + name).c_str(), BM_Layout, program)
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(3);
     for (const auto &[viewName, view] : views)
       benchmark::RegisterBenchmark((std::string("BM_Frame/") + name + "/" + viewName).c_str(),
                                    BM_Frame, program, view)

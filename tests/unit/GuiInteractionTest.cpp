@@ -37,7 +37,16 @@ public:
   }
   ~Headless() { ImGui::DestroyContext(); }
 
+  // One frame; when it asked for a layout, the frame again once the layout is made (what a
+  // user sees a moment later).
   void frame() {
+    draw();
+    if (s.viewer.layingOut() > 0) {
+      s.viewer.waitForLayout();
+      draw();
+    }
+  }
+  void draw() {
     ImGui::NewFrame();
     drawFrame(s, 1600, 1000);
     ImGui::Render();

@@ -97,9 +97,10 @@ TEST(GraphLayout, TopToBottomWithLabelsAndNoOverlaps) {
   EXPECT_EQ(&l, &v.layout(v.engine().history().size() - 1));
 }
 
-// Past kBoundedBoxes the layout bounds dot's work; the picture is still a layout: every producer
+// Large graphs, by either engine (past kBoundedBoxes dot's work is bounded): every producer
 // above its consumers, no two boxes overlapping (a ladder of relu and add with skip edges, the
-// shape that made dot take minutes).
+// shape that made dot take minutes); the layered layout draws this planar ladder without a
+// crossing, as dot does.
 TEST(GraphLayout, LargeGraphsAreStillLaidOutTopToBottomWithoutOverlaps) {
   std::string program = "a = Variable(\"x\", shape=(1, 8))\nb = relu(a)\n";
   for (size_t i = 0; i < kBoundedBoxes / 2 + 10; ++i)
@@ -107,23 +108,58 @@ TEST(GraphLayout, LargeGraphsAreStillLaidOutTopToBottomWithoutOverlaps) {
   Engine e;
   test::run(e, program + ":graph b");
   const Graph &g = e.current()->graph;
-  LayoutOptions o;
-  o.foldInputs = true;
-  GraphLayout l = layoutGraph(g, o);
-  ASSERT_GT(l.nodes.size(), kBoundedBoxes);
-  for (const LaidEdge &edge : l.edges)
-    EXPECT_LT(l.nodes[l.find(edge.from)].y, l.nodes[l.find(edge.to)].y);
-  std::vector<const LaidNode *> byY;
-  for (const LaidNode &n : l.nodes)
-    byY.push_back(&n);
-  std::sort(byY.begin(), byY.end(), [](auto *a, auto *b) { return a->y < b->y; });
-  for (size_t i = 0; i < byY.size(); ++i) // boxes on one rank share a y; compare neighbours
-    for (size_t j = i + 1; j < byY.size() && byY[j]->y - byY[i]->y < 200; ++j) {
-      const LaidNode &a = *byY[i], &b = *byY[j];
-      EXPECT_TRUE(std::abs(a.x - b.x) >= (a.w + b.w) / 2 - 0.5 ||
-                  std::abs(a.y - b.y) >= (a.h + b.h) / 2 - 0.5)
-          << a.name << " overlaps " << b.name;
+  for (LayoutEngine engine : {LayoutEngine::Layered, LayoutEngine::Dot}) {
+    LayoutOptions o;
+    o.foldInputs = true;
+    o.engine = engine;
+    GraphLayout l = layoutGraph(g, o);
+    ASSERT_GT(l.nodes.size(), kBoundedBoxes);
+    for (const LaidEdge &edge : l.edges)
+      EXPECT_LT(l.nodes[l.find(edge.from)].y, l.nodes[l.find(edge.to)].y);
+    std::vector<const LaidNode *> byY;
+    for (const LaidNode &n : l.nodes)
+      byY.push_back(&n);
+    std::sort(byY.begin(), byY.end(), [](auto *a, auto *b) { return a->y < b->y; });
+    for (size_t i = 0; i < byY.size(); ++i) // boxes on one rank share a y; compare neighbours
+      for (size_t j = i + 1; j < byY.size() && byY[j]->y - byY[i]->y < 200; ++j) {
+        const LaidNode &a = *byY[i], &b = *byY[j];
+        EXPECT_TRUE(std::abs(a.x - b.x) >= (a.w + b.w) / 2 - 0.5 ||
+                    std::abs(a.y - b.y) >= (a.h + b.h) / 2 - 0.5)
+            << a.name << " overlaps " << b.name;
+      }
+    if (engine == LayoutEngine::Layered) {
+      EXPECT_EQ(l.crossings(), 0u);
     }
+  }
+}
+
+// The viewer makes layouts on its layout thread: nothing at first, the layout once made (the
+// same boxes as a layout made in place), cached; a request for another view replaces the one
+// being made, and the first is made again when asked for again.
+TEST(Viewer, LayoutsAreMadeOnTheLayoutThread) {
+  Viewer v;
+  std::string program = "x = Variable(\"x\", shape=(1, 8))\n";
+  for (int i = 0; i < 3000; ++i)
+    program += "x = relu(x) + sigmoid(x)\n";
+  runAll(v, program + ":graph x");
+  EXPECT_EQ(v.layoutSoon(0), nullptr);
+  EXPECT_EQ(v.layingOut(), 9001u);
+  EXPECT_EQ(v.layoutSoon(0, 5, 2), nullptr); // another view: the whole graph's is dropped
+  v.waitForLayout();
+  EXPECT_EQ(v.layingOut(), 0u);
+  const GraphLayout *part = v.layoutSoon(0, 5, 2);
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(part, &v.layout(0, 5, 2));
+  const GraphLayout *whole = v.layoutSoon(0);
+  if (!whole) { // cancelled before it was done: asked again, made again
+    v.waitForLayout();
+    whole = v.layoutSoon(0);
+  }
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(whole->nodes.size(), 9001u);
+  EXPECT_EQ(whole, v.layoutSoon(0));
+  EXPECT_EQ(whole, &v.layout(0));
+  EXPECT_EQ(whole->crossings(), 0u);
 }
 
 // The viewer's default: a variable that feeds exactly one op is drawn inside that op's box, a

@@ -54,7 +54,10 @@ struct GraphPanelState {
   char search[128] = "";
   bool neighbourhoodOnly = false;
   int radius = 2;
-  bool kernelBars = true;      ///< after :profile, the kernels listed by time beside the graph
+  bool kernelBars = true; ///< after :profile, the kernels listed by time beside the graph
+  /// Scopes folded into boxes (the depth slider; double-click unfolds a box, or folds back the
+  /// scope of an op); a search hit is revealed.
+  ScopeFold fold;
   double barsX = 0, barsY = 0; ///< screen position of the first bar in the last frame
 };
 

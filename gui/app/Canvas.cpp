@@ -188,6 +188,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
       return rgba(groupColour(groupOf[n.nid]));
     return n.kind == NodeKind::Input   ? kInputFill
            : n.kind == NodeKind::Param ? kParamFill
+           : n.kind == NodeKind::Scope ? kScopeFill
                                        : kOpFill;
   };
   int clicked = -1;
@@ -197,9 +198,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     if (outside(a, b))
       continue;
     ImU32 fill = fillOf(n);
-    float rounding = coarse                   ? 0.0f
-                     : n.kind == NodeKind::Op ? 3.0f
-                                              : static_cast<float>(n.h * cv.zoom / 2);
+    bool boxy = n.kind == NodeKind::Op || n.kind == NodeKind::Scope;
+    float rounding = coarse ? 0.0f : boxy ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
     dl->AddRectFilled(a, b, fill, rounding);
     ImU32 outline = kOutline;
     float thick = 1.0f;

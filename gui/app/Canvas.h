@@ -25,6 +25,7 @@ constexpr ImU32 imColour(uint32_t c) {
 
 // The panels' colours (gui/model/Palette.h).
 inline constexpr ImU32 kOpFill = imColour(kOpFillColour);
+inline constexpr ImU32 kScopeFill = imColour(kScopeFillColour);
 inline constexpr ImU32 kInputFill = imColour(kInputFillColour);
 inline constexpr ImU32 kParamFill = imColour(kParamFillColour);
 inline constexpr ImU32 kText = imColour(kTextColour);

@@ -45,6 +45,21 @@ void kernelBarChart(AppState &s, const Graph &g, float height) {
   ImGui::EndChild();
 }
 
+// A double-click under scope folding: on a folded scope's box (named by its first op) unfolds
+// it; on an op in an unfolded scope folds the innermost such scope back. The box stays in view.
+void toggleScope(AppState &s, const Graph &g, uint32_t nid, CanvasView &cv) {
+  ScopeFold &fold = s.graph.fold;
+  if (std::string scope = foldedScope(g, nid, fold); !scope.empty()) {
+    fold.unfolded.insert(scope);
+  } else {
+    std::vector<std::string> path = scopeOf(g.index().nodes[nid].node->name);
+    for (size_t k = path.size(); k >= static_cast<size_t>(std::max(fold.depth, 1)); --k)
+      if (fold.unfolded.erase(scopePath(path, k)))
+        break;
+  }
+  cv.keepInView = static_cast<int>(nid);
+}
+
 } // namespace
 
 void graphPanel(AppState &s) {
@@ -61,12 +76,23 @@ void graphPanel(AppState &s) {
     if (std::vector<uint32_t> hits = searchNodes(*g, s.graph.search); !hits.empty()) {
       s.selection.node = static_cast<int>(hits[0]);
       s.selection.second = -1;
+      s.graph.fold = revealing(*g, hits[0], s.graph.fold);
     }
   ImGui::SameLine();
   ImGui::Checkbox("neighbourhood of the selected node", &s.graph.neighbourhoodOnly);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(100);
   ImGui::SliderInt("radius", &s.graph.radius, 1, 8);
+  // Folding by the scopes in node names, when they have any.
+  if (int deepest = scopeDepth(*g); deepest > 0) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(120);
+    int depth = std::min(s.graph.fold.depth, deepest);
+    if (ImGui::SliderInt("fold scopes", &depth, 0, deepest, depth ? "depth %d" : "off")) {
+      s.graph.fold.depth = depth;
+      s.graph.fold.unfolded.clear();
+    }
+  }
   if (s.graph.search[0])
     st.highlighted = searchNodes(*g, s.graph.search);
   // After :profile of a built graph: its kernels coloured by their share of the run time.
@@ -100,8 +126,11 @@ void graphPanel(AppState &s) {
     avail = ImGui::GetContentRegionAvail();
   }
   bool ctrl = false;
-  int clicked = drawStep(s, "graph", step, cv, avail, st, s.selection.node, s.selection.second,
-                         &ctrl, part ? s.selection.node : -1, part ? s.graph.radius : -1);
+  int clicked =
+      drawStep(s, "graph", step, cv, avail, st, s.selection.node, s.selection.second, &ctrl,
+               part ? s.selection.node : -1, part ? s.graph.radius : -1, {}, s.graph.fold);
+  if (clicked >= 0 && cv.doubleClicked && s.graph.fold.depth > 0)
+    toggleScope(s, *g, static_cast<uint32_t>(clicked), cv);
   handleClick(s, *g, clicked, ctrl);
 }
 

@@ -57,9 +57,9 @@ void noGraph() { ImGui::TextDisabled("No graph yet: open a session or type a pro
 
 int drawStep(AppState &s, const char *id, size_t step, CanvasView &cv, ImVec2 size,
              const Styler &st, int selected, int second, bool *ctrl, int centre, int radius,
-             const std::set<std::string> &collapsed) {
+             const std::set<std::string> &collapsed, const ScopeFold &fold) {
   const Graph &g = s.viewer.engine().history().at(step).graph;
-  if (const GraphLayout *l = s.viewer.layoutSoon(step, centre, radius, collapsed)) {
+  if (const GraphLayout *l = s.viewer.layoutSoon(step, centre, radius, collapsed, fold)) {
     cv.shown = l;
     cv.shownGraph = g;
     return drawCanvas(id, g, *l, cv, size, st, selected, second, ctrl);

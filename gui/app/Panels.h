@@ -47,11 +47,12 @@ void handleClick(AppState &s, const Graph &g, int clicked, bool ctrl);
 void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step, int nid,
                bool inAfter);
 /// drawCanvas with history step `step`'s graph and layout (Viewer::layoutSoon, with `centre`,
-/// `radius` and `collapsed` as there). While the layout is being made, a progress line and the
-/// canvas's last picture, unstyled and not clickable (-1), so the window stays live.
+/// `radius`, `collapsed` and `fold` as there). While the layout is being made, a progress line
+/// and the canvas's last picture, unstyled and not clickable (-1), so the window stays live.
 int drawStep(AppState &s, const char *id, size_t step, CanvasView &cv, ImVec2 size,
              const Styler &st, int selected, int second, bool *ctrl, int centre = -1,
-             int radius = -1, const std::set<std::string> &collapsed = {});
+             int radius = -1, const std::set<std::string> &collapsed = {},
+             const ScopeFold &fold = {});
 /// The canvas buttons of the graph and fusion panels: Fit, and folding inputs into ops.
 void canvasButtons(AppState &s, CanvasView &cv);
 

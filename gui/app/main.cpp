@@ -23,8 +23,8 @@ namespace {
 const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
-                 [--select NODE] [--fit] [--collapse-all] [--compare STEP] [--size WxH]
-                 [--screenshot OUT.png]
+                 [--select NODE] [--fit] [--collapse-all] [--fold-scopes N] [--compare STEP]
+                 [--size WxH] [--screenshot OUT.png]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
@@ -33,6 +33,7 @@ const char *kUsage =
                      highlights the node's loop lines and instructions
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
+  --fold-scopes N    fold the graph panel's nodes by the scopes in their names, N deep
   --compare STEP     the fusion panel beside history step STEP's partition, differences marked
   --screenshot OUT   render a few frames, save the window as PNG and exit
 )";
@@ -57,7 +58,7 @@ int main(int argc, char **argv) {
     return loupe::backend::tuneWorkerMain();
   std::string script, screenshot, panelName = "graph", select;
   bool fitAll = false, collapseAll = false;
-  long step = -1, compare = -1;
+  long step = -1, compare = -1, foldDepth = 0;
   int width = 1600, height = 1000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -83,6 +84,10 @@ int main(int argc, char **argv) {
       fitAll = true;
     } else if (a == "--collapse-all") {
       collapseAll = true;
+    } else if (a == "--fold-scopes") {
+      std::string v = value();
+      if ((foldDepth = parseCount(v)) < 0)
+        return usageError("--fold-scopes takes a depth, got '" + v + "'");
     } else if (a == "--compare") {
       std::string v = value();
       if ((compare = parseCount(v)) < 0)
@@ -127,6 +132,7 @@ int main(int argc, char **argv) {
     }
     s.fusion.compareStep = static_cast<int>(compare);
   }
+  s.graph.fold.depth = static_cast<int>(foldDepth);
   if (collapseAll)
     for (const gui::GroupView &gv : s.viewer.groups())
       s.fusion.collapsed.insert(gv.rootName);

@@ -38,10 +38,23 @@ void set(Agnode_t *n, const char *key, const std::string &value) {
   agsafeset(n, const_cast<char *>(key), const_cast<char *>(value.c_str()), const_cast<char *>(""));
 }
 
+// The param node `nid` copies (an exporter's Identity of a shared initializer, imported as
+// `copy`), or -1 when it is not such a copy.
+int copiedParam(const Graph &g, uint32_t nid, const std::set<std::string> &params) {
+  const Node &n = *g.index().nodes[nid].node;
+  if (n.isVariable() || n.op->name != "copy" || n.inputs.size() != 1)
+    return -1;
+  const Node &from = *n.inputs[0].node;
+  return from.isVariable() && params.count(from.name)
+             ? static_cast<int>(g.index().nodes[nid].inputs[0].nodeId)
+             : -1;
+}
+
 // The ops each variable is folded into (among the `shown` nodes): its one consumer, or for a
-// param (a weight, a bias, an exporter's shared initializer) every consumer, so that a weight
-// that many ops read is a line in each of their boxes instead of a hub of long edges. Empty for a
-// variable drawn as a box: an input several ops read, one nothing reads, a graph output.
+// param (a weight, a bias, an exporter's shared initializer, or a copy of one) every consumer, so
+// that a weight that many ops read is a line in each of their boxes instead of a hub of long
+// edges. Empty for a node drawn as a box: an input several ops read, one nothing reads, a graph
+// output, an op.
 std::vector<std::vector<uint32_t>> foldedInto(const Graph &g, const std::vector<bool> &shown,
                                               const std::set<std::string> &params) {
   const IndexedGraph &idx = g.index();
@@ -59,8 +72,9 @@ std::vector<std::vector<uint32_t>> foldedInto(const Graph &g, const std::vector<
   std::vector<std::vector<uint32_t>> hosts(idx.numNodes());
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
-    if (shown[nid] && n.isVariable() && !output[nid] &&
-        (consumers[nid].size() == 1 || (consumers[nid].size() > 1 && params.count(n.name))))
+    bool param = n.isVariable() ? params.count(n.name) > 0 : copiedParam(g, nid, params) >= 0;
+    if (shown[nid] && (n.isVariable() || param) && !output[nid] &&
+        (consumers[nid].size() == 1 || (consumers[nid].size() > 1 && param)))
       hosts[nid] = std::move(consumers[nid]);
   }
   return hosts;
@@ -354,6 +368,9 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     ln.op = n.isVariable() ? "" : n.op->name;
     if (const CollapsedBox *c = collapsedAt[nid]) {
       ln.lines = c->lines;
+      ln.scope = c->scope;
+      if (!c->scope.empty())
+        ln.kind = NodeKind::Scope;
       for (uint32_t m = 0; m < idx.numNodes(); ++m)
         if (shown[m] && (box[m] == nid || std::any_of(hosts[m].begin(), hosts[m].end(),
                                                       [&](uint32_t h) { return box[h] == nid; })))
@@ -369,7 +386,12 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
       if (std::find(hosts[e.nodeId].begin(), hosts[e.nodeId].end(), nid) != hosts[e.nodeId].end() &&
           std::find(ln.folded.begin(), ln.folded.end(), e.nodeId) == ln.folded.end()) {
         ln.folded.push_back(e.nodeId);
-        std::vector<std::string> in = nodeLines(g, e.nodeId, false);
+        // A copy of a param is drawn as the param it copies (its name is the exporter's).
+        int copied = copiedParam(g, e.nodeId, o.params);
+        if (copied >= 0)
+          ln.folded.push_back(static_cast<uint32_t>(copied));
+        std::vector<std::string> in =
+            nodeLines(g, copied >= 0 ? static_cast<uint32_t>(copied) : e.nodeId, false);
         std::string line = in[1];
         for (size_t k = 2; k < in.size(); ++k)
           line += " " + in[k];

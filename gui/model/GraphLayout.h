@@ -15,8 +15,9 @@
 
 namespace loupe::gui {
 
-/// What a node is drawn as: graph inputs and params are variables, drawn apart from ops.
-enum class NodeKind { Input, Param, Op };
+/// What a node is drawn as: graph inputs and params are variables, drawn apart from ops; a
+/// Scope is a folded scope's box (Scopes).
+enum class NodeKind { Input, Param, Op, Scope };
 
 /// A laid-out node: centre and size in layout units (pixels at zoom 1), y growing downwards.
 struct LaidNode {
@@ -30,6 +31,7 @@ struct LaidNode {
   /// For a collapsed group's box (LayoutOptions::collapsed): every node drawn in it, its
   /// members and the inputs folded into them; `nid` is the first member.
   std::vector<uint32_t> members;
+  std::string scope; ///< a folded scope's path (NodeKind::Scope)
   double x = 0, y = 0, w = 0, h = 0;
 };
 
@@ -60,6 +62,7 @@ struct GraphLayout {
 struct CollapsedBox {
   std::vector<uint32_t> members;
   std::vector<std::string> lines;
+  std::string scope; ///< for a folded scope (Scopes): its path; empty for a fusion group
 };
 
 /// Who places the boxes: Loupe's layered layout (LayeredLayout: every step bounded, so a graph

@@ -94,6 +94,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
     double x = n.x - n.w / 2, y = n.y - n.h / 2;
     uint32_t fill = n.kind == NodeKind::Input   ? kInputFillColour
                     : n.kind == NodeKind::Param ? kParamFillColour
+                    : n.kind == NodeKind::Scope ? kScopeFillColour
                                                 : kOpFillColour;
     int group = n.nid < groupOf.size() ? groupOf[n.nid] : -1;
     if (group >= 0)
@@ -103,8 +104,8 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
       title += (title.empty() ? "" : "\n") + line;
     s << "<g class=\"node\"><title>" << xmlEscaped(title) << "</title><rect x=\"" << num(x)
       << "\" y=\"" << num(y) << "\" width=\"" << num(n.w) << "\" height=\"" << num(n.h)
-      << "\" rx=\"" << (n.kind == NodeKind::Op ? "3" : num(n.h / 2)) << "\" fill=\"" << hex(fill)
-      << "\" stroke=\"" << hex(kOutlineColour) << "\"/>\n";
+      << "\" rx=\"" << (n.kind == NodeKind::Op || n.kind == NodeKind::Scope ? "3" : num(n.h / 2))
+      << "\" fill=\"" << hex(fill) << "\" stroke=\"" << hex(kOutlineColour) << "\"/>\n";
     for (size_t i = 0; i < n.lines.size(); ++i)
       s << "<text x=\"" << num(x + 6) << "\" y=\""
         << num(y + 6 + 14.0 * static_cast<double>(i) + 11) << "\" fill=\"" << hex(kTextColour)

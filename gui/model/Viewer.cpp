@@ -178,44 +178,52 @@ void Viewer::runTo(size_t n) {
 }
 
 Viewer::LayoutKey Viewer::layoutKey(size_t step, int centre, int radius,
-                                    const std::set<std::string> &collapsed) const {
+                                    const std::set<std::string> &collapsed,
+                                    const ScopeFold &fold) const {
   const Graph &g = engine_->history().at(step).graph;
+  bool scoped = collapsed.empty() && fold.depth > 0; // fusion groups and scopes do not mix
   return {static_cast<const void *>(&g.index()),
           radius < 0 ? -1 : centre,
           radius,
           metrics.foldInputs,
           metrics.engine,
-          collapsed};
+          collapsed,
+          scoped ? fold.depth : 0,
+          scoped ? fold.unfolded : std::set<std::string>{}};
 }
 
 Viewer::LayoutRequest Viewer::layoutRequest(size_t step, int centre, int radius,
-                                            const std::set<std::string> &collapsed) const {
+                                            const std::set<std::string> &collapsed,
+                                            const ScopeFold &fold) const {
   const Graph &g = engine_->history().at(step).graph;
   LayoutRequest r{g, metrics, {}, radius >= 0 && centre >= 0};
   r.options.params = paramNames(g, engine_->modelParams());
   if (!collapsed.empty() && hasGroups(g))
     r.options.collapsed = collapsedBoxes(g, fusionGroups(g), collapsed);
+  else if (collapsed.empty() && fold.depth > 0)
+    r.options.collapsed = scopeBoxes(g, fold);
   if (r.part)
     r.only = neighbourhood(g, static_cast<uint32_t>(centre), radius);
   return r;
 }
 
 const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
-                                  const std::set<std::string> &collapsed) {
-  LayoutKey key = layoutKey(step, centre, radius, collapsed);
+                                  const std::set<std::string> &collapsed, const ScopeFold &fold) {
+  LayoutKey key = layoutKey(step, centre, radius, collapsed, fold);
   if (job_ && job_->key == key)
     endJob(false); // the thread is making this one: wait for it
   if (auto it = layouts_.find(key); it != layouts_.end())
     return it->second.layout;
   endJob(true); // Graphviz is not re-entrant: nothing else lays out meanwhile
-  LayoutRequest r = layoutRequest(step, centre, radius, collapsed);
+  LayoutRequest r = layoutRequest(step, centre, radius, collapsed, fold);
   CachedLayout c{r.graph, layoutGraph(r.graph, r.options, r.part ? &r.only : nullptr)};
   return layouts_.emplace(key, std::move(c)).first->second.layout;
 }
 
 const GraphLayout *Viewer::layoutSoon(size_t step, int centre, int radius,
-                                      const std::set<std::string> &collapsed) {
-  LayoutKey key = layoutKey(step, centre, radius, collapsed);
+                                      const std::set<std::string> &collapsed,
+                                      const ScopeFold &fold) {
+  LayoutKey key = layoutKey(step, centre, radius, collapsed, fold);
   if (job_ && job_->key == key && job_->done)
     endJob(false);
   if (auto it = layouts_.find(key); it != layouts_.end())
@@ -223,7 +231,7 @@ const GraphLayout *Viewer::layoutSoon(size_t step, int centre, int radius,
   if (job_ && job_->key == key)
     return nullptr; // still being made
   endJob(true);
-  LayoutRequest r = layoutRequest(step, centre, radius, collapsed);
+  LayoutRequest r = layoutRequest(step, centre, radius, collapsed, fold);
   job_ = std::make_unique<LayoutJob>();
   LayoutJob &j = *job_;
   j.key = key;

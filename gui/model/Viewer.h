@@ -5,6 +5,7 @@
 
 #include "gui/model/FusionView.h"
 #include "gui/model/GraphLayout.h"
+#include "gui/model/Scopes.h"
 #include "gui/model/StepDiff.h"
 #include "repl/Engine.h"
 #include "repl/SessionFile.h"
@@ -80,15 +81,18 @@ public:
 
   /// The layout of history step `step`, or of its nodes within `radius` of `centre` when
   /// `radius` >= 0; computed once per snapshot and view. The fusion groups whose roots are
-  /// named in `collapsed` are drawn as one box each (collapsedBoxes).
+  /// named in `collapsed` are drawn as one box each (collapsedBoxes); without them, the scopes
+  /// `fold` folds are (scopeBoxes).
   const GraphLayout &layout(size_t step, int centre = -1, int radius = -1,
-                            const std::set<std::string> &collapsed = {});
+                            const std::set<std::string> &collapsed = {},
+                            const ScopeFold &fold = {});
   /// layout(), made on the layout thread so that the window stays live: the layout once it is
   /// made, null while it is being made. Asking for another layout cancels the one being made
   /// (dot, which cannot stop, is waited for). A layout that fails is an empty one, its error in
   /// the console.
   const GraphLayout *layoutSoon(size_t step, int centre = -1, int radius = -1,
-                                const std::set<std::string> &collapsed = {});
+                                const std::set<std::string> &collapsed = {},
+                                const ScopeFold &fold = {});
   /// The nodes of the graph the layout thread is laying out, 0 when it is idle.
   size_t layingOut() const;
   /// Waits for the layout being made (headless frames and tests: the next frame has it).
@@ -130,10 +134,11 @@ private:
   void recordPosition();
   /// A new engine for the script, at its start.
   void freshEngine();
-  using LayoutKey = std::tuple<const void *, int, int, bool, LayoutEngine, std::set<std::string>>;
+  using LayoutKey = std::tuple<const void *, int, int, bool, LayoutEngine, std::set<std::string>,
+                               int, std::set<std::string>>;
   std::map<LayoutKey, CachedLayout> layouts_;
-  LayoutKey layoutKey(size_t step, int centre, int radius,
-                      const std::set<std::string> &collapsed) const;
+  LayoutKey layoutKey(size_t step, int centre, int radius, const std::set<std::string> &collapsed,
+                      const ScopeFold &fold) const;
   /// What a layout is made from: the graph, the options and the nodes shown.
   struct LayoutRequest {
     Graph graph;
@@ -142,7 +147,7 @@ private:
     bool part = false;
   };
   LayoutRequest layoutRequest(size_t step, int centre, int radius,
-                              const std::set<std::string> &collapsed) const;
+                              const std::set<std::string> &collapsed, const ScopeFold &fold) const;
   /// The layout being made on the layout thread.
   struct LayoutJob {
     LayoutKey key;

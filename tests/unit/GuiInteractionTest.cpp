@@ -459,3 +459,47 @@ TEST(GuiInteraction, ComparedBuildsMatchGroupsByProvenance) {
   EXPECT_EQ(byProvenance.onlyB.size(), 2u);
   EXPECT_EQ(matcher.foldedIntoB.at("/up/MatMul"), "/up/Add");
 }
+
+// Folding by scope in the graph panel: double-clicking a scope's box unfolds it (its own scopes
+// become boxes), double-clicking an op folds its innermost unfolded scope back.
+TEST(GuiInteraction, DoubleClickUnfoldsAScopeAndFoldsItBack) {
+  Headless h;
+  for (const char *line :
+       {"x = Variable(\"x\", shape=(1, 8))", "a = relu(x, name=\"/enc/layer.0/Relu\")",
+        "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")", "c = relu(b, name=\"/enc/layer.1/Relu\")",
+        "d = tanh(c, name=\"/head/Tanh\")", ":graph d", ":apply InferShape InferType"})
+    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
+  h.s.graph.fold.depth = 1;
+  h.s.panel = Panel::Graph;
+  h.frame();
+  h.frame();
+  const Graph &g = h.s.viewer.engine().current()->graph;
+  size_t step = h.s.viewer.engine().history().size() - 1;
+  auto boxOf = [&](const char *name) {
+    const gui::GraphLayout &l = h.s.viewer.layout(step, -1, -1, {}, h.s.graph.fold);
+    int i = l.find(static_cast<uint32_t>(g.index().findByName(name)));
+    EXPECT_GE(i, 0) << name;
+    const gui::LaidNode &n = l.nodes[static_cast<size_t>(i)];
+    return std::make_tuple(n.scope, h.s.graph.canvas.screenX(n.x), h.s.graph.canvas.screenY(n.y));
+  };
+  auto doubleClick = [&](double x, double y) {
+    for (int i = 0; i < 20; ++i) // apart from any click before
+      h.frame();
+    h.click(x, y);
+    h.click(x, y);
+    h.frame();
+  };
+  auto [scope, x, y] = boxOf("/enc/layer.0/Sigmoid");
+  EXPECT_EQ(scope, "enc");
+  doubleClick(x, y);
+  EXPECT_EQ(h.s.graph.fold.unfolded, (std::set<std::string>{"enc"}));
+  std::tie(scope, x, y) = boxOf("/enc/layer.0/Sigmoid");
+  EXPECT_EQ(scope, "enc/layer.0");
+  doubleClick(x, y);
+  EXPECT_EQ(h.s.graph.fold.unfolded, (std::set<std::string>{"enc", "enc/layer.0"}));
+  std::tie(scope, x, y) = boxOf("/enc/layer.0/Sigmoid");
+  EXPECT_EQ(scope, ""); // the op itself
+  doubleClick(x, y);    // folds enc/layer.0 back
+  EXPECT_EQ(h.s.graph.fold.unfolded, (std::set<std::string>{"enc"}));
+  EXPECT_EQ(std::get<0>(boxOf("/enc/layer.0/Sigmoid")), "enc/layer.0");
+}

@@ -12,6 +12,7 @@
 #include "gui/model/GraphSvg.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
+#include "gui/model/Scopes.h"
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
 #include "repl/TextFile.h"
@@ -231,7 +232,8 @@ TEST(GraphLayout, ParamsThatSeveralOpsReadAreFoldedIntoEach) {
   }
   EXPECT_EQ(l.edges.size(), 2u); // add0 → relu → add1: no edge from the shared bias
   // Each add collapsed into a box of its own: the bias is a member of both.
-  o.collapsed = {{{id("__add_symbol__0")}, {"first"}}, {{id("__add_symbol__1")}, {"second"}}};
+  o.collapsed = {{{id("__add_symbol__0")}, {"first"}, ""},
+                 {{id("__add_symbol__1")}, {"second"}, ""}};
   GraphLayout c = layoutGraph(g, o);
   for (const LaidNode &box : c.nodes) {
     if (box.members.empty())
@@ -1001,4 +1003,99 @@ TEST(CodeLines, AssemblyCommentsGiveEachInstructionItsLineAndNodes) {
   EXPECT_TRUE(rowOf(rows[4], "conv"));
   EXPECT_FALSE(rowOf(rows[7], "conv"));
   EXPECT_FALSE(rowOf(rows[9], ""));
+}
+
+// Scopes come from names: an exporter's '/' paths, the zoo's digit-ended '_' prefixes.
+TEST(Scopes, NamesGiveTheirScopes) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(scopeOf("/features/features.1/features.1.0/block/block.2/Sub"),
+            (V{"features", "features.1", "features.1.0", "block", "block.2"}));
+  EXPECT_EQ(scopeOf("/Conv"), V{});
+  EXPECT_EQ(scopeOf("a//b/c"), (V{"a", "b"}));
+  EXPECT_EQ(scopeOf("stage2_unit3_conv1"), (V{"stage2", "unit3"}));
+  EXPECT_EQ(scopeOf("densenet0_stage1_conv0_weight"), (V{"densenet0", "stage1", "conv0"}));
+  EXPECT_EQ(scopeOf("broadcast_add0"), V{});
+  EXPECT_EQ(scopeOf("conv0"), V{});
+  EXPECT_EQ(scopeOf("Identity_7"), V{});
+  EXPECT_EQ(scopePath({"enc", "layer.0", "attn"}, 2), "enc/layer.0");
+}
+
+namespace {
+
+const char *kScoped = "x = Variable(\"x\", shape=(1, 8))\n"
+                      "a = relu(x, name=\"/enc/layer.0/Relu\")\n"
+                      "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")\n"
+                      "c = relu(b, name=\"/enc/layer.1/Relu\")\n"
+                      "d = tanh(c, name=\"/head/Tanh\")\n"
+                      ":graph d\n:apply InferShape InferType";
+
+} // namespace
+
+// Folding by scope: a box per scope at the depth, its ops counted and the shapes leaving it;
+// an unfolded scope shows its own scopes folded; revealing a node unfolds what hides it; the
+// viewer lays the folded graph out with a box per scope.
+TEST(Scopes, AGraphFoldsIntoABoxPerScope) {
+  Viewer v;
+  runAll(v, kScoped);
+  const Graph &g = v.engine().current()->graph;
+  auto id = [&](const char *name) { return static_cast<uint32_t>(g.index().findByName(name)); };
+  EXPECT_EQ(scopeDepth(g), 2);
+  std::vector<CollapsedBox> one = scopeBoxes(g, {1, {}});
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0].scope, "enc");
+  EXPECT_EQ(one[0].members,
+            (std::vector<uint32_t>{id("/enc/layer.0/Relu"), id("/enc/layer.0/Sigmoid"),
+                                   id("/enc/layer.1/Relu")}));
+  EXPECT_EQ(one[0].lines,
+            (std::vector<std::string>{"[+] enc", "3 ops: 2 relu, 1 sigmoid", "out (1, 8)"}));
+  EXPECT_EQ(one[1].scope, "head");
+  EXPECT_EQ(one[1].lines,
+            (std::vector<std::string>{"[+] head", "1 op: 1 tanh", "in (1, 8)", "out (1, 8)"}));
+  // Two deep: the layers are boxes, and the head's op (one deep only) is itself.
+  std::vector<CollapsedBox> two = scopeBoxes(g, {2, {}});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].scope, "enc/layer.0");
+  EXPECT_EQ(two[1].scope, "enc/layer.1");
+  EXPECT_EQ(two[1].lines.at(2), "in (1, 8)");
+  EXPECT_EQ(foldedScope(g, id("/head/Tanh"), {2, {}}), "");
+  // enc unfolded at depth 1: its layers fold in its place.
+  ScopeFold open{1, {"enc"}};
+  EXPECT_EQ(foldedScope(g, id("/enc/layer.1/Relu"), open), "enc/layer.1");
+  EXPECT_EQ(scopeBoxes(g, open).size(), 3u);
+  ScopeFold shown = revealing(g, id("/enc/layer.1/Relu"), {1, {}});
+  EXPECT_EQ(shown.unfolded, (std::set<std::string>{"enc", "enc/layer.1"}));
+  EXPECT_EQ(foldedScope(g, id("/enc/layer.1/Relu"), shown), "");
+  EXPECT_EQ(foldedScope(g, id("/enc/layer.0/Relu"), shown), "enc/layer.0");
+  // The viewer's layout: two scope boxes (x folded into the first), one edge between them.
+  const GraphLayout &l = v.layout(0, -1, -1, {}, {1, {}});
+  ASSERT_EQ(l.nodes.size(), 2u);
+  EXPECT_EQ(l.edges.size(), 1u);
+  const LaidNode &enc = l.nodes[static_cast<size_t>(l.find(id("/enc/layer.0/Sigmoid")))];
+  EXPECT_EQ(enc.kind, NodeKind::Scope);
+  EXPECT_EQ(enc.scope, "enc");
+  EXPECT_EQ(l.find(id("x")), l.find(id("/enc/layer.0/Sigmoid")));
+  EXPECT_EQ(v.layout(0).nodes.size(), 4u); // unfolded: the four ops
+}
+
+// An exporter's Identity of a shared initializer (imported as copy) is drawn as the param it
+// copies, inside each reader's box, instead of as an op read by many.
+TEST(GraphLayout, CopiesOfParamsAreFoldedLikeTheParam) {
+  Engine e;
+  test::run(e, "x = Variable(\"x\", shape=(1, 8))\nw = Variable(\"w\", shape=(8,))\n"
+               "c = copy(w, name=\"Identity_3\")\ny = (x + c) * c\n:graph y\n"
+               ":apply InferShape InferType");
+  const Graph &g = e.current()->graph;
+  LayoutOptions o;
+  o.foldInputs = true;
+  o.params = {"w"};
+  GraphLayout l = layoutGraph(g, o);
+  ASSERT_EQ(l.nodes.size(), 2u); // the add and the multiply
+  EXPECT_EQ(l.edges.size(), 1u);
+  for (const LaidNode &n : l.nodes)
+    EXPECT_EQ(n.lines.back(), "w (8,)") << n.name; // its name and shape (no dtype given)
+  int copy = g.index().findByName("Identity_3"), w = g.index().findByName("w");
+  EXPECT_EQ(l.find(static_cast<uint32_t>(copy)), l.find(static_cast<uint32_t>(w)));
+  EXPECT_GE(l.find(static_cast<uint32_t>(w)), 0);
+  o.params.clear(); // not a param: the copy is an op of its own box (w folded into it)
+  EXPECT_EQ(layoutGraph(g, o).nodes.size(), 3u);
 }

@@ -1,0 +1,167 @@
+// Scopes: names split into scope paths, and per folded scope its ops, op counts and the shapes
+// crossing its border.
+#include "gui/model/Scopes.h"
+
+#include "core/DType.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace loupe::gui {
+
+namespace {
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return parts;
+}
+
+// The shape of entry `e` as a box line shows it, or empty before InferShape.
+std::string shapeText(const Graph &g, uint32_t e) {
+  const GraphAttr *shape = g.attr("shape");
+  if (!shape || shape->shapes.size() != g.index().numEntries() || !shapeKnown(shape->shapes[e]))
+    return "";
+  return shapeToTuple(shape->shapes[e]);
+}
+
+// "in (1, 96, 56, 56)" from distinct shapes, the first two and a count of the rest.
+std::string shapesLine(const char *what, const std::vector<std::string> &shapes) {
+  std::vector<std::string> distinct;
+  for (const std::string &s : shapes)
+    if (!s.empty() && std::find(distinct.begin(), distinct.end(), s) == distinct.end())
+      distinct.push_back(s);
+  if (distinct.empty())
+    return "";
+  std::string line = what;
+  for (size_t i = 0; i < distinct.size() && i < 2; ++i)
+    line += (i ? ", " : " ") + distinct[i];
+  if (distinct.size() > 2)
+    line += " +" + std::to_string(distinct.size() - 2);
+  return line;
+}
+
+// A variable, or an exporter's copy of one (ONNX Identity): weights, not data entering a scope.
+bool variableLike(const Node &n) {
+  return n.isVariable() ||
+         (n.op->name == "copy" && n.inputs.size() == 1 && n.inputs[0].node->isVariable());
+}
+
+} // namespace
+
+std::vector<std::string> scopeOf(const std::string &name) {
+  std::vector<std::string> scopes;
+  if (name.find('/') != std::string::npos) {
+    std::vector<std::string> parts = split(name, '/');
+    for (size_t i = 0; i + 1 < parts.size(); ++i)
+      if (!parts[i].empty())
+        scopes.push_back(parts[i]);
+    return scopes;
+  }
+  std::vector<std::string> parts = split(name, '_');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const std::string &p = parts[i];
+    if (p.empty() || !std::isdigit(static_cast<unsigned char>(p.back())))
+      break;
+    scopes.push_back(p);
+  }
+  return scopes;
+}
+
+std::string scopePath(const std::vector<std::string> &s, size_t k) {
+  std::string path;
+  for (size_t i = 0; i < k && i < s.size(); ++i)
+    path += (i ? "/" : "") + s[i];
+  return path;
+}
+
+std::string foldedScope(const Graph &g, uint32_t nid, const ScopeFold &fold) {
+  const Node &n = *g.index().nodes.at(nid).node;
+  if (fold.depth <= 0 || n.isVariable())
+    return "";
+  std::vector<std::string> s = scopeOf(n.name);
+  for (size_t k = static_cast<size_t>(fold.depth); k <= s.size(); ++k)
+    if (std::string p = scopePath(s, k); !fold.unfolded.count(p))
+      return p;
+  return "";
+}
+
+std::vector<CollapsedBox> scopeBoxes(const Graph &g, const ScopeFold &fold) {
+  const IndexedGraph &idx = g.index();
+  std::map<std::string, std::vector<uint32_t>> members;
+  std::vector<std::string> scopeAt(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (std::string p = foldedScope(g, nid, fold); !p.empty()) {
+      members[p].push_back(nid);
+      scopeAt[nid] = p;
+    }
+  // What leaves a box: entries its ops make that an op outside reads or the graph returns.
+  std::vector<std::vector<uint32_t>> leaving(idx.numNodes());
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    for (const auto &e : idx.nodes[nid].inputs)
+      if (!scopeAt[e.nodeId].empty() && scopeAt[e.nodeId] != scopeAt[nid])
+        leaving[e.nodeId].push_back(idx.entryId(e));
+  for (const auto &h : idx.heads)
+    if (!scopeAt[h.nodeId].empty())
+      leaving[h.nodeId].push_back(idx.entryId(h));
+  std::vector<CollapsedBox> boxes;
+  for (auto &[path, ops] : members) {
+    CollapsedBox b;
+    b.members = ops; // in id order: the first names the box
+    b.scope = path;
+    std::map<std::string, size_t> byOp;
+    std::vector<std::string> in, out;
+    for (uint32_t nid : ops) {
+      ++byOp[idx.nodes[nid].node->op->name];
+      for (const auto &e : idx.nodes[nid].inputs)
+        if (scopeAt[e.nodeId] != path && !variableLike(*idx.nodes[e.nodeId].node))
+          in.push_back(shapeText(g, idx.entryId(e)));
+      for (uint32_t e : leaving[nid])
+        out.push_back(shapeText(g, e));
+    }
+    std::vector<std::pair<size_t, std::string>> counts;
+    for (const auto &[op, count] : byOp)
+      counts.push_back({count, op});
+    std::stable_sort(counts.begin(), counts.end(),
+                     [](const auto &a, const auto &c) { return a.first > c.first; });
+    std::string kinds;
+    for (size_t i = 0; i < counts.size() && i < 3; ++i)
+      kinds += (i ? ", " : "") + std::to_string(counts[i].first) + " " + counts[i].second;
+    if (counts.size() > 3)
+      kinds += ", …";
+    b.lines = {"[+] " + path,
+               std::to_string(ops.size()) + (ops.size() == 1 ? " op: " : " ops: ") + kinds};
+    for (const std::string &line : {shapesLine("in", in), shapesLine("out", out)})
+      if (!line.empty())
+        b.lines.push_back(line);
+    boxes.push_back(std::move(b));
+  }
+  std::sort(boxes.begin(), boxes.end(),
+            [](const CollapsedBox &a, const CollapsedBox &b) { return a.members[0] < b.members[0]; });
+  return boxes;
+}
+
+int scopeDepth(const Graph &g) {
+  size_t deepest = 0;
+  for (const auto &in : g.index().nodes)
+    if (!in.node->isVariable())
+      deepest = std::max(deepest, scopeOf(in.node->name).size());
+  return static_cast<int>(deepest);
+}
+
+ScopeFold revealing(const Graph &g, uint32_t nid, ScopeFold fold) {
+  if (fold.depth <= 0 || nid >= g.index().numNodes())
+    return fold;
+  std::vector<std::string> s = scopeOf(g.index().nodes[nid].node->name);
+  for (size_t k = static_cast<size_t>(fold.depth); k <= s.size(); ++k)
+    fold.unfolded.insert(scopePath(s, k));
+  return fold;
+}
+
+} // namespace loupe::gui

@@ -1,0 +1,45 @@
+// Scopes: the hierarchy written in node names — exporters' "/features/features.1/…/Conv", the
+// zoo's "stage2_unit3_conv1" — and the boxes a graph folds into by it.
+#pragma once
+
+#include "core/Graph.h"
+#include "gui/model/GraphLayout.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loupe::gui {
+
+/// The scopes node `name` is in, outermost first. A name with '/' (ONNX exporters, TensorFlow):
+/// its components but the last, empty ones skipped. Otherwise its leading '_'-separated
+/// components that end in a digit, the last component never one: the zoo's stage2_unit3_conv1
+/// is in stage2 and unit3, broadcast_add0 and conv0 in none.
+std::vector<std::string> scopeOf(const std::string &name);
+
+/// How a graph is folded by scope: each scope `depth` deep (0: nothing folds) is one box, but an
+/// `unfolded` scope (its path, components joined by '/') shows its ops, its own scopes folded
+/// in its place.
+struct ScopeFold {
+  int depth = 0;
+  std::set<std::string> unfolded;
+};
+
+/// The scope path of box `k` levels deep for the scopes `s`: its first k joined by '/'.
+std::string scopePath(const std::vector<std::string> &s, size_t k);
+
+/// The folded scope op `nid` is drawn in under `fold`, or empty when it is drawn as itself.
+std::string foldedScope(const Graph &g, uint32_t nid, const ScopeFold &fold);
+
+/// The boxes of `g` folded by `fold`, one per folded scope that holds an op: its ops (inputs
+/// and params follow their readers) and its lines — the scope's path, how many ops of which
+/// kinds, and the shapes that enter and leave it (the first two of each).
+std::vector<CollapsedBox> scopeBoxes(const Graph &g, const ScopeFold &fold);
+
+/// The deepest scope path among `g`'s ops (0 when names hold none).
+int scopeDepth(const Graph &g);
+
+/// `fold` with what hides node `nid` unfolded: every scope of its path from `fold.depth` down.
+ScopeFold revealing(const Graph &g, uint32_t nid, ScopeFold fold);
+
+} // namespace loupe::gui

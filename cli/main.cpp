@@ -206,7 +206,7 @@ int writeReport(const std::string &session, const std::string &out, const Engine
   try {
     std::vector<ScriptInput> inputs = scriptInputs(readTextFile(session), session);
     Engine engine;
-    report::addReportCommand(engine);
+    report::addViewCommands(engine);
     engine.setTrust(trust);
     engine.setSourceName(session);
     std::ostringstream ignored;
@@ -275,11 +275,11 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (const std::string &file : files)
       rc = std::max(rc, checkSession(file, mode == "--bless", rc ? std::cerr : std::cout,
-                                     trustFor(file), report::addReportCommand));
+                                     trustFor(file), report::addViewCommands));
     return rc;
   }
   Engine engine;
-  report::addReportCommand(engine);
+  report::addViewCommands(engine);
   engine.setTuning("on"); // the records this machine's :tune wrote (session replays: off)
   catchInterrupts();
   // On a terminal, long commands show a status line that is erased when they end; output that

@@ -95,7 +95,7 @@ private:
 /// One workbench: the engine and the calls the Python `loupe.Session` makes.
 class Session {
 public:
-  Session() { report::addReportCommand(engine_); }
+  Session() { report::addViewCommands(engine_); }
 
   /// Runs one REPL input; its printed text, or loupe.Error with its one-line message.
   std::string command(const std::string &input) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/Buffers.h"
+#include "core/Dot.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 #include "passes/Fusion.h"
@@ -63,6 +64,11 @@ public:
   /// Where long commands (`:build`) show how far they are: a status the front end draws and
   /// replaces. Unset, nothing is shown — scripts, sessions and pipes never see it.
   void setProgress(ProgressFn show) { progress_ = std::move(show); }
+  /// Places a graph as the viewer draws it, for `:dot FILE placed`: set by front ends that have
+  /// the viewer's layout (report::addViewCommands); without one, `placed` is refused.
+  using DotPlacer = std::function<DotPlacement(const Graph &)>;
+  void setDotPlacer(DotPlacer placer) { dotPlacer_ = std::move(placer); }
+  const DotPlacer &dotPlacer() const { return dotPlacer_; }
   /// Which tuning records `:build` applies at opt_level 3 and `:tune` adds to: "off"; "on", the
   /// log of the target in the default folder ($XDG_CACHE_HOME/loupe/tuning); or a log file's
   /// path. An engine starts with "off" (session replays must not depend on a machine's logs);
@@ -183,6 +189,7 @@ private:
   std::vector<Step> history_;
   size_t cursor_ = 0; ///< index of the current step in history_
   std::vector<Command> commands_;
+  DotPlacer dotPlacer_;
   std::vector<Exchange> transcript_;
   std::string recordPath_;
   size_t recordFrom_ = 0;

@@ -185,7 +185,12 @@ std::string sessionReport(const Engine &e, const std::string &title) {
   return s.str();
 }
 
-void addReportCommand(Engine &e) {
+void addViewCommands(Engine &e) {
+  e.setDotPlacer([](const Graph &g) {
+    gui::LayoutOptions o;
+    o.params = gui::paramNames(g);
+    return gui::dotPlacement(g, o);
+  });
   e.addCommand(
       {"report", "FILE.html",
        "writes the session so far as one self-contained HTML file (pictures, IR, "

@@ -15,8 +15,9 @@ namespace loupe::report {
 /// only searches and folds.
 std::string sessionReport(const Engine &e, const std::string &title);
 
-/// Adds `:report FILE.html` to `e`'s commands: writes sessionReport to FILE (checked against
-/// the engine's trust like every write).
-void addReportCommand(Engine &e);
+/// Gives `e` what needs the viewer's pictures: `:report FILE.html` (writes sessionReport to
+/// FILE, checked against the engine's trust like every write) and the viewer's layout for
+/// `:dot FILE placed`.
+void addViewCommands(Engine &e);
 
 } // namespace loupe::report

@@ -110,8 +110,8 @@ int main(int argc, char **argv) {
     }
   }
   gui::AppState s;
-  s.viewer.setTuning("on");                      // the records this machine's :tune wrote
-  s.viewer.setPrepare(report::addReportCommand); // the console has :report, as loupe has
+  s.viewer.setTuning("on");                     // the records this machine's :tune wrote
+  s.viewer.setPrepare(report::addViewCommands); // the console has :report, as loupe has
   if (!gui::parsePanel(panelName, s.panel))
     return usageError("unknown panel '" + panelName +
                       "'; panels: graph, timeline, fusion, loops, buffers");

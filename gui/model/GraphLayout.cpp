@@ -404,7 +404,8 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     if (!shown[nid] || folded(nid))
       continue;
-    for (const auto &e : idx.nodes[nid].inputs) {
+    for (uint32_t k = 0; k < idx.nodes[nid].inputs.size(); ++k) {
+      const auto &e = idx.nodes[nid].inputs[k];
       if (!shown[e.nodeId] || folded(e.nodeId))
         continue;
       uint32_t from = box[e.nodeId], to = box[nid];
@@ -415,6 +416,7 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
       le.from = from;
       le.to = to;
       le.output = collapsedEnd ? 0 : e.index;
+      le.input = collapsedEnd ? 0 : k;
       le.labelled = !collapsedEnd && idx.nodes[e.nodeId].node->numVisibleOutputs() > 1;
       out.edges.push_back(std::move(le));
     }
@@ -424,6 +426,26 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
   else
     placeLayered(out, o);
   return out;
+}
+
+DotPlacement dotPlacement(const Graph &g, const LayoutOptions &o) {
+  LayoutOptions every = o;
+  every.foldInputs = false; // DOT has every node
+  every.collapsed.clear();
+  GraphLayout l = layoutGraph(g, every);
+  DotPlacement p;
+  p.width = l.width;
+  p.height = l.height;
+  for (const LaidNode &n : l.nodes)
+    p.nodes[n.nid] = {n.x, l.height - n.y, n.w, n.h};
+  for (const LaidEdge &e : l.edges) {
+    DotPlacement::Curve c;
+    for (const Point &q : e.points)
+      c.points.push_back({q.x, l.height - q.y});
+    c.head = {e.head.x, l.height - e.head.y};
+    p.edges[{e.from, e.to, e.input}] = std::move(c);
+  }
+  return p;
 }
 
 std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/Buffers.h"
+#include "core/Dot.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
 #include "gui/model/LayeredLayout.h"
@@ -39,6 +40,7 @@ struct LaidNode {
 /// control points: 1 + 3k points). `labelled` when the producer has several outputs.
 struct LaidEdge {
   uint32_t from = 0, to = 0, output = 0;
+  uint32_t input = 0; ///< which of the consumer's inputs (0 for an edge between collapsed boxes)
   bool labelled = false;
   std::vector<Point> points;
   Point head; ///< where the arrowhead points (on the consumer's box)
@@ -111,6 +113,10 @@ std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param);
 /// Variables that are params: those an op made for one of its arguments (NNVM names them
 /// `<op name>_<argument>`, like conv0_weight), and the params bound by `:build`.
 std::set<std::string> paramNames(const Graph &g);
+
+/// `g` laid out with every node a box of its own, in Graphviz's terms (y up), for
+/// `:dot FILE placed`.
+DotPlacement dotPlacement(const Graph &g, const LayoutOptions &o);
 
 /// paramNames, and the variables `bound` gives values to (a loaded model's initializers).
 std::set<std::string> paramNames(const Graph &g, const StoredTensors &bound);

@@ -142,8 +142,9 @@ std::vector<CollapsedBox> scopeBoxes(const Graph &g, const ScopeFold &fold) {
         b.lines.push_back(line);
     boxes.push_back(std::move(b));
   }
-  std::sort(boxes.begin(), boxes.end(),
-            [](const CollapsedBox &a, const CollapsedBox &b) { return a.members[0] < b.members[0]; });
+  std::sort(boxes.begin(), boxes.end(), [](const CollapsedBox &a, const CollapsedBox &b) {
+    return a.members[0] < b.members[0];
+  });
   return boxes;
 }
 

@@ -76,7 +76,10 @@ std::vector<Engine::Command> Commands::table() {
        "loads an NNVM graph JSON file, or an ONNX model (.onnx, its initializers "
        "as params; DIM=N sizes its inputs' symbolic dimensions), as a new step",
        load},
-      {"dot", "FILE", "writes the current graph as Graphviz DOT (fusion groups as clusters)", dot},
+      {"dot", "FILE [placed]",
+       "writes the current graph as Graphviz DOT (fusion groups as clusters); placed: with the "
+       "viewer's positions, for neato -n2",
+       dot},
       {"save", "FILE", "saves the current graph as NNVM graph JSON", save},
       {"history", "[times]", "lists the history steps; * marks the current one", history},
       {"undo", "", "goes back one history step", undo},

@@ -440,13 +440,23 @@ void Commands::ops(Engine &, const Args &a, const std::string &, std::ostream &o
 }
 
 void Commands::dot(Engine &e, const Args &a, const std::string &, std::ostream &out) {
-  needArgs(a, 1, 1, ":dot FILE");
+  needArgs(a, 1, 2, ":dot FILE [placed]");
+  bool placed = a.size() == 2;
+  if (placed && a[1] != "placed")
+    fail(":dot: unknown option '", a[1], "' (FILE, then 'placed' for the viewer's positions)");
+  if (placed && !e.dotPlacer())
+    fail(":dot placed: this front end has no viewer layout to take positions from");
   e.checkWrite(":dot", a[0]);
   const Graph &g = e.requireGraph();
-  std::string text = graphToDot(g);
+  DotPlacement where;
+  if (placed)
+    where = e.dotPlacer()(g);
+  std::string text = graphToDot(g, placed ? &where : nullptr);
   writeTextFile(a[0], text);
   out << "wrote step " << e.cursor_ << " to " << a[0] << " (" << graphSize(g.index())
-      << "); render it with: dot -Tsvg " << a[0] << " -o graph.svg\n";
+      << (placed ? ", placed as the viewer draws it); render it with: neato -n2 -Tsvg "
+                 : "); render it with: dot -Tsvg ")
+      << a[0] << " -o graph.svg\n";
 }
 
 void Commands::save(Engine &e, const Args &a, const std::string &, std::ostream &out) {

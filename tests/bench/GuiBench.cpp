@@ -1,8 +1,8 @@
 // GuiBench: loupe-gui's cost on large graphs — a synthetic 2,000-node graph and the zoo's
 // largest networks (densenet-201, inception-v3) after GraphFusePartition: the layout (once per
-// snapshot) and the time of one frame of each view, drawn and rendered (glFinish); and the
-// layout alone, layered and dot side by side with their crossings, of synthetic graphs of four
-// shapes from 1,000 to 20,000 nodes and of the zoo's networks.
+// snapshot) and the time of one frame of each view, drawn and rendered (glFinish), also while
+// panning and zooming; and the layout alone, layered and dot side by side with their crossings,
+// of synthetic graphs of four shapes from 1,000 to 20,000 nodes and of the zoo's networks.
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
 
@@ -106,7 +106,7 @@ GLFWwindow *sharedWindow(gui::LayoutOptions &metrics, std::string &error) {
 }
 
 /// What a frame shows.
-enum class View { GraphFit, GraphFirst, FusionFit, FusionCollapsed, Timeline };
+enum class View { GraphFit, GraphFirst, GraphPanning, FusionFit, FusionCollapsed, Timeline };
 
 void BM_Frame(benchmark::State &state, std::string program, View view) {
   gui::AppState s;
@@ -117,9 +117,10 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
     return;
   }
   load(s.viewer, program);
-  s.panel = view == View::Timeline                               ? gui::Panel::Timeline
-            : view == View::GraphFit || view == View::GraphFirst ? gui::Panel::Graph
-                                                                 : gui::Panel::Fusion;
+  s.panel = view == View::Timeline ? gui::Panel::Timeline
+            : view == View::GraphFit || view == View::GraphFirst || view == View::GraphPanning
+                ? gui::Panel::Graph
+                : gui::Panel::Fusion;
   s.selectPanel = true;
   if (view == View::FusionCollapsed)
     for (const gui::GroupView &gv : s.viewer.groups())
@@ -130,8 +131,16 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
   // snapshot, measured by BM_Layout); neither is part of a frame's cost.
   gui::renderFrame(w, s);
   gui::renderFrame(w, s);
+  s.viewer.waitForLayout(); // made on the layout thread
+  gui::renderFrame(w, s);
   state.counters["nodes"] = s.viewer.engine().current()->graph.index().numNodes();
+  gui::CanvasView &cv = *s.canvasOf(gui::Panel::Graph);
+  long frame = 0;
   for (auto _ : state) {
+    if (view == View::GraphPanning) { // down the graph at a legible zoom, zooming in and out
+      cv.panY -= 40;
+      cv.zoom *= ++frame % 20 < 10 ? 1.02 : 1 / 1.02;
+    }
     glfwPollEvents();
     gui::renderFrame(w, s);
     glFinish();
@@ -144,13 +153,16 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
   const std::pair<const char *, std::string> graphs[] = {
-      {"synthetic2000", synthetic()},
-      {"densenet-201", zoo("densenet-201")},
+      {"synthetic2000", synthetic()},           {"ladder10000", ladder(10000)},
+      {"transformer20000", transformer(20000)}, {"densenet-201", zoo("densenet-201")},
       {"inception-v3", zoo("inception-v3")},
   };
   const std::pair<const char *, View> views[] = {
-      {"graph_fit", View::GraphFit},   {"graph_first_view", View::GraphFirst},
-      {"fusion_fit", View::FusionFit}, {"fusion_collapsed", View::FusionCollapsed},
+      {"graph_fit", View::GraphFit},
+      {"graph_first_view", View::GraphFirst},
+      {"graph_panning", View::GraphPanning},
+      {"fusion_fit", View::FusionFit},
+      {"fusion_collapsed", View::FusionCollapsed},
       {"timeline", View::Timeline},
   };
   // Layout only (no frames), layered and dot: synthetic shapes at 1k to 20k nodes (dot only up
@@ -176,6 +188,10 @@ int main(int argc, char **argv) {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
   for (const auto &[name, program] : graphs) {
+    benchmark::RegisterBenchmark((std::string("BM_Layout/layered/") + name).c_str(), BM_Layout,
+                                 program, gui::LayoutEngine::Layered)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(3);
     for (const auto &[viewName, view] : views)
       benchmark::RegisterBenchmark((std::string("BM_Frame/") + name + "/" + viewName).c_str(),
                                    BM_Frame, program, view)

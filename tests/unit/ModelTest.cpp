@@ -2,7 +2,10 @@
 // the originals'), build and run, and `:model` refuses bad requests with nothing changed.
 #include "TestUtil.h"
 
+#include "repl/models/Random.h"
 #include "repl/models/Zoo.h"
+
+#include <random>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -143,4 +146,19 @@ TEST(Models, BadRequestsAreRefusedWithNothingChanged) {
   EXPECT_EQ(output(e, ":model squeezenet shape=(3, 16, 16)").substr(0, 40),
             "error: operator squeezenet0_pool1 (max_p");
   EXPECT_EQ(e.history().size(), steps);
+}
+
+// The zoo's params are drawn by Random.h's generator, which must give exactly the numbers
+// std::mt19937 and libstdc++'s uniform_real_distribution<double> give (the sessions print
+// outputs computed from them): two million numbers and two million doubles, several seeds.
+TEST(Models, ParamValuesAreTheStandardLibrarysSequence) {
+  for (uint32_t seed : {0u, 1u, 42u, 5489u, 4294967295u}) {
+    std::mt19937 ref(seed);
+    models::Mt19937 mine(seed);
+    for (int i = 0; i < 2000000; ++i)
+      ASSERT_EQ(mine(), ref()) << "seed " << seed << ", number " << i;
+    std::uniform_real_distribution<double> u(-0.0625, 0.0625);
+    for (int i = 0; i < 2000000; ++i)
+      ASSERT_EQ(models::uniform(mine, -0.0625, 0.0625), u(ref)) << "seed " << seed << ", " << i;
+  }
 }

@@ -84,8 +84,8 @@ TEST(Report, TheCommandWritesTheReportWhereTrustAllows) {
   fs::remove_all(dir);
   fs::create_directories(dir / "shared");
   Engine e = session();
-  report::addReportCommand(e);
-  EXPECT_THROW(report::addReportCommand(e), Error); // one :report
+  report::addViewCommands(e);
+  EXPECT_THROW(report::addViewCommands(e), Error); // one :report
   std::string path = (dir / "shared" / "r.html").string();
   std::string want = report::sessionReport(e, path);
   EXPECT_EQ(output(e, ":report " + path),

@@ -3,6 +3,7 @@
 // on the seed 000 build, and script stepping.
 #include "TestUtil.h"
 
+#include "core/Dot.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "gui/model/BufferChart.h"
@@ -17,6 +18,8 @@
 #include "gui/model/Viewer.h"
 #include "repl/TextFile.h"
 #include "report/Report.h"
+
+#include <graphviz/cgraph.h>
 
 #include <algorithm>
 #include <chrono>
@@ -904,7 +907,7 @@ TEST(Viewer, ThePreparedCommandsSurviveAFreshEngine) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   Viewer v;
-  v.setPrepare(report::addReportCommand);
+  v.setPrepare(report::addViewCommands);
   runAll(v, "x = Variable(\"x\", shape=(2,))\ny = relu(x)\n:graph y");
   std::string out;
   ASSERT_TRUE(v.run(":report " + (dir / "a.html").string(), &out)) << out;
@@ -1098,4 +1101,40 @@ TEST(GraphLayout, CopiesOfParamsAreFoldedLikeTheParam) {
   EXPECT_GE(l.find(static_cast<uint32_t>(w)), 0);
   o.params.clear(); // not a param: the copy is an op of its own box (w folded into it)
   EXPECT_EQ(layoutGraph(g, o).nodes.size(), 3u);
+}
+
+// `:dot FILE placed`: the DOT text carries the viewer's layout — every node's centre (y up, in
+// points) and size, every edge's spline ending at its arrowhead — and Graphviz parses it back
+// with those positions.
+TEST(GraphLayout, DotPlacementCarriesTheViewersPositions) {
+  Engine e;
+  test::run(e, kSeed001);
+  test::run(e, ":apply InferShape InferType GraphFusePartition");
+  const Graph &g = e.current()->graph;
+  LayoutOptions o;
+  o.params = paramNames(g);
+  DotPlacement p = dotPlacement(g, o);
+  LayoutOptions every = o;
+  every.foldInputs = false;
+  GraphLayout l = layoutGraph(g, every);
+  ASSERT_EQ(p.nodes.size(), g.index().numNodes()); // every node placed, none folded
+  EXPECT_DOUBLE_EQ(p.height, l.height);
+  for (const LaidNode &n : l.nodes) {
+    EXPECT_DOUBLE_EQ(p.nodes.at(n.nid).x, n.x);
+    EXPECT_DOUBLE_EQ(p.nodes.at(n.nid).y, l.height - n.y);
+  }
+  std::string text = graphToDot(g, &p);
+  Agraph_t *parsed = agmemread(text.c_str());
+  ASSERT_NE(parsed, nullptr) << text;
+  for (Agnode_t *n = agfstnode(parsed); n; n = agnxtnode(parsed, n)) {
+    uint32_t nid = static_cast<uint32_t>(std::stoul(std::string(agnameof(n)).substr(1)));
+    const DotPlacement::Box &b = p.nodes.at(nid);
+    char want[64];
+    std::snprintf(want, sizeof want, "%.2f,%.2f!", b.x, b.y);
+    EXPECT_EQ(std::string(agget(n, const_cast<char *>("pos"))), want) << agnameof(n);
+    for (Agedge_t *ed = agfstout(parsed, n); ed; ed = agnxtout(parsed, ed))
+      EXPECT_EQ(std::string(agget(ed, const_cast<char *>("pos"))).substr(0, 2), "e,");
+  }
+  EXPECT_EQ(agnedges(parsed), static_cast<int>(l.edges.size()));
+  agclose(parsed);
 }

@@ -191,6 +191,11 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
            : n.kind == NodeKind::Scope ? kScopeFill
                                        : kOpFill;
   };
+  // Search hits by box: a hit folded into a box, or inside a folded scope, lights that box.
+  std::vector<bool> lit(l.nodes.size(), false);
+  for (uint32_t h : st.highlighted)
+    if (int i = l.find(h); i >= 0)
+      lit[static_cast<size_t>(i)] = true;
   int clicked = -1;
   bool showText = !coarse;
   for (const LaidNode &n : l.nodes) {
@@ -216,7 +221,7 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     }
     if (st.groups && groupOf[n.nid] >= 0 && st.marked.count(groupOf[n.nid]))
       outline = kChangedCol, thick = 2 * mark;
-    if (std::find(st.highlighted.begin(), st.highlighted.end(), n.nid) != st.highlighted.end())
+    if (lit[static_cast<size_t>(&n - l.nodes.data())])
       outline = IM_COL32(0, 120, 255, 255), thick = mark;
     if (static_cast<int>(n.nid) == selected || static_cast<int>(n.nid) == second)
       outline = kSelected, thick = mark;

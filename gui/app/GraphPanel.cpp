@@ -62,6 +62,16 @@ void toggleScope(AppState &s, const Graph &g, uint32_t nid, CanvasView &cv) {
 
 } // namespace
 
+void searchAndGo(AppState &s, const Graph &g) {
+  if (!s.graph.search[0])
+    return;
+  if (std::vector<uint32_t> hits = searchNodes(g, s.graph.search); !hits.empty()) {
+    s.selection.node = static_cast<int>(hits[0]);
+    s.selection.second = -1;
+    s.graph.fold = revealing(g, hits[0], s.graph.fold);
+  }
+}
+
 void graphPanel(AppState &s) {
   const Graph *g = currentGraph(s);
   if (!g)
@@ -69,15 +79,9 @@ void graphPanel(AppState &s) {
   size_t step = currentStepIndex(s);
   Styler st;
   ImGui::SetNextItemWidth(200);
-  // Enter selects the first node found (and so brings it into view).
-  if (ImGui::InputTextWithHint("##search", "search by name", s.graph.search, sizeof s.graph.search,
-                               ImGuiInputTextFlags_EnterReturnsTrue) &&
-      s.graph.search[0])
-    if (std::vector<uint32_t> hits = searchNodes(*g, s.graph.search); !hits.empty()) {
-      s.selection.node = static_cast<int>(hits[0]);
-      s.selection.second = -1;
-      s.graph.fold = revealing(*g, hits[0], s.graph.fold);
-    }
+  if (ImGui::InputTextWithHint("##search", "search name, op, scope", s.graph.search,
+                               sizeof s.graph.search, ImGuiInputTextFlags_EnterReturnsTrue))
+    searchAndGo(s, *g);
   ImGui::SameLine();
   ImGui::Checkbox("neighbourhood of the selected node", &s.graph.neighbourhoodOnly);
   ImGui::SameLine();

@@ -83,6 +83,15 @@ void canvasButtons(AppState &s, CanvasView &cv) {
   ImGui::SameLine();
   if (ImGui::Checkbox("fold inputs into ops", &s.viewer.metrics.foldInputs))
     cv.fitPending = true;
+  ImGui::SameLine();
+  bool dot = s.viewer.metrics.engine == LayoutEngine::Dot;
+  if (ImGui::Checkbox("Graphviz dot", &dot)) {
+    s.viewer.metrics.engine = dot ? LayoutEngine::Dot : LayoutEngine::Layered;
+    cv.fitPending = true;
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("lay out with Graphviz's dot instead of Loupe's layered layout, to compare "
+                      "(dot can take minutes on graphs of thousands of nodes)");
 }
 
 } // namespace loupe::gui

@@ -53,6 +53,9 @@ int drawStep(AppState &s, const char *id, size_t step, CanvasView &cv, ImVec2 si
              const Styler &st, int selected, int second, bool *ctrl, int centre = -1,
              int radius = -1, const std::set<std::string> &collapsed = {},
              const ScopeFold &fold = {});
+/// Enter in the graph panel's search box: selects the first node found (by name, op or scope),
+/// which brings it into view, and unfolds the scopes that hide it (GraphPanel.cpp).
+void searchAndGo(AppState &s, const Graph &g);
 /// The canvas buttons of the graph and fusion panels: Fit, and folding inputs into ops.
 void canvasButtons(AppState &s, CanvasView &cv);
 

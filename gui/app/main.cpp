@@ -24,7 +24,7 @@ const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
                  [--select NODE] [--fit] [--collapse-all] [--fold-scopes N] [--compare STEP]
-                 [--size WxH] [--screenshot OUT.png]
+                 [--layout layered|dot] [--size WxH] [--screenshot OUT.png]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
@@ -34,6 +34,8 @@ const char *kUsage =
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
   --fold-scopes N    fold the graph panel's nodes by the scopes in their names, N deep
+  --layout L         who places the boxes: layered (Loupe's layout, the default) or dot
+                     (Graphviz's, to compare; slow on large graphs)
   --compare STEP     the fusion panel beside history step STEP's partition, differences marked
   --screenshot OUT   render a few frames, save the window as PNG and exit
 )";
@@ -57,7 +59,7 @@ int main(int argc, char **argv) {
   if (argc == 2 && std::string(argv[1]) == "--tune-worker")
     return loupe::backend::tuneWorkerMain();
   std::string script, screenshot, panelName = "graph", select;
-  bool fitAll = false, collapseAll = false;
+  bool fitAll = false, collapseAll = false, dotLayout = false;
   long step = -1, compare = -1, foldDepth = 0;
   int width = 1600, height = 1000;
   for (int i = 1; i < argc; ++i) {
@@ -84,6 +86,11 @@ int main(int argc, char **argv) {
       fitAll = true;
     } else if (a == "--collapse-all") {
       collapseAll = true;
+    } else if (a == "--layout") {
+      std::string v = value();
+      if (v != "layered" && v != "dot")
+        return usageError("--layout takes layered or dot, got '" + v + "'");
+      dotLayout = v == "dot";
     } else if (a == "--fold-scopes") {
       std::string v = value();
       if ((foldDepth = parseCount(v)) < 0)
@@ -133,6 +140,8 @@ int main(int argc, char **argv) {
     s.fusion.compareStep = static_cast<int>(compare);
   }
   s.graph.fold.depth = static_cast<int>(foldDepth);
+  if (dotLayout)
+    s.viewer.metrics.engine = gui::LayoutEngine::Dot;
   if (collapseAll)
     for (const gui::GroupView &gv : s.viewer.groups())
       s.fusion.collapsed.insert(gv.rootName);

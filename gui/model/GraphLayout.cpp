@@ -103,7 +103,30 @@ Agnode_t *addBox(Agraph_t *G, const LaidNode &ln) {
 
 } // namespace
 
+void GraphLayout::index() {
+  uint32_t most = 0;
+  for (const LaidNode &n : nodes) {
+    most = std::max(most, n.nid);
+    for (uint32_t m : n.folded)
+      most = std::max(most, m);
+    for (uint32_t m : n.members)
+      most = std::max(most, m);
+  }
+  boxOf.assign(nodes.empty() ? 0 : most + 1, -1);
+  // In reverse, so that where a node is in two boxes (a param folded into each reader) the
+  // first box wins, as find's search has it.
+  for (size_t i = nodes.size(); i-- > 0;) {
+    for (uint32_t m : nodes[i].members)
+      boxOf[m] = static_cast<int>(i);
+    for (uint32_t m : nodes[i].folded)
+      boxOf[m] = static_cast<int>(i);
+    boxOf[nodes[i].nid] = static_cast<int>(i);
+  }
+}
+
 int GraphLayout::find(uint32_t nid) const {
+  if (!boxOf.empty())
+    return nid < boxOf.size() ? boxOf[nid] : -1;
   for (size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].nid == nid ||
         std::find(nodes[i].folded.begin(), nodes[i].folded.end(), nid) != nodes[i].folded.end() ||
@@ -425,6 +448,7 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
     placeWithDot(out);
   else
     placeLayered(out, o);
+  out.index();
   return out;
 }
 
@@ -484,9 +508,12 @@ std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text) {
   const IndexedGraph &idx = g.index();
   std::string needle = lower(text);
   std::vector<uint32_t> ids;
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-    if (lower(idx.nodes[nid].node->name).find(needle) != std::string::npos)
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (lower(n.name).find(needle) != std::string::npos ||
+        (!n.isVariable() && lower(n.op->name).find(needle) != std::string::npos))
       ids.push_back(nid);
+  }
   return ids;
 }
 

@@ -57,6 +57,11 @@ struct GraphLayout {
   /// Index in `nodes` of node id `nid` (or of the box a folded input or a collapsed group's
   /// member is drawn in), or -1 when it is not laid out.
   int find(uint32_t nid) const;
+  /// find's answers by node id, made by layoutGraph (or by index()), so that the panels' per
+  /// frame questions cost nothing on large graphs; empty, find searches the boxes.
+  std::vector<int> boxOf;
+  /// Fills boxOf from the boxes.
+  void index();
 };
 
 /// A group of nodes drawn as one box (a fused function in the fusion view): its members, the
@@ -124,7 +129,8 @@ std::set<std::string> paramNames(const Graph &g, const StoredTensors &bound);
 /// Node ids within `radius` edges of `centre`, either direction, in id order.
 std::vector<uint32_t> neighbourhood(const Graph &g, uint32_t centre, int radius);
 
-/// Node ids whose name contains `text` (case-insensitive), in id order.
+/// Node ids whose name (so also its scopes) or op contains `text` (case-insensitive), in id
+/// order.
 std::vector<uint32_t> searchNodes(const Graph &g, const std::string &text);
 
 } // namespace loupe::gui

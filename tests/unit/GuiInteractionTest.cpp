@@ -503,3 +503,37 @@ TEST(GuiInteraction, DoubleClickUnfoldsAScopeAndFoldsItBack) {
   EXPECT_EQ(h.s.graph.fold.unfolded, (std::set<std::string>{"enc"}));
   EXPECT_EQ(std::get<0>(boxOf("/enc/layer.0/Sigmoid")), "enc/layer.0");
 }
+
+// Search and go under scope folding: Enter in the search box selects the first hit and unfolds
+// the scopes hiding it, so the next frame draws it as its own box, lit as a hit, in view.
+TEST(GuiInteraction, SearchUnfoldsWhatHidesTheNodeFound) {
+  Headless h;
+  for (const char *line :
+       {"x = Variable(\"x\", shape=(1, 8))", "a = relu(x, name=\"/enc/layer.0/Relu\")",
+        "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")", "c = relu(b, name=\"/enc/layer.1/Relu\")",
+        "d = tanh(c, name=\"/head/Tanh\")", ":graph d", ":apply InferShape InferType"})
+    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
+  h.s.graph.fold.depth = 1;
+  h.s.panel = Panel::Graph;
+  h.frame();
+  h.frame();
+  const Graph &g = h.s.viewer.engine().current()->graph;
+  std::snprintf(h.s.graph.search, sizeof h.s.graph.search, "sigmoid");
+  searchAndGo(h.s, g);
+  int sigmoid = g.index().findByName("/enc/layer.0/Sigmoid");
+  EXPECT_EQ(h.s.selection.node, sigmoid);
+  EXPECT_EQ(h.s.graph.fold.unfolded, (std::set<std::string>{"enc", "enc/layer.0"}));
+  h.frame();
+  h.frame();
+  size_t step = h.s.viewer.engine().history().size() - 1;
+  const gui::GraphLayout &l = h.s.viewer.layout(step, -1, -1, {}, h.s.graph.fold);
+  const gui::LaidNode &n = l.nodes[static_cast<size_t>(l.find(static_cast<uint32_t>(sigmoid)))];
+  EXPECT_EQ(n.kind, NodeKind::Op); // drawn as itself
+  const CanvasView &cv = h.s.graph.canvas;
+  EXPECT_GT(cv.screenY(n.y), cv.originY);
+  EXPECT_LT(cv.screenY(n.y), cv.originY + cv.height);
+  // Nothing found: nothing changes.
+  std::snprintf(h.s.graph.search, sizeof h.s.graph.search, "nothing");
+  searchAndGo(h.s, g);
+  EXPECT_EQ(h.s.selection.node, sigmoid);
+}

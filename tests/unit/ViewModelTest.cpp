@@ -357,6 +357,12 @@ TEST(GraphLayout, NeighbourhoodAndSearch) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(idx.nodes[found[0]].node->name, "tanh0");
   EXPECT_TRUE(searchNodes(g, "nothing").empty());
+  // By op too: a node named otherwise is found by what it computes.
+  runAll(v, "a = Variable(\"a\")\nb = relu(a, name=\"/blk/Act\")\n:graph b");
+  const Graph &g2 = v.engine().current()->graph;
+  EXPECT_EQ(searchNodes(g2, "relu"),
+            std::vector<uint32_t>{static_cast<uint32_t>(g2.index().findByName("/blk/Act"))});
+  EXPECT_EQ(searchNodes(g2, "blk").size(), 1u); // and by scope, part of its name
 }
 
 namespace {
@@ -1078,6 +1084,11 @@ TEST(Scopes, AGraphFoldsIntoABoxPerScope) {
   EXPECT_EQ(enc.scope, "enc");
   EXPECT_EQ(l.find(id("x")), l.find(id("/enc/layer.0/Sigmoid")));
   EXPECT_EQ(v.layout(0).nodes.size(), 4u); // unfolded: the four ops
+  // find's index answers as its search over the boxes does, for every node.
+  GraphLayout searched = l;
+  searched.boxOf.clear();
+  for (uint32_t nid = 0; nid < g.index().numNodes() + 2; ++nid)
+    EXPECT_EQ(l.find(nid), searched.find(nid)) << nid;
 }
 
 // An exporter's Identity of a shared initializer (imported as copy) is drawn as the param it

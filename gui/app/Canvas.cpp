@@ -119,7 +119,15 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   ImDrawList *dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(origin, ImVec2(origin.x + avail.x, origin.y + avail.y), true);
 
-  // Group regions first, under everything.
+  // Unfolded scopes' outlines first, under everything, their paths on top.
+  for (const ScopeOutline &o : st.scopes) {
+    ImVec2 a = at(o.x0, o.y0), b = at(o.x1, o.y1);
+    dl->AddRectFilled(a, b, rgba(kScopeFillColour, 50), 6.0f);
+    dl->AddRect(a, b, rgba(kScopeOutlineColour), 6.0f, 0, 1.5f);
+    if (cv.zoom > 0.35) // the labels' size, as boxes' labels
+      dl->AddText(ImVec2(a.x + 6, a.y + 2), kText, ("[-] " + o.path).c_str());
+  }
+  // Group regions next, under the boxes.
   const IndexedGraph &idx = g.index();
   std::vector<int> groupOf =
       st.groups ? nodeGroups(*st.groups, idx.numNodes()) : std::vector<int>(idx.numNodes(), -1);

@@ -5,6 +5,7 @@
 #include "gui/app/AppState.h"
 #include "gui/model/GraphLayout.h"
 #include "gui/model/Palette.h"
+#include "gui/model/Scopes.h"
 #include "gui/model/StepDiff.h"
 
 #include <imgui.h>
@@ -44,6 +45,7 @@ struct Styler {
   std::vector<uint32_t> highlighted;              ///< search hits
   std::set<int> marked;                           ///< groups drawn as differing (compare)
   std::vector<double> timeShare;                  ///< per node, after :profile (else empty)
+  std::vector<ScopeOutline> scopes;               ///< unfolded scopes, outermost first
   double maxShare = 0;                            ///< the largest of them
 };
 

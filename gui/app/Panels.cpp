@@ -62,6 +62,11 @@ int drawStep(AppState &s, const char *id, size_t step, CanvasView &cv, ImVec2 si
   if (const GraphLayout *l = s.viewer.layoutSoon(step, centre, radius, collapsed, fold)) {
     cv.shown = l;
     cv.shownGraph = g;
+    if (collapsed.empty() && !fold.unfolded.empty()) {
+      Styler outlined = st;
+      outlined.scopes = scopeOutlines(g, *l, fold, 8);
+      return drawCanvas(id, g, *l, cv, size, outlined, selected, second, ctrl);
+    }
     return drawCanvas(id, g, *l, cv, size, st, selected, second, ctrl);
   }
   ImGui::TextDisabled("laying out %zu nodes …", s.viewer.layingOut());

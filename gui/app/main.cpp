@@ -33,7 +33,8 @@ const char *kUsage =
                      highlights the node's loop lines and instructions
   --fit              show the whole graph (a large one opens at a legible zoom at its inputs)
   --collapse-all     draw every fusion group as one box (its kernel) in the fusion panel
-  --fold-scopes N    fold the graph panel's nodes by the scopes in their names, N deep
+  --fold-scopes N    fold the graph panel's nodes by the scopes in their names, N deep (the
+                     scopes of a node --select names unfolded)
   --layout L         who places the boxes: layered (Loupe's layout, the default) or dot
                      (Graphviz's, to compare; slow on large graphs)
   --compare STEP     the fusion panel beside history step STEP's partition, differences marked
@@ -162,6 +163,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     s.selection.node = nid;
+    s.graph.fold = gui::revealing(cur->graph, static_cast<uint32_t>(nid), s.graph.fold);
   }
 
   std::string error;

@@ -5,10 +5,11 @@
 
 namespace loupe::gui {
 
-inline constexpr uint32_t kOpFillColour = 0xdde6f0ff;    ///< an op's box
-inline constexpr uint32_t kInputFillColour = 0xc8e6c9ff; ///< a graph input's box
-inline constexpr uint32_t kParamFillColour = 0xf5e6c8ff; ///< a param's box
-inline constexpr uint32_t kScopeFillColour = 0xe4dcf2ff; ///< a folded scope's box
+inline constexpr uint32_t kOpFillColour = 0xdde6f0ff;       ///< an op's box
+inline constexpr uint32_t kInputFillColour = 0xc8e6c9ff;    ///< a graph input's box
+inline constexpr uint32_t kParamFillColour = 0xf5e6c8ff;    ///< a param's box
+inline constexpr uint32_t kScopeFillColour = 0xe4dcf2ff;    ///< a folded scope's box
+inline constexpr uint32_t kScopeOutlineColour = 0x8070a0ff; ///< an unfolded scope's outline
 inline constexpr uint32_t kTextColour = 0x141414ff;
 inline constexpr uint32_t kEdgeColour = 0x6e6e78ff;
 inline constexpr uint32_t kOutlineColour = 0x3c3c46ff;

@@ -156,6 +156,46 @@ int scopeDepth(const Graph &g) {
   return static_cast<int>(deepest);
 }
 
+std::vector<ScopeOutline> scopeOutlines(const Graph &g, const GraphLayout &layout,
+                                        const ScopeFold &fold, double margin) {
+  std::vector<ScopeOutline> outlines;
+  if (fold.depth <= 0 || fold.unfolded.empty())
+    return outlines;
+  std::map<std::string, ScopeOutline> byPath;
+  size_t deepest = 0;
+  for (const LaidNode &n : layout.nodes) {
+    // A box's scopes: a folded scope's own path, or an op's name's scopes.
+    std::vector<std::string> path =
+        !n.scope.empty() ? split(n.scope, '/')
+                         : (n.kind == NodeKind::Op ? scopeOf(g.index().nodes[n.nid].node->name)
+                                                   : std::vector<std::string>{});
+    for (size_t k = 1; k <= path.size(); ++k) {
+      std::string p = scopePath(path, k);
+      if (!fold.unfolded.count(p) || (k == path.size() && !n.scope.empty()))
+        continue; // (a folded scope's box is not inside its own outline)
+      auto [it, fresh] = byPath.try_emplace(p);
+      ScopeOutline &o = it->second;
+      if (fresh) {
+        o = {p, static_cast<int>(k), n.x - n.w / 2, n.y - n.h / 2, n.x + n.w / 2, n.y + n.h / 2};
+      } else {
+        o.x0 = std::min(o.x0, n.x - n.w / 2), o.y0 = std::min(o.y0, n.y - n.h / 2);
+        o.x1 = std::max(o.x1, n.x + n.w / 2), o.y1 = std::max(o.y1, n.y + n.h / 2);
+      }
+      deepest = std::max(deepest, k);
+    }
+  }
+  for (auto &[path, o] : byPath) {
+    // Each level out a little wider, and a name's height taller: its path is written on top.
+    double levels = static_cast<double>(deepest - static_cast<size_t>(o.depth));
+    double grow = margin + 6.0 * levels;
+    o.x0 -= grow, o.y0 -= margin + 16.0 * levels + 14, o.x1 += grow, o.y1 += grow;
+    outlines.push_back(o);
+  }
+  std::stable_sort(outlines.begin(), outlines.end(),
+                   [](const ScopeOutline &a, const ScopeOutline &b) { return a.depth < b.depth; });
+  return outlines;
+}
+
 ScopeFold revealing(const Graph &g, uint32_t nid, ScopeFold fold) {
   if (fold.depth <= 0 || nid >= g.index().numNodes())
     return fold;

@@ -39,6 +39,19 @@ std::vector<CollapsedBox> scopeBoxes(const Graph &g, const ScopeFold &fold);
 /// The deepest scope path among `g`'s ops (0 when names hold none).
 int scopeDepth(const Graph &g);
 
+/// The outline drawn around an unfolded scope: the bounding box of the boxes in it (its ops and
+/// its folded scopes), grown so that an outer scope's outline holds its inner ones.
+struct ScopeOutline {
+  std::string path;
+  int depth = 0; ///< components in the path
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+/// Outlines of `fold`'s unfolded scopes in `layout` (a layout of `g` folded by `fold`),
+/// outermost first; `margin` around the innermost.
+std::vector<ScopeOutline> scopeOutlines(const Graph &g, const GraphLayout &layout,
+                                        const ScopeFold &fold, double margin);
+
 /// `fold` with what hides node `nid` unfolded: every scope of its path from `fold.depth` down.
 ScopeFold revealing(const Graph &g, uint32_t nid, ScopeFold fold);
 

@@ -1084,6 +1084,29 @@ TEST(Scopes, AGraphFoldsIntoABoxPerScope) {
   EXPECT_EQ(enc.scope, "enc");
   EXPECT_EQ(l.find(id("x")), l.find(id("/enc/layer.0/Sigmoid")));
   EXPECT_EQ(v.layout(0).nodes.size(), 4u); // unfolded: the four ops
+  // Unfolded scopes are outlined around their boxes, an outer outline around its inner ones.
+  ScopeFold deep{1, {"enc", "enc/layer.0"}};
+  const GraphLayout &ld = v.layout(0, -1, -1, {}, deep);
+  std::vector<ScopeOutline> outlines = scopeOutlines(g, ld, deep, 8);
+  ASSERT_EQ(outlines.size(), 2u);
+  EXPECT_EQ(outlines[0].path, "enc");
+  EXPECT_EQ(outlines[1].path, "enc/layer.0");
+  auto inside = [](const LaidNode &n, const ScopeOutline &o) {
+    return o.x0 < n.x - n.w / 2 && n.x + n.w / 2 < o.x1 && o.y0 < n.y - n.h / 2 &&
+           n.y + n.h / 2 < o.y1;
+  };
+  const LaidNode &relu0 = ld.nodes[static_cast<size_t>(ld.find(id("/enc/layer.0/Relu")))];
+  const LaidNode &layer1 = ld.nodes[static_cast<size_t>(ld.find(id("/enc/layer.1/Relu")))];
+  const LaidNode &head = ld.nodes[static_cast<size_t>(ld.find(id("/head/Tanh")))];
+  EXPECT_EQ(layer1.scope, "enc/layer.1"); // still folded: a box inside enc, outside layer.0
+  EXPECT_TRUE(inside(relu0, outlines[1]));
+  EXPECT_TRUE(inside(relu0, outlines[0]));
+  EXPECT_TRUE(inside(layer1, outlines[0]));
+  EXPECT_FALSE(inside(layer1, outlines[1]));
+  EXPECT_FALSE(inside(head, outlines[0]));
+  EXPECT_LT(outlines[0].x0, outlines[1].x0);
+  EXPECT_LT(outlines[0].y0, outlines[1].y0);
+  EXPECT_TRUE(scopeOutlines(g, l, {1, {}}, 8).empty()); // nothing unfolded, nothing outlined
   // find's index answers as its search over the boxes does, for every node.
   GraphLayout searched = l;
   searched.boxOf.clear();

@@ -97,6 +97,19 @@ CanvasView &squeezenetInGraphPanel(Headless &h) {
   return h.s.graph.canvas;
 }
 
+// Ops in scopes enc/layer.0, enc/layer.1 and head, folded one deep in the graph panel, laid out.
+void scopedInGraphPanel(Headless &h) {
+  for (const char *line :
+       {"x = Variable(\"x\", shape=(1, 8))", "a = relu(x, name=\"/enc/layer.0/Relu\")",
+        "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")", "c = relu(b, name=\"/enc/layer.1/Relu\")",
+        "d = tanh(c, name=\"/head/Tanh\")", ":graph d", ":apply InferShape InferType"})
+    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
+  h.s.graph.fold.depth = 1;
+  h.s.panel = Panel::Graph;
+  h.frame();
+  h.frame();
+}
+
 } // namespace
 
 TEST(GuiInteraction, ClickSelectsAndCtrlClickAsksWhy) {
@@ -464,15 +477,7 @@ TEST(GuiInteraction, ComparedBuildsMatchGroupsByProvenance) {
 // become boxes), double-clicking an op folds its innermost unfolded scope back.
 TEST(GuiInteraction, DoubleClickUnfoldsAScopeAndFoldsItBack) {
   Headless h;
-  for (const char *line :
-       {"x = Variable(\"x\", shape=(1, 8))", "a = relu(x, name=\"/enc/layer.0/Relu\")",
-        "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")", "c = relu(b, name=\"/enc/layer.1/Relu\")",
-        "d = tanh(c, name=\"/head/Tanh\")", ":graph d", ":apply InferShape InferType"})
-    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
-  h.s.graph.fold.depth = 1;
-  h.s.panel = Panel::Graph;
-  h.frame();
-  h.frame();
+  scopedInGraphPanel(h);
   const Graph &g = h.s.viewer.engine().current()->graph;
   size_t step = h.s.viewer.engine().history().size() - 1;
   auto boxOf = [&](const char *name) {
@@ -508,15 +513,7 @@ TEST(GuiInteraction, DoubleClickUnfoldsAScopeAndFoldsItBack) {
 // the scopes hiding it, so the next frame draws it as its own box, lit as a hit, in view.
 TEST(GuiInteraction, SearchUnfoldsWhatHidesTheNodeFound) {
   Headless h;
-  for (const char *line :
-       {"x = Variable(\"x\", shape=(1, 8))", "a = relu(x, name=\"/enc/layer.0/Relu\")",
-        "b = sigmoid(a, name=\"/enc/layer.0/Sigmoid\")", "c = relu(b, name=\"/enc/layer.1/Relu\")",
-        "d = tanh(c, name=\"/head/Tanh\")", ":graph d", ":apply InferShape InferType"})
-    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
-  h.s.graph.fold.depth = 1;
-  h.s.panel = Panel::Graph;
-  h.frame();
-  h.frame();
+  scopedInGraphPanel(h);
   const Graph &g = h.s.viewer.engine().current()->graph;
   std::snprintf(h.s.graph.search, sizeof h.s.graph.search, "sigmoid");
   searchAndGo(h.s, g);

@@ -36,6 +36,7 @@ void workingFrame(AppState &s, float w, float h) {
 } // namespace
 
 void drawFrame(AppState &s, float w, float h) {
+  s.viewer.newFrame(); // layouts no canvas asked for last frame are dropped
   if (s.viewer.poll()) {
     s.console.scroll = true;
     s.tuning.running = false;

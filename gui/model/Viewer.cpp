@@ -5,6 +5,7 @@
 #include "core/Interrupt.h"
 #include "repl/TextFile.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace loupe::gui {
@@ -15,7 +16,7 @@ Viewer::Viewer() : engine_(std::make_unique<Engine>()) {
 }
 
 Viewer::~Viewer() {
-  endJob(true);
+  cancelJobs();
   if (worker_.joinable()) {
     interrupt();
     worker_.join();
@@ -210,11 +211,9 @@ Viewer::LayoutRequest Viewer::layoutRequest(size_t step, int centre, int radius,
 const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
                                   const std::set<std::string> &collapsed, const ScopeFold &fold) {
   LayoutKey key = layoutKey(step, centre, radius, collapsed, fold);
-  if (job_ && job_->key == key)
-    endJob(false); // the thread is making this one: wait for it
+  collectJobs(true); // also: Graphviz is not re-entrant, nothing else lays out meanwhile
   if (auto it = layouts_.find(key); it != layouts_.end())
     return it->second.layout;
-  endJob(true); // Graphviz is not re-entrant: nothing else lays out meanwhile
   LayoutRequest r = layoutRequest(step, centre, radius, collapsed, fold);
   CachedLayout c{r.graph, layoutGraph(r.graph, r.options, r.part ? &r.only : nullptr)};
   return layouts_.emplace(key, std::move(c)).first->second.layout;
@@ -223,19 +222,22 @@ const GraphLayout &Viewer::layout(size_t step, int centre, int radius,
 const GraphLayout *Viewer::layoutSoon(size_t step, int centre, int radius,
                                       const std::set<std::string> &collapsed,
                                       const ScopeFold &fold) {
+  collectJobs(false);
   LayoutKey key = layoutKey(step, centre, radius, collapsed, fold);
-  if (job_ && job_->key == key && job_->done)
-    endJob(false);
   if (auto it = layouts_.find(key); it != layouts_.end())
     return &it->second.layout;
-  if (job_ && job_->key == key)
+  if (auto it = jobs_.find(key); it != jobs_.end()) {
+    it->second->asked = true;
     return nullptr; // still being made
-  endJob(true);
+  }
+  bool dot = metrics.engine == LayoutEngine::Dot;
+  if (dot && std::any_of(jobs_.begin(), jobs_.end(), [](const auto &j) { return j.second->dot; }))
+    return nullptr; // after the dot layout being made: asked again next frame
   LayoutRequest r = layoutRequest(step, centre, radius, collapsed, fold);
-  job_ = std::make_unique<LayoutJob>();
-  LayoutJob &j = *job_;
-  j.key = key;
+  auto job = std::make_unique<LayoutJob>();
+  LayoutJob &j = *job;
   j.nodes = r.part ? r.only.size() : r.graph.index().numNodes();
+  j.dot = dot;
   j.graph = r.graph;
   j.thread = std::thread([&j, r = std::move(r)]() mutable {
     r.options.cancel = &j.cancel;
@@ -247,23 +249,50 @@ const GraphLayout *Viewer::layoutSoon(size_t step, int centre, int radius,
     }
     j.done = true;
   });
+  jobs_.emplace(key, std::move(job));
   return nullptr;
 }
 
-size_t Viewer::layingOut() const { return job_ && !job_->done ? job_->nodes : 0; }
-
-void Viewer::endJob(bool cancel) {
-  if (!job_)
-    return;
-  if (cancel && !job_->done) // a finished layout is kept
-    job_->cancel = true;
-  job_->thread.join();
-  if (!job_->cancel) {
-    if (!job_->error.empty())
-      console_ += "layout failed: " + job_->error + "\n";
-    layouts_.emplace(job_->key, CachedLayout{job_->graph, std::move(job_->result)});
+void Viewer::newFrame() {
+  for (auto &[key, job] : jobs_) {
+    if (!job->asked && !job->done)
+      job->cancel = true;
+    job->asked = false;
   }
-  job_.reset();
+  collectJobs(false);
+}
+
+size_t Viewer::layingOut() const {
+  size_t nodes = 0;
+  for (const auto &[key, job] : jobs_)
+    if (!job->done)
+      nodes += job->nodes;
+  return nodes;
+}
+
+void Viewer::waitForLayout() { collectJobs(true); }
+
+void Viewer::collectJobs(bool wait) {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    LayoutJob &j = *it->second;
+    if (!wait && !j.done) {
+      ++it;
+      continue;
+    }
+    j.thread.join();
+    if (!j.cancel) {
+      if (!j.error.empty())
+        console_ += "layout failed: " + j.error + "\n";
+      layouts_.emplace(it->first, CachedLayout{j.graph, std::move(j.result)});
+    }
+    it = jobs_.erase(it);
+  }
+}
+
+void Viewer::cancelJobs() {
+  for (auto &[key, job] : jobs_)
+    job->cancel = true;
+  collectJobs(true);
 }
 
 const std::vector<GroupView> &Viewer::groups() {

@@ -86,17 +86,20 @@ public:
   const GraphLayout &layout(size_t step, int centre = -1, int radius = -1,
                             const std::set<std::string> &collapsed = {},
                             const ScopeFold &fold = {});
-  /// layout(), made on the layout thread so that the window stays live: the layout once it is
-  /// made, null while it is being made. Asking for another layout cancels the one being made
-  /// (dot, which cannot stop, is waited for). A layout that fails is an empty one, its error in
-  /// the console.
+  /// layout(), made on a layout thread so that the window stays live: the layout once it is
+  /// made, null while it is being made. A layout that fails is an empty one, its error in the
+  /// console. Several can be made at once (the timeline's two canvases); dot's, which is not
+  /// re-entrant, one at a time.
   const GraphLayout *layoutSoon(size_t step, int centre = -1, int radius = -1,
                                 const std::set<std::string> &collapsed = {},
                                 const ScopeFold &fold = {});
-  /// The nodes of the graph the layout thread is laying out, 0 when it is idle.
+  /// A frame starts: layouts being made that no canvas asked for in the frame before are
+  /// cancelled (the user stepped on, or changed the view), so a newer request replaces an older.
+  void newFrame();
+  /// The nodes of the graphs being laid out, 0 when none is.
   size_t layingOut() const;
-  /// Waits for the layout being made (headless frames and tests: the next frame has it).
-  void waitForLayout() { endJob(false); }
+  /// Waits for the layouts being made (headless frames and tests: the next frame has them).
+  void waitForLayout();
 
   /// The fusion groups of the current snapshot (empty when it has none), computed once per
   /// snapshot: the panels ask for them every frame.
@@ -148,19 +151,23 @@ private:
   };
   LayoutRequest layoutRequest(size_t step, int centre, int radius,
                               const std::set<std::string> &collapsed, const ScopeFold &fold) const;
-  /// The layout being made on the layout thread.
+  /// A layout being made on a thread of its own.
   struct LayoutJob {
-    LayoutKey key;
     size_t nodes = 0;
+    bool dot = false;
+    bool asked = true; ///< asked for since the last newFrame
     std::atomic<bool> cancel{false}, done{false};
     GraphLayout result;
     Graph graph;
     std::string error;
     std::thread thread;
   };
-  std::unique_ptr<LayoutJob> job_;
-  /// Ends the layout job: its result goes to the cache (when it was not cancelled).
-  void endJob(bool cancel);
+  std::map<LayoutKey, std::unique_ptr<LayoutJob>> jobs_;
+  /// Joins the jobs that are done (or all, waiting, with `wait`): what they made goes to the
+  /// cache, unless cancelled.
+  void collectJobs(bool wait);
+  /// Cancels every job and waits for them to stop.
+  void cancelJobs();
   struct CachedGroups {
     Graph graph; // keeps the snapshot alive, as CachedLayout does
     std::vector<GroupView> groups;

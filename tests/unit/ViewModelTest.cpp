@@ -137,33 +137,42 @@ TEST(GraphLayout, LargeGraphsAreStillLaidOutTopToBottomWithoutOverlaps) {
   }
 }
 
-// The viewer makes layouts on its layout thread: nothing at first, the layout once made (the
-// same boxes as a layout made in place), cached; a request for another view replaces the one
-// being made, and the first is made again when asked for again.
-TEST(Viewer, LayoutsAreMadeOnTheLayoutThread) {
+// The viewer makes layouts on layout threads: nothing at first, the layout once made (the same
+// boxes as a layout made in place), cached; two views asked for in one frame are made side by
+// side (the timeline's two canvases); a layout no canvas asked for in the last frame is dropped
+// (the user moved on) and made again when asked for again.
+TEST(Viewer, LayoutsAreMadeOnLayoutThreads) {
   Viewer v;
   std::string program = "x = Variable(\"x\", shape=(1, 8))\n";
   for (int i = 0; i < 3000; ++i)
     program += "x = relu(x) + sigmoid(x)\n";
   runAll(v, program + ":graph x");
+  v.newFrame();
   EXPECT_EQ(v.layoutSoon(0), nullptr);
   EXPECT_EQ(v.layingOut(), 9001u);
-  EXPECT_EQ(v.layoutSoon(0, 5, 2), nullptr); // another view: the whole graph's is dropped
+  EXPECT_EQ(v.layoutSoon(0, 5, 2), nullptr); // another view in the same frame
   v.waitForLayout();
   EXPECT_EQ(v.layingOut(), 0u);
-  const GraphLayout *part = v.layoutSoon(0, 5, 2);
+  const GraphLayout *part = v.layoutSoon(0, 5, 2), *whole = v.layoutSoon(0);
   ASSERT_NE(part, nullptr);
-  EXPECT_EQ(part, &v.layout(0, 5, 2));
-  const GraphLayout *whole = v.layoutSoon(0);
-  if (!whole) { // cancelled before it was done: asked again, made again
-    v.waitForLayout();
-    whole = v.layoutSoon(0);
-  }
   ASSERT_NE(whole, nullptr);
-  EXPECT_EQ(whole->nodes.size(), 9001u);
-  EXPECT_EQ(whole, v.layoutSoon(0));
+  EXPECT_EQ(part, &v.layout(0, 5, 2));
   EXPECT_EQ(whole, &v.layout(0));
+  EXPECT_EQ(whole->nodes.size(), 9001u);
   EXPECT_EQ(whole->crossings(), 0u);
+  // Another view (inputs not folded), asked for in one frame; a frame that does not ask for it
+  // drops it unfinished.
+  v.metrics.foldInputs = false;
+  EXPECT_EQ(v.layoutSoon(0), nullptr);
+  v.newFrame(); // it was asked for in the frame before: kept
+  EXPECT_GT(v.layingOut(), 0u);
+  v.newFrame(); // not asked for since: cancelled
+  v.waitForLayout();
+  EXPECT_EQ(v.layingOut(), 0u);
+  EXPECT_EQ(v.layoutSoon(0), nullptr); // not made: asked again, made again
+  v.waitForLayout();
+  ASSERT_NE(v.layoutSoon(0), nullptr);
+  EXPECT_EQ(v.layoutSoon(0)->nodes.size(), 9001u);
 }
 
 // The viewer's default: a variable that feeds exactly one op is drawn inside that op's box, a

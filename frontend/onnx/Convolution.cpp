@@ -165,17 +165,135 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
   return {y};
 }
 
+// ONNX's output size of a 2-D pool per axis (ceil_mode: a last window must start inside the
+// padded input), its window dilated.
+std::vector<int64_t> poolOutput(Importer &im, const onnx::NodeProto &n, const Shape &in,
+                                const std::vector<int64_t> &k, const std::vector<int64_t> &s,
+                                const std::vector<int64_t> &d, const std::vector<int64_t> &p,
+                                bool ceil) {
+  std::vector<int64_t> out(2);
+  for (size_t a = 0; a < 2; ++a) {
+    int64_t span = (k[a] - 1) * d[a] + 1, total = in[2 + a] + p[a] + p[a + 2] - span;
+    if (total < 0)
+      fail(im.where(n), ": the window is larger than the padded input");
+    out[a] = (ceil ? (total + s[a] - 1) / s[a] : total / s[a]) + 1;
+    if (ceil && (out[a] - 1) * s[a] >= in[2 + a] + p[a])
+      --out[a];
+  }
+  return out;
+}
+
+// A 2-D max pool as the maximum of one strided slice of the padded input per tap of a small
+// window (at most 64 cells), and with `indices` also where each maximum was: the flat index of
+// its cell in the input (each image's rows one after another, or with `columnMajor` its
+// columns), the first of equal maxima in row order — MaxPool's dilations and its Indices
+// output, which max_pool2d has not.
+std::vector<NodeEntry> tappedMaxPool(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                                     const Shape &in, const std::vector<int64_t> &k,
+                                     const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+                                     const std::vector<int64_t> &p, bool ceil, bool indices,
+                                     bool columnMajor = false) {
+  if (k[0] * k[1] > 64)
+    fail(im.where(n), ": dilations, or the Indices output, are supported for windows of at most ",
+         "64 cells (and for dilated windows on every d-th cell), got ", tupleText(k));
+  std::vector<int64_t> out = poolOutput(im, n, in, k, s, d, p, ceil);
+  // Padding (and, for ceil_mode, room for the last window) that no maximum takes.
+  std::vector<int64_t> after(2);
+  for (size_t a = 0; a < 2; ++a)
+    after[a] = std::max(p[a + 2], (k[a] - 1) * d[a] + (out[a] - 1) * s[a] + 1 - in[2 + a] - p[a]);
+  NodeEntry padded = im.op(
+      n, "pad",
+      {{"pad_width", "((0, 0), (0, 0), (" + std::to_string(p[0]) + ", " + std::to_string(after[0]) +
+                         "), (" + std::to_string(p[1]) + ", " + std::to_string(after[1]) + "))"},
+       {"pad_value", "-inf"}},
+      {x}, "_pad");
+  std::optional<NodeEntry> m, at;
+  for (int64_t i = 0; i < k[0]; ++i)
+    for (int64_t j = 0; j < k[1]; ++j) {
+      std::string tap = "_tap" + std::to_string(i) + "_" + std::to_string(j);
+      NodeEntry t = im.op(n, "strided_slice",
+                          {{"begin", tupleText({i * d[0], j * d[1]})},
+                           {"end", tupleText({i * d[0] + (out[0] - 1) * s[0] + 1,
+                                              j * d[1] + (out[1] - 1) * s[1] + 1})},
+                           {"strides", tupleText(s)},
+                           {"axes", "(2, 3)"}},
+                          {padded}, tap);
+      std::optional<NodeEntry> where;
+      if (indices) { // the tap's cell for every output, as a flat index into the input
+        Tensor cell({in[0], in[1], out[0], out[1]}, kInt64);
+        size_t e = 0;
+        for (int64_t b = 0; b < in[0] * in[1]; ++b)
+          for (int64_t oh = 0; oh < out[0]; ++oh)
+            for (int64_t ow = 0; ow < out[1]; ++ow) {
+              int64_t h = oh * s[0] + i * d[0] - p[0], w = ow * s[1] + j * d[1] - p[1];
+              bool inside = h >= 0 && h < in[2] && w >= 0 && w < in[3];
+              int64_t at = columnMajor ? w * in[2] + h : h * in[3] + w;
+              cell.data[e++] = inside ? static_cast<double>(b * in[2] * in[3] + at) : 0;
+            }
+        where = im.constantParam(n, tap + "_cell", std::move(cell));
+      }
+      if (!m) {
+        m = t, at = where;
+        continue;
+      }
+      if (indices) // a strictly larger tap takes over: the first of equal maxima stays
+        at = im.op(n, "where", {},
+                   {im.op(n, "broadcast_greater", {}, {t, *m}, tap + "_larger"), *where, *at},
+                   tap + "_at");
+      m = im.op(n, "broadcast_max", {}, {*m, t}, tap + "_max");
+    }
+  std::vector<NodeEntry> result = {*m};
+  if (indices)
+    result.push_back(*at);
+  return result;
+}
+
+// A dilated 2-D max pool (MaxPool's dilations). Where the stride and the padding are multiples
+// of the dilation (PyTorch's usual dilated pools), every tap lies on the grid of every d-th
+// cell: a plain max_pool2d over x[::d] with the window k, stride s / d and padding p / d —
+// checked to give ONNX's output size. Otherwise tappedMaxPool.
+NodeEntry dilatedMaxPool(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                         const Shape &in, const std::vector<int64_t> &k,
+                         const std::vector<int64_t> &s, const std::vector<int64_t> &d,
+                         const std::vector<int64_t> &p, bool ceil) {
+  std::vector<int64_t> out = poolOutput(im, n, in, k, s, d, p, ceil);
+  bool onGrid = true;
+  for (size_t a = 0; a < 2; ++a) {
+    int64_t cells = (in[2 + a] + d[a] - 1) / d[a];
+    onGrid = onGrid && s[a] % d[a] == 0 && p[a] % d[a] == 0 && p[a + 2] % d[a] == 0 &&
+             (cells + (p[a] + p[a + 2]) / d[a] - k[a]) / (s[a] / d[a]) + 1 == out[a];
+  }
+  if (!onGrid)
+    return tappedMaxPool(im, n, x, in, k, s, d, p, ceil, false)[0];
+  NodeEntry grid = im.op(n, "strided_slice",
+                         {{"begin", "(0, 0)"},
+                          {"end", tupleText({in[2], in[3]})},
+                          {"strides", tupleText(d)},
+                          {"axes", "(2, 3)"}},
+                         {x}, "_every_dilation");
+  return im.op(n, "max_pool2d",
+               {{"pool_size", tupleText(k)},
+                {"strides", tupleText({s[0] / d[0], s[1] / d[1]})},
+                {"padding", tupleText({p[0] / d[0], p[1] / d[1], p[2] / d[0], p[3] / d[1]})}},
+               {grid}, "_on_grid");
+}
+
 Converter pool(const char *op, bool isMax) {
   return [op, isMax](Importer &im, const onnx::NodeProto &n) {
     im.only(n, {"kernel_shape", "strides", "pads", "ceil_mode", "auto_pad",
                 isMax ? "storage_order" : "count_include_pad", "dilations"});
-    // Dilations (MaxPool's since opset 10, AveragePool's since 19) of 1 are the plain window.
+    // Dilations (MaxPool's since opset 10, AveragePool's since 19) of 1 are the plain window;
+    // MaxPool's others are made of max_pool2d or slices (dilatedMaxPool).
+    bool dilated = false;
     for (int64_t d : im.attrInts(n, "dilations"))
-      if (d != 1)
-        fail(im.where(n), ": dilations other than 1 are not supported, got ",
-             tupleText(im.attrInts(n, "dilations")));
-    if (n.output_size() > 1 && !n.output(1).empty())
-      fail(im.where(n), ": the Indices output is not supported");
+      dilated = dilated || d != 1;
+    if (dilated && (!isMax || im.attrInts(n, "kernel_shape").size() > 2))
+      fail(im.where(n), ": dilations other than 1 are not supported",
+           isMax ? " for 3-D pools" : " for average pools", ", got ",
+           tupleText(im.attrInts(n, "dilations")));
+    bool withIndices = n.output_size() > 1 && !n.output(1).empty();
+    if (withIndices && im.attrInts(n, "kernel_shape").size() != 2)
+      fail(im.where(n), ": the Indices output is supported for 2-D pools");
     std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
     std::string ceil = im.attrInt(n, "ceil_mode", 0) ? "True" : "False",
                 includePad = im.attrInt(n, "count_include_pad", 0) ? "True" : "False";
@@ -195,6 +313,23 @@ Converter pool(const char *op, bool isMax) {
       k = {1, k[0]};
     need2d(im, n, k);
     std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1);
+    if (dilated || withIndices) {
+      std::vector<int64_t> d = lifted(im.attrInts(n, "dilations"), oneD, 1);
+      Shape in = shapeNow(im, n, 0, oneD ? 3 : 4);
+      if (oneD)
+        in.insert(in.begin() + 2, 1); // lifted to (N, C, 1, L)
+      NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
+      std::vector<int64_t> p = pads2d(im, n, k, s, d, oneD);
+      bool ceilMode = im.attrInt(n, "ceil_mode", 0) != 0;
+      std::vector<NodeEntry> ys =
+          withIndices ? tappedMaxPool(im, n, x, in, k, s, d, p, ceilMode, true,
+                                      im.attrInt(n, "storage_order", 0) != 0)
+                      : std::vector<NodeEntry>{dilatedMaxPool(im, n, x, in, k, s, d, p, ceilMode)};
+      if (oneD)
+        for (size_t i = 0; i < ys.size(); ++i)
+          ys[i] = im.op(n, "squeeze", {{"axis", "2"}}, {ys[i]}, "_1d" + std::to_string(i));
+      return ys;
+    }
     std::vector<int64_t> p = pads2d(im, n, k, s, {1, 1}, oneD);
     AttrDict a = {{"pool_size", tupleText(k)},
                   {"strides", tupleText(s)},

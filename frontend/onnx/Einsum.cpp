@@ -21,7 +21,7 @@ namespace {
 // place, a batch_matmul of (batch, free, contracted) by (batch, contracted, free), and a
 // reshape back; operands are contracted left to right, and the result transposed to the output's
 // order. An ellipsis stands for the same leading axes in every operand; a repeated index in one
-// operand (a diagonal) is refused.
+// operand takes its diagonal first.
 struct EinsumTerm {
   NodeEntry value;
   std::string labels; // one character per axis
@@ -46,6 +46,7 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
   // covers, counted from the right so that operands of different ranks line up.
   std::vector<EinsumTerm> terms;
   size_t ellipsis = 0;
+  int diagonals = 0;
   auto expand = [&](std::string spec, size_t rank) {
     size_t at = spec.find("...");
     if (at == std::string::npos)
@@ -70,10 +71,31 @@ std::vector<NodeEntry> einsum(Importer &im, const onnx::NodeProto &n) {
     if (t.labels.size() != t.shape.size())
       fail(im.where(n), ": the equation's term '", t.labels, "' does not match rank ",
            t.shape.size());
+    // A repeated index is the term's diagonal: the term times an identity over the two axes,
+    // summed over the second.
     for (size_t i = 0; i < t.labels.size(); ++i)
-      if (t.labels.find(t.labels[i], i + 1) != std::string::npos)
-        fail(im.where(n), ": the repeated index '", std::string(1, t.labels[i]),
-             "' (a diagonal) is not supported");
+      for (size_t j = t.labels.find(t.labels[i], i + 1); j != std::string::npos;
+           j = t.labels.find(t.labels[i], i + 1)) {
+        if (t.shape[i] != t.shape[j])
+          fail(im.where(n), ": the repeated index '", std::string(1, t.labels[i]),
+               "' spans axes of sizes ", t.shape[i], " and ", t.shape[j]);
+        int dt = im.inferredDType(t.value);
+        if (dt < 0)
+          fail(im.where(n), ": the dtype of an operand with a repeated index must be known");
+        Shape eyeShape(t.shape.size(), 1);
+        eyeShape[i] = eyeShape[j] = t.shape[i];
+        Tensor eye(eyeShape, dt);
+        for (int64_t d = 0; d < t.shape[i]; ++d)
+          eye.data[static_cast<size_t>(d * t.shape[i] + d)] = 1;
+        std::string diag = "_diagonal" + std::to_string(diagonals++);
+        t.value =
+            im.op(n, "sum", {{"axis", tupleText({static_cast<int64_t>(j)})}},
+                  {im.op(n, "broadcast_mul", {}, {t.value, im.constantParam(n, diag + "_eye", eye)},
+                         diag + "_masked")},
+                  diag);
+        t.labels.erase(j, 1);
+        t.shape.erase(t.shape.begin() + static_cast<std::ptrdiff_t>(j));
+      }
   }
   // The output: as written, or every index that appears once, ellipsis axes first, in order.
   std::string out;

@@ -1,7 +1,8 @@
-// Image: the ONNX converters of image operators — Resize (and Upsample), DepthToSpace and
-// SpaceToDepth.
+// Image: the ONNX converters of image operators — Resize (and Upsample), GridSample,
+// DepthToSpace and SpaceToDepth.
 #include "frontend/onnx/Converters.h"
 
+#include "core/DType.h"
 #include "core/Error.h"
 #include "core/Memory.h"
 #include "core/Shape.h"
@@ -173,12 +174,154 @@ Converter depthSpace(bool toSpace) {
   };
 }
 
+// GridSample (opset 16) of 4-D data: X (N, C, H, W) sampled at the points of grid (N, Ho, Wo,
+// 2), x (along W) then y in [-1, 1], as PyTorch's grid_sample does (it wrote the tests'
+// outputs): the points unnormalised (align_corners: -1 and 1 are the corner pixels' centres,
+// else their outer edges), moved in by the padding mode (border: clamped; reflection: mirrored
+// at the edges, then clamped) — for bicubic each tap is moved instead — and read as the nearest
+// pixel (halves to even), the bilinear blend of four, or the bicubic (A = -0.75) blend of
+// sixteen; a tap outside the image reads 0. Built from elementwise ops and a gather_nd of X with
+// its channels last, one per tap.
+std::vector<NodeEntry> gridSample(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"align_corners", "mode", "padding_mode"});
+  std::string mode = im.attrString(n, "mode", "bilinear");
+  std::string padding = im.attrString(n, "padding_mode", "zeros");
+  bool align = im.attrInt(n, "align_corners", 0) != 0;
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    fail(im.where(n), ": mode ", mode, " is not one of bilinear, nearest, bicubic");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    fail(im.where(n), ": padding_mode ", padding, " is not one of zeros, border, reflection");
+  NodeEntry x = im.input(n, 0), grid = im.input(n, 1);
+  std::optional<Shape> xs = im.inferredShape(x), gs = im.inferredShape(grid);
+  if (!xs || xs->size() != 4)
+    fail(im.where(n), ": the data's shape must be known and 4-D (N, C, H, W)");
+  if (!gs || gs->size() != 4 || (*gs)[3] != 2 || (*gs)[0] != (*xs)[0])
+    fail(im.where(n), ": the grid's shape must be known and (N, H_out, W_out, 2), N as the data's");
+  const int64_t N = (*xs)[0], H = (*xs)[2], W = (*xs)[3], Ho = (*gs)[1], Wo = (*gs)[2];
+  int dt = im.inferredDType(grid);
+  if (dt < 0 || dt != im.inferredDType(x))
+    fail(im.where(n), ": the data and the grid must have one known float dtype");
+  const std::string real(dtypeName(dt)); // the masks' and weights' dtype
+  int made = 0;
+  auto op = [&](const char *name, AttrDict attrs, std::vector<NodeEntry> ins) {
+    return im.op(n, name, std::move(attrs), std::move(ins), "_gs" + std::to_string(made++));
+  };
+  auto withScalar = [&](const char *name, double v, const NodeEntry &e) {
+    return op(name, {{"scalar", floatText(v)}}, {e});
+  };
+  auto mul = [&](const NodeEntry &a, const NodeEntry &b) {
+    return op("broadcast_mul", {}, {a, b});
+  };
+  auto add = [&](const NodeEntry &a, const NodeEntry &b) {
+    return op("broadcast_add", {}, {a, b});
+  };
+  auto sub = [&](const NodeEntry &a, const NodeEntry &b) {
+    return op("broadcast_sub", {}, {a, b});
+  };
+  auto clamp = [&](const NodeEntry &e, int64_t size) {
+    return op("clip", {{"a_min", "0"}, {"a_max", floatText(static_cast<double>(size - 1))}}, {e});
+  };
+  // The grid's x and y planes (N, Ho, Wo), unnormalised to pixel coordinates.
+  auto coordinate = [&](int64_t axis, int64_t size) {
+    NodeEntry plane =
+        op("reshape", {{"shape", tupleText({N, Ho, Wo})}},
+           {op("strided_slice",
+               {{"begin", tupleText({axis})}, {"end", tupleText({axis + 1})}, {"axes", "(3,)"}},
+               {grid})});
+    NodeEntry from1 = withScalar("__add_scalar__", 1, plane);
+    double s = static_cast<double>(size);
+    return align ? withScalar("__mul_scalar__", (s - 1) / 2, from1)
+                 : withScalar("__sub_scalar__", 0.5, withScalar("__mul_scalar__", s / 2, from1));
+  };
+  // PyTorch's reflect_coordinates: mirrored into [low, high] (twice each given), through
+  // |c - low| split into whole spans (flips) and the rest; an odd flip counts from the far end.
+  auto reflect = [&](const NodeEntry &c, double twiceLow, double twiceHigh) {
+    if (twiceLow == twiceHigh)
+      return op("zeros_like", {}, {c});
+    double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+    NodeEntry a = op("abs", {}, {withScalar("__sub_scalar__", low, c)});
+    NodeEntry flips = op("floor", {}, {withScalar("__div_scalar__", span, a)});
+    NodeEntry extra = sub(a, withScalar("__mul_scalar__", span, flips));
+    NodeEntry half = op("floor", {}, {withScalar("__mul_scalar__", 0.5, flips)});
+    NodeEntry odd = sub(flips, withScalar("__mul_scalar__", 2, half));
+    NodeEntry far = withScalar("__rsub_scalar__", span, withScalar("__mul_scalar__", 2, extra));
+    return add(withScalar("__add_scalar__", low, extra), mul(odd, far));
+  };
+  // The padding mode applied to a coordinate (a point, or a bicubic tap).
+  auto pad = [&](const NodeEntry &c, int64_t size) {
+    if (padding == "border")
+      return clamp(c, size);
+    if (padding == "reflection") {
+      double s = static_cast<double>(size);
+      return clamp(align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1), size);
+    }
+    return c;
+  };
+  // X with its channels last, and one tap: the pixel at (yi, xi), integral planes, times
+  // `weight` where it is inside the image and 0 elsewhere — (N, Ho, Wo, C).
+  NodeEntry channelsLast = op("transpose", {{"axes", "(0, 2, 3, 1)"}}, {x});
+  auto tap = [&](const NodeEntry &yi, const NodeEntry &xi, const NodeEntry &weight) {
+    NodeEntry yc = clamp(yi, H), xc = clamp(xi, W);
+    NodeEntry inside = mul(op("cast", {{"dtype", real}}, {op("broadcast_equal", {}, {yc, yi})}),
+                           op("cast", {{"dtype", real}}, {op("broadcast_equal", {}, {xc, xi})}));
+    auto index = [&](const NodeEntry &c) {
+      return op("expand_dims", {{"axis", "3"}}, {op("cast", {{"dtype", "int64"}}, {c})});
+    };
+    NodeEntry at = op("concatenate", {{"axis", "3"}}, {index(yc), index(xc)});
+    NodeEntry pixels = op("gather_nd", {{"batch_dims", "1"}}, {channelsLast, at});
+    return mul(pixels, op("expand_dims", {{"axis", "3"}}, {mul(inside, weight)}));
+  };
+  NodeEntry cx = coordinate(0, W), cy = coordinate(1, H);
+  std::optional<NodeEntry> sum;
+  auto accumulate = [&](const NodeEntry &t) { sum = sum ? add(*sum, t) : t; };
+  if (mode == "nearest") {
+    accumulate(tap(op("round", {}, {pad(cy, H)}), op("round", {}, {pad(cx, W)}),
+                   op("ones_like", {}, {cx})));
+  } else if (mode == "bilinear") {
+    NodeEntry px = pad(cx, W), py = pad(cy, H);
+    NodeEntry x0 = op("floor", {}, {px}), y0 = op("floor", {}, {py});
+    NodeEntry x1 = withScalar("__add_scalar__", 1, x0), y1 = withScalar("__add_scalar__", 1, y0);
+    NodeEntry wx1 = sub(px, x0), wy1 = sub(py, y0);
+    NodeEntry wx0 = withScalar("__rsub_scalar__", 1, wx1),
+              wy0 = withScalar("__rsub_scalar__", 1, wy1);
+    accumulate(tap(y0, x0, mul(wy0, wx0)));
+    accumulate(tap(y0, x1, mul(wy0, wx1)));
+    accumulate(tap(y1, x0, mul(wy1, wx0)));
+    accumulate(tap(y1, x1, mul(wy1, wx1)));
+  } else {
+    // Bicubic: taps floor(c) - 1 … floor(c) + 2, weighted by the cubic convolution kernel at
+    // their distances 1 + t, t, 1 - t, 2 - t (t the fraction), each tap padded on its own.
+    const double A = -0.75;
+    auto cubic = [&](const NodeEntry &d, double c3, double c2, double c1, double c0) {
+      NodeEntry v = withScalar("__add_scalar__", c2, withScalar("__mul_scalar__", c3, d));
+      v = withScalar("__add_scalar__", c1, mul(v, d));
+      return withScalar("__add_scalar__", c0, mul(v, d));
+    };
+    auto weights = [&](const NodeEntry &t) {
+      return std::vector<NodeEntry>{
+          cubic(withScalar("__add_scalar__", 1, t), A, -5 * A, 8 * A, -4 * A),
+          cubic(t, A + 2, -(A + 3), 0, 1),
+          cubic(withScalar("__rsub_scalar__", 1, t), A + 2, -(A + 3), 0, 1),
+          cubic(withScalar("__rsub_scalar__", 2, t), A, -5 * A, 8 * A, -4 * A)};
+    };
+    NodeEntry x0 = op("floor", {}, {cx}), y0 = op("floor", {}, {cy});
+    std::vector<NodeEntry> wx = weights(sub(cx, x0)), wy = weights(sub(cy, y0));
+    for (int i = 0; i < 4; ++i) {
+      NodeEntry yi = pad(withScalar("__add_scalar__", i - 1, y0), H);
+      for (int j = 0; j < 4; ++j)
+        accumulate(tap(yi, pad(withScalar("__add_scalar__", j - 1, x0), W), mul(wy[i], wx[j])));
+    }
+  }
+  return {im.op(n, "transpose", {{"axes", "(0, 3, 1, 2)"}}, {*sum})};
+}
+
 } // namespace
 
 ConverterList imageConverters() {
   return {
       {"DepthToSpace", depthSpace(true)},
       {"SpaceToDepth", depthSpace(false)},
+      {"GridSample", gridSample},
       {"Resize", resize},
       {"Upsample", resize},
   };

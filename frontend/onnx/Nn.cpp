@@ -114,13 +114,19 @@ Converter softmax(const char *op) {
 std::vector<NodeEntry> dropout(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"ratio", "seed", "is_test"});
   // Inference: the identity. Opset 12's training_mode input, when given, must be a
-  // constant false (training drops elements at random).
+  // constant; training drops elements at random, which only a ratio of 0 (a constant) keeps
+  // deterministic — the identity again, every element kept.
   if (im.hasInput(n, 2)) {
     const Tensor *training = im.constant(n, 2);
     if (!training || training->data.size() != 1)
       fail(im.where(n), ": training_mode must be a constant scalar");
-    if (training->data[0] != 0)
-      fail(im.where(n), ": training mode is not supported (inference only)");
+    if (training->data[0] != 0) {
+      const Tensor *ratio = im.hasInput(n, 1) ? im.constant(n, 1) : nullptr;
+      double r = !im.hasInput(n, 1) ? 0.5 : ratio && ratio->data.size() == 1 ? ratio->data[0] : -1;
+      if (r != 0)
+        fail(im.where(n), ": training mode drops elements at random; only a constant ratio of 0 "
+                          "is supported");
+    }
   }
   std::vector<NodeEntry> outs = {im.op(n, "copy", {}, {im.input(n, 0)})};
   // The mask of what was kept: everything, in inference.

@@ -45,6 +45,82 @@ std::vector<NodeEntry> trilu(Importer &im, const onnx::NodeProto &n) {
                  im.op(n, "zeros_like", {}, {x}, "_zero")})};
 }
 
+// Det: the determinants of the square matrices in the last two axes, written out for 1×1, 2×2
+// and 3×3 (cofactors along the first row) from one-element slices; larger ones are refused.
+std::vector<NodeEntry> det(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {});
+  Shape s = shapeNow(im, n, 0, 2);
+  size_t r = s.size();
+  int64_t m = s[r - 1];
+  if (s[r - 2] != m)
+    fail(im.where(n), ": the matrices must be square, got ", s[r - 2], "×", m);
+  if (m > 3)
+    fail(im.where(n), ": Det is supported for matrices up to 3×3, got ", m, "×", m);
+  NodeEntry x = im.input(n, 0);
+  Shape batch(s.begin(), s.end() - 2); // () for one matrix: a scalar
+  std::string axes = tupleText({static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)});
+  auto at = [&](int64_t i, int64_t j) {
+    std::string cell = "_" + std::to_string(i) + std::to_string(j);
+    return im.op(
+        n, "reshape", {{"shape", tupleText(batch)}},
+        {im.op(n, "strided_slice",
+               {{"begin", tupleText({i, j})}, {"end", tupleText({i + 1, j + 1})}, {"axes", axes}},
+               {x}, cell + "_slice")},
+        cell);
+  };
+  int made = 0;
+  auto op = [&](const char *name, const NodeEntry &a, const NodeEntry &b) {
+    return im.op(n, name, {}, {a, b}, "_t" + std::to_string(made++));
+  };
+  // The 2×2 minor of rows (1, 2)… and columns c0, c1: a*d - b*c.
+  auto minor = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    return op("broadcast_sub", op("broadcast_mul", at(r0, c0), at(r1, c1)),
+              op("broadcast_mul", at(r0, c1), at(r1, c0)));
+  };
+  NodeEntry d = m == 1   ? at(0, 0)
+                : m == 2 ? minor(0, 1, 0, 1)
+                         : op("broadcast_add",
+                              op("broadcast_sub", op("broadcast_mul", at(0, 0), minor(1, 2, 1, 2)),
+                                 op("broadcast_mul", at(0, 1), minor(1, 2, 0, 2))),
+                              op("broadcast_mul", at(0, 2), minor(1, 2, 0, 1)));
+  return {im.op(n, "copy", {}, {d})};
+}
+
+// ReverseSequence: along the time axis, the first sequence_lens[b] elements of each batch
+// entry b reversed and the rest kept — a gather_elements along time at the index
+// t < len ? len - 1 - t : t, computed from the lengths (an input like any other).
+std::vector<NodeEntry> reverseSequence(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"batch_axis", "time_axis"});
+  Shape s = shapeNow(im, n, 0, 2);
+  int64_t batchAxis = im.attrInt(n, "batch_axis", 1), timeAxis = im.attrInt(n, "time_axis", 0);
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    fail(im.where(n), ": batch_axis and time_axis must be 0 and 1 (either way round), got ",
+         batchAxis, " and ", timeAxis);
+  int64_t B = s[static_cast<size_t>(batchAxis)], T = s[static_cast<size_t>(timeAxis)];
+  // The lengths and the times, each shaped to broadcast along its own axis of x.
+  Shape lenShape(s.size(), 1), timeShape(s.size(), 1);
+  lenShape[static_cast<size_t>(batchAxis)] = B;
+  timeShape[static_cast<size_t>(timeAxis)] = T;
+  Tensor times(timeShape, kInt64);
+  for (int64_t t = 0; t < T; ++t)
+    times.data[static_cast<size_t>(t)] = static_cast<double>(t);
+  NodeEntry t = im.constantParam(n, "_times", std::move(times));
+  NodeEntry len =
+      im.op(n, "reshape", {{"shape", tupleText(lenShape)}},
+            {im.op(n, "cast", {{"dtype", "int64"}}, {im.input(n, 1)}, "_lens")}, "_lens_shaped");
+  NodeEntry reversed =
+      im.op(n, "broadcast_sub", {},
+            {im.op(n, "__add_scalar__", {{"scalar", "-1"}}, {len}, "_last"), t}, "_reversed");
+  NodeEntry index = im.op(
+      n, "where", {},
+      {im.op(n, "broadcast_less", {}, {t, len}, "_inside"), reversed,
+       im.op(n, "broadcast_add", {}, {t, im.op(n, "zeros_like", {}, {len}, "_zero")}, "_kept")},
+      "_index");
+  NodeEntry full = im.op(n, "broadcast_to", {{"shape", tupleText(s)}}, {index}, "_index_full");
+  return {
+      im.op(n, "gather_elements", {{"axis", std::to_string(timeAxis)}}, {im.input(n, 0), full})};
+}
+
 std::vector<NodeEntry> tile(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {});
   return std::vector<NodeEntry>{
@@ -285,6 +361,8 @@ ConverterList tensorConverters() {
   return {
       {"Identity", unary("copy")},
       {"Trilu", trilu},
+      {"Det", det},
+      {"ReverseSequence", reverseSequence},
       {"Tile", tile},
       {"CastLike", castLike},
       {"Expand", expand},

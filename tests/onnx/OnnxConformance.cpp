@@ -182,6 +182,7 @@ int main(int argc, char **argv) {
                    reason.find("is a scalar (shape ())") != std::string::npos;
       // The inputs after the first frozen; failing that, every input (Range's start, limit and
       // delta, a window's size: the whole output is then computed at import).
+      // When frozen inputs get further, the skip names what stopped them there.
       for (size_t first : {size_t{1}, size_t{0}}) {
         std::string bytes = retry && !wasFrozen ? frozen(proto, dir, inputs, first) : "";
         if (bytes.empty())
@@ -189,7 +190,10 @@ int main(int argc, char **argv) {
         try {
           m = frontend::importOnnxBytes(bytes, path, dims);
           wasFrozen = true;
-        } catch (const Error &) {
+        } catch (const Error &frozenError) {
+          std::string further = reasonOf(frozenError.what());
+          if (further.find("must be a constant") == std::string::npos)
+            reason = further + " (its inputs frozen)";
         }
       }
       if (!wasFrozen) {

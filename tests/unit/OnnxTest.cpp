@@ -115,7 +115,7 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
   std::ofstream(text) << "this is not protobuf at all \xff\xff";
   std::string newer = writeModel("newer.onnx", 22);
   std::string symbolic = writeModel("symbolic.onnx", 13, true);
-  std::string unsupported = writeModel("unsupported.onnx", 13, false, "Det");
+  std::string unsupported = writeModel("unsupported.onnx", 13, false, "NonZero");
 
   EXPECT_EQ(output(e, ":load " + truncated),
             "error: " + truncated + ": not an ONNX model (the protobuf does not parse)\n");
@@ -140,11 +140,11 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
   EXPECT_EQ(output(e, ":load graph.json N=2"),
             "error: only an ONNX model takes dimension sizes; graph.json is a graph JSON file\n");
   EXPECT_EQ(output(e, ":load " + unsupported),
-            "error: " + unsupported + ": node y (Det): operator Det is not supported\n");
-  EXPECT_EQ(output(e, ":load " + kData + "test_einsum_batch_diagonal/model.onnx"),
+            "error: " + unsupported + ": node y (NonZero): operator NonZero is not supported\n");
+  EXPECT_EQ(output(e, ":load " + kData + "test_roialign_aligned_true/model.onnx"),
             "error: " + kData +
-                "test_einsum_batch_diagonal/model.onnx: node y (Einsum): the repeated index 'i' "
-                "(a diagonal) is not supported\n");
+                "test_roialign_aligned_true/model.onnx: node Y (RoiAlign): operator RoiAlign is "
+                "not supported\n");
   EXPECT_EQ(e.history().size(), steps);
   for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
     std::filesystem::remove(p);
@@ -627,6 +627,22 @@ TEST(Onnx, EinsumPatternsMatchTheirSums) {
            b += v(in[1], {k});
          return a * b;
        }},
+      // A repeated index: the diagonal of each matrix of the batch, then with another operand.
+      {"...ii->...i",
+       {{2, 3, 3}},
+       {2, 3},
+       [&](const auto &in, const auto &i) {
+         return v(in[0], {i[0], i[1], i[1]});
+       }},
+      {"iij,j->i",
+       {{3, 3, 4}, {4}},
+       {3},
+       [&](const auto &in, const auto &i) {
+         double s = 0;
+         for (int64_t j = 0; j < 4; ++j)
+           s += v(in[0], {i[0], i[0], j}) * v(in[1], {j});
+         return s;
+       }},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.eq);
@@ -646,10 +662,10 @@ TEST(Onnx, EinsumPatternsMatchTheirSums) {
     }
     std::filesystem::remove(path);
   }
-  std::string diagonal = einsumModel("diagonal.onnx", "ii->i", {{3, 3}});
+  std::string diagonal = einsumModel("diagonal.onnx", "ii->i", {{3, 4}});
   EXPECT_EQ(output(e, ":load " + diagonal),
             "error: " + diagonal +
-                ": node y (Einsum): the repeated index 'i' (a diagonal) is not supported\n");
+                ": node y (Einsum): the repeated index 'i' spans axes of sizes 3 and 4\n");
   std::filesystem::remove(diagonal);
 }
 
@@ -929,11 +945,28 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
        "node y (Pad): pads has 2 values for 2 axes (it needs two per axis)"},
       {{1, 1, 2, 2},
        [](onnx::GraphProto *g) {
+         onnx::NodeProto *n = addNode(g, "AveragePool", {"x"}, "y");
+         setInts(n, "kernel_shape", {2, 2});
+         setInts(n, "dilations", {2, 2});
+       },
+       "node y (AveragePool): dilations other than 1 are not supported for average pools, got "
+       "(2, 2)"},
+      {{1, 1, 2, 2},
+       [](onnx::GraphProto *g) {
          onnx::NodeProto *n = addNode(g, "MaxPool", {"x"}, "y");
          setInts(n, "kernel_shape", {2, 2});
          setInts(n, "dilations", {2, 2});
        },
-       "node y (MaxPool): dilations other than 1 are not supported, got (2, 2)"},
+       "node y (MaxPool): the window is larger than the padded input"},
+      {{1, 1, 8, 8},
+       [](onnx::GraphProto *g) {
+         onnx::NodeProto *n = addNode(g, "MaxPool", {"x"}, "y");
+         setInts(n, "kernel_shape", {9, 9});
+         setInts(n, "dilations", {1, 2});
+         setInts(n, "pads", {4, 8, 4, 8});
+       },
+       "node y (MaxPool): dilations, or the Indices output, are supported for windows of at most "
+       "64 cells (and for dilated windows on every d-th cell), got (9, 9)"},
       {{1, 1, 2, 2},
        [](onnx::GraphProto *g) {
          addInts(g, "sizes", {4, 4});

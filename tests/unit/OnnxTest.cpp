@@ -943,6 +943,10 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
          addNode(g, "Pad", {"x", "pads", "", "axes"}, "y");
        },
        "node y (Pad): pads has 2 values for 2 axes (it needs two per axis)"},
+      {{4, 4}, [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
+       "node y (Det): Det is supported for matrices up to 3×3, got 4×4"},
+      {{2, 3, 4}, [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
+       "node y (Det): the matrices must be square, got 3×4"},
       {{1, 1, 2, 2},
        [](onnx::GraphProto *g) {
          onnx::NodeProto *n = addNode(g, "AveragePool", {"x"}, "y");

@@ -264,9 +264,8 @@ void Viewer::newFrame() {
 
 size_t Viewer::layingOut() const {
   size_t nodes = 0;
-  for (const auto &[key, job] : jobs_)
-    if (!job->done)
-      nodes += job->nodes;
+  for (const auto &[key, job] : jobs_) // done ones too, until a frame has taken their layouts
+    nodes += job->nodes;
   return nodes;
 }
 

@@ -96,7 +96,8 @@ public:
   /// A frame starts: layouts being made that no canvas asked for in the frame before are
   /// cancelled (the user stepped on, or changed the view), so a newer request replaces an older.
   void newFrame();
-  /// The nodes of the graphs being laid out, 0 when none is.
+  /// The nodes of the graphs being laid out, or laid out and not yet taken into the cache by a
+  /// frame (so a frame that sees 0 draws every layout it asked for); 0 when there are none.
   size_t layingOut() const;
   /// Waits for the layouts being made (headless frames and tests: the next frame has them).
   void waitForLayout();

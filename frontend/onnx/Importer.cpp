@@ -134,6 +134,9 @@ OnnxModel Importer::run() {
     // A scalar constant (Size of a known shape) as an output: a param of shape ().
     if (it == values_.end() && scalars_.count(o.name()))
       it = values_.find(scalarParamOf(o.name()));
+    if (it == values_.end() && isEmpty(o.name()))
+      fail(path_, ": graph output ", o.name(),
+           " has no elements (a dimension of size 0), which static shapes cannot hold");
     if (it == values_.end())
       fail(path_, ": graph output ", o.name(), " is never computed");
     heads.push_back(it->second);
@@ -206,6 +209,9 @@ bool Importer::hasInput(const onnx::NodeProto &n, int k) const {
 NodeEntry Importer::input(const onnx::NodeProto &n, int k) {
   if (!hasInput(n, k))
     fail(where(n), ": input ", k, " is missing");
+  if (isEmpty(n.input(k)))
+    fail(where(n), ": input ", k, " ('", n.input(k),
+         "') has no elements (a dimension of size 0), which static shapes cannot hold");
   auto it = values_.find(n.input(k));
   // A scalar constant read as a value of the graph: a param of shape (). An op that takes no
   // scalars says so when shapes are inferred.

@@ -69,6 +69,11 @@ public:
   /// by the reference interpreter on a copy in which each shape_of reads a zero placeholder of
   /// that shape, so nothing upstream of it runs. Null when it cannot be folded.
   const Tensor *fold(const std::string &name);
+  /// Marks value `name` as empty (a Slice of no elements, as the shape computations of
+  /// exporters' expanded functions make): static shapes cannot hold it, so it is no value;
+  /// Concat leaves it out, and any other reader is refused by name.
+  void markEmpty(const std::string &name) { empty_.insert(name); }
+  bool isEmpty(const std::string &name) const { return empty_.count(name) > 0; }
   /// The shape of `e` as InferShape infers it from the graph so far, if it can.
   std::optional<Shape> inferredShape(const NodeEntry &e) const;
   /// Whether input `k` is a scalar: a rank-0 constant or graph input.
@@ -135,6 +140,7 @@ private:
   std::set<std::string> scalarInputs_; // graph inputs of rank 0 (variables of shape ())
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
+  std::set<std::string> empty_;           // values of no elements (markEmpty)
   std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
   std::map<std::string, Shape> declared_; ///< graph inputs' shapes
   OnnxModel out_;

@@ -167,6 +167,24 @@ std::vector<NodeEntry> slice(Importer &im, const onnx::NodeProto &n) {
                        axes = im.intsInputOrAttr(n, 3, "axes"),
                        steps =
                            im.hasInput(n, 4) ? im.constInts(n, 4, "steps") : std::vector<int64_t>{};
+  // A forward slice of no elements (an expanded LayerNorm's prefix of the shape before axis 0)
+  // is an empty value: nothing is made (Importer::markEmpty).
+  if (std::optional<Shape> in = im.inferredShape(im.input(n, 0))) {
+    for (size_t i = 0; i < starts.size() && i < ends.size(); ++i) {
+      int64_t axis = axes.empty() ? static_cast<int64_t>(i) : axes[i];
+      int64_t step = steps.empty() ? 1 : steps[i];
+      if (axis < 0)
+        axis += static_cast<int64_t>(in->size());
+      if (axis < 0 || axis >= static_cast<int64_t>(in->size()) || step <= 0)
+        continue;
+      int64_t dim = (*in)[static_cast<size_t>(axis)];
+      auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
+      if (clamp(ends[i]) <= clamp(starts[i])) {
+        im.markEmpty(n.output(0));
+        return {};
+      }
+    }
+  }
   return std::vector<NodeEntry>{im.op(n, "strided_slice",
                                       {{"begin", tupleText(starts)},
                                        {"end", tupleText(ends)},
@@ -191,7 +209,12 @@ std::vector<NodeEntry> concat(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"axis"});
   std::vector<NodeEntry> ins;
   for (int k = 0; k < n.input_size(); ++k)
-    ins.push_back(im.input(n, k));
+    if (!im.isEmpty(n.input(k))) // an empty piece adds nothing
+      ins.push_back(im.input(n, k));
+  if (ins.empty())
+    fail(im.where(n), ": every input has no elements, and so would the result");
+  if (ins.size() == 1)
+    return std::vector<NodeEntry>{im.op(n, "copy", {}, ins)};
   return std::vector<NodeEntry>{
       im.op(n, "concatenate", {{"axis", std::to_string(im.attrInt(n, "axis", 1))}}, ins)};
 }
@@ -247,9 +270,22 @@ std::vector<NodeEntry> squeeze(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> unsqueeze(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"axes"});
   std::vector<int64_t> axes = im.intsInputOrAttr(n, 1, "axes");
+  // Axes count in the output's rank (the input's plus one per axis), negative ones from its end.
+  if (std::any_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; })) {
+    const Tensor *c = im.constant(n, 0);
+    std::optional<Shape> in = c ? std::optional<Shape>(c->shape) : im.inferredShape(im.input(n, 0));
+    if (!in)
+      fail(im.where(n), ": negative axes need the input's rank (its shape known)");
+    int64_t rank = static_cast<int64_t>(in->size() + axes.size());
+    for (int64_t &a : axes) {
+      if (a < -rank || a >= rank)
+        fail(im.where(n), ": axis ", a, " is out of range for the output's rank ", rank);
+      a = a < 0 ? a + rank : a;
+    }
+  }
   std::sort(axes.begin(), axes.end());
-  if (!axes.empty() && axes[0] < 0)
-    fail(im.where(n), ": negative axes are not supported");
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    fail(im.where(n), ": axes ", tupleText(axes), " repeat an axis");
   // A scalar constant (a dimension read from a shape) becomes a tensor of ones' shape.
   if (const Tensor *c = im.constant(n, 0); c && c->shape.empty()) {
     Tensor t = *c;

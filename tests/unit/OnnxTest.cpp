@@ -202,6 +202,26 @@ TEST(Onnx, ShapeComputationsFoldAtImport) {
             "error: " + dynamic +
                 ": node y (Reshape): shape must be a constant (an initializer or Constant)\n");
   std::filesystem::remove(dynamic);
+
+  // An empty piece of a shape (an expanded LayerNorm's prefix before axis 0) adds nothing to
+  // the Concat it goes into: the Reshape still takes a computed shape.
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  addInput(g, "x", {2, 3, 4});
+  addInts(g, "zero", {0});
+  addInts(g, "rest", {6, 4});
+  addNode(g, "Shape", {"x"}, "shape");
+  addNode(g, "Slice", {"shape", "zero", "zero"}, "prefix");
+  setInt(addNode(g, "Concat", {"prefix", "rest"}, "target"), "axis", 0);
+  addNode(g, "Reshape", {"x", "target"}, "y");
+  g->add_output()->set_name("y");
+  std::string empty = saveModel(m, "empty_prefix.onnx");
+  run(e, ":load " + empty);
+  ir = output(e, ":ir");
+  EXPECT_NE(ir.find("reshape(%x, shape='(6, 4)')"), std::string::npos) << ir;
+  std::filesystem::remove(empty);
 }
 
 namespace {
@@ -943,9 +963,32 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
          addNode(g, "Pad", {"x", "pads", "", "axes"}, "y");
        },
        "node y (Pad): pads has 2 values for 2 axes (it needs two per axis)"},
-      {{4, 4}, [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
+      {{2, 3},
+       [](onnx::GraphProto *g) {
+         addInts(g, "axes", {-4});
+         addNode(g, "Unsqueeze", {"x", "axes"}, "y");
+       },
+       "node y (Unsqueeze): axis -4 is out of range for the output's rank 3"},
+      {{2, 3},
+       [](onnx::GraphProto *g) {
+         addInts(g, "axes", {1, -3}); // -3 of the output's rank 4 is 1
+         addNode(g, "Unsqueeze", {"x", "axes"}, "y");
+       },
+       "node y (Unsqueeze): axes (1, 1) repeat an axis"},
+      {{2, 3},
+       [](onnx::GraphProto *g) {
+         addInts(g, "starts", {1});
+         addInts(g, "ends", {1});
+         addNode(g, "Slice", {"x", "starts", "ends"}, "s");
+         addNode(g, "Relu", {"s"}, "y");
+       },
+       "node y (Relu): input 0 ('s') has no elements (a dimension of size 0), which static "
+       "shapes cannot hold"},
+      {{4, 4},
+       [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
        "node y (Det): Det is supported for matrices up to 3×3, got 4×4"},
-      {{2, 3, 4}, [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
+      {{2, 3, 4},
+       [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
        "node y (Det): the matrices must be square, got 3×4"},
       {{1, 1, 2, 2},
        [](onnx::GraphProto *g) {

@@ -1,7 +1,8 @@
 // GuiBench: loupe-gui's cost on large graphs — a synthetic 2,000-node graph and the zoo's
 // largest networks (densenet-201, inception-v3) after GraphFusePartition: the layout (once per
 // snapshot) and the time of one frame of each view, drawn and rendered (glFinish), also while
-// panning and zooming; and the layout alone, layered and dot side by side with their crossings,
+// panning and zooming; the first frame from opening a graph; and the layout alone, layered and
+// dot side by side with their crossings,
 // of synthetic graphs of four shapes from 1,000 to 20,000 nodes and of the zoo's networks.
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
@@ -11,6 +12,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 using namespace loupe;
 
@@ -148,6 +150,35 @@ void BM_Frame(benchmark::State &state, std::string program, View view) {
   }
 }
 
+// From opening a graph to its first frame in the graph panel, fitted: the program run (a
+// :model or :load, or a synthetic graph's statements), the layout made on its thread, the
+// frames drawn meanwhile and the first with it — what a user waits for.
+void BM_FirstFrame(benchmark::State &state, std::string program) {
+  std::string error;
+  gui::LayoutOptions metrics;
+  GLFWwindow *w = sharedWindow(metrics, error);
+  if (!w) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  size_t nodes = 0;
+  for (auto _ : state) {
+    gui::AppState s;
+    s.viewer.metrics = metrics;
+    load(s.viewer, program);
+    s.panel = gui::Panel::Graph;
+    s.selectPanel = true;
+    s.graph.canvas.fitPending = true;
+    gui::renderFrame(w, s);
+    while (s.viewer.layingOut() > 0 || !s.graph.canvas.shown) {
+      gui::renderFrame(w, s);
+      glFinish();
+    }
+    nodes = s.viewer.engine().current()->graph.index().numNodes();
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -187,6 +218,22 @@ int main(int argc, char **argv) {
                                    BM_Layout, zoo(model), engine)
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
+  // First frames: synthetic graphs of 1k to 20k nodes, zoo networks, the committed exports.
+  std::vector<std::pair<std::string, std::string>> opened;
+  for (int ops : {1000, 5000, 10000, 20000}) {
+    opened.push_back({"ladder" + std::to_string(ops), ladder(ops)});
+    opened.push_back({"transformer" + std::to_string(ops), transformer(ops)});
+  }
+  for (const char *model : {"densenet-201", "inception-v3", "bert-base", "vit-b16", "lstm-lm"})
+    opened.push_back({model, std::string(":model ") + model + "\n"});
+  for (const char *file : {"test_torch_transformer_encoder", "test_torch_lstm_language_model",
+                           "test_torch_gru_tagger"})
+    opened.push_back({file, std::string(":load " LOUPE_SOURCE_DIR "/tests/onnx/data/exports/") +
+                                file + "/model.onnx\n"});
+  for (const auto &[name, program] : opened)
+    benchmark::RegisterBenchmark(("BM_FirstFrame/" + name).c_str(), BM_FirstFrame, program)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
   for (const auto &[name, program] : graphs) {
     benchmark::RegisterBenchmark((std::string("BM_Layout/layered/") + name).c_str(), BM_Layout,
                                  program, gui::LayoutEngine::Layered)

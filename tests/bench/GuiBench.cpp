@@ -2,8 +2,8 @@
 // largest networks (densenet-201, inception-v3) after GraphFusePartition: the layout (once per
 // snapshot) and the time of one frame of each view, drawn and rendered (glFinish), also while
 // panning and zooming; the first frame from opening a graph; and the layout alone, layered and
-// dot side by side with their crossings,
-// of synthetic graphs of four shapes from 1,000 to 20,000 nodes and of the zoo's networks.
+// dot side by side with their crossings, of synthetic graphs of four shapes from 1,000 to
+// 20,000 nodes and of the zoo's networks.
 // Needs a display: `xvfb-run -a build/tests/bench/loupe_gui_bench`.
 #include "gui/app/Window.h"
 

@@ -1,4 +1,4 @@
-// Image: the ONNX converters of image operators — Resize (and Upsample), GridSample,
+// Image: the ONNX converters of image operators — Resize (and Upsample), GridSample, RoiAlign,
 // DepthToSpace and SpaceToDepth.
 #include "frontend/onnx/Converters.h"
 
@@ -174,6 +174,35 @@ Converter depthSpace(bool toSpace) {
   };
 }
 
+// The nodes of a sampling op built from elementwise ops (GridSample, RoiAlign), each named by
+// the ONNX node and a counter.
+struct Sampling {
+  Sampling(Importer &importer, const onnx::NodeProto &node, std::string prefix)
+      : im(importer), n(node), prefix(std::move(prefix)) {}
+  NodeEntry op(const char *name, AttrDict attrs, std::vector<NodeEntry> ins) {
+    return im.op(n, name, std::move(attrs), std::move(ins), prefix + std::to_string(made++));
+  }
+  NodeEntry withScalar(const char *name, double v, const NodeEntry &e) {
+    return op(name, {{"scalar", floatText(v)}}, {e});
+  }
+  NodeEntry mul(const NodeEntry &a, const NodeEntry &b) { return op("broadcast_mul", {}, {a, b}); }
+  NodeEntry add(const NodeEntry &a, const NodeEntry &b) { return op("broadcast_add", {}, {a, b}); }
+  NodeEntry sub(const NodeEntry &a, const NodeEntry &b) { return op("broadcast_sub", {}, {a, b}); }
+  /// Clamped into [0, size - 1], a pixel coordinate inside an axis of `size`.
+  NodeEntry clamp(const NodeEntry &e, int64_t size) {
+    return op("clip", {{"a_min", "0"}, {"a_max", floatText(static_cast<double>(size - 1))}}, {e});
+  }
+  /// 1 where `e` is inside [lo, hi], else 0, in dtype `real`.
+  NodeEntry inside(const NodeEntry &e, double lo, double hi, const std::string &real) {
+    NodeEntry c = op("clip", {{"a_min", floatText(lo)}, {"a_max", floatText(hi)}}, {e});
+    return op("cast", {{"dtype", real}}, {op("broadcast_equal", {}, {c, e})});
+  }
+  Importer &im;
+  const onnx::NodeProto &n;
+  std::string prefix;
+  int made = 0;
+};
+
 // GridSample (opset 16) of 4-D data: X (N, C, H, W) sampled at the points of grid (N, Ho, Wo,
 // 2), x (along W) then y in [-1, 1], as PyTorch's grid_sample does (it wrote the tests'
 // outputs): the points unnormalised (align_corners: -1 and 1 are the corner pixels' centres,
@@ -202,25 +231,17 @@ std::vector<NodeEntry> gridSample(Importer &im, const onnx::NodeProto &n) {
   if (dt < 0 || dt != im.inferredDType(x))
     fail(im.where(n), ": the data and the grid must have one known float dtype");
   const std::string real(dtypeName(dt)); // the masks' and weights' dtype
-  int made = 0;
+  Sampling b(im, n, "_gs");
   auto op = [&](const char *name, AttrDict attrs, std::vector<NodeEntry> ins) {
-    return im.op(n, name, std::move(attrs), std::move(ins), "_gs" + std::to_string(made++));
+    return b.op(name, std::move(attrs), std::move(ins));
   };
   auto withScalar = [&](const char *name, double v, const NodeEntry &e) {
-    return op(name, {{"scalar", floatText(v)}}, {e});
+    return b.withScalar(name, v, e);
   };
-  auto mul = [&](const NodeEntry &a, const NodeEntry &b) {
-    return op("broadcast_mul", {}, {a, b});
-  };
-  auto add = [&](const NodeEntry &a, const NodeEntry &b) {
-    return op("broadcast_add", {}, {a, b});
-  };
-  auto sub = [&](const NodeEntry &a, const NodeEntry &b) {
-    return op("broadcast_sub", {}, {a, b});
-  };
-  auto clamp = [&](const NodeEntry &e, int64_t size) {
-    return op("clip", {{"a_min", "0"}, {"a_max", floatText(static_cast<double>(size - 1))}}, {e});
-  };
+  auto mul = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.mul(x1, x2); };
+  auto add = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.add(x1, x2); };
+  auto sub = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.sub(x1, x2); };
+  auto clamp = [&](const NodeEntry &e, int64_t size) { return b.clamp(e, size); };
   // The grid's x and y planes (N, Ho, Wo), unnormalised to pixel coordinates.
   auto coordinate = [&](int64_t axis, int64_t size) {
     NodeEntry plane =
@@ -262,8 +283,8 @@ std::vector<NodeEntry> gridSample(Importer &im, const onnx::NodeProto &n) {
   NodeEntry channelsLast = op("transpose", {{"axes", "(0, 2, 3, 1)"}}, {x});
   auto tap = [&](const NodeEntry &yi, const NodeEntry &xi, const NodeEntry &weight) {
     NodeEntry yc = clamp(yi, H), xc = clamp(xi, W);
-    NodeEntry inside = mul(op("cast", {{"dtype", real}}, {op("broadcast_equal", {}, {yc, yi})}),
-                           op("cast", {{"dtype", real}}, {op("broadcast_equal", {}, {xc, xi})}));
+    NodeEntry inside = mul(b.inside(yi, 0, static_cast<double>(H - 1), real),
+                           b.inside(xi, 0, static_cast<double>(W - 1), real));
     auto index = [&](const NodeEntry &c) {
       return op("expand_dims", {{"axis", "3"}}, {op("cast", {{"dtype", "int64"}}, {c})});
     };
@@ -315,6 +336,113 @@ std::vector<NodeEntry> gridSample(Importer &im, const onnx::NodeProto &n) {
   return {im.op(n, "transpose", {{"axes", "(0, 3, 1, 2)"}}, {*sum})};
 }
 
+// RoiAlign (opset 10, 16) of 4-D data: per region of interest (rois' x1, y1, x2, y2, scaled by
+// spatial_scale; with half_pixel shifted by half a pixel, else at least one pixel wide) and
+// image (batch_indices), an output_height × output_width grid of bins, each the average (or,
+// as ONNX Runtime does, the maximum) of sampling_ratio² bilinear samples at the bin's sub-cell
+// centres: a sample more than a pixel outside the image counts 0, and one nearer is taken at
+// the border. The regions are data, so the samples' places are computed in the graph and read
+// by a gather_nd per corner; sampling_ratio must be given (0 sizes it by each region).
+std::vector<NodeEntry> roiAlign(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"coordinate_transformation_mode", "mode", "output_height", "output_width",
+              "sampling_ratio", "spatial_scale"});
+  std::string coords = im.attrString(n, "coordinate_transformation_mode",
+                                     im.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  std::string mode = im.attrString(n, "mode", "avg");
+  if (coords != "half_pixel" && coords != "output_half_pixel")
+    fail(im.where(n), ": coordinate_transformation_mode ", coords,
+         " is not one of half_pixel, output_half_pixel");
+  if (mode != "avg" && mode != "max")
+    fail(im.where(n), ": mode ", mode, " is not one of avg, max");
+  int64_t oh = im.attrInt(n, "output_height", 1), ow = im.attrInt(n, "output_width", 1),
+          grid = im.attrInt(n, "sampling_ratio", 0);
+  if (oh <= 0 || ow <= 0)
+    fail(im.where(n), ": output_height and output_width must be positive");
+  if (grid <= 0)
+    fail(im.where(n), ": sampling_ratio ", grid,
+         " (samples sized by each region, which is data) is not supported; give a positive one");
+  double scale = im.attrFloat(n, "spatial_scale", 1);
+  NodeEntry x = im.input(n, 0), rois = im.input(n, 1);
+  std::optional<Shape> xs = im.inferredShape(x), rs = im.inferredShape(rois);
+  if (!xs || xs->size() != 4)
+    fail(im.where(n), ": the data's shape must be known and 4-D (N, C, H, W)");
+  if (!rs || rs->size() != 2 || (*rs)[1] != 4)
+    fail(im.where(n), ": the rois' shape must be known and (num_rois, 4)");
+  int dt = im.inferredDType(x);
+  if (dt < 0 || dt != im.inferredDType(rois))
+    fail(im.where(n), ": the data and the rois must have one known float dtype");
+  const std::string real(dtypeName(dt));
+  const int64_t R = (*rs)[0], C = (*xs)[1], H = (*xs)[2], W = (*xs)[3];
+  Sampling b(im, n, "_ra");
+  double offset = coords == "half_pixel" ? 0.5 : 0;
+  // One axis: the samples' coordinates (R, out * grid) from columns lo and hi of rois, with
+  // whether each is near enough the image and its two neighbouring pixels and weights.
+  struct Axis {
+    NodeEntry valid, low, high, wLow, wHigh;
+  };
+  auto axis = [&](int64_t lo, int64_t hi, int64_t out, int64_t size) {
+    auto column = [&](int64_t k) {
+      return b.withScalar(
+          "__sub_scalar__", offset,
+          b.withScalar(
+              "__mul_scalar__", scale,
+              b.op("strided_slice",
+                   {{"begin", tupleText({k})}, {"end", tupleText({k + 1})}, {"axes", "(1,)"}},
+                   {rois})));
+    };
+    NodeEntry start = column(lo), length = b.sub(column(hi), start);
+    if (offset == 0) // output_half_pixel: a region at least one pixel wide
+      length = b.op("clip", {{"a_min", "1"}, {"a_max", "3.4e38"}}, {length});
+    NodeEntry bin = b.withScalar("__div_scalar__", static_cast<double>(out), length);
+    Tensor where({1, out * grid}, dt);
+    for (int64_t p = 0; p < out; ++p)
+      for (int64_t i = 0; i < grid; ++i)
+        where.data[static_cast<size_t>(p * grid + i)] =
+            static_cast<double>(p) + (static_cast<double>(i) + 0.5) / static_cast<double>(grid);
+    NodeEntry c =
+        b.add(start, b.mul(bin, im.constantParam(n, "_ra_at" + std::to_string(b.made++), where)));
+    NodeEntry inside = b.clamp(c, size);
+    NodeEntry low = b.op("floor", {}, {inside});
+    NodeEntry high = b.clamp(b.withScalar("__add_scalar__", 1, low), size);
+    NodeEntry wHigh = b.sub(inside, low);
+    return Axis{b.inside(c, -1, static_cast<double>(size), real), low, high,
+                b.withScalar("__rsub_scalar__", 1, wHigh), wHigh};
+  };
+  Axis ay = axis(1, 3, oh, H), ax = axis(0, 2, ow, W);
+  const int64_t Sy = oh * grid, Sx = ow * grid;
+  Shape plane = {R, Sy, Sx};
+  auto rows = [&](const NodeEntry &e) { return b.op("expand_dims", {{"axis", "2"}}, {e}); };
+  auto cols = [&](const NodeEntry &e) { return b.op("expand_dims", {{"axis", "1"}}, {e}); };
+  auto index = [&](const NodeEntry &e) {
+    return b.op("expand_dims", {{"axis", "3"}},
+                {b.op("cast", {{"dtype", "int64"}},
+                      {b.op("broadcast_to", {{"shape", tupleText(plane)}}, {e})})});
+  };
+  NodeEntry image = index(b.op("reshape", {{"shape", tupleText({R, 1, 1})}},
+                               {b.op("cast", {{"dtype", real}}, {im.input(n, 2)})}));
+  NodeEntry valid = b.mul(rows(ay.valid), cols(ax.valid));
+  NodeEntry channelsLast = b.op("transpose", {{"axes", "(0, 2, 3, 1)"}}, {x});
+  std::optional<NodeEntry> pooled;
+  for (const auto &[yi, wy] : {std::pair{ay.low, ay.wLow}, std::pair{ay.high, ay.wHigh}})
+    for (const auto &[xi, wx] : {std::pair{ax.low, ax.wLow}, std::pair{ax.high, ax.wHigh}}) {
+      NodeEntry at =
+          b.op("concatenate", {{"axis", "3"}}, {image, index(rows(yi)), index(cols(xi))});
+      NodeEntry corner =
+          b.mul(b.op("gather_nd", {}, {channelsLast, at}),
+                b.op("expand_dims", {{"axis", "3"}}, {b.mul(valid, b.mul(rows(wy), cols(wx)))}));
+      pooled = !pooled         ? corner
+               : mode == "avg" ? b.add(*pooled, corner)
+                               : b.op("broadcast_max", {}, {*pooled, corner});
+    }
+  // The samples of a bin together: (R, oh, grid, ow, grid, C), reduced over the grids.
+  NodeEntry bins = b.op("reshape", {{"shape", tupleText({R, oh, grid, ow, grid, C})}}, {*pooled});
+  NodeEntry reduced = mode == "avg"
+                          ? b.withScalar("__div_scalar__", static_cast<double>(grid * grid),
+                                         b.op("sum", {{"axis", "(2, 4)"}}, {bins}))
+                          : b.op("max", {{"axis", "(2, 4)"}}, {bins});
+  return {im.op(n, "transpose", {{"axes", "(0, 3, 1, 2)"}}, {reduced})};
+}
+
 } // namespace
 
 ConverterList imageConverters() {
@@ -322,6 +450,7 @@ ConverterList imageConverters() {
       {"DepthToSpace", depthSpace(true)},
       {"SpaceToDepth", depthSpace(false)},
       {"GridSample", gridSample},
+      {"RoiAlign", roiAlign},
       {"Resize", resize},
       {"Upsample", resize},
   };

@@ -141,10 +141,10 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
             "error: only an ONNX model takes dimension sizes; graph.json is a graph JSON file\n");
   EXPECT_EQ(output(e, ":load " + unsupported),
             "error: " + unsupported + ": node y (NonZero): operator NonZero is not supported\n");
-  EXPECT_EQ(output(e, ":load " + kData + "test_roialign_aligned_true/model.onnx"),
+  EXPECT_EQ(output(e, ":load " + kData + "test_unique_not_sorted_without_axis/model.onnx"),
             "error: " + kData +
-                "test_roialign_aligned_true/model.onnx: node Y (RoiAlign): operator RoiAlign is "
-                "not supported\n");
+                "test_unique_not_sorted_without_axis/model.onnx: node Y (Unique): operator Unique "
+                "is not supported\n");
   EXPECT_EQ(e.history().size(), steps);
   for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
     std::filesystem::remove(p);
@@ -984,6 +984,21 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
        },
        "node y (Relu): input 0 ('s') has no elements (a dimension of size 0), which static "
        "shapes cannot hold"},
+      {{1, 2, 4, 4},
+       [](onnx::GraphProto *g) {
+         addFloats(g, "rois", {3, 4});
+         addInts(g, "images", {0, 0, 0});
+         addNode(g, "RoiAlign", {"x", "rois", "images"}, "y");
+       },
+       "node y (RoiAlign): sampling_ratio 0 (samples sized by each region, which is data) is not "
+       "supported; give a positive one"},
+      {{1, 2, 4, 4},
+       [](onnx::GraphProto *g) {
+         addFloats(g, "grid", {1, 3, 3, 3});
+         addNode(g, "GridSample", {"x", "grid"}, "y");
+       },
+       "node y (GridSample): the grid's shape must be known and (N, H_out, W_out, 2), N as the "
+       "data's"},
       {{4, 4},
        [](onnx::GraphProto *g) { addNode(g, "Det", {"x"}, "y"); },
        "node y (Det): Det is supported for matrices up to 3×3, got 4×4"},

@@ -116,7 +116,10 @@ std::vector<NodeEntry> reverseSequence(Importer &im, const onnx::NodeProto &n) {
       {im.op(n, "broadcast_less", {}, {t, len}, "_inside"), reversed,
        im.op(n, "broadcast_add", {}, {t, im.op(n, "zeros_like", {}, {len}, "_zero")}, "_kept")},
       "_index");
-  NodeEntry full = im.op(n, "broadcast_to", {{"shape", tupleText(s)}}, {index}, "_index_full");
+  // A length past the time axis (or negative) would read outside it: the index stays inside.
+  NodeEntry inside = im.op(n, "clip", {{"a_min", "0"}, {"a_max", std::to_string(T - 1)}}, {index},
+                           "_index_inside");
+  NodeEntry full = im.op(n, "broadcast_to", {{"shape", tupleText(s)}}, {inside}, "_index_full");
   return {
       im.op(n, "gather_elements", {{"axis", std::to_string(timeAxis)}}, {im.input(n, 0), full})};
 }

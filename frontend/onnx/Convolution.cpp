@@ -91,6 +91,12 @@ std::vector<int64_t> windowAttr(Importer &im, const onnx::NodeProto &n, const ch
   return v;
 }
 
+// pad's pad_width for (N, C, H, W) data padded on H by (top, bottom) and on W by (left, right).
+std::string spatialPadWidth(int64_t top, int64_t bottom, int64_t left, int64_t right) {
+  return "((0, 0), (0, 0), (" + std::to_string(top) + ", " + std::to_string(bottom) + "), (" +
+         std::to_string(left) + ", " + std::to_string(right) + "))";
+}
+
 // The padding attribute of a volume op from ONNX pads: (d, h, w) when symmetric, else all six.
 std::string volumePadding(const std::vector<int64_t> &p) {
   bool symmetric = std::equal(p.begin(), p.begin() + 3, p.begin() + 3);
@@ -139,11 +145,7 @@ std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
                        p = pads2d(im, n, k, s, d, oneD);
   NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
   if (p[0] != p[2] || p[1] != p[3]) {
-    x = im.op(
-        n, "pad",
-        {{"pad_width", "((0, 0), (0, 0), (" + std::to_string(p[0]) + ", " + std::to_string(p[2]) +
-                           "), (" + std::to_string(p[1]) + ", " + std::to_string(p[3]) + "))"}},
-        {x}, "_pad");
+    x = im.op(n, "pad", {{"pad_width", spatialPadWidth(p[0], p[2], p[1], p[3])}}, {x}, "_pad");
     p = {0, 0, 0, 0};
   }
   bool bias = im.hasInput(n, 2);
@@ -201,12 +203,10 @@ std::vector<NodeEntry> tappedMaxPool(Importer &im, const onnx::NodeProto &n, con
   std::vector<int64_t> after(2);
   for (size_t a = 0; a < 2; ++a)
     after[a] = std::max(p[a + 2], (k[a] - 1) * d[a] + (out[a] - 1) * s[a] + 1 - in[2 + a] - p[a]);
-  NodeEntry padded = im.op(
-      n, "pad",
-      {{"pad_width", "((0, 0), (0, 0), (" + std::to_string(p[0]) + ", " + std::to_string(after[0]) +
-                         "), (" + std::to_string(p[1]) + ", " + std::to_string(after[1]) + "))"},
-       {"pad_value", "-inf"}},
-      {x}, "_pad");
+  NodeEntry padded =
+      im.op(n, "pad",
+            {{"pad_width", spatialPadWidth(p[0], after[0], p[1], after[1])}, {"pad_value", "-inf"}},
+            {x}, "_pad");
   std::optional<NodeEntry> m, at;
   for (int64_t i = 0; i < k[0]; ++i)
     for (int64_t j = 0; j < k[1]; ++j) {

@@ -232,105 +232,97 @@ std::vector<NodeEntry> gridSample(Importer &im, const onnx::NodeProto &n) {
     fail(im.where(n), ": the data and the grid must have one known float dtype");
   const std::string real(dtypeName(dt)); // the masks' and weights' dtype
   Sampling b(im, n, "_gs");
-  auto op = [&](const char *name, AttrDict attrs, std::vector<NodeEntry> ins) {
-    return b.op(name, std::move(attrs), std::move(ins));
-  };
-  auto withScalar = [&](const char *name, double v, const NodeEntry &e) {
-    return b.withScalar(name, v, e);
-  };
-  auto mul = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.mul(x1, x2); };
-  auto add = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.add(x1, x2); };
-  auto sub = [&](const NodeEntry &x1, const NodeEntry &x2) { return b.sub(x1, x2); };
-  auto clamp = [&](const NodeEntry &e, int64_t size) { return b.clamp(e, size); };
   // The grid's x and y planes (N, Ho, Wo), unnormalised to pixel coordinates.
   auto coordinate = [&](int64_t axis, int64_t size) {
     NodeEntry plane =
-        op("reshape", {{"shape", tupleText({N, Ho, Wo})}},
-           {op("strided_slice",
-               {{"begin", tupleText({axis})}, {"end", tupleText({axis + 1})}, {"axes", "(3,)"}},
-               {grid})});
-    NodeEntry from1 = withScalar("__add_scalar__", 1, plane);
+        b.op("reshape", {{"shape", tupleText({N, Ho, Wo})}},
+             {b.op("strided_slice",
+                   {{"begin", tupleText({axis})}, {"end", tupleText({axis + 1})}, {"axes", "(3,)"}},
+                   {grid})});
+    NodeEntry from1 = b.withScalar("__add_scalar__", 1, plane);
     double s = static_cast<double>(size);
-    return align ? withScalar("__mul_scalar__", (s - 1) / 2, from1)
-                 : withScalar("__sub_scalar__", 0.5, withScalar("__mul_scalar__", s / 2, from1));
+    return align
+               ? b.withScalar("__mul_scalar__", (s - 1) / 2, from1)
+               : b.withScalar("__sub_scalar__", 0.5, b.withScalar("__mul_scalar__", s / 2, from1));
   };
   // PyTorch's reflect_coordinates: mirrored into [low, high] (twice each given), through
   // |c - low| split into whole spans (flips) and the rest; an odd flip counts from the far end.
   auto reflect = [&](const NodeEntry &c, double twiceLow, double twiceHigh) {
     if (twiceLow == twiceHigh)
-      return op("zeros_like", {}, {c});
+      return b.op("zeros_like", {}, {c});
     double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
-    NodeEntry a = op("abs", {}, {withScalar("__sub_scalar__", low, c)});
-    NodeEntry flips = op("floor", {}, {withScalar("__div_scalar__", span, a)});
-    NodeEntry extra = sub(a, withScalar("__mul_scalar__", span, flips));
-    NodeEntry half = op("floor", {}, {withScalar("__mul_scalar__", 0.5, flips)});
-    NodeEntry odd = sub(flips, withScalar("__mul_scalar__", 2, half));
-    NodeEntry far = withScalar("__rsub_scalar__", span, withScalar("__mul_scalar__", 2, extra));
-    return add(withScalar("__add_scalar__", low, extra), mul(odd, far));
+    NodeEntry a = b.op("abs", {}, {b.withScalar("__sub_scalar__", low, c)});
+    NodeEntry flips = b.op("floor", {}, {b.withScalar("__div_scalar__", span, a)});
+    NodeEntry extra = b.sub(a, b.withScalar("__mul_scalar__", span, flips));
+    NodeEntry half = b.op("floor", {}, {b.withScalar("__mul_scalar__", 0.5, flips)});
+    NodeEntry odd = b.sub(flips, b.withScalar("__mul_scalar__", 2, half));
+    NodeEntry far = b.withScalar("__rsub_scalar__", span, b.withScalar("__mul_scalar__", 2, extra));
+    return b.add(b.withScalar("__add_scalar__", low, extra), b.mul(odd, far));
   };
   // The padding mode applied to a coordinate (a point, or a bicubic tap).
   auto pad = [&](const NodeEntry &c, int64_t size) {
     if (padding == "border")
-      return clamp(c, size);
+      return b.clamp(c, size);
     if (padding == "reflection") {
       double s = static_cast<double>(size);
-      return clamp(align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1), size);
+      return b.clamp(align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1), size);
     }
     return c;
   };
   // X with its channels last, and one tap: the pixel at (yi, xi), integral planes, times
   // `weight` where it is inside the image and 0 elsewhere — (N, Ho, Wo, C).
-  NodeEntry channelsLast = op("transpose", {{"axes", "(0, 2, 3, 1)"}}, {x});
+  NodeEntry channelsLast = b.op("transpose", {{"axes", "(0, 2, 3, 1)"}}, {x});
   auto tap = [&](const NodeEntry &yi, const NodeEntry &xi, const NodeEntry &weight) {
-    NodeEntry yc = clamp(yi, H), xc = clamp(xi, W);
-    NodeEntry inside = mul(b.inside(yi, 0, static_cast<double>(H - 1), real),
-                           b.inside(xi, 0, static_cast<double>(W - 1), real));
+    NodeEntry yc = b.clamp(yi, H), xc = b.clamp(xi, W);
+    NodeEntry inside = b.mul(b.inside(yi, 0, static_cast<double>(H - 1), real),
+                             b.inside(xi, 0, static_cast<double>(W - 1), real));
     auto index = [&](const NodeEntry &c) {
-      return op("expand_dims", {{"axis", "3"}}, {op("cast", {{"dtype", "int64"}}, {c})});
+      return b.op("expand_dims", {{"axis", "3"}}, {b.op("cast", {{"dtype", "int64"}}, {c})});
     };
-    NodeEntry at = op("concatenate", {{"axis", "3"}}, {index(yc), index(xc)});
-    NodeEntry pixels = op("gather_nd", {{"batch_dims", "1"}}, {channelsLast, at});
-    return mul(pixels, op("expand_dims", {{"axis", "3"}}, {mul(inside, weight)}));
+    NodeEntry at = b.op("concatenate", {{"axis", "3"}}, {index(yc), index(xc)});
+    NodeEntry pixels = b.op("gather_nd", {{"batch_dims", "1"}}, {channelsLast, at});
+    return b.mul(pixels, b.op("expand_dims", {{"axis", "3"}}, {b.mul(inside, weight)}));
   };
   NodeEntry cx = coordinate(0, W), cy = coordinate(1, H);
   std::optional<NodeEntry> sum;
-  auto accumulate = [&](const NodeEntry &t) { sum = sum ? add(*sum, t) : t; };
+  auto accumulate = [&](const NodeEntry &t) { sum = sum ? b.add(*sum, t) : t; };
   if (mode == "nearest") {
-    accumulate(tap(op("round", {}, {pad(cy, H)}), op("round", {}, {pad(cx, W)}),
-                   op("ones_like", {}, {cx})));
+    accumulate(tap(b.op("round", {}, {pad(cy, H)}), b.op("round", {}, {pad(cx, W)}),
+                   b.op("ones_like", {}, {cx})));
   } else if (mode == "bilinear") {
     NodeEntry px = pad(cx, W), py = pad(cy, H);
-    NodeEntry x0 = op("floor", {}, {px}), y0 = op("floor", {}, {py});
-    NodeEntry x1 = withScalar("__add_scalar__", 1, x0), y1 = withScalar("__add_scalar__", 1, y0);
-    NodeEntry wx1 = sub(px, x0), wy1 = sub(py, y0);
-    NodeEntry wx0 = withScalar("__rsub_scalar__", 1, wx1),
-              wy0 = withScalar("__rsub_scalar__", 1, wy1);
-    accumulate(tap(y0, x0, mul(wy0, wx0)));
-    accumulate(tap(y0, x1, mul(wy0, wx1)));
-    accumulate(tap(y1, x0, mul(wy1, wx0)));
-    accumulate(tap(y1, x1, mul(wy1, wx1)));
+    NodeEntry x0 = b.op("floor", {}, {px}), y0 = b.op("floor", {}, {py});
+    NodeEntry x1 = b.withScalar("__add_scalar__", 1, x0),
+              y1 = b.withScalar("__add_scalar__", 1, y0);
+    NodeEntry wx1 = b.sub(px, x0), wy1 = b.sub(py, y0);
+    NodeEntry wx0 = b.withScalar("__rsub_scalar__", 1, wx1),
+              wy0 = b.withScalar("__rsub_scalar__", 1, wy1);
+    accumulate(tap(y0, x0, b.mul(wy0, wx0)));
+    accumulate(tap(y0, x1, b.mul(wy0, wx1)));
+    accumulate(tap(y1, x0, b.mul(wy1, wx0)));
+    accumulate(tap(y1, x1, b.mul(wy1, wx1)));
   } else {
     // Bicubic: taps floor(c) - 1 … floor(c) + 2, weighted by the cubic convolution kernel at
     // their distances 1 + t, t, 1 - t, 2 - t (t the fraction), each tap padded on its own.
     const double A = -0.75;
     auto cubic = [&](const NodeEntry &d, double c3, double c2, double c1, double c0) {
-      NodeEntry v = withScalar("__add_scalar__", c2, withScalar("__mul_scalar__", c3, d));
-      v = withScalar("__add_scalar__", c1, mul(v, d));
-      return withScalar("__add_scalar__", c0, mul(v, d));
+      NodeEntry v = b.withScalar("__add_scalar__", c2, b.withScalar("__mul_scalar__", c3, d));
+      v = b.withScalar("__add_scalar__", c1, b.mul(v, d));
+      return b.withScalar("__add_scalar__", c0, b.mul(v, d));
     };
     auto weights = [&](const NodeEntry &t) {
       return std::vector<NodeEntry>{
-          cubic(withScalar("__add_scalar__", 1, t), A, -5 * A, 8 * A, -4 * A),
+          cubic(b.withScalar("__add_scalar__", 1, t), A, -5 * A, 8 * A, -4 * A),
           cubic(t, A + 2, -(A + 3), 0, 1),
-          cubic(withScalar("__rsub_scalar__", 1, t), A + 2, -(A + 3), 0, 1),
-          cubic(withScalar("__rsub_scalar__", 2, t), A, -5 * A, 8 * A, -4 * A)};
+          cubic(b.withScalar("__rsub_scalar__", 1, t), A + 2, -(A + 3), 0, 1),
+          cubic(b.withScalar("__rsub_scalar__", 2, t), A, -5 * A, 8 * A, -4 * A)};
     };
-    NodeEntry x0 = op("floor", {}, {cx}), y0 = op("floor", {}, {cy});
-    std::vector<NodeEntry> wx = weights(sub(cx, x0)), wy = weights(sub(cy, y0));
+    NodeEntry x0 = b.op("floor", {}, {cx}), y0 = b.op("floor", {}, {cy});
+    std::vector<NodeEntry> wx = weights(b.sub(cx, x0)), wy = weights(b.sub(cy, y0));
     for (int i = 0; i < 4; ++i) {
-      NodeEntry yi = pad(withScalar("__add_scalar__", i - 1, y0), H);
+      NodeEntry yi = pad(b.withScalar("__add_scalar__", i - 1, y0), H);
       for (int j = 0; j < 4; ++j)
-        accumulate(tap(yi, pad(withScalar("__add_scalar__", j - 1, x0), W), mul(wy[i], wx[j])));
+        accumulate(tap(yi, pad(b.withScalar("__add_scalar__", j - 1, x0), W), b.mul(wy[i], wx[j])));
     }
   }
   return {im.op(n, "transpose", {{"axes", "(0, 3, 1, 2)"}}, {*sum})};

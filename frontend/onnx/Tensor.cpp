@@ -112,10 +112,7 @@ std::vector<NodeEntry> reverseSequence(Importer &im, const onnx::NodeProto &n) {
       im.op(n, "broadcast_sub", {},
             {im.op(n, "__add_scalar__", {{"scalar", "-1"}}, {len}, "_last"), t}, "_reversed");
   NodeEntry index = im.op(
-      n, "where", {},
-      {im.op(n, "broadcast_less", {}, {t, len}, "_inside"), reversed,
-       im.op(n, "broadcast_add", {}, {t, im.op(n, "zeros_like", {}, {len}, "_zero")}, "_kept")},
-      "_index");
+      n, "where", {}, {im.op(n, "broadcast_less", {}, {t, len}, "_inside"), reversed, t}, "_index");
   // A length past the time axis (or negative) would read outside it: the index stays inside.
   NodeEntry inside = im.op(n, "clip", {{"a_min", "0"}, {"a_max", std::to_string(T - 1)}}, {index},
                            "_index_inside");
@@ -279,12 +276,7 @@ std::vector<NodeEntry> unsqueeze(Importer &im, const onnx::NodeProto &n) {
     std::optional<Shape> in = c ? std::optional<Shape>(c->shape) : im.inferredShape(im.input(n, 0));
     if (!in)
       fail(im.where(n), ": negative axes need the input's rank (its shape known)");
-    int64_t rank = static_cast<int64_t>(in->size() + axes.size());
-    for (int64_t &a : axes) {
-      if (a < -rank || a >= rank)
-        fail(im.where(n), ": axis ", a, " is out of range for the output's rank ", rank);
-      a = a < 0 ? a + rank : a;
-    }
+    axes = distinctAxes(im, n, axes, static_cast<int64_t>(in->size() + axes.size()));
   }
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())

@@ -58,6 +58,10 @@ struct GraphPanelState {
   /// Scopes folded into boxes (the depth slider; double-click unfolds a box, or folds back the
   /// scope of an op); a search hit is revealed.
   ScopeFold fold;
+  /// The deepest scope of the snapshot `scoped` (the slider's range), found once per snapshot:
+  /// it reads every node's name.
+  Graph scoped;
+  int deepestScope = 0;
   double barsX = 0, barsY = 0; ///< screen position of the first bar in the last frame
 };
 

@@ -88,7 +88,11 @@ void graphPanel(AppState &s) {
   ImGui::SetNextItemWidth(100);
   ImGui::SliderInt("radius", &s.graph.radius, 1, 8);
   // Folding by the scopes in node names, when they have any.
-  if (int deepest = scopeDepth(*g); deepest > 0) {
+  if (&s.graph.scoped.index() != &g->index()) {
+    s.graph.scoped = *g;
+    s.graph.deepestScope = scopeDepth(*g);
+  }
+  if (int deepest = s.graph.deepestScope; deepest > 0) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(120);
     int depth = std::min(s.graph.fold.depth, deepest);

@@ -297,13 +297,11 @@ void placeWithDot(GraphLayout &out) {
 // (nodesep 0.25 in, ranksep 0.35 in).
 void placeLayered(GraphLayout &out, const LayoutOptions &o) {
   LayeredGraph lg;
-  std::map<uint32_t, uint32_t> index; // node id of a box -> its index
-  for (const LaidNode &ln : out.nodes) {
-    index[ln.nid] = static_cast<uint32_t>(lg.sizes.size());
+  for (const LaidNode &ln : out.nodes)
     lg.sizes.push_back({ln.w, ln.h});
-  }
   for (const LaidEdge &le : out.edges)
-    lg.edges.push_back({index.at(le.from), index.at(le.to)});
+    lg.edges.push_back(
+        {static_cast<uint32_t>(out.find(le.from)), static_cast<uint32_t>(out.find(le.to))});
   LayeredOptions lo;
   lo.nodeSep = 18;
   lo.rankSep = 25;
@@ -324,9 +322,6 @@ void placeLayered(GraphLayout &out, const LayoutOptions &o) {
 } // namespace
 
 size_t GraphLayout::crossings() const {
-  std::map<uint32_t, uint32_t> index;
-  for (size_t i = 0; i < nodes.size(); ++i)
-    index[nodes[i].nid] = static_cast<uint32_t>(i);
   std::vector<std::vector<Point>> lines;
   std::vector<std::pair<uint32_t, uint32_t>> ends;
   for (const LaidEdge &e : edges) {
@@ -344,7 +339,7 @@ size_t GraphLayout::crossings() const {
     if (!p.empty())
       line.push_back(e.head);
     lines.push_back(std::move(line));
-    ends.push_back({index.at(e.from), index.at(e.to)});
+    ends.push_back({static_cast<uint32_t>(find(e.from)), static_cast<uint32_t>(find(e.to))});
   }
   return countCrossings(lines, ends);
 }
@@ -444,11 +439,11 @@ GraphLayout layoutGraph(const Graph &g, const LayoutOptions &o, const std::vecto
       out.edges.push_back(std::move(le));
     }
   }
+  out.index(); // the boxes are final; placing them moves them only
   if (o.engine == LayoutEngine::Dot)
     placeWithDot(out);
   else
     placeLayered(out, o);
-  out.index();
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "gui/model/Scopes.h"
 
 #include "core/DType.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,17 +12,6 @@
 namespace loupe::gui {
 
 namespace {
-
-std::vector<std::string> split(const std::string &s, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      parts.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return parts;
-}
 
 // The shape of entry `e` as a box line shows it, or empty before InferShape.
 std::string shapeText(const Graph &g, uint32_t e) {
@@ -58,13 +48,13 @@ bool variableLike(const Node &n) {
 std::vector<std::string> scopeOf(const std::string &name) {
   std::vector<std::string> scopes;
   if (name.find('/') != std::string::npos) {
-    std::vector<std::string> parts = split(name, '/');
+    std::vector<std::string> parts = splitList(name, '/');
     for (size_t i = 0; i + 1 < parts.size(); ++i)
       if (!parts[i].empty())
         scopes.push_back(parts[i]);
     return scopes;
   }
-  std::vector<std::string> parts = split(name, '_');
+  std::vector<std::string> parts = splitList(name, '_');
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     const std::string &p = parts[i];
     if (p.empty() || !std::isdigit(static_cast<unsigned char>(p.back())))
@@ -166,7 +156,7 @@ std::vector<ScopeOutline> scopeOutlines(const Graph &g, const GraphLayout &layou
   for (const LaidNode &n : layout.nodes) {
     // A box's scopes: a folded scope's own path, or an op's name's scopes.
     std::vector<std::string> path =
-        !n.scope.empty() ? split(n.scope, '/')
+        !n.scope.empty() ? splitList(n.scope, '/')
                          : (n.kind == NodeKind::Op ? scopeOf(g.index().nodes[n.nid].node->name)
                                                    : std::vector<std::string>{});
     for (size_t k = 1; k <= path.size(); ++k) {

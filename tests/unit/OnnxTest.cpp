@@ -968,13 +968,13 @@ TEST(Onnx, Opset18FormsOfSplitPadReduceResizeAndConstant) {
          addInts(g, "axes", {-4});
          addNode(g, "Unsqueeze", {"x", "axes"}, "y");
        },
-       "node y (Unsqueeze): axis -4 is out of range for the output's rank 3"},
+       "node y (Unsqueeze): axis -4 is out of range for rank 3 or repeated"},
       {{2, 3},
        [](onnx::GraphProto *g) {
          addInts(g, "axes", {1, -3}); // -3 of the output's rank 4 is 1
          addNode(g, "Unsqueeze", {"x", "axes"}, "y");
        },
-       "node y (Unsqueeze): axes (1, 1) repeat an axis"},
+       "node y (Unsqueeze): axis -3 is out of range for rank 4 or repeated"},
       {{2, 3},
        [](onnx::GraphProto *g) {
          addInts(g, "starts", {1});

@@ -3,6 +3,8 @@
 // become LLVM vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
 #include "backend/llvm/FunctionCodegen.h"
 
+#include "backend/loop/TransposedTiles.h"
+
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
@@ -51,33 +53,6 @@ struct UseCollector : loop::IRVisitor {
   }
   std::set<std::string> local; ///< allocated inside: not part of a closure
 };
-
-// The coefficient of `v` in an integer index that is affine in it (other variables and
-// non-affine parts not reading `v` are constants here), or nullopt.
-std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
-  if (!usesVar(e, v))
-    return 0;
-  if (e.get() == v)
-    return 1;
-  if (e->kind != ExprKind::Binary)
-    return std::nullopt;
-  auto a = linearCoef(e->args[0], v), b = linearCoef(e->args[1], v);
-  int64_t k;
-  switch (e->op) {
-  case BinOp::Add:
-    return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
-  case BinOp::Sub:
-    return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
-  case BinOp::Mul:
-    if (constValue(e->args[1], &k) && a)
-      return *a * k;
-    if (constValue(e->args[0], &k) && b)
-      return *b * k;
-    return std::nullopt;
-  default:
-    return std::nullopt;
-  }
-}
 
 // Whether a vectorised loop's body can run as one vector statement per lane group: stores at
 // consecutive addresses (index coefficient 1), no inner loops or allocations, branches only on
@@ -900,14 +875,72 @@ private:
       return;
     }
     case StmtKind::Seq:
-      for (const Stmt &c : s->body)
-        emit(c);
+      for (size_t i = 0; i < s->body.size();) {
+        if (std::optional<TransposedTile> t = transposableTile(s->body, i)) {
+          transposedTile(*t);
+          i += t->at.size();
+        } else {
+          emit(s->body[i++]);
+        }
+      }
       return;
     case StmtKind::LetStmt:
       vars_[s->var.get()] = expr(s->a);
       emit(s->body[0]);
       vars_.erase(s->var.get());
       return;
+    }
+  }
+
+  // A tile of strided vector copies (matchTransposedTile) outside any vector loop, between
+  // buffers of one element type (not bool, whose vectors are bits).
+  std::optional<TransposedTile> transposableTile(const std::vector<Stmt> &body, size_t first) {
+    if (vecVar_ || mask_)
+      return std::nullopt;
+    std::optional<TransposedTile> t = matchTransposedTile(body, first);
+    if (!t || t->dtype == kBool || !buffers_.count(t->src) || !buffers_.count(t->dst) ||
+        buffers_.at(t->src).dtype != t->dtype || buffers_.at(t->dst).dtype != t->dtype)
+      return std::nullopt;
+    return t;
+  }
+
+  // The tile as L row loads, log2(L) rounds of two-input shuffles and L vector stores, where the
+  // loops would gather each vector lane by lane (TVM's transposing copies ran as gathers too;
+  // Halide vectorises both loops and shuffles). Round h exchanges bit h of the row and the column
+  // index: rows i and i + h (bit h of i clear) trade their h-element blocks at odd block
+  // positions, so that after every round element (i, p) is at (p, i).
+  void transposedTile(const TransposedTile &t) {
+    llvm::Type *et = elemType(t.dtype);
+    auto lanes = static_cast<unsigned>(t.lanes);
+    auto *vt = llvm::FixedVectorType::get(et, lanes);
+    llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
+    BufferRef src = buffer(t.src), dst = buffer(t.dst);
+    std::vector<llvm::Value *> rows;
+    {
+      LineScope at(*this, t.at.front());
+      llvm::Value *first = expr(t.firstRow);
+      for (unsigned j = 0; j < lanes; ++j) {
+        llvm::Value *start = b_.CreateAdd(first, b_.getInt64(j * t.rowStride));
+        rows.push_back(b_.CreateAlignedLoad(vt, b_.CreateGEP(et, src.ptr, start), align));
+      }
+      for (unsigned h = 1; h < lanes; h *= 2) {
+        std::vector<int> low, high;
+        for (unsigned p = 0; p < lanes; ++p) {
+          bool odd = (p & h) != 0;
+          low.push_back(static_cast<int>(odd ? lanes + p - h : p));
+          high.push_back(static_cast<int>(odd ? lanes + p : p + h));
+        }
+        for (unsigned i = 0; i < lanes; ++i)
+          if ((i & h) == 0) {
+            llvm::Value *a = rows[i], *c = rows[i + h];
+            rows[i] = b_.CreateShuffleVector(a, c, low);
+            rows[i + h] = b_.CreateShuffleVector(a, c, high);
+          }
+      }
+    }
+    for (unsigned c = 0; c < lanes; ++c) {
+      LineScope at(*this, t.at[c]);
+      b_.CreateAlignedStore(rows[c], address(dst, t.columnStarts[c]), align);
     }
   }
 

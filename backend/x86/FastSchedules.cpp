@@ -273,9 +273,41 @@ bool columnReduction(Schedule &s, Stage &st) {
   return true;
 }
 
+bool transposedCopy(Schedule &s, Stage &st) {
+  const Compute &t = *st.tensor;
+  size_t nd = t.shape.size();
+  int64_t lanes = s.cpu.lanes(dtypeBytes(t.dtype));
+  const Expr &b = st.body;
+  if (nd < 2 || st.leaves.size() != nd || !b || b->kind != ExprKind::TensorRead ||
+      b->args.size() != nd || !b->tensor || b->tensor->dtype != t.dtype || lanes < 4 ||
+      lanes > 16 || t.shape[nd - 1] < lanes || t.shape[nd - 2] < lanes)
+    return false;
+  for (size_t k = 0; k < nd; ++k) {
+    size_t from = k + 2 < nd ? k : 2 * nd - 3 - k; // the last two swapped
+    if (b->args[k] != t.axes[from])
+      return false;
+  }
+  std::vector<Expr> outer;
+  for (size_t k = 0; k + 2 < nd; ++k)
+    outer.push_back(st.leaves[k].var);
+  Expr rows = st.leaves[nd - 2].var, columns = st.leaves[nd - 1].var;
+  auto [ro, ri] = s.splitTiles(st, rows, lanes);
+  auto [co, ci] = s.splitTiles(st, columns, lanes);
+  s.reorder(st, {ro, co, ri, ci});
+  outer.push_back(ro);
+  outer.push_back(co);
+  Expr fused = outer[0];
+  for (size_t k = 1; k < outer.size(); ++k)
+    fused = s.fuse(st, fused, outer[k]);
+  s.parallel(st, fused);
+  s.unroll(st, ri);
+  s.vectorize(st, ci);
+  return true;
+}
+
 void injective(Schedule &s, Stage &st) {
   size_t nd = st.tensor->shape.size();
-  if (nd == 0)
+  if (nd == 0 || transposedCopy(s, st))
     return;
   int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
   Expr inner = st.leaves.back().var;

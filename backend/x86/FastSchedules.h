@@ -29,8 +29,15 @@ std::vector<int64_t> range(int64_t lo, int64_t hi);
 std::vector<int64_t> divisors(int64_t n, int64_t least = 1);
 
 /// An injective stage computed in its own loops: outer axes fused and parallel, the innermost
-/// vectorised (split by a vector's lanes when it is long).
+/// vectorised (split by a vector's lanes when it is long). A copy that swaps its last two axes
+/// is tiled instead (transposedCopy).
 void injective(Schedule &s, Stage &st);
+
+/// When `st` copies its input with the last two axes swapped and both are at least a vector's
+/// lanes long: square tiles of lanes x lanes, each as `lanes` unrolled vector copies of strided
+/// columns (which code generation emits as row loads and shuffles: TransposedTiles), the loops
+/// outside them fused and parallel. Returns false, having done nothing, otherwise.
+bool transposedCopy(Schedule &s, Stage &st);
 
 /// Whether the reduction at `st` runs along a row: one reduce axis of at least four vectors of
 /// `cpu`, no condition, read only as the last index of its tensors (softmax's max and sum over

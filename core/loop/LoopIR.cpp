@@ -268,6 +268,31 @@ std::pair<Expr, int64_t> splitConstant(const Expr &e) {
 
 } // namespace
 
+std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
+  if (!usesVar(e, v))
+    return 0;
+  if (e.get() == v)
+    return 1;
+  if (e->kind != ExprKind::Binary)
+    return std::nullopt;
+  auto a = linearCoef(e->args[0], v), b = linearCoef(e->args[1], v);
+  int64_t k;
+  switch (e->op) {
+  case BinOp::Add:
+    return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+  case BinOp::Sub:
+    return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
+  case BinOp::Mul:
+    if (constValue(e->args[1], &k) && a)
+      return *a * k;
+    if (constValue(e->args[0], &k) && b)
+      return *b * k;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
 bool sameExpr(const Expr &a, const Expr &b) {
   if (a == b)
     return true;

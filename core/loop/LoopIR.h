@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -123,6 +124,10 @@ bool constValue(const Expr &e, int64_t *v);
 /// Whether `e` reads the variable `v` (by identity), or any variable of `vars`.
 bool usesVar(const Expr &e, const ExprNode *v);
 bool usesAnyVar(const Expr &e, const std::set<const ExprNode *> &vars);
+
+/// The coefficient of `v` in an integer index that is affine in it (other variables and
+/// non-affine parts not reading `v` count as constants), or nullopt when `v` appears otherwise.
+std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v);
 
 /// An integer index with its constant terms collected at the end, as TVM's simplifier printed
 /// it: ((a + 1)*13 + (b + 2)) becomes ((a*13) + b) + 15.

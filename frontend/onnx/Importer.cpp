@@ -224,13 +224,20 @@ NodeEntry Importer::input(const onnx::NodeProto &n, int k) {
 
 NodeEntry Importer::broadcastInput(const onnx::NodeProto &n, int k) {
   auto s = hasInput(n, k) ? scalars_.find(n.input(k)) : scalars_.end();
+  if (s == scalars_.end())
+    return input(n, k);
   // Every operand a scalar makes a scalar result: the scalars are then read as params of
-  // shape () (input()); beside a tensor, a scalar constant is its one element as (1,).
+  // shape () (input()); beside a tensor, a scalar constant is its one element as (1,). A value
+  // computed from scalars (swin's window padding: (7 - 56 % 7) % 7) is a scalar operand too.
   bool tensorOperand = false;
-  for (int i = 0; i < n.input_size(); ++i)
-    tensorOperand |=
-        hasInput(n, i) && !scalars_.count(n.input(i)) && !scalarInputs_.count(n.input(i));
-  if (s == scalars_.end() || !tensorOperand)
+  for (int i = 0; i < n.input_size() && !tensorOperand; ++i) {
+    if (!hasInput(n, i) || scalars_.count(n.input(i)) || scalarInputs_.count(n.input(i)))
+      continue;
+    auto v = values_.find(n.input(i));
+    std::optional<Shape> shape = v == values_.end() ? std::nullopt : inferredShape(v->second);
+    tensorOperand = !shape || !shape->empty();
+  }
+  if (!tensorOperand)
     return input(n, k);
   return values_.at(oneElementOf(s->first));
 }
@@ -304,13 +311,14 @@ const Tensor &Importer::loaded(const std::string &param) {
 
 const Tensor *Importer::fold(const std::string &name) {
   auto v = values_.find(name);
-  if (v == values_.end() || v->second.node->isVariable())
+  if (v == values_.end())
     return nullptr;
   // An Identity of a param (exporters share equal weights so) is that param: no copy of its
-  // megabytes through the interpreter.
+  // megabytes through the interpreter. So is a value bound to a param a converter made under
+  // its node's name (constantParam: swin's Unsqueeze of a dimension read from a shape).
   NodePtr at = throughCopies(v->second.node);
-  if (at->isVariable() && out_.params.count(at->name))
-    return &loaded(at->name);
+  if (at->isVariable())
+    return out_.params.count(at->name) ? &loaded(at->name) : nullptr;
   try {
     std::map<std::string, Tensor> inputs;
     std::map<const Node *, NodePtr> copies;
@@ -525,7 +533,7 @@ onnx::ModelProto parseModel(const std::string &bytes, const std::string &path) {
 }
 
 OnnxModel importModel(onnx::ModelProto &m, const std::string &path, const DimSizes &dims) {
-  registerAllOps();
+  registerAllPasses(); // the ops, and the InferShape and InferType that folding asks
   if (!m.has_graph())
     fail(path, ": not an ONNX model (it has no graph)");
   for (const auto &o : m.opset_import())

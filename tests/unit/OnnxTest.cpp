@@ -347,6 +347,59 @@ TEST(Onnx, ScalarConstantsBroadcastOrAreReadAsValues) {
   std::filesystem::remove(bad);
 }
 
+// Swin's shape arithmetic, as torchvision's swin_t exports it: a window padding computed from
+// scalar constants ((7 - 54 % 7) % 7 = 2: a Sub of a constant and a computed scalar is still a
+// scalar), unsqueezed into Pad's pads; a dimension read from the padded shape (12), unsqueezed
+// by a node named apart from its output, as a Slice's end. Both fold to constants at :load, and
+// y = x[:, 1:] padded with two zeros at opt levels 0 and 3.
+TEST(Onnx, ShapeArithmeticOnScalarsFoldsToConstants) {
+  onnx::ModelProto m = floatInputModel({2, 10});
+  onnx::GraphProto *g = m.mutable_graph();
+  auto scalar = [&](const std::string &name, int64_t v) {
+    onnx::NodeProto *c = addNode(g, "Constant", {}, name);
+    auto *a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_int64_data(v);
+  };
+  scalar("c54", 54);
+  scalar("c7", 7);
+  scalar("one", 1);
+  addInts(g, "axis0", {0});
+  addInts(g, "no_pads", {0, 0, 0});
+  addInts(g, "start", {1});
+  addInts(g, "axis1", {1});
+  addNode(g, "Mod", {"c54", "c7"}, "rest");
+  addNode(g, "Sub", {"c7", "rest"}, "short");
+  addNode(g, "Mod", {"short", "c7"}, "pad");
+  addNode(g, "Unsqueeze", {"pad", "axis0"}, "pad1");
+  setInt(addNode(g, "Concat", {"no_pads", "pad1"}, "pads"), "axis", 0);
+  addNode(g, "Pad", {"x", "pads"}, "padded");
+  addNode(g, "Shape", {"padded"}, "shape");
+  addNode(g, "Gather", {"shape", "one"}, "width");
+  addNode(g, "Unsqueeze", {"width", "axis0"}, "end")->set_name("/attn/Unsqueeze_57");
+  addNode(g, "Slice", {"padded", "start", "end", "axis1"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = saveModel(m, "shape_arithmetic.onnx");
+  Tensor x(Shape{2, 10}, kFloat32);
+  for (size_t i = 0; i < x.data.size(); ++i)
+    x.data[i] = static_cast<double>(i) + 1;
+  std::vector<double> want;
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 1; c < 10; ++c)
+      want.push_back(10 * r + c + 1);
+    want.insert(want.end(), {0, 0});
+  }
+  for (int opt : {0, 3}) {
+    SCOPED_TRACE(opt);
+    Tensor y = runModel(path, {{"x", x}}, opt);
+    EXPECT_EQ(y.shape, (Shape{2, 11}));
+    EXPECT_EQ(y.data, want);
+  }
+  std::filesystem::remove(path);
+}
+
 // NegativeLogLikelihoodLoss with class weights and an ignored class, reduced by mean to the rank-0
 // output ONNX declares (computed as one element of shape (1,), said by :load). By hand: row 0
 // picks class 2 (-3, weight 2: loss 6), row 1's class 1 is ignored (weight 0), so the mean

@@ -2,8 +2,8 @@
 // and shuffles — matched on hand-built loops, refused when any statement breaks the pattern, and
 // compiled: transposing copies at opt_level 3 equal the reference interpreter's exactly, for
 // every lane count, with no gather left in the machine code.
-#include "TestUtil.h"
 #include "backend/loop/TransposedTiles.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -114,7 +114,8 @@ TEST(TransposedTiles, TransposingCopiesCompileToShufflesAndMatchTheReference) {
     std::string shape = c.shape;
     bool rank4 = std::count(shape.begin(), shape.end(), ',') == 3;
     Engine e;
-    run(e, loupe::test::var("x", c.shape) + "y = transpose(x, axes=" + (rank4 ? "(0, 2, 3, 1)" : "(0, 2, 1)") +
+    run(e, loupe::test::var("x", c.shape) +
+               "y = transpose(x, axes=" + (rank4 ? "(0, 2, 3, 1)" : "(0, 2, 1)") +
                ")\n:graph y\n:set target llvm -mcpu=" + c.cpu);
     run(e, std::string(":build opt_level=3 dtype=") + c.dtype);
     std::string steps = output(e, ":schedule fuse_transpose");

@@ -159,7 +159,8 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
               : "the rule (no record of this task in " + file.string() + ")";
     return std::nullopt;
   }
-  if (r->config == f.schedule->space.defaultConfig()) {
+  const Config rule = f.schedule->space.defaultConfig();
+  if (r->config == rule) {
     why = "the rule (the best point measured, record " + file.string() + ":" +
           std::to_string(r->line) + ")";
     return std::nullopt;
@@ -167,9 +168,8 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
   // The rule's time: its fastest measurement in the log (the tuner measures it again beside a
   // best it found), else what the best's own record says.
   double ruleMs = r->ruleMs;
-  if (const TuningRecord *rule =
-          it->second.fastest(task, target, f.schedule->space.defaultConfig(), confirmed, threads))
-    ruleMs = rule->ms;
+  if (const TuningRecord *fastestRule = it->second.fastest(task, target, rule, confirmed, threads))
+    ruleMs = fastestRule->ms;
   // A gain within measurement noise is not worth a schedule nobody chose by reason.
   if (ruleMs > 0 && r->ms > kApplyShare * ruleMs) {
     char buf[160];
@@ -179,11 +179,30 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
     why = buf;
     return std::nullopt;
   }
+  // A point that ran slower than the rule in the network (`:tune`'s check) is not applied:
+  // alone, its operands stayed in caches that the network's other kernels evict.
+  const TuningRecord *inNetwork = it->second.inNetwork(task, target, r->config, threads),
+                     *ruleInNetwork = it->second.inNetwork(task, target, rule, threads);
+  double networkGain = inNetwork && ruleInNetwork ? ruleInNetwork->ms / inNetwork->ms : 0;
+  if (networkGain > 0 && networkGain < 1) {
+    char buf[240];
+    std::snprintf(
+        buf, sizeof buf,
+        "the rule (the best record, %s:%zu, ran at %.2fx the rule's speed in the network, "
+        "record %zu)",
+        file.string().c_str(), r->line, networkGain, inNetwork->line);
+    why = buf;
+    return std::nullopt;
+  }
   std::string gain;
   if (ruleMs > 0) {
-    char buf[48];
+    char buf[96];
     std::snprintf(buf, sizeof buf, "; %.2fx the rule's speed when measured", ruleMs / r->ms);
     gain = buf;
+    if (networkGain > 0) {
+      std::snprintf(buf, sizeof buf, ", %.2fx in the network", networkGain);
+      gain += buf;
+    }
   }
   return TunedPoint{r->config, "record " + file.string() + ":" + std::to_string(r->line) +
                                    " (trial " + std::to_string(r->trial) + gain + ")"};
@@ -286,6 +305,13 @@ Graph precompute(Graph g, const StoredTensors &given, const std::vector<std::str
 }
 
 } // namespace
+
+Graph recompile(const Graph &deploy, const BuildOptions &opts) {
+  auto lib = builtLibrary(deploy);
+  if (!lib)
+    fail("recompile: the graph was not built");
+  return compileFunctions(deploy, nullptr, lib->params, opts, lib->outputNames);
+}
 
 Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
   std::vector<Shape> v;

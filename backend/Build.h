@@ -83,6 +83,12 @@ const std::vector<std::string> &canonicalizingPasses();
 Graph build(const Graph &g, BuildOptions opts, const PassContext &ctx,
             std::ostream *trace = nullptr);
 
+/// A built deploy graph with its functions lowered and compiled again under `opts`' tuning log
+/// and kernel cache; its graph, params and output names are the same. `:tune`'s network check
+/// builds the same network at the rules and at the best records so. Throws Error for a graph
+/// that was not built.
+Graph recompile(const Graph &deploy, const BuildOptions &opts);
+
 /// `g` with `shape_inputs` for InferShape: the shape given for each input by name, unknown for
 /// the others.
 Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes);

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 namespace loupe::backend {
@@ -84,7 +85,18 @@ std::string recordToJson(const TuningRecord &r) {
     j["confirm"] = true;
   if (r.threads > 0)
     j["threads"] = r.threads;
+  if (r.network)
+    j["network"] = true;
   return j.dump();
+}
+
+std::string utcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 TuningRecord recordFromJson(const std::string &line) {
@@ -109,6 +121,7 @@ TuningRecord recordFromJson(const std::string &line) {
     r.message = j.value("message", std::string());
     r.confirm = j.value("confirm", false);
     r.threads = j.value("threads", 0);
+    r.network = j.value("network", false);
     for (const auto &[k, v] : j.at("config").items())
       r.config[k] = v.get<int64_t>();
   } catch (const nlohmann::json::exception &e) {
@@ -188,8 +201,8 @@ namespace {
 // Whether `r` is an "ok" record of the task and target that best() and fastest() may choose.
 bool eligible(const TuningRecord &r, const std::string &task, const std::string &target,
               bool confirmed, int threads) {
-  return r.status == "ok" && r.task == task && r.target == target && (r.confirm || !confirmed) &&
-         (threads == 0 || r.threads == 0 || r.threads == threads);
+  return r.status == "ok" && r.task == task && r.target == target && !r.network &&
+         (r.confirm || !confirmed) && (threads == 0 || r.threads == 0 || r.threads == threads);
 }
 
 } // namespace
@@ -208,6 +221,17 @@ const TuningRecord *TuningLog::fastest(const std::string &task, const std::strin
   const TuningRecord *best = nullptr;
   for (const TuningRecord &r : records)
     if (eligible(r, task, target, confirmed, threads) && r.config == config &&
+        (!best || r.ms < best->ms))
+      best = &r;
+  return best;
+}
+
+const TuningRecord *TuningLog::inNetwork(const std::string &task, const std::string &target,
+                                         const Config &config, int threads) const {
+  const TuningRecord *best = nullptr;
+  for (const TuningRecord &r : records)
+    if (r.network && r.status == "ok" && r.task == task && r.target == target &&
+        r.config == config && (threads == 0 || r.threads == 0 || r.threads == threads) &&
         (!best || r.ms < best->ms))
       best = &r;
   return best;

@@ -40,6 +40,11 @@ struct TuningRecord {
   /// on two threads (a parallel split) need not be on one. 0 in logs written before it was kept:
   /// such a record applies at any thread count.
   int threads = 0;
+  /// Measured in the network (`:tune`'s network check): the function's time per call, the
+  /// median over runs of the whole built graph, the rule's build and the tuned build taking
+  /// turns — the caches as the other kernels leave them. Never a candidate for best(); a point
+  /// that ran slower than the rule so is not applied (TuningLog::inNetwork).
+  bool network = false;
 };
 
 /// 16 hex digits of the 64-bit FNV-1a hash of `text`: the keys of tasks and of log files (keys,
@@ -78,10 +83,17 @@ public:
   /// or null.
   const TuningRecord *fastest(const std::string &task, const std::string &target,
                               const Config &config, bool confirmed = false, int threads = 0) const;
+  /// The fastest network-check record of one point of a task on a target at `threads` threads
+  /// (0: any), or null.
+  const TuningRecord *inNetwork(const std::string &task, const std::string &target,
+                                const Config &config, int threads = 0) const;
 
   std::filesystem::path file;
   std::vector<TuningRecord> records;
 };
+
+/// Now in UTC, ISO 8601 to the second: a record's `time`.
+std::string utcNow();
 
 /// A record as its JSON line (no newline).
 std::string recordToJson(const TuningRecord &r);

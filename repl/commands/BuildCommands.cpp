@@ -282,6 +282,14 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
   return in;
 }
 
+} // namespace
+
+std::map<std::string, Tensor> Commands::defaultRunInputs(const Engine &e, const Graph &g) {
+  return runInputs(e, g, RunWords{});
+}
+
+namespace {
+
 // The reference interpreter's run of built graph `g` on `in` (telling `observe` each node's
 // outputs): the variables `in` leaves are the built library's params, each loaded as doubles for
 // each node that reads it (a network's weights are never all held as doubles at once).
@@ -782,7 +790,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   if (!lib)
     fail("the current graph was not built; run :build first");
   backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
-  for (const auto &[name, t] : runInputs(e, g, RunWords{}))
+  for (const auto &[name, t] : defaultRunInputs(e, g))
     rt.setInput(name, t);
   rt.run(); // warm-up: first touches of memory and code
   std::vector<std::vector<double>> times;

@@ -117,9 +117,11 @@ std::vector<Engine::Command> Commands::table() {
        "kernel's median time, share, GFLOP/s, % of its dtype's peak and the layers it fused, "
        "longest first (Ctrl-C keeps the finished runs)",
        profile},
-      {"tune", "[FUNC|all] [trials=N] [time=SECONDS] [workers=N]",
+      {"tune", "[FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]",
        "searches the built graph's kernels' knob spaces on this machine (measured, every "
-       "measurement logged; Ctrl-C keeps what was found); :build applies the best",
+       "measurement logged; Ctrl-C keeps what was found), then runs the network at its rules "
+       "and at the points found, in turns (check=RUNS runs each, default 10, 0 skips; "
+       ":tune check alone): :build applies the best that is no slower in the network",
        tune},
       {"export", "DIR",
        "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "

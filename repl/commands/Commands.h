@@ -77,6 +77,10 @@ struct Commands {
   // TuneCommands.cpp: tuning: a function's knob space, the measured search
   static void space(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void tune(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  /// `:tune`'s network check of built graph `g` against the tuning log, `runs` runs of each
+  /// build, its records appended to `log`; prints its table.
+  static void networkCheck(Engine &e, const Graph &g, const std::string &log, int runs,
+                           std::ostream &out);
 
   // ModelCommands.cpp: models from the zoo and from files
   static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
@@ -94,6 +98,9 @@ struct Commands {
   static std::vector<Port> graphOutputs(const Engine &e, const Graph &g);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
+  /// The inputs `:run` and `:profile` give a built graph when told nothing: random values for
+  /// every variable that is not a param of the build.
+  static std::map<std::string, Tensor> defaultRunInputs(const Engine &e, const Graph &g);
 
   /// What `:groups` shows, as values: the partition of the current step (a built step's: the
   /// one its functions were made from), each node's root and master, and each group.

@@ -3,6 +3,7 @@
 #include "backend/Build.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
+#include "backend/tune/NetworkCheck.h"
 #include "backend/tune/Records.h"
 #include "backend/tune/Tuner.h"
 #include "core/Error.h"
@@ -19,9 +20,45 @@ namespace loupe {
 
 namespace {
 
-const char *kTuneUsage = ":tune [FUNC|all] [trials=N] [time=SECONDS] [workers=N]";
+const char *kTuneUsage =
+    ":tune [FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]";
 
 } // namespace
+
+// The network check (backend/tune/NetworkCheck) of the built graph against the tuning log, as
+// a table: per function the best record applies, its time per call in the network at the rule
+// and at the point, and whether it stays applied.
+void Commands::networkCheck(Engine &e, const Graph &g, const std::string &log, int runs,
+                            std::ostream &out) {
+  if (e.progress_)
+    e.progress_("network check: the tuned and the rule's build, " + std::to_string(runs) +
+                    " runs each",
+                -1);
+  backend::NetworkCheck c = backend::checkInNetwork(g, defaultRunInputs(e, g), e.tuningLocation(),
+                                                    e.kernelCache_, runs, log);
+  if (e.progress_)
+    e.progress_("", 1.0);
+  if (c.rows.empty()) {
+    out << "network check: no function of this build has a record better than its rule\n";
+    return;
+  }
+  out << "network check (" << c.runs << " runs of each build, in turns; ms per call):\n"
+      << pad("function", 44) << pad("calls", 7) << pad("rule ms", 10) << pad("tuned ms", 10)
+      << pad("gain", 8) << "\n";
+  size_t kept = 0;
+  for (const backend::NetworkCheckRow &r : c.rows) {
+    std::string name = r.function.size() > 42 ? r.function.substr(0, 41) + "…" : r.function;
+    kept += r.kept();
+    out << pad(name, 44) << pad(std::to_string(r.calls), 7) << pad(fixed(r.ruleMs, 4), 10)
+        << pad(fixed(r.tunedMs, 4), 10)
+        << pad(r.tunedMs > 0 ? fixed(r.ruleMs / r.tunedMs, 2) + "x" : "-", 8)
+        << (r.kept() ? "applied" : "slower in the network: the rule is built") << "\n";
+  }
+  out << "the network's kernels: " << fixed(c.ruleTotalMs, 3) << " ms at the rules, "
+      << fixed(c.tunedTotalMs, 3) << " ms tuned; " << kept << " of "
+      << plural(c.rows.size(), "point") << " kept; logged in " << log
+      << "; :build again to apply\n";
+}
 
 void Commands::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":space FUNC");
@@ -43,6 +80,7 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
          "log) or :set tuning FILE first");
   backend::TuneOptions o;
   std::string only;
+  int checkRuns = 10;
   for (const std::string &w : a) {
     size_t eq = w.find('=');
     if (eq == std::string::npos) {
@@ -58,6 +96,8 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
       o.seconds = static_cast<double>(integerAtLeast("time", v, 1));
     else if (k == "workers")
       o.workers = static_cast<int>(integerAtLeast("workers", v, 1));
+    else if (k == "check")
+      checkRuns = static_cast<int>(integerAtLeast("check", v, 0));
     else
       fail("unknown option '", k, "'; usage: ", kTuneUsage);
   }
@@ -65,6 +105,14 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
   if (tasks.empty())
     fail("no function of this build has knobs to tune (only opt_level 3's schedules have them)");
   auto lib = backend::builtLibrary(g);
+  if (only == "check") { // the network check alone, of what the log holds
+    std::string target =
+        backend::targetDescription(lib->lowered.at(tasks.front().name).schedule->cpu);
+    std::filesystem::path log = e.tuningLogFile(target);
+    e.checkWrite(":tune check (its log)", log.string());
+    networkCheck(e, g, log.string(), std::max(checkRuns, 1), out);
+    return;
+  }
   if (!only.empty() && only != "all") {
     std::string key = backend::taskKey(builtOrLowered(g, only));
     tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
@@ -131,6 +179,13 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
       << plural(static_cast<size_t>(trials), "trial") << " in "
       << plural(tuner.results().size(), "task") << " (* every point measured); logged in "
       << log.string() << "; :build again to apply the best\n";
+  // What the search found alone, measured where it runs: among the network's other kernels.
+  bool anyBetter =
+      std::any_of(tuner.results().begin(), tuner.results().end(), [](const backend::TaskResult &r) {
+        return !r.best.empty() && r.best != r.task.rule;
+      });
+  if (!tuner.interrupted() && checkRuns > 0 && anyBetter && !log.empty())
+    networkCheck(e, g, log.string(), checkRuns, out);
 }
 
 } // namespace loupe

@@ -10,7 +10,9 @@ FF 3072, erf GELU) on 128 tokens, batch 1. Its layers are deep copies of one lay
 weights are equal and the exporter writes them once (a 28 MB file, the layers reading one
 weight through Identity); bert_encoder_distinct is the same network with every layer's weights
 drawn anew, as a trained network has them (a 340 MB file). lstm is a two-layer torch.nn.LSTM (input 256,
-hidden 512) over 35 steps, batch 1, its output sequence the result.
+hidden 512) over 35 steps, batch 1, its output sequence the result. r3d_18 is torchvision's
+3-D video network on 8 frames of 112x112; any other name is a torchvision.models image network
+on 224x224 (swin_t, shufflenet_v2_x0_5, vit_b_16, convnext_tiny, ...).
 """
 import os
 import sys
@@ -44,6 +46,9 @@ def main():
                     return self.lstm(x)[0]
             model = Lstm().eval()
             x = torch.randn(35, 1, 256)
+        elif name == "r3d_18":
+            model = torchvision.models.video.r3d_18().eval()
+            x = torch.randn(1, 3, 8, 112, 112)
         else:
             model = getattr(torchvision.models, name)().eval()
             x = torch.randn(1, 3, 224, 224)

@@ -180,6 +180,28 @@ TEST(TuningLog, BestIsTheFastestOkRecordOfTheTaskOnTheTarget) {
   EXPECT_EQ(log.best(kTaskB, "AVX-512"), nullptr);
 }
 
+// A network check's record says so on its line; best() and fastest() never choose one (its time
+// is per call in the network, not a candidate's alone), inNetwork() finds the fastest of a point.
+TEST(TuningLog, NetworkRecordsAreKeptApartFromTheSearchs) {
+  TuningRecord net = record(kTaskA, {{"k", 1}}, 0.5);
+  net.network = true;
+  net.threads = 2;
+  std::string line = backend::recordToJson(net);
+  EXPECT_NE(line.find(R"("network":true)"), std::string::npos) << line;
+  EXPECT_TRUE(backend::recordFromJson(line).network);
+  EXPECT_FALSE(backend::recordFromJson(backend::recordToJson(record(kTaskA, {}, 1))).network);
+  TuningLog log;
+  TuningRecord slower = net;
+  slower.ms = 0.7;
+  log.records = {record(kTaskA, {{"k", 1}}, 3.0), net, slower, record(kTaskA, {{"k", 2}}, 2.0)};
+  EXPECT_EQ(log.best(kTaskA, "AVX2 test")->config, (Config{{"k", 2}}));
+  EXPECT_EQ(log.fastest(kTaskA, "AVX2 test", {{"k", 1}})->ms, 3.0);
+  EXPECT_EQ(log.inNetwork(kTaskA, "AVX2 test", {{"k", 1}})->ms, 0.5);
+  EXPECT_EQ(log.inNetwork(kTaskA, "AVX2 test", {{"k", 1}}, 2)->ms, 0.5);
+  EXPECT_EQ(log.inNetwork(kTaskA, "AVX2 test", {{"k", 1}}, 1), nullptr); // another thread count
+  EXPECT_EQ(log.inNetwork(kTaskA, "AVX2 test", {{"k", 2}}), nullptr);
+}
+
 TEST(TuningLog, LogsFromSeveralMachinesMergeByConcatenation) {
   fs::path dir = scratch("merge");
   TuningLog::append(dir / "a.jsonl",
@@ -644,6 +666,76 @@ TEST_F(ApplyBest, TheConfirmationDecidesOverALuckyMeasurement) {
   EXPECT_EQ(all.best(conv.key, target)->config, lucky);
   EXPECT_EQ(all.best(conv.key, target, true)->config, lucky);
   EXPECT_EQ(all.best(conv.key, target, true)->ms, 1.99);
+}
+
+// A point faster alone that ran slower than the rule in the network (a network check's records)
+// is not applied, and :schedule says so; one that ran faster there too is, with both gains.
+TEST_F(ApplyBest, APointSlowerInTheNetworkIsNotApplied) {
+  Config point = conv.rule;
+  point["reg_n"] = point["reg_n"] == 2 ? 5 : 2;
+  fs::path log = scratch("network") / "log.jsonl";
+  auto inNetwork = [&](const Config &c, double ms) {
+    TuningRecord r = record(conv.key, c, ms, "ok", target);
+    r.network = true;
+    return r;
+  };
+  TuningLog::append(log, {record(conv.key, conv.rule, 2.0, "ok", target),
+                          record(conv.key, point, 1.0, "ok", target), inNetwork(conv.rule, 0.4),
+                          inNetwork(point, 0.8)});
+  run(e, ":undo\n:set tuning " + log.string());
+  run(e, ":build opt_level=3");
+  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            nullptr);
+  std::string schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+            "tuned: the rule (the best record, " + log.string() +
+                ":2, ran at 0.50x the rule's speed in the network, record 4)");
+  // A later check where it ran faster: its fastest network record is now under the rule's.
+  TuningLog::append(log, {inNetwork(point, 0.32)});
+  run(e, ":undo\n:build opt_level=3");
+  EXPECT_EQ(*backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
+            point);
+  schedule = output(e, ":schedule " + conv.name);
+  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+            "tuned: record " + log.string() +
+                ":2 (trial 3; 2.00x the rule's speed when measured, 1.25x in the network)");
+}
+
+// `:tune check` builds the network at its rules and at its best records, runs both in turns and
+// writes two network records per applied point (the rule's and the point's time per call, at
+// this thread count); with nothing to apply it says so and measures nothing. Bad run counts are
+// refused. (The times themselves are this machine's: only their presence is asserted.)
+TEST_F(ApplyBest, TheNetworkCheckRecordsEachAppliedPointAndItsRule) {
+  fs::path log = scratch("check") / "log.jsonl";
+  run(e, ":set tuning " + log.string());
+  EXPECT_EQ(output(e, ":tune check"),
+            "network check: no function of this build has a record better than its rule\n");
+  EXPECT_TRUE(TuningLog::read(log, nullptr).records.empty());
+  Config point = conv.rule;
+  point["reg_n"] = point["reg_n"] == 2 ? 5 : 2;
+  TuningLog::append(log, {record(conv.key, conv.rule, 2.0, "ok", target),
+                          record(conv.key, point, 1.0, "ok", target)});
+  std::string checked = output(e, ":tune check check=3");
+  EXPECT_EQ(checked.rfind("network check (3 runs of each build, in turns; ms per call):\n", 0), 0u)
+      << checked;
+  EXPECT_NE(checked.find("\n" + conv.name + " "), std::string::npos) << checked;
+  EXPECT_NE(checked.find("; logged in " + log.string() + "; :build again to apply\n"),
+            std::string::npos)
+      << checked;
+  std::vector<TuningRecord> rs = TuningLog::read(log, nullptr).records;
+  ASSERT_EQ(rs.size(), 4u);
+  for (size_t k : {2u, 3u}) {
+    EXPECT_TRUE(rs[k].network);
+    EXPECT_EQ(rs[k].task, conv.key);
+    EXPECT_EQ(rs[k].function, conv.name);
+    EXPECT_EQ(rs[k].threads, backend::numThreads());
+    EXPECT_GT(rs[k].ms, 0);
+  }
+  EXPECT_EQ(rs[2].config, conv.rule);
+  EXPECT_EQ(rs[3].config, point);
+  EXPECT_EQ(rs[2].ruleMs, rs[2].ms);
+  EXPECT_EQ(output(e, ":tune check check=x"),
+            "error: check must be a non-negative integer, got 'x'\n");
 }
 
 TEST_F(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {

@@ -44,9 +44,8 @@ struct Timed {
 } // namespace
 
 NetworkCheck checkInNetwork(const Graph &deploy, const std::map<std::string, Tensor> &inputs,
-                            const std::filesystem::path &tuning,
-                            std::shared_ptr<KernelCache> cache, int runs,
-                            const std::filesystem::path &log) {
+                            const std::filesystem::path &tuning, std::shared_ptr<KernelCache> cache,
+                            int runs, const std::filesystem::path &log) {
   BuildOptions o;
   o.cache = std::move(cache);
   Graph ruleGraph = recompile(deploy, o);
@@ -101,9 +100,9 @@ NetworkCheck checkInNetwork(const Graph &deploy, const std::map<std::string, Ten
     int64_t flops = countFlops(*f->schedule);
     if (row.ruleMs <= 0 || row.tunedMs <= 0)
       continue; // too short to time: nothing to record
-    for (auto [config, ms] : {std::pair<Config, double>{f->schedule->space.defaultConfig(),
-                                                        row.ruleMs},
-                              {row.point, row.tunedMs}}) {
+    for (auto [config, ms] :
+         {std::pair<Config, double>{f->schedule->space.defaultConfig(), row.ruleMs},
+          {row.point, row.tunedMs}}) {
       TuningRecord r;
       r.task = task;
       r.function = name;

@@ -40,8 +40,7 @@ struct NetworkCheck {
 /// recorded, and Interrupted is thrown when none finished. Throws Error for a graph that was not
 /// built or inputs that do not fit it.
 NetworkCheck checkInNetwork(const Graph &deploy, const std::map<std::string, Tensor> &inputs,
-                            const std::filesystem::path &tuning,
-                            std::shared_ptr<KernelCache> cache, int runs,
-                            const std::filesystem::path &log);
+                            const std::filesystem::path &tuning, std::shared_ptr<KernelCache> cache,
+                            int runs, const std::filesystem::path &log);
 
 } // namespace loupe::backend

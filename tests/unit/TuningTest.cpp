@@ -569,6 +569,21 @@ protected:
     target = backend::targetDescription(
         backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->cpu);
   }
+  /// The convolution's point in the current build (null: the rule).
+  std::shared_ptr<const Config> builtPoint() {
+    return backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config;
+  }
+  /// Builds the network again with tuning from `log`; the convolution's point.
+  std::shared_ptr<const Config> rebuiltWith(const fs::path &log) {
+    run(e, ":undo\n:set tuning " + log.string());
+    run(e, ":build opt_level=3");
+    return builtPoint();
+  }
+  /// The first line of the convolution's `:schedule`: the record it was built at, or why none.
+  std::string tunedLine() {
+    std::string schedule = output(e, ":schedule " + conv.name);
+    return schedule.substr(0, schedule.find('\n'));
+  }
   Engine e;
   Task conv;
   std::string target;
@@ -620,14 +635,10 @@ TEST_F(ApplyBest, OnlyRecordsOfThisThreadCountApply) {
   TuningLog::append(log, rs);
   // The line keeps the count, and reads back with it.
   EXPECT_EQ(TuningLog::read(log, nullptr).records[1].threads, here + 1);
-  run(e, ":undo\n:set tuning " + log.string());
-  run(e, ":build opt_level=3");
-  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
-            nullptr);
-  std::string schedule = output(e, ":schedule " + conv.name);
-  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
-            "tuned: the rule (the records of this task in " + log.string() +
-                " were measured at another thread count than " + std::to_string(here) + ")");
+  EXPECT_EQ(rebuiltWith(log), nullptr);
+  EXPECT_EQ(tunedLine(), "tuned: the rule (the records of this task in " + log.string() +
+                             " were measured at another thread count than " + std::to_string(here) +
+                             ")");
   // The same measurements at this thread count apply.
   for (TuningRecord &r : rs)
     r.threads = here;
@@ -682,21 +693,14 @@ TEST_F(ApplyBest, APointSlowerInTheNetworkIsNotApplied) {
   TuningLog::append(log, {record(conv.key, conv.rule, 2.0, "ok", target),
                           record(conv.key, point, 1.0, "ok", target), inNetwork(conv.rule, 0.4),
                           inNetwork(point, 0.8)});
-  run(e, ":undo\n:set tuning " + log.string());
-  run(e, ":build opt_level=3");
-  EXPECT_EQ(backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
-            nullptr);
-  std::string schedule = output(e, ":schedule " + conv.name);
-  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
-            "tuned: the rule (the best record, " + log.string() +
-                ":2, ran at 0.50x the rule's speed in the network, record 4)");
+  EXPECT_EQ(rebuiltWith(log), nullptr);
+  EXPECT_EQ(tunedLine(), "tuned: the rule (the best record, " + log.string() +
+                             ":2, ran at 0.50x the rule's speed in the network, record 4)");
   // A later check where it ran faster: its fastest network record is now under the rule's.
   TuningLog::append(log, {inNetwork(point, 0.32)});
-  run(e, ":undo\n:build opt_level=3");
-  EXPECT_EQ(*backend::builtLibrary(e.current()->graph)->lowered.at(conv.name).schedule->config,
-            point);
-  schedule = output(e, ":schedule " + conv.name);
-  EXPECT_EQ(schedule.substr(0, schedule.find('\n')),
+  ASSERT_NE(rebuiltWith(log), nullptr);
+  EXPECT_EQ(*builtPoint(), point);
+  EXPECT_EQ(tunedLine(),
             "tuned: record " + log.string() +
                 ":2 (trial 3; 2.00x the rule's speed when measured, 1.25x in the network)");
 }

@@ -106,11 +106,13 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
     fail("no function of this build has knobs to tune (only opt_level 3's schedules have them)");
   auto lib = backend::builtLibrary(g);
   if (only == "check") { // the network check alone, of what the log holds
+    if (checkRuns == 0)
+      fail(":tune check runs the network at least once: check=RUNS must be 1 or more");
     std::string target =
         backend::targetDescription(lib->lowered.at(tasks.front().name).schedule->cpu);
     std::filesystem::path log = e.tuningLogFile(target);
     e.checkWrite(":tune check (its log)", log.string());
-    networkCheck(e, g, log.string(), std::max(checkRuns, 1), out);
+    networkCheck(e, g, log.string(), checkRuns, out);
     return;
   }
   if (!only.empty() && only != "all") {

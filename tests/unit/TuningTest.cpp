@@ -740,6 +740,8 @@ TEST_F(ApplyBest, TheNetworkCheckRecordsEachAppliedPointAndItsRule) {
   EXPECT_EQ(rs[2].ruleMs, rs[2].ms);
   EXPECT_EQ(output(e, ":tune check check=x"),
             "error: check must be a non-negative integer, got 'x'\n");
+  EXPECT_EQ(output(e, ":tune check check=0"),
+            "error: :tune check runs the network at least once: check=RUNS must be 1 or more\n");
 }
 
 TEST_F(ApplyBest, ARecordOutsideTheSpaceIsSkippedWithAWarningAndTheRuleBuilt) {

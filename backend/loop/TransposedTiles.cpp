@@ -5,19 +5,6 @@ namespace loupe::loop {
 
 namespace {
 
-// An index as (its terms without constants, its constant), canonicalIndex's form.
-std::pair<Expr, int64_t> offsetOf(const Expr &index) {
-  Expr e = canonicalIndex(index);
-  int64_t c = 0;
-  if (constValue(e, &c))
-    return {nullptr, c};
-  if (e->kind == ExprKind::Binary && e->op == BinOp::Add && constValue(e->args[1], &c))
-    return {e->args[0], c};
-  return {e, 0};
-}
-
-bool sameTerms(const Expr &a, const Expr &b) { return (!a && !b) || (a && b && sameExpr(a, b)); }
-
 // One statement of a tile: its copy, with the indices at lane 0.
 struct LaneCopy {
   std::string src, dst;
@@ -59,7 +46,7 @@ std::optional<TransposedTile> matchTransposedTile(const std::vector<Stmt> &body,
       head->stride < head->lanes || head->src == head->dst ||
       first + static_cast<size_t>(head->lanes) > body.size())
     return std::nullopt;
-  auto [terms, offset] = offsetOf(head->in);
+  auto [terms, offset] = splitConstant(head->in);
   TransposedTile t;
   t.lanes = head->lanes;
   t.rowStride = head->stride;
@@ -74,8 +61,8 @@ std::optional<TransposedTile> matchTransposedTile(const std::vector<Stmt> &body,
         copy->dst != t.dst || copy->dtype != t.dtype)
       return std::nullopt;
     // Statement c reads the column c to the right of the first one.
-    auto [cTerms, cOffset] = offsetOf(copy->in);
-    if (!sameTerms(cTerms, terms) || cOffset != offset + c)
+    auto [cTerms, cOffset] = splitConstant(copy->in);
+    if (!sameExpr(cTerms, terms) || cOffset != offset + c)
       return std::nullopt;
     t.columnStarts.push_back(copy->out);
     t.at.push_back(s.get());

@@ -22,8 +22,7 @@ double median(std::vector<double> v) {
 
 // One build's runtime and, per function, its time per run (all its calls) for each run.
 struct Timed {
-  explicit Timed(const Graph &g) : graph(g), rt(g) {}
-  Graph graph;
+  explicit Timed(const Graph &g) : rt(g) {}
   GraphRuntime rt;
   std::map<std::string, std::vector<double>> perRun;
   std::map<std::string, int> calls;
@@ -80,21 +79,25 @@ NetworkCheck checkInNetwork(const Graph &deploy, const std::map<std::string, Ten
       throw;
     clearInterrupt();
   }
-  for (Timed *t : {&rule, &tuned})
-    for (auto &[name, v] : t->perRun)
+  // Each function's median time per run over the finished runs; a build's total is their sum.
+  auto medians = [&](Timed &t, double &total) {
+    std::map<std::string, double> m;
+    for (auto &[name, v] : t.perRun) {
       v.resize(static_cast<size_t>(out.runs));
-  for (const auto &[name, v] : rule.perRun)
-    out.ruleTotalMs += median(v);
-  for (const auto &[name, v] : tuned.perRun)
-    out.tunedTotalMs += median(v);
+      total += m[name] = median(v);
+    }
+    return m;
+  };
+  std::map<std::string, double> ruleMedian = medians(rule, out.ruleTotalMs),
+                                tunedMedian = medians(tuned, out.tunedTotalMs);
   std::vector<TuningRecord> records;
   for (const auto &[name, f] : applied) {
     NetworkCheckRow row;
     row.function = name;
     row.point = *f->schedule->config;
     row.calls = std::max(1, tuned.calls[name]);
-    row.ruleMs = median(rule.perRun[name]) / row.calls;
-    row.tunedMs = median(tuned.perRun[name]) / row.calls;
+    row.ruleMs = ruleMedian[name] / row.calls;
+    row.tunedMs = tunedMedian[name] / row.calls;
     out.rows.push_back(row);
     std::string task = taskKey(*f), target = targetDescription(f->schedule->cpu);
     int64_t flops = countFlops(*f->schedule);

@@ -198,43 +198,52 @@ void TuningLog::append(const std::filesystem::path &file,
 
 namespace {
 
-// Whether `r` is an "ok" record of the task and target that best() and fastest() may choose.
+// Whether `r` is an "ok" record of the task and target measured at `threads` threads (0: any;
+// a record that does not say matches any).
+bool okRecordOf(const TuningRecord &r, const std::string &task, const std::string &target,
+                int threads) {
+  return r.status == "ok" && r.task == task && r.target == target &&
+         (threads == 0 || r.threads == 0 || r.threads == threads);
+}
+
+// Whether best() and fastest() may choose `r`: a search's record (not a network check's), of the
+// confirmation records only when `confirmed`.
 bool eligible(const TuningRecord &r, const std::string &task, const std::string &target,
               bool confirmed, int threads) {
-  return r.status == "ok" && r.task == task && r.target == target && !r.network &&
-         (r.confirm || !confirmed) && (threads == 0 || r.threads == 0 || r.threads == threads);
+  return okRecordOf(r, task, target, threads) && !r.network && (r.confirm || !confirmed);
+}
+
+// The fastest of `records` that `keep` accepts, or null.
+template <typename Keep>
+const TuningRecord *fastestOf(const std::vector<TuningRecord> &records, Keep keep) {
+  const TuningRecord *best = nullptr;
+  for (const TuningRecord &r : records)
+    if (keep(r) && (!best || r.ms < best->ms))
+      best = &r;
+  return best;
 }
 
 } // namespace
 
 const TuningRecord *TuningLog::best(const std::string &task, const std::string &target,
                                     bool confirmed, int threads) const {
-  const TuningRecord *best = nullptr;
-  for (const TuningRecord &r : records)
-    if (eligible(r, task, target, confirmed, threads) && (!best || r.ms < best->ms))
-      best = &r;
-  return best;
+  return fastestOf(records, [&](const TuningRecord &r) {
+    return eligible(r, task, target, confirmed, threads);
+  });
 }
 
 const TuningRecord *TuningLog::fastest(const std::string &task, const std::string &target,
                                        const Config &config, bool confirmed, int threads) const {
-  const TuningRecord *best = nullptr;
-  for (const TuningRecord &r : records)
-    if (eligible(r, task, target, confirmed, threads) && r.config == config &&
-        (!best || r.ms < best->ms))
-      best = &r;
-  return best;
+  return fastestOf(records, [&](const TuningRecord &r) {
+    return eligible(r, task, target, confirmed, threads) && r.config == config;
+  });
 }
 
 const TuningRecord *TuningLog::inNetwork(const std::string &task, const std::string &target,
                                          const Config &config, int threads) const {
-  const TuningRecord *best = nullptr;
-  for (const TuningRecord &r : records)
-    if (r.network && r.status == "ok" && r.task == task && r.target == target &&
-        r.config == config && (threads == 0 || r.threads == 0 || r.threads == threads) &&
-        (!best || r.ms < best->ms))
-      best = &r;
-  return best;
+  return fastestOf(records, [&](const TuningRecord &r) {
+    return r.network && okRecordOf(r, task, target, threads) && r.config == config;
+  });
 }
 
 } // namespace loupe::backend

@@ -45,6 +45,8 @@ struct TaskResult {
 
   double bestGflops() const { return bestMs > 0 ? task.flops / bestMs / 1e6 : 0; }
   double gain() const { return bestMs > 0 && ruleMs > 0 ? ruleMs / bestMs : 0; }
+  /// Whether the best is a point other than the rule.
+  bool beatsRule() const { return !best.empty() && best != task.rule; }
 };
 
 /// What the tuner is doing, for a status line.

@@ -238,9 +238,6 @@ Expr reduce(Combiner c, Expr source, std::vector<IterVar> axes, Expr cond) {
   return make(std::move(n));
 }
 
-namespace {
-
-// e as (the part without constant terms, the constant), through +, - and * by constants.
 std::pair<Expr, int64_t> splitConstant(const Expr &e) {
   int64_t k;
   if (constValue(e, &k))
@@ -265,8 +262,6 @@ std::pair<Expr, int64_t> splitConstant(const Expr &e) {
   }
   return {e, 0};
 }
-
-} // namespace
 
 std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
   if (!usesVar(e, v))

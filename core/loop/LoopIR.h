@@ -129,6 +129,10 @@ bool usesAnyVar(const Expr &e, const std::set<const ExprNode *> &vars);
 /// non-affine parts not reading `v` count as constants), or nullopt when `v` appears otherwise.
 std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v);
 
+/// An integer index as (its terms without the constant ones, null when there are none; the sum
+/// of its constant terms), through +, - and * by constants: the parts canonicalIndex joins.
+std::pair<Expr, int64_t> splitConstant(const Expr &e);
+
 /// An integer index with its constant terms collected at the end, as TVM's simplifier printed
 /// it: ((a + 1)*13 + (b + 2)) becomes ((a*13) + b) + 15.
 Expr canonicalIndex(const Expr &e);

@@ -23,6 +23,11 @@ namespace {
 const char *kTuneUsage =
     ":tune [FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]";
 
+// A function's name in the tables' 44-column first column (long ones cut with "…").
+std::string columnName(const std::string &name) {
+  return name.size() > 42 ? name.substr(0, 41) + "…" : name;
+}
+
 } // namespace
 
 // The network check (backend/tune/NetworkCheck) of the built graph against the tuning log, as
@@ -47,10 +52,9 @@ void Commands::networkCheck(Engine &e, const Graph &g, const std::string &log, i
       << pad("gain", 8) << "\n";
   size_t kept = 0;
   for (const backend::NetworkCheckRow &r : c.rows) {
-    std::string name = r.function.size() > 42 ? r.function.substr(0, 41) + "…" : r.function;
     kept += r.kept();
-    out << pad(name, 44) << pad(std::to_string(r.calls), 7) << pad(fixed(r.ruleMs, 4), 10)
-        << pad(fixed(r.tunedMs, 4), 10)
+    out << pad(columnName(r.function), 44) << pad(std::to_string(r.calls), 7)
+        << pad(fixed(r.ruleMs, 4), 10) << pad(fixed(r.tunedMs, 4), 10)
         << pad(r.tunedMs > 0 ? fixed(r.ruleMs / r.tunedMs, 2) + "x" : "-", 8)
         << (r.kept() ? "applied" : "slower in the network: the rule is built") << "\n";
   }
@@ -105,12 +109,12 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
   if (tasks.empty())
     fail("no function of this build has knobs to tune (only opt_level 3's schedules have them)");
   auto lib = backend::builtLibrary(g);
+  // The log of the CPU the build sizes for (one for all its functions).
+  o.target = backend::targetDescription(lib->lowered.at(tasks.front().name).schedule->cpu);
+  std::filesystem::path log = e.tuningLogFile(o.target);
   if (only == "check") { // the network check alone, of what the log holds
     if (checkRuns == 0)
       fail(":tune check runs the network at least once: check=RUNS must be 1 or more");
-    std::string target =
-        backend::targetDescription(lib->lowered.at(tasks.front().name).schedule->cpu);
-    std::filesystem::path log = e.tuningLogFile(target);
     e.checkWrite(":tune check (its log)", log.string());
     networkCheck(e, g, log.string(), checkRuns, out);
     return;
@@ -123,9 +127,6 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
     if (tasks.empty())
       fail(only, " has no knobs to tune (:space ", only, ")");
   }
-  const backend::LoweredFunction &any = lib->lowered.at(tasks.front().name);
-  o.target = backend::targetDescription(any.schedule->cpu);
-  std::filesystem::path log = e.tuningLogFile(o.target);
   if (!log.empty())
     e.checkWrite(":tune (its log)", log.string());
   o.log = log;
@@ -160,16 +161,13 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
   out << pad("function", 44) << pad("calls", 7) << pad("trials", 8) << pad("rule ms", 10)
       << pad("best ms", 10) << pad("gain", 8) << pad("GFLOP/s", 9) << "best point\n";
   for (const backend::TaskResult *r : rows) {
-    std::string name = r->task.name.size() > 42 ? r->task.name.substr(0, 41) + "…" : r->task.name;
-    out << pad(name, 44) << pad(std::to_string(r->task.calls), 7)
+    out << pad(columnName(r->task.name), 44) << pad(std::to_string(r->task.calls), 7)
         << pad(std::to_string(r->trials) + (r->exhausted ? "*" : ""), 8)
         << pad(r->ruleMs > 0 ? fixed(r->ruleMs, 4) : "-", 10)
         << pad(r->bestMs > 0 ? fixed(r->bestMs, 4) : "-", 10)
         << pad(r->gain() > 0 ? fixed(r->gain(), 2) + "x" : "-", 8)
         << pad(fixed(r->bestGflops(), 1), 9)
-        << (r->best.empty() || r->best == r->task.rule ? std::string("the rule")
-                                                       : backend::configText(r->best))
-        << "\n";
+        << (r->beatsRule() ? backend::configText(r->best) : std::string("the rule")) << "\n";
     size_t shown = 0;
     for (const std::string &n : r->notes)
       if (shown++ < 3)
@@ -182,10 +180,8 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
       << plural(tuner.results().size(), "task") << " (* every point measured); logged in "
       << log.string() << "; :build again to apply the best\n";
   // What the search found alone, measured where it runs: among the network's other kernels.
-  bool anyBetter =
-      std::any_of(tuner.results().begin(), tuner.results().end(), [](const backend::TaskResult &r) {
-        return !r.best.empty() && r.best != r.task.rule;
-      });
+  bool anyBetter = std::any_of(tuner.results().begin(), tuner.results().end(),
+                               [](const backend::TaskResult &r) { return r.beatsRule(); });
   if (!tuner.interrupted() && checkRuns > 0 && anyBetter && !log.empty())
     networkCheck(e, g, log.string(), checkRuns, out);
 }

@@ -4,8 +4,10 @@
 Every figure is the median of three repetitions. Per layer (one thread): Loupe's convolution
 against oneDNN's and XNNPACK's on the same shape, with GFLOP/s, % of this machine's FP32 peak
 (measured in the same run) and the ratios. Per network: ms per image on one and two threads,
-GFLOP/s and % of peak on one. Run from the source folder after a build:
-  python3 scripts/bench-tables.py [--layers-only | --networks-only]
+GFLOP/s and % of peak on one. Loupe's kernels are built at their rules, or with the tuning
+records --tuning names (`:set tuning`'s values: on is $XDG_CACHE_HOME's log, or a file). Run
+from the source folder after a build:
+  python3 scripts/bench-tables.py [--layers-only | --networks-only] [--tuning on|FILE]
 """
 import json
 import os
@@ -13,13 +15,15 @@ import subprocess
 import sys
 
 BENCH = "build/tests/bench/loupe_kernel_bench"
+TUNING = sys.argv[sys.argv.index("--tuning") + 1] if "--tuning" in sys.argv else "off"
 
 
 def run(threads, pattern):
     """Each benchmark's median of three repetitions (this VM's speed moves by 10% and more
     between minutes), under the benchmark's own name."""
     env = dict(os.environ, LOUPE_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([BENCH, "--benchmark_filter=" + pattern, "--benchmark_format=json",
+    out = subprocess.run([BENCH, "--tuning=" + TUNING, "--benchmark_filter=" + pattern,
+                          "--benchmark_format=json",
                           "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"],
                          env=env, check=True, capture_output=True, text=True).stdout
     rows = json.loads(out[out.index("{"):out.rindex("}") + 1])["benchmarks"]
@@ -33,7 +37,8 @@ def layers():
     loupe = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_LoupeConv")}
     dnnl = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_OneDNNConv")}
     xnn = {b["name"].split("/")[1]: b for b in rows if b["name"].startswith("BM_XnnpackConv")}
-    print(f"FP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run)\n")
+    print(f"FP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run); "
+          f"tuning records: {TUNING}\n")
     print("| layer (C×H×W, K, kernel, stride, pad) | Loupe ms | Loupe GFLOP/s | % of peak "
           "| oneDNN GFLOP/s | ratio | XNNPACK GFLOP/s | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -57,7 +62,8 @@ def networks():
     one, two = run(1, "BM_PeakFMA|BM_Network"), run(2, "BM_Network")
     peak = next(b["peak_1core_GFLOP/s"] for b in one if b["name"] == "BM_PeakFMA")
     ms2 = {b["name"]: b["real_time"] for b in two}
-    print(f"\nFP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run)\n")
+    print(f"\nFP32 peak {peak:.1f} GFLOP/s per core (FMA loop, same run); "
+          f"tuning records: {TUNING}\n")
     print("| network | GFLOP per image | 1 thread ms | GFLOP/s | % of peak | 2 threads ms "
           "| speed-up |")
     print("|---|---:|---:|---:|---:|---:|---:|")

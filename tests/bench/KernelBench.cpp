@@ -5,7 +5,9 @@
 // convolution on the same shape and threads; transformers' dense layers, batch_matmuls,
 // layer_norm and softmax against oneDNN's; whole zoo networks end to end. oneDNN and XNNPACK
 // are linked into this benchmark only. Run by hand, never by ctest:
-//   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench
+//   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench [--tuning=off|on|FILE]
+// Loupe's kernels are built at their schedules' rules unless --tuning names records to apply
+// (as `:set tuning`: "on" is this machine's log in $XDG_CACHE_HOME/loupe/tuning).
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
@@ -144,7 +146,11 @@ struct ConvShape {
   bool operator<(const ConvShape &o) const { return name() < o.name(); }
 };
 
+std::string gTuning = "off"; ///< the records Loupe's builds apply (--tuning)
+
+// Runs graph-language lines in `e` with the benchmark's tuning records applied.
 Engine &run(Engine &e, const std::string &program) {
+  e.setTuning(gTuning);
   std::istringstream in(program);
   std::string line;
   while (std::getline(in, line)) {
@@ -475,6 +481,16 @@ void BM_Network(benchmark::State &state, Net net) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // --tuning=MODE is ours; everything else is Google Benchmark's.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--tuning=", 0) == 0)
+      gTuning = arg.substr(9);
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
   benchmark::RegisterBenchmark("BM_ParallelForEmpty", BM_ParallelForEmpty)->Arg(2)->Arg(1024);
@@ -534,8 +550,9 @@ int main(int argc, char **argv) {
         ->MinTime(1.0);
   benchmark::RunSpecifiedBenchmarks();
   if (!loupeGflops.empty()) {
-    std::printf("\nthreads %d, FP32 peak %.1f GFLOP/s (%.1f per core, measured above)\n",
-                backend::numThreads(), peak(), onePeak());
+    std::printf("\nthreads %d, FP32 peak %.1f GFLOP/s (%.1f per core, measured above), "
+                "tuning records %s\n",
+                backend::numThreads(), peak(), onePeak(), gTuning.c_str());
     std::printf("%-28s %10s %10s %7s %10s %7s\n", "layer", "Loupe", "oneDNN", "ratio", "XNNPACK",
                 "ratio");
     std::vector<double> ratios;

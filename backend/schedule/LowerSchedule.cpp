@@ -143,10 +143,22 @@ private:
   }
 
   // Loops around `body`, innermost last in `leaves`: extent-1 loops vanish, unrolled ones are
-  // expanded, vectorised ones that carry a guard run scalar under a `.s` name.
-  Stmt nest(std::vector<Leaf> leaves, const std::vector<Expr> &guards, Stmt body) {
+  // expanded, vectorised ones that carry a guard run scalar under a `.s` name. Each of `tests`
+  // wraps the loops inside the innermost leaf it reads (all of them when it reads none).
+  Stmt nest(std::vector<Leaf> leaves, const std::vector<Expr> &guards, Stmt body,
+            std::vector<Expr> tests = {}) {
     for (size_t i = leaves.size(); i-- > 0;) {
       Leaf l = leaves[i];
+      for (auto t = tests.begin(); t != tests.end();) {
+        if (!usesVar(*t, l.var.get())) {
+          ++t;
+          continue;
+        }
+        if (l.kind == ForKind::Vectorized)
+          fail("schedule: an update's test reads the vectorised loop ", l.var->name);
+        body = ifThenElse(call("likely", {*t}, kBool), body);
+        t = tests.erase(t);
+      }
       if (auto it = attached_.find(l.var.get()); it != attached_.end()) {
         std::vector<Stmt> inside;
         for (const auto &[p, st] : it->second)
@@ -182,6 +194,8 @@ private:
       }
       body = forLoop(l.var, intImm(0), intImm(l.extent), l.kind, body);
     }
+    for (const Expr &t : tests)
+      body = ifThenElse(call("likely", {t}, kBool), body);
     return body;
   }
 
@@ -246,7 +260,11 @@ private:
     Stmt initStmt = nest(init, initGuards,
                          guarded(initGuards, store(st.buffer, substitute(index, rename),
                                                    identity(value->combiner, t.dtype))));
-    Stmt mainStmt = nest(inner, mainGuards, guarded(mainGuards, store(st.buffer, index, updated)));
+    std::vector<Expr> within;
+    for (const Expr &c : st.updateWithin)
+      within.push_back(substitute(c, st.axisValue));
+    Stmt mainStmt =
+        nest(inner, mainGuards, guarded(mainGuards, store(st.buffer, index, updated)), within);
     return nest(outer, st.guards, seq({initStmt, mainStmt}));
   }
 

@@ -216,6 +216,13 @@ void Schedule::setLocal(Stage &s) {
   log_.push_back(s.buffer + ": storage_scope local " + shapeToList(s.region));
 }
 
+void Schedule::skipUpdatesOutside(Stage &s, loop::Expr cond, const std::string &why) {
+  if (!s.body || s.body->kind != loop::ExprKind::Reduce)
+    fail("schedule: ", s.buffer, " is not a reduction; only its updates can be skipped");
+  log_.push_back(s.buffer + ": updates only where " + loop::printExpr(cond) + " (" + why + ")");
+  s.updateWithin.push_back(std::move(cond));
+}
+
 void Schedule::knob(const std::string &name, int64_t value, const std::string &why) {
   knobs_.push_back(name + " = " + std::to_string(value) + "  (" + why + ")");
 }

@@ -45,6 +45,10 @@ struct Stage {
   bool local = false;
   std::vector<loop::Expr> regionMin;
   Shape region;
+  /// A reduction's updates run only where these hold (Schedule::skipUpdatesOutside): each is
+  /// an expression of the stage's original axes, tested once around the loops inside the
+  /// innermost leaf it reads.
+  std::vector<loop::Expr> updateWithin;
 };
 
 /// The schedule of one function: a stage per computed tensor (producers first) and the steps
@@ -114,6 +118,12 @@ public:
   void computeAt(Stage &producer, Stage &consumer, loop::Expr at);
   /// Makes a stage computed at a consumer's loop local to that loop (see Stage::local).
   void setLocal(Stage &s);
+  /// Runs a reduction's update only where `cond` (an expression of the stage's original axes,
+  /// data-parallel and reduce) holds, tested around the loops inside the innermost leaf it
+  /// reads; that leaf must not be vectorised. Sound only where the update's source is the
+  /// combiner's identity outside `cond` (a convolution's taps over zero padding): the caller
+  /// vouches for it. `why` is printed with the step.
+  void skipUpdatesOutside(Stage &s, loop::Expr cond, const std::string &why);
   /// Declares the knob `name` with its `candidates` and the rule's value `rule` (added to the
   /// candidates if missing), and returns the value to schedule with: the config's, when it gives
   /// this knob one of its candidates, else the rule's. A name declared twice is an error.

@@ -12,6 +12,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/FusedModule.h"
+#include "core/ops/OpHelpers.h"
 #include "repl/TextFile.h"
 
 #include <cmath>
@@ -672,6 +673,107 @@ TEST(ScheduleComputeAt, RefusesWhatItCannotBound) {
     expectScheduleError([&] { s.computeAt(s.stage(p), s.stage(c), s.stage(c).leaves[0].var); },
                         "after its data axes were scheduled");
   }
+}
+
+// Schedule::skipUpdatesOutside: the test wraps the loops inside the innermost leaf it reads,
+// and where it fails the update does not run. Padded with 5 (not zeros, where skipping would
+// change nothing), the border outputs show that the padded taps were skipped.
+TEST(ScheduleSkipUpdates, TheTestWrapsTheLoopsInsideItsInnermostLeaf) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read, loop::Expr;
+  using E = std::vector<Expr>;
+  ComputeRef a = placeholder("a", {6}, kFloat32);
+  ComputeRef p = ops::padCompute(a, {2}, {1}, 5.0); // 9 elements: 5 5 a0..a5 5
+  loop::IterVar k = loop::reduceAxis(3, "k"), j = loop::reduceAxis(4, "j");
+  ComputeRef c = compute(
+      {7}, kFloat32,
+      [&](const E &i) {
+        return loop::reduce(loop::Combiner::Sum, read(p, {i[0] + k.var}), {k, j});
+      },
+      "out");
+  backend::Schedule s({c});
+  s.computeInline(s.stage(p));
+  backend::Stage &cs = s.stage(c);
+  Expr row = cs.tensor->axes[0] + k.var;
+  s.skipUpdatesOutside(cs,
+                       loop::land(loop::le(loop::intImm(2), row), loop::lt(row, loop::intImm(8))),
+                       "the taps over the padding");
+  EXPECT_NE(s.describe().find("out: updates only where ((2 <= (i0 + k)) && ((i0 + k) < 8)) (the "
+                              "taps over the padding)"),
+            std::string::npos)
+      << s.describe();
+  std::string loops = loop::printStmt(backend::lower(s));
+  // Inside k (the innermost leaf it reads), around j's loop.
+  EXPECT_NE(loops.find("for (k, 0, 3) {\n      if (likely(((2 <= (i0 + k)) && ((i0 + k) < 8)))) "
+                       "{\n        for (j, 0, 4) {"),
+            std::string::npos)
+      << loops;
+  Tensor in({6}, kFloat32);
+  for (size_t i = 0; i < 6; ++i)
+    in.data[i] = static_cast<double>(i) + 1;
+  std::vector<Tensor> got = backend::evalLowered(loweredOf(s, a, c), {in});
+  for (int64_t i = 0; i < 7; ++i) {
+    double want = 0; // four times the taps that read a, none of the 5s
+    for (int64_t t = 0; t < 3; ++t)
+      if (i + t >= 2 && i + t < 8)
+        want += 4 * in.data[static_cast<size_t>(i + t - 2)];
+    EXPECT_EQ(got[0].data[static_cast<size_t>(i)], want) << i;
+  }
+}
+
+TEST(ScheduleSkipUpdates, RefusesWhatItCannotSkip) {
+  using loop::ComputeRef, loop::compute, loop::placeholder, loop::read;
+  using E = std::vector<loop::Expr>;
+  ComputeRef a = placeholder("a", {8}, kFloat32);
+  {
+    ComputeRef c = compute(
+        {8}, kFloat32, [&](const E &i) { return read(a, i); }, "out");
+    backend::Schedule s({c});
+    expectScheduleError([&] { s.skipUpdatesOutside(s.stage(c), loop::boolImm(true), "why"); },
+                        "out is not a reduction; only its updates can be skipped");
+  }
+  {
+    loop::IterVar k = loop::reduceAxis(4, "k");
+    ComputeRef c = compute(
+        {8}, kFloat32,
+        [&](const E &i) {
+          return loop::reduce(loop::Combiner::Sum, read(a, {(i[0] + k.var) % 8}), {k});
+        },
+        "out");
+    backend::Schedule s({c});
+    backend::Stage &cs = s.stage(c);
+    s.reorder(cs, {k.var, cs.leaves[0].var});
+    s.vectorize(cs, cs.leaves[1].var);
+    s.skipUpdatesOutside(cs, loop::lt(cs.tensor->axes[0], loop::intImm(4)), "why");
+    expectScheduleError([&] { backend::lower(s); },
+                        "an update's test reads the vectorised loop i0");
+  }
+}
+
+// opt_level 3's convolution skips the kernel rows that fall on the zero padding above and below
+// the image, and only those: columns padded alone leave it as it was (their taps fall inside a
+// register tile). Its results are checked by the Lowering sweep's padded NCHWc cases.
+TEST(ScheduleSkipUpdates, AConvolutionSkipsTheKernelRowsOverItsPadding) {
+  auto schedule = [](const std::string &padding) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1,32,7,7))\ny = conv2d(x, channels=32, kernel_size=(3,3), "
+           "padding=" +
+               padding +
+               ", use_bias=False, name=\"c\")\n:graph y\n"
+               ":set target llvm -mcpu=skylake-avx512\n:build opt_level=3 param c_weight=random");
+    return output(e, ":schedule fuse__contrib_conv2d_NCHWc");
+  };
+  std::string rows = schedule("(1,1)");
+  EXPECT_NE(rows.find("conv2d_NCHWc.global: updates only where ((1 <= (oh.c + kh)) && ((oh.c + "
+                      "kh) < 8)) (kernel rows over the padding add zeros)"),
+            std::string::npos)
+      << rows;
+  std::string bottom = schedule("(2,0)");
+  EXPECT_NE(bottom.find("updates only where ((2 <= (oh.c + kh)) && ((oh.c + kh) < 9))"),
+            std::string::npos)
+      << bottom;
+  std::string columns = schedule("(0,1)");
+  EXPECT_NE(columns.find("conv2d_NCHWc.global: vectorize"), std::string::npos) << columns;
+  EXPECT_EQ(columns.find("updates only where"), std::string::npos) << columns;
 }
 
 // TVM's bound inference through a fused loop: the fused loop's `f / 4` and `f % 4` are fixed

@@ -749,31 +749,45 @@ TEST(ScheduleSkipUpdates, RefusesWhatItCannotSkip) {
   }
 }
 
-// opt_level 3's convolution skips the kernel rows that fall on the zero padding above and below
-// the image, and only those: columns padded alone leave it as it was (their taps fall inside a
-// register tile). Its results are checked by the Lowering sweep's padded NCHWc cases.
+// opt_level 3's convolution can skip the kernel rows that fall on the zero padding above and
+// below the image (the pad_rows knob), and only those: columns padded alone leave it as it was
+// (their taps fall inside a register tile). Its rule skips them with input rows outermost, not
+// with channel chunks outermost. Results are checked by the Lowering sweep's padded NCHWc cases.
 TEST(ScheduleSkipUpdates, AConvolutionSkipsTheKernelRowsOverItsPadding) {
-  auto schedule = [](const std::string &padding) {
+  auto schedule = [](int channels, int size, const std::string &padding) {
     Engine e;
-    run(e, "x = Variable(\"x\", shape=(1,32,7,7))\ny = conv2d(x, channels=32, kernel_size=(3,3), "
-           "padding=" +
-               padding +
+    std::string c = std::to_string(channels), hw = std::to_string(size);
+    run(e, "x = Variable(\"x\", shape=(1," + c + "," + hw + "," + hw +
+               "))\ny = conv2d(x, channels=" + c + ", kernel_size=(3,3), padding=" + padding +
                ", use_bias=False, name=\"c\")\n:graph y\n"
                ":set target llvm -mcpu=skylake-avx512\n:build opt_level=3 param c_weight=random");
     return output(e, ":schedule fuse__contrib_conv2d_NCHWc");
   };
-  std::string rows = schedule("(1,1)");
-  EXPECT_NE(rows.find("conv2d_NCHWc.global: updates only where ((1 <= (oh.c + kh)) && ((oh.c + "
-                      "kh) < 8)) (kernel rows over the padding add zeros)"),
+  // 16 x 28 x 28 inputs outnumber the 16 x 16 x 3 x 3 weights: rows outermost, rows skipped.
+  std::string rows = schedule(16, 28, "(1,1)");
+  EXPECT_NE(rows.find("knob rows_outer = 1"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("knob pad_rows = 1  (kernel rows over the top and bottom padding skipped)"),
             std::string::npos)
       << rows;
-  std::string bottom = schedule("(2,0)");
-  EXPECT_NE(bottom.find("updates only where ((2 <= (oh.c + kh)) && ((oh.c + kh) < 9))"),
+  EXPECT_NE(rows.find("conv2d_NCHWc.global: updates only where ((1 <= (oh.c + kh)) && ((oh.c + "
+                      "kh) < 29)) (kernel rows over the padding add zeros)"),
+            std::string::npos)
+      << rows;
+  std::string bottom = schedule(16, 28, "(2,0)");
+  EXPECT_NE(bottom.find("updates only where ((2 <= (oh.c + kh)) && ((oh.c + kh) < 30))"),
             std::string::npos)
       << bottom;
-  std::string columns = schedule("(0,1)");
+  std::string columns = schedule(16, 28, "(0,1)");
   EXPECT_NE(columns.find("conv2d_NCHWc.global: vectorize"), std::string::npos) << columns;
+  EXPECT_EQ(columns.find("pad_rows"), std::string::npos) << columns;
   EXPECT_EQ(columns.find("updates only where"), std::string::npos) << columns;
+  // 32 x 7 x 7 inputs, 32 x 32 x 3 x 3 weights: chunks outermost, the padded rows computed.
+  std::string chunks = schedule(32, 7, "(1,1)");
+  EXPECT_NE(chunks.find("knob rows_outer = 0"), std::string::npos) << chunks;
+  EXPECT_NE(chunks.find("knob pad_rows = 0  (kernel rows over the padding computed (zeros))"),
+            std::string::npos)
+      << chunks;
+  EXPECT_EQ(chunks.find("updates only where"), std::string::npos) << chunks;
 }
 
 // TVM's bound inference through a fused loop: the fused loop's `f / 4` and `f % 4` are fixed

@@ -66,18 +66,6 @@ std::optional<Interval> combine(BinOp op, Interval a, Interval b) {
   }
 }
 
-// Every conjunct of a condition (`a && (b && c)` gives a, b, c).
-void conjuncts(const Expr &c, std::vector<Expr> *out) {
-  if (c->kind == ExprKind::Binary && c->op == BinOp::And) {
-    conjuncts(c->args[0], out);
-    conjuncts(c->args[1], out);
-  } else if (c->kind == ExprKind::Call && c->name == "likely") {
-    conjuncts(c->args[0], out);
-  } else {
-    out->push_back(c);
-  }
-}
-
 bool contains(const std::vector<Expr> &set, const Expr &e) {
   return std::any_of(set.begin(), set.end(), [&](const Expr &x) { return sameExpr(x, e); });
 }

@@ -156,7 +156,7 @@ private:
         }
         if (l.kind == ForKind::Vectorized)
           fail("schedule: an update's test reads the vectorised loop ", l.var->name);
-        body = ifThenElse(call("likely", {*t}, kBool), body);
+        body = guarded({*t}, body);
         t = tests.erase(t);
       }
       if (auto it = attached_.find(l.var.get()); it != attached_.end()) {
@@ -194,9 +194,7 @@ private:
       }
       body = forLoop(l.var, intImm(0), intImm(l.extent), l.kind, body);
     }
-    for (const Expr &t : tests)
-      body = ifThenElse(call("likely", {t}, kBool), body);
-    return body;
+    return guarded(tests, body);
   }
 
   Stmt lowerStage(const Stage &st) {

@@ -9,6 +9,7 @@
 
 #include "core/DType.h"
 
+#include <set>
 #include <tuple>
 
 namespace loupe::backend::x86 {
@@ -46,16 +47,6 @@ Expr zeroPadRead(const Expr &e) {
   return nullptr;
 }
 
-// The parts of a conjunction.
-void conjuncts(const Expr &c, std::vector<Expr> &out) {
-  if (c->kind == ExprKind::Binary && c->op == BinOp::And) {
-    conjuncts(c->args[0], out);
-    conjuncts(c->args[1], out);
-  } else {
-    out.push_back(c);
-  }
-}
-
 // Where a convolution's accumulator reads image rows, not the zero padding above and below
 // them: the pad stage's tests of its row axis (`axis`) at the row the accumulator reads (an
 // expression of the accumulator's output row and kernel row); null when the rows are not
@@ -67,14 +58,15 @@ Expr insideRows(const Stage &acc, size_t axis) {
     return nullptr;
   const Compute &pad = *read->tensor;
   const ExprNode *row = pad.axes[axis].get();
+  std::set<const ExprNode *> others;
+  for (const Expr &a : pad.axes)
+    if (a.get() != row)
+      others.insert(a.get());
   std::vector<Expr> parts;
-  conjuncts(pad.body->args[0], parts);
+  conjuncts(pad.body->args[0], &parts);
   Expr test;
   for (const Expr &c : parts) {
-    bool rowOnly = usesVar(c, row);
-    for (size_t d = 0; d < pad.axes.size(); ++d)
-      rowOnly = rowOnly && (d == axis || !usesVar(c, pad.axes[d].get()));
-    if (!rowOnly)
+    if (!usesVar(c, row) || usesAnyVar(c, others))
       continue;
     Expr at = substitute(c, {{row, read->args[axis]}});
     test = test ? land(test, at) : at;

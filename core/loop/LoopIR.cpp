@@ -288,6 +288,17 @@ std::optional<int64_t> linearCoef(const Expr &e, const ExprNode *v) {
   }
 }
 
+void conjuncts(const Expr &c, std::vector<Expr> *out) {
+  if (c->kind == ExprKind::Binary && c->op == BinOp::And) {
+    conjuncts(c->args[0], out);
+    conjuncts(c->args[1], out);
+  } else if (c->kind == ExprKind::Call && c->name == "likely") {
+    conjuncts(c->args[0], out);
+  } else {
+    out->push_back(c);
+  }
+}
+
 bool sameExpr(const Expr &a, const Expr &b) {
   if (a == b)
     return true;

@@ -143,6 +143,9 @@ Expr substitute(const Expr &e, const std::vector<std::pair<const ExprNode *, Exp
 /// Whether two expressions are the same tree (variables by identity).
 bool sameExpr(const Expr &a, const Expr &b);
 
+/// Appends every conjunct of a condition to `out` (`a && (b && likely(c))` gives a, b, c).
+void conjuncts(const Expr &c, std::vector<Expr> *out);
+
 /// An integer index with the divisions and remainders of re-flattened coordinates folded back:
 /// (x / a) / b = x / (a*b), (x / (a*b))*b + (x / a) % b = x / a and (x / a)*a + x % a = x for
 /// positive constants (exact for truncating division). A reshape of a blocked tensor reads

@@ -337,6 +337,16 @@ const std::vector<std::string> &canonicalizingPasses() {
   return passes;
 }
 
+const std::vector<std::string> &optionalPasses() {
+  static const std::vector<std::string> passes = [] {
+    std::vector<std::string> v = canonicalizingPasses();
+    for (const char *p : {"AlterOpLayout", "FoldScaleAxis", "SinkLayoutTransform"})
+      v.push_back(p);
+    return v;
+  }();
+  return passes;
+}
+
 Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::ostream *trace) {
   installTargetInfo();
   PassContext ctx = outer;
@@ -424,7 +434,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // The fast path tunes for this machine: a plain "llvm" target means the host CPU, so that
     // AlterOpLayout blocks channels by its vector width.
     if (ctx.get("target", "llvm") == "llvm")
-      ctx.config["target"] = "llvm -mcpu=" + detectHostTarget().cpu;
+      ctx.config["target"] = "llvm -mcpu=native";
     auto typed = [&](const Graph &t) {
       return withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType);
     };
@@ -436,15 +446,23 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       if (!ctx.disabledPass.count(p))
         g = apply(typed(g), {"InferShape", "InferType", p}, ctx, opts.graphApply);
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
+    // The canonicalising passes rewire inputs (EliminateIdentity lets a convolution read a param
+    // it read through an exporter's Identity), so the layout each input was written for is read
+    // again: the CorrectLayout after AlterOpLayout must convert a param from that layout, not
+    // take the blocked layout its convolution needs as the param's own (ConvNeXt's zero biases,
+    // one initializer read by a dense first and by a convolution through an Identity).
+    layouts = perInput<std::string>(g, [&](uint32_t e) { return g.attr("layout")->strs[e]; });
     // AlterOpLayout packs the weights of the params a dense reads.
-    g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
+    if (!ctx.disabledPass.count("AlterOpLayout"))
+      g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
     ctx.params = nullptr;
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx, opts.graphApply);
   if (opts.optLevel >= 3) {
-    g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx, opts.graphApply);
+    if (!ctx.disabledPass.count("FoldScaleAxis"))
+      g = apply(withShapeInputs(g, shapes), {"InferShape", "FoldScaleAxis"}, ctx, opts.graphApply);
     g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);
     // The params the build binds: SinkLayoutTransform reorders a dense weight only when
     // PrecomputePrune will do it once, at build time.
@@ -452,7 +470,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     for (const auto &[name, value] : given)
       bound += (bound.empty() ? "" : ",") + name;
     ctx.config["bound_params"] = bound;
-    g = runPass(g, sinkLayoutTransformPass(), ctx);
+    if (!ctx.disabledPass.count("SinkLayoutTransform"))
+      g = runPass(g, sinkLayoutTransformPass(), ctx);
     ctx.config.erase("bound_params");
   }
   // 6. Params the graph no longer reads are dropped; PrecomputePrune from level 2.

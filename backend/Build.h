@@ -74,6 +74,12 @@ struct BuiltLibrary {
 /// skipped when `PassContext::disabledPass` names it (`:set disabled_pass`).
 const std::vector<std::string> &canonicalizingPasses();
 
+/// Every pass `build` may leave out when `PassContext::disabledPass` names it: the canonicalising
+/// ones, then the layout and scale rewrites of opt_level 3 (AlterOpLayout, FoldScaleAxis,
+/// SinkLayoutTransform), so that a user can see what each one is worth; the others make the
+/// build.
+const std::vector<std::string> &optionalPasses();
+
 /// Runs the build. Passes go through the runner (so `ctx`'s instruments, such as the trace, see
 /// each `Graph.apply` of the original, including the throw-away SaveJSON that graph.index
 /// caused); with `trace`, each function's lowered loops are printed as `lower function NAME`.

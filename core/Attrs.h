@@ -3,7 +3,9 @@
 
 #include "core/Shape.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,9 +15,24 @@
 
 namespace loupe {
 
-/// A node's attribute dictionary exactly as the user wrote it: string values, in the order they
-/// were written (PrintGraphIR prints this order; SaveJSON sorts by key).
-using AttrDict = std::vector<std::pair<std::string, std::string>>;
+/// A node's attribute dictionary exactly as it was written: string values, in the order they
+/// were written. PrintGraphIR prints them in the order NNVM's hash map iterated them
+/// (nnvmOrdered, core/AttrOrder.h), which depends on that order and on how the dict was made;
+/// SaveJSON sorts by key.
+class AttrDict : public std::vector<std::pair<std::string, std::string>> {
+public:
+  using Base = std::vector<std::pair<std::string, std::string>>;
+  AttrDict() = default;
+  /// A dict written as a list at once, as NNVM's C++ passes and gradients built one
+  /// (MakeNode's initializer list): its map was sized for all the entries before any went in.
+  AttrDict(std::initializer_list<value_type> entries) : Base(entries), presized(entries.size()) {}
+  /// Entries filled one by one (keyword arguments, a JSON file).
+  explicit AttrDict(Base entries) : Base(std::move(entries)) {}
+  template <class It> AttrDict(It first, It last) : Base(first, last) {}
+
+  /// How many entries the dict was constructed with at once (0: filled one by one).
+  size_t presized = 0;
+};
 
 /// Looks a key up in an AttrDict.
 const std::string *findAttr(const AttrDict &d, const std::string &key);

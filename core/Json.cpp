@@ -220,7 +220,9 @@ std::string saveJSON(const Graph &g) {
 
 namespace {
 
-using json = nlohmann::json;
+// Objects keep the order of the file: NNVM read a node's attributes into its map in that order
+// (dmlc's JSON reader), which decides the order PrintGraphIR shows them in.
+using json = nlohmann::ordered_json;
 
 std::string where(const std::string &text, size_t byte) {
   size_t line = 1, col = 1;

@@ -1,6 +1,7 @@
 // Printer: PrintGraphIR and the node table, reproducing NNVM's punctuation exactly.
 #include "core/Printer.h"
 
+#include "core/AttrOrder.h"
 #include "core/Error.h"
 
 namespace loupe {
@@ -115,7 +116,7 @@ std::string printGraphIR(const Graph &g, const std::vector<std::string> &joinAtt
       s += (first ? "" : ", ") + entryRef(idx, e);
       first = false;
     }
-    for (const auto &[k, v] : n.attrs) {
+    for (const auto &[k, v] : nnvmOrdered(n.attrs)) {
       s += (first ? "" : ", ") + k + "='" + v + "'";
       first = false;
     }

@@ -11,8 +11,8 @@ namespace loupe {
 
 /// The graph as NNVM's PrintGraphIR prints it, optionally with per-entry (or per-node)
 /// graph attributes joined onto each line (`graph.ir(join_entry_attrs=[...])`). Node attributes
-/// print in the order they were written. Throws Error for a join key that is not a per-entry or
-/// per-node list attribute of the graph.
+/// print in the order NNVM's hash map iterated them (nnvmOrdered). Throws Error for a join key
+/// that is not a per-entry or per-node list attribute of the graph.
 std::string printGraphIR(const Graph &g, const std::vector<std::string> &joinAttrs = {});
 
 /// `graph_attr_keys = [k1, k2]` for a graph with attributes, "" without.

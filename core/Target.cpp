@@ -96,10 +96,12 @@ TargetCpu targetCpuOf(const std::string &target) {
   {
     std::lock_guard<std::mutex> lock(info().mutex);
     const TargetInfo &i = info();
-    if (i.host && !cpu.empty() && cpu == i.host->name) {
+    if (cpu == "native") {
+      if (!i.host)
+        fail("target '", target, "': this machine's CPU is not known here");
       features = i.host->features;
       l2 = i.host->l2Bytes;
-      from = "this machine's " + cpu + " (its features and the L2 its OS reports)";
+      from = "this machine's " + i.host->name + " (its features and the L2 its OS reports)";
     } else {
       std::string named = cpu.empty() ? "x86-64-v3" : cpu;
       std::optional<std::vector<std::string>> f;

@@ -54,9 +54,11 @@ struct HostCpu {
 void setHostCpu(HostCpu host);
 
 /// The CPU of a target string "llvm [-mcpu=NAME] [-mattr=+f,-g,…]":
-/// - `-mcpu=NAME` of the host: the host's own features and L2;
-/// - another NAME: its features as LLVM defines them and the L2 of its class (assumedL2), so
-///   that a session which names a CPU prints the same schedules on any machine;
+/// - `-mcpu=native`: this machine, its own features and L2 (what a plain "llvm" means at
+///   opt_level 3);
+/// - any NAME: its features as LLVM defines them and the L2 of its class (assumedL2), so that a
+///   session which names a CPU prints the same schedules on any machine — also on a machine of
+///   that very family, whose own L2 may differ;
 /// - no -mcpu: x86-64-v3's features (AVX2 and FMA), the baseline the seed-era layouts assume;
 /// - `-mattr` adds (+) or removes (-) features after that.
 /// Throws Error for a CPU name LLVM does not know (or when no feature source is set).

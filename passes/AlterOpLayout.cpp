@@ -30,16 +30,6 @@ namespace loupe {
 
 namespace {
 
-// Sets `key` to `value`, in place if written before, else at the end.
-void setAttr(AttrDict &attrs, const std::string &key, const std::string &value) {
-  for (auto &[k, v] : attrs)
-    if (k == key) {
-      v = value;
-      return;
-    }
-  attrs.emplace_back(key, value);
-}
-
 // The share of a vector register's lanes a block of `bn` channels uses, or 0 when its vector
 // spans more than one register without filling them (13 doubles: LLVM splits such a vector into
 // 8 + 4 + 1 lanes and shuffles between them).
@@ -208,6 +198,7 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
   const auto &shapes = src.attr("shape")->shapes;
   const auto &dtypes = src.attr("dtype")->ints;
   std::map<const Node *, uint32_t> kept; // node of the result -> id in src
+  std::map<const Node *, uint32_t> cuts; // a channel cut of the result -> the conv2d it stands for
   PackedWeights packedWeights;
   Graph out = rewriteGraph(src, [&](uint32_t nid, const NodePtr &n) -> std::vector<NodeEntry> {
     if (cpu && !n->isVariable() && n->op->name == "conv2d") {
@@ -217,6 +208,8 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
       std::vector<NodeEntry> altered =
           alterConv2d(n, inShapes, static_cast<int>(dtypes[in]), target);
+      if (!altered.empty() && altered[0].node->op->name == "split")
+        cuts[altered[0].node.get()] = nid;
       if (!altered.empty())
         return altered;
     }
@@ -236,11 +229,9 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
     for (uint32_t nid = 0; nid < ridx.numNodes(); ++nid) {
       auto it = kept.find(ridx.nodes[nid].node.get());
       if (it == kept.end()) {
-        // A channel pad keeps its input's layout (pad names no layout of its own, so
-        // CorrectLayout would leave its output unknown and put no transform after it).
-        const Node &made = *ridx.nodes[nid].node;
-        if (!made.isVariable() && made.op->name == "pad")
-          layouts[ridx.entryId(nid, 0)] = layouts[ridx.entryId(ridx.nodes[nid].inputs[0])];
+        // A channel cut presents the replaced convolution's output in its layout.
+        if (auto cut = cuts.find(ridx.nodes[nid].node.get()); cut != cuts.end())
+          layouts[ridx.entryId(nid, 0)] = layout->strs[idx.entryId(cut->second, 0)];
         continue;
       }
       // As NNVM: a kept node's inputs are recorded with the layouts it read before, even when a
@@ -252,6 +243,16 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
             layout->strs[idx.entryId(idx.nodes[it->second].inputs[i])];
       for (uint32_t k = 0; k < ridx.nodes[nid].node->numOutputs(); ++k)
         layouts[ridx.entryId(nid, k)] = layout->strs[idx.entryId(it->second, k)];
+    }
+    // A channel pad keeps its input's layout (pad names no layout of its own, so CorrectLayout
+    // would leave its output unknown, fill it with the blocked convolution's need and put no
+    // transform after it). Its input's layout is only complete once every kept node has recorded
+    // what it read: a cut that only later nodes read is one (mnasnet's and MobileNetV3's
+    // residual blocks, where a padded convolution reads the cut before the residual add does).
+    for (uint32_t nid = 0; nid < ridx.numNodes(); ++nid) {
+      const Node &made = *ridx.nodes[nid].node;
+      if (!kept.count(&made) && !made.isVariable() && made.op->name == "pad")
+        layouts[ridx.entryId(nid, 0)] = layouts[ridx.entryId(ridx.nodes[nid].inputs[0])];
     }
     out.attrs["layout"] = GraphAttr::listLayout(layouts);
   }

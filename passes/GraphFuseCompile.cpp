@@ -134,10 +134,13 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
     std::vector<NodePtr> deps;
     for (uint32_t d : idx.nodes[grp.root].controlDeps)
       deps.push_back(newNode.at(idx.nodes[d].node->isVariable() ? d : groupRoot[d]));
-    AttrDict attrs{{"num_outputs", std::to_string(root.numOutputs())},
-                   {"num_inputs", std::to_string(inputs.size())},
-                   {"flatten_data", grp.flattenData ? "1" : "0"},
-                   {"func_name", name}};
+    // Filled as NNVM's TVMOpParam::UpdateDict filled the node's map: field by field in name
+    // order (the printer shows them as that map iterated: num_outputs, num_inputs, …).
+    AttrDict attrs;
+    attrs.emplace_back("flatten_data", grp.flattenData ? "1" : "0");
+    attrs.emplace_back("func_name", name);
+    attrs.emplace_back("num_inputs", std::to_string(inputs.size()));
+    attrs.emplace_back("num_outputs", std::to_string(root.numOutputs()));
     if (ctx.optLevel >= 3 && reshapeOnly(idx, grp))
       attrs.emplace_back("reshape_only", "1");
     newNode[grp.root] = makeOpNode(tvmOp, root.name, attrs, std::move(inputs), std::move(deps));

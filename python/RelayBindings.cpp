@@ -210,7 +210,8 @@ py::list relayNodes(const Graph &g) {
     } else if (n.op->name == "conv2d" || n.op->name == "dense") {
       relayOp = "nn." + n.op->name;
     }
-    out.append(py::make_tuple("call", n.name, n.op->name, relayOp, inputs, n.attrs, scalar, first));
+    out.append(py::make_tuple("call", n.name, n.op->name, relayOp, inputs,
+                              static_cast<const AttrDict::Base &>(n.attrs), scalar, first));
   }
   return out;
 }
@@ -241,7 +242,8 @@ Graph relayGraph(const py::list &nodes, const std::vector<std::pair<size_t, uint
       std::vector<NodeEntry> inputs;
       for (const auto &[node, index] : t[3].cast<std::vector<std::pair<size_t, uint32_t>>>())
         inputs.push_back({made.at(node), index, 0});
-      made.push_back(makeOpNode(*op, name, t[4].cast<AttrDict>(), std::move(inputs)));
+      made.push_back(
+          makeOpNode(*op, name, AttrDict(t[4].cast<AttrDict::Base>()), std::move(inputs)));
     }
   }
   std::vector<NodeEntry> heads;

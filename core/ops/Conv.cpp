@@ -572,23 +572,28 @@ void conv2dNCHWcShape(ShapeCtx &c) {
     c.error(cat("groups must equal channels (", p.channels, "), got ", p.groups));
   if (!shapeKnown(c.in[0]))
     return;
-  try {
-    Shape d = convertLayoutShape(c.in[0], layout, "NCHW");
-    if (depthwise && d[1] != p.channels)
-      c.error(cat("a depthwise convolution needs as many input channels as channels (", p.channels,
-                  "), got ", d[1]));
-    c.assignIn(1, convertLayoutShape({p.channels, d[1] / p.groups, p.kh, p.kw}, "OIHW", kernel));
-    if (p.bias)
-      c.assignIn(2, convertLayoutShape({p.channels}, "C", biasLayout(out)));
-    int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
-    if (d[2] + 2 * p.ph < ekh || d[3] + 2 * p.pw < ekw)
-      c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
-    Shape o = {d[0], p.channels, (d[2] + 2 * p.ph - ekh) / p.sh + 1,
-               (d[3] + 2 * p.pw - ekw) / p.sw + 1};
-    c.assignOut(0, convertLayoutShape(o, "NCHW", out));
-  } catch (const Error &e) {
-    c.error(e.what());
-  }
+  // A shape that does not fit its layout is this node's error (said once, with its name).
+  auto convert = [&](const Shape &s, const std::string &from, const std::string &to) {
+    try {
+      return convertLayoutShape(s, from, to);
+    } catch (const Error &e) {
+      c.error(e.what());
+      return Shape{};
+    }
+  };
+  Shape d = convert(c.in[0], layout, "NCHW");
+  if (depthwise && d[1] != p.channels)
+    c.error(cat("a depthwise convolution needs as many input channels as channels (", p.channels,
+                "), got ", d[1]));
+  c.assignIn(1, convert({p.channels, d[1] / p.groups, p.kh, p.kw}, "OIHW", kernel));
+  if (p.bias)
+    c.assignIn(2, convert({p.channels}, "C", biasLayout(out)));
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  if (d[2] + 2 * p.ph < ekh || d[3] + 2 * p.pw < ekw)
+    c.error(cat("kernel ", p.kh, "x", p.kw, " is larger than the padded input ", shapeToList(d)));
+  Shape o = {d[0], p.channels, (d[2] + 2 * p.ph - ekh) / p.sh + 1,
+             (d[3] + 2 * p.pw - ekw) / p.sw + 1};
+  c.assignOut(0, convert(o, "NCHW", out));
 }
 
 // Converts to NCHW/OIHW/C, runs conv2d's kernel, converts the result to the output layout.

@@ -334,7 +334,7 @@ std::vector<NodeEntry> softmaxGrad(const NodePtr &n, const std::vector<NodeEntry
   NodeEntry y = outOf(n);
   const std::string axis = n->parsed.raw("axis");
   NodeEntry s0 = mk("elemwise_mul", n->name + "_grad_sub0", {g[0], y});
-  NodeEntry s1 = mk("sum", n->name + "_grad_sub1", {s0}, {{"keepdims", "true"}, {"axis", axis}});
+  NodeEntry s1 = mk("sum", n->name + "_grad_sub1", {s0}, {{"axis", axis}, {"keepdims", "true"}});
   NodeEntry s2 = mk("broadcast_mul", n->name + "_grad_sub2", {s1, y});
   return {mk("elemwise_sub", n->name + "_grad", {s0, s2})};
 }
@@ -342,7 +342,7 @@ std::vector<NodeEntry> softmaxGrad(const NodePtr &n, const std::vector<NodeEntry
 std::vector<NodeEntry> logSoftmaxGrad(const NodePtr &n, const std::vector<NodeEntry> &g) {
   // g - exp(y) * sum(g, axis, keepdims)
   const std::string axis = n->parsed.raw("axis");
-  NodeEntry s0 = mk("sum", n->name + "_grad_sub0", {g[0]}, {{"keepdims", "true"}, {"axis", axis}});
+  NodeEntry s0 = mk("sum", n->name + "_grad_sub0", {g[0]}, {{"axis", axis}, {"keepdims", "true"}});
   NodeEntry s1 = mk("exp", n->name + "_grad_sub1", {outOf(n)});
   NodeEntry s2 = mk("broadcast_mul", n->name + "_grad_sub2", {s0, s1});
   return {mk("elemwise_sub", n->name + "_grad", {g[0], s2})};

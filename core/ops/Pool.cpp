@@ -679,7 +679,7 @@ void registerPoolOps() {
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g to the elements equal to the maximum of their channel.
         const NodeEntry &x = n->inputs[0];
-        AttrDict hw{{"exclude", "0"}, {"axis", "[2,3]"}};
+        AttrDict hw{{"axis", "[2,3]"}, {"exclude", "0"}};
         NodeEntry y = mk("expand_like", n->name + "_grad_sub0", {outOf(n), x}, hw);
         NodeEntry lt = mk("less", n->name + "_grad_sub1", {x, y});
         NodeEntry gt = mk("greater", n->name + "_grad_sub2", {x, y});
@@ -697,7 +697,7 @@ void registerPoolOps() {
             mk("sum", n->name + "_grad_sub1", {ones}, {{"axis", "(2, 3)"}, {"keepdims", "1"}});
         NodeEntry q = mk("elemwise_div", n->name + "_grad_sub2", {g[0], count});
         return std::vector<NodeEntry>{
-            mk("expand_like", n->name + "_grad", {q, x}, {{"exclude", "0"}, {"axis", "[2,3]"}})};
+            mk("expand_like", n->name + "_grad", {q, x}, {{"axis", "[2,3]"}, {"exclude", "0"}})};
       });
 
   OpRegistry::get()

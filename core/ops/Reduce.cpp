@@ -170,10 +170,11 @@ LowerFn reduceLower(Kind kind) {
   };
 }
 
-// The reduce attributes as a gradient node's dict: exclude then axis (the order seed 001 shows).
+// The reduce attributes as a gradient node's dict, written as NNVM's sum gradient wrote them
+// (seed 001 prints them as the map iterates: exclude, then axis).
 AttrDict reduceAttrs(const NodePtr &n) {
-  return {{"exclude", n->parsed.getBool("exclude") ? "1" : "0"},
-          {"axis", tshapeText(n->parsed.getTuple("axis"))}};
+  return {{"axis", tshapeText(n->parsed.getTuple("axis"))},
+          {"exclude", n->parsed.getBool("exclude") ? "1" : "0"}};
 }
 
 // `g` (shaped like the reduce output) broadcast back over the reduced axes of the data.

@@ -2,6 +2,7 @@
 // group, and its kernel's time and values from the last :profile and :run.
 #include "gui/app/Panels.h"
 
+#include "core/AttrOrder.h"
 #include "core/DType.h"
 #include "core/Op.h"
 #include "gui/model/FusionView.h"
@@ -32,7 +33,7 @@ void inspector(AppState &s) {
   if (ImGui::CollapsingHeader("Attributes", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (n.attrs.empty())
       ImGui::TextDisabled("none");
-    for (const auto &[k, v] : n.attrs)
+    for (const auto &[k, v] : nnvmOrdered(n.attrs)) // as :ir prints them
       ImGui::TextWrapped("%s = %s", k.c_str(), v.c_str());
   }
   if (ImGui::CollapsingHeader("Outputs", ImGuiTreeNodeFlags_DefaultOpen)) {

@@ -222,7 +222,7 @@ void Commands::target(Engine &e, const Args &a, const std::string &, std::ostrea
   // CPU, else this machine (a plain llvm target means the host at opt_level 3).
   std::string target = e.passContext_.get("target", "llvm");
   bool named = target.find("-mcpu=") != std::string::npos;
-  std::string sized = named ? target : "llvm -mcpu=" + t.cpu;
+  std::string sized = named ? target : "llvm -mcpu=native";
   out << "opt_level 3 sizes for " << (named ? "the target " + target : "this machine") << ": "
       << targetCpuOf(sized).derivation << "\n";
 }

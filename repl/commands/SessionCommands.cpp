@@ -136,8 +136,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
     }
     e.tuning_ = v;
   } else if (k == "disabled_pass") {
-    // The passes :build may leave out: its canonicalising ones (the others make the build).
-    const std::vector<std::string> &optional = backend::canonicalizingPasses();
+    // The passes :build may leave out (the others make the build).
+    const std::vector<std::string> &optional = backend::optionalPasses();
     std::set<std::string> names;
     if (v != "none")
       for (const std::string &p : splitList(v, ',')) {

@@ -1,7 +1,7 @@
 """Seeds 000 and 001 run from Python with only their import lines changed
 (examples/python/seed000_build.py, seed001_passes.py) print what the seeds printed. The expected
-texts below are the seeds' own prints, verbatim, with one change DESIGN.md makes: attributes the
-original printed in hash order are in the order they were written (WRITTEN_ORDER)."""
+texts below are the seeds' own prints, verbatim: attributes in the order NNVM's hash map iterated
+them (core/AttrOrder), which the workbench derives from the same container."""
 
 import os
 import subprocess
@@ -11,21 +11,6 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "examples", "python")
-
-# The seeds' hash-ordered attributes, and the same in the order the cells wrote them.
-WRITTEN_ORDER = [
-    ("kernel_size='(5, 5)', channels='3'", "channels='3', kernel_size='(5, 5)'"),
-    ("channels='3', padding='[2, 2]', kernel_size='(5, 5)'",
-     "channels='3', kernel_size='(5, 5)', padding='[2, 2]'"),
-    ("channels='13', padding='[1, 1]', kernel_size='(3, 3)'",
-     "channels='13', kernel_size='(3, 3)', padding='[1, 1]'"),
-]
-
-
-def written(seed_text):
-    for hashed, ordered in WRITTEN_ORDER:
-        seed_text = seed_text.replace(hashed, ordered)
-    return seed_text
 
 
 def run_cells(name):
@@ -45,7 +30,7 @@ def applied_blocks(text):
 
 
 # The seeds' first graph, as they print it again and again.
-SEED_GRAPH = written("""Graph(%x, %w, %b) {
+SEED_GRAPH = ("""Graph(%x, %w, %b) {
   %3 = conv2d(%x, %w, %b, kernel_size='(5, 5)', channels='3')
   %4 = conv2d(%3, %w, %b, channels='3', padding='[2, 2]', kernel_size='(5, 5)')
   %5 = broadcast_add(%3, %4)
@@ -109,7 +94,7 @@ def test_seed000_build_prints_every_pass_and_logs_the_lowered_functions():
     # seed shows the start of fuse_conv2d_broadcast_add's loops.
     partition = blocks[11][1]
     assert "DEBUG:root:lower function fuse_conv2d\n" in partition
-    assert written("""DEBUG:root:lower function fuse_conv2d_broadcast_add
+    assert ("""DEBUG:root:lower function fuse_conv2d_broadcast_add
 DEBUG:root:// attr [pad_temp] storage_scope = "global"
 allocate pad_temp[float32 * 7 * 3 * 11 * 13]
 // attr [compute] storage_scope = "global"
@@ -156,7 +141,7 @@ SEED001_BUILD_START = (
 
 # Seed 001 from In[8] on, every line as the seed printed it (In[10]'s node table is cut short in
 # the seed, after the eighth node).
-SEED001_FUSION = written("""Graph(%x,
+SEED001_FUSION = ("""Graph(%x,
       %conv2d2_weight,
       %conv2d2_bias,
       %conv2d3_weight,
@@ -245,7 +230,7 @@ graph_attr_keys = [storage_id, dtype, dltype, shape, module]
 
 """
 
-GRADIENT_BODY = written("""Graph(%x,
+GRADIENT_BODY = ("""Graph(%x,
       %conv2d4_weight,
       %conv2d4_bias,
       %dense1_weight,
@@ -294,3 +279,45 @@ def test_seed001_fusion_roots_masters_and_compiled_graph(seed001):
 
 def test_seed001_gradient_graphs(seed001):
     assert seed001.endswith(SEED001_GRADIENTS)
+
+
+# Every line of seeds 000 and 001 that prints a node's attributes (verbatim, in the order NNVM's
+# hash map gave them). The REPL's transcriptions of the seeds (sessions/seed000, seed001), which
+# ctest replays, print each of them.
+SEED_ATTRIBUTE_LINES = [
+    "  %3 = conv2d(%x, %w, %b, kernel_size='(5, 5)', channels='3')",
+    "  %4 = conv2d(%3, %w, %b, channels='3', padding='[2, 2]', kernel_size='(5, 5)')",
+    "  %3 = tvm_op(%x, %w, %b, num_outputs='1', num_inputs='3', flatten_data='0', func_name='fuse_conv2d')",
+    "  %4 = tvm_op(%3, %w, %b, num_outputs='1', num_inputs='3', flatten_data='0', func_name='fuse_conv2d_broadcast_add')",
+    "  %3 = conv2d(%x, %conv2d2_weight, %conv2d2_bias, channels='13', padding='[1, 1]', kernel_size='(3, 3)')",
+    "  %7 = conv2d(%4, %conv2d3_weight, %conv2d3_bias, channels='13', padding='[1, 1]', kernel_size='(3, 3)')",
+    "  %13 = dense(%10, %dense0_weight, %dense0_bias, units='10')",
+    "  %15 = sum(%14, keepdims='True')",
+    "  %3 = tvm_op(%x, %conv2d2_weight, %conv2d2_bias, num_outputs='1', num_inputs='3', flatten_data='0', func_name='fuse_conv2d_relu')",
+    "  %6 = tvm_op(%x, %3, %conv2d3_weight, %conv2d3_bias, num_outputs='1', num_inputs='4', flatten_data='0', func_name='fuse_conv2d_relu_broadcast_add')",
+    "  %7 = tvm_op(%6, num_outputs='1', num_inputs='1', flatten_data='0', func_name='fuse_flatten')",
+    "  %10 = tvm_op(%7, %dense0_weight, %dense0_bias, num_outputs='1', num_inputs='3', flatten_data='0', func_name='fuse_dense')",
+    "  %11 = tvm_op(%10, num_outputs='1', num_inputs='1', flatten_data='0', func_name='fuse_softmax')",
+    "  %12 = tvm_op(%11, num_outputs='1', num_inputs='1', flatten_data='0', func_name='fuse_sum')",
+    "  %3 = conv2d(%x, %conv2d4_weight, %conv2d4_bias, channels='13', padding='[1, 1]', kernel_size='(3, 3)')",
+    "  %8 = dense(%5, %dense1_weight, %dense1_bias, units='10')",
+    "  %10 = sum(%9, keepdims='True')",
+    "  %12 = expand_like(%11, %9, exclude='0', axis='[]')",
+    "  %14 = sum(%13, keepdims='true', axis='-1')",
+    "  %18 = reshape_like(%17, %4, ='')",
+    "  %20 = greater(%3, %19, exclude='true')",
+    "  %22 = _conv2d_grad(%21, %x, %conv2d4_weight, channels='13', padding='[1, 1]', kernel_size='(3, 3)')",
+]
+
+
+def test_the_repl_sessions_print_every_attribute_line_of_the_seeds():
+    root = os.path.join(HERE, "..", "..", "sessions")
+    text = ""
+    for seed in ("seed000", "seed001"):
+        folder = os.path.join(root, seed)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".session"):
+                with open(os.path.join(folder, name)) as f:
+                    text += f.read()
+    missing = [line for line in SEED_ATTRIBUTE_LINES if line + "\n" not in text]
+    assert not missing

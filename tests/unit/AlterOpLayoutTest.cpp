@@ -680,7 +680,8 @@ TEST(FastPath, ReshapeOnlyKernelsShareTheirInputsStorage) {
     run(e, ":build opt_level=" + std::to_string(level) + kParams);
     const Graph &g = e.current()->graph;
     std::string ir = output(e, ":ir");
-    EXPECT_EQ(ir.find("func_name='fuse_flatten', reshape_only='1'") != std::string::npos,
+    EXPECT_EQ(ir.find("reshape_only='1', flatten_data='0', func_name='fuse_flatten'") !=
+                  std::string::npos,
               level == 3)
         << ir;
     auto [in, out] = storageOf(g, "f");
@@ -868,4 +869,58 @@ TEST(AlterOpLayout, APackedDensesParallelBodyKnowsItsBuffersApart) {
   size_t body = ir.find("define internal void @fuse__contrib_dense_pack_parallel0");
   ASSERT_NE(body, std::string::npos) << ir;
   EXPECT_NE(ir.find("!noalias", body), std::string::npos) << ir.substr(body, 2000);
+}
+
+// Torchvision's mnasnet0_5 and mobilenet_v3_small at opt_level 3 with 16-channel blocks: a
+// residual block whose input is a convolution's output cut from 48 channels back to 40. The
+// next convolution reads the cut padded to 48 again before the residual add reads the cut. The
+// pad's layout was taken from the cut before the add recorded it, so CorrectLayout put no
+// transform between the plain pad and the blocked convolution ("shape [1, 48, 14, 14] does not
+// have the 5 axes of layout NCHW16c"). The shapes are the exports' own.
+TEST(AlterOpLayout, AConvolutionReadsAChannelCutBeforeTheResidualAddDoes) {
+  struct Case {
+    const char *network;
+    int expand, kernel;
+  };
+  for (Case c :
+       {Case{"mnasnet0_5 layers.10.1", 240, 5}, Case{"mobilenet_v3_small features.5", 240, 5}}) {
+    SCOPED_TRACE(c.network);
+    Engine e;
+    std::string k = std::to_string(c.kernel), pad = std::to_string(c.kernel / 2);
+    run(e, "x = Variable(\"x\", shape=(1, 48, 14, 14))\n"
+           "y = conv2d(data=x, channels=40, kernel_size=(1, 1))\n"
+           "a = relu(conv2d(data=y, channels=" +
+               std::to_string(c.expand) +
+               ", kernel_size=(1, 1)))\n"
+               "a = relu(conv2d(data=a, channels=" +
+               std::to_string(c.expand) + ", groups=" + std::to_string(c.expand) +
+               ", kernel_size=(" + k + ", " + k + "), padding=(" + pad + ", " + pad +
+               ")))\n"
+               "b = conv2d(data=a, channels=40, kernel_size=(1, 1))\n"
+               "z = b + y\n:graph z\n:set target llvm -mcpu=skylake-avx512");
+    run(e, ":build opt_level=3 dtype=float32");
+    EXPECT_NE(output(e, ":ir").find("func_name='fuse__contrib_conv2d_NCHWc"), std::string::npos);
+    EXPECT_LT(largestAbsError(e), 1e-3);
+  }
+}
+
+// Torchvision's convnext_tiny at opt_level 3: its zero biases are one initializer, which a dense
+// reads first and a convolution reads through an exporter's Identity. EliminateIdentity lets the
+// convolution read the param itself, whose layout was then unknown to the CorrectLayout after
+// AlterOpLayout, which took the blocked convolution's need (C16c) as the param's own and put no
+// transform before it ("input 'bias' has shape [384] but [24, 16] is required").
+TEST(AlterOpLayout, AParamReadByADenseAndThroughACopyByABlockedConvolution) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 192, 14, 14))\n"
+         "v = Variable(\"v\", shape=(5, 96))\n"
+         "b = Variable(\"b\", shape=(384,))\n"
+         "d = dense(data=v, units=384, bias=b)\n"
+         "c = conv2d(data=x, bias=copy(b), channels=384, kernel_size=(2, 2), strides=(2, 2))\n"
+         "y = Group([d, c])\n:graph y\n:set target llvm -mcpu=skylake-avx512");
+  run(e, ":build opt_level=3 dtype=float32");
+  // The bias converted to C16c by a kernel of its own, and the convolution blocked.
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("tvm_op(%b, num_outputs='1', num_inputs='1'"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("func_name='fuse__contrib_conv2d_NCHWc'"), std::string::npos) << ir;
+  EXPECT_LT(largestAbsError(e), 1e-3);
 }

@@ -1030,20 +1030,28 @@ TEST(TargetCpu, FromTheFeaturesOfTheNamedCpu) {
 }
 
 // The host is sized by what it has: its own features (a VM may hide some its name implies) and
-// the L2 its operating system reports, when the target names its CPU.
+// the L2 its operating system reports, when the target is this machine (-mcpu=native, what a
+// plain llvm means at opt_level 3). A named CPU sizes as its class on every machine, on a host of
+// that very family too (whose own L2 may differ: the test command once failed on a Sapphire
+// Rapids host because the named sapphirerapids took the host's 2 MiB).
 TEST(TargetCpu, TheHostFromItsOwnFeaturesAndCache) {
   backend::installTargetInfo();
   backend::HostTarget real = backend::detectHostTarget();
   setHostCpu({"testhost", {"avx", "avx2", "fma"}, 2 << 20});
-  TargetCpu c = targetCpuOf("llvm -mcpu=testhost");
+  TargetCpu c = targetCpuOf("llvm -mcpu=native");
   EXPECT_EQ(std::tuple(c.vectorBytes, c.registers, c.l2Bytes), std::tuple(32, 16, 2 << 20));
   EXPECT_NE(c.derivation.find("this machine's testhost"), std::string::npos);
   setHostCpu({"testhost", {"avx512f", "avx2", "fma"}, 1 << 20});
-  EXPECT_TRUE(targetCpuOf("llvm -mcpu=testhost").broadcastOperand);
-  setHostCpu({real.cpu, real.features, real.l2Bytes});
-  // The real host: what LLVM detects, and its OS's L2 (this machine's, whatever it is).
-  EXPECT_GT(real.l2Bytes, 0);
-  EXPECT_EQ(targetCpuOf("llvm -mcpu=" + real.cpu).l2Bytes, real.l2Bytes);
+  EXPECT_TRUE(targetCpuOf("llvm -mcpu=native").broadcastOperand);
+  for (const char *family : {"sapphirerapids", "znver3"}) {
+    setHostCpu({family, {"avx512f", "avx2", "fma"}, 2 << 20});
+    TargetCpu named = targetCpuOf(std::string("llvm -mcpu=") + family);
+    EXPECT_EQ(named.l2Bytes, assumedL2(*backend::cpuFeaturesOf(family))) << family;
+    EXPECT_EQ(named.vectorBytes, std::string(family) == "znver3" ? 32 : 64) << family;
+    EXPECT_EQ(named.derivation.find("this machine"), std::string::npos) << family;
+    EXPECT_EQ(targetCpuOf("llvm -mcpu=native").l2Bytes, 2 << 20) << family;
+  }
+  setHostCpu({real.cpu, real.features, real.l2Bytes > 0 ? real.l2Bytes : assumedL2(real.features)});
 }
 
 // LLVM's X86 tables: a name they know gives its features, one they do not nothing.

@@ -46,7 +46,7 @@ TEST(Printer, JoinedAttributesAndMultiOutputValues) {
   EXPECT_EQ(printGraphIR(g, {"shape"}),
             "Graph(%x) {\n"
             "  %x, shape=[4,2]\n"
-            "  %1 = split(%x, indices_or_sections='2', axis='0'), shape=[[2,2], [2,2]]\n"
+            "  %1 = split(%x, axis='0', indices_or_sections='2'), shape=[[2,2], [2,2]]\n"
             "  ret %1.1\n"
             "}\n"
             "graph_attr_keys = [shape_num_unknown_nodes, shape]\n");
@@ -213,3 +213,41 @@ TEST(PyFormat, MatchesPythonPprint) {
                           " {'inputs': [1], 'op': \"it's\"}]");
   EXPECT_EQ(pyRepr(v.items[1]), "{'op': \"it's\", 'inputs': [1]}");
 }
+
+namespace {
+
+// NNVM read a node's attributes into its hash map in the order of the file (dmlc's JSON reader),
+// so a graph written by hand with its attributes unsorted prints them as that order filled the
+// map; SaveJSON writes them sorted again.
+TEST(Printer, AttributesLoadedFromJsonPrintAsTheFilesOrderFilledTheMap) {
+  registerAllOps();
+  auto withAttrs = [](const std::string &attrs) {
+    return "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []},"
+           " {\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+           " {\"op\": \"null\", \"name\": \"b\", \"inputs\": []},"
+           " {\"op\": \"conv2d\", \"name\": \"c\", \"attrs\": {" +
+           attrs +
+           "}, \"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]}], \"arg_nodes\": [0, 1, 2],"
+           " \"node_row_ptr\": [0, 1, 2, 3, 4], \"heads\": [[3, 0, 0]]}";
+  };
+  // Sorted, as SaveJSON writes: channels, kernel_size, padding go in in that order.
+  std::string sorted = printGraphIR(loadJSON(
+      withAttrs("\"channels\": \"3\", \"kernel_size\": \"(5, 5)\", \"padding\": \"[2, 2]\"")));
+  EXPECT_NE(sorted.find("conv2d(%x, %w, %b, channels='3', padding='[2, 2]', kernel_size='(5, 5)')"),
+            std::string::npos)
+      << sorted;
+  // kernel_size, padding, channels: the first two swap when the map grows from 3 buckets to 7
+  // (where they share one), and channels goes in front of them.
+  std::string byHand = printGraphIR(loadJSON(
+      withAttrs("\"kernel_size\": \"(5, 5)\", \"padding\": \"[2, 2]\", \"channels\": \"3\"")));
+  EXPECT_NE(byHand.find("conv2d(%x, %w, %b, channels='3', kernel_size='(5, 5)', padding='[2, 2]')"),
+            std::string::npos)
+      << byHand;
+  EXPECT_NE(
+      saveJSON(loadJSON(withAttrs(
+                   "\"kernel_size\": \"(5, 5)\", \"padding\": \"[2, 2]\", \"channels\": \"3\"")))
+          .find("\"channels\": \"3\", \n        \"kernel_size\""),
+      std::string::npos);
+}
+
+} // namespace

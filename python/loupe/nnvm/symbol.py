@@ -6,7 +6,8 @@
     z = z + sym.relu(z)
 
 Nodes are named as NNVM named them (conv2d0, conv2d0_weight, __add_symbol__0, …), by counters
-shared by the whole process; attributes keep the order they were written in.
+shared by the whole process; attributes are kept in the order they were written in, which
+`graph.ir()` prints as NNVM's hash map iterated them (as the seeds show).
 """
 
 from .. import _loupe

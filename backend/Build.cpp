@@ -211,11 +211,12 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
 // carries the machine code.
 Graph compileFunctions(Graph g, std::ostream *trace, StoredTensors params, const BuildOptions &opts,
-                       std::vector<std::string> outputNames) {
+                       std::vector<std::string> outputNames, bool flushDenormals) {
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   auto lib = std::make_shared<BuiltLibrary>();
   lib->params = std::move(params);
   lib->outputNames = std::move(outputNames);
+  lib->flushDenormals = flushDenormals;
   std::vector<LoweredFunction> fns;
   std::map<std::string, TuningLog> logs; // the tuning logs read, by file
   for (const auto &n : g.index().nodes) {
@@ -310,7 +311,8 @@ Graph recompile(const Graph &deploy, const BuildOptions &opts) {
   auto lib = builtLibrary(deploy);
   if (!lib)
     fail("recompile: the graph was not built");
-  return compileFunctions(deploy, nullptr, lib->params, opts, lib->outputNames);
+  return compileFunctions(deploy, nullptr, lib->params, opts, lib->outputNames,
+                          lib->flushDenormals);
 }
 
 Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
@@ -335,6 +337,10 @@ const std::vector<std::string> &canonicalizingPasses() {
   static const std::vector<std::string> passes = {
       "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};
   return passes;
+}
+
+bool flushesDenormals(Denormals mode, int optLevel) {
+  return mode == Denormals::Flush || (mode == Denormals::Auto && optLevel >= 3);
 }
 
 const std::vector<std::string> &optionalPasses() {
@@ -506,7 +512,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   PassInfo compile = requirePass("GraphFuseCompile");
   PassInfo inner = compile;
   compile.run = [&](const Graph &in, const PassContext &c) {
-    return compileFunctions(inner.run(in, c), trace, std::move(params), opts, outputNames);
+    return compileFunctions(inner.run(in, c), trace, std::move(params), opts, outputNames,
+                            flushesDenormals(opts.denormals, opts.optLevel));
   };
   auto runCompile = [&](const Graph &in) { return runPass(in, compile, ctx); };
   return opts.graphApply ? opts.graphApply(g, {"GraphFuseCompile"}, runCompile) : runCompile(g);

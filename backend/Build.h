@@ -18,8 +18,19 @@
 namespace loupe::backend {
 
 /// What `:build` takes besides the graph.
+/// What the built kernels do with subnormal floats (`:set denormals`).
+enum class Denormals {
+  Auto,  ///< flush at opt_level 3 (the fast path), keep below (IEEE, as the seeds' builds)
+  Keep,  ///< IEEE arithmetic: subnormal operands and results as they are
+  Flush, ///< subnormal operands read as zero, subnormal results flushed (KernelFloatMode)
+};
+
+/// `mode`'s choice for a build at `optLevel`: whether its kernels flush subnormals.
+bool flushesDenormals(Denormals mode, int optLevel);
+
 struct BuildOptions {
   int optLevel = 2;
+  Denormals denormals = Denormals::Auto;
   std::map<std::string, Shape> shapes; ///< input shapes (else the variables' `shape` attribute)
   /// NNVM's dtype dict: these inputs' dtypes, the others inferred (from the graph's type rules
   /// and the variables' own `dtype`). When empty (and without params), NNVM's dtype string:
@@ -67,6 +78,9 @@ struct BuiltLibrary {
   /// The outputs' names in the graph the build started from (a layout pass may have renamed a
   /// deploy graph's head "y_NCHW"): what `:outputs` and `:run save=` call them.
   std::vector<std::string> outputNames;
+  /// Whether its kernels run with subnormals flushed to zero (the runtime sets the threads'
+  /// floating-point environment around every run).
+  bool flushDenormals = false;
 };
 
 /// The canonicalising passes `build` runs at opt_level 3 before AlterOpLayout, in order: they

@@ -4,6 +4,7 @@
 #include "core/Buffers.h"
 
 #include "backend/Build.h"
+#include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
@@ -221,6 +222,7 @@ std::vector<std::pair<std::string, double>> GraphRuntime::run() {
       fail("run: no value for input '", in.name, "'");
   std::vector<std::pair<std::string, double>> times;
   times.reserve(m.calls.size());
+  KernelFloatMode mode(m.lib->flushDenormals);
   for (Impl::Call &c : m.calls) {
     checkInterrupt(); // between kernels: Ctrl-C stops a long run
     auto t0 = std::chrono::steady_clock::now();
@@ -250,6 +252,7 @@ void GraphRuntime::runCall(size_t k) {
     for (const Impl::Input &in : impl_->inputs)
       if (!in.set)
         fail("run: no value for input '", in.name, "'");
+  KernelFloatMode mode(impl_->lib->flushDenormals);
   if (c.fn)
     c.fn(c.args.data());
 }

@@ -3,6 +3,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -13,6 +16,16 @@ namespace loupe::backend {
 namespace {
 
 thread_local bool insideParallel = false;
+
+#if defined(__x86_64__) || defined(__i386__)
+constexpr unsigned kFlushBits = 0x8040; // MXCSR: FTZ (bit 15) and DAZ (bit 6)
+unsigned readMode() { return _mm_getcsr(); }
+void writeMode(unsigned csr) { _mm_setcsr(csr); }
+#else
+constexpr unsigned kFlushBits = 0;
+unsigned readMode() { return 0; }
+void writeMode(unsigned) {}
+#endif
 
 // One job at a time: the range [0, n) split statically into one contiguous share per thread,
 // each share claimed by whichever thread asks first (the caller too). Workers spin for a while on
@@ -39,6 +52,7 @@ public:
     n_ = n;
     body_ = body;
     closure_ = closure;
+    mode_ = readMode(); // the workers run the job in the caller's floating-point environment
     done_.store(0);
     next_.store(0);
     generation_.fetch_add(1); // publishes the job (sequentially consistent)
@@ -90,6 +104,8 @@ private:
       if (stop_.load())
         return;
       seen = generation_.load();
+      if (unsigned mode = mode_; readMode() != mode)
+        writeMode(mode);
       claimShares();
     }
   }
@@ -103,6 +119,7 @@ private:
   std::atomic<int> sleepers_{0};
   std::atomic<int64_t> next_{0}, done_{0}; ///< shares claimed, shares finished
   int64_t n_ = 0;
+  unsigned mode_ = 0; ///< the caller's MXCSR
   void (*body_)(int64_t, int64_t, void *) = nullptr;
   void *closure_ = nullptr;
 };
@@ -113,6 +130,14 @@ Pool &pool() {
 }
 
 } // namespace
+
+KernelFloatMode::KernelFloatMode(bool flush) : saved_(readMode()) {
+  writeMode(flush ? saved_ | kFlushBits : saved_ & ~kFlushBits);
+}
+
+KernelFloatMode::~KernelFloatMode() { writeMode(saved_); }
+
+bool KernelFloatMode::flushing() { return kFlushBits && (readMode() & kFlushBits) == kFlushBits; }
 
 int numThreads() {
   // Once: hardware_concurrency reads sysfs (an open and a read, about 5 us), and every parallel

@@ -15,6 +15,27 @@ void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *), void 
 
 namespace loupe::backend {
 
+/// This thread's floating-point environment for running kernels, while the object lives:
+/// with `flush`, subnormal operands read as zero and subnormal results become zero (the MXCSR's
+/// DAZ and FTZ bits, as deployment runtimes offer: PyTorch's set_flush_denormal, ONNX Runtime's
+/// denormal_as_zero); without, IEEE arithmetic. The previous state comes back at the end. The
+/// pool's threads take the calling thread's state for each parallel loop, so one of these
+/// around a run covers every thread that runs its kernels. Subnormals matter for speed: on
+/// Intel CPUs an operation on one takes a microcode assist of about a hundred cycles.
+class KernelFloatMode {
+public:
+  explicit KernelFloatMode(bool flush);
+  ~KernelFloatMode();
+  KernelFloatMode(const KernelFloatMode &) = delete;
+  KernelFloatMode &operator=(const KernelFloatMode &) = delete;
+
+  /// Whether this thread flushes subnormals now.
+  static bool flushing();
+
+private:
+  unsigned saved_;
+};
+
 /// Threads the pool uses (the hardware's count unless LOUPE_NUM_THREADS says otherwise), read
 /// once per process.
 int numThreads();

@@ -183,6 +183,8 @@ private:
   /// What the last `:build` compiled, for `:cache`.
   std::shared_ptr<const backend::CompileStats> lastCompile_;
   std::string tuning_ = "off"; ///< see setTuning
+  /// `:set denormals auto|keep|flush`: what the next `:build`'s kernels do with subnormals.
+  std::string denormals_ = "auto";
   /// `:set timings hidden`: measured times (and `:where`'s counts of this host's instructions)
   /// print as dashes, so a session that profiles replays the same on any machine.
   bool hideTimings_ = false;

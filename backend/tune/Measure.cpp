@@ -4,6 +4,7 @@
 
 #include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
+#include "backend/Runtime.h"
 #include "backend/llvm/HostTarget.h"
 #include "core/Buffers.h"
 #include "core/DType.h"
@@ -265,6 +266,9 @@ int tuneWorkerMain() {
   // A fresh process: the ops a task's body names, and the target sizing its schedules read.
   registerAllOps();
   installTargetInfo();
+  // Tasks are opt_level 3 kernels, which the network runs with subnormals flushed (the
+  // default; a build with `:set denormals keep` is measured so too, on inputs that have none).
+  KernelFloatMode flush(true);
   std::unique_ptr<CandidateRunner> runner;
   std::string line;
   while (std::getline(std::cin, line)) {

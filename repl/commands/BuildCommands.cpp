@@ -448,6 +448,9 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                            [](const auto &i) { return i->name() == "trace"; });
   o.cache = e.kernelCache_;
+  o.denormals = e.denormals_ == "keep"    ? backend::Denormals::Keep
+                : e.denormals_ == "flush" ? backend::Denormals::Flush
+                                          : backend::Denormals::Auto;
   std::vector<std::string> tuningWarnings;
   o.tuning = e.tuningLocation();
   o.warnings = &tuningWarnings;
@@ -518,6 +521,7 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   if (!w.compare.empty())
     expected = expectedOutputs(e, g, w.compare);
   backend::RunResult r = backend::runDeployGraph(g, in);
+  bool flushed = backend::builtLibrary(g)->flushDenormals;
   std::vector<Tensor> ref;
   if (w.check)
     ref = referenceRun(g, in);
@@ -534,8 +538,9 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
         << "\n  values " << someValues(t, 6) << "\n  sum " << buf << "\n";
     if (w.check) {
       auto [absErr, relErr] = difference(t, ref[k]);
-      out << "  vs reference interpreter: max abs error " << sci(absErr) << ", max rel error "
-          << sci(relErr) << "\n";
+      out << "  vs reference interpreter"
+          << (flushed ? " (IEEE; the kernels flush subnormals)" : "") << ": max abs error "
+          << sci(absErr) << ", max rel error " << sci(relErr) << "\n";
     } else {
       out << "  vs reference interpreter: not checked (check=off)\n";
     }

@@ -44,7 +44,9 @@ std::vector<Engine::Command> Commands::table() {
        "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
        "memory), tuning on|off|FILE (the records :build applies and :tune adds to), timings "
        "shown|hidden (:profile's measured figures and :where's host instruction counts as "
-       "dashes, for sessions)",
+       "dashes, for sessions), disabled_pass P[,P]|none (passes :build leaves out), denormals "
+       "auto|keep|flush (the next :build's kernels flush subnormals to zero, or keep IEEE "
+       "arithmetic; auto flushes at opt_level 3)",
        set},
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},

@@ -61,6 +61,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
         << "\nfusion_rules " << c.get("fusion_rules", "A") << "\nnofuse "
         << (nofuse.empty() ? "none" : nofuse) << "\ntarget " << c.get("target", "llvm")
         << "\ntuning " << e.tuning_ << "\n";
+    if (e.denormals_ != "auto")
+      out << "denormals " << e.denormals_ << "\n";
     if (memoryLimitBytes())
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
     if (e.hideTimings_)
@@ -147,6 +149,11 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
         names.insert(p);
       }
     c.disabledPass = names;
+  } else if (k == "denormals") {
+    if (v != "auto" && v != "keep" && v != "flush")
+      fail("denormals must be auto (flushed at opt_level 3, kept below), keep or flush, got '", v,
+           "'");
+    e.denormals_ = v;
   } else if (k == "timings") {
     if (v != "shown" && v != "hidden")
       fail("timings must be shown or hidden, got '", v, "'");
@@ -154,9 +161,9 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
   } else {
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
-                        "memory_limit", "tuning", "timings", "disabled_pass"}),
+                        "memory_limit", "tuning", "timings", "disabled_pass", "denormals"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit, tuning, timings, disabled_pass");
+         "memory_limit, tuning, timings, disabled_pass, denormals");
   }
   out << k << " = " << v << "\n";
 }

@@ -470,3 +470,32 @@ TEST(BuildHooks, EveryGraphApplyCallGoesThroughTheHookAndLoweringIsTold) {
       },
       Error);
 }
+
+// A kernel on subnormal inputs: opt_level 3 flushes them by default (zeros, and the check says
+// the reference kept them), `:set denormals keep` gives IEEE results, opt_level 2 keeps them by
+// default and `:set denormals flush` flushes there too. The kernel is a parallel loop, so every
+// thread of the pool runs in the mode the build chose.
+TEST(Denormals, OptLevel3FlushesByDefaultAndKeepGivesIeeeResults) {
+  struct Case {
+    int optLevel;
+    const char *mode;
+    bool zeros;
+  };
+  for (Case c : {Case{3, "auto", true}, Case{3, "keep", false}, Case{2, "auto", false},
+                 Case{2, "flush", true}}) {
+    SCOPED_TRACE(std::to_string(c.optLevel) + " " + c.mode);
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(512, 1024))\ny = x * 0.5\n:graph y\n:set target llvm "
+           "-mcpu=znver3\n:set denormals " +
+               std::string(c.mode));
+    run(e, ":build opt_level=" + std::to_string(c.optLevel));
+    std::string out = output(e, ":run x=1e-39");
+    EXPECT_NE(out.find(c.zeros ? "  sum 0\n" : "  sum 2.62144e-34\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("(IEEE; the kernels flush subnormals)") != std::string::npos, c.zeros)
+        << out;
+  }
+  Engine e;
+  EXPECT_EQ(output(e, ":set denormals fast"),
+            "error: denormals must be auto (flushed at opt_level 3, kept below), keep or flush, "
+            "got 'fast'\n");
+}

@@ -69,3 +69,41 @@ TEST(ParallelFor, NestedLoopsRunSerially) {
   for (auto &h : c.hits)
     EXPECT_EQ(h.load(), 5);
 }
+
+namespace {
+
+// Halves each element of a float array in place, in the thread that runs the share.
+void halve(int64_t begin, int64_t end, void *p) {
+  volatile float *x = static_cast<float *>(p);
+  for (int64_t i = begin; i < end; ++i)
+    x[i] = x[i] * 0.5f;
+}
+
+} // namespace
+
+// Subnormals flushed to zero while a KernelFloatMode(true) lives, in the calling thread and in
+// the pool's threads (which take the caller's state for each loop); IEEE results otherwise, and
+// the previous state back afterwards. On any x86-64 host: MXCSR's FTZ and DAZ are SSE2's.
+TEST(KernelFloatMode, FlushesSubnormalsOnEveryThreadOfALoop) {
+  const float tiny = 1e-39f; // subnormal: below FLT_MIN (1.18e-38)
+  ASSERT_GT(tiny, 0.0f);
+  ASSERT_LT(tiny, 1.17549435e-38f);
+  const int64_t n = 1 << 16;
+  std::vector<float> x(n, tiny);
+  {
+    loupe::backend::KernelFloatMode flush(true);
+    EXPECT_TRUE(loupe::backend::KernelFloatMode::flushing());
+    loupe_parallel_for(n, halve, x.data());
+  }
+  EXPECT_FALSE(loupe::backend::KernelFloatMode::flushing());
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(x[i], 0.0f) << "element " << i << " (its share ran on a thread that kept IEEE)";
+  std::vector<float> y(n, tiny);
+  {
+    loupe::backend::KernelFloatMode keep(false);
+    loupe_parallel_for(n, halve, y.data());
+  }
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], tiny * 0.5f) << "element " << i;
+  EXPECT_GT(y[0], 0.0f);
+}

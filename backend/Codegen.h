@@ -63,10 +63,12 @@ public:
   /// The optimised LLVM IR of one function (or the whole module for ""), generated again on
   /// first use under the function's own name (with the comments `assembly` describes).
   std::string llvmIR(const std::string &name = "") const;
-  /// The host assembly of one function (or the whole module for ""). A function's comes with
-  /// comments naming the line of its loop listing (listLowered) and the graph nodes each run of
-  /// instructions was generated for, and so does its LLVM IR.
+  /// The host assembly of one function (or of each function in turn for ""), with comments
+  /// naming the line of its loop listing (listLowered) and the graph nodes each run of
+  /// instructions was generated for; its LLVM IR carries the same.
   std::string assembly(const std::string &name = "") const;
+  /// The whole module's host assembly as it is compiled: no debug locations, no comments.
+  std::string moduleAssembly() const;
   /// The listing line each machine instruction of `name`'s host assembly (its parallel bodies
   /// included) was generated for, in the assembly's order; 0 for none (a prologue).
   std::vector<unsigned> instructionLines(const std::string &name) const;

@@ -348,9 +348,16 @@ std::string CompiledModule::llvmIR(const std::string &name) const {
 }
 
 std::string CompiledModule::assembly(const std::string &name) const {
+  if (name.empty()) {
+    // Every function as `:asm FUNC` shows it, each run of instructions under the loop line and
+    // nodes it was made for (the module printed whole would carry no such comments).
+    std::string out = "# " + std::to_string(impl_->fns.size()) +
+                      " functions, each commented as :asm FUNC comments it\n";
+    for (const LoweredFunction &f : impl_->fns)
+      out += "\n# ---- " + f.name + "\n" + assembly(f.name);
+    return out;
+  }
   const std::string &text = impl_->hostAssembly(name);
-  if (name.empty())
-    return text;
   AnnotatedAssembly a = annotateAssembly(text, impl_->printed(name).listing);
   auto share = [](size_t part, size_t whole) {
     return std::to_string(part) + " of " + std::to_string(whole) + " (" +
@@ -361,6 +368,8 @@ std::string CompiledModule::assembly(const std::string &name) const {
          share(a.loopTraced, a.loopInstructions) + ", " + std::to_string(a.byLoop) +
          " of them by the loop they run in\n" + a.text;
 }
+
+std::string CompiledModule::moduleAssembly() const { return impl_->hostAssembly(""); }
 
 std::vector<unsigned> CompiledModule::instructionLines(const std::string &name) const {
   return annotateAssembly(impl_->hostAssembly(name), impl_->printed(name).listing).instructionLines;

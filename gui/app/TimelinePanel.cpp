@@ -5,6 +5,7 @@
 
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
+#include "repl/commands/CommandHelpers.h"
 
 #include <imgui.h>
 
@@ -68,9 +69,11 @@ void pairNodes(AppState &s, const Graph &before, const Graph &after, size_t step
     int k = kernelOf(after, before, static_cast<uint32_t>(nid));
     if (k >= 0) {
       there = {static_cast<uint32_t>(k)};
-      // The Loops panel shows the kernel's function with this node's lines and instructions.
+      // The Loops panel shows the kernel's function with this node's lines and instructions
+      // (a kernel several calls share names the first call's nodes: this one's counterpart).
       s.loops.function = ai.nodes[static_cast<uint32_t>(k)].node->parsed.getStr("func_name");
-      s.loops.focus = s.loops.paired = name;
+      std::optional<KernelSite> site = kernelSite(after, name);
+      s.loops.focus = s.loops.paired = site ? site->listedAs : name;
     }
     s.timeline.pairText =
         name + (k >= 0

@@ -2,6 +2,7 @@
 // render of one panel to a PNG for tests and the README.
 #include "backend/tune/Measure.h"
 #include "gui/app/AppState.h"
+#include "gui/app/Panels.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
 #include "repl/commands/CommandHelpers.h"
@@ -155,8 +156,18 @@ int main(int argc, char **argv) {
     const Step *cur = s.viewer.engine().current();
     int nid = cur ? cur->graph.index().findByName(select) : -1;
     if (nid < 0 && cur) { // on a built step, a node the build fused: the kernel that computes it,
-      nid = kernelComputing(cur->graph, select); // with the node's loops and instructions lit
-      s.loops.focus = select;
+      // with the node's loops and instructions lit: a kernel several calls share names the
+      // first call's nodes, and the selected one is lit where its counterpart is; paired with
+      // its own call in the timeline
+      if (std::optional<KernelSite> site = kernelSite(cur->graph, select)) {
+        nid = site->call;
+        const auto &history = s.viewer.engine().history();
+        size_t step = s.viewer.engine().cursor();
+        if (int source = step > 0 ? history[step - 1].graph.index().findByName(select) : -1;
+            source >= 0)
+          gui::pairNodes(s, history[step - 1].graph, cur->graph, step, source, false);
+        s.loops.focus = s.loops.paired = site->listedAs;
+      }
     }
     if (nid < 0) {
       std::fprintf(stderr, "loupe-gui: no node '%s' in the current graph\n", select.c_str());

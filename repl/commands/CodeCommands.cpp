@@ -127,22 +127,31 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
   const Node &node = *pidx.nodes[static_cast<size_t>(nid)].node;
   if (node.isVariable())
     fail(name, " is an input of the graph: no kernel computes it");
-  int call = kernelComputing(g, name);
-  if (call < 0)
+  std::optional<KernelSite> site = kernelSite(g, name);
+  if (!site)
     fail("no kernel of this build computes ", name);
-  std::string fn = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
+  int call = site->call;
+  const std::string &fn = site->function;
   backend::LoweredFunction f = builtOrLowered(g, fn);
-  std::vector<std::string> others;
-  for (const std::string &m : f.nodes)
-    if (m != name)
-      others.push_back(m);
   out << name << " (" << node.op->name << ") is computed by " << fn
-      << (others.empty() ? "" : ", with " + joinNames(others)) << "\n";
+      << (site->fusedWith.empty() ? "" : ", with " + joinNames(site->fusedWith)) << "\n";
+  // A kernel several calls share was lowered from the first call's group: its listing names
+  // that group's nodes, and this node is the one at its place.
+  const std::string &listed = site->listedAs;
+  if (listed != name) {
+    size_t calls = 0;
+    for (const auto &n : g.index().nodes)
+      calls += !n.node->isVariable() && n.node->op->name == "tvm_op" &&
+               n.node->parsed.getStr("func_name") == fn;
+    out << "shared: " << plural(calls, "call") << " run " << fn
+        << "; its loops and instructions name the first call's nodes, and " << name
+        << " is computed where they say " << listed << "\n";
+  }
 
   backend::LoweredListing l = backend::listLowered(f);
   std::set<unsigned> lines;
   for (size_t i = 0; i < l.lines.size(); ++i)
-    if (l.computes[i] && std::count(l.nodes[i].begin(), l.nodes[i].end(), name))
+    if (l.computes[i] && std::count(l.nodes[i].begin(), l.nodes[i].end(), listed))
       lines.insert(static_cast<unsigned>(i + 1));
   out << "loops (:lower " << fn << " nodes): "
       << (lines.empty() ? "no store of its own (its values are computed where they are read)"
@@ -150,9 +159,9 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
       << "\n";
   int width = static_cast<int>(std::to_string(l.lines.size()).size());
   const size_t shown = 10; // the rest are a :lower away
-  size_t listed = 0;
+  size_t printed = 0;
   for (unsigned line : lines) {
-    if (listed++ == shown && lines.size() > shown + 2) {
+    if (printed++ == shown && lines.size() > shown + 2) {
       out << "  … " << lines.size() - shown << " more\n";
       break;
     }
@@ -165,7 +174,7 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
     // Its instructions: its stores', and those of the loops around nothing but its stores.
     std::set<unsigned> own = lines;
     for (size_t i = 0; i < l.lines.size(); ++i)
-      if (l.nodes[i].size() == 1 && l.nodes[i][0] == name)
+      if (l.nodes[i].size() == 1 && l.nodes[i][0] == listed)
         own.insert(static_cast<unsigned>(i + 1));
     std::vector<unsigned> at = lib->code->instructionLines(fn);
     std::vector<size_t> mine;
@@ -188,8 +197,8 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
   int64_t total = 0;
   for (const auto &[n, v] : flops)
     total += v;
-  double share = total ? static_cast<double>(flops[name]) / static_cast<double>(total) : 0;
-  out << "arithmetic: " << flops[name] << " of " << fn << "'s " << total << " operations";
+  double share = total ? static_cast<double>(flops[listed]) / static_cast<double>(total) : 0;
+  out << "arithmetic: " << flops[listed] << " of " << fn << "'s " << total << " operations";
   if (total)
     out << " (" << static_cast<int>(share * 100 + 0.5) << "%)";
   out << "\n";

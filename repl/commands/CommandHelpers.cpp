@@ -5,6 +5,7 @@
 #include "backend/Build.h"
 #include "core/Error.h"
 #include "core/Target.h"
+#include "passes/Fusion.h"
 #include "repl/Engine.h"
 
 #include <algorithm>
@@ -215,6 +216,32 @@ int kernelOfRoot(const Graph &deploy, const std::string &root) {
     return -1;
   const Node &n = *idx.nodes[static_cast<size_t>(call)].node;
   return !n.isVariable() && n.op->name == "tvm_op" ? call : -1;
+}
+
+std::optional<KernelSite> kernelSite(const Graph &deploy, const std::string &name) {
+  KernelSite site;
+  site.call = kernelComputing(deploy, name);
+  if (site.call < 0)
+    return std::nullopt;
+  const FusedModule *built = builtPartition(deploy);
+  site.function =
+      deploy.index().nodes[static_cast<size_t>(site.call)].node->parsed.getStr("func_name");
+  site.listedAs = name;
+  const IndexedGraph &pidx = built->partition->index();
+  uint32_t nid = static_cast<uint32_t>(pidx.findByName(name));
+  int64_t root = built->partition->attr("group_root")->ints[nid];
+  auto fn = built->functions.find(site.function);
+  for (const FusedGroup &grp : fusedGroups(*built->partition)) {
+    if (grp.root != static_cast<uint32_t>(root))
+      continue;
+    for (size_t k = 0; k < grp.members.size(); ++k) {
+      if (grp.members[k] != nid)
+        site.fusedWith.push_back(pidx.nodes[grp.members[k]].node->name);
+      else if (fn != built->functions.end() && fn->second->members.size() == grp.members.size())
+        site.listedAs = pidx.nodes[fn->second->members[k]].node->name;
+    }
+  }
+  return site;
 }
 
 std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name) {

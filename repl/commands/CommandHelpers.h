@@ -9,6 +9,7 @@
 #include "repl/Engine.h"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -78,6 +79,20 @@ private:
 /// The deploy node (a tvm_op) of built graph `deploy` that computes partition node `name`, or
 /// -1: how a name from the graph the user loaded finds its kernel.
 int kernelComputing(const Graph &deploy, const std::string &name);
+/// Where a build computes a node of the partition it made, per call (as TVM's debug executor
+/// attributes): the tvm_op call, its function, the node's name in that function's listing
+/// (`:lower FUNC nodes`, `:asm`'s comments) and the rest of its own group. Groups that compile
+/// to one kernel share one function, lowered from the first of them, whose nodes the listing
+/// names; a later group's node is the one at the same place in it (both groups' members are in
+/// sub-graph order).
+struct KernelSite {
+  int call = -1;
+  std::string function;
+  std::string listedAs;
+  std::vector<std::string> fusedWith;
+};
+/// `name`'s kernel site in built graph `deploy`, or nullopt when no kernel computes it.
+std::optional<KernelSite> kernelSite(const Graph &deploy, const std::string &name);
 /// A function of the graph's module by name; the error lists the ones there are.
 const FusedFunction &findFunction(const Graph &g, const std::string &name);
 /// "6 nodes, 3 inputs, 1 output".

@@ -295,6 +295,47 @@ TEST(EngineersLoop, ANodeFindsItsKernel) {
   EXPECT_EQ(kernelComputing(g, "nosuchnode"), -1);
 }
 
+// Two groups that compile to one kernel share one function, lowered from the first group: the
+// second group's nodes are attributed to their own call (its time, its group) and found in the
+// listing at their counterparts' places (resnet-18's layer4.1 conv2 said "with layer4.0 …",
+// "no store of its own", "0 of 366" instructions and "0.000 ms").
+TEST(EngineersLoop, ANodeOfAKernelSeveralCallsShareIsAttributedToItsOwnCall) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 8, 12, 12))\n"
+         "a = relu(conv2d(x, channels=8, kernel_size=(3, 3), padding=(1, 1)))\n"
+         "b = relu(conv2d(a, channels=8, kernel_size=(3, 3), padding=(1, 1)))\n"
+         ":graph b\n:build opt_level=2\n:set timings hidden");
+  const Graph &g = e.current()->graph;
+  std::optional<KernelSite> first = kernelSite(g, "conv2d0"), second = kernelSite(g, "conv2d1");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->function, second->function);
+  EXPECT_EQ(first->call, g.index().findByName("relu0"));
+  EXPECT_EQ(second->call, g.index().findByName("relu1"));
+  EXPECT_EQ(first->listedAs, "conv2d0");
+  EXPECT_EQ(second->listedAs, "conv2d0");
+  EXPECT_EQ(second->fusedWith, (std::vector<std::string>{"relu1"}));
+  EXPECT_EQ(kernelSite(g, "relu1")->listedAs, "relu0");
+  EXPECT_FALSE(kernelSite(g, "x"));
+  run(e, ":profile 2");
+  std::string firstWhere = output(e, ":where conv2d0"), where = output(e, ":where conv2d1");
+  EXPECT_NE(where.find("conv2d1 (conv2d) is computed by fuse_conv2d_relu, with relu1\n"),
+            std::string::npos)
+      << where;
+  EXPECT_NE(where.find("shared: 2 calls run fuse_conv2d_relu; its loops and instructions name the "
+                       "first call's nodes, and conv2d1 is computed where they say conv2d0\n"),
+            std::string::npos)
+      << where;
+  // The same lines and share of the arithmetic as its counterpart's.
+  auto from = [](const std::string &text, const std::string &start) {
+    size_t at = text.find(start);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find("time:") - at);
+  };
+  EXPECT_EQ(from(where, "loops ("), from(firstWhere, "loops ("));
+  EXPECT_EQ(where.find("no store of its own"), std::string::npos) << where;
+  EXPECT_EQ(where.find("arithmetic: 0 of"), std::string::npos) << where;
+  EXPECT_EQ(firstWhere.find("shared:"), std::string::npos) << firstWhere;
+}
+
 TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {
   EXPECT_EQ(npyFileStem("/fc/Gemm"), "_fc_Gemm");
   EXPECT_EQ(npyFileStem("../../etc/passwd"), ".._.._etc_passwd");

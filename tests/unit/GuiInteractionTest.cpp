@@ -444,6 +444,36 @@ TEST(GuiInteraction, ASourceNodePairedInTheTimelineIsFocusedInTheLoopsPanel) {
   EXPECT_EQ(h.s.loops.focus, "relu0"); // its function computes it: the focus stays
 }
 
+// A node whose kernel another call shares (the function was lowered from the first call's group)
+// paired from the timeline: the Loops panel focuses its counterpart in the listing, where its
+// stores and instructions are, and the timeline pairs it with its own call, not the first one.
+TEST(GuiInteraction, ANodeOfASharedKernelIsLitAtItsCounterpartAndPairedWithItsOwnCall) {
+  Headless h;
+  for (const char *line : {"x = Variable(\"x\", shape=(1, 8, 12, 12))",
+                           "a = relu(conv2d(x, channels=8, kernel_size=(3, 3), padding=(1, 1)))",
+                           "b = relu(conv2d(a, channels=8, kernel_size=(3, 3), padding=(1, 1)))",
+                           ":graph b", ":build"})
+    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
+  const Engine &e = h.s.viewer.engine();
+  size_t step = e.cursor();
+  const Graph &deploy = e.current()->graph, &source = e.history()[step - 1].graph;
+  pairNodes(h.s, source, deploy, step, source.index().findByName("conv2d1"), false);
+  EXPECT_EQ(h.s.loops.function, "fuse_conv2d_relu");
+  EXPECT_EQ(h.s.loops.focus, "conv2d0");
+  EXPECT_EQ(h.s.timeline.pairAfter,
+            std::vector<uint32_t>{static_cast<uint32_t>(deploy.index().findByName("relu1"))});
+  EXPECT_NE(h.s.timeline.pairText.find("conv2d1 runs in kernel relu1"), std::string::npos)
+      << h.s.timeline.pairText;
+  h.s.panel = Panel::Loops;
+  h.s.selectPanel = true;
+  h.s.selection.node = deploy.index().findByName("relu1");
+  h.frame();
+  h.frame();
+  EXPECT_EQ(h.s.loops.focus, "conv2d0"); // the listing computes it: the focus stays, lit
+  EXPECT_EQ(h.s.timeline.pairAfter,
+            std::vector<uint32_t>{static_cast<uint32_t>(deploy.index().findByName("relu1"))});
+}
+
 // The fusion panel's comparison of two builds matches groups by provenance as :compare does: of
 // a PyTorch export built at opt_level 2 and 3, the second dense's group (MatMul, Add, residual
 // Add at 2; the dense and the Add at 3) is the same; by names alone nothing would be.

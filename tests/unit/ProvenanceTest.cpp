@@ -148,10 +148,19 @@ TEST(Provenance, AnnotatedAssemblyIsTheCodeWithoutDebugLines) {
     run(e, ":build opt_level=" + std::to_string(opt));
     auto lib = backend::builtLibrary(e.current()->graph);
     std::string fn = lib->code->functions().at(0);
-    std::string annotated = lib->code->assembly(fn), plain = lib->code->assembly("");
+    std::string annotated = lib->code->assembly(fn), plain = lib->code->moduleAssembly();
     EXPECT_NE(annotated.find("\t# line "), std::string::npos);
     EXPECT_EQ(annotated.find(".loc"), std::string::npos);
     EXPECT_EQ(annotated.find(".debug_"), std::string::npos);
+    // :asm with no function: every function, each commented as :asm FUNC comments it.
+    std::string all = lib->code->assembly("");
+    EXPECT_EQ(all.rfind("# " + std::to_string(lib->code->functions().size()) +
+                            " functions, each commented as :asm FUNC comments it\n",
+                        0),
+              0u)
+        << all.substr(0, 200);
+    for (const std::string &f : lib->code->functions())
+      EXPECT_NE(all.find("# ---- " + f + "\n" + lib->code->assembly(f)), std::string::npos) << f;
     auto a = instructionsByFunction(annotated), p = instructionsByFunction(plain);
     ASSERT_TRUE(a.count(fn)) << annotated;
     for (const auto &[name, code] : a)

@@ -88,6 +88,11 @@ void setHostCpu(HostCpu host) {
   info().host = std::move(host);
 }
 
+std::optional<HostCpu> hostCpu() {
+  std::lock_guard<std::mutex> lock(info().mutex);
+  return info().host;
+}
+
 TargetCpu targetCpuOf(const std::string &target) {
   std::string cpu = option(target, "-mcpu=");
   std::vector<std::string> features;

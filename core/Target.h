@@ -52,6 +52,8 @@ struct HostCpu {
   int64_t l2Bytes = 0;
 };
 void setHostCpu(HostCpu host);
+/// The machine as set by setHostCpu, if it was.
+std::optional<HostCpu> hostCpu();
 
 /// The CPU of a target string "llvm [-mcpu=NAME] [-mattr=+f,-g,…]":
 /// - `-mcpu=native`: this machine, its own features and L2 (what a plain "llvm" means at

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 
@@ -76,6 +78,17 @@ void installTargetInfo() {
   static std::once_flag once;
   std::call_once(once, [] {
     setCpuFeatureSource(cpuFeaturesOf);
+    // LOUPE_HOST_CPU=NAME sizes "this machine" as the CPU NAME of LLVM's tables with its class's
+    // L2, whatever the host is, so that a test suite checks the same schedules on any machine
+    // (code generation still targets the real host).
+    if (const char *pinned = std::getenv("LOUPE_HOST_CPU"); pinned && *pinned) {
+      if (std::optional<std::vector<std::string>> f = cpuFeaturesOf(pinned)) {
+        setHostCpu({pinned, *f, assumedL2(*f)});
+        return;
+      }
+      std::fprintf(stderr, "warning: LOUPE_HOST_CPU=%s is a CPU LLVM does not know; sizing for "
+                           "this machine\n", pinned);
+    }
     HostTarget h = detectHostTarget();
     setHostCpu({h.cpu, h.features, h.l2Bytes > 0 ? h.l2Bytes : assumedL2(h.features)});
   });

@@ -30,7 +30,9 @@ HostTarget detectHostTarget();
 std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu);
 
 /// Tells core (core/Target.h) where CPU names get their features and what the host is; done
-/// once per process, by the engine and by build, before any target is sized.
+/// once per process, by the engine and by build, before any target is sized. With the
+/// environment variable LOUPE_HOST_CPU=NAME the host is sized as the CPU NAME (LLVM's features
+/// for it, its class's L2): a test run pinned to a CPU checks the same schedules on any machine.
 void installTargetInfo();
 
 } // namespace loupe::backend

@@ -1036,7 +1036,10 @@ TEST(TargetCpu, FromTheFeaturesOfTheNamedCpu) {
 // Rapids host because the named sapphirerapids took the host's 2 MiB).
 TEST(TargetCpu, TheHostFromItsOwnFeaturesAndCache) {
   backend::installTargetInfo();
-  backend::HostTarget real = backend::detectHostTarget();
+  // What installTargetInfo set (the host, or the CPU LOUPE_HOST_CPU pins), restored at the end:
+  // later tests size "this machine" as their tune workers, fresh processes, do.
+  std::optional<HostCpu> installed = hostCpu();
+  ASSERT_TRUE(installed);
   setHostCpu({"testhost", {"avx", "avx2", "fma"}, 2 << 20});
   TargetCpu c = targetCpuOf("llvm -mcpu=native");
   EXPECT_EQ(std::tuple(c.vectorBytes, c.registers, c.l2Bytes), std::tuple(32, 16, 2 << 20));
@@ -1051,7 +1054,7 @@ TEST(TargetCpu, TheHostFromItsOwnFeaturesAndCache) {
     EXPECT_EQ(named.derivation.find("this machine"), std::string::npos) << family;
     EXPECT_EQ(targetCpuOf("llvm -mcpu=native").l2Bytes, 2 << 20) << family;
   }
-  setHostCpu({real.cpu, real.features, real.l2Bytes > 0 ? real.l2Bytes : assumedL2(real.features)});
+  setHostCpu(*installed);
 }
 
 // LLVM's X86 tables: a name they know gives its features, one they do not nothing.

@@ -499,3 +499,20 @@ TEST(Denormals, OptLevel3FlushesByDefaultAndKeepGivesIeeeResults) {
             "error: denormals must be auto (flushed at opt_level 3, kept below), keep or flush, "
             "got 'fast'\n");
 }
+
+// A graph that rounds to steps in float (a QDQ export's QuantizeLinear): float32 sums that land
+// on the other side of a rounding tie than the reference's doubles differ by a whole step, and
+// :run's check says so next to the figure; without rounding there is no such note.
+TEST(RunCheck, ARoundingGraphSaysDifferencesOfWholeStepsAreTheRoundings) {
+  const std::string note = "  note: the graph rounds values to quantization steps in float "
+                           "arithmetic; a value near a rounding tie can land on the next step, so "
+                           "differences of whole steps are the rounding's, not a wrong kernel's\n";
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(128, 512))\ny = round(dense(x, units=256) * 64.0)\n:graph "
+         "y\n:set target llvm -mcpu=znver3\n:build opt_level=3");
+  std::string out = output(e, ":run");
+  EXPECT_NE(out.find("max abs error 1.0e+00"), std::string::npos) << out;
+  EXPECT_NE(out.find(note), std::string::npos) << out;
+  run(e, "z = dense(x, units=256) * 64.0\n:graph z\n:build opt_level=3");
+  EXPECT_EQ(output(e, ":run").find("note:"), std::string::npos);
+}

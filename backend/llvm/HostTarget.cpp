@@ -86,8 +86,10 @@ void installTargetInfo() {
         setHostCpu({pinned, *f, assumedL2(*f)});
         return;
       }
-      std::fprintf(stderr, "warning: LOUPE_HOST_CPU=%s is a CPU LLVM does not know; sizing for "
-                           "this machine\n", pinned);
+      std::fprintf(stderr,
+                   "warning: LOUPE_HOST_CPU=%s is a CPU LLVM does not know; sizing for "
+                   "this machine\n",
+                   pinned);
     }
     HostTarget h = detectHostTarget();
     setHostCpu({h.cpu, h.features, h.l2Bytes > 0 ? h.l2Bytes : assumedL2(h.features)});

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 namespace loupe::test {
 namespace {

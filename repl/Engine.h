@@ -9,6 +9,7 @@
 #include "passes/Fusion.h"
 #include "passes/Instruments.h"
 #include "passes/Pass.h"
+#include "repl/Evaluator.h"
 #include "repl/Value.h"
 
 #include <chrono>
@@ -127,7 +128,10 @@ public:
   /// is no such step.
   void moveTo(size_t step);
   /// Names bound in the graph language.
-  std::vector<std::string> variableNames() const;
+  std::vector<std::string> variableNames() const { return evaluator_.variableNames(); }
+  /// The graph language's evaluator: its bindings, and expressions evaluated for commands.
+  Evaluator &evaluator() { return evaluator_; }
+  const Evaluator &evaluator() const { return evaluator_; }
   /// Words for Tab completion after `line` (commands, ops, passes, variables, attr keys).
   std::vector<std::string> completions(const std::string &line, const std::string &word) const;
 
@@ -140,22 +144,6 @@ public:
   const std::vector<Exchange> &transcript() const { return transcript_; }
 
 private:
-  // Graph language.
-  void runStatements(const std::string &text, std::ostream &out, int line);
-  Value eval(const Expr &e);
-  /// Evaluates a command argument that must be one expression; syntax and name errors point at
-  /// their place in the command line, whose argument text starts at `column`.
-  Value evalArgument(const std::string &text, int column, const std::string &usage);
-  Value callFunction(const Expr &call);
-  Value callOp(const OpDef &op, const std::string &hint, const std::vector<Value> &positional,
-               const std::vector<std::pair<std::string, Value>> &keywords, const Expr &at);
-  Value binaryOp(const std::string &op, const Value &a, const Value &b, const Expr &at);
-  Value makeVariable(const Expr &call, const std::vector<Value> &pos,
-                     const std::vector<std::pair<std::string, Value>> &kw);
-  /// The gradient graph of `ys` with respect to `xs`, with ones_like head gradients named by the
-  /// session's counters (NNVM's get_gradient_graph).
-  Graph gradientOf(const Value &ys, const Value &xs, const Expr &at);
-
   // Commands: their handlers are the members of Commands (repl/commands/).
   friend struct Commands;
   void runCommand(const std::string &text, std::ostream &out);
@@ -167,10 +155,7 @@ private:
   void recordSafely(std::ostream &err);
 
   std::string source_ = "<stdin>";
-  std::map<std::string, Value> env_;
-  std::map<std::string, int> nameCounters_;      ///< NNVM NameManager: per-hint counters
-  std::map<const Node *, uint32_t> varVersions_; ///< write counts of mutated variables
-  std::vector<NodePtr> keepAlive_;               ///< keeps counted variables' addresses unique
+  Evaluator evaluator_; ///< the graph language's bindings and counters
   PassContext passContext_;                      ///< options set with :set; passed to every pass
   Sink sink_ = std::make_shared<std::ostream *>(nullptr); ///< where instruments print
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM

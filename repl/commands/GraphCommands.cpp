@@ -17,7 +17,7 @@
 namespace loupe {
 
 Graph Commands::symbolGraph(Engine &e, const std::string &expr, int column) {
-  Value v = e.evalArgument(expr, column, ":graph EXPR (one expression)");
+  Value v = e.evaluator_.evalArgument(expr, column, ":graph EXPR (one expression)");
   if (v.kind != Value::Kind::Symbol)
     fail(":graph needs a symbol, got ", kindName(v));
   return Graph(v.sym.outputs);
@@ -34,10 +34,10 @@ void Commands::graph(Engine &e, const Args &a, const std::string &rest, std::ost
 Graph Commands::gradientGraph(Engine &e, const std::string &ys, const std::string &xs, int ysColumn,
                               int xsColumn) {
   const char *usage = ":grad OUT wrt IN …";
-  Value yv = e.evalArgument(ys, ysColumn, usage);
-  Value xv = e.evalArgument(xs, xsColumn, usage);
+  Value yv = e.evaluator_.evalArgument(ys, ysColumn, usage);
+  Value xv = e.evaluator_.evalArgument(xs, xsColumn, usage);
   Expr at{}; // no position: these errors are about the graph, not the command text
-  return e.gradientOf(yv, xv, at);
+  return e.evaluator_.gradientOf(yv, xv, at);
 }
 
 void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
@@ -142,10 +142,7 @@ GraphAttr Commands::parseGraphAttr(Engine &e, const std::string &value, const st
          joinNames({attrTypes().begin(), attrTypes().end()}));
   auto parse = [&]() -> Value {
     try {
-      auto stmts = parseStatements(value);
-      if (stmts.size() != 1 || !stmts[0].target.empty())
-        fail("not one value");
-      return e.eval(*stmts[0].value);
+      return e.evaluator_.evalArgument(value, 1, "not one value");
     } catch (const Error &err) {
       fail(":setattr: cannot read '", value, "' as ", type, ": ", err.what());
     }
@@ -259,10 +256,10 @@ void Commands::open(Engine &e, const Args &a, const std::string &, std::ostream 
 
 void Commands::vars(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":vars");
-  for (const auto &[k, v] : e.env_)
+  for (const auto &[k, v] : e.evaluator_.variables())
     out << pad(k, 16) << pyRepr(v) << "\n";
   // A graph from a file or the zoo defines no symbols; say what it did define.
-  if (e.env_.empty()) {
+  if (e.evaluator_.variables().empty()) {
     const Step *s = e.current();
     if (!s) {
       out << "no symbols yet (define one: x = Variable(\"x\"))\n";

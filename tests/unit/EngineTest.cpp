@@ -139,6 +139,20 @@ TEST(EngineErrors, FailedCallsDoNotConsumeNames) {
   EXPECT_EQ(output(e, "y"), "<Symbol conv2d0>\n");
 }
 
+// The evaluator journals what statements change: a script that fails on its third statement
+// leaves the first two's new bindings, its rebinding of `x` and the counters they advanced as
+// they were, so the names it would have taken are taken afresh.
+TEST(EngineErrors, AFailingScriptUndoesItsEarlierStatements) {
+  Engine e = withX();
+  run(e, "a = relu(x)");
+  failing(e, "b = relu(x)\na = conv2d(x, channels=2, kernel_size=(1,1))\nc = nope(x)");
+  EXPECT_EQ(e.variableNames(), (std::vector<std::string>{"a", "x"}));
+  EXPECT_EQ(output(e, "a"), "<Symbol relu0>\n");
+  run(e, "b = relu(x)\nd = conv2d(x, channels=2, kernel_size=(1,1))");
+  EXPECT_EQ(output(e, "b"), "<Symbol relu1>\n");
+  EXPECT_EQ(output(e, "d"), "<Symbol conv2d0>\n");
+}
+
 TEST(EngineErrors, CommandsAndPasses) {
   Engine e = withX();
   EXPECT_EQ(failing(e, ":ir"),

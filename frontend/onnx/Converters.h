@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,5 +90,16 @@ NodeEntry hardSigmoidOf(Importer &im, const onnx::NodeProto &n, const NodeEntry 
 /// A per-channel vector (C) made to broadcast along axis 1 of a rank-`rank` tensor: (C, 1, …).
 NodeEntry alongChannels(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, size_t rank,
                         const std::string &suffix);
+
+/// ONNX's Conv (1-D, 2-D or 3-D; its attributes read from `n`) of `x` by `weight` (of shape
+/// `wshape`, OIHW) with an optional per-channel `bias`, its nodes named after `n` with `suffix`:
+/// Conv itself, and the integer convolutions of ConvInteger and QLinearConv on shifted inputs.
+NodeEntry convolutionOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
+                        const NodeEntry &weight, const Shape &wshape,
+                        const std::optional<NodeEntry> &bias, const std::string &suffix);
+/// ONNX's MatMul of `a` by `b` (NumPy's rules: 2-D, N-D with broadcast batch axes, a 1-D
+/// operand beside an N-D one), its nodes named after `n` with `suffix`.
+NodeEntry matMulOf(Importer &im, const onnx::NodeProto &n, NodeEntry a, NodeEntry b,
+                   const std::string &suffix);
 
 } // namespace loupe::frontend

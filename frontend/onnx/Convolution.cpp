@@ -110,61 +110,13 @@ void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &
 
 std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
-  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
   const Shape *w = im.knownShape(n, 1);
   if (!w)
     fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
-  if (k.empty() && w->size() == 4)
-    k = {(*w)[2], (*w)[3]};
-  if (k.empty() && w->size() == 3)
-    k = {(*w)[2]};
-  if (k.empty() && w->size() == 5)
-    k = {(*w)[2], (*w)[3], (*w)[4]};
-  if (k.size() == 3) {
-    std::vector<int64_t> s = windowAttr(im, n, "strides", 3), d = windowAttr(im, n, "dilations", 3);
-    bool bias = im.hasInput(n, 2);
-    std::vector<NodeEntry> ins = {im.input(n, 0), im.input(n, 1)};
-    if (bias)
-      ins.push_back(im.input(n, 2));
-    return {im.op(n, "conv3d",
-                  {{"channels", std::to_string((*w)[0])},
-                   {"kernel_size", tupleText(k)},
-                   {"strides", tupleText(s)},
-                   {"padding", volumePadding(windowPads(im, n, k, s, d))},
-                   {"dilation", tupleText(d)},
-                   {"groups", std::to_string(im.attrInt(n, "group", 1))},
-                   {"use_bias", bias ? "True" : "False"}},
-                  ins)};
-  }
-  bool oneD = k.size() == 1 && w->size() == 3;
-  if (oneD)
-    k = {1, k[0]};
-  need2d(im, n, k);
-  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
-                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
-                       p = pads2d(im, n, k, s, d, oneD);
-  NodeEntry x = oneD ? liftTo2d(im, n, im.input(n, 0), "_2d") : im.input(n, 0);
-  if (p[0] != p[2] || p[1] != p[3]) {
-    x = im.op(n, "pad", {{"pad_width", spatialPadWidth(p[0], p[2], p[1], p[3])}}, {x}, "_pad");
-    p = {0, 0, 0, 0};
-  }
-  bool bias = im.hasInput(n, 2);
-  std::vector<NodeEntry> ins = {x, oneD ? liftTo2d(im, n, im.input(n, 1), "_weight_2d")
-                                        : im.input(n, 1)};
-  if (bias)
-    ins.push_back(im.input(n, 2));
-  NodeEntry y = im.op(n, "conv2d",
-                      {{"channels", std::to_string((*w)[0])},
-                       {"kernel_size", tupleText(k)},
-                       {"strides", tupleText(s)},
-                       {"padding", tupleText({p[0], p[1]})},
-                       {"dilation", tupleText(d)},
-                       {"groups", std::to_string(im.attrInt(n, "group", 1))},
-                       {"use_bias", bias ? "True" : "False"}},
-                      ins, oneD ? "_conv2d" : "");
-  if (oneD)
-    y = im.op(n, "squeeze", {{"axis", "2"}}, {y});
-  return {y};
+  std::optional<NodeEntry> bias;
+  if (im.hasInput(n, 2))
+    bias = im.input(n, 2);
+  return {convolutionOf(im, n, im.input(n, 0), im.input(n, 1), *w, bias, "")};
 }
 
 // ONNX's output size of a 2-D pool per axis (ceil_mode: a last window must start inside the
@@ -469,6 +421,62 @@ Converter globalPool(const char *op2d, const char *reduce) {
 }
 
 } // namespace
+
+NodeEntry convolutionOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x0,
+                        const NodeEntry &weight, const Shape &wshape,
+                        const std::optional<NodeEntry> &bias, const std::string &suffix) {
+  const Shape *w = &wshape;
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  if (k.empty() && w->size() == 4)
+    k = {(*w)[2], (*w)[3]};
+  if (k.empty() && w->size() == 3)
+    k = {(*w)[2]};
+  if (k.empty() && w->size() == 5)
+    k = {(*w)[2], (*w)[3], (*w)[4]};
+  if (k.size() == 3) {
+    std::vector<int64_t> s = windowAttr(im, n, "strides", 3), d = windowAttr(im, n, "dilations", 3);
+    std::vector<NodeEntry> ins = {x0, weight};
+    if (bias)
+      ins.push_back(*bias);
+    return im.op(n, "conv3d",
+                 {{"channels", std::to_string((*w)[0])},
+                  {"kernel_size", tupleText(k)},
+                  {"strides", tupleText(s)},
+                  {"padding", volumePadding(windowPads(im, n, k, s, d))},
+                  {"dilation", tupleText(d)},
+                  {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                  {"use_bias", bias ? "True" : "False"}},
+                 ins, suffix);
+  }
+  bool oneD = k.size() == 1 && w->size() == 3;
+  if (oneD)
+    k = {1, k[0]};
+  need2d(im, n, k);
+  std::vector<int64_t> s = lifted(im.attrInts(n, "strides"), oneD, 1),
+                       d = lifted(im.attrInts(n, "dilations"), oneD, 1),
+                       p = pads2d(im, n, k, s, d, oneD);
+  NodeEntry x = oneD ? liftTo2d(im, n, x0, suffix + "_2d") : x0;
+  if (p[0] != p[2] || p[1] != p[3]) {
+    x = im.op(n, "pad", {{"pad_width", spatialPadWidth(p[0], p[2], p[1], p[3])}}, {x},
+              suffix + "_pad");
+    p = {0, 0, 0, 0};
+  }
+  std::vector<NodeEntry> ins = {x, oneD ? liftTo2d(im, n, weight, suffix + "_weight_2d") : weight};
+  if (bias)
+    ins.push_back(*bias);
+  NodeEntry y = im.op(n, "conv2d",
+                      {{"channels", std::to_string((*w)[0])},
+                       {"kernel_size", tupleText(k)},
+                       {"strides", tupleText(s)},
+                       {"padding", tupleText({p[0], p[1]})},
+                       {"dilation", tupleText(d)},
+                       {"groups", std::to_string(im.attrInt(n, "group", 1))},
+                       {"use_bias", bias ? "True" : "False"}},
+                      ins, oneD ? suffix + "_conv2d" : suffix);
+  if (oneD)
+    y = im.op(n, "squeeze", {{"axis", "2"}}, {y}, suffix);
+  return y;
+}
 
 ConverterList convolutionConverters() {
   return {

@@ -160,7 +160,7 @@ std::vector<NodeEntry> gemm(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {});
   NodeEntry a = im.input(n, 0), b = im.input(n, 1);
-  std::optional<Shape> sa = im.inferredShape(a), sb = im.inferredShape(b);
+  std::optional<Shape> sa = im.inferredShape(a);
   // A product with a constant matrix (a linear layer's weight, as PyTorch exports it) is
   // dense over the last axis, as Relay's importer makes it, with the matrix transposed
   // here: dense's epilogue (the bias add, an activation) fuses into it.
@@ -182,26 +182,32 @@ std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
     return std::vector<NodeEntry>{
         im.op(n, "dense", {{"units", std::to_string(units)}, {"use_bias", "False"}}, {a, wt})};
   }
+  return std::vector<NodeEntry>{matMulOf(im, n, a, b, "")};
+}
+
+} // namespace
+
+NodeEntry matMulOf(Importer &im, const onnx::NodeProto &n, NodeEntry a, NodeEntry b,
+                   const std::string &suffix) {
+  std::optional<Shape> sa = im.inferredShape(a), sb = im.inferredShape(b);
   // N-D: batch_matmul, the batch axes broadcast; a 1-D operand gets the unit axis NumPy
   // gives it, removed from the result.
   if (sa && sb && (sa->size() > 2 || sb->size() > 2)) {
     bool va = sa->size() == 1, vb = sb->size() == 1;
     if (va)
-      a = im.op(n, "expand_dims", {{"axis", "0"}}, {a}, "_row");
+      a = im.op(n, "expand_dims", {{"axis", "0"}}, {a}, suffix + "_row");
     if (vb)
-      b = im.op(n, "expand_dims", {{"axis", "1"}}, {b}, "_column");
+      b = im.op(n, "expand_dims", {{"axis", "1"}}, {b}, suffix + "_column");
     if (!va && !vb)
-      return std::vector<NodeEntry>{im.op(n, "batch_matmul", {}, {a, b})};
-    NodeEntry p = im.op(n, "batch_matmul", {}, {a, b}, "_product");
-    return std::vector<NodeEntry>{im.op(n, "squeeze", {{"axis", va ? "(-2,)" : "(-1,)"}}, {p})};
+      return im.op(n, "batch_matmul", {}, {a, b}, suffix);
+    NodeEntry p = im.op(n, "batch_matmul", {}, {a, b}, suffix + "_product");
+    return im.op(n, "squeeze", {{"axis", va ? "(-2,)" : "(-1,)"}}, {p}, suffix);
   }
-  NodeEntry e = im.op(n, "matmul", {}, {a, b});
+  NodeEntry e = im.op(n, "matmul", {}, {a, b}, suffix);
   for (uint32_t k : {0u, 1u})
     im.requireRank(e, k, 2, im.where(n) + ": 1-D operands are supported only with N-D ones");
-  return std::vector<NodeEntry>{e};
+  return e;
 }
-
-} // namespace
 
 ConverterList nnConverters() {
   return {

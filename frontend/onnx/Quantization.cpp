@@ -1,11 +1,15 @@
-// Quantization: the ONNX converters of linear quantization (QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear) as compositions of rounding, scaling and casts.
+// Quantization: the ONNX converters of linear quantization — QuantizeLinear, DequantizeLinear and
+// DynamicQuantizeLinear as compositions of rounding, scaling and casts; ConvInteger,
+// MatMulInteger, QLinearConv and QLinearMatMul as int32 arithmetic on zero-point-shifted operands,
+// rescaled to the output's quantization.
 #include "frontend/onnx/Converters.h"
 
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Shape.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,8 +20,23 @@ namespace {
 
 // QuantizeLinear's and DequantizeLinear's scale or zero point (input k) against x (input 0): a
 // scalar (per tensor) read as a one-element tensor; a 1-D one (opset 13, per axis) along `axis`.
-NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
-                              const std::string &suffix) {
+// A scale (input k) that is a constant must be positive and finite: ONNX leaves a zero scale
+// undefined, and its division would make infinities that look like results.
+void checkScale(Importer &im, const onnx::NodeProto &n, int k) {
+  const Tensor *t = im.constant(n, k);
+  if (!t)
+    return;
+  for (int64_t i = 0; i < t->size(); ++i)
+    if (!(t->data[i] > 0) || !std::isfinite(t->data[i]))
+      fail(im.where(n), ": input ", k, " (a scale) must be positive and finite, got ",
+           floatText(t->data[i]), t->size() > 1 ? " at element " + std::to_string(i) : "");
+}
+
+// A quantization operand (input k: a scale or a zero point) of a value of rank `rank`: a scalar
+// (per tensor) read as a one-element tensor; a 1-D one along `axis` (per axis: its length must be
+// `length` when that is known, -1 when not).
+NodeEntry operandAlong(Importer &im, const onnx::NodeProto &n, int k, int64_t rank, int64_t axis,
+                       int64_t length, const std::string &suffix) {
   if (im.isScalar(n, k))
     return im.broadcastInput(n, k);
   Shape s = shapeNow(im, n, k, 1);
@@ -25,9 +44,23 @@ NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
     fail(im.where(n), ": input ", k, " must be a scalar or 1-D, got ", shapeToList(s));
   if (s[0] == 1) // one element (a scalar computed in the graph): it broadcasts as it is
     return im.input(n, k);
-  auto rank = static_cast<int64_t>(shapeNow(im, n, 0, 1).size());
-  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", 1), rank);
+  if (length >= 0 && s[0] != length)
+    fail(im.where(n), ": input ", k, " has ", s[0], " elements, but axis ", axis, " has ", length);
   return alongAxis(im, n, im.input(n, k), rank, axis, suffix);
+}
+
+// QuantizeLinear's and DequantizeLinear's scale or zero point (input k) against x (input 0),
+// along the node's `axis` (opset 13, per axis).
+NodeEntry quantizationOperand(Importer &im, const onnx::NodeProto &n, int k,
+                              const std::string &suffix) {
+  if (k == 1)
+    checkScale(im, n, k);
+  if (im.isScalar(n, k) || shapeNow(im, n, k, 1) == Shape{1})
+    return operandAlong(im, n, k, 0, 0, -1, suffix); // per tensor: no axis to read
+  Shape x = shapeNow(im, n, 0, 1);
+  auto rank = static_cast<int64_t>(x.size());
+  int64_t axis = axisOf(im, n, im.attrInt(n, "axis", 1), rank);
+  return operandAlong(im, n, k, rank, axis, x[axis], suffix);
 }
 
 // The zero point (input 2) of QuantizeLinear or DequantizeLinear as float32, if it has one.
@@ -43,10 +76,11 @@ struct Quantized {
   int dtype;
   double lo, hi;
 };
-Quantized quantizedType(Importer &im, const onnx::NodeProto &n) {
-  int dt = im.hasInput(n, 2) ? im.knownDType(n, 2) : kUint8;
-  if (dt == -1 && !im.isScalar(n, 2)) // computed in the graph (DynamicQuantizeLinear expanded)
-    dt = im.inferredDType(im.input(n, 2));
+// The type of zero point input `k` (uint8 without one).
+Quantized quantizedType(Importer &im, const onnx::NodeProto &n, int k = 2) {
+  int dt = im.hasInput(n, k) ? im.knownDType(n, k) : kUint8;
+  if (dt == -1 && !im.isScalar(n, k)) // computed in the graph (DynamicQuantizeLinear expanded)
+    dt = im.inferredDType(im.input(n, k));
   switch (dt) {
   case kUint8:
     return {dt, 0, 255};
@@ -57,7 +91,8 @@ Quantized quantizedType(Importer &im, const onnx::NodeProto &n) {
   case kInt16:
     return {dt, -32768, 32767};
   default:
-    fail(im.where(n), ": y_zero_point must be of type uint8, int8, uint16 or int16");
+    fail(im.where(n), ": the zero point (input ", k, ") must be of type uint8, int8, ",
+         "uint16 or int16");
   }
 }
 
@@ -118,6 +153,141 @@ std::vector<NodeEntry> dequantizeLinear(Importer &im, const onnx::NodeProto &n) 
       im.op(n, "broadcast_mul", {}, {y, quantizationOperand(im, n, 1, "_scale")})};
 }
 
+// --- integer arithmetic: ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul ---
+
+// Integer input `k` as int32 less its zero point (input `zk`, when the node has one and it is not
+// a constant zero), the zero point per tensor or along `axis` of a rank-`rank` value whose axis
+// has `length` elements (-1: not known). Named `what` and suffixes.
+NodeEntry shifted(Importer &im, const onnx::NodeProto &n, int k, int zk, int64_t rank,
+                  int64_t axis, int64_t length, const std::string &what) {
+  int dt = im.knownDType(n, k);
+  if (dt != -1 && dt != kUint8 && dt != kInt8)
+    fail(im.where(n), ": input ", k, " must be of type uint8 or int8, got ", dtypeName(dt));
+  NodeEntry v = im.op(n, "cast", {{"dtype", "int32"}}, {im.input(n, k)}, what + "_int32");
+  if (!im.hasInput(n, zk))
+    return v;
+  if (const Tensor *z = im.constant(n, zk);
+      z && std::all_of(z->data.begin(), z->data.end(), [](double d) { return d == 0; }))
+    return v;
+  if (int zt = im.knownDType(n, zk); zt != -1 && dt != -1 && zt != dt)
+    fail(im.where(n), ": input ", zk, " (input ", k, "'s zero point) must be of its type ",
+         dtypeName(dt), ", got ", dtypeName(zt));
+  NodeEntry z = im.op(n, "cast", {{"dtype", "int32"}},
+                      {operandAlong(im, n, zk, rank, axis, length, what + "_zero_point")},
+                      what + "_zero_int32");
+  return im.op(n, "broadcast_sub", {}, {v, z}, what + "_centred");
+}
+
+// A scale (input k) per tensor or along `axis` of a rank-`rank` value.
+NodeEntry scaleAlong(Importer &im, const onnx::NodeProto &n, int k, int64_t rank, int64_t axis,
+                     int64_t length, const std::string &what) {
+  checkScale(im, n, k);
+  return operandAlong(im, n, k, rank, axis, length, what);
+}
+
+// The QLinear ops' output: the int32 accumulator `acc` times `multiplier` (the input scales'
+// product over the output's scale), the output's zero point (input `zk`) added, rounded half to
+// even, saturated to the zero point's type — ONNX's reference order (the zero point is added
+// before rounding).
+NodeEntry requantized(Importer &im, const onnx::NodeProto &n, const NodeEntry &acc,
+                      const NodeEntry &multiplier, int zk) {
+  Quantized q = quantizedType(im, n, zk);
+  if (q.dtype != kUint8 && q.dtype != kInt8)
+    fail(im.where(n), ": input ", zk, " (the output's zero point) must be of type uint8 or int8");
+  NodeEntry y = im.op(n, "broadcast_mul", {},
+                      {im.op(n, "cast", {{"dtype", "float32"}}, {acc}, "_accumulated_float"),
+                       multiplier},
+                      "_rescaled");
+  if (im.hasInput(n, zk))
+    y = im.op(n, "broadcast_add", {},
+              {y, im.op(n, "cast", {{"dtype", "float32"}}, {im.broadcastInput(n, zk)},
+                        "_zero_float")},
+              "_shifted");
+  y = im.op(n, "round", {}, {y}, "_rounded");
+  y = im.op(n, "clip", {{"a_min", floatText(q.lo)}, {"a_max", floatText(q.hi)}}, {y},
+            "_saturated");
+  return im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y});
+}
+
+// The weight's shape (input k), which a convolution needs.
+const Shape &convWeightShape(Importer &im, const onnx::NodeProto &n, int k) {
+  const Shape *w = im.knownShape(n, k);
+  if (!w)
+    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
+  return *w;
+}
+
+std::vector<NodeEntry> convInteger(Importer &im, const onnx::NodeProto &n) {
+  // y (int32) = conv(x - x_zero_point, w - w_zero_point): the padding is zero after the shift,
+  // as ONNX's reference pads the shifted input. w's zero point is per tensor or per output
+  // channel.
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  const Shape &w = convWeightShape(im, n, 1);
+  auto rank = static_cast<int64_t>(w.size());
+  NodeEntry x = shifted(im, n, 0, 2, rank, 1, -1, "_x");
+  NodeEntry k = shifted(im, n, 1, 3, rank, 0, w[0], "_w");
+  return {convolutionOf(im, n, x, k, w, std::nullopt, "")};
+}
+
+std::vector<NodeEntry> qlinearConv(Importer &im, const onnx::NodeProto &n) {
+  // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  // (int32, at scale x_scale * w_scale). The accumulator is ConvInteger's plus B; the output
+  // requantizes it by x_scale * w_scale / y_scale (w_scale per output channel or per tensor).
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  const Shape &w = convWeightShape(im, n, 3);
+  auto rank = static_cast<int64_t>(w.size());
+  NodeEntry x = shifted(im, n, 0, 2, rank, 1, -1, "_x");
+  NodeEntry k = shifted(im, n, 3, 5, rank, 0, w[0], "_w");
+  std::optional<NodeEntry> bias;
+  if (im.hasInput(n, 8)) {
+    if (int bt = im.knownDType(n, 8); bt != -1 && bt != kInt32)
+      fail(im.where(n), ": input 8 (the bias) must be of type int32, got ", dtypeName(bt));
+    bias = im.input(n, 8);
+  }
+  NodeEntry acc = convolutionOf(im, n, x, k, w, bias, "_accumulated");
+  NodeEntry xs = scaleAlong(im, n, 1, rank, 1, -1, "_x_scale");
+  NodeEntry ws = scaleAlong(im, n, 4, rank, 1, w[0], "_w_scale");
+  NodeEntry ys = scaleAlong(im, n, 6, rank, 1, -1, "_y_scale");
+  NodeEntry m = im.op(n, "broadcast_div", {},
+                      {im.op(n, "broadcast_mul", {}, {xs, ws}, "_input_scale"), ys}, "_multiplier");
+  return {requantized(im, n, acc, m, 7)};
+}
+
+// MatMulInteger's and QLinearMatMul's int32 product of the shifted operands: a's zero point
+// per tensor or per row, b's per tensor or per column.
+NodeEntry integerProduct(Importer &im, const onnx::NodeProto &n, int a, int az, int b, int bz,
+                         const std::string &suffix) {
+  std::optional<Shape> sa = im.inferredShape(im.input(n, a)),
+                       sb = im.inferredShape(im.input(n, b));
+  if (!sa || !sb)
+    fail(im.where(n), ": the shapes of both operands must be known");
+  auto ra = static_cast<int64_t>(sa->size()), rb = static_cast<int64_t>(sb->size());
+  NodeEntry x = shifted(im, n, a, az, ra, ra - 2, ra >= 2 ? (*sa)[ra - 2] : -1, "_a");
+  NodeEntry y = shifted(im, n, b, bz, rb, rb - 1, (*sb)[rb - 1], "_b");
+  return matMulOf(im, n, x, y, suffix);
+}
+
+std::vector<NodeEntry> matMulInteger(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {});
+  return {integerProduct(im, n, 0, 2, 1, 3, "")};
+}
+
+std::vector<NodeEntry> qlinearMatMul(Importer &im, const onnx::NodeProto &n) {
+  // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point; scales
+  // and zero points per tensor, or a's per row and b's per column.
+  im.only(n, {});
+  NodeEntry acc = integerProduct(im, n, 0, 2, 3, 5, "_accumulated");
+  std::optional<Shape> sa = im.inferredShape(im.input(n, 0)),
+                       sb = im.inferredShape(im.input(n, 3));
+  auto ra = static_cast<int64_t>(sa->size()), rb = static_cast<int64_t>(sb->size());
+  NodeEntry as = scaleAlong(im, n, 1, ra, ra - 2, ra >= 2 ? (*sa)[ra - 2] : -1, "_a_scale");
+  NodeEntry bs = scaleAlong(im, n, 4, rb, rb - 1, (*sb)[rb - 1], "_b_scale");
+  NodeEntry ys = scaleAlong(im, n, 6, 1, 0, -1, "_y_scale");
+  NodeEntry m = im.op(n, "broadcast_div", {},
+                      {im.op(n, "broadcast_mul", {}, {as, bs}, "_input_scale"), ys}, "_multiplier");
+  return {requantized(im, n, acc, m, 7)};
+}
+
 } // namespace
 
 ConverterList quantizationConverters() {
@@ -125,6 +295,10 @@ ConverterList quantizationConverters() {
       {"QuantizeLinear", quantizeLinear},
       {"DynamicQuantizeLinear", dynamicQuantizeLinear},
       {"DequantizeLinear", dequantizeLinear},
+      {"ConvInteger", convInteger},
+      {"MatMulInteger", matMulInteger},
+      {"QLinearConv", qlinearConv},
+      {"QLinearMatMul", qlinearMatMul},
   };
 }
 

@@ -1324,8 +1324,121 @@ TEST(Onnx, QuantizeAndDequantizeLinear) {
                                addFloats(g, "z", {});
                                addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
                              }),
-                  "node y (QuantizeLinear): y_zero_point must be of type uint8, int8, uint16 or "
-                  "int16");
+                  "node y (QuantizeLinear): the zero point (input 2) must be of type uint8, int8, "
+                  "uint16 or int16");
+}
+
+// A model of one node `op` on graph input `x` (dims, element type), its other inputs made by
+// `build`, output y.
+std::string integerModel(const std::string &op, const std::vector<int64_t> &dims, int type,
+                         const std::vector<std::string> &ins,
+                         const std::function<void(onnx::GraphProto *, onnx::NodeProto *)> &build) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  addInput(g, "x", dims, type);
+  onnx::NodeProto *n = addNode(g, op, ins, "y");
+  build(g, n);
+  g->add_output()->set_name("y");
+  return saveModel(m, op + ".onnx");
+}
+
+// The integer ops by hand, at opt 0, 2 and 3.
+// QLinearMatMul: a = (12 20; 30 40) less its zero point 10 is (2 10; 20 30); b = (1 -1; 2 127)
+// (zero point 0); a·b = (22 1268; 80 3790); times a_scale · b_scale / y_scale = 0.5 · (0.25, 1) /
+// 0.5 per column, plus y's zero point 5 = (10.5 1273; 25 3795): ONNX adds the zero point before
+// rounding, so 10.5 rounds to even 10 (not round(5.5) + 5 = 11), and 1273, 3795 saturate to 255.
+// ConvInteger: x = 1..9 (3x3) less 1 is 0..8; weights (1 2; 3 4) with zero point 0 and (1 1; 1 2)
+// with zero point 1, i.e. (0 0; 0 1); pads top 1, left 1: the padding is 0 after the shift. Channel
+// 0 is 0 4 11 / 12 27 37 / 30 57 67 by hand; channel 1 reads the shifted x as it is.
+// QLinearConv, no padding: accumulators (27 37 57 67) and (4 5 7 8) + bias 2, times 0.5 · 1 and
+// 0.5 · 0.25 (y_scale 1), plus -3: 11.5 16.5 26.5 31.5 -> 12 16 26 32 (halves to even), and
+// -2.25 -2.125 -1.875 -1.75 -> -2.
+TEST(Onnx, IntegerProductsAndConvolutionsByHand) {
+  std::string matmul = integerModel(
+      "QLinearMatMul", {2, 2}, onnx::TensorProto::UINT8,
+      {"x", "as", "az", "b", "bs", "bz", "ys", "yz"}, [](onnx::GraphProto *g, onnx::NodeProto *) {
+        addFloats(g, "as", {}, [](int64_t) { return 0.5f; });
+        addIntegers(g, "az", {}, onnx::TensorProto::UINT8, {10});
+        addIntegers(g, "b", {2, 2}, onnx::TensorProto::INT8, {1, -1, 2, 127});
+        addFloats(g, "bs", {2}, [](int64_t i) { return i ? 1.0f : 0.25f; });
+        addIntegers(g, "bz", {2}, onnx::TensorProto::INT8, {0, 0});
+        addFloats(g, "ys", {}, [](int64_t) { return 0.5f; });
+        addIntegers(g, "yz", {}, onnx::TensorProto::UINT8, {5});
+      });
+  Tensor a({2, 2}, kUint8);
+  a.data = {12, 20, 30, 40};
+  auto weights = [](onnx::GraphProto *g, int type) {
+    addIntegers(g, "w", {2, 1, 2, 2}, type, {1, 2, 3, 4, 1, 1, 1, 2});
+    addIntegers(g, "wz", {2}, type, {0, 1});
+    addIntegers(g, "xz", {}, onnx::TensorProto::UINT8, {1});
+  };
+  std::string convInteger = integerModel(
+      "ConvInteger", {1, 1, 3, 3}, onnx::TensorProto::UINT8, {"x", "w", "xz", "wz"},
+      [&](onnx::GraphProto *g, onnx::NodeProto *n) {
+        weights(g, onnx::TensorProto::UINT8);
+        setInts(n, "pads", {1, 1, 0, 0});
+      });
+  std::string qconv = integerModel(
+      "QLinearConv", {1, 1, 3, 3}, onnx::TensorProto::UINT8,
+      {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "bias"},
+      [&](onnx::GraphProto *g, onnx::NodeProto *) {
+        weights(g, onnx::TensorProto::UINT8);
+        addFloats(g, "xs", {}, [](int64_t) { return 0.5f; });
+        addFloats(g, "ws", {2}, [](int64_t i) { return i ? 0.25f : 1.0f; });
+        addFloats(g, "ys", {}, [](int64_t) { return 1.0f; });
+        addIntegers(g, "yz", {}, onnx::TensorProto::INT8, {-3});
+        addIntegers(g, "bias", {2}, onnx::TensorProto::INT32, {2, 2});
+      });
+  Tensor x({1, 1, 3, 3}, kUint8);
+  x.data = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (int opt : {0, 2, 3}) {
+    SCOPED_TRACE("opt " + std::to_string(opt));
+    Tensor y = runModel(matmul, {{"x", a}}, opt);
+    EXPECT_EQ(y.dtype, kUint8);
+    EXPECT_EQ(y.data, (std::vector<double>{10, 255, 25, 255}));
+    Tensor c = runModel(convInteger, {{"x", x}}, opt);
+    EXPECT_EQ(c.dtype, kInt32);
+    EXPECT_EQ(c.shape, (Shape{1, 2, 3, 3}));
+    EXPECT_EQ(c.data, (std::vector<double>{0, 4, 11, 12, 27, 37, 30, 57, 67, //
+                                           0, 1, 2, 3, 4, 5, 6, 7, 8}));
+    Tensor q = runModel(qconv, {{"x", x}}, opt);
+    EXPECT_EQ(q.dtype, kInt8);
+    EXPECT_EQ(q.data, (std::vector<double>{12, 16, 26, 32, -2, -2, -2, -2}));
+  }
+}
+
+// Bad quantization parameters are one-line errors naming the node: a scale of zero, a per-axis
+// scale whose length is not its axis's, a zero point of another type than its input.
+TEST(Onnx, BadQuantizationParametersNameTheNode) {
+  Engine e;
+  expectLoadError(e,
+                  integerModel("QLinearMatMul", {2, 2}, onnx::TensorProto::UINT8,
+                               {"x", "s", "z", "x", "s", "z", "zero", "z"},
+                               [](onnx::GraphProto *g, onnx::NodeProto *) {
+                                 addFloats(g, "s", {});
+                                 addFloats(g, "zero", {}, [](int64_t) { return 0.0f; });
+                                 addIntegers(g, "z", {}, onnx::TensorProto::UINT8, {0});
+                               }),
+                  "node y (QLinearMatMul): input 6 (a scale) must be positive and finite, got 0");
+  expectLoadError(e,
+                  integerModel("QuantizeLinear", {1, 2, 2}, onnx::TensorProto::FLOAT,
+                               {"x", "s", "z"},
+                               [](onnx::GraphProto *g, onnx::NodeProto *) {
+                                 addFloats(g, "s", {3});
+                                 addIntegers(g, "z", {2}, onnx::TensorProto::INT8, {0, 0});
+                               }),
+                  "node y (QuantizeLinear): input 1 has 3 elements, but axis 1 has 2");
+  expectLoadError(e,
+                  integerModel("ConvInteger", {1, 1, 3, 3}, onnx::TensorProto::INT8,
+                               {"x", "w", "xz"},
+                               [](onnx::GraphProto *g, onnx::NodeProto *) {
+                                 addIntegers(g, "w", {1, 1, 1, 1}, onnx::TensorProto::INT8, {1});
+                                 addIntegers(g, "xz", {}, onnx::TensorProto::UINT8, {1});
+                               }),
+                  "node y (ConvInteger): input 2 (input 0's zero point) must be of its type int8, "
+                  "got uint8");
 }
 
 // A graph output that import computed as a scalar constant (Size of a known shape) is a param of

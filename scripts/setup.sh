@@ -15,9 +15,6 @@ PACKAGES=(
   libxgboost-dev       # :tune: the cost model (gradient-boosted trees, as AutoTVM)
   libonnx-testdata     # ONNX's backend test data: the onnx/conformance test
   libgraphviz-dev pkg-config  # DotTest parses :dot's output with Graphviz's cgraph
-  libbenchmark-dev     # tests/bench (Google Benchmark; not run by ctest)
-  libdnnl-dev          # tests/bench: oneDNN, the peer loupe_kernel_bench compares kernels with
-  libxnnpack-dev libpthreadpool-dev  # tests/bench: XNNPACK, the second peer
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # loupe-gui (Dear ImGui, GLFW, OpenGL 3, PNGs)
   fonts-dejavu-core    # loupe-gui's font (ImGui's own lacks "…" and arrows)
   xvfb xauth libgl1-mesa-dri  # the GUI tests render headless (Xvfb, Mesa's software GL)
@@ -25,6 +22,16 @@ PACKAGES=(
   python3-nbclient python3-nbformat python3-ipykernel  # the notebooks (examples/notebooks) run headless
   chromium             # reports (:report) are opened headless by the tests
 )
+
+# LOUPE_BENCH=1: the benchmarks of tests/bench too (never run by ctest), with their peers.
+BENCH=${LOUPE_BENCH:-0}
+if [ "$BENCH" = 1 ]; then
+  PACKAGES+=(
+    libbenchmark-dev     # Google Benchmark
+    libdnnl-dev          # oneDNN, the peer loupe_kernel_bench compares kernels with
+    libxnnpack-dev libpthreadpool-dev  # XNNPACK, the second peer
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -41,5 +48,8 @@ fi
 BUILD_TYPE=${LOUPE_BUILD_TYPE:-RelWithDebInfo}
 if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DLOUPE_WERROR=ON >/dev/null
+fi
+if [ "$BENCH" = 1 ]; then
+  cmake -S . -B build -DLOUPE_BENCH=ON >/dev/null
 fi
 cmake --build build -j "$(nproc)"

@@ -876,6 +876,10 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     if (calls.size() == names.size())
       profile[r.call] = timing(r.ms, r.flops, r.dtype);
   e.history_[e.cursor_].profile = std::move(profile);
+  // Timings hidden (replayed sessions), the order by time would be the one thing of them left
+  // to vary from run to run: the kernels are listed in the order they run.
+  if (e.hideTimings_)
+    byTime = false;
   if (byTime)
     std::stable_sort(rows.begin(), rows.end(),
                      [](const ProfileRow &x, const ProfileRow &y) { return x.ms > y.ms; });

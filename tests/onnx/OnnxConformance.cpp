@@ -13,7 +13,7 @@
 // every input frozen (Range's start, limit and delta), and counted apart. Symbolic input
 // dimensions (an export's dynamic axes) take their sizes from the first data set's inputs.
 //
-// usage: loupe_onnx_conformance DATA_DIR [FILTER]   (DATA_DIR holds node/, pytorch-converted/
+// usage: loupe_onnx_conformance DATA_DIR [FILTER] [--list] [--shard K/N]   (DATA_DIR holds node/, pytorch-converted/
 // or blocks/, the transformer and MobileNetV3 blocks of tests/onnx/make_blocks.py)
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
@@ -23,6 +23,7 @@
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 
+#include <cstdio>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -133,18 +134,27 @@ std::vector<std::string> graphInputs(const onnx::ModelProto &m) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::cerr << "usage: loupe_onnx_conformance DATA_DIR [FILTER] [--list]\n";
+    std::cerr << "usage: loupe_onnx_conformance DATA_DIR [FILTER] [--list] [--shard K/N]\n";
     return 2;
   }
   registerAllPasses();
-  // --list: the skipped models under each reason, not only their count.
+  // --list: the skipped models under each reason, not only their count. --shard K/N: every N-th
+  // model of the sorted list from the K-th (0-based), so that ctest -j spreads the run.
   bool list = false;
   std::string filter;
+  int shard = 0, shards = 1;
   for (int i = 2; i < argc; ++i) {
-    if (std::string(argv[i]) == "--list")
+    std::string a = argv[i];
+    if (a == "--list")
       list = true;
-    else
-      filter = argv[i];
+    else if (a == "--shard" && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 ||
+          shard >= shards) {
+        std::cerr << "--shard wants K/N with 0 <= K < N, got " << argv[i] << "\n";
+        return 2;
+      }
+    } else
+      filter = a;
   }
   std::vector<fs::path> models;
   for (const char *group : {"node", "pytorch-converted", "blocks", "exports"}) {
@@ -157,6 +167,10 @@ int main(int argc, char **argv) {
         models.push_back(d.path());
   }
   std::sort(models.begin(), models.end());
+  std::vector<fs::path> mine;
+  for (size_t i = static_cast<size_t>(shard); i < models.size(); i += static_cast<size_t>(shards))
+    mine.push_back(models[i]);
+  models.swap(mine);
   if (models.empty()) {
     std::cerr << "no models under " << argv[1] << "\n";
     return 2;

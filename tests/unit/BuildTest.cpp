@@ -300,6 +300,16 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
   EXPECT_EQ(output(u, ":profile"), "error: the current graph was not built; run :build first\n");
 }
 
+// With timings hidden (a replayed session) the kernels are listed in the order they run, so the
+// listing is the same on every run: the order by time was the one thing left to vary.
+TEST(Profile, HiddenTimingsListTheKernelsInTheOrderTheyRun) {
+  Engine e = builtConv(":build opt_level=0");
+  run(e, ":set timings hidden");
+  std::string byTime = output(e, ":profile 3"), inOrder = output(e, ":profile 3 sort=order");
+  EXPECT_NE(byTime.find("in the order they run; timings hidden"), std::string::npos) << byTime;
+  EXPECT_EQ(byTime, inOrder);
+}
+
 // By default the longest kernel comes first; top=K keeps K rows and sums the rest in one line,
 // while the total still covers every kernel.
 TEST(Profile, SortedByTimeWithTheRestSummed) {

@@ -8,7 +8,7 @@
 #include "core/RelayText.h"
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
-#include "repl/commands/CommandHelpers.h"
+#include "core/Text.h"
 
 #include <pybind11/stl.h>
 

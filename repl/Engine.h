@@ -119,6 +119,13 @@ public:
   /// The current graph; an error saying how to make one when there is none.
   const Graph &requireGraph() const;
   const std::vector<Step> &history() const { return history_; }
+  /// The graph of every history step, in order (what provenance queries read of the history).
+  std::vector<const Graph *> historyGraphs() const {
+    std::vector<const Graph *> g;
+    for (const Step &s : history_)
+      g.push_back(&s.graph);
+    return g;
+  }
   /// The values of the last `:model` or `:load` (its weights and initializers, by name), which
   /// `:build` binds to the variables of those names.
   const StoredTensors &modelParams() const { return modelParams_; }

@@ -11,7 +11,7 @@
 #include "gui/model/GraphSvg.h"
 #include "gui/model/StepDiff.h"
 #include "repl/TextFile.h"
-#include "repl/commands/CommandHelpers.h"
+#include "core/Text.h"
 
 #include <cstdio>
 #include <sstream>

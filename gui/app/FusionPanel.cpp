@@ -3,7 +3,7 @@
 // can be compared side by side.
 #include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include "gui/model/FusionView.h"
 
@@ -63,7 +63,7 @@ void compareCanvases(AppState &s, Styler &st, size_t step, ImVec2 avail) {
     namesMine.insert(gv.memberNames.begin(), gv.memberNames.end());
   for (const GroupView &gv : theirs)
     namesTheirs.insert(gv.memberNames.begin(), gv.memberNames.end());
-  GroupMatcher matcher(s.viewer.engine().history(), step, namesMine, other, namesTheirs);
+  GroupMatcher matcher(s.viewer.engine().historyGraphs(), step, namesMine, other, namesTheirs);
   PartitionDiff d = comparePartitions(mine, theirs, &matcher);
   Styler so = st;
   so.groups = &theirs;

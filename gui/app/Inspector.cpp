@@ -7,7 +7,7 @@
 #include "core/Op.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/ProfileView.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include <imgui.h>
 

@@ -5,7 +5,7 @@
 
 #include "gui/model/StepDiff.h"
 #include "gui/model/Viewer.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include <imgui.h>
 

@@ -6,7 +6,7 @@
 #include "backend/Build.h"
 #include "backend/tune/Records.h"
 #include "core/FusedModule.h"
-#include "repl/commands/CommandHelpers.h"
+#include "core/Text.h"
 
 #include <imgui.h>
 

@@ -5,7 +5,7 @@
 #include "gui/app/Panels.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 #include "report/Report.h"
 
 #include <GLFW/glfw3.h>

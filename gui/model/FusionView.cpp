@@ -6,7 +6,7 @@
 #include "core/FusedModule.h"
 #include "core/Op.h"
 #include "passes/Fusion.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include <algorithm>
 

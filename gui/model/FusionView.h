@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace loupe {
-struct GroupMatcher; // repl/commands/CommandHelpers.h
+struct GroupMatcher; // passes/Provenance.h
 }
 
 namespace loupe::gui {

@@ -3,7 +3,7 @@
 #include "gui/model/Scopes.h"
 
 #include "core/DType.h"
-#include "repl/commands/CommandHelpers.h"
+#include "core/Text.h"
 
 #include <algorithm>
 #include <cctype>

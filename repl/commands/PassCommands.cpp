@@ -235,7 +235,7 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
     namesA.insert(g.members.begin(), g.members.end());
   for (const auto &g : gb)
     namesB.insert(g.members.begin(), g.members.end());
-  GroupMatcher matcher(e.history_, ia, namesA, ib, namesB);
+  GroupMatcher matcher(e.historyGraphs(), ia, namesA, ib, namesB);
   const std::map<std::string, std::string> &foldedB = matcher.foldedIntoB,
                                            &foldedA = matcher.foldedIntoA;
   auto sameGroup = [&](const ComparedGroup &a, const ComparedGroup &b) {

@@ -9,7 +9,7 @@
 #include "core/Interrupt.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
-#include "repl/commands/CommandHelpers.h"
+#include "core/Text.h"
 
 #include <cmath>
 #include <cstdio>

@@ -4,7 +4,7 @@
 
 #include "core/Npy.h"
 #include "frontend/onnx/OnnxImport.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include "gui/model/FusionView.h"
 #include "gui/model/Overview.h"
 #include "gui/model/ProfileView.h"
-#include "repl/commands/CommandHelpers.h"
+#include "passes/Provenance.h"
 
 #include <imgui.h>
 
@@ -496,7 +496,7 @@ TEST(GuiInteraction, ComparedBuildsMatchGroupsByProvenance) {
     names2.insert(g.memberNames.begin(), g.memberNames.end());
   for (const GroupView &g : three)
     names3.insert(g.memberNames.begin(), g.memberNames.end());
-  GroupMatcher matcher(h.s.viewer.engine().history(), 1, names2, 3, names3);
+  GroupMatcher matcher(h.s.viewer.engine().historyGraphs(), 1, names2, 3, names3);
   PartitionDiff byProvenance = comparePartitions(two, three, &matcher);
   EXPECT_EQ(byProvenance.onlyA.size(), 6u);
   EXPECT_EQ(byProvenance.onlyB.size(), 2u);

@@ -1,0 +1,22 @@
+// Text: small formatting helpers the front ends share — lists joined and split, counted nouns,
+// fixed-point numbers, columns padded by display width.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// "a,b,c" -> {"a", "b", "c"} (empty pieces kept).
+std::vector<std::string> splitList(const std::string &text, char sep);
+/// Pads to `w` display columns (UTF-8 aware), at least two spaces.
+std::string pad(std::string s, size_t w);
+/// The names joined with `sep`.
+std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ");
+/// "1 node", "3 nodes".
+std::string plural(size_t n, const char *word);
+/// `v` with `digits` digits after the point ("%.*f").
+std::string fixed(double v, int digits);
+
+} // namespace loupe

@@ -1,7 +1,7 @@
 // KernelCache: the on-disk kernel folder — checked entries, atomic writes, LRU trimming.
 #include "backend/KernelCache.h"
 
-#include <llvm/Support/BLAKE3.h>
+#include "backend/Checksum.h"
 
 #include <algorithm>
 #include <array>
@@ -78,13 +78,13 @@ bool KernelCache::load(
   bool ok = in.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0 &&
             in.read(reinterpret_cast<char *>(&size), 8) &&
             in.read(reinterpret_cast<char *>(sum.data()), 32);
-  llvm::BLAKE3 h;
+  Checksum h;
   uint64_t taken = 0;
   if (ok) {
     PayloadReader reader = [&](void *dst, size_t n) {
       if (n > size - taken || !in.read(static_cast<char *>(dst), static_cast<std::streamsize>(n)))
         return false;
-      h.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(dst), n));
+      h.update(dst, n);
       taken += n;
       return true;
     };
@@ -117,9 +117,9 @@ bool KernelCache::store(const std::string &key, const std::vector<Piece> &pieces
     if (!out)
       return false;
     uint64_t size = 0;
-    llvm::BLAKE3 h;
+    Checksum h;
     for (const auto &[data, n] : pieces) {
-      h.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(data), n));
+      h.update(data, n);
       size += n;
     }
     std::array<uint8_t, 32> sum = h.final();

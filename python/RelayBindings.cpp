@@ -6,9 +6,9 @@
 #include "core/DType.h"
 #include "core/Op.h"
 #include "core/RelayText.h"
+#include "core/Text.h"
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
-#include "core/Text.h"
 
 #include <pybind11/stl.h>
 

@@ -114,7 +114,7 @@ bool Engine::execute(const std::string &input, std::ostream &out, std::ostream &
     bindings = evaluator_.save();
     functionNames = functionNames_;
   }
-  *sink_ = &buf;                       // instruments print into this input's output
+  *sink_ = &buf; // instruments print into this input's output
   try {
     if (command)
       runCommand(trimmed, buf);

@@ -162,8 +162,8 @@ private:
   void recordSafely(std::ostream &err);
 
   std::string source_ = "<stdin>";
-  Evaluator evaluator_; ///< the graph language's bindings and counters
-  PassContext passContext_;                      ///< options set with :set; passed to every pass
+  Evaluator evaluator_;     ///< the graph language's bindings and counters
+  PassContext passContext_; ///< options set with :set; passed to every pass
   Sink sink_ = std::make_shared<std::ostream *>(nullptr); ///< where instruments print
   FunctionNames functionNames_; ///< GraphFuseCompile's names, session-long as in NNVM
   /// Params of the last `:model`, bound by `:build` to the variables of those names.

@@ -61,16 +61,16 @@ void Evaluator::bind(const std::string &name, Value v) {
 int &Evaluator::counter(const std::string &key) {
   auto it = nameCounters_.find(key);
   if (journal_)
-    journal_->counters.emplace_back(
-        key, it == nameCounters_.end() ? std::nullopt : std::optional(it->second));
+    journal_->counters.emplace_back(key, it == nameCounters_.end() ? std::nullopt
+                                                                   : std::optional(it->second));
   return it == nameCounters_.end() ? nameCounters_[key] : it->second;
 }
 
 uint32_t &Evaluator::version(const Node *n) {
   auto it = varVersions_.find(n);
   if (journal_)
-    journal_->versions.emplace_back(
-        n, it == varVersions_.end() ? std::nullopt : std::optional(it->second));
+    journal_->versions.emplace_back(n, it == varVersions_.end() ? std::nullopt
+                                                                : std::optional(it->second));
   return it == varVersions_.end() ? varVersions_[n] : it->second;
 }
 
@@ -391,7 +391,7 @@ Graph Evaluator::gradientOf(const Value &ys, const Value &xs, const Expr &at) {
 }
 
 Value Evaluator::makeVariable(const Expr &call, const std::vector<Value> &pos,
-                           const std::vector<std::pair<std::string, Value>> &kw) {
+                              const std::vector<std::pair<std::string, Value>> &kw) {
   std::string name;
   bool named = false;
   if (pos.size() > 1)
@@ -423,8 +423,10 @@ Value Evaluator::makeVariable(const Expr &call, const std::vector<Value> &pos,
   return Value::symbol(Symbol{{NodeEntry{n, 0, 0}}});
 }
 
-Value Evaluator::callOp(const OpDef &op, const std::string &hint, const std::vector<Value> &positional,
-                     const std::vector<std::pair<std::string, Value>> &keywords, const Expr &at) {
+Value Evaluator::callOp(const OpDef &op, const std::string &hint,
+                        const std::vector<Value> &positional,
+                        const std::vector<std::pair<std::string, Value>> &keywords,
+                        const Expr &at) {
   std::string where = hint == op.name ? op.name : hint;
   std::vector<Symbol> posSyms;
   for (size_t i = 0; i < positional.size(); ++i) {

@@ -6,12 +6,12 @@
 #include "backend/LowerFunction.h"
 #include "core/Error.h"
 #include "core/Printer.h"
+#include "core/Text.h"
 #include "gui/model/FusionView.h"
 #include "gui/model/GraphLayout.h"
 #include "gui/model/GraphSvg.h"
 #include "gui/model/StepDiff.h"
 #include "repl/TextFile.h"
-#include "core/Text.h"
 
 #include <cstdio>
 #include <sstream>

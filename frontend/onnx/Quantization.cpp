@@ -158,8 +158,8 @@ std::vector<NodeEntry> dequantizeLinear(Importer &im, const onnx::NodeProto &n) 
 // Integer input `k` as int32 less its zero point (input `zk`, when the node has one and it is not
 // a constant zero), the zero point per tensor or along `axis` of a rank-`rank` value whose axis
 // has `length` elements (-1: not known). Named `what` and suffixes.
-NodeEntry shifted(Importer &im, const onnx::NodeProto &n, int k, int zk, int64_t rank,
-                  int64_t axis, int64_t length, const std::string &what) {
+NodeEntry shifted(Importer &im, const onnx::NodeProto &n, int k, int zk, int64_t rank, int64_t axis,
+                  int64_t length, const std::string &what) {
   int dt = im.knownDType(n, k);
   if (dt != -1 && dt != kUint8 && dt != kInt8)
     fail(im.where(n), ": input ", k, " must be of type uint8 or int8, got ", dtypeName(dt));
@@ -194,18 +194,17 @@ NodeEntry requantized(Importer &im, const onnx::NodeProto &n, const NodeEntry &a
   Quantized q = quantizedType(im, n, zk);
   if (q.dtype != kUint8 && q.dtype != kInt8)
     fail(im.where(n), ": input ", zk, " (the output's zero point) must be of type uint8 or int8");
-  NodeEntry y = im.op(n, "broadcast_mul", {},
-                      {im.op(n, "cast", {{"dtype", "float32"}}, {acc}, "_accumulated_float"),
-                       multiplier},
-                      "_rescaled");
+  NodeEntry y =
+      im.op(n, "broadcast_mul", {},
+            {im.op(n, "cast", {{"dtype", "float32"}}, {acc}, "_accumulated_float"), multiplier},
+            "_rescaled");
   if (im.hasInput(n, zk))
-    y = im.op(n, "broadcast_add", {},
-              {y, im.op(n, "cast", {{"dtype", "float32"}}, {im.broadcastInput(n, zk)},
-                        "_zero_float")},
-              "_shifted");
+    y = im.op(
+        n, "broadcast_add", {},
+        {y, im.op(n, "cast", {{"dtype", "float32"}}, {im.broadcastInput(n, zk)}, "_zero_float")},
+        "_shifted");
   y = im.op(n, "round", {}, {y}, "_rounded");
-  y = im.op(n, "clip", {{"a_min", floatText(q.lo)}, {"a_max", floatText(q.hi)}}, {y},
-            "_saturated");
+  y = im.op(n, "clip", {{"a_min", floatText(q.lo)}, {"a_max", floatText(q.hi)}}, {y}, "_saturated");
   return im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y});
 }
 
@@ -257,8 +256,7 @@ std::vector<NodeEntry> qlinearConv(Importer &im, const onnx::NodeProto &n) {
 // per tensor or per row, b's per tensor or per column.
 NodeEntry integerProduct(Importer &im, const onnx::NodeProto &n, int a, int az, int b, int bz,
                          const std::string &suffix) {
-  std::optional<Shape> sa = im.inferredShape(im.input(n, a)),
-                       sb = im.inferredShape(im.input(n, b));
+  std::optional<Shape> sa = im.inferredShape(im.input(n, a)), sb = im.inferredShape(im.input(n, b));
   if (!sa || !sb)
     fail(im.where(n), ": the shapes of both operands must be known");
   auto ra = static_cast<int64_t>(sa->size()), rb = static_cast<int64_t>(sb->size());
@@ -277,8 +275,7 @@ std::vector<NodeEntry> qlinearMatMul(Importer &im, const onnx::NodeProto &n) {
   // and zero points per tensor, or a's per row and b's per column.
   im.only(n, {});
   NodeEntry acc = integerProduct(im, n, 0, 2, 3, 5, "_accumulated");
-  std::optional<Shape> sa = im.inferredShape(im.input(n, 0)),
-                       sb = im.inferredShape(im.input(n, 3));
+  std::optional<Shape> sa = im.inferredShape(im.input(n, 0)), sb = im.inferredShape(im.input(n, 3));
   auto ra = static_cast<int64_t>(sa->size()), rb = static_cast<int64_t>(sb->size());
   NodeEntry as = scaleAlong(im, n, 1, ra, ra - 2, ra >= 2 ? (*sa)[ra - 2] : -1, "_a_scale");
   NodeEntry bs = scaleAlong(im, n, 4, rb, rb - 1, (*sb)[rb - 1], "_b_scale");
@@ -292,12 +289,9 @@ std::vector<NodeEntry> qlinearMatMul(Importer &im, const onnx::NodeProto &n) {
 
 ConverterList quantizationConverters() {
   return {
-      {"QuantizeLinear", quantizeLinear},
-      {"DynamicQuantizeLinear", dynamicQuantizeLinear},
-      {"DequantizeLinear", dequantizeLinear},
-      {"ConvInteger", convInteger},
-      {"MatMulInteger", matMulInteger},
-      {"QLinearConv", qlinearConv},
+      {"QuantizeLinear", quantizeLinear},     {"DynamicQuantizeLinear", dynamicQuantizeLinear},
+      {"DequantizeLinear", dequantizeLinear}, {"ConvInteger", convInteger},
+      {"MatMulInteger", matMulInteger},       {"QLinearConv", qlinearConv},
       {"QLinearMatMul", qlinearMatMul},
   };
 }

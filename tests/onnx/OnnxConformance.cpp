@@ -13,8 +13,9 @@
 // every input frozen (Range's start, limit and delta), and counted apart. Symbolic input
 // dimensions (an export's dynamic axes) take their sizes from the first data set's inputs.
 //
-// usage: loupe_onnx_conformance DATA_DIR [FILTER] [--list] [--shard K/N]   (DATA_DIR holds node/, pytorch-converted/
-// or blocks/, the transformer and MobileNetV3 blocks of tests/onnx/make_blocks.py)
+// usage: loupe_onnx_conformance DATA_DIR [FILTER] [--list] [--shard K/N]   (DATA_DIR holds node/,
+// pytorch-converted/ or blocks/, the transformer and MobileNetV3 blocks of
+// tests/onnx/make_blocks.py)
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/DType.h"

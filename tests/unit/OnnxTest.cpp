@@ -1374,23 +1374,23 @@ TEST(Onnx, IntegerProductsAndConvolutionsByHand) {
     addIntegers(g, "wz", {2}, type, {0, 1});
     addIntegers(g, "xz", {}, onnx::TensorProto::UINT8, {1});
   };
-  std::string convInteger = integerModel(
-      "ConvInteger", {1, 1, 3, 3}, onnx::TensorProto::UINT8, {"x", "w", "xz", "wz"},
-      [&](onnx::GraphProto *g, onnx::NodeProto *n) {
-        weights(g, onnx::TensorProto::UINT8);
-        setInts(n, "pads", {1, 1, 0, 0});
-      });
-  std::string qconv = integerModel(
-      "QLinearConv", {1, 1, 3, 3}, onnx::TensorProto::UINT8,
-      {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "bias"},
-      [&](onnx::GraphProto *g, onnx::NodeProto *) {
-        weights(g, onnx::TensorProto::UINT8);
-        addFloats(g, "xs", {}, [](int64_t) { return 0.5f; });
-        addFloats(g, "ws", {2}, [](int64_t i) { return i ? 0.25f : 1.0f; });
-        addFloats(g, "ys", {}, [](int64_t) { return 1.0f; });
-        addIntegers(g, "yz", {}, onnx::TensorProto::INT8, {-3});
-        addIntegers(g, "bias", {2}, onnx::TensorProto::INT32, {2, 2});
-      });
+  std::string convInteger =
+      integerModel("ConvInteger", {1, 1, 3, 3}, onnx::TensorProto::UINT8, {"x", "w", "xz", "wz"},
+                   [&](onnx::GraphProto *g, onnx::NodeProto *n) {
+                     weights(g, onnx::TensorProto::UINT8);
+                     setInts(n, "pads", {1, 1, 0, 0});
+                   });
+  std::string qconv =
+      integerModel("QLinearConv", {1, 1, 3, 3}, onnx::TensorProto::UINT8,
+                   {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "bias"},
+                   [&](onnx::GraphProto *g, onnx::NodeProto *) {
+                     weights(g, onnx::TensorProto::UINT8);
+                     addFloats(g, "xs", {}, [](int64_t) { return 0.5f; });
+                     addFloats(g, "ws", {2}, [](int64_t i) { return i ? 0.25f : 1.0f; });
+                     addFloats(g, "ys", {}, [](int64_t) { return 1.0f; });
+                     addIntegers(g, "yz", {}, onnx::TensorProto::INT8, {-3});
+                     addIntegers(g, "bias", {2}, onnx::TensorProto::INT32, {2, 2});
+                   });
   Tensor x({1, 1, 3, 3}, kUint8);
   x.data = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   for (int opt : {0, 2, 3}) {

@@ -1,0 +1,2 @@
+// LLVM outside backend/llvm.
+#include <llvm/IR/Module.h>

@@ -1,0 +1,3 @@
+// A plugin reaching into the backend.
+#include "backend/Build.h"
+#include "passes/Pass.h"

@@ -1,0 +1,248 @@
+// ProfileCommands: the commands that measure a built step — :buffers (its planned storage) and
+// :profile (each kernel's median time, share, GFLOP/s and % of this machine's peak).
+#include "backend/Build.h"
+#include "backend/Export.h"
+#include "backend/GraphExecutor.h"
+#include "backend/Peak.h"
+#include "backend/Runtime.h"
+#include "core/Error.h"
+#include "core/Interpreter.h"
+#include "core/Interrupt.h"
+#include "core/Npy.h"
+#include "core/Printer.h"
+#include "frontend/onnx/OnnxImport.h"
+#include "repl/commands/Commands.h"
+#include "repl/commands/RunInputs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loupe {
+
+void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 0, 0, ":buffers");
+  const Graph &g = e.requireGraph();
+  if (!g.attr("storage_id"))
+    missingAttr(g, "storage_id");
+  int64_t planned = 0, naive = 0;
+  const IndexedGraph &idx = g.index();
+  for (const backend::StorageSlot &s : backend::storageSlots(g)) {
+    planned += s.bytes;
+    out << "storage " << s.id << ": " << s.bytes << " bytes " << dtypeName(s.dtype) << ", nodes "
+        << s.firstUse << "-" << s.lastUse << ": " << joinNames(s.names) << "\n";
+  }
+  const auto &shapes = g.attr("shape")->shapes;
+  const auto &dtypes = g.attr("dtype")->ints;
+  for (uint32_t i = 0; i < idx.numEntries(); ++i)
+    naive += numElements(shapes[i]) * (dtypes[i] == kFloat64 ? 8 : 4);
+  out << "planned " << planned << " bytes; one buffer per entry would take " << naive << " bytes\n";
+}
+
+namespace {
+
+// The layers a kernel call computes, as the user named them: the members of its group in the
+// partition the build made, keeping those named in the graph the build started from (layout
+// transforms and constants the passes made are not the user's); names that share a path
+// prefix ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu") print it once.
+std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
+  std::vector<std::string> all = fusedNodeNames(deploy, call), named;
+  if (all.empty())
+    return "";
+  for (const std::string &n : all)
+    if (!source || source->index().findByName(n) >= 0)
+      named.push_back(n);
+  std::vector<std::string> &names = named.empty() ? all : named;
+  size_t common = 0;
+  if (names.size() > 1) {
+    common = names[0].rfind('/') == std::string::npos ? 0 : names[0].rfind('/') + 1;
+    // Back to the previous '/' until every name shares the prefix; it only shrinks.
+    for (const std::string &n : names)
+      while (common > 0 && n.compare(0, common, names[0], 0, common) != 0) {
+        size_t prev = common >= 2 ? names[0].rfind('/', common - 2) : std::string::npos;
+        common = prev == std::string::npos ? 0 : prev + 1;
+      }
+    if (common == 1) // a bare "/" is no scope
+      common = 0;
+  }
+  std::string text = names[0].substr(0, common) + (common ? "{" : "");
+  const size_t shown = 4;
+  for (size_t i = 0; i < names.size() && i < shown; ++i)
+    text += (i ? ", " : "") + names[i].substr(common);
+  if (names.size() > shown)
+    text += ", +" + std::to_string(names.size() - shown) + " more";
+  return text + (common ? "}" : "");
+}
+
+// One kernel call's measurements.
+struct ProfileRow {
+  uint32_t call = 0; ///< the tvm_op node
+  std::string kernel, layers;
+  int dtype = kFloat32;
+  double ms = 0, flops = 0;
+};
+
+} // namespace
+
+void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  const char *usage = ":profile [N] [sort=time|order] [top=K]";
+  int n = 10;
+  size_t top = 0; // 0: every kernel
+  bool byTime = true;
+  for (const std::string &w : a) {
+    if (w.starts_with("sort=")) {
+      if (w != "sort=time" && w != "sort=order")
+        fail("sort must be time (longest first) or order (as the graph calls them), got '",
+             w.substr(5), "'");
+      byTime = w == "sort=time";
+    } else if (w.starts_with("top=")) {
+      top = static_cast<size_t>(integerAtLeast("top", w.substr(4), 1));
+    } else if (w.find('=') != std::string::npos) {
+      fail("unknown option '", w.substr(0, w.find('=')), "'; usage: ", usage);
+    } else {
+      try {
+        n = std::stoi(w);
+      } catch (const std::exception &) {
+        n = 0;
+      }
+      if (n < 1 || n > 100000)
+        fail("N must be a number of runs from 1 to 100000, got '", w, "'");
+    }
+  }
+  const Graph &g = e.requireGraph();
+  auto lib = backend::builtLibrary(g);
+  if (!lib)
+    fail("the current graph was not built; run :build first");
+  backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
+  for (const auto &[name, t] : defaultRunInputs(e, g))
+    rt.setInput(name, t);
+  rt.run(); // warm-up: first touches of memory and code
+  std::vector<std::vector<double>> times;
+  std::vector<std::string> names;
+  int done = 0;
+  try {
+    for (; done < n; ++done) {
+      if (e.progress_) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "profiling: run %d of %d", done + 1, n);
+        e.progress_(buf, static_cast<double>(done) / n);
+      }
+      std::vector<std::pair<std::string, double>> km = rt.run();
+      times.resize(km.size());
+      names.clear();
+      for (size_t k = 0; k < km.size(); ++k) {
+        times[k].push_back(km[k].second);
+        names.push_back(km[k].first);
+      }
+    }
+  } catch (const Interrupted &) {
+    // Ctrl-C keeps the runs that finished; the run it stopped is dropped whole.
+    if (done == 0)
+      throw;
+    clearInterrupt();
+    for (auto &t : times)
+      t.resize(static_cast<size_t>(done));
+  }
+  if (e.progress_)
+    e.progress_("", 1.0);
+  // The runtime calls the tvm_op nodes in node order: the k-th time is the k-th of them.
+  std::vector<uint32_t> calls;
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
+      calls.push_back(nid);
+  const Graph *source = e.cursor_ > 0 ? &e.history_[e.cursor_ - 1].graph : nullptr;
+  const auto &dtypes = g.attr("dtype")->ints;
+  std::vector<ProfileRow> rows;
+  double totalMs = 0, totalFlops = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    std::vector<double> t = times[k];
+    std::sort(t.begin(), t.end());
+    ProfileRow r;
+    r.kernel = names[k];
+    r.ms = t[t.size() / 2];
+    r.flops = static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
+    if (calls.size() == names.size()) {
+      r.call = calls[k];
+      r.layers = layersOf(g, calls[k], source);
+      r.dtype = static_cast<int>(dtypes[idx.entryId(calls[k], 0)]);
+    }
+    totalMs += r.ms;
+    totalFlops += r.flops;
+    rows.push_back(r);
+  }
+  // The share of this machine's peak: an FMA loop timed once per process, times threads; a
+  // float64 kernel's peak is half of it (half as many lanes per vector).
+  double peak = backend::peakGflopsPerCore() * backend::numThreads();
+  auto peakOf = [&](int dt) { return dt == kFloat64 ? peak / 2 : peak; };
+  auto timing = [&](double ms, double flops, int dt) {
+    double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
+    return KernelTime{ms, gflops, 100 * gflops / peakOf(dt)};
+  };
+  std::map<uint32_t, KernelTime> profile;
+  for (const ProfileRow &r : rows)
+    if (calls.size() == names.size())
+      profile[r.call] = timing(r.ms, r.flops, r.dtype);
+  e.history_[e.cursor_].profile = std::move(profile);
+  // Timings hidden (replayed sessions), the order by time would be the one thing of them left
+  // to vary from run to run: the kernels are listed in the order they run.
+  if (e.hideTimings_)
+    byTime = false;
+  if (byTime)
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ProfileRow &x, const ProfileRow &y) { return x.ms > y.ms; });
+  size_t width = 8;
+  for (const ProfileRow &r : rows)
+    width = std::max(width, r.kernel.size() + 2);
+  auto row = [&](const std::string &name, double ms, double flops, int dt) {
+    KernelTime t = timing(ms, flops, dt);
+    char buf[96];
+    if (e.hideTimings_)
+      std::snprintf(buf, sizeof buf, "%9s %7s %9s %8s", "-", "-", "-", "-");
+    else
+      std::snprintf(buf, sizeof buf, "%9.4f %6.1f%% %9.2f %7.1f%%", t.ms,
+                    totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
+    return pad(name, width) + buf;
+  };
+  out << pad("kernel", width) << "median ms   share   GFLOP/s   % peak   layers\n";
+  bool anyDouble = false, allDouble = !rows.empty();
+  double restMs = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    anyDouble |= rows[i].dtype == kFloat64;
+    allDouble &= rows[i].dtype == kFloat64;
+    if (top && i >= top) {
+      restMs += rows[i].ms;
+      continue;
+    }
+    out << row(rows[i].kernel, rows[i].ms, rows[i].flops, rows[i].dtype)
+        << (rows[i].layers.empty() ? "" : "   " + rows[i].layers) << "\n";
+  }
+  if (top && rows.size() > top) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (%.4f ms, %.1f%%)", restMs,
+                  totalMs > 0 ? 100 * restMs / totalMs : 0.0);
+    out << "… " << plural(rows.size() - top, "more kernel") << (e.hideTimings_ ? "" : buf) << "\n";
+  }
+  char f64[48] = "", buf[160];
+  if (anyDouble)
+    std::snprintf(f64, sizeof f64, ", %.1f float64", peak / 2);
+  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)",
+                peak, f64, backend::numThreads(), backend::peakGflopsPerCore());
+  out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32) << "\n"
+      << (done < n ? cat("interrupted: ", done, " of ", n, " runs") : cat(n, " runs"))
+      << ", median per kernel, " << (byTime ? "longest first" : "in the order they run") << "; "
+      << (e.hideTimings_ ? "timings hidden (:set timings shown)" : buf) << "\n";
+}
+
+} // namespace loupe

@@ -1,0 +1,212 @@
+// RunInputs: what :build, :run, :bisect and :profile share about tensors given on the command
+// line (fills, files, a run's words and inputs) and the reference interpreter's run.
+#include "repl/commands/RunInputs.h"
+
+#include "backend/Build.h"
+#include "backend/Export.h"
+#include "backend/GraphExecutor.h"
+#include "backend/Peak.h"
+#include "backend/Runtime.h"
+#include "core/Error.h"
+#include "core/Interpreter.h"
+#include "core/Interrupt.h"
+#include "core/Npy.h"
+#include "core/Printer.h"
+#include "frontend/onnx/OnnxImport.h"
+#include "repl/commands/Commands.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loupe {
+
+std::pair<std::string, std::string> keyValue(const std::string &word, const std::string &usage) {
+  size_t eq = word.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == word.size())
+    fail("expected NAME=VALUE, got '", word, "'; usage: ", usage);
+  return {word.substr(0, eq), word.substr(eq + 1)};
+}
+
+const char *const kRunUsage = ":run [NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.pb …] [seed=N] "
+                              "[save=DIR] [compare=FILE.npy|DIR] [top=K] [check=on|off]";
+
+// A number given in place of a file (`s=2.5`, `x=-1`): every element that value.
+std::optional<double> fillValue(const std::string &how) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(how.data(), how.data() + how.size(), v);
+  if (how.empty() || end != how.data() + how.size())
+    return std::nullopt;
+  if (ec == std::errc::result_out_of_range)
+    fail(how, " is out of the range of a number (a double)");
+  return ec == std::errc() ? std::optional<double>(v) : std::nullopt;
+}
+
+// True for the fills named in place of a file: random, zeros, ones, or a number.
+bool namesValues(const std::string &how) {
+  return how == "random" || how == "zeros" || how == "ones" || fillValue(how).has_value();
+}
+
+// A tensor file: ONNX's TensorProto for `.pb`, else NumPy's .npy.
+Tensor readTensorFile(const std::string &path) {
+  return path.ends_with(".pb") ? frontend::readTensorProto(path) : readNpy(path);
+}
+
+// `t`'s values in dtype `dt`, each rounded to what that dtype holds (NumPy's astype).
+Tensor converted(const Tensor &t, int dt) {
+  Tensor c(t.shape, dt);
+  c.data = t.data;
+  for (double &x : c.data)
+    x = roundToDType(x, dt);
+  return c;
+}
+
+// A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
+// zeros, ones, a number everywhere, or a .npy/.pb file whose shape must match (values rounded to
+// `dt`); `file` is that file when the caller has read it already.
+Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
+                  const std::string &what, const Tensor *file, std::vector<std::string> *notes) {
+  requireTensorMemory(what, shape, dt);
+  Tensor t(shape, dt);
+  if (how == "random") {
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (double &x : t.data)
+      x = roundToDType(u(rng), dt);
+  } else if (namesValues(how)) {
+    double v = how == "ones" ? 1.0 : how == "zeros" ? 0.0 : *fillValue(how);
+    std::fill(t.data.begin(), t.data.end(), roundToDType(v, dt));
+  } else {
+    Tensor f = file ? *file : readTensorFile(how);
+    // A scalar (an ONNX rank-0 TensorProto) is the element of a one-element (1,) input, the
+    // form a rank-0 graph input takes here.
+    if (f.shape.empty() && shape == Shape{1})
+      f.shape = shape;
+    if (f.shape != shape)
+      fail(how, " holds shape ", shapeToList(f.shape), " but ", what, " has shape ",
+           shapeToList(shape));
+    t = converted(f, dt);
+    // A file of another dtype is converted as NumPy's astype would; the user is told.
+    if (f.dtype != dt && notes)
+      notes->push_back(cat("note: ", what, ": ", how, " holds ", dtypeName(f.dtype),
+                           ", converted to ", dtypeName(dt)));
+  }
+  return t;
+}
+
+unsigned parseSeed(const std::string &v) {
+  if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), ::isdigit))
+    fail("seed must be a non-negative integer, got '", v, "'");
+  return static_cast<unsigned>(std::stoul(v));
+}
+
+// Values with 6 significant digits, at most `n` of them.
+std::string someValues(const Tensor &t, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.data.size() && i < n; ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", t.data[i]);
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s + (t.data.size() > n ? ", …]" : "]");
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
+RunWords parseRunWords(const std::string &rest) {
+  RunWords w;
+  for (const std::string &word : splitKeepingTuples(rest)) {
+    auto [k, v] = keyValue(word, kRunUsage);
+    if (k == "seed")
+      w.seed = parseSeed(v);
+    else if (k == "save")
+      w.save = v;
+    else if (k == "compare")
+      w.compare = v;
+    else if (k == "top")
+      w.top = static_cast<size_t>(integerAtLeast("top", v, 1));
+    else if (k == "check") {
+      if (v != "on" && v != "off")
+        fail("check must be on or off, got '", v, "'");
+      w.check = v == "on";
+    } else
+      w.how[k] = v;
+  }
+  return w;
+}
+
+// The inputs of a run: every variable as the words say, else random (uniform in [-1, 1) from
+// the seed) — except the built library's params the words leave, which the runtime binds
+// itself and the reference loads through referenceRun. A file converted to the input's
+// dtype adds a note.
+std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const RunWords &w,
+                                        std::vector<std::string> *notes) {
+  const IndexedGraph &idx = g.index();
+  const auto &shapes = g.attr("shape")->shapes;
+  const auto &dtypes = g.attr("dtype")->ints;
+  for (const auto &[name, v] : w.how)
+    if (idx.findByName(name) < 0 || !idx.nodes[idx.findByName(name)].node->isVariable())
+      fail("run: the graph has no input '", name, "'", Commands::dataInputsText(e, g));
+  auto lib = backend::builtLibrary(g);
+  std::mt19937 rng(w.seed);
+  std::map<std::string, Tensor> in;
+  for (uint32_t nid : idx.argNodes) {
+    const std::string &name = idx.nodes[nid].node->name;
+    uint32_t eid = idx.entryId(nid, 0);
+    auto how = w.how.find(name);
+    if (how == w.how.end() && lib && lib->params.count(name))
+      continue;
+    in[name] =
+        fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
+                   static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr, notes);
+  }
+  return in;
+}
+
+// The reference interpreter's run of built graph `g` on `in` (telling `observe` each node's
+// outputs): the variables `in` leaves are the built library's params, each loaded as doubles for
+// each node that reads it (a network's weights are never all held as doubles at once).
+std::vector<Tensor> referenceRun(const Graph &g, const std::map<std::string, Tensor> &in,
+                                 const NodeObserver &observe) {
+  auto lib = backend::builtLibrary(g);
+  InterpretOptions options;
+  options.observe = observe;
+  options.askPerReader = true;
+  return interpretFrom(
+      g,
+      [&](const std::string &name) -> std::optional<Tensor> {
+        if (auto it = in.find(name); it != in.end())
+          return it->second;
+        if (auto p = lib->params.find(name); p != lib->params.end())
+          return p->second.load();
+        return std::nullopt;
+      },
+      options);
+}
+
+// The largest and relative differences of `t` from `ref`, elementwise.
+std::pair<double, double> difference(const Tensor &t, const Tensor &ref) {
+  double absErr = 0, relErr = 0;
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    double d = std::fabs(t.data[i] - ref.data[i]);
+    absErr = std::max(absErr, d);
+    relErr = std::max(relErr, d / std::max(std::fabs(ref.data[i]), 1e-30));
+  }
+  return {absErr, relErr};
+}
+
+} // namespace loupe

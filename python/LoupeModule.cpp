@@ -9,11 +9,11 @@
 #include "core/Error.h"
 #include "core/Op.h"
 #include "core/Printer.h"
-#include "gui/model/GraphSvg.h"
 #include "passes/Pass.h"
 #include "repl/Engine.h"
 #include "repl/commands/Commands.h"
 #include "report/Report.h"
+#include "view/GraphSvg.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>

@@ -7,11 +7,11 @@
 #include "core/Error.h"
 #include "core/Printer.h"
 #include "core/Text.h"
-#include "gui/model/FusionView.h"
-#include "gui/model/GraphLayout.h"
-#include "gui/model/GraphSvg.h"
-#include "gui/model/StepDiff.h"
 #include "repl/TextFile.h"
+#include "view/FusionView.h"
+#include "view/GraphLayout.h"
+#include "view/GraphSvg.h"
+#include "view/StepDiff.h"
 
 #include <cstdio>
 #include <sstream>

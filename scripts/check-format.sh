@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.c')
 else # a copy without git: the source folders
-  mapfile -t files < <(find core passes backend frontend repl gui tests examples \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) | sort)
+  mapfile -t files < <(find core passes backend frontend repl view gui report python cli tests examples \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) | sort)
 fi
 bad=$(clang-format --dry-run --Werror "${files[@]}" 2>&1 | grep -o '^[^:]*\.\(cpp\|h\|c\):' | sort -u | tr -d ':' || true)
 if [ -n "$bad" ]; then

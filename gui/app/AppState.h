@@ -2,9 +2,9 @@
 // engine, the open panel, the selection, and each panel's own state.
 #pragma once
 
-#include "gui/model/CodeLines.h"
-#include "gui/model/TuningView.h"
-#include "gui/model/Viewer.h"
+#include "view/CodeLines.h"
+#include "view/TuningView.h"
+#include "view/Viewer.h"
 
 #include <cstdint>
 #include <map>

@@ -4,8 +4,8 @@
 #include "gui/app/Panels.h"
 
 #include "core/Error.h"
-#include "gui/model/BufferChart.h"
-#include "gui/model/FusionView.h"
+#include "view/BufferChart.h"
+#include "view/FusionView.h"
 
 #include <imgui.h>
 

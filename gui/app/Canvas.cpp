@@ -2,9 +2,9 @@
 // clicks — with fusion regions, change outlines and time colours.
 #include "gui/app/Canvas.h"
 
-#include "gui/model/FusionView.h"
-#include "gui/model/Overview.h"
-#include "gui/model/ProfileView.h"
+#include "view/FusionView.h"
+#include "view/Overview.h"
+#include "view/ProfileView.h"
 
 #include <algorithm>
 #include <cmath>

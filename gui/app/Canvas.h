@@ -3,10 +3,10 @@
 #pragma once
 
 #include "gui/app/AppState.h"
-#include "gui/model/GraphLayout.h"
-#include "gui/model/Palette.h"
-#include "gui/model/Scopes.h"
-#include "gui/model/StepDiff.h"
+#include "view/GraphLayout.h"
+#include "view/Palette.h"
+#include "view/Scopes.h"
+#include "view/StepDiff.h"
 
 #include <imgui.h>
 
@@ -24,7 +24,7 @@ constexpr ImU32 imColour(uint32_t c) {
   return IM_COL32((c >> 24) & 0xff, (c >> 16) & 0xff, (c >> 8) & 0xff, c & 0xff);
 }
 
-// The panels' colours (gui/model/Palette.h).
+// The panels' colours (view/Palette.h).
 inline constexpr ImU32 kOpFill = imColour(kOpFillColour);
 inline constexpr ImU32 kScopeFill = imColour(kScopeFillColour);
 inline constexpr ImU32 kInputFill = imColour(kInputFillColour);

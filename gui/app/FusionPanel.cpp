@@ -5,7 +5,7 @@
 #include "gui/app/Panels.h"
 #include "passes/Provenance.h"
 
-#include "gui/model/FusionView.h"
+#include "view/FusionView.h"
 
 #include <imgui.h>
 

@@ -3,7 +3,7 @@
 #include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
 
-#include "gui/model/ProfileView.h"
+#include "view/ProfileView.h"
 
 #include <imgui.h>
 

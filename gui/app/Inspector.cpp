@@ -5,9 +5,9 @@
 #include "core/AttrOrder.h"
 #include "core/DType.h"
 #include "core/Op.h"
-#include "gui/model/FusionView.h"
-#include "gui/model/ProfileView.h"
 #include "passes/Provenance.h"
+#include "view/FusionView.h"
+#include "view/ProfileView.h"
 
 #include <imgui.h>
 

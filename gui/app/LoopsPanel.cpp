@@ -3,8 +3,8 @@
 #include "gui/app/Panels.h"
 
 #include "core/FusedModule.h"
-#include "gui/model/CodeLines.h"
-#include "gui/model/Elide.h"
+#include "view/CodeLines.h"
+#include "view/Elide.h"
 
 #include <imgui.h>
 

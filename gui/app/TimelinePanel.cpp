@@ -3,9 +3,9 @@
 #include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
 
-#include "gui/model/StepDiff.h"
-#include "gui/model/Viewer.h"
 #include "passes/Provenance.h"
+#include "view/StepDiff.h"
+#include "view/Viewer.h"
 
 #include <imgui.h>
 

@@ -1,7 +1,7 @@
 // loupe_png_check: checks that a loupe-gui screenshot is a real picture — its size, that it is
 // not blank (enough distinct colours), how many of the fusion palette's colours it shows, and
 // whether a given colour (a highlight's) covers enough pixels.
-#include "gui/model/FusionView.h"
+#include "view/FusionView.h"
 
 #include <stb/stb_image.h>
 

@@ -6,10 +6,10 @@
 #include "gui/app/AppState.h"
 #include "gui/app/Frame.h"
 #include "gui/app/Panels.h"
-#include "gui/model/FusionView.h"
-#include "gui/model/Overview.h"
-#include "gui/model/ProfileView.h"
 #include "passes/Provenance.h"
+#include "view/FusionView.h"
+#include "view/Overview.h"
+#include "view/ProfileView.h"
 
 #include <imgui.h>
 

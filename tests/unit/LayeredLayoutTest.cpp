@@ -2,7 +2,7 @@
 // cycle, shared long edges, skip ladders drawn without crossings), its guarantees on seeded random
 // graphs (layers top to bottom, no overlaps, every edge from its producer to its reader), its
 // cancellation and bad input, and the crossing count it is compared by.
-#include "gui/model/LayeredLayout.h"
+#include "view/LayeredLayout.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include "backend/Build.h"
 #include "backend/LowerFunction.h"
 #include "core/Printer.h"
-#include "gui/model/GraphSvg.h"
 #include "repl/TextFile.h"
 #include "report/Report.h"
+#include "view/GraphSvg.h"
 
 #include <filesystem>
 #include <unistd.h>

@@ -10,7 +10,7 @@
 #include "backend/tune/Task.h"
 #include "backend/tune/Tuner.h"
 #include "core/Interrupt.h"
-#include "gui/model/TuningView.h"
+#include "view/TuningView.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

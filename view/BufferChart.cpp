@@ -1,6 +1,6 @@
 // BufferChart: entry sizes from shape and dtype, lifetimes from the indexed graph (outputs of
 // the graph live to the end, as the executor keeps them).
-#include "gui/model/BufferChart.h"
+#include "view/BufferChart.h"
 
 #include "core/DType.h"
 #include "core/Error.h"

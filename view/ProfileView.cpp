@@ -1,5 +1,5 @@
 // ProfileView: kernel time shares and their colour scale.
-#include "gui/model/ProfileView.h"
+#include "view/ProfileView.h"
 
 #include <algorithm>
 #include <cmath>

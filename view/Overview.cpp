@@ -1,6 +1,6 @@
 // Overview: the overview map of a graph canvas — the whole layout scaled into a corner of the
 // canvas, the window the canvas shows drawn on it, and the pan a click on the map asks for.
-#include "gui/model/Overview.h"
+#include "view/Overview.h"
 
 #include <algorithm>
 

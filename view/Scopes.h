@@ -3,7 +3,7 @@
 #pragma once
 
 #include "core/Graph.h"
-#include "gui/model/GraphLayout.h"
+#include "view/GraphLayout.h"
 
 #include <set>
 #include <string>

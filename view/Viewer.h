@@ -3,12 +3,12 @@
 // the unit tests drive it directly.
 #pragma once
 
-#include "gui/model/FusionView.h"
-#include "gui/model/GraphLayout.h"
-#include "gui/model/Scopes.h"
-#include "gui/model/StepDiff.h"
 #include "repl/Engine.h"
 #include "repl/SessionFile.h"
+#include "view/FusionView.h"
+#include "view/GraphLayout.h"
+#include "view/Scopes.h"
+#include "view/StepDiff.h"
 
 #include <atomic>
 #include <functional>

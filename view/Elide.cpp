@@ -1,5 +1,5 @@
 // Elide: long names shortened in the middle to fit a list.
-#include "gui/model/Elide.h"
+#include "view/Elide.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 // StepDiff: matches nodes by name, compares op, attributes and input wiring, and reuses the
 // pass effect summary and unified diff that `:diff` prints.
-#include "gui/model/StepDiff.h"
+#include "view/StepDiff.h"
 
 #include "core/Printer.h"
 #include "passes/Instruments.h"

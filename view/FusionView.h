@@ -4,7 +4,7 @@
 #pragma once
 
 #include "core/Graph.h"
-#include "gui/model/GraphLayout.h"
+#include "view/GraphLayout.h"
 
 #include <cstdint>
 #include <set>

@@ -1,5 +1,5 @@
 // TuningView: a build's tasks joined with the tuning log's records, for the Tuning panel.
-#include "gui/model/TuningView.h"
+#include "view/TuningView.h"
 
 #include "backend/LowerFunction.h"
 #include "core/Error.h"

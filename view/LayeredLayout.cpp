@@ -1,7 +1,7 @@
 // LayeredLayout: the steps of a Sugiyama layout in the order they run — cycles broken, layers,
 // long edges split into shared chains, orders swept, x placed, edges drawn — each its own
 // function over one Layers value.
-#include "gui/model/LayeredLayout.h"
+#include "view/LayeredLayout.h"
 
 #include <algorithm>
 #include <cmath>

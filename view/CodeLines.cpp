@@ -1,5 +1,5 @@
 // CodeLines: listings parsed back into rows with their lines and nodes.
-#include "gui/model/CodeLines.h"
+#include "view/CodeLines.h"
 
 #include <algorithm>
 #include <cctype>

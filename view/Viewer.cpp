@@ -1,5 +1,5 @@
 // Viewer: console, script stepping over history snapshots, and the per-snapshot layout cache.
-#include "gui/model/Viewer.h"
+#include "view/Viewer.h"
 
 #include "core/Error.h"
 #include "core/Interrupt.h"

@@ -1,7 +1,7 @@
 // FusionView: groups from passes/Fusion (the same reading GraphFuseCompile and `:groups` use)
 // and, for deploy graphs, from the FusedModule's functions; colours by group order, which is
 // the same order in both (GraphFuseCompile emits tvm_ops in root order).
-#include "gui/model/FusionView.h"
+#include "view/FusionView.h"
 
 #include "core/FusedModule.h"
 #include "core/Op.h"

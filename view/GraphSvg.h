@@ -4,8 +4,8 @@
 #pragma once
 
 #include "core/Graph.h"
-#include "gui/model/FusionView.h"
-#include "gui/model/GraphLayout.h"
+#include "view/FusionView.h"
+#include "view/GraphLayout.h"
 
 #include <string>
 #include <vector>

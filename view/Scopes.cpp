@@ -1,6 +1,6 @@
 // Scopes: names split into scope paths, and per folded scope its ops, op counts and the shapes
 // crossing its border.
-#include "gui/model/Scopes.h"
+#include "view/Scopes.h"
 
 #include "core/DType.h"
 #include "core/Text.h"

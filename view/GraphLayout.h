@@ -7,7 +7,7 @@
 #include "core/Dot.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
-#include "gui/model/LayeredLayout.h"
+#include "view/LayeredLayout.h"
 
 #include <map>
 #include <set>

@@ -1,7 +1,7 @@
 // GraphSvg: SVG text for a laid-out graph, following gui/app/Canvas.cpp's drawing at zoom 1.
-#include "gui/model/GraphSvg.h"
+#include "view/GraphSvg.h"
 
-#include "gui/model/Palette.h"
+#include "view/Palette.h"
 
 #include <cstdio>
 #include <sstream>

@@ -1,6 +1,6 @@
 // GraphLayout: builds a cgraph graph with fixed-size boxes, lets dot place it, reads back the
 // positions (flipping Graphviz's y-up points) and the edge splines.
-#include "gui/model/GraphLayout.h"
+#include "view/GraphLayout.h"
 
 #include "backend/Build.h"
 #include "core/DType.h"

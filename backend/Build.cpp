@@ -325,14 +325,6 @@ Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
   return g;
 }
 
-std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g) {
-  const GraphAttr *m = g.attr("module");
-  if (!m || !m->opaque)
-    return nullptr;
-  auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
-  return std::static_pointer_cast<const BuiltLibrary>(module->compiled);
-}
-
 const std::vector<std::string> &canonicalizingPasses() {
   static const std::vector<std::string> passes = {
       "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};

@@ -3,6 +3,7 @@
 // attribute carries the compiled code.
 #pragma once
 
+#include "backend/BuiltLibrary.h"
 #include "backend/Codegen.h"
 #include "core/Buffers.h"
 #include "core/FusedModule.h"
@@ -67,22 +68,6 @@ struct BuildOptions {
   std::function<void(const std::string &function, const std::string &loops)> lowered;
 };
 
-/// The compiled side of a built module (FusedModule::compiled): each function's loops and the
-/// machine code.
-struct BuiltLibrary {
-  std::map<std::string, LoweredFunction> lowered;
-  std::unique_ptr<CompiledModule> code;
-  /// The params the deploy graph reads (after precomputation), by variable name, in their own
-  /// dtype.
-  StoredTensors params;
-  /// The outputs' names in the graph the build started from (a layout pass may have renamed a
-  /// deploy graph's head "y_NCHW"): what `:outputs` and `:run save=` call them.
-  std::vector<std::string> outputNames;
-  /// Whether its kernels run with subnormals flushed to zero (the runtime sets the threads'
-  /// floating-point environment around every run).
-  bool flushDenormals = false;
-};
-
 /// The canonicalising passes `build` runs at opt_level 3 before AlterOpLayout, in order: they
 /// turn what exporters write out in small ops into the ops the fast schedules know. Each is
 /// skipped when `PassContext::disabledPass` names it (`:set disabled_pass`).
@@ -112,8 +97,5 @@ Graph recompile(const Graph &deploy, const BuildOptions &opts);
 /// `g` with `shape_inputs` for InferShape: the shape given for each input by name, unknown for
 /// the others.
 Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes);
-
-/// The library of a built deploy graph, or null when the graph was not built.
-std::shared_ptr<const BuiltLibrary> builtLibrary(const Graph &g);
 
 } // namespace loupe::backend

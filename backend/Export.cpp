@@ -1,7 +1,7 @@
 // Export: deploy graph JSON, a shared library linked from the object file, a C header, params.
 #include "backend/Export.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "core/Error.h"
 #include "core/File.h"
 #include "core/Json.h"

@@ -3,7 +3,7 @@
 
 #include "core/Buffers.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/Runtime.h"
 #include "core/DType.h"
 #include "core/Error.h"

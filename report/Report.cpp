@@ -2,7 +2,7 @@
 // models (GraphSvg, FusionView, StepDiff).
 #include "report/Report.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/LowerFunction.h"
 #include "core/Error.h"
 #include "core/Printer.h"

@@ -2,7 +2,7 @@
 // positions (flipping Graphviz's y-up points) and the edge splines.
 #include "view/GraphLayout.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Op.h"

@@ -1,7 +1,6 @@
 // TuningView: a build's tasks joined with the tuning log's records, for the Tuning panel.
 #include "view/TuningView.h"
 
-#include "backend/LowerFunction.h"
 #include "core/Error.h"
 
 #include <system_error>
@@ -73,12 +72,8 @@ std::vector<KnobRow> knobRows(const TaskTuning &t) {
 }
 
 std::string bestLoops(const TaskTuning &t) {
-  if (!t.task.function)
-    return "";
   try {
-    backend::TunedPoint point{t.best, "the best record"};
-    return backend::printLowered(
-        backend::lowerFunction(*t.task.function, t.best.empty() ? nullptr : &point));
+    return backend::taskLoops(t.task, t.best);
   } catch (const Error &e) {
     return std::string("error: ") + e.what();
   }

@@ -1,7 +1,7 @@
 // Task: tuning tasks from a built graph, keyed by what their functions compute.
 #include "backend/tune/Task.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/tune/Records.h"
 #include "core/Error.h"
 #include "core/Json.h"
@@ -87,6 +87,13 @@ FusedFunction functionFromJson(const std::string &text, const std::string &sourc
   }
   f.body = loadJSON(j.at("body").get<std::string>(), source);
   return f;
+}
+
+std::string taskLoops(const Task &t, const Config &best) {
+  if (!t.function)
+    return "";
+  TunedPoint point{best, "the best record"};
+  return printLowered(lowerFunction(*t.function, best.empty() ? nullptr : &point));
 }
 
 } // namespace loupe::backend

@@ -32,6 +32,10 @@ std::string taskKey(const LoweredFunction &f);
 /// in the order the graph first calls them.
 std::vector<Task> extractTasks(const Graph &built);
 
+/// The loops of task `t`'s function at point `best` of its space (its schedule's rules when
+/// empty), as `:lower` prints them: what the viewer's Tuning panel shows of the best point.
+std::string taskLoops(const Task &t, const Config &best);
+
 /// A fused function as JSON text (its body as NNVM graph JSON), for a measuring process.
 std::string functionToJson(const FusedFunction &f);
 

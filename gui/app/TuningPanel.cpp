@@ -3,7 +3,7 @@
 // the viewer's worker, and the curves grow from the log while it runs.
 #include "gui/app/Panels.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/tune/Records.h"
 #include "core/FusedModule.h"
 #include "core/Text.h"

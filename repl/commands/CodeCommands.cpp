@@ -1,6 +1,6 @@
 // CodeCommands: the commands of what a build made of each function — :lower, :schedule, :llvm, :asm
 // — and the machine and kernel cache it made it with (:target, :cache).
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/llvm/HostTarget.h"
 #include "core/Error.h"
 #include "core/Target.h"

@@ -2,7 +2,7 @@
 // step descriptions, name lists, an op's description, a compiled graph's functions).
 #include "repl/commands/CommandHelpers.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "core/Error.h"
 #include "core/Target.h"
 #include "repl/Engine.h"

@@ -1,6 +1,6 @@
 // ProfileCommands: the commands that measure a built step — :buffers (its planned storage) and
 // :profile (each kernel's median time, share, GFLOP/s and % of this machine's peak).
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"

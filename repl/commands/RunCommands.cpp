@@ -1,6 +1,6 @@
 // RunCommands: the commands that run a built step — :run (its outputs, checked against the
 // reference interpreter or given files) and :bisect (the first kernel that disagrees).
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"

@@ -2,7 +2,7 @@
 // line (fills, files, a run's words and inputs) and the reference interpreter's run.
 #include "repl/commands/RunInputs.h"
 
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"

@@ -1,6 +1,6 @@
 // TuneCommands: the commands of tuning — :space (a function's knobs and their candidates) and
 // :tune (a measured search of the built graph's kernels, every measurement logged).
-#include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
 #include "backend/tune/NetworkCheck.h"

@@ -1,5 +1,6 @@
-// GraphLayout: builds a cgraph graph with fixed-size boxes, lets dot place it, reads back the
-// positions (flipping Graphviz's y-up points) and the edge splines.
+// GraphLayout: a snapshot laid out — by LayeredLayout (the default), or by Graphviz's dot through
+// cgraph (fixed-size boxes, positions read back with Graphviz's y-up points flipped, the edge
+// splines) — and the node queries the viewer asks of it.
 #include "view/GraphLayout.h"
 
 #include "backend/BuiltLibrary.h"

@@ -16,7 +16,7 @@ const ConverterTable &converters() {
   static const ConverterTable table = [] {
     ConverterTable t;
     for (auto family : {elementwiseConverters, convolutionConverters, nnConverters,
-                        normalizationConverters, tensorConverters, indexingConverters,
+                        normalizationConverters, shapingConverters, indexingConverters,
                         constantsConverters, reductionConverters, quantizationConverters,
                         imageConverters, einsumConverters, lossesConverters, recurrentConverters})
       for (auto &[name, convert] : family())

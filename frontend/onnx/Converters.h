@@ -31,7 +31,7 @@ ConverterList elementwiseConverters();
 ConverterList convolutionConverters();
 ConverterList nnConverters();
 ConverterList normalizationConverters();
-ConverterList tensorConverters();
+ConverterList shapingConverters();
 ConverterList indexingConverters();
 ConverterList constantsConverters();
 ConverterList reductionConverters();

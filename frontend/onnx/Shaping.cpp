@@ -1,4 +1,4 @@
-// Tensor: the ONNX converters that reshape, reorder, cut, join, pad or retype a tensor
+// Shaping: the ONNX converters that reshape, reorder, cut, join, pad or retype a tensor
 // (Reshape, Transpose, Slice, Concat, Split, Pad, Expand, Cast, Shape, …).
 #include "frontend/onnx/Converters.h"
 #include "frontend/onnx/Tensors.h"
@@ -388,7 +388,7 @@ std::vector<NodeEntry> cast(Importer &im, const onnx::NodeProto &n) {
 
 } // namespace
 
-ConverterList tensorConverters() {
+ConverterList shapingConverters() {
   return {
       {"Identity", unary("copy")},
       {"Trilu", trilu},

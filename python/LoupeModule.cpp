@@ -9,9 +9,10 @@
 #include "core/Error.h"
 #include "core/Op.h"
 #include "core/Printer.h"
+#include "core/Text.h"
 #include "passes/Pass.h"
 #include "repl/Engine.h"
-#include "repl/commands/Commands.h"
+#include "repl/Workbench.h"
 #include "report/Report.h"
 #include "view/GraphSvg.h"
 
@@ -117,10 +118,10 @@ public:
       std::string name = py::str(k);
       given[name] = tensorOf(name, py::array::ensure(v));
     }
-    Commands::RunValues r;
+    RunValues r;
     try {
       py::gil_scoped_release release;
-      r = Commands::runValues(engine_, given, seed, check);
+      r = Workbench(engine_).run(given, seed, check);
     } catch (const Error &e) {
       raise(e.what());
     }
@@ -135,7 +136,7 @@ public:
   /// :groups as a dict: nodes (node, root, master), groups (root, members, pattern, master,
   /// function), and for a built step the opt level and rules it was partitioned with.
   py::dict groups() {
-    Commands::GroupsView v = guarded([&] { return Commands::groupsOf(engine_); });
+    GroupsView v = guarded([&] { return Workbench(engine_).groups(); });
     py::list nodes, groups;
     for (const auto &n : v.nodes)
       nodes.append(py::dict(py::arg("node") = n.node, py::arg("root") = n.root,
@@ -190,11 +191,11 @@ public:
 
   /// The graph of a symbol expression (nnvm.graph.create).
   Graph symbolGraph(const std::string &expr) {
-    return guarded([&] { return Commands::symbolGraph(engine_, expr); });
+    return guarded([&] { return Workbench(engine_).symbolGraph(expr); });
   }
   /// get_gradient_graph(ys, xs): expressions of the graph language.
   Graph gradientGraph(const std::string &ys, const std::string &xs) {
-    return guarded([&] { return Commands::gradientGraph(engine_, ys, xs); });
+    return guarded([&] { return Workbench(engine_).gradientGraph(ys, xs); });
   }
   /// The original Graph.apply: inside a build, the build's own call for these passes; otherwise
   /// the passes under the session's context.
@@ -203,7 +204,7 @@ public:
       applyFrames.back()->used = true;
       return guarded([&] { return (*applyFrames.back()->run)(g); });
     }
-    return guarded([&] { return Commands::applyTo(engine_, g, passes); });
+    return guarded([&] { return Workbench(engine_).apply(g, passes); });
   }
   /// Graph._set_json_attr: `g` with the attribute, its value read as the REPL's :setattr does.
   Graph setAttr(Graph g, const std::string &key, const std::string &value,
@@ -211,7 +212,7 @@ public:
     return guarded([&] {
       // A str is the text itself (the REPL's :setattr strips quotes typed around it).
       g.attrs[key] =
-          type == "str" ? GraphAttr::string(value) : Commands::parseGraphAttr(engine_, value, type);
+          type == "str" ? GraphAttr::string(value) : Workbench(engine_).parseGraphAttr(value, type);
       validateGraphAttr(g, key);
       return g;
     });
@@ -255,7 +256,7 @@ public:
       return out.cast<Graph>();
     };
     o.lowered = [&](const std::string &name, const std::string &loops) { loweredFn(name, loops); };
-    Graph deploy = guarded([&] { return Commands::buildGraph(engine_, g, std::move(o), target); });
+    Graph deploy = guarded([&] { return Workbench(engine_).build(g, std::move(o), target); });
     auto lib = backend::builtLibrary(deploy);
     py::dict out;
     for (const auto &[name, t] : lib->params)

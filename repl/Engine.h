@@ -153,6 +153,7 @@ public:
 private:
   // Commands: their handlers are the members of Commands (repl/commands/).
   friend struct Commands;
+  friend class Workbench;
   void runCommand(const std::string &text, std::ostream &out);
   /// Adds a step after the current one (dropping any redo tail). `fresh` marks a graph that
   /// does not derive from the current one (`:graph`, `:load`).

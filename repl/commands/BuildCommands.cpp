@@ -139,18 +139,6 @@ std::vector<std::string> paramNames(const Graph &g) {
 
 } // namespace
 
-Graph Commands::buildGraph(Engine &e, const Graph &g, backend::BuildOptions o,
-                           const std::string &target) {
-  if (backend::builtLibrary(g))
-    fail("build: the graph is already a built deploy graph");
-  checkTarget(target);
-  PassContext ctx = e.passContext_;
-  ctx.config["target"] = target;
-  o.cache = e.kernelCache_;
-  o.tuning = e.tuningLocation();
-  return backend::build(g, std::move(o), ctx);
-}
-
 void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
   const Graph before = e.requireGraph();
   if (backend::builtLibrary(before))

@@ -102,57 +102,6 @@ struct Commands {
   /// every variable that is not a param of the build.
   static std::map<std::string, Tensor> defaultRunInputs(const Engine &e, const Graph &g);
 
-  /// What `:groups` shows, as values: the partition of the current step (a built step's: the
-  /// one its functions were made from), each node's root and master, and each group.
-  struct GroupsView {
-    bool built = false; ///< the step is built (optLevel and rules say how it was partitioned)
-    int optLevel = 0;
-    std::string rules;
-    std::string roots, masters; ///< the attributes as NNVM prints them
-    struct NodeRow {
-      std::string node, root, master; ///< master "None" when the node has none
-    };
-    std::vector<NodeRow> nodes;
-    struct Group {
-      std::string root, pattern, master, function;
-      std::vector<std::string> members;
-    };
-    std::vector<Group> groups;
-  };
-  /// The current step's fusion groups (the step must be partitioned or built).
-  static GroupsView groupsOf(Engine &e);
-
-  /// What `:run` computes, as values (for the Python module): each output of the built current
-  /// graph and, when checked, the reference interpreter's.
-  struct RunValues {
-    std::vector<std::string> names; ///< the outputs' names, as :outputs lists them
-    std::vector<Tensor> outputs, reference;
-  };
-  /// Runs the built current graph as `:run` does — inputs not in `given` filled as :run fills
-  /// them (bound params, else random from `seed`) — with `given`'s values rounded to each
-  /// input's dtype; a name that is no input or a wrong shape is an error and nothing runs.
-  static RunValues runValues(Engine &e, const std::map<std::string, Tensor> &given, unsigned seed,
-                             bool check);
-
-  // The graph-level calls of Python's nnvm API (python/), each shared with the command that
-  // prints its result, so that both say the same and fail with the same one-line errors.
-
-  /// The graph of a symbol expression of the graph language (`nnvm.graph.create`, `:graph`).
-  static Graph symbolGraph(Engine &e, const std::string &expr, int column = 0);
-  /// The gradient graph of the symbols `ys` with respect to the list `xs`, both expressions of
-  /// the graph language (`get_gradient_graph`, `:grad`).
-  static Graph gradientGraph(Engine &e, const std::string &ys, const std::string &xs,
-                             int ysColumn = 0, int xsColumn = 0);
-  /// Passes applied to `g` in order under the session's pass context (`Graph.apply`, `:apply`).
-  static Graph applyTo(Engine &e, const Graph &g, const std::vector<std::string> &passes);
-  /// A graph attribute of NNVM's type TYPE (str, int, size_t, list_int, list_str, list_shape,
-  /// list_layout, dict_str_int) read from VALUE's text (`Graph._set_json_attr`, `:setattr`).
-  static GraphAttr parseGraphAttr(Engine &e, const std::string &value, const std::string &type);
-  /// `nnvm.compiler.build` of `g` under the session's pass context, its options and kernel cache:
-  /// `o` says the opt level, shapes, dtypes, params and hooks; `target` the target string.
-  static Graph buildGraph(Engine &e, const Graph &g, backend::BuildOptions o,
-                          const std::string &target);
-
   /// `:build`'s usage line, for the table and its errors.
   static const char *const kBuildUsage;
 

@@ -8,6 +8,7 @@
 #include "core/RelayText.h"
 #include "repl/GraphLang.h"
 #include "repl/TextFile.h"
+#include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
 
 #include <set>
@@ -16,28 +17,12 @@
 
 namespace loupe {
 
-Graph Commands::symbolGraph(Engine &e, const std::string &expr, int column) {
-  Value v = e.evaluator_.evalArgument(expr, column, ":graph EXPR (one expression)");
-  if (v.kind != Value::Kind::Symbol)
-    fail(":graph needs a symbol, got ", kindName(v));
-  return Graph(v.sym.outputs);
-}
-
 void Commands::graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
   if (a.empty())
     fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
-  Graph g = symbolGraph(e, rest, e.restColumn_);
+  Graph g = Workbench(e).symbolGraph(rest, e.restColumn_);
   e.pushStep(g, "graph " + rest, 0, true);
   out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(g.index()) << ")\n";
-}
-
-Graph Commands::gradientGraph(Engine &e, const std::string &ys, const std::string &xs, int ysColumn,
-                              int xsColumn) {
-  const char *usage = ":grad OUT wrt IN …";
-  Value yv = e.evaluator_.evalArgument(ys, ysColumn, usage);
-  Value xv = e.evaluator_.evalArgument(xs, xsColumn, usage);
-  Expr at{}; // no position: these errors are about the graph, not the command text
-  return e.evaluator_.gradientOf(yv, xv, at);
 }
 
 void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
@@ -49,8 +34,8 @@ void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostre
   std::string list;
   for (const auto &w : splitArgs(xs))
     list += (list.empty() ? "" : ", ") + w;
-  Graph g = gradientGraph(e, ys, "[" + list + "]", e.restColumn_,
-                          e.restColumn_ + static_cast<int>(wrt) + 4);
+  Graph g = Workbench(e).gradientGraph(ys, "[" + list + "]", e.restColumn_,
+                                       e.restColumn_ + static_cast<int>(wrt) + 4);
   e.pushStep(g, "grad " + rest, 0, true);
   out << "step " << e.cursor_ << ": grad " << rest << " (" << graphSize(g.index()) << ")\n";
 }
@@ -127,84 +112,6 @@ void Commands::attr(Engine &e, const Args &a, const std::string &, std::ostream 
   }
 }
 
-namespace {
-// The types a graph attribute can be given in (NNVM's _set_json_attr type names).
-const std::set<std::string> &attrTypes() {
-  static const std::set<std::string> types = {
-      "str", "int", "size_t", "list_int", "list_str", "list_shape", "list_layout", "dict_str_int"};
-  return types;
-}
-} // namespace
-
-GraphAttr Commands::parseGraphAttr(Engine &e, const std::string &value, const std::string &type) {
-  if (!attrTypes().count(type))
-    fail("unknown attribute type '", type, "'; one of ",
-         joinNames({attrTypes().begin(), attrTypes().end()}));
-  auto parse = [&]() -> Value {
-    try {
-      return e.evaluator_.evalArgument(value, 1, "not one value");
-    } catch (const Error &err) {
-      fail(":setattr: cannot read '", value, "' as ", type, ": ", err.what());
-    }
-  };
-  auto ints = [&](const Value &v, const char *what) {
-    std::vector<int64_t> out;
-    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
-      fail(":setattr: ", type, " needs a list of ", what);
-    for (const auto &i : v.items) {
-      if (i.kind != Value::Kind::Int)
-        fail(":setattr: ", type, " needs a list of ", what, ", got ", kindName(i));
-      out.push_back(i.i);
-    }
-    return out;
-  };
-  GraphAttr attr;
-  if (type == "str") {
-    std::string s = value;
-    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
-      s = s.substr(1, s.size() - 2);
-    attr = GraphAttr::string(s);
-  } else if (type == "int" || type == "size_t") {
-    Value v = parse();
-    if (v.kind != Value::Kind::Int)
-      fail(":setattr: ", type, " needs an integer, got ", kindName(v));
-    attr = type == "int" ? GraphAttr::integer(v.i) : GraphAttr::sizeT(v.i);
-  } else if (type == "list_int") {
-    attr = GraphAttr::listInt(ints(parse(), "integers"));
-  } else if (type == "list_shape") {
-    Value v = parse();
-    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
-      fail(":setattr: list_shape needs a list of shapes");
-    std::vector<Shape> shapes;
-    for (const auto &i : v.items)
-      shapes.push_back(ints(i, "integers"));
-    attr = GraphAttr::listShape(shapes);
-  } else if (type == "list_str" || type == "list_layout") {
-    Value v = parse();
-    std::vector<std::string> strs;
-    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
-      fail(":setattr: ", type, " needs a list of strings");
-    for (const auto &i : v.items) {
-      if (i.kind != Value::Kind::Str)
-        fail(":setattr: ", type, " needs a list of strings, got ", kindName(i));
-      strs.push_back(i.s);
-    }
-    attr = type == "list_str" ? GraphAttr::listStr(strs) : GraphAttr::listLayout(strs);
-  } else { // dict_str_int, written as pairs: [("gpu", 1), ("cpu", 0)]
-    Value v = parse();
-    attr.type = GraphAttr::Type::DictStrInt;
-    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
-      fail(":setattr: dict_str_int needs a list of (name, number) pairs");
-    for (const auto &p : v.items) {
-      if (p.items.size() != 2 || p.items[0].kind != Value::Kind::Str ||
-          p.items[1].kind != Value::Kind::Int)
-        fail(":setattr: dict_str_int needs a list of (name, number) pairs");
-      attr.dict[p.items[0].s] = p.items[1].i;
-    }
-  }
-  return attr;
-}
-
 void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
   if (a.size() < 2)
     fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
@@ -214,7 +121,7 @@ void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::o
   size_t sp = value.find_last_not_of(" \t");
   value = sp == std::string::npos ? "" : value.substr(0, sp + 1);
   size_t lastSpace = value.find_last_of(" \t");
-  if (lastSpace != std::string::npos && attrTypes().count(value.substr(lastSpace + 1))) {
+  if (lastSpace != std::string::npos && graphAttrTypes().count(value.substr(lastSpace + 1))) {
     type = value.substr(lastSpace + 1);
     value = value.substr(0, lastSpace);
   }
@@ -223,7 +130,7 @@ void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::o
     fail("usage: :setattr KEY VALUE [TYPE]: no value for '", key, "'");
   value = value.substr(first);
   value = value.substr(0, value.find_last_not_of(" \t") + 1);
-  GraphAttr attr = parseGraphAttr(e, value, type);
+  GraphAttr attr = Workbench(e).parseGraphAttr(value, type);
   Graph g = before;
   g.attrs[key] = attr;
   validateGraphAttr(g, key);

@@ -1,6 +1,7 @@
 // PassCommands: the commands of passes and fusion — :apply, :pipeline, :explain, :passes,
 // :load-pass, the instruments (:trace, :instrument, :timing), :groups and :why.
 #include "core/Error.h"
+#include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
 
 #include <algorithm>
@@ -35,16 +36,12 @@ bool applies(const std::vector<std::string> &names, const std::string &key) {
 
 } // namespace
 
-Graph Commands::applyTo(Engine &e, const Graph &g, const std::vector<std::string> &passes) {
-  return applyPasses(g, passes, e.passContext_);
-}
-
 void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   if (a.empty())
     fail("usage: :apply P1 [P2 …] (:passes lists them)");
   const Graph before = e.requireGraph(); // a copy: pushStep may move the history
   auto t0 = Clock::now();
-  Graph after = applyTo(e, before, a);
+  Graph after = Workbench(e).apply(before, a);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
   out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " (" << e.current()->change
@@ -57,54 +54,9 @@ void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream
   }
 }
 
-Commands::GroupsView Commands::groupsOf(Engine &e) {
-  // On a built step: the partition its build made, which its deploy graph's functions are.
-  const FusedModule *built = builtPartition(e.requireGraph());
-  const Graph &g = built ? *built->partition : e.requireGraph();
-  GroupsView v;
-  if (built) {
-    v.built = true;
-    v.optLevel = built->partitionOptLevel;
-    v.rules = built->fusionRules;
-  }
-  for (const char *k : {"group_root", "group_master", "pattern"})
-    validateGraphAttr(g, k);
-  std::vector<FusedGroup> groups = fusedGroups(g);
-  const IndexedGraph &idx = g.index();
-  const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
-  v.roots = roots.pyRepr();
-  v.masters = masters.pyRepr();
-  auto nameOf = [&](int64_t id) {
-    return id >= 0 ? idx.nodes[id].node->name : std::string("None");
-  };
-  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
-    v.nodes.push_back(
-        {idx.nodes[nid].node->name, nameOf(roots.ints[nid]), nameOf(masters.ints[nid])});
-  // Names as GraphFuseCompile would give them now, without using them up.
-  FunctionNames names = e.functionNames_;
-  std::string target =
-      g.attr("target") ? g.attr("target")->str : e.passContext_.get("target", "llvm");
-  for (const FusedGroup &grp : groups) {
-    GroupsView::Group row;
-    for (uint32_t m : grp.members)
-      row.members.push_back(idx.nodes[m].node->name);
-    // A built step's group is the deploy node named like its root: say the function it calls.
-    if (int call = built ? kernelOfRoot(e.requireGraph(), idx.nodes[grp.root].node->name) : -1;
-        call >= 0)
-      row.function = e.requireGraph().index().nodes[call].node->parsed.getStr("func_name");
-    if (row.function.empty())
-      row.function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
-    row.root = idx.nodes[grp.root].node->name;
-    row.pattern = patternName(grp.pattern);
-    row.master = nameOf(grp.master);
-    v.groups.push_back(std::move(row));
-  }
-  return v;
-}
-
 void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":groups");
-  GroupsView v = groupsOf(e);
+  GroupsView v = Workbench(e).groups();
   if (v.built)
     out << "(the partition this step's functions were made from: opt_level " << v.optLevel
         << ", rules " << v.rules << ")\n";

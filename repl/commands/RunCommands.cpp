@@ -162,39 +162,6 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   }
 }
 
-Commands::RunValues Commands::runValues(Engine &e, const std::map<std::string, Tensor> &given,
-                                        unsigned seed, bool check) {
-  const Graph &g = e.requireGraph();
-  if (!backend::builtLibrary(g))
-    fail("the current graph was not built; run :build first");
-  RunWords w;
-  w.seed = seed;
-  std::map<std::string, Tensor> in = runInputs(e, g, w);
-  const StoredTensors &params = backend::builtLibrary(g)->params;
-  for (const auto &[name, t] : given) {
-    auto it = in.find(name);
-    auto p = params.find(name);
-    if (it == in.end() && p == params.end())
-      fail("run: the graph has no input '", name, "'", dataInputsText(e, g));
-    const Shape &want = it != in.end() ? it->second.shape : p->second.shape();
-    if (t.shape != want)
-      fail("run: input '", name, "' has shape ", shapeToTuple(t.shape), " but the graph takes ",
-           shapeToTuple(want));
-    in[name] = converted(t, it != in.end() ? it->second.dtype : p->second.dtype());
-  }
-  RunValues r;
-  for (const Port &p : graphOutputs(e, g))
-    r.names.push_back(p.name);
-  r.outputs = backend::runDeployGraph(g, in).outputs;
-  if (check) {
-    r.reference = referenceRun(g, in);
-    // The interpreter runs the deploy graph's functions, whose outputs may be flattened.
-    for (size_t k = 0; k < r.reference.size(); ++k)
-      r.reference[k].shape = r.outputs[k].shape;
-  }
-  return r;
-}
-
 void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))

@@ -1,0 +1,204 @@
+// Workbench: the typed session API's calls — each the value its command prints, computed here
+// once for the REPL, Python, the viewer and the report.
+#include "repl/Workbench.h"
+
+#include "backend/Build.h"
+#include "backend/GraphExecutor.h"
+#include "core/Error.h"
+#include "passes/Fusion.h"
+#include "passes/Provenance.h"
+#include "repl/GraphLang.h"
+#include "repl/commands/Commands.h"
+#include "repl/commands/RunInputs.h"
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loupe {
+
+const std::set<std::string> &graphAttrTypes() {
+  static const std::set<std::string> types = {
+      "str", "int", "size_t", "list_int", "list_str", "list_shape", "list_layout", "dict_str_int"};
+  return types;
+}
+
+Graph Workbench::symbolGraph(const std::string &expr, int column) {
+  Value v = e_.evaluator_.evalArgument(expr, column, ":graph EXPR (one expression)");
+  if (v.kind != Value::Kind::Symbol)
+    fail(":graph needs a symbol, got ", kindName(v));
+  return Graph(v.sym.outputs);
+}
+
+Graph Workbench::gradientGraph(const std::string &ys, const std::string &xs, int ysColumn,
+                               int xsColumn) {
+  const char *usage = ":grad OUT wrt IN …";
+  Value yv = e_.evaluator_.evalArgument(ys, ysColumn, usage);
+  Value xv = e_.evaluator_.evalArgument(xs, xsColumn, usage);
+  Expr at{}; // no position: these errors are about the graph, not the command text
+  return e_.evaluator_.gradientOf(yv, xv, at);
+}
+
+GraphAttr Workbench::parseGraphAttr(const std::string &value, const std::string &type) {
+  if (!graphAttrTypes().count(type))
+    fail("unknown attribute type '", type, "'; one of ",
+         joinNames({graphAttrTypes().begin(), graphAttrTypes().end()}));
+  auto parse = [&]() -> Value {
+    try {
+      return e_.evaluator_.evalArgument(value, 1, "not one value");
+    } catch (const Error &err) {
+      fail(":setattr: cannot read '", value, "' as ", type, ": ", err.what());
+    }
+  };
+  auto ints = [&](const Value &v, const char *what) {
+    std::vector<int64_t> out;
+    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+      fail(":setattr: ", type, " needs a list of ", what);
+    for (const auto &i : v.items) {
+      if (i.kind != Value::Kind::Int)
+        fail(":setattr: ", type, " needs a list of ", what, ", got ", kindName(i));
+      out.push_back(i.i);
+    }
+    return out;
+  };
+  GraphAttr attr;
+  if (type == "str") {
+    std::string s = value;
+    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+      s = s.substr(1, s.size() - 2);
+    attr = GraphAttr::string(s);
+  } else if (type == "int" || type == "size_t") {
+    Value v = parse();
+    if (v.kind != Value::Kind::Int)
+      fail(":setattr: ", type, " needs an integer, got ", kindName(v));
+    attr = type == "int" ? GraphAttr::integer(v.i) : GraphAttr::sizeT(v.i);
+  } else if (type == "list_int") {
+    attr = GraphAttr::listInt(ints(parse(), "integers"));
+  } else if (type == "list_shape") {
+    Value v = parse();
+    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+      fail(":setattr: list_shape needs a list of shapes");
+    std::vector<Shape> shapes;
+    for (const auto &i : v.items)
+      shapes.push_back(ints(i, "integers"));
+    attr = GraphAttr::listShape(shapes);
+  } else if (type == "list_str" || type == "list_layout") {
+    Value v = parse();
+    std::vector<std::string> strs;
+    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+      fail(":setattr: ", type, " needs a list of strings");
+    for (const auto &i : v.items) {
+      if (i.kind != Value::Kind::Str)
+        fail(":setattr: ", type, " needs a list of strings, got ", kindName(i));
+      strs.push_back(i.s);
+    }
+    attr = type == "list_str" ? GraphAttr::listStr(strs) : GraphAttr::listLayout(strs);
+  } else { // dict_str_int, written as pairs: [("gpu", 1), ("cpu", 0)]
+    Value v = parse();
+    attr.type = GraphAttr::Type::DictStrInt;
+    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple)
+      fail(":setattr: dict_str_int needs a list of (name, number) pairs");
+    for (const auto &p : v.items) {
+      if (p.items.size() != 2 || p.items[0].kind != Value::Kind::Str ||
+          p.items[1].kind != Value::Kind::Int)
+        fail(":setattr: dict_str_int needs a list of (name, number) pairs");
+      attr.dict[p.items[0].s] = p.items[1].i;
+    }
+  }
+  return attr;
+}
+
+Graph Workbench::apply(const Graph &g, const std::vector<std::string> &passes) {
+  return applyPasses(g, passes, e_.passContext_);
+}
+
+GroupsView Workbench::groups() {
+  // On a built step: the partition its build made, which its deploy graph's functions are.
+  const FusedModule *built = builtPartition(e_.requireGraph());
+  const Graph &g = built ? *built->partition : e_.requireGraph();
+  GroupsView v;
+  if (built) {
+    v.built = true;
+    v.optLevel = built->partitionOptLevel;
+    v.rules = built->fusionRules;
+  }
+  for (const char *k : {"group_root", "group_master", "pattern"})
+    validateGraphAttr(g, k);
+  std::vector<FusedGroup> groups = fusedGroups(g);
+  const IndexedGraph &idx = g.index();
+  const GraphAttr &roots = *g.attr("group_root"), &masters = *g.attr("group_master");
+  v.roots = roots.pyRepr();
+  v.masters = masters.pyRepr();
+  auto nameOf = [&](int64_t id) {
+    return id >= 0 ? idx.nodes[id].node->name : std::string("None");
+  };
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    v.nodes.push_back(
+        {idx.nodes[nid].node->name, nameOf(roots.ints[nid]), nameOf(masters.ints[nid])});
+  // Names as GraphFuseCompile would give them now, without using them up.
+  FunctionNames names = e_.functionNames_;
+  std::string target =
+      g.attr("target") ? g.attr("target")->str : e_.passContext_.get("target", "llvm");
+  for (const FusedGroup &grp : groups) {
+    GroupsView::Group row;
+    for (uint32_t m : grp.members)
+      row.members.push_back(idx.nodes[m].node->name);
+    // A built step's group is the deploy node named like its root: say the function it calls.
+    if (int call = built ? kernelOfRoot(e_.requireGraph(), idx.nodes[grp.root].node->name) : -1;
+        call >= 0)
+      row.function = e_.requireGraph().index().nodes[call].node->parsed.getStr("func_name");
+    if (row.function.empty())
+      row.function = names.assign(kernelKey(g, grp, target), readableName(idx, grp));
+    row.root = idx.nodes[grp.root].node->name;
+    row.pattern = patternName(grp.pattern);
+    row.master = nameOf(grp.master);
+    v.groups.push_back(std::move(row));
+  }
+  return v;
+}
+
+Graph Workbench::build(const Graph &g, backend::BuildOptions o, const std::string &target) {
+  if (backend::builtLibrary(g))
+    fail("build: the graph is already a built deploy graph");
+  checkTarget(target);
+  PassContext ctx = e_.passContext_;
+  ctx.config["target"] = target;
+  o.cache = e_.kernelCache_;
+  o.tuning = e_.tuningLocation();
+  return backend::build(g, std::move(o), ctx);
+}
+
+RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned seed, bool check) {
+  const Graph &g = e_.requireGraph();
+  if (!backend::builtLibrary(g))
+    fail("the current graph was not built; run :build first");
+  RunWords w;
+  w.seed = seed;
+  std::map<std::string, Tensor> in = runInputs(e_, g, w);
+  const StoredTensors &params = backend::builtLibrary(g)->params;
+  for (const auto &[name, t] : given) {
+    auto it = in.find(name);
+    auto p = params.find(name);
+    if (it == in.end() && p == params.end())
+      fail("run: the graph has no input '", name, "'", Commands::dataInputsText(e_, g));
+    const Shape &want = it != in.end() ? it->second.shape : p->second.shape();
+    if (t.shape != want)
+      fail("run: input '", name, "' has shape ", shapeToTuple(t.shape), " but the graph takes ",
+           shapeToTuple(want));
+    in[name] = converted(t, it != in.end() ? it->second.dtype : p->second.dtype());
+  }
+  RunValues r;
+  for (const Commands::Port &p : Commands::graphOutputs(e_, g))
+    r.names.push_back(p.name);
+  r.outputs = backend::runDeployGraph(g, in).outputs;
+  if (check) {
+    r.reference = referenceRun(g, in);
+    // The interpreter runs the deploy graph's functions, whose outputs may be flattened.
+    for (size_t k = 0; k < r.reference.size(); ++k)
+      r.reference[k].shape = r.outputs[k].shape;
+  }
+  return r;
+}
+
+} // namespace loupe

@@ -106,7 +106,7 @@ void checkLowering(const std::string &program, double lo, double hi, int dtype, 
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(lo, hi);
-  double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
+  double tol = dtype == kFloat32 ? 1e-5 : dtype == kFloat64 ? 1e-12 : 0;
   std::vector<backend::LoweredFunction> lowered;
   for (const auto &[name, f] : module->functions)
     lowered.push_back(backend::lowerFunction(*f));
@@ -561,6 +561,62 @@ TEST_P(Lowering, MatchesTheReferenceInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Lowering,
                          ::testing::Combine(::testing::Values(kFloat32, kFloat64),
+                                            ::testing::Values(2, 3)));
+
+namespace {
+
+// The integer kernels a quantized network runs (ONNX's ConvInteger, MatMulInteger and QLinear ops
+// as imported, and the ops around them), over `a` and `b` of the swept dtype — int8, uint8 or
+// int32 — with small integer values: products and sums accumulate in int32 as QNN's do, so the
+// compiled code must agree with the reference interpreter exactly.
+std::vector<Case> integerCases() {
+  const std::string wide = "dtype=\"int32\"";
+  std::vector<Case> c;
+  c.push_back({"y = conv2d(cast(a, " + wide + "), cast(b, " + wide +
+                   "), channels=4, kernel_size=(3,3), padding=(1,1), use_bias=False)",
+               {{{1, 3, 7, 9}, {4, 3, 3, 3}}, {{2, 8, 5, 6}, {4, 8, 3, 3}}}});
+  c.push_back({"y = conv2d(cast(a, " + wide + "), cast(b, " + wide +
+                   "), channels=6, kernel_size=(1,1), strides=(2,2), use_bias=False)",
+               {{{1, 16, 9, 9}, {6, 16, 1, 1}}}});
+  c.push_back({"y = dense(cast(a, " + wide + "), cast(b, " + wide + "), units=5, use_bias=False)",
+               {{{3, 17}, {5, 17}}, {{1, 64}, {5, 64}}}});
+  c.push_back(
+      {"y = batch_matmul(cast(a, " + wide + "), cast(b, " + wide + "))", {{{2, 3, 7}, {2, 7, 5}}}});
+  c.push_back({"y = matmul(cast(a, " + wide + "), cast(b, " + wide + "))", {{{3, 7}, {7, 5}}}});
+  // Zero points subtracted, a bias added, saturated and narrowed back (a requantize's tail).
+  c.push_back({"y = cast(clip(broadcast_sub(cast(a, " + wide + "), cast(b, " + wide +
+                   ")) * 9, a_min=-128, a_max=127), dtype=\"int8\")",
+               {{{2, 3, 17}, {1}}, {{1, 4, 3, 19}, {1, 4, 1, 1}}}});
+  for (const char *op : {"relu", "negative", "copy"})
+    c.push_back({std::string("y = ") + op + "(a)", same(1)});
+  for (const char *op :
+       {"elemwise_add", "elemwise_sub", "elemwise_mul", "broadcast_max", "broadcast_min"})
+    c.push_back({std::string("y = ") + op + "(a, b)", same(2)});
+  c.push_back({"y = clip(a, a_min=-3, a_max=5)", same(1)});
+  c.push_back(
+      {"y = max_pool2d(a, pool_size=(3,3), strides=(2,2), padding=(1,1))", {{{1, 4, 9, 11}}}});
+  c.push_back({"y = concatenate(a, b, axis=1)", {{{2, 3, 5}, {2, 4, 5}}}});
+  c.push_back({"y = transpose(a, axes=(0, 2, 1))", {{{2, 3, 17}}}});
+  c.push_back({"y = pad(a, pad_width=((0,0),(0,0),(1,2),(2,1)))", {{{1, 2, 5, 6}}}});
+  return c;
+}
+
+class IntegerLowering : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+} // namespace
+
+TEST_P(IntegerLowering, MatchesTheReferenceInterpreterExactly) {
+  auto [dtype, optLevel] = GetParam();
+  // Values a quantized tensor holds near its zero point: small enough that every product and sum
+  // of these cases fits int32, and every narrowing saturates rather than wraps.
+  double lo = dtype == kUint8 ? 0 : -8, hi = dtype == kUint8 ? 16 : 8;
+  for (const Case &cs : integerCases())
+    for (const auto &shapes : cs.shapes)
+      checkLowering(vars(shapes, dtype) + cs.expr, lo, hi, dtype, optLevel);
+}
+
+INSTANTIATE_TEST_SUITE_P(Integers, IntegerLowering,
+                         ::testing::Combine(::testing::Values(kInt8, kUint8, kInt32),
                                             ::testing::Values(2, 3)));
 
 TEST(LoweringCoverage, EveryLoweredOpIsSwept) {

@@ -457,4 +457,31 @@ void parallelParts(int64_t count, int64_t work, const std::function<void(int64_t
     t.join();
 }
 
+int64_t innerSize(const Shape &s, int axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    inner *= s[d];
+  return inner;
+}
+
+loop::ComputeRef
+channelSum(const Shape &shape, int axis, int dtype,
+           const std::function<loop::Expr(const std::vector<loop::Expr> &)> &term) {
+  using namespace loop;
+  std::vector<IterVar> r;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int>(d) != axis)
+      r.push_back(reduceAxis(shape[d], "k" + std::to_string(d)));
+  return compute(
+      {shape[axis]}, dtype,
+      [&](const std::vector<Expr> &c) {
+        std::vector<Expr> idx;
+        size_t k = 0;
+        for (size_t d = 0; d < shape.size(); ++d)
+          idx.push_back(static_cast<int>(d) == axis ? c[0] : r[k++].var);
+        return reduce(Combiner::Sum, term(idx), r);
+      },
+      "compute", "reduce", "ax");
+}
+
 } // namespace loupe::ops

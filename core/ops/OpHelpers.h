@@ -174,6 +174,14 @@ void parallelParts(int64_t count, int64_t work, const std::function<void(int64_t
 void layoutConcatenate(const Attrs &a, std::vector<std::string> &in,
                        const std::vector<std::string> &last, std::vector<std::string> &out);
 
+/// The size of the block after `axis` of shape `s` (element i's channel along `axis` is
+/// (i / innerSize) % s[axis]).
+int64_t innerSize(const Shape &s, int axis);
+/// A (C)-shaped stage summing `term(i)` over every axis of `shape` except `axis` (i is the full
+/// index): the per-channel sums of the batch_norm and prelu gradients.
+loop::ComputeRef channelSum(const Shape &shape, int axis, int dtype,
+                            const std::function<loop::Expr(const std::vector<loop::Expr> &)> &term);
+
 /// Registration functions of each op family (called by registerAllOps).
 void registerElemwiseOps();
 void registerBroadcastOps();
@@ -184,6 +192,8 @@ void registerIndexOps();
 void registerScanOps();
 void registerReduceOps();
 void registerNnOps();
+void registerBatchNormOps();
+void registerPadOps();
 void registerConvOps();
 void registerPoolOps();
 void registerImageOps();

@@ -17,6 +17,8 @@ void registerAllOps() {
     ops::registerScanOps();
     ops::registerReduceOps();
     ops::registerNnOps();
+    ops::registerBatchNormOps();
+    ops::registerPadOps();
     ops::registerConvOps();
     ops::registerPoolOps();
     ops::registerImageOps();

@@ -10,6 +10,7 @@
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "core/Text.h"
+#include "repl/commands/RunInputs.h"
 
 #include <cmath>
 #include <cstdio>
@@ -513,6 +514,22 @@ TEST(Denormals, OptLevel3FlushesByDefaultAndKeepGivesIeeeResults) {
 // A graph that rounds to steps in float (a QDQ export's QuantizeLinear): float32 sums that land
 // on the other side of a rounding tie than the reference's doubles differ by a whole step, and
 // :run's check says so next to the figure; without rounding there is no such note.
+// :run's relative error takes each element against its own magnitude, but never against less
+// than a millionth of the output's largest: an output of 0 off by 1e-3 beside one of 100 is
+// 1e-3 / 1e-4 = 10 (it was 1e27), while 2.5 against 2 is 0.25 as before.
+TEST(RunCheck, AnOutputNearZeroDoesNotMakeTheRelativeErrorHuge) {
+  Tensor ref({3}, kFloat64), got({3}, kFloat64);
+  ref.data = {100, 0, 2};
+  got.data = {100, 1e-3, 2};
+  auto [absErr, relErr] = difference(got, ref);
+  EXPECT_DOUBLE_EQ(absErr, 1e-3);
+  EXPECT_DOUBLE_EQ(relErr, 10);
+  got.data = {100, 0, 2.5};
+  EXPECT_DOUBLE_EQ(difference(got, ref).second, 0.25);
+  Tensor zeros({2}, kFloat64);
+  EXPECT_EQ(difference(zeros, zeros), (std::pair<double, double>{0, 0}));
+}
+
 TEST(RunCheck, ARoundingGraphSaysDifferencesOfWholeStepsAreTheRoundings) {
   const std::string note = "  note: the graph rounds values to quantization steps in float "
                            "arithmetic; a value near a rounding tie can land on the next step, so "

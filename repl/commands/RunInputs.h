@@ -5,6 +5,7 @@
 
 #include "core/Interpreter.h"
 #include "core/Tensor.h"
+#include "core/TensorDiff.h"
 #include "repl/Engine.h"
 
 #include <cstddef>
@@ -62,9 +63,5 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
 /// outputs); the variables `in` leaves are the built library's params, loaded per reader.
 std::vector<Tensor> referenceRun(const Graph &g, const std::map<std::string, Tensor> &in,
                                  const NodeObserver &observe = NodeObserver());
-/// The largest absolute and relative differences of `t` from `ref`, elementwise; an element's
-/// relative difference is taken against its magnitude or a millionth of `ref`'s largest,
-/// whichever is more (an output near zero does not make a relative error of 1e30).
-std::pair<double, double> difference(const Tensor &t, const Tensor &ref);
 
 } // namespace loupe

@@ -9,8 +9,8 @@
 #include "core/Interrupt.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
+#include "core/TensorDiff.h"
 #include "core/Text.h"
-#include "repl/commands/RunInputs.h"
 
 #include <cmath>
 #include <cstdio>

@@ -216,16 +216,22 @@ const Shape &convWeightShape(Importer &im, const onnx::NodeProto &n, int k) {
   return *w;
 }
 
-std::vector<NodeEntry> convInteger(Importer &im, const onnx::NodeProto &n) {
-  // y (int32) = conv(x - x_zero_point, w - w_zero_point): the padding is zero after the shift,
-  // as ONNX's reference pads the shifted input. w's zero point is per tensor or per output
-  // channel.
-  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
-  const Shape &w = convWeightShape(im, n, 1);
+// ConvInteger's and QLinearConv's int32 convolution of x (input xk) by w (input wk), each less
+// its zero point (the input two after it: x's per tensor, w's per tensor or per output channel),
+// with an optional int32 bias; the padding is zero after the shift, as ONNX's reference pads the
+// shifted input. `w` is the weight's shape.
+NodeEntry integerConvolution(Importer &im, const onnx::NodeProto &n, int xk, int wk, const Shape &w,
+                             const std::optional<NodeEntry> &bias, const std::string &suffix) {
   auto rank = static_cast<int64_t>(w.size());
-  NodeEntry x = shifted(im, n, 0, 2, rank, 1, -1, "_x");
-  NodeEntry k = shifted(im, n, 1, 3, rank, 0, w[0], "_w");
-  return {convolutionOf(im, n, x, k, w, std::nullopt, "")};
+  NodeEntry x = shifted(im, n, xk, xk + 2, rank, 1, -1, "_x");
+  NodeEntry k = shifted(im, n, wk, wk + 2, rank, 0, w[0], "_w");
+  return convolutionOf(im, n, x, k, w, bias, suffix);
+}
+
+std::vector<NodeEntry> convInteger(Importer &im, const onnx::NodeProto &n) {
+  // y (int32) = conv(x - x_zero_point, w - w_zero_point).
+  im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  return {integerConvolution(im, n, 0, 1, convWeightShape(im, n, 1), std::nullopt, "")};
 }
 
 std::vector<NodeEntry> qlinearConv(Importer &im, const onnx::NodeProto &n) {
@@ -235,15 +241,13 @@ std::vector<NodeEntry> qlinearConv(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
   const Shape &w = convWeightShape(im, n, 3);
   auto rank = static_cast<int64_t>(w.size());
-  NodeEntry x = shifted(im, n, 0, 2, rank, 1, -1, "_x");
-  NodeEntry k = shifted(im, n, 3, 5, rank, 0, w[0], "_w");
   std::optional<NodeEntry> bias;
   if (im.hasInput(n, 8)) {
     if (int bt = im.knownDType(n, 8); bt != -1 && bt != kInt32)
       fail(im.where(n), ": input 8 (the bias) must be of type int32, got ", dtypeName(bt));
     bias = im.input(n, 8);
   }
-  NodeEntry acc = convolutionOf(im, n, x, k, w, bias, "_accumulated");
+  NodeEntry acc = integerConvolution(im, n, 0, 3, w, bias, "_accumulated");
   NodeEntry xs = scaleAlong(im, n, 1, rank, 1, -1, "_x_scale");
   NodeEntry ws = scaleAlong(im, n, 4, rank, 1, w[0], "_w_scale");
   NodeEntry ys = scaleAlong(im, n, 6, rank, 1, -1, "_y_scale");

@@ -91,6 +91,9 @@ NodeEntry hardSigmoidOf(Importer &im, const onnx::NodeProto &n, const NodeEntry 
 NodeEntry alongChannels(Importer &im, const onnx::NodeProto &n, const NodeEntry &v, size_t rank,
                         const std::string &suffix);
 
+/// The shape of a convolution's weight (input `k`), which must be known (an initializer or a graph
+/// input), else an error naming the node.
+const Shape &convWeightShape(Importer &im, const onnx::NodeProto &n, int k);
 /// ONNX's Conv (1-D, 2-D or 3-D; its attributes read from `n`) of `x` by `weight` (of shape
 /// `wshape`, OIHW) with an optional per-channel `bias`, its nodes named after `n` with `suffix`:
 /// Conv itself, and the integer convolutions of ConvInteger and QLinearConv on shifted inputs.

@@ -110,13 +110,11 @@ void need2d(Importer &im, const onnx::NodeProto &n, const std::vector<int64_t> &
 
 std::vector<NodeEntry> conv(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
-  const Shape *w = im.knownShape(n, 1);
-  if (!w)
-    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
+  const Shape &w = convWeightShape(im, n, 1);
   std::optional<NodeEntry> bias;
   if (im.hasInput(n, 2))
     bias = im.input(n, 2);
-  return {convolutionOf(im, n, im.input(n, 0), im.input(n, 1), *w, bias, "")};
+  return {convolutionOf(im, n, im.input(n, 0), im.input(n, 1), w, bias, "")};
 }
 
 // ONNX's output size of a 2-D pool per axis (ceil_mode: a last window must start inside the
@@ -421,6 +419,13 @@ Converter globalPool(const char *op2d, const char *reduce) {
 }
 
 } // namespace
+
+const Shape &convWeightShape(Importer &im, const onnx::NodeProto &n, int k) {
+  const Shape *w = im.knownShape(n, k);
+  if (!w)
+    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
+  return *w;
+}
 
 NodeEntry convolutionOf(Importer &im, const onnx::NodeProto &n, const NodeEntry &x0,
                         const NodeEntry &weight, const Shape &wshape,

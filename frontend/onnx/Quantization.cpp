@@ -208,14 +208,6 @@ NodeEntry requantized(Importer &im, const onnx::NodeProto &n, const NodeEntry &a
   return im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y});
 }
 
-// The weight's shape (input k), which a convolution needs.
-const Shape &convWeightShape(Importer &im, const onnx::NodeProto &n, int k) {
-  const Shape *w = im.knownShape(n, k);
-  if (!w)
-    fail(im.where(n), ": the weight's shape must be known (an initializer or a graph input)");
-  return *w;
-}
-
 // ConvInteger's and QLinearConv's int32 convolution of x (input xk) by w (input wk), each less
 // its zero point (the input two after it: x's per tensor, w's per tensor or per output channel),
 // with an optional int32 bias; the padding is zero after the shift, as ONNX's reference pads the

@@ -5,8 +5,14 @@
 # ASan and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/check-format.sh
-python3 scripts/check-includes.py
-ctest --test-dir build --output-on-failure -j "$(nproc)"
-bash scripts/sanitize.sh
+# Each stage's wall time is printed, so that a slow CI run says where its minutes went.
+stage() {
+  local start=$SECONDS
+  "$@"
+  echo "test.sh: '$*' took $((SECONDS - start)) s"
+}
+stage bash scripts/setup.sh
+stage bash scripts/check-format.sh
+stage python3 scripts/check-includes.py
+stage ctest --test-dir build --output-on-failure -j "$(nproc)"
+stage bash scripts/sanitize.sh

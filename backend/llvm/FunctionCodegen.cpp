@@ -2,6 +2,7 @@
 // `<fn>_parallel<k>(begin, end, closure)` and run through loupe_parallel_for; vectorised loops
 // become LLVM vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
 #include "backend/llvm/FunctionCodegen.h"
+#include "backend/llvm/FunctionGen.h"
 
 #include "backend/loop/TransposedTiles.h"
 
@@ -26,12 +27,9 @@
 #include <optional>
 #include <set>
 
-namespace loupe::backend {
-using namespace loop;
+namespace loupe::backend::codegen {
 
 namespace {
-
-bool isFloat(int dtype) { return dtype != kBool && dtypeIsFloat(dtype); }
 
 // Variables and buffers used by a statement (to build a parallel body's closure).
 struct UseCollector : loop::IRVisitor {
@@ -87,906 +85,446 @@ bool vectorizable(const Stmt &s, const ExprNode *v) {
   c.visitStmt(s);
   return c.ok;
 }
-
-class FunctionGen {
-public:
-  /// Generates `f` into `m` as the function `symbol` (with `symbol_packed` and
-  /// `symbol_parallel<k>`).
-  FunctionGen(llvm::Module &m, const LoweredFunction &f, std::string symbol, const StmtLines *lines)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), symbol_(std::move(symbol)), lines_(lines) {
-    if (lines_) {
-      dib_ = std::make_unique<llvm::DIBuilder>(m_);
-      file_ = dib_->createFile(symbol_ + ".loops", ".");
-      dib_->createCompileUnit(llvm::dwarf::DW_LANG_C, file_, "loupe", /*isOptimized=*/true, "", 0);
-      if (!m_.getModuleFlag("Debug Info Version"))
-        m_.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
-      if (!m_.getModuleFlag("Dwarf Version"))
-        m_.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
-    }
-  }
-
-  void run() {
-    std::vector<llvm::Type *> params;
-    std::vector<std::pair<std::string, int>> args;
-    for (const ComputeRef &p : f_.inputs)
-      args.push_back({p->name, p->dtype});
-    for (size_t k = 0; k < f_.outputs.size(); ++k)
-      args.push_back({f_.outputBuffers[k], f_.outputs[k]->dtype});
-    for (size_t i = 0; i < args.size(); ++i)
-      params.push_back(b_.getPtrTy());
-    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol_, m_);
-    vectorWidthAttrs(fn_);
-    if (f_.fast) {
-      llvm::FastMathFlags fmf;
-      fmf.setAllowContract(true);
-      b_.setFastMathFlags(fmf);
-    }
-    for (size_t i = 0; i < args.size(); ++i) {
-      llvm::Argument *a = fn_->getArg(i);
-      a->setName(args[i].first);
-      a->addAttr(llvm::Attribute::NoAlias);
-      buffers_[args[i].first] = {a, args[i].second};
-    }
-    narrowIndices_ = f_.fast && fitsIn32Bits();
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
-    describe(fn_);
-    emit(f_.body);
-    b_.CreateRetVoid();
-    packedWrapper(args.size());
-    if (dib_)
-      dib_->finalize();
-  }
-
-private:
-  // With a listing's lines: `fn` gets a subprogram of its own, and the builder's location
-  // becomes the current line in it (line 0, "no statement", until a statement sets one).
-  void describe(llvm::Function *fn) {
-    if (!dib_)
-      return;
-    auto *type = dib_->createSubroutineType(dib_->getOrCreateTypeArray({}));
-    sp_ = dib_->createFunction(
-        file_, fn->getName(), fn->getName(), file_, 1, type, 1, llvm::DINode::FlagZero,
-        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
-    fn->setSubprogram(sp_);
-    setLine(line_);
-  }
-
-  void setLine(int line) {
-    line_ = line;
-    if (sp_)
-      b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, static_cast<unsigned>(line), 0, sp_));
-  }
-
-  // The listing line of a statement for as long as it is emitted: what a loop adds after its
-  // body (the increment, the branch back) is the loop's again.
-  struct LineScope {
-    FunctionGen &g;
-    int saved;
-    LineScope(FunctionGen &gen, const StmtNode *s) : g(gen), saved(gen.line_) {
-      if (!g.lines_ || s->kind == StmtKind::Seq)
-        return;
-      if (auto it = g.lines_->find(s); it != g.lines_->end())
-        g.setLine(it->second);
-    }
-    ~LineScope() {
-      if (g.lines_)
-        g.setLine(saved);
-    }
-    LineScope(const LineScope &) = delete;
-    LineScope &operator=(const LineScope &) = delete;
-  };
-
-  // Whether every buffer of the function (arguments and allocations) has fewer than 2^30
-  // elements, so that its index arithmetic can run in 32 bits (narrowIndex).
-  bool fitsIn32Bits() const {
-    constexpr int64_t kLimit = int64_t(1) << 30;
-    for (const ComputeRef &p : f_.inputs)
-      if (numElements(p->shape) >= kLimit)
-        return false;
-    for (const ComputeRef &o : f_.outputs)
-      if (numElements(o->shape) >= kLimit)
-        return false;
-    struct Allocs : loop::IRVisitor {
-      bool small = true;
-      void visitStmt(const Stmt &st) override {
-        if (st->kind == StmtKind::Allocate) {
-          int64_t n = 1;
-          for (int64_t x : st->extents)
-            n *= x;
-          small = small && n < kLimit;
-        }
-        IRVisitor::visitStmt(st);
-      }
-    } allocs;
-    allocs.visitStmt(f_.body);
-    return allocs.small;
-  }
-
-  struct BufferRef {
-    llvm::Value *ptr;
-    int dtype;
-  };
-
-  // Full-width vectors: without these LLVM splits 512-bit vectors on CPUs whose tuning
-  // prefers 256 bits (as clang does for functions without 512-bit intrinsics).
-  static void vectorWidthAttrs(llvm::Function *f) {
-    f->addFnAttr("prefer-vector-width", "512");
-    f->addFnAttr("min-legal-vector-width", "512");
-  }
-
-  llvm::Type *elemType(int dtype) {
-    switch (dtype) {
-    case kFloat32:
-      return b_.getFloatTy();
-    case kFloat64:
-      return b_.getDoubleTy();
-    case kFloat16:
-      return b_.getHalfTy();
-    case kInt8:
-    case kUint8:
-    case kBoolean: // a bool tensor's byte; its values compute as integers 0 and 1
-      return b_.getInt8Ty();
-    case kInt16:
-    case kUint16:
-      return b_.getInt16Ty();
-    case kInt32:
-    case kUint32:
-      return b_.getInt32Ty();
-    case kBool:
-      return b_.getInt1Ty();
-    default:
-      return b_.getInt64Ty();
-    }
-  }
-
-  // The type expressions of a dtype compute in: floats as themselves, integers as i64.
-  llvm::Type *valueType(int dtype) {
-    if (dtype == kBool)
-      return b_.getInt1Ty();
-    return isFloat(dtype) ? elemType(dtype) : b_.getInt64Ty();
-  }
-
-  // A value of `t`'s element type with the lanes of `like` (scalar when `like` is scalar).
-  static llvm::Type *withLanes(llvm::Type *t, llvm::Value *like) {
-    if (auto *vt = llvm::dyn_cast<llvm::VectorType>(like->getType()))
-      return llvm::VectorType::get(t, vt->getElementCount());
-    return t;
-  }
-
-  // `v` broadcast to `lanes` lanes (unchanged if it is a vector already or lanes is 0).
-  llvm::Value *splat(llvm::Value *v, unsigned lanes) {
-    if (lanes == 0 || v->getType()->isVectorTy())
-      return v;
-    return b_.CreateVectorSplat(lanes, v);
-  }
-
-  static unsigned lanesOf(llvm::Value *v) {
-    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
-      return vt->getNumElements();
-    return 0;
-  }
-
-  // Makes two operands agree: a scalar next to a vector is broadcast.
-  void matchLanes(llvm::Value *&a, llvm::Value *&b) {
-    unsigned n = std::max(lanesOf(a), lanesOf(b));
-    a = splat(a, n);
-    b = splat(b, n);
-  }
-
-  llvm::Value *convert(llvm::Value *v, int from, int to) {
-    llvm::Type *t = withLanes(valueType(to), v);
-    if (v->getType() == t)
-      return v;
-    bool ff = isFloat(from), tf = isFloat(to);
-    if (to == kBoolean && from != kBoolean) // any nonzero value is true, not truncated
-      return b_.CreateZExt(convert(v, from, kBool), t);
-    if (ff && tf)
-      return b_.CreateFPCast(v, t);
-    if (ff)
-      return to == kBool ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
-                         : b_.CreateFPToSI(v, t);
-    if (tf)
-      return from == kBool || from == kUint64 ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
-    if (to == kBool)
-      return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-    return from == kBool ? b_.CreateZExt(v, t) : b_.CreateSExtOrTrunc(v, t);
-  }
-
-  BufferRef buffer(const std::string &name) {
-    auto it = buffers_.find(name);
-    if (it == buffers_.end())
-      fail("codegen ", f_.name, ": unknown buffer ", name);
-    return it->second;
-  }
-
-  llvm::Value *address(const BufferRef &buf, const Expr &index) {
-    return b_.CreateGEP(elemType(buf.dtype), buf.ptr, expr(index));
-  }
-
-  llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
-    return b_.CreateUnaryIntrinsic(id, x);
-  }
-
-  // A libm call; on a vector, one call per lane.
-  llvm::Value *libm(const char *base, llvm::Value *x) {
-    if (x->getType()->getScalarType()->isHalfTy()) // libm has no half functions: via float
-      return b_.CreateFPTrunc(libm(base, b_.CreateFPExt(x, withLanes(b_.getFloatTy(), x))),
-                              x->getType());
-    llvm::Type *et = x->getType()->getScalarType();
-    std::string name = std::string(base) + (et->isFloatTy() ? "f" : "");
-    llvm::FunctionCallee callee =
-        m_.getOrInsertFunction(name, llvm::FunctionType::get(et, {et}, false));
-    unsigned n = lanesOf(x);
-    if (n == 0)
-      return b_.CreateCall(callee, {x});
-    llvm::Value *r = llvm::PoisonValue::get(x->getType());
-    for (unsigned i = 0; i < n; ++i)
-      r = b_.CreateInsertElement(r, b_.CreateCall(callee, {b_.CreateExtractElement(x, i)}), i);
-    return r;
-  }
-
-  llvm::Value *call(const ExprNode &e) {
-    const std::string &f = e.name;
-    if (f == "tvm_if_then_else") {
-      llvm::Value *c = expr(e.args[0]);
-      if (lanesOf(c) > 0) {
-        // A condition that differs by lane (padding at the row's ends): each side is evaluated
-        // with its loads masked to the lanes that take it, then the lanes are selected.
-        llvm::Value *outer = mask_;
-        auto within = [&](llvm::Value *m) { return outer ? b_.CreateAnd(outer, m) : m; };
-        ++laneSelect_;
-        mask_ = within(c);
-        llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
-        mask_ = within(b_.CreateNot(c));
-        llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
-        mask_ = outer;
-        --laneSelect_;
-        return b_.CreateSelect(c, a, bv);
-      }
-      // Lazy: the untaken side may read out of bounds (padding), so branch.
-      llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "if_then", fn_),
-                       *elseBB = llvm::BasicBlock::Create(ctx_, "if_else", fn_),
-                       *done = llvm::BasicBlock::Create(ctx_, "if_end", fn_);
-      b_.CreateCondBr(c, thenBB, elseBB);
-      b_.SetInsertPoint(thenBB);
-      // In a vector loop both sides are made vectors: either may read the lane variable.
-      llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
-      llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
-      b_.CreateBr(done);
-      b_.SetInsertPoint(elseBB);
-      llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
-      llvm::BasicBlock *elseEnd = b_.GetInsertBlock();
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
-      llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
-      phi->addIncoming(a, thenEnd);
-      phi->addIncoming(bv, elseEnd);
-      return phi;
-    }
-    if (f == "likely")
-      return expr(e.args[0]);
-    llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
-    if (f == "exp")
-      return intrinsic(llvm::Intrinsic::exp, x);
-    if (f == "log")
-      return intrinsic(llvm::Intrinsic::log, x);
-    if (f == "sqrt")
-      return intrinsic(llvm::Intrinsic::sqrt, x);
-    if (f == "fabs")
-      return intrinsic(llvm::Intrinsic::fabs, x);
-    if (f == "floor")
-      return intrinsic(llvm::Intrinsic::floor, x);
-    if (f == "ceil")
-      return intrinsic(llvm::Intrinsic::ceil, x);
-    if (f == "round")
-      return intrinsic(llvm::Intrinsic::round, x);
-    if (f == "roundeven")
-      return intrinsic(llvm::Intrinsic::roundeven, x);
-    if (f == "trunc")
-      return intrinsic(llvm::Intrinsic::trunc, x);
-    if (isLibmFunction(f))
-      return libm(f.c_str(), x);
-    if (f == "tanh")
-      return libm("tanh", x);
-    if (f == "sigmoid") {
-      llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
-      llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
-      return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
-    }
-    if (f == "ldexp") {
-      // x * 2^n for an integral n whose biased exponent is normal (FastMath clamps it): the
-      // scale is built in the exponent bits, no libm call.
-      llvm::Value *n = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
-      matchLanes(x, n);
-      bool f64 = x->getType()->getScalarType()->isDoubleTy();
-      llvm::Type *bits = withLanes(f64 ? b_.getInt64Ty() : b_.getInt32Ty(), x);
-      llvm::Value *exponent =
-          b_.CreateAdd(b_.CreateFPToSI(n, bits), llvm::ConstantInt::get(bits, f64 ? 1023 : 127));
-      llvm::Value *scale = b_.CreateBitCast(
-          b_.CreateShl(exponent, llvm::ConstantInt::get(bits, f64 ? 52 : 23)), x->getType());
-      return b_.CreateFMul(x, scale);
-    }
-    if (f == "pow") {
-      llvm::Value *y = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
-      matchLanes(x, y);
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
-    }
-    fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
-  }
-
-  // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
-  llvm::Value *intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
-    switch (op) {
-    case BinOp::Add:
-      return b_.CreateAdd(a, c);
-    case BinOp::Sub:
-      return b_.CreateSub(a, c);
-    case BinOp::Mul:
-      return b_.CreateMul(a, c);
-    case BinOp::Div:
-      return b_.CreateSDiv(a, c);
-    case BinOp::Mod:
-      return b_.CreateSRem(a, c);
-    case BinOp::Shl:
-    case BinOp::Shr: {
-      // On the 64-bit value (unsigned elements are zero-extended to it); a shift by 64 or more,
-      // poison in LLVM, is 0. binary() drops a left shift's bits past the element's width.
-      llvm::Value *wide = b_.CreateICmpUGE(c, llvm::ConstantInt::get(c->getType(), 64));
-      llvm::Value *shifted = op == BinOp::Shl ? b_.CreateShl(a, c) : b_.CreateLShr(a, c);
-      return b_.CreateSelect(wide, llvm::Constant::getNullValue(a->getType()), shifted);
-    }
-    case BinOp::Min:
-      return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
-    case BinOp::Max:
-      return b_.CreateSelect(b_.CreateICmpSLT(a, c), c, a);
-    default:
-      return nullptr;
-    }
-  }
-
-  llvm::Value *binary(const ExprNode &e) {
-    int t = e.args[0]->dtype;
-    llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
-    a = convert(a, t, t);
-    matchLanes(a, bv);
-    if (e.op == BinOp::And)
-      return b_.CreateAnd(a, bv);
-    if (e.op == BinOp::Or)
-      return b_.CreateOr(a, bv);
-    if (isFloat(t)) {
-      switch (e.op) {
-      case BinOp::Add:
-        return b_.CreateFAdd(a, bv);
-      case BinOp::Sub:
-        return b_.CreateFSub(a, bv);
-      case BinOp::Mul:
-        return b_.CreateFMul(a, bv);
-      case BinOp::Div:
-        return b_.CreateFDiv(a, bv);
-      case BinOp::Mod:
-        return b_.CreateFRem(a, bv);
-      case BinOp::Min:
-        return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
-      case BinOp::Max:
-        return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
-      case BinOp::EQ:
-        return b_.CreateFCmpOEQ(a, bv);
-      case BinOp::NE:
-        return b_.CreateFCmpUNE(a, bv);
-      case BinOp::LT:
-        return b_.CreateFCmpOLT(a, bv);
-      case BinOp::LE:
-        return b_.CreateFCmpOLE(a, bv);
-      case BinOp::GT:
-        return b_.CreateFCmpOGT(a, bv);
-      case BinOp::GE:
-        return b_.CreateFCmpOGE(a, bv);
-      default:
-        break;
-      }
-    } else {
-      if (e.op == BinOp::Shl && dtypeBytes(e.dtype) < 8) {
-        // The bits shifted past the element's width are dropped here, not only at a store: a
-        // fused cast may read the value first.
-        uint64_t mask = (uint64_t{1} << (8 * dtypeBytes(e.dtype))) - 1;
-        return b_.CreateAnd(intArith(e.op, a, bv), llvm::ConstantInt::get(a->getType(), mask));
-      }
-      if (llvm::Value *v = intArith(e.op, a, bv))
-        return v;
-      switch (e.op) {
-      case BinOp::EQ:
-        return b_.CreateICmpEQ(a, bv);
-      case BinOp::NE:
-        return b_.CreateICmpNE(a, bv);
-      case BinOp::LT:
-        return b_.CreateICmpSLT(a, bv);
-      case BinOp::LE:
-        return b_.CreateICmpSLE(a, bv);
-      case BinOp::GT:
-        return b_.CreateICmpSGT(a, bv);
-      case BinOp::GE:
-        return b_.CreateICmpSGE(a, bv);
-      default:
-        break;
-      }
-    }
-    fail("codegen ", f_.name, ": unsupported operator in ",
-         printExpr(std::make_shared<ExprNode>(e)));
-  }
-
-  llvm::Value *expr(const Expr &e) {
-    switch (e->kind) {
-    case ExprKind::IntImm:
-      return e->dtype == kBool ? b_.getInt1(e->intValue != 0)
-                               : static_cast<llvm::Value *>(b_.getInt64(e->intValue));
-    case ExprKind::FloatImm:
-      return llvm::ConstantFP::get(elemType(e->dtype), e->floatValue);
-    case ExprKind::Var: {
-      auto it = vars_.find(e.get());
-      if (it == vars_.end())
-        fail("codegen ", f_.name, ": variable ", e->name, " is not bound");
-      return it->second;
-    }
-    case ExprKind::Binary:
-      return binary(*e);
-    case ExprKind::Not:
-      return b_.CreateNot(convert(expr(e->args[0]), e->args[0]->dtype, kBool));
-    case ExprKind::Select: {
-      llvm::Value *c = convert(expr(e->args[0]), e->args[0]->dtype, kBool),
-                  *a = convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
-                  *bv = convert(expr(e->args[2]), e->args[2]->dtype, e->dtype);
-      // Operands as wide as the condition (a scalar condition picks whole vectors).
-      matchLanes(a, bv);
-      return b_.CreateSelect(c, splat(a, lanesOf(c)), splat(bv, lanesOf(c)));
-    }
-    case ExprKind::Cast:
-      return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);
-    case ExprKind::Call:
-      return call(*e);
-    case ExprKind::Load: {
-      BufferRef buf = buffer(e->name);
-      // Inside a lane-dependent if-then-else even a load the lanes share is masked: unmasked,
-      // it could read out of bounds when no lane takes that side. (A guarded loop's body runs
-      // only when some lane is active, so its shared loads stay scalar.)
-      Expr index = foldDivMod(e->args[0]);
-      llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(index, vecVar_))
-                           ? vectorLoad(buf, index)
-                           : b_.CreateLoad(elemType(buf.dtype), address(buf, index));
-      if (!isFloat(buf.dtype) && buf.dtype != kBool)
-        v = dtypeIsUnsigned(buf.dtype) ? b_.CreateZExtOrTrunc(v, withLanes(b_.getInt64Ty(), v))
-                                       : b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
-      return v;
-    }
-    case ExprKind::TensorRead:
-    case ExprKind::Reduce:
-      fail("codegen ", f_.name, ": ", printExpr(e), " was not lowered");
-    }
-    return nullptr;
-  }
-
-  // The address of lane 0 of a vector access whose index has coefficient 1 in the lane variable.
-  llvm::Value *laneZeroAddress(const BufferRef &buf, const Expr &index) {
-    llvm::Value *saved = vars_.at(vecVar_);
-    vars_[vecVar_] = b_.getInt64(0);
-    llvm::Value *p = address(buf, index);
-    vars_[vecVar_] = saved;
-    return p;
-  }
-
-  // A load in a vector loop: consecutive lanes as one vector load, anything else a gather.
-  llvm::Value *vectorLoad(const BufferRef &buf, const Expr &index) {
-    llvm::Type *et = elemType(buf.dtype);
-    auto *vt = llvm::FixedVectorType::get(et, lanes_);
-    llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
-    std::optional<int64_t> k = linearCoef(index, vecVar_);
-    if (k == 1)
-      return mask_ ? static_cast<llvm::Value *>(
-                         b_.CreateMaskedLoad(vt, laneZeroAddress(buf, index), align, mask_))
-                   : b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
-    llvm::Value *idx = splat(narrowIndices_ ? narrowIndex(index) : expr(index), lanes_);
-    llvm::Value *ptrs = b_.CreateGEP(et, buf.ptr, idx);
-    return b_.CreateMaskedGather(vt, ptrs, align, mask_);
-  }
-
-  // A gather's lane indices in 32 bits, as TVM computes indices when shapes fit. The vector
-  // units divide and multiply 32-bit lanes by constants in a few instructions; 64-bit lanes
-  // have no high multiply, so each lane's division by a constant became scalar code (a blocked
-  // layout gathered back to NCHW spent most of its time there). Only used when every buffer has
-  // fewer than 2^30 elements: an index expression's partial results are bounded by the buffer
-  // it indexes (they are Horner forms of in-range coordinates).
-  llvm::Value *narrowIndex(const Expr &e) {
-    llvm::Type *i32 = b_.getInt32Ty();
-    switch (e->kind) {
-    case ExprKind::IntImm:
-      return b_.getInt32(static_cast<uint32_t>(e->intValue));
-    case ExprKind::Binary: {
-      if (isFloat(e->args[0]->dtype) || isFloat(e->args[1]->dtype))
-        break;
-      llvm::Value *a = narrowIndex(e->args[0]), *c = narrowIndex(e->args[1]);
-      matchLanes(a, c);
-      if (llvm::Value *v = intArith(e->op, a, c))
-        return v;
-      break;
-    }
-    default:
-      break;
-    }
-    llvm::Value *v = expr(e); // anything else in 64 bits, then narrowed
-    return b_.CreateTrunc(v, withLanes(i32, v));
-  }
-
-  // A vectorised loop with a constant extent of at most 64 lanes whose body qualifies: emitted
-  // once, with the loop variable as the vector <0, 1, …, n-1> (TVM's Ramp), so that LLVM sees
-  // the vector code the schedule asked for rather than a loop it may or may not vectorise.
-  bool vectorLoop(const StmtNode &s) {
-    int64_t lo, n;
-    if (vecVar_ || !constValue(s.a, &lo) || lo != 0 || !constValue(s.b, &n) || n < 2 || n > 64)
-      return false;
-    // A body under `if (cond)` where cond depends on the lane (the seed schedules' `likely`
-    // tail guard) runs with cond as a mask: masked loads and stores, the same operations per
-    // lane, so the numbers are those of the scalar loop.
-    const Stmt &body = s.body[0];
-    bool guarded = body->kind == StmtKind::IfThenElse && body->body.size() == 1 &&
-                   usesVar(body->a, s.var.get());
-    if (!vectorizable(guarded ? body->body[0] : body, s.var.get()))
-      return false;
-    std::vector<llvm::Constant *> ramp;
-    for (int64_t i = 0; i < n; ++i)
-      ramp.push_back(b_.getInt64(static_cast<uint64_t>(i)));
-    vecVar_ = s.var.get();
-    lanes_ = static_cast<unsigned>(n);
-    vars_[vecVar_] = llvm::ConstantVector::get(ramp);
-    if (guarded) {
-      mask_ = splat(convert(expr(body->a), body->a->dtype, kBool), lanes_);
-      // Loads that do not depend on the lane run only when some lane does, as in the loop.
-      llvm::BasicBlock *active = llvm::BasicBlock::Create(ctx_, "lanes.active", fn_),
-                       *done = llvm::BasicBlock::Create(ctx_, "lanes.done", fn_);
-      b_.CreateCondBr(b_.CreateOrReduce(mask_), active, done);
-      b_.SetInsertPoint(active);
-      emit(body->body[0]);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
-      mask_ = nullptr;
-    } else {
-      emit(body);
-    }
-    vars_.erase(vecVar_);
-    vecVar_ = nullptr;
-    lanes_ = 0;
-    return true;
-  }
-
-  void loop(const StmtNode &s) {
-    if ((s.forKind == ForKind::Vectorized || s.forKind == ForKind::Scalarized) && vectorLoop(s))
-      return;
-    llvm::Value *lo = expr(s.a), *extent = expr(s.b);
-    llvm::Value *hi = b_.CreateAdd(lo, extent);
-    llvm::BasicBlock *pre = b_.GetInsertBlock(),
-                     *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
-                     *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
-                     *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, s.var->name);
-    i->addIncoming(lo, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), body, exit);
-    b_.SetInsertPoint(body);
-    vars_[s.var.get()] = i;
-    emit(s.body[0]);
-    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1));
-    llvm::BranchInst *back = b_.CreateBr(head);
-    i->addIncoming(next, b_.GetInsertBlock());
-    // (A fast function's vector loops that vectorLoop declined are left to LLVM's cost model:
-    // forcing them only earns a "loop not vectorized" warning where LLVM cannot.)
-    if (s.forKind == ForKind::Vectorized && !f_.fast) {
-      llvm::MDNode *enable =
-          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
-                                   llvm::ConstantAsMetadata::get(b_.getTrue())});
-      llvm::MDNode *self = llvm::MDNode::getDistinct(ctx_, {nullptr, enable});
-      self->replaceOperandWith(0, self);
-      back->setMetadata(llvm::LLVMContext::MD_loop, self);
-    }
-    vars_.erase(s.var.get());
-    b_.SetInsertPoint(exit);
-  }
-
-  // The body of a parallel loop becomes `<fn>_parallel<k>(begin, end, closure)`, which runs the
-  // iterations of one thread's share; the closure holds the variables and buffer pointers the
-  // body uses, one 8-byte slot each, loaded once per share.
-  void parallelLoop(const StmtNode &s) {
-    UseCollector uses;
-    uses.visitStmt(s.body[0]);
-    const std::set<std::string> &usedBufs = uses.bufs;
-    std::vector<const ExprNode *> vars;
-    for (const ExprNode *v : uses.vars)
-      if (vars_.count(v))
-        vars.push_back(v);
-    std::vector<std::string> bufs;
-    for (const std::string &bname : usedBufs)
-      if (!uses.local.count(bname))
-        bufs.push_back(bname);
-    size_t slots = vars.size() + bufs.size();
-    llvm::Type *i64 = b_.getInt64Ty();
-    llvm::Value *closure = b_.CreateAlloca(i64, b_.getInt64(std::max<size_t>(slots, 1)));
-    size_t k = 0;
-    for (const ExprNode *v : vars)
-      b_.CreateStore(vars_.at(v), b_.CreateConstGEP1_64(i64, closure, k++));
-    for (const std::string &bname : bufs)
-      b_.CreateStore(buffer(bname).ptr, b_.CreateConstGEP1_64(i64, closure, k++));
-
-    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, b_.getPtrTy()}, false);
-    auto *bodyFn =
-        llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
-                               symbol_ + "_parallel" + std::to_string(parallelCount_++), m_);
-    vectorWidthAttrs(bodyFn);
-    // Generate the body in the new function, then come back.
-    llvm::Function *savedFn = fn_;
-    llvm::BasicBlock *savedBlock = b_.GetInsertBlock();
-    auto savedVars = vars_;
-    auto savedBufs = buffers_;
-    fn_ = bodyFn;
-    llvm::DISubprogram *savedSp = sp_;
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
-    describe(bodyFn);
-    llvm::Value *cl = bodyFn->getArg(2);
-    k = 0;
-    std::vector<llvm::Value *> captured;
-    for (size_t slot = 0; slot < vars.size(); ++slot)
-      captured.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++)));
-    for (size_t slot = 0; slot < bufs.size(); ++slot)
-      captured.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)));
-    llvm::Value *begin = bodyFn->getArg(0), *end = bodyFn->getArg(1);
-    if (f_.fast) {
-      // At opt_level 3 the share is a function of its own whose buffer pointers are `noalias`
-      // arguments, as the kernel's are, called once and inlined: the inliner turns `noalias`
-      // into scope metadata, so that LLVM may still keep a tile accumulated in a buffer in
-      // registers across its reduction loop (read from a closure, the pointers could alias).
-      std::vector<llvm::Type *> params{i64, i64};
-      for (llvm::Value *v : captured)
-        params.push_back(v->getType());
-      auto *innerFn =
-          llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
-                                 llvm::Function::InternalLinkage, bodyFn->getName() + "_body", m_);
-      vectorWidthAttrs(innerFn);
-      innerFn->addFnAttr(llvm::Attribute::AlwaysInline);
-      for (size_t a = 2 + vars.size(); a < params.size(); ++a)
-        innerFn->getArg(static_cast<unsigned>(a))->addAttr(llvm::Attribute::NoAlias);
-      std::vector<llvm::Value *> callArgs{begin, end};
-      callArgs.insert(callArgs.end(), captured.begin(), captured.end());
-      b_.CreateCall(innerFn, callArgs);
-      b_.CreateRetVoid();
-      fn_ = innerFn;
-      b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", innerFn));
-      describe(innerFn);
-      begin = innerFn->getArg(0);
-      end = innerFn->getArg(1);
-      for (size_t a = 0; a < captured.size(); ++a)
-        captured[a] = innerFn->getArg(static_cast<unsigned>(a + 2));
-    }
-    for (size_t slot = 0; slot < vars.size(); ++slot)
-      vars_[vars[slot]] = captured[slot];
-    for (size_t slot = 0; slot < bufs.size(); ++slot)
-      buffers_[bufs[slot]] = {captured[vars.size() + slot], buffers_.at(bufs[slot]).dtype};
-    // The share's iterations: for (i = begin; i < end; ++i) body at s.var = min + i.
-    llvm::BasicBlock *pre = b_.GetInsertBlock(),
-                     *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
-                     *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
-                     *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode *i = b_.CreatePHI(i64, 2, s.var->name + ".share");
-    i->addIncoming(begin, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, exit);
-    b_.SetInsertPoint(body);
-    vars_[s.var.get()] = b_.CreateAdd(i, expr(s.a));
-    emit(s.body[0]);
-    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
-    b_.CreateBr(head);
-    b_.SetInsertPoint(exit);
-    b_.CreateRetVoid();
-    fn_ = savedFn;
-    vars_ = savedVars;
-    buffers_ = savedBufs;
-    b_.SetInsertPoint(savedBlock);
-    sp_ = savedSp;
-    setLine(line_);
-
-    llvm::FunctionCallee pfor = m_.getOrInsertFunction(
-        "loupe_parallel_for",
-        llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy(), b_.getPtrTy()}, false));
-    b_.CreateCall(pfor, {expr(s.b), bodyFn, closure});
-  }
-
-  void emit(const Stmt &s) {
-    LineScope at(*this, s.get());
-    switch (s->kind) {
-    case StmtKind::For:
-      if (s->forKind == ForKind::Parallel)
-        parallelLoop(*s);
-      else
-        loop(*s);
-      return;
-    case StmtKind::Store: {
-      BufferRef buf = buffer(s->name);
-      llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
-      if (!isFloat(buf.dtype) && buf.dtype != kBool)
-        v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
-      Expr index = foldDivMod(s->a);
-      if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes
-        llvm::Align align = m_.getDataLayout().getABITypeAlign(elemType(buf.dtype));
-        if (mask_)
-          b_.CreateMaskedStore(splat(v, lanes_), laneZeroAddress(buf, index), align, mask_);
-        else
-          b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, index), align);
-        return;
-      }
-      b_.CreateStore(v, address(buf, index));
-      return;
-    }
-    case StmtKind::Allocate: {
-      int64_t n = 1;
-      for (int64_t e : s->extents)
-        n *= e;
-      llvm::Type *et = elemType(s->dtype);
-      uint64_t bytes = m_.getDataLayout().getTypeAllocSize(et) * static_cast<uint64_t>(n);
-      if (bytes <= kStackBytes) {
-        // Small buffers (a register tile's accumulator) live on the stack, allocated once in the
-        // function's entry block, where LLVM can promote them to registers.
-        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-        llvm::AllocaInst *a = entry.CreateAlloca(et, entry.getInt64(n), s->name);
-        a->setAlignment(llvm::Align(64));
-        buffers_[s->name] = {a, s->dtype};
-        emit(s->body[0]);
-        buffers_.erase(s->name);
-        return;
-      }
-      llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
-          "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
-      llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
-          "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
-      llvm::Value *p = b_.CreateCall(mallocFn, {b_.getInt64(bytes)}, s->name);
-      buffers_[s->name] = {p, s->dtype};
-      emit(s->body[0]);
-      buffers_.erase(s->name);
-      b_.CreateCall(freeFn, {p});
-      return;
-    }
-    case StmtKind::Attr:
-    case StmtKind::Produce:
-      emit(s->body[0]);
-      return;
-    case StmtKind::IfThenElse: {
-      llvm::Value *c = convert(expr(s->a), s->a->dtype, kBool);
-      llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_),
-                       *done = llvm::BasicBlock::Create(ctx_, "endif", fn_);
-      llvm::BasicBlock *elseBB =
-          s->body.size() > 1 ? llvm::BasicBlock::Create(ctx_, "else", fn_) : done;
-      b_.CreateCondBr(c, thenBB, elseBB);
-      b_.SetInsertPoint(thenBB);
-      emit(s->body[0]);
-      b_.CreateBr(done);
-      if (s->body.size() > 1) {
-        b_.SetInsertPoint(elseBB);
-        emit(s->body[1]);
-        b_.CreateBr(done);
-      }
-      b_.SetInsertPoint(done);
-      return;
-    }
-    case StmtKind::Seq:
-      for (size_t i = 0; i < s->body.size();) {
-        if (std::optional<TransposedTile> t = transposableTile(s->body, i)) {
-          transposedTile(*t);
-          i += t->at.size();
-        } else {
-          emit(s->body[i++]);
-        }
-      }
-      return;
-    case StmtKind::LetStmt:
-      vars_[s->var.get()] = expr(s->a);
-      emit(s->body[0]);
-      vars_.erase(s->var.get());
-      return;
-    }
-  }
-
-  // A tile of strided vector copies (matchTransposedTile) outside any vector loop, between
-  // buffers of one element type (not bool, whose vectors are bits).
-  std::optional<TransposedTile> transposableTile(const std::vector<Stmt> &body, size_t first) {
-    if (vecVar_ || mask_)
-      return std::nullopt;
-    std::optional<TransposedTile> t = matchTransposedTile(body, first);
-    if (!t || t->dtype == kBool || !buffers_.count(t->src) || !buffers_.count(t->dst) ||
-        buffers_.at(t->src).dtype != t->dtype || buffers_.at(t->dst).dtype != t->dtype)
-      return std::nullopt;
-    return t;
-  }
-
-  // The tile as L row loads, log2(L) rounds of two-input shuffles and L vector stores, where the
-  // loops would gather each vector lane by lane (TVM's transposing copies ran as gathers too;
-  // Halide vectorises both loops and shuffles). Round h exchanges bit h of the row and the column
-  // index: rows i and i + h (bit h of i clear) trade their h-element blocks at odd block
-  // positions, so that after every round element (i, p) is at (p, i).
-  void transposedTile(const TransposedTile &t) {
-    llvm::Type *et = elemType(t.dtype);
-    auto lanes = static_cast<unsigned>(t.lanes);
-    auto *vt = llvm::FixedVectorType::get(et, lanes);
-    llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
-    BufferRef src = buffer(t.src), dst = buffer(t.dst);
-    std::vector<llvm::Value *> rows;
-    {
-      LineScope at(*this, t.at.front());
-      llvm::Value *first = expr(t.firstRow);
-      for (unsigned j = 0; j < lanes; ++j) {
-        llvm::Value *start = b_.CreateAdd(first, b_.getInt64(j * t.rowStride));
-        rows.push_back(b_.CreateAlignedLoad(vt, b_.CreateGEP(et, src.ptr, start), align));
-      }
-      for (unsigned h = 1; h < lanes; h *= 2) {
-        std::vector<int> low, high;
-        for (unsigned p = 0; p < lanes; ++p) {
-          bool odd = (p & h) != 0;
-          low.push_back(static_cast<int>(odd ? lanes + p - h : p));
-          high.push_back(static_cast<int>(odd ? lanes + p : p + h));
-        }
-        for (unsigned i = 0; i < lanes; ++i)
-          if ((i & h) == 0) {
-            llvm::Value *a = rows[i], *c = rows[i + h];
-            rows[i] = b_.CreateShuffleVector(a, c, low);
-            rows[i + h] = b_.CreateShuffleVector(a, c, high);
-          }
-      }
-    }
-    for (unsigned c = 0; c < lanes; ++c) {
-      LineScope at(*this, t.at[c]);
-      b_.CreateAlignedStore(rows[c], address(dst, t.columnStarts[c]), align);
-    }
-  }
-
-  // `<name>_packed(void **args)`: the same function with its buffers in one array.
-  void packedWrapper(size_t nargs) {
-    auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
-    auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, symbol_ + "_packed", m_);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", w));
-    describe(w); // the call may be inlined: its instructions keep their lines
-    setLine(0);
-    std::vector<llvm::Value *> args;
-    for (size_t i = 0; i < nargs; ++i)
-      args.push_back(
-          b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), w->getArg(0), i)));
-    b_.CreateCall(fn_, args);
-    b_.CreateRetVoid();
-  }
-
-  llvm::Module &m_;
-  llvm::LLVMContext &ctx_;
-  llvm::IRBuilder<> b_;
-  const LoweredFunction &f_;
-  const std::string symbol_;
-  static constexpr uint64_t kStackBytes = 16384;
-  llvm::Function *fn_ = nullptr;
-  const ExprNode *vecVar_ = nullptr; ///< the lane variable while a vector loop is emitted
-  unsigned lanes_ = 0;
-  llvm::Value *mask_ = nullptr; ///< the active lanes of a guarded vector loop (else all)
-  bool narrowIndices_ = false;  ///< gathers index in 32 bits (see narrowIndex)
-  int laneSelect_ = 0;          ///< inside the sides of a lane-dependent tvm_if_then_else
-  std::map<const ExprNode *, llvm::Value *> vars_;
-  std::map<std::string, BufferRef> buffers_;
-  int parallelCount_ = 0;
-  // Debug locations (only with a listing's lines).
-  const StmtLines *lines_ = nullptr;
-  std::unique_ptr<llvm::DIBuilder> dib_;
-  llvm::DIFile *file_ = nullptr;
-  llvm::DISubprogram *sp_ = nullptr; ///< the subprogram of the function being generated
-  int line_ = 0;
-};
-
 } // namespace
 
+/// Generates `f` into `m` as the function `symbol` (with `symbol_packed` and
+/// `symbol_parallel<k>`).
+FunctionGen::FunctionGen(llvm::Module &m, const LoweredFunction &f, std::string symbol,
+                         const StmtLines *lines)
+    : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), symbol_(std::move(symbol)), lines_(lines) {
+  if (lines_) {
+    dib_ = std::make_unique<llvm::DIBuilder>(m_);
+    file_ = dib_->createFile(symbol_ + ".loops", ".");
+    dib_->createCompileUnit(llvm::dwarf::DW_LANG_C, file_, "loupe", /*isOptimized=*/true, "", 0);
+    if (!m_.getModuleFlag("Debug Info Version"))
+      m_.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+    if (!m_.getModuleFlag("Dwarf Version"))
+      m_.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+  }
+}
+
+void FunctionGen::run() {
+  std::vector<llvm::Type *> params;
+  std::vector<std::pair<std::string, int>> args;
+  for (const ComputeRef &p : f_.inputs)
+    args.push_back({p->name, p->dtype});
+  for (size_t k = 0; k < f_.outputs.size(); ++k)
+    args.push_back({f_.outputBuffers[k], f_.outputs[k]->dtype});
+  for (size_t i = 0; i < args.size(); ++i)
+    params.push_back(b_.getPtrTy());
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol_, m_);
+  vectorWidthAttrs(fn_);
+  if (f_.fast) {
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::Argument *a = fn_->getArg(i);
+    a->setName(args[i].first);
+    a->addAttr(llvm::Attribute::NoAlias);
+    buffers_[args[i].first] = {a, args[i].second};
+  }
+  narrowIndices_ = f_.fast && fitsIn32Bits();
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  describe(fn_);
+  emit(f_.body);
+  b_.CreateRetVoid();
+  packedWrapper(args.size());
+  if (dib_)
+    dib_->finalize();
+}
+
+// With a listing's lines: `fn` gets a subprogram of its own, and the builder's location
+// becomes the current line in it (line 0, "no statement", until a statement sets one).
+void FunctionGen::describe(llvm::Function *fn) {
+  if (!dib_)
+    return;
+  auto *type = dib_->createSubroutineType(dib_->getOrCreateTypeArray({}));
+  sp_ = dib_->createFunction(
+      file_, fn->getName(), fn->getName(), file_, 1, type, 1, llvm::DINode::FlagZero,
+      llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+  fn->setSubprogram(sp_);
+  setLine(line_);
+}
+
+// Whether every buffer of the function (arguments and allocations) has fewer than 2^30
+// elements, so that its index arithmetic can run in 32 bits (narrowIndex).
+bool FunctionGen::fitsIn32Bits() const {
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  for (const ComputeRef &p : f_.inputs)
+    if (numElements(p->shape) >= kLimit)
+      return false;
+  for (const ComputeRef &o : f_.outputs)
+    if (numElements(o->shape) >= kLimit)
+      return false;
+  struct Allocs : loop::IRVisitor {
+    bool small = true;
+    void visitStmt(const Stmt &st) override {
+      if (st->kind == StmtKind::Allocate) {
+        int64_t n = 1;
+        for (int64_t x : st->extents)
+          n *= x;
+        small = small && n < kLimit;
+      }
+      IRVisitor::visitStmt(st);
+    }
+  } allocs;
+  allocs.visitStmt(f_.body);
+  return allocs.small;
+}
+
+// A vectorised loop with a constant extent of at most 64 lanes whose body qualifies: emitted
+// once, with the loop variable as the vector <0, 1, …, n-1> (TVM's Ramp), so that LLVM sees
+// the vector code the schedule asked for rather than a loop it may or may not vectorise.
+bool FunctionGen::vectorLoop(const StmtNode &s) {
+  int64_t lo, n;
+  if (vecVar_ || !constValue(s.a, &lo) || lo != 0 || !constValue(s.b, &n) || n < 2 || n > 64)
+    return false;
+  // A body under `if (cond)` where cond depends on the lane (the seed schedules' `likely`
+  // tail guard) runs with cond as a mask: masked loads and stores, the same operations per
+  // lane, so the numbers are those of the scalar loop.
+  const Stmt &body = s.body[0];
+  bool guarded =
+      body->kind == StmtKind::IfThenElse && body->body.size() == 1 && usesVar(body->a, s.var.get());
+  if (!vectorizable(guarded ? body->body[0] : body, s.var.get()))
+    return false;
+  std::vector<llvm::Constant *> ramp;
+  for (int64_t i = 0; i < n; ++i)
+    ramp.push_back(b_.getInt64(static_cast<uint64_t>(i)));
+  vecVar_ = s.var.get();
+  lanes_ = static_cast<unsigned>(n);
+  vars_[vecVar_] = llvm::ConstantVector::get(ramp);
+  if (guarded) {
+    mask_ = splat(convert(expr(body->a), body->a->dtype, kBool), lanes_);
+    // Loads that do not depend on the lane run only when some lane does, as in the loop.
+    llvm::BasicBlock *active = llvm::BasicBlock::Create(ctx_, "lanes.active", fn_),
+                     *done = llvm::BasicBlock::Create(ctx_, "lanes.done", fn_);
+    b_.CreateCondBr(b_.CreateOrReduce(mask_), active, done);
+    b_.SetInsertPoint(active);
+    emit(body->body[0]);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    mask_ = nullptr;
+  } else {
+    emit(body);
+  }
+  vars_.erase(vecVar_);
+  vecVar_ = nullptr;
+  lanes_ = 0;
+  return true;
+}
+
+void FunctionGen::loop(const StmtNode &s) {
+  if ((s.forKind == ForKind::Vectorized || s.forKind == ForKind::Scalarized) && vectorLoop(s))
+    return;
+  llvm::Value *lo = expr(s.a), *extent = expr(s.b);
+  llvm::Value *hi = b_.CreateAdd(lo, extent);
+  llvm::BasicBlock *pre = b_.GetInsertBlock(),
+                   *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
+                   *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
+                   *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, s.var->name);
+  i->addIncoming(lo, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, hi), body, exit);
+  b_.SetInsertPoint(body);
+  vars_[s.var.get()] = i;
+  emit(s.body[0]);
+  llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1));
+  llvm::BranchInst *back = b_.CreateBr(head);
+  i->addIncoming(next, b_.GetInsertBlock());
+  // (A fast function's vector loops that vectorLoop declined are left to LLVM's cost model:
+  // forcing them only earns a "loop not vectorized" warning where LLVM cannot.)
+  if (s.forKind == ForKind::Vectorized && !f_.fast) {
+    llvm::MDNode *enable =
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                 llvm::ConstantAsMetadata::get(b_.getTrue())});
+    llvm::MDNode *self = llvm::MDNode::getDistinct(ctx_, {nullptr, enable});
+    self->replaceOperandWith(0, self);
+    back->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
+  vars_.erase(s.var.get());
+  b_.SetInsertPoint(exit);
+}
+
+// The body of a parallel loop becomes `<fn>_parallel<k>(begin, end, closure)`, which runs the
+// iterations of one thread's share; the closure holds the variables and buffer pointers the
+// body uses, one 8-byte slot each, loaded once per share.
+void FunctionGen::parallelLoop(const StmtNode &s) {
+  UseCollector uses;
+  uses.visitStmt(s.body[0]);
+  const std::set<std::string> &usedBufs = uses.bufs;
+  std::vector<const ExprNode *> vars;
+  for (const ExprNode *v : uses.vars)
+    if (vars_.count(v))
+      vars.push_back(v);
+  std::vector<std::string> bufs;
+  for (const std::string &bname : usedBufs)
+    if (!uses.local.count(bname))
+      bufs.push_back(bname);
+  size_t slots = vars.size() + bufs.size();
+  llvm::Type *i64 = b_.getInt64Ty();
+  llvm::Value *closure = b_.CreateAlloca(i64, b_.getInt64(std::max<size_t>(slots, 1)));
+  size_t k = 0;
+  for (const ExprNode *v : vars)
+    b_.CreateStore(vars_.at(v), b_.CreateConstGEP1_64(i64, closure, k++));
+  for (const std::string &bname : bufs)
+    b_.CreateStore(buffer(bname).ptr, b_.CreateConstGEP1_64(i64, closure, k++));
+
+  auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, b_.getPtrTy()}, false);
+  auto *bodyFn =
+      llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                             symbol_ + "_parallel" + std::to_string(parallelCount_++), m_);
+  vectorWidthAttrs(bodyFn);
+  // Generate the body in the new function, then come back.
+  llvm::Function *savedFn = fn_;
+  llvm::BasicBlock *savedBlock = b_.GetInsertBlock();
+  auto savedVars = vars_;
+  auto savedBufs = buffers_;
+  fn_ = bodyFn;
+  llvm::DISubprogram *savedSp = sp_;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
+  describe(bodyFn);
+  llvm::Value *cl = bodyFn->getArg(2);
+  k = 0;
+  std::vector<llvm::Value *> captured;
+  for (size_t slot = 0; slot < vars.size(); ++slot)
+    captured.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, cl, k++)));
+  for (size_t slot = 0; slot < bufs.size(); ++slot)
+    captured.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(i64, cl, k++)));
+  llvm::Value *begin = bodyFn->getArg(0), *end = bodyFn->getArg(1);
+  if (f_.fast) {
+    // At opt_level 3 the share is a function of its own whose buffer pointers are `noalias`
+    // arguments, as the kernel's are, called once and inlined: the inliner turns `noalias`
+    // into scope metadata, so that LLVM may still keep a tile accumulated in a buffer in
+    // registers across its reduction loop (read from a closure, the pointers could alias).
+    std::vector<llvm::Type *> params{i64, i64};
+    for (llvm::Value *v : captured)
+      params.push_back(v->getType());
+    auto *innerFn =
+        llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                               llvm::Function::InternalLinkage, bodyFn->getName() + "_body", m_);
+    vectorWidthAttrs(innerFn);
+    innerFn->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (size_t a = 2 + vars.size(); a < params.size(); ++a)
+      innerFn->getArg(static_cast<unsigned>(a))->addAttr(llvm::Attribute::NoAlias);
+    std::vector<llvm::Value *> callArgs{begin, end};
+    callArgs.insert(callArgs.end(), captured.begin(), captured.end());
+    b_.CreateCall(innerFn, callArgs);
+    b_.CreateRetVoid();
+    fn_ = innerFn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", innerFn));
+    describe(innerFn);
+    begin = innerFn->getArg(0);
+    end = innerFn->getArg(1);
+    for (size_t a = 0; a < captured.size(); ++a)
+      captured[a] = innerFn->getArg(static_cast<unsigned>(a + 2));
+  }
+  for (size_t slot = 0; slot < vars.size(); ++slot)
+    vars_[vars[slot]] = captured[slot];
+  for (size_t slot = 0; slot < bufs.size(); ++slot)
+    buffers_[bufs[slot]] = {captured[vars.size() + slot], buffers_.at(bufs[slot]).dtype};
+  // The share's iterations: for (i = begin; i < end; ++i) body at s.var = min + i.
+  llvm::BasicBlock *pre = b_.GetInsertBlock(),
+                   *head = llvm::BasicBlock::Create(ctx_, s.var->name + ".head", fn_),
+                   *body = llvm::BasicBlock::Create(ctx_, s.var->name + ".body", fn_),
+                   *exit = llvm::BasicBlock::Create(ctx_, s.var->name + ".exit", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *i = b_.CreatePHI(i64, 2, s.var->name + ".share");
+  i->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, exit);
+  b_.SetInsertPoint(body);
+  vars_[s.var.get()] = b_.CreateAdd(i, expr(s.a));
+  emit(s.body[0]);
+  i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
+  b_.CreateBr(head);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  fn_ = savedFn;
+  vars_ = savedVars;
+  buffers_ = savedBufs;
+  b_.SetInsertPoint(savedBlock);
+  sp_ = savedSp;
+  setLine(line_);
+
+  llvm::FunctionCallee pfor = m_.getOrInsertFunction(
+      "loupe_parallel_for",
+      llvm::FunctionType::get(b_.getVoidTy(), {i64, b_.getPtrTy(), b_.getPtrTy()}, false));
+  b_.CreateCall(pfor, {expr(s.b), bodyFn, closure});
+}
+
+void FunctionGen::emit(const Stmt &s) {
+  LineScope at(*this, s.get());
+  switch (s->kind) {
+  case StmtKind::For:
+    if (s->forKind == ForKind::Parallel)
+      parallelLoop(*s);
+    else
+      loop(*s);
+    return;
+  case StmtKind::Store: {
+    BufferRef buf = buffer(s->name);
+    llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
+    if (!isFloat(buf.dtype) && buf.dtype != kBool)
+      v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
+    Expr index = foldDivMod(s->a);
+    if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes
+      llvm::Align align = m_.getDataLayout().getABITypeAlign(elemType(buf.dtype));
+      if (mask_)
+        b_.CreateMaskedStore(splat(v, lanes_), laneZeroAddress(buf, index), align, mask_);
+      else
+        b_.CreateAlignedStore(splat(v, lanes_), laneZeroAddress(buf, index), align);
+      return;
+    }
+    b_.CreateStore(v, address(buf, index));
+    return;
+  }
+  case StmtKind::Allocate: {
+    int64_t n = 1;
+    for (int64_t e : s->extents)
+      n *= e;
+    llvm::Type *et = elemType(s->dtype);
+    uint64_t bytes = m_.getDataLayout().getTypeAllocSize(et) * static_cast<uint64_t>(n);
+    if (bytes <= kStackBytes) {
+      // Small buffers (a register tile's accumulator) live on the stack, allocated once in the
+      // function's entry block, where LLVM can promote them to registers.
+      llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+      llvm::AllocaInst *a = entry.CreateAlloca(et, entry.getInt64(n), s->name);
+      a->setAlignment(llvm::Align(64));
+      buffers_[s->name] = {a, s->dtype};
+      emit(s->body[0]);
+      buffers_.erase(s->name);
+      return;
+    }
+    llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
+        "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
+    llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
+        "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
+    llvm::Value *p = b_.CreateCall(mallocFn, {b_.getInt64(bytes)}, s->name);
+    buffers_[s->name] = {p, s->dtype};
+    emit(s->body[0]);
+    buffers_.erase(s->name);
+    b_.CreateCall(freeFn, {p});
+    return;
+  }
+  case StmtKind::Attr:
+  case StmtKind::Produce:
+    emit(s->body[0]);
+    return;
+  case StmtKind::IfThenElse: {
+    llvm::Value *c = convert(expr(s->a), s->a->dtype, kBool);
+    llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_),
+                     *done = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    llvm::BasicBlock *elseBB =
+        s->body.size() > 1 ? llvm::BasicBlock::Create(ctx_, "else", fn_) : done;
+    b_.CreateCondBr(c, thenBB, elseBB);
+    b_.SetInsertPoint(thenBB);
+    emit(s->body[0]);
+    b_.CreateBr(done);
+    if (s->body.size() > 1) {
+      b_.SetInsertPoint(elseBB);
+      emit(s->body[1]);
+      b_.CreateBr(done);
+    }
+    b_.SetInsertPoint(done);
+    return;
+  }
+  case StmtKind::Seq:
+    for (size_t i = 0; i < s->body.size();) {
+      if (std::optional<TransposedTile> t = transposableTile(s->body, i)) {
+        transposedTile(*t);
+        i += t->at.size();
+      } else {
+        emit(s->body[i++]);
+      }
+    }
+    return;
+  case StmtKind::LetStmt:
+    vars_[s->var.get()] = expr(s->a);
+    emit(s->body[0]);
+    vars_.erase(s->var.get());
+    return;
+  }
+}
+
+// A tile of strided vector copies (matchTransposedTile) outside any vector loop, between
+// buffers of one element type (not bool, whose vectors are bits).
+std::optional<TransposedTile> FunctionGen::transposableTile(const std::vector<Stmt> &body,
+                                                            size_t first) {
+  if (vecVar_ || mask_)
+    return std::nullopt;
+  std::optional<TransposedTile> t = matchTransposedTile(body, first);
+  if (!t || t->dtype == kBool || !buffers_.count(t->src) || !buffers_.count(t->dst) ||
+      buffers_.at(t->src).dtype != t->dtype || buffers_.at(t->dst).dtype != t->dtype)
+    return std::nullopt;
+  return t;
+}
+
+// The tile as L row loads, log2(L) rounds of two-input shuffles and L vector stores, where the
+// loops would gather each vector lane by lane (TVM's transposing copies ran as gathers too;
+// Halide vectorises both loops and shuffles). Round h exchanges bit h of the row and the column
+// index: rows i and i + h (bit h of i clear) trade their h-element blocks at odd block
+// positions, so that after every round element (i, p) is at (p, i).
+void FunctionGen::transposedTile(const TransposedTile &t) {
+  llvm::Type *et = elemType(t.dtype);
+  auto lanes = static_cast<unsigned>(t.lanes);
+  auto *vt = llvm::FixedVectorType::get(et, lanes);
+  llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
+  BufferRef src = buffer(t.src), dst = buffer(t.dst);
+  std::vector<llvm::Value *> rows;
+  {
+    LineScope at(*this, t.at.front());
+    llvm::Value *first = expr(t.firstRow);
+    for (unsigned j = 0; j < lanes; ++j) {
+      llvm::Value *start = b_.CreateAdd(first, b_.getInt64(j * t.rowStride));
+      rows.push_back(b_.CreateAlignedLoad(vt, b_.CreateGEP(et, src.ptr, start), align));
+    }
+    for (unsigned h = 1; h < lanes; h *= 2) {
+      std::vector<int> low, high;
+      for (unsigned p = 0; p < lanes; ++p) {
+        bool odd = (p & h) != 0;
+        low.push_back(static_cast<int>(odd ? lanes + p - h : p));
+        high.push_back(static_cast<int>(odd ? lanes + p : p + h));
+      }
+      for (unsigned i = 0; i < lanes; ++i)
+        if ((i & h) == 0) {
+          llvm::Value *a = rows[i], *c = rows[i + h];
+          rows[i] = b_.CreateShuffleVector(a, c, low);
+          rows[i + h] = b_.CreateShuffleVector(a, c, high);
+        }
+    }
+  }
+  for (unsigned c = 0; c < lanes; ++c) {
+    LineScope at(*this, t.at[c]);
+    b_.CreateAlignedStore(rows[c], address(dst, t.columnStarts[c]), align);
+  }
+}
+
+// `<name>_packed(void **args)`: the same function with its buffers in one array.
+void FunctionGen::packedWrapper(size_t nargs) {
+  auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
+  auto *w = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, symbol_ + "_packed", m_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", w));
+  describe(w); // the call may be inlined: its instructions keep their lines
+  setLine(0);
+  std::vector<llvm::Value *> args;
+  for (size_t i = 0; i < nargs; ++i)
+    args.push_back(
+        b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), w->getArg(0), i)));
+  b_.CreateCall(fn_, args);
+  b_.CreateRetVoid();
+}
+} // namespace loupe::backend::codegen
+
+namespace loupe::backend {
+
 void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol,
-                      const StmtLines *lines) {
-  FunctionGen(m, f, symbol, lines).run();
+                      const loop::StmtLines *lines) {
+  codegen::FunctionGen(m, f, symbol, lines).run();
 }
 
 // A weak `loupe_parallel_for(n, body, closure)` that runs the whole range as one share, for

@@ -195,6 +195,7 @@ void registerNnOps();
 void registerBatchNormOps();
 void registerPadOps();
 void registerConvOps();
+void registerConv3dOps();
 void registerPoolOps();
 void registerImageOps();
 void registerTransformOps();

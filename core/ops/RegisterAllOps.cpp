@@ -20,6 +20,7 @@ void registerAllOps() {
     ops::registerBatchNormOps();
     ops::registerPadOps();
     ops::registerConvOps();
+    ops::registerConv3dOps();
     ops::registerPoolOps();
     ops::registerImageOps();
     ops::registerTransformOps();

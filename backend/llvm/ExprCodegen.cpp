@@ -1,0 +1,402 @@
+// ExprCodegen: FunctionGen's expressions — loop IR values, calls, integer and float arithmetic,
+// conversions between dtypes, loads (vector, gathered, 32-bit indexed) — as LLVM IR.
+#include "backend/llvm/FunctionGen.h"
+
+#include "core/Error.h"
+
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace loupe::backend::codegen {
+
+llvm::Type *FunctionGen::elemType(int dtype) {
+  switch (dtype) {
+  case kFloat32:
+    return b_.getFloatTy();
+  case kFloat64:
+    return b_.getDoubleTy();
+  case kFloat16:
+    return b_.getHalfTy();
+  case kInt8:
+  case kUint8:
+  case kBoolean: // a bool tensor's byte; its values compute as integers 0 and 1
+    return b_.getInt8Ty();
+  case kInt16:
+  case kUint16:
+    return b_.getInt16Ty();
+  case kInt32:
+  case kUint32:
+    return b_.getInt32Ty();
+  case kBool:
+    return b_.getInt1Ty();
+  default:
+    return b_.getInt64Ty();
+  }
+}
+
+// The type expressions of a dtype compute in: floats as themselves, integers as i64.
+llvm::Type *FunctionGen::valueType(int dtype) {
+  if (dtype == kBool)
+    return b_.getInt1Ty();
+  return isFloat(dtype) ? elemType(dtype) : b_.getInt64Ty();
+}
+
+// `v` broadcast to `lanes` lanes (unchanged if it is a vector already or lanes is 0).
+llvm::Value *FunctionGen::splat(llvm::Value *v, unsigned lanes) {
+  if (lanes == 0 || v->getType()->isVectorTy())
+    return v;
+  return b_.CreateVectorSplat(lanes, v);
+}
+
+// Makes two operands agree: a scalar next to a vector is broadcast.
+void FunctionGen::matchLanes(llvm::Value *&a, llvm::Value *&b) {
+  unsigned n = std::max(lanesOf(a), lanesOf(b));
+  a = splat(a, n);
+  b = splat(b, n);
+}
+
+llvm::Value *FunctionGen::convert(llvm::Value *v, int from, int to) {
+  llvm::Type *t = withLanes(valueType(to), v);
+  if (v->getType() == t)
+    return v;
+  bool ff = isFloat(from), tf = isFloat(to);
+  if (to == kBoolean && from != kBoolean) // any nonzero value is true, not truncated
+    return b_.CreateZExt(convert(v, from, kBool), t);
+  if (ff && tf)
+    return b_.CreateFPCast(v, t);
+  if (ff)
+    return to == kBool ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                       : b_.CreateFPToSI(v, t);
+  if (tf)
+    return from == kBool || from == kUint64 ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
+  if (to == kBool)
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  return from == kBool ? b_.CreateZExt(v, t) : b_.CreateSExtOrTrunc(v, t);
+}
+
+FunctionGen::BufferRef FunctionGen::buffer(const std::string &name) {
+  auto it = buffers_.find(name);
+  if (it == buffers_.end())
+    fail("codegen ", f_.name, ": unknown buffer ", name);
+  return it->second;
+}
+
+llvm::Value *FunctionGen::address(const BufferRef &buf, const Expr &index) {
+  return b_.CreateGEP(elemType(buf.dtype), buf.ptr, expr(index));
+}
+
+llvm::Value *FunctionGen::intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
+  return b_.CreateUnaryIntrinsic(id, x);
+}
+
+// A libm call; on a vector, one call per lane.
+llvm::Value *FunctionGen::libm(const char *base, llvm::Value *x) {
+  if (x->getType()->getScalarType()->isHalfTy()) // libm has no half functions: via float
+    return b_.CreateFPTrunc(libm(base, b_.CreateFPExt(x, withLanes(b_.getFloatTy(), x))),
+                            x->getType());
+  llvm::Type *et = x->getType()->getScalarType();
+  std::string name = std::string(base) + (et->isFloatTy() ? "f" : "");
+  llvm::FunctionCallee callee =
+      m_.getOrInsertFunction(name, llvm::FunctionType::get(et, {et}, false));
+  unsigned n = lanesOf(x);
+  if (n == 0)
+    return b_.CreateCall(callee, {x});
+  llvm::Value *r = llvm::PoisonValue::get(x->getType());
+  for (unsigned i = 0; i < n; ++i)
+    r = b_.CreateInsertElement(r, b_.CreateCall(callee, {b_.CreateExtractElement(x, i)}), i);
+  return r;
+}
+
+llvm::Value *FunctionGen::call(const ExprNode &e) {
+  const std::string &f = e.name;
+  if (f == "tvm_if_then_else") {
+    llvm::Value *c = expr(e.args[0]);
+    if (lanesOf(c) > 0) {
+      // A condition that differs by lane (padding at the row's ends): each side is evaluated
+      // with its loads masked to the lanes that take it, then the lanes are selected.
+      llvm::Value *outer = mask_;
+      auto within = [&](llvm::Value *m) { return outer ? b_.CreateAnd(outer, m) : m; };
+      ++laneSelect_;
+      mask_ = within(c);
+      llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
+      mask_ = within(b_.CreateNot(c));
+      llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
+      mask_ = outer;
+      --laneSelect_;
+      return b_.CreateSelect(c, a, bv);
+    }
+    // Lazy: the untaken side may read out of bounds (padding), so branch.
+    llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx_, "if_then", fn_),
+                     *elseBB = llvm::BasicBlock::Create(ctx_, "if_else", fn_),
+                     *done = llvm::BasicBlock::Create(ctx_, "if_end", fn_);
+    b_.CreateCondBr(c, thenBB, elseBB);
+    b_.SetInsertPoint(thenBB);
+    // In a vector loop both sides are made vectors: either may read the lane variable.
+    llvm::Value *a = splat(convert(expr(e.args[1]), e.args[1]->dtype, e.dtype), lanes_);
+    llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(elseBB);
+    llvm::Value *bv = splat(convert(expr(e.args[2]), e.args[2]->dtype, e.dtype), lanes_);
+    llvm::BasicBlock *elseEnd = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
+    phi->addIncoming(a, thenEnd);
+    phi->addIncoming(bv, elseEnd);
+    return phi;
+  }
+  if (f == "likely")
+    return expr(e.args[0]);
+  llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
+  if (f == "exp")
+    return intrinsic(llvm::Intrinsic::exp, x);
+  if (f == "log")
+    return intrinsic(llvm::Intrinsic::log, x);
+  if (f == "sqrt")
+    return intrinsic(llvm::Intrinsic::sqrt, x);
+  if (f == "fabs")
+    return intrinsic(llvm::Intrinsic::fabs, x);
+  if (f == "floor")
+    return intrinsic(llvm::Intrinsic::floor, x);
+  if (f == "ceil")
+    return intrinsic(llvm::Intrinsic::ceil, x);
+  if (f == "round")
+    return intrinsic(llvm::Intrinsic::round, x);
+  if (f == "roundeven")
+    return intrinsic(llvm::Intrinsic::roundeven, x);
+  if (f == "trunc")
+    return intrinsic(llvm::Intrinsic::trunc, x);
+  if (isLibmFunction(f))
+    return libm(f.c_str(), x);
+  if (f == "tanh")
+    return libm("tanh", x);
+  if (f == "sigmoid") {
+    llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
+    llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+    return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
+  }
+  if (f == "ldexp") {
+    // x * 2^n for an integral n whose biased exponent is normal (FastMath clamps it): the
+    // scale is built in the exponent bits, no libm call.
+    llvm::Value *n = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+    matchLanes(x, n);
+    bool f64 = x->getType()->getScalarType()->isDoubleTy();
+    llvm::Type *bits = withLanes(f64 ? b_.getInt64Ty() : b_.getInt32Ty(), x);
+    llvm::Value *exponent =
+        b_.CreateAdd(b_.CreateFPToSI(n, bits), llvm::ConstantInt::get(bits, f64 ? 1023 : 127));
+    llvm::Value *scale = b_.CreateBitCast(
+        b_.CreateShl(exponent, llvm::ConstantInt::get(bits, f64 ? 52 : 23)), x->getType());
+    return b_.CreateFMul(x, scale);
+  }
+  if (f == "pow") {
+    llvm::Value *y = convert(expr(e.args[1]), e.args[1]->dtype, e.dtype);
+    matchLanes(x, y);
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+  }
+  fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
+}
+
+// Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
+llvm::Value *FunctionGen::intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
+  switch (op) {
+  case BinOp::Add:
+    return b_.CreateAdd(a, c);
+  case BinOp::Sub:
+    return b_.CreateSub(a, c);
+  case BinOp::Mul:
+    return b_.CreateMul(a, c);
+  case BinOp::Div:
+    return b_.CreateSDiv(a, c);
+  case BinOp::Mod:
+    return b_.CreateSRem(a, c);
+  case BinOp::Shl:
+  case BinOp::Shr: {
+    // On the 64-bit value (unsigned elements are zero-extended to it); a shift by 64 or more,
+    // poison in LLVM, is 0. binary() drops a left shift's bits past the element's width.
+    llvm::Value *wide = b_.CreateICmpUGE(c, llvm::ConstantInt::get(c->getType(), 64));
+    llvm::Value *shifted = op == BinOp::Shl ? b_.CreateShl(a, c) : b_.CreateLShr(a, c);
+    return b_.CreateSelect(wide, llvm::Constant::getNullValue(a->getType()), shifted);
+  }
+  case BinOp::Min:
+    return b_.CreateSelect(b_.CreateICmpSLT(c, a), c, a);
+  case BinOp::Max:
+    return b_.CreateSelect(b_.CreateICmpSLT(a, c), c, a);
+  default:
+    return nullptr;
+  }
+}
+
+llvm::Value *FunctionGen::binary(const ExprNode &e) {
+  int t = e.args[0]->dtype;
+  llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
+  a = convert(a, t, t);
+  matchLanes(a, bv);
+  if (e.op == BinOp::And)
+    return b_.CreateAnd(a, bv);
+  if (e.op == BinOp::Or)
+    return b_.CreateOr(a, bv);
+  if (isFloat(t)) {
+    switch (e.op) {
+    case BinOp::Add:
+      return b_.CreateFAdd(a, bv);
+    case BinOp::Sub:
+      return b_.CreateFSub(a, bv);
+    case BinOp::Mul:
+      return b_.CreateFMul(a, bv);
+    case BinOp::Div:
+      return b_.CreateFDiv(a, bv);
+    case BinOp::Mod:
+      return b_.CreateFRem(a, bv);
+    case BinOp::Min:
+      return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
+    case BinOp::Max:
+      return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
+    case BinOp::EQ:
+      return b_.CreateFCmpOEQ(a, bv);
+    case BinOp::NE:
+      return b_.CreateFCmpUNE(a, bv);
+    case BinOp::LT:
+      return b_.CreateFCmpOLT(a, bv);
+    case BinOp::LE:
+      return b_.CreateFCmpOLE(a, bv);
+    case BinOp::GT:
+      return b_.CreateFCmpOGT(a, bv);
+    case BinOp::GE:
+      return b_.CreateFCmpOGE(a, bv);
+    default:
+      break;
+    }
+  } else {
+    if (e.op == BinOp::Shl && dtypeBytes(e.dtype) < 8) {
+      // The bits shifted past the element's width are dropped here, not only at a store: a
+      // fused cast may read the value first.
+      uint64_t mask = (uint64_t{1} << (8 * dtypeBytes(e.dtype))) - 1;
+      return b_.CreateAnd(intArith(e.op, a, bv), llvm::ConstantInt::get(a->getType(), mask));
+    }
+    if (llvm::Value *v = intArith(e.op, a, bv))
+      return v;
+    switch (e.op) {
+    case BinOp::EQ:
+      return b_.CreateICmpEQ(a, bv);
+    case BinOp::NE:
+      return b_.CreateICmpNE(a, bv);
+    case BinOp::LT:
+      return b_.CreateICmpSLT(a, bv);
+    case BinOp::LE:
+      return b_.CreateICmpSLE(a, bv);
+    case BinOp::GT:
+      return b_.CreateICmpSGT(a, bv);
+    case BinOp::GE:
+      return b_.CreateICmpSGE(a, bv);
+    default:
+      break;
+    }
+  }
+  fail("codegen ", f_.name, ": unsupported operator in ", printExpr(std::make_shared<ExprNode>(e)));
+}
+
+llvm::Value *FunctionGen::expr(const Expr &e) {
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    return e->dtype == kBool ? b_.getInt1(e->intValue != 0)
+                             : static_cast<llvm::Value *>(b_.getInt64(e->intValue));
+  case ExprKind::FloatImm:
+    return llvm::ConstantFP::get(elemType(e->dtype), e->floatValue);
+  case ExprKind::Var: {
+    auto it = vars_.find(e.get());
+    if (it == vars_.end())
+      fail("codegen ", f_.name, ": variable ", e->name, " is not bound");
+    return it->second;
+  }
+  case ExprKind::Binary:
+    return binary(*e);
+  case ExprKind::Not:
+    return b_.CreateNot(convert(expr(e->args[0]), e->args[0]->dtype, kBool));
+  case ExprKind::Select: {
+    llvm::Value *c = convert(expr(e->args[0]), e->args[0]->dtype, kBool),
+                *a = convert(expr(e->args[1]), e->args[1]->dtype, e->dtype),
+                *bv = convert(expr(e->args[2]), e->args[2]->dtype, e->dtype);
+    // Operands as wide as the condition (a scalar condition picks whole vectors).
+    matchLanes(a, bv);
+    return b_.CreateSelect(c, splat(a, lanesOf(c)), splat(bv, lanesOf(c)));
+  }
+  case ExprKind::Cast:
+    return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);
+  case ExprKind::Call:
+    return call(*e);
+  case ExprKind::Load: {
+    BufferRef buf = buffer(e->name);
+    // Inside a lane-dependent if-then-else even a load the lanes share is masked: unmasked,
+    // it could read out of bounds when no lane takes that side. (A guarded loop's body runs
+    // only when some lane is active, so its shared loads stay scalar.)
+    Expr index = foldDivMod(e->args[0]);
+    llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(index, vecVar_))
+                         ? vectorLoad(buf, index)
+                         : b_.CreateLoad(elemType(buf.dtype), address(buf, index));
+    if (!isFloat(buf.dtype) && buf.dtype != kBool)
+      v = dtypeIsUnsigned(buf.dtype) ? b_.CreateZExtOrTrunc(v, withLanes(b_.getInt64Ty(), v))
+                                     : b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));
+    return v;
+  }
+  case ExprKind::TensorRead:
+  case ExprKind::Reduce:
+    fail("codegen ", f_.name, ": ", printExpr(e), " was not lowered");
+  }
+  return nullptr;
+}
+
+// The address of lane 0 of a vector access whose index has coefficient 1 in the lane variable.
+llvm::Value *FunctionGen::laneZeroAddress(const BufferRef &buf, const Expr &index) {
+  llvm::Value *saved = vars_.at(vecVar_);
+  vars_[vecVar_] = b_.getInt64(0);
+  llvm::Value *p = address(buf, index);
+  vars_[vecVar_] = saved;
+  return p;
+}
+
+// A load in a vector loop: consecutive lanes as one vector load, anything else a gather.
+llvm::Value *FunctionGen::vectorLoad(const BufferRef &buf, const Expr &index) {
+  llvm::Type *et = elemType(buf.dtype);
+  auto *vt = llvm::FixedVectorType::get(et, lanes_);
+  llvm::Align align = m_.getDataLayout().getABITypeAlign(et);
+  std::optional<int64_t> k = linearCoef(index, vecVar_);
+  if (k == 1)
+    return mask_ ? static_cast<llvm::Value *>(
+                       b_.CreateMaskedLoad(vt, laneZeroAddress(buf, index), align, mask_))
+                 : b_.CreateAlignedLoad(vt, laneZeroAddress(buf, index), align);
+  llvm::Value *idx = splat(narrowIndices_ ? narrowIndex(index) : expr(index), lanes_);
+  llvm::Value *ptrs = b_.CreateGEP(et, buf.ptr, idx);
+  return b_.CreateMaskedGather(vt, ptrs, align, mask_);
+}
+
+// A gather's lane indices in 32 bits, as TVM computes indices when shapes fit. The vector
+// units divide and multiply 32-bit lanes by constants in a few instructions; 64-bit lanes
+// have no high multiply, so each lane's division by a constant became scalar code (a blocked
+// layout gathered back to NCHW spent most of its time there). Only used when every buffer has
+// fewer than 2^30 elements: an index expression's partial results are bounded by the buffer
+// it indexes (they are Horner forms of in-range coordinates).
+llvm::Value *FunctionGen::narrowIndex(const Expr &e) {
+  llvm::Type *i32 = b_.getInt32Ty();
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    return b_.getInt32(static_cast<uint32_t>(e->intValue));
+  case ExprKind::Binary: {
+    if (isFloat(e->args[0]->dtype) || isFloat(e->args[1]->dtype))
+      break;
+    llvm::Value *a = narrowIndex(e->args[0]), *c = narrowIndex(e->args[1]);
+    matchLanes(a, c);
+    if (llvm::Value *v = intArith(e->op, a, c))
+      return v;
+    break;
+  }
+  default:
+    break;
+  }
+  llvm::Value *v = expr(e); // anything else in 64 bits, then narrowed
+  return b_.CreateTrunc(v, withLanes(i32, v));
+}
+
+} // namespace loupe::backend::codegen

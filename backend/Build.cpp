@@ -327,7 +327,8 @@ Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
 
 const std::vector<std::string> &canonicalizingPasses() {
   static const std::vector<std::string> passes = {
-      "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};
+      "FakeQuantizationToInteger", "EliminateIdentity", "SimplifyGelu",
+      "SimplifyLayerNorm",         "SimplifyPow",       "MatMulToDense"};
   return passes;
 }
 
@@ -427,6 +428,19 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     readsShapes |= !e.node->isVariable() && e.node->op->name == "shape_of";
   if (readsShapes)
     g = apply(withShapeInputs(g, shapes), {"FoldShapeOf"}, ctx, opts.graphApply);
+  // The qnn ops become the plain ops the backend lowers (at every level: they have no loops of
+  // their own); the fixed-point multipliers are computed from the bound scales.
+  auto canonicalizeQnn = [&](const Graph &t) {
+    bool qnn = false;
+    for (const auto &e : t.index().nodes)
+      qnn |= !e.node->isVariable() && e.node->op->name.rfind("qnn.", 0) == 0;
+    if (!qnn)
+      return t;
+    PassContext withParams = ctx;
+    withParams.params = &given;
+    return apply(withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType),
+                 {"InferShape", "InferType", "QnnCanonicalize"}, withParams, opts.graphApply);
+  };
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {
     // The fast path tunes for this machine: a plain "llvm" target means the host CPU, so that
@@ -443,6 +457,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     for (const std::string &p : canonicalizingPasses())
       if (!ctx.disabledPass.count(p))
         g = apply(typed(g), {"InferShape", "InferType", p}, ctx, opts.graphApply);
+    g = canonicalizeQnn(g);
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     // The canonicalising passes rewire inputs (EliminateIdentity lets a convolution read a param
     // it read through an exporter's Identity), so the layout each input was written for is read
@@ -457,6 +472,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }
+  g = canonicalizeQnn(g);
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx, opts.graphApply);
   if (opts.optLevel >= 3) {
     if (!ctx.disabledPass.count("FoldScaleAxis"))

@@ -127,6 +127,19 @@ std::optional<double> PatternView::uniform(const Entry &e) const {
   return std::nullopt;
 }
 
+std::optional<Tensor> PatternView::value(const Entry &e) const {
+  const NodePtr &n = idx.nodes[e.nodeId].node;
+  if (n->isVariable()) {
+    if (!params_)
+      return std::nullopt;
+    auto it = params_->find(n->name);
+    return it == params_->end() ? std::nullopt : std::optional<Tensor>(it->second.load());
+  }
+  if (n->op->name == "const")
+    return evaluateNode(n);
+  return std::nullopt;
+}
+
 bool PatternView::constant(const Entry &e) const {
   int8_t &known = constant_[e.nodeId];
   if (known >= 0)

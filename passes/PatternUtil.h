@@ -58,6 +58,9 @@ public:
   const Shape *shape(const Entry &e) const;
   /// The value of a constant whose elements are all equal, or nullopt.
   std::optional<double> uniform(const Entry &e) const;
+  /// The value of a constant entry: a variable bound in the params or a `const` node; nullopt
+  /// for anything computed.
+  std::optional<Tensor> value(const Entry &e) const;
   /// True when `e` is computed from constants alone (bound variables and nodes without inputs),
   /// so PrecomputePrune folds it at build time.
   bool constant(const Entry &e) const;

@@ -30,6 +30,8 @@ void registerSimplifyGeluPass();
 void registerSimplifyLayerNormPass();
 void registerMatMulToDensePass();
 void registerSimplifyPowPass();
+void registerFakeQuantizationToIntegerPass();
+void registerQnnCanonicalizePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -60,6 +62,8 @@ void registerAllPasses() {
     registerSimplifyLayerNormPass();
     registerMatMulToDensePass();
     registerSimplifyPowPass();
+    registerFakeQuantizationToIntegerPass();
+    registerQnnCanonicalizePass();
   });
 }
 

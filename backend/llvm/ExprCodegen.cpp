@@ -150,6 +150,8 @@ llvm::Value *FunctionGen::call(const ExprNode &e) {
   }
   if (f == "likely")
     return expr(e.args[0]);
+  if (f == "q_multiply_shift")
+    return multiplyShift(e);
   llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
   if (f == "exp")
     return intrinsic(llvm::Intrinsic::exp, x);
@@ -197,6 +199,27 @@ llvm::Value *FunctionGen::call(const ExprNode &e) {
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
   }
   fail("codegen ", f_.name, ": no LLVM lowering for intrinsic ", f);
+}
+
+// q_multiply_shift(x, multiplier, shift): round(x · multiplier · 2^(shift − 31)), ties upward, in
+// 64-bit lanes — core/Quantize's multiplyShift, instruction for instruction: x shifted left by
+// max(shift, 0), multiplied, the rounding offset added, shifted right (arithmetic) by
+// 31 + max(−shift, 0).
+llvm::Value *FunctionGen::multiplyShift(const ExprNode &e) {
+  llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, kInt64);
+  llvm::Value *m = convert(expr(e.args[1]), e.args[1]->dtype, kInt64);
+  llvm::Value *s = convert(expr(e.args[2]), e.args[2]->dtype, kInt64);
+  matchLanes(x, m);
+  matchLanes(x, s);
+  matchLanes(m, s);
+  llvm::Type *t = x->getType();
+  auto c = [&](int64_t v) { return llvm::ConstantInt::get(t, static_cast<uint64_t>(v), true); };
+  llvm::Value *left = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, s, c(0));
+  llvm::Value *right =
+      b_.CreateAdd(c(31), b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateNeg(s), c(0)));
+  llvm::Value *p = b_.CreateMul(b_.CreateShl(x, left), m);
+  llvm::Value *half = b_.CreateShl(c(1), b_.CreateSub(right, c(1)));
+  return convert(b_.CreateAShr(b_.CreateAdd(p, half), right), kInt64, e.dtype);
 }
 
 // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.

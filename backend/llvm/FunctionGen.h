@@ -119,6 +119,9 @@ private:
 
   llvm::Value *call(const ExprNode &e);
 
+  // q_multiply_shift: requantization's fixed-point multiply in 64-bit lanes.
+  llvm::Value *multiplyShift(const ExprNode &e);
+
   // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
   llvm::Value *intArith(BinOp op, llvm::Value *a, llvm::Value *c);
 

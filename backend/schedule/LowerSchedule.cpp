@@ -299,11 +299,30 @@ private:
     case Combiner::Prod:
       return constant(1, dtype);
     case Combiner::Max:
-      return constant(-largest(dtype), dtype);
+      return constant(smallest(dtype), dtype);
     case Combiner::Min:
       return constant(largest(dtype), dtype);
     }
     return constant(0, dtype);
+  }
+
+  // The smallest finite value of a dtype (TVM's min_value), the identity of max: an unsigned
+  // type's is 0 and a signed integer's one below the negated largest (-largest, the floats'
+  // rule, wrapped to 1 in uint8 and missed an int8 window of -128s).
+  static double smallest(int dtype) {
+    switch (dtype) {
+    case kUint8:
+    case kUint16:
+    case kUint32:
+    case kUint64:
+      return 0;
+    case kInt8:
+    case kInt16:
+    case kInt32:
+      return -largest(dtype) - 1;
+    default:
+      return -largest(dtype);
+    }
   }
 
   const Schedule &sch_;

@@ -3,6 +3,7 @@
 
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Quantize.h"
 
 #include <cmath>
 
@@ -187,6 +188,11 @@ private:
       return eval(e->args[0]) != 0 ? eval(e->args[1]) : eval(e->args[2]);
     if (f == "likely")
       return eval(e->args[0]);
+    if (f == "q_multiply_shift") // requantization's fixed-point multiply, in int64 as the kernels
+      return round(static_cast<double>(multiplyShift(static_cast<int64_t>(eval(e->args[0])),
+                                                     static_cast<int32_t>(eval(e->args[1])),
+                                                     static_cast<int32_t>(eval(e->args[2])))),
+                   e->dtype);
     if (f == "ldexp") // x * 2^n, n integral (FastMath's scaling)
       return round(std::ldexp(eval(e->args[0]), static_cast<int>(eval(e->args[1]))), e->dtype);
     double x = eval(e->args[0]);

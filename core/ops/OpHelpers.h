@@ -196,6 +196,7 @@ void registerBatchNormOps();
 void registerPadOps();
 void registerConvOps();
 void registerConv3dOps();
+void registerQnnOps();
 void registerPoolOps();
 void registerImageOps();
 void registerTransformOps();

@@ -26,6 +26,7 @@ void registerAllOps() {
     ops::registerTransformOps();
     ops::registerInitOps();
     ops::registerInternalOps();
+    ops::registerQnnOps(); // after conv2d and dense, whose attributes the integer ones take
   });
 }
 

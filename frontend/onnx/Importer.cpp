@@ -365,6 +365,11 @@ const Tensor *Importer::fold(const std::string &name) {
       }
       if (--budget == 0)
         throw Error("too large");
+      // A dequantized constant stays one (a QDQ export's weights): FakeQuantizationToInteger
+      // reads the integers and their scale, as ONNX Runtime's constant folding keeps
+      // DequantizeLinear.
+      if (nd->op->name == "qnn.dequantize")
+        throw Error("keeps its dequantization");
       std::vector<NodeEntry> ins;
       if (nd->op->name == "shape_of") {
         std::optional<Shape> known = inferredShape(nd->inputs[0]);
@@ -441,7 +446,16 @@ const Shape *Importer::knownShape(const onnx::NodeProto &n, int k) {
   if (const Tensor *t = constant(n, k))
     return t->shape.empty() ? nullptr : &t->shape; // a scalar is no tensor's shape here
   auto it = hasInput(n, k) ? declared_.find(n.input(k)) : declared_.end();
-  return it == declared_.end() ? nullptr : &it->second;
+  if (it != declared_.end())
+    return &it->second;
+  // A value computed from constants that stays computed (a dequantized weight): its inferred
+  // shape, kept for as long as the import runs.
+  if (!hasInput(n, k))
+    return nullptr;
+  std::optional<Shape> s = inferredShape(input(n, k));
+  if (!s || !shapeKnown(*s) || s->empty())
+    return nullptr;
+  return &computedShapes_.insert_or_assign(n.input(k), *s).first->second;
 }
 
 std::vector<int64_t> Importer::constInts(const onnx::NodeProto &n, int k, const char *what) {

@@ -84,7 +84,8 @@ public:
   int knownDType(const onnx::NodeProto &n, int k) const;
   /// Adds a constant the conversion computed as the param of output `k`.
   std::vector<NodeEntry> constantOutput(const onnx::NodeProto &n, Tensor t);
-  /// The shape of input `k` when it is a param or a graph input (declared), else null.
+  /// The shape of input `k` when it is a param or a graph input (declared), or a value whose
+  /// shape inference knows (a dequantized weight), else null.
   const Shape *knownShape(const onnx::NodeProto &n, int k);
   /// The integers of constant input `k` (`what` names it in errors).
   std::vector<int64_t> constInts(const onnx::NodeProto &n, int k, const char *what);
@@ -142,6 +143,8 @@ private:
   std::map<std::string, NodeEntry> values_;
   std::set<std::string> empty_;           // values of no elements (markEmpty)
   std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
+  /// The inferred shapes knownShape gave of computed constants (dequantized weights).
+  std::map<std::string, Shape> computedShapes_;
   std::map<std::string, Shape> declared_; ///< graph inputs' shapes
   OnnxModel out_;
   struct RankCheck {

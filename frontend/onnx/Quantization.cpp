@@ -1,5 +1,7 @@
-// Quantization: the ONNX converters of linear quantization — QuantizeLinear, DequantizeLinear and
-// DynamicQuantizeLinear as compositions of rounding, scaling and casts; ConvInteger,
+// Quantization: the ONNX converters of linear quantization — QuantizeLinear and DequantizeLinear
+// with constant scales and zero points as qnn.quantize and qnn.dequantize (which the QDQ passes
+// read), otherwise, and DynamicQuantizeLinear, as compositions of rounding, scaling and casts;
+// ConvInteger,
 // MatMulInteger, QLinearConv and QLinearMatMul as int32 arithmetic on zero-point-shifted operands,
 // rescaled to the output's quantization.
 #include "frontend/onnx/Converters.h"
@@ -111,6 +113,28 @@ NodeEntry quantized(Importer &im, const onnx::NodeProto &n, const NodeEntry &x,
   return im.op(n, "cast", {{"dtype", std::string(dtypeName(q.dtype))}}, {y}, what);
 }
 
+// A quantization operand (input k: the scale or the zero point) as the qnn ops take it: 1-D,
+// one element per tensor (a scalar becomes a (1,) param) or one per channel.
+NodeEntry qnnOperand(Importer &im, const onnx::NodeProto &n, int k) {
+  return im.isScalar(n, k) ? im.broadcastInput(n, k) : im.input(n, k);
+}
+
+// The zero point (input 2) as the qnn ops take it: a constant of type `dtype` (zero without one).
+NodeEntry qnnZeroPoint(Importer &im, const onnx::NodeProto &n, int dtype) {
+  if (im.hasInput(n, 2))
+    return qnnOperand(im, n, 2);
+  return im.constantParam(n, "_zero_point", Tensor({1}, dtype));
+}
+
+// Whether QuantizeLinear or DequantizeLinear `n` becomes a qnn op: its scale and zero point are
+// constants (the passes read them; DynamicQuantizeLinear's computed ones stay arithmetic) and
+// the integers are 8-bit (or int32 for a dequantized bias).
+bool asQnnOp(Importer &im, const onnx::NodeProto &n, int integerType) {
+  if (!im.constant(n, 1) || (im.hasInput(n, 2) && !im.constant(n, 2)))
+    return false;
+  return integerType == kUint8 || integerType == kInt8 || integerType == kInt32;
+}
+
 std::vector<NodeEntry> quantizeLinear(Importer &im, const onnx::NodeProto &n) {
   // y = saturate(round(x / y_scale) + y_zero_point), halves to even, in y_zero_point's
   // type (uint8 without one). Opset 19's saturate is for float8 targets only.
@@ -119,6 +143,13 @@ std::vector<NodeEntry> quantizeLinear(Importer &im, const onnx::NodeProto &n) {
   NodeEntry x = im.input(n, 0);
   if (int dt = im.knownDType(n, 0); dt != kFloat32 && dt != kFloat64 && dt != -1)
     x = im.op(n, "cast", {{"dtype", "float32"}}, {x}, "_float");
+  if (q.dtype != kInt32 && asQnnOp(im, n, q.dtype)) {
+    quantizationOperand(im, n, 1, "_scale"); // checks the scale and its length along the axis
+    return {im.op(n, "qnn.quantize",
+                  {{"axis", std::to_string(im.attrInt(n, "axis", 1))},
+                   {"out_dtype", std::string(dtypeName(q.dtype))}},
+                  {x, qnnOperand(im, n, 1), qnnZeroPoint(im, n, q.dtype)})};
+  }
   std::optional<NodeEntry> zero = zeroPointAsFloat(im, n);
   return std::vector<NodeEntry>{
       quantized(im, n, x, quantizationOperand(im, n, 1, "_scale"), zero ? &*zero : nullptr, q)};
@@ -146,6 +177,14 @@ std::vector<NodeEntry> dynamicQuantizeLinear(Importer &im, const onnx::NodeProto
 std::vector<NodeEntry> dequantizeLinear(Importer &im, const onnx::NodeProto &n) {
   // y = (x - x_zero_point) * x_scale, in float32.
   im.only(n, {"axis"});
+  int dt = im.knownDType(n, 0);
+  if (dt == -1)
+    dt = im.inferredDType(im.input(n, 0));
+  if (asQnnOp(im, n, dt)) {
+    quantizationOperand(im, n, 1, "_scale"); // checks the scale and its length along the axis
+    return {im.op(n, "qnn.dequantize", {{"axis", std::to_string(im.attrInt(n, "axis", 1))}},
+                  {im.input(n, 0), qnnOperand(im, n, 1), qnnZeroPoint(im, n, dt)})};
+  }
   NodeEntry y = im.op(n, "cast", {{"dtype", "float32"}}, {im.input(n, 0)}, "_float");
   if (std::optional<NodeEntry> zero = zeroPointAsFloat(im, n))
     y = im.op(n, "broadcast_sub", {}, {y, *zero}, "_centred");

@@ -1209,3 +1209,77 @@ TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {
   std::vector<Tensor> want = interpret(f.body, {{lf.inputs[0]->name, x}});
   EXPECT_EQ(got[0].data, want[0].data);
 }
+
+namespace {
+
+// `program`'s one fused function lowered and compiled at `optLevel`, run on `values(shape,
+// dtype)` per input, against the reference interpreter: equal to the bit.
+void checkExactly(const std::string &program, int optLevel,
+                  const std::function<Tensor(const Shape &, int)> &values) {
+  SCOPED_TRACE(program);
+  Engine e;
+  run(e, program + "\n:graph y\n:set opt_level " + std::to_string(optLevel) +
+             "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
+  const Graph &g = e.current()->graph;
+  auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
+  std::vector<backend::LoweredFunction> lowered;
+  for (const auto &[name, f] : module->functions)
+    lowered.push_back(backend::lowerFunction(*f));
+  auto compiled = backend::CompiledModule::compile(lowered);
+  size_t fi = 0;
+  for (const auto &[name, f] : module->functions) {
+    const backend::LoweredFunction &lf = lowered[fi++];
+    std::map<std::string, Tensor> byName;
+    std::vector<Tensor> args;
+    for (const auto &p : lf.inputs) {
+      Tensor t = values(p->shape, p->dtype);
+      byName[p->name] = t;
+      args.push_back(t);
+    }
+    std::vector<Tensor> want = interpret(f->body, byName);
+    expectClose(backend::evalLowered(lf, args), want, 0, "loop interpreter");
+    expectClose(runCompiled(*compiled, lf, args), want, 0, "LLVM");
+  }
+}
+
+} // namespace
+
+// fixed_point_multiply (requantization's q_multiply_shift) over the whole int32 range, with
+// 31-bit multipliers per channel and shifts from -20 to 0: products up to 2^62, which the loops
+// and LLVM compute in 64-bit integers exactly as the reference does, vector lanes and tails.
+TEST(IntegerLowering, FixedPointMultiplyIsExactOverInt32) {
+  std::mt19937 rng(11);
+  auto values = [&](const Shape &s, int dtype) {
+    Tensor t(s, dtype);
+    std::uniform_int_distribution<int64_t> data(-2147483648LL, 2147483647LL),
+        multiplier(1LL << 30, (1LL << 31) - 1), shift(-20, 0);
+    for (double &v : t.data)
+      v = static_cast<double>(s.size() == 4   ? data(rng)
+                              : s.size() == 3 ? multiplier(rng)
+                                              : shift(rng));
+    return t;
+  };
+  for (int opt : {0, 2, 3})
+    checkExactly("x = Variable(\"x\", shape=(2, 3, 5, 7), dtype=4)\n"
+                 "m = Variable(\"m\", shape=(3, 1, 1), dtype=4)\n"
+                 "s = Variable(\"s\", shape=(1,), dtype=4)\n"
+                 "y = fixed_point_multiply(x, m, s)",
+                 opt, values);
+}
+
+// A max over integers starts from the type's smallest value: 0 in uint8 (it was -255, which
+// wrapped to 1, so a window of zeros gave 1) and -128 in int8 (it was -127, above a window of
+// -128s).
+TEST(IntegerLowering, MaxStartsFromTheTypesSmallestValue) {
+  for (int dtype : {kUint8, kInt8})
+    for (int opt : {0, 3}) {
+      double fill = dtype == kUint8 ? 0 : -128;
+      checkExactly("x = Variable(\"x\", shape=(1, 2, 4, 4), dtype=" + std::to_string(dtype) +
+                       ")\ny = max_pool2d(x, pool_size=(2, 2), strides=(2, 2), padding=(1, 1))",
+                   opt, [&](const Shape &s, int dt) {
+                     Tensor t(s, dt);
+                     std::fill(t.data.begin(), t.data.end(), fill);
+                     return t;
+                   });
+    }
+}

@@ -1041,3 +1041,80 @@ TEST(OpKernel, DenseMatchesItsDefinitionAcrossItsBlocks) {
           }
       }
 }
+
+// qnn.quantize: x / scale rounded half to even, plus the zero point, saturated — by hand:
+// -1 / 0.5 = -2, 0.25 / 0.5 = 0.5 → 0, 0.75 / 0.5 = 1.5 → 2, 100 / 0.5 = 200; plus 10 into
+// uint8; into int8 without a shift, 200 saturates to 127. Per channel along axis 0: row 1 is
+// 3 / 0.5 + 1 = 7 and 4 / 0.5 + 1 = 9. qnn.dequantize takes the steps back.
+TEST(OpKernel, QnnQuantizeAndDequantize) {
+  std::string q = "x = Variable(\"x\")\ns = Variable(\"s\")\nz = Variable(\"z\")\n";
+  std::map<std::string, Tensor> in = {{"x", tensor({4}, {-1, 0.25, 0.75, 100})},
+                                      {"s", tensor({1}, {0.5})},
+                                      {"z", tensor({1}, {10}, kUint8)}};
+  Tensor u8 = eval(q + "y = qnn.quantize(x, s, z, out_dtype=\"uint8\")", in);
+  EXPECT_EQ(u8.dtype, kUint8);
+  expectValues(u8, {8, 10, 12, 210}, 0);
+  in["z"] = tensor({1}, {0}, kInt8);
+  expectValues(eval(q + "y = qnn.quantize(x, s, z, out_dtype=\"int8\")", in), {-2, 0, 2, 127}, 0);
+  expectValues(eval(q + "y = qnn.quantize(x, s, z, out_dtype=\"int8\", axis=0)",
+                    {{"x", tensor({2, 2}, {1, 2, 3, 4})},
+                     {"s", tensor({2}, {1, 0.5})},
+                     {"z", tensor({2}, {0, 1}, kInt8)}}),
+               {1, 2, 7, 9}, 0);
+  Tensor back =
+      eval(q + "y = qnn.dequantize(x, s, z)", {{"x", tensor({4}, {8, 10, 12, 210}, kUint8)},
+                                               {"s", tensor({1}, {0.5})},
+                                               {"z", tensor({1}, {10}, kUint8)}});
+  EXPECT_EQ(back.dtype, kFloat32);
+  expectValues(back, {-1, 0, 1, 100}, 0);
+}
+
+// qnn.requantize from scale 0.25 to 1 (zero point 3, int8): the multiplier 0.25 is 2^30 · 2^-32
+// in fixed point, so each step is x / 4 rounded with ties upward — 100 → 25, -100 → -25,
+// 6 → 1.5 → 2, -6 → -1.5 → -1, 1000 → 250 — plus 3, saturated: 28, -22, 5, 2, 127.
+TEST(OpKernel, QnnRequantize) {
+  Tensor y = eval("x = Variable(\"x\")\nsi = Variable(\"si\")\nzi = Variable(\"zi\")\n"
+                  "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
+                  "y = qnn.requantize(x, si, zi, so, zo, out_dtype=\"int8\")",
+                  {{"x", tensor({5}, {100, -100, 6, -6, 1000}, kInt32)},
+                   {"si", tensor({1}, {0.25})},
+                   {"zi", tensor({1}, {0}, kInt32)},
+                   {"so", tensor({1}, {1})},
+                   {"zo", tensor({1}, {3}, kInt32)}});
+  EXPECT_EQ(y.dtype, kInt8);
+  expectValues(y, {28, -22, 5, 2, 127}, 0);
+}
+
+// qnn.conv2d and qnn.dense accumulate (x - zx) · (w - zw) in int32, the weight's zero point per
+// output channel: x - 1 = [0, 1, 2, 3]; the 1×1 weights less their zero points are 2 and 0, so
+// channel 0 is 2x and channel 1 nothing, plus the biases 5 and -5.
+TEST(OpKernel, QnnConv2dAndDense) {
+  std::map<std::string, Tensor> in = {{"x", tensor({1, 1, 2, 2}, {1, 2, 3, 4}, kUint8)},
+                                      {"w", tensor({2, 1, 1, 1}, {2, -1}, kInt8)},
+                                      {"zx", tensor({1}, {1}, kUint8)},
+                                      {"zw", tensor({2}, {0, -1}, kInt8)},
+                                      {"b", tensor({2}, {5, -5}, kInt32)}};
+  std::string vars = "x = Variable(\"x\")\nw = Variable(\"w\")\nzx = Variable(\"zx\")\n"
+                     "zw = Variable(\"zw\")\nb = Variable(\"b\")\n";
+  Tensor c = eval(vars + "y = qnn.conv2d(x, w, zx, zw, b, channels=2, kernel_size=(1, 1))", in);
+  EXPECT_EQ(c.dtype, kInt32);
+  expectValues(c, {5, 7, 9, 11, -5, -5, -5, -5}, 0);
+  // dense: x (1, 4) - 1 = [0, 1, 2, 3] against rows [2, 2, 2, 2] and [0, 0, 0, 0] (after their
+  // zero points), plus the biases.
+  in["x"] = tensor({1, 4}, {1, 2, 3, 4}, kUint8);
+  in["w"] = tensor({2, 4}, {2, 2, 2, 2, -1, -1, -1, -1}, kInt8);
+  expectValues(eval(vars + "y = qnn.dense(x, w, zx, zw, b, units=2)", in), {17, -5}, 0);
+}
+
+// fixed_point_multiply: round(x · m · 2^(s − 31)) with ties upward, m and s broadcast per
+// channel: m = 2^30 (one half), s = 0 halves (7 → 3.5 → 4, -7 → -3.5 → -3); m = 3 · 2^29
+// (three quarters), s = 2 multiplies by 3 (5 → 15, -5 → -15).
+TEST(OpKernel, FixedPointMultiply) {
+  Tensor y = eval("x = Variable(\"x\")\nm = Variable(\"m\")\ns = Variable(\"s\")\n"
+                  "y = fixed_point_multiply(x, m, s)",
+                  {{"x", tensor({2, 2}, {7, -7, 5, -5}, kInt32)},
+                   {"m", tensor({2, 1}, {1073741824, 1610612736}, kInt32)},
+                   {"s", tensor({2, 1}, {0, 2}, kInt32)}});
+  EXPECT_EQ(y.dtype, kInt32);
+  expectValues(y, {4, -3, 15, -15}, 0);
+}

@@ -1,0 +1,330 @@
+// Qnn: the quantized op set, as Relay's `qnn` dialect had it — qnn.quantize, qnn.dequantize,
+// qnn.requantize, qnn.conv2d and qnn.dense, whose scales and zero points are inputs (per tensor,
+// or per channel along `axis`) — and fixed_point_multiply, the integer op requantization becomes.
+// The qnn ops have reference kernels but no loops: QnnCanonicalize rewrites them into plain
+// integer and float ops before a build, so that every kernel is checked against the reference
+// interpreter bit for bit.
+#include "core/ops/OpHelpers.h"
+
+#include "core/DType.h"
+#include "core/Quantize.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace loupe::ops {
+
+namespace {
+
+using loop::ComputeRef;
+using loop::Expr;
+
+const std::vector<std::string> kQuantizedTypes = {"int8", "uint8", "int32"};
+
+// The axis a per-channel operand runs along, normalised against a rank-`rank` value.
+int channelAxis(const Attrs &a, size_t rank) {
+  int64_t axis = a.getInt("axis");
+  return static_cast<int>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
+// Checks that input k (a scale or zero point) is a 1-D tensor of one element (per tensor) or of
+// data's length along `axis` (per channel).
+void checkOperand(ShapeCtx &c, size_t k, const Shape &data, const char *what) {
+  const Shape &s = c.in[k];
+  if (!s.rankKnown())
+    return;
+  if (s.size() != 1)
+    c.error(cat(what, " (input ", k, ") must be 1-D, got shape ", shapeToTuple(s)));
+  if (s[0] == 1 || !data.rankKnown())
+    return;
+  int axis = channelAxis(c.attrs, data.size());
+  if (axis < 0 || axis >= static_cast<int>(data.size()))
+    c.error(cat("axis ", c.attrs.getInt("axis"), " is out of range for rank ", data.size()));
+  if (data[axis] > 0 && s[0] != data[axis])
+    c.error(cat(what, " (input ", k, ") has ", s[0], " elements, but axis ", axis, " has ",
+                data[axis]));
+}
+
+// The same shape as the data; the other inputs per tensor or along `axis`.
+InferShapeFn elementwiseQuantization(std::vector<const char *> operands) {
+  return [operands](ShapeCtx &c) {
+    if (c.in[0].rankKnown())
+      c.assignOut(0, c.in[0]);
+    for (size_t k = 0; k < operands.size(); ++k)
+      checkOperand(c, k + 1, c.in[0], operands[k]);
+  };
+}
+
+// Refuses a dtype that is not an integer one of at most 32 bits for input k.
+void requireInteger(const TypeCtx &c, size_t k, const char *what) {
+  int t = c.in[k];
+  if (t != -1 && (dtypeIsFloat(t) || t == kInt64 || t == kUint64 || t == kBoolean))
+    fail("operator ", c.node, " (", c.op, "): ", what, " (input ", k,
+         ") must be of an integer type up to 32 bits, got ", dtypeName(t));
+}
+
+// Element i's entry of a per-tensor or per-channel operand `p` for data of shape `s`.
+double along(const Tensor &p, const Shape &s, int axis, int64_t i) {
+  if (p.size() == 1)
+    return p.data[0];
+  return p.data[static_cast<size_t>((i / innerSize(s, axis)) % s[axis])];
+}
+
+int outType(const Attrs &a) { return *dtypeFromName(a.getStr("out_dtype")); }
+
+void quantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                    std::vector<Tensor> &out) {
+  const Tensor &x = *in[0], &scale = *in[1], &zero = *in[2];
+  int axis = channelAxis(a, x.shape.size()), dt = outType(a);
+  for (int64_t i = 0; i < x.size(); ++i)
+    out[0].data[i] = quantizeValue(static_cast<float>(x.data[i]),
+                                   static_cast<float>(along(scale, x.shape, axis, i)),
+                                   static_cast<int64_t>(along(zero, x.shape, axis, i)), dt);
+}
+
+void dequantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &q = *in[0], &scale = *in[1], &zero = *in[2];
+  int axis = channelAxis(a, q.shape.size());
+  for (int64_t i = 0; i < q.size(); ++i)
+    out[0].data[i] = dequantizeValue(q.data[i], static_cast<float>(along(scale, q.shape, axis, i)),
+                                     static_cast<int64_t>(along(zero, q.shape, axis, i)));
+}
+
+// The fixed-point multiplier of a requantize per channel (or one): input scale over output scale,
+// each a float32 as stored, divided in double (TVM's rule).
+std::vector<FixedPoint> requantizeMultipliers(const Tensor &inScale, const Tensor &outScale,
+                                              const std::string &what) {
+  size_t n = std::max(inScale.data.size(), outScale.data.size());
+  std::vector<FixedPoint> m;
+  for (size_t k = 0; k < n; ++k) {
+    double si = static_cast<float>(inScale.data[inScale.data.size() == 1 ? 0 : k]);
+    double so = static_cast<float>(outScale.data[outScale.data.size() == 1 ? 0 : k]);
+    m.push_back(fixedPointOf(si / so, what));
+  }
+  return m;
+}
+
+void requantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &x = *in[0], &inZero = *in[2], &outZero = *in[4];
+  int axis = channelAxis(a, x.shape.size());
+  std::vector<FixedPoint> m = requantizeMultipliers(*in[1], *in[3], "qnn.requantize");
+  IntRange r = intRange(outType(a)), xr = intRange(x.dtype);
+  for (int64_t i = 0; i < x.size(); ++i) {
+    auto zi = static_cast<int64_t>(along(inZero, x.shape, axis, i));
+    const FixedPoint &f = m[m.size() == 1 ? 0 : (i / innerSize(x.shape, axis)) % x.shape[axis]];
+    if (!multiplyShiftFits(std::max(std::abs(xr.lo - zi), std::abs(xr.hi - zi)), f.multiplier,
+                           f.shift))
+      fail("qnn.requantize: the multiplier's shift (", f.shift, ") overflows 64 bits for ",
+           dtypeName(x.dtype), " input");
+    int64_t y = multiplyShift(static_cast<int64_t>(x.data[i]) - zi, f.multiplier, f.shift) +
+                static_cast<int64_t>(along(outZero, x.shape, axis, i));
+    out[0].data[i] = static_cast<double>(std::clamp(y, r.lo, r.hi));
+  }
+}
+
+// The plain op `plainOp` (conv2d, dense) on the operands less their zero points: qnn.conv2d's
+// and qnn.dense's reference, so that the arithmetic of the convolution stays in one place. The
+// weight's zero point runs along its axis 0 (output channels, units).
+void integerKernel(const char *plainOp, const Attrs &a, const std::vector<const Tensor *> &in,
+                   std::vector<Tensor> &out) {
+  const OpDef &def = *OpRegistry::get().find(plainOp);
+  AttrDict plain;
+  for (const ParamSpec &p : def.params)
+    plain.emplace_back(p.name, a.raw(p.name));
+  Attrs pa = def.parse(plain, false);
+  Tensor x = *in[0], w = *in[1];
+  const Tensor &zx = *in[2], &zw = *in[3];
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.data[i] -= zx.data[0];
+  for (int64_t i = 0; i < w.size(); ++i)
+    w.data[i] -= along(zw, w.shape, 0, i);
+  x.dtype = w.dtype = kInt32;
+  std::vector<const Tensor *> args = {&x, &w};
+  if (in.size() > 4)
+    args.push_back(in[4]);
+  def.compute(pa, args, out);
+}
+
+// qnn.conv2d's and qnn.dense's shapes and types: the plain op's rule on (data, weight[, bias]);
+// the zero points per tensor (data) and per tensor or per output channel (weight).
+InferShapeFn integerShape(const char *plainOp) {
+  return [plainOp](ShapeCtx &c) {
+    const OpDef &def = *OpRegistry::get().find(plainOp);
+    std::vector<Shape> in = {c.in[0], c.in[1]};
+    if (c.in.size() > 4)
+      in.push_back(c.in[4]);
+    std::vector<Shape> out = c.out;
+    ShapeCtx inner{c.node, c.op, c.attrs, in, out, c.argNames};
+    def.inferShape(inner);
+    c.assignIn(0, in[0]);
+    c.assignIn(1, in[1]);
+    if (c.in.size() > 4)
+      c.assignIn(4, in[2]);
+    c.assignOut(0, out[0]);
+    for (size_t k : {2, 3})
+      if (c.in[k].rankKnown() && c.in[k].size() != 1)
+        c.error(
+            cat("the zero point (input ", k, ") must be 1-D, got shape ", shapeToTuple(c.in[k])));
+    if (c.in[2].rankKnown() && c.in[2][0] != 1)
+      c.error("the data's zero point (input 2) must hold one value");
+    if (c.in[3].rankKnown() && c.in[1].rankKnown() && c.in[3][0] != 1 && c.in[3][0] != c.in[1][0])
+      c.error(cat("the weight's zero point (input 3) has ", c.in[3][0],
+                  " elements, but the weight ", c.in[1][0], " output channels"));
+  };
+}
+
+void integerType(TypeCtx &c) {
+  for (size_t k = 0; k < 4; ++k)
+    requireInteger(c, k, k < 2 ? "an operand" : "a zero point");
+  if (c.in.size() > 4)
+    c.assignIn(4, kInt32);
+  c.assignOut(0, outType(c.attrs));
+}
+
+// fixed_point_multiply's shape: the data's; the multiplier and shift broadcast against it.
+void fixedPointShape(ShapeCtx &c) {
+  if (!c.in[0].rankKnown())
+    return;
+  for (size_t k : {1, 2})
+    if (c.in[k].rankKnown() &&
+        (c.in[k].size() > c.in[0].size() || broadcastShape(c, c.in[0], c.in[k]) != c.in[0]))
+      c.error(cat("input ", k, " of shape ", shapeToTuple(c.in[k]), " does not broadcast to ",
+                  shapeToTuple(c.in[0])));
+  c.assignOut(0, c.in[0]);
+}
+
+void fixedPointKernel(const Attrs &, const std::vector<const Tensor *> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &x = *in[0], &m = *in[1], &s = *in[2];
+  std::vector<int64_t> idx(x.shape.size(), 0);
+  for (int64_t i = 0; i < x.size(); ++i) {
+    auto mi = static_cast<int32_t>(m.data[broadcastOffset(m.shape, idx)]);
+    auto si = static_cast<int32_t>(s.data[broadcastOffset(s.shape, idx)]);
+    out[0].data[i] = static_cast<double>(multiplyShift(static_cast<int64_t>(x.data[i]), mi, si));
+    for (size_t d = idx.size(); d-- > 0;) // next multi-index, row-major
+      if (++idx[d] < x.shape[d])
+        break;
+      else
+        idx[d] = 0;
+  }
+}
+
+std::vector<ComputeRef> fixedPointLower(const Attrs &, const std::vector<ComputeRef> &in,
+                                        const std::vector<Shape> &shapes,
+                                        const std::vector<int> &types) {
+  ComputeRef x = in[0], m = in[1], s = in[2];
+  return {loop::compute(
+      shapes[0], types[0],
+      [&](const std::vector<Expr> &i) {
+        return loop::call("q_multiply_shift",
+                          {read(x, i), read(m, broadcastIndices(m->shape, i)),
+                           read(s, broadcastIndices(s->shape, i))},
+                          types[0]);
+      },
+      "compute", "broadcast")};
+}
+
+} // namespace
+
+void registerQnnOps() {
+  OpRegistry &r = OpRegistry::get();
+  auto axisParam = [](OpDef &d) -> OpDef & {
+    return d.param("axis", ParamKind::Int, "1",
+                   "the axis per-channel scales and zero points run along");
+  };
+  OpDef &q = r.add("qnn.quantize")
+                 .describe("float32 to integer steps: saturate(round_half_even(data / scale) + "
+                           "zero_point), per tensor or per channel (ONNX QuantizeLinear)")
+                 .arguments({"data", "scale", "zero_point"})
+                 .setPattern(kOpaque);
+  axisParam(q).param("out_dtype", ParamKind::Enum, "uint8", "the integer type", {"int8", "uint8"});
+  q.shape(elementwiseQuantization({"the scale", "the zero point"}))
+      .type([](TypeCtx &c) {
+        c.assignIn(0, kFloat32);
+        c.assignIn(1, kFloat32);
+        requireInteger(c, 2, "the zero point");
+        c.assignOut(0, outType(c.attrs));
+      })
+      .kernel(quantizeKernel);
+
+  OpDef &dq = r.add("qnn.dequantize")
+                  .describe("integer steps to float32: (data - zero_point) * scale, per tensor or "
+                            "per channel (ONNX DequantizeLinear)")
+                  .arguments({"data", "scale", "zero_point"})
+                  .setPattern(kOpaque);
+  axisParam(dq)
+      .shape(elementwiseQuantization({"the scale", "the zero point"}))
+      .type([](TypeCtx &c) {
+        requireInteger(c, 0, "the data");
+        c.assignIn(1, kFloat32);
+        requireInteger(c, 2, "the zero point");
+        c.assignOut(0, kFloat32);
+      })
+      .kernel(dequantizeKernel);
+
+  OpDef &rq =
+      r.add("qnn.requantize")
+          .describe("integer steps of one quantization to another's: saturate(zero_point_out + "
+                    "(data - zero_point_in) * input_scale / output_scale), the ratio as a "
+                    "31-bit fixed-point multiplier and a shift, ties rounded upward (TVM's)")
+          .arguments(
+              {"data", "input_scale", "input_zero_point", "output_scale", "output_zero_point"})
+          .setPattern(kOpaque);
+  axisParam(rq).param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
+  rq.shape(elementwiseQuantization({"the input scale", "the input zero point", "the output scale",
+                                    "the output zero point"}))
+      .type([](TypeCtx &c) {
+        requireInteger(c, 0, "the data");
+        c.assignIn(1, kFloat32);
+        requireInteger(c, 2, "the input zero point");
+        c.assignIn(3, kFloat32);
+        requireInteger(c, 4, "the output zero point");
+        c.assignOut(0, outType(c.attrs));
+      })
+      .kernel(requantizeKernel);
+
+  // qnn.conv2d and qnn.dense take the plain op's attributes and its optional int32 bias, and
+  // accumulate (data - zero point) * (weight - zero point) in int32.
+  for (const char *plain : {"conv2d", "dense"}) {
+    std::string name = std::string("qnn.") + plain;
+    const OpDef &p = *r.find(plain);
+    OpDef &d =
+        r.add(name).describe(cat("the integer ", plain,
+                                 " of (data - input_zero_point) and (weight - "
+                                 "kernel_zero_point, per output channel), accumulated in int32"));
+    for (const ParamSpec &s : p.params)
+      d.params.push_back(s);
+    d.param("out_dtype", ParamKind::Enum, "int32", "the accumulator's type", {"int32"});
+    d.argsFn = [](const Attrs &a) {
+      std::vector<std::string> args = {"data", "weight", "input_zero_point", "kernel_zero_point"};
+      if (a.getBool("use_bias"))
+        args.push_back("bias");
+      return args;
+    };
+    d.setPattern(kOpaque).shape(integerShape(plain)).type(integerType);
+    d.kernel([plain](const Attrs &a, const std::vector<const Tensor *> &in,
+                     std::vector<Tensor> &out) { integerKernel(plain, a, in, out); });
+  }
+
+  r.add("fixed_point_multiply")
+      .describe("round(data * multiplier * 2^(shift - 31)) in 64-bit integer arithmetic, ties "
+                "upward: requantization's multiply (TVM's q_multiply_shift); multiplier and shift "
+                "int32, broadcast against the data")
+      .arguments({"data", "multiplier", "shift"})
+      .setPattern(kBroadcast)
+      .layout(layoutFixed(1, true))
+      .shape(fixedPointShape)
+      .type([](TypeCtx &c) {
+        requireInteger(c, 0, "the data");
+        c.assignIn(1, kInt32);
+        c.assignIn(2, kInt32);
+        if (c.in[0] != -1)
+          c.assignOut(0, c.in[0]);
+      })
+      .kernel(fixedPointKernel)
+      .lower(fixedPointLower);
+}
+
+} // namespace loupe::ops

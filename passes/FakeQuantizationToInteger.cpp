@@ -1,0 +1,295 @@
+// FakeQuantizationToInteger: a region an exporter wrote as dequantize → float op → quantize (a
+// QDQ export) computes on the integers instead (Relay's FakeQuantizationToInteger; ONNX
+// Runtime's QDQ selectors). Anchored at each qnn.quantize:
+//   - conv2d, dense and matmul(transpose_b) of two dequantized operands, with an optional bias
+//     (an int32 tensor dequantized at the operands' scale, or a float constant, quantized here)
+//     and an optional relu or clip, become qnn.conv2d / qnn.dense accumulating in int32, a
+//     qnn.requantize to the quantize's scale and zero point, and the activation as a clip of
+//     the steps;
+//   - max_pool2d, flatten, reshape, transpose, squeeze and expand_dims of a dequantized value run
+//     on its steps (with a qnn.requantize when the quantize's scale or zero point differ);
+//   - quantize(dequantize(x)) is x, or a qnn.requantize.
+// Every float value in a region must be read only inside it, and the scales and zero points
+// must be constants (bound params or const nodes); anything else stays as the exporter wrote it.
+#include "passes/Pass.h"
+#include "passes/PatternUtil.h"
+
+#include "core/Attrs.h"
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Quantize.h"
+#include "core/Rewrite.h"
+#include "core/ops/OpHelpers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace loupe {
+
+namespace {
+
+using Entry = IndexedGraph::Entry;
+using ops::mk;
+
+// A quantization's constant parameters: the node reading them, its scale and zero point.
+struct QuantParams {
+  Entry node;
+  Tensor scale, zero;
+  int axis = 1;
+  bool perTensor() const { return scale.size() == 1 && zero.size() == 1; }
+  bool operator==(const QuantParams &o) const {
+    return scale.data == o.scale.data && zero.data == o.zero.data;
+  }
+};
+
+struct Matcher {
+  const Graph &src;
+  const PatternView &v;
+  const RewrittenEntry &now;
+
+  NodeEntry rewritten(const Entry &e) const { return now(e.nodeId, e.index); }
+  const Node &node(const Entry &e) const { return v.node(e); }
+
+  int dtypeOf(const Entry &e) const {
+    const GraphAttr *dt = src.attr("dtype");
+    return dt ? static_cast<int>(dt->ints[v.idx.entryId(e)]) : -1;
+  }
+
+  // The scale and zero point of a qnn.quantize or qnn.dequantize at `e`, when both are constants.
+  std::optional<QuantParams> params(const Entry &e) const {
+    std::optional<Tensor> s = v.value(v.input(e, 1)), z = v.value(v.input(e, 2));
+    if (!s || !z)
+      return std::nullopt;
+    return QuantParams{e, *s, *z, static_cast<int>(node(e).parsed.getInt("axis"))};
+  }
+
+  // `e`, a float op's input, when it is a qnn.dequantize with constant parameters.
+  std::optional<QuantParams> dequantized(const Entry &e) const {
+    if (!v.is(e, {"qnn.dequantize"}))
+      return std::nullopt;
+    return params(e);
+  }
+
+  // `inner` is read only by the node of `outer` (so the float value can go).
+  bool onlyFeeds(const Entry &inner, const Entry &outer) const {
+    std::optional<Entry> r = v.onlyReader(inner);
+    return r && r->nodeId == outer.nodeId;
+  }
+
+  NodeEntry constant(const Tensor &t, const std::string &name) const {
+    return {constantNode(t, name), 0, 0};
+  }
+
+  // The float32 product of the operands' scales per output channel (the accumulator's scale).
+  static Tensor productScale(const QuantParams &a, const QuantParams &b) {
+    Tensor s({b.scale.size()}, kFloat32);
+    for (int64_t k = 0; k < b.scale.size(); ++k)
+      s.data[k] = static_cast<double>(static_cast<float>(a.scale.data[0]) *
+                                      static_cast<float>(b.scale.data[k]));
+    return s;
+  }
+
+  // The bias of the accumulator, as int32 at scale `acc`: an int32 tensor dequantized at that
+  // scale (zero point 0) is read as it is; a float constant is quantized here.
+  std::optional<NodeEntry> integerBias(const Entry &b, const Tensor &acc,
+                                       const std::string &name) const {
+    if (std::optional<QuantParams> q = dequantized(b)) {
+      Entry raw = v.input(b, 0);
+      if (dtypeOf(raw) != kInt32)
+        return std::nullopt;
+      for (double z : q->zero.data)
+        if (z != 0)
+          return std::nullopt;
+      for (int64_t k = 0; k < acc.size(); ++k) {
+        double s = q->scale.data[q->scale.size() == 1 ? 0 : k];
+        if (std::abs(s - acc.data[k]) > 1e-6 * acc.data[k])
+          return std::nullopt;
+      }
+      return rewritten(raw);
+    }
+    std::optional<Tensor> f = v.value(b);
+    if (!f || f->shape.size() != 1)
+      return std::nullopt;
+    Tensor q({f->size()}, kInt32);
+    for (int64_t k = 0; k < f->size(); ++k) {
+      double r = std::nearbyint(static_cast<float>(f->data[k]) /
+                                static_cast<float>(acc.data[acc.size() == 1 ? 0 : k]));
+      if (!(std::abs(r) < 2147483647.0))
+        return std::nullopt;
+      q.data[k] = r;
+    }
+    return constant(q, name);
+  }
+
+  // The steps relu or clip at `act` keep after a requantize to `out` (scale, zero point, dtype),
+  // or nullopt when that is the whole range of the type (the saturation already did it).
+  std::optional<std::pair<int64_t, int64_t>>
+  activationBounds(const Entry &act, const QuantParams &out, int dtype) const {
+    IntRange r = intRange(dtype);
+    double s = static_cast<float>(out.scale.data[0]), z = out.zero.data[0];
+    double lo = z, hi = static_cast<double>(r.hi);
+    if (v.is(act, {"clip"})) {
+      lo = std::nearbyint(node(act).parsed.getFloat("a_min") / s) + z;
+      hi = std::nearbyint(node(act).parsed.getFloat("a_max") / s) + z;
+    }
+    lo = std::clamp(lo, static_cast<double>(r.lo), static_cast<double>(r.hi));
+    hi = std::clamp(hi, static_cast<double>(r.lo), static_cast<double>(r.hi));
+    if (lo == static_cast<double>(r.lo) && hi == static_cast<double>(r.hi))
+      return std::nullopt;
+    return std::make_pair(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+  }
+
+  NodeEntry requantize(const NodeEntry &x, const NodeEntry &scale, const NodeEntry &zero,
+                       const Entry &q, int axis, const std::string &name) const {
+    return mk("qnn.requantize", name,
+              {x, scale, zero, rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
+              {{"axis", std::to_string(axis)}, {"out_dtype", node(q).parsed.getStr("out_dtype")}});
+  }
+
+  // conv2d / dense / matmul (transpose_b) between dequantized operands, then an optional
+  // activation, then the quantize `q`.
+  std::optional<NodeEntry> product(const Entry &q) const {
+    std::optional<QuantParams> out = params(q);
+    if (!out || !out->perTensor())
+      return std::nullopt;
+    Entry t = v.input(q, 0);
+    std::optional<Entry> act;
+    if (v.is(t, {"relu", "clip"})) {
+      if (!onlyFeeds(t, q))
+        return std::nullopt;
+      act = t;
+      t = v.input(t, 0);
+    }
+    Entry reader = act ? *act : q;
+    if (!onlyFeeds(t, reader))
+      return std::nullopt;
+    // matmul + bias is written as broadcast_add(matmul, bias).
+    std::optional<Entry> addedBias;
+    if (v.is(t, {"broadcast_add"}) && v.is(v.input(t, 0), {"matmul"})) {
+      if (!onlyFeeds(v.input(t, 0), t))
+        return std::nullopt;
+      addedBias = v.input(t, 1);
+      t = v.input(t, 0);
+    }
+    const Node &op = node(t);
+    bool conv = v.is(t, {"conv2d"}), dense = v.is(t, {"dense"}), matmul = v.is(t, {"matmul"});
+    if (!conv && !dense && !matmul)
+      return std::nullopt;
+    if (matmul && (!op.parsed.getBool("transpose_b") || op.parsed.getBool("transpose_a")))
+      return std::nullopt;
+    const Shape *ws = v.shape(v.input(t, 1)), *xs = v.shape(v.input(t, 0));
+    if (!ws || !xs || (matmul && (ws->size() != 2 || xs->size() != 2)))
+      return std::nullopt;
+    if (conv && op.parsed.getStr("layout") != "NCHW")
+      return std::nullopt;
+    std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
+    if (!a || !b || !a->perTensor())
+      return std::nullopt;
+    if (!b->perTensor() && b->axis != 0)
+      return std::nullopt; // per-channel weights along the output channels only
+    int qa = dtypeOf(v.input(v.input(t, 0), 0)), qb = dtypeOf(v.input(v.input(t, 1), 0));
+    if ((qa != kUint8 && qa != kInt8) || (qb != kUint8 && qb != kInt8))
+      return std::nullopt;
+    Tensor accScale = productScale(*a, *b);
+    std::optional<NodeEntry> bias;
+    bool hasBias = (conv || dense) && op.parsed.getBool("use_bias");
+    if (hasBias || addedBias) {
+      bias = integerBias(hasBias ? v.input(t, 2) : *addedBias, accScale, op.name + "_bias_int32");
+      if (!bias)
+        return std::nullopt;
+    }
+    std::vector<NodeEntry> args = {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
+                                   rewritten(v.input(a->node, 2)), rewritten(v.input(b->node, 2))};
+    if (bias)
+      args.push_back(*bias);
+    AttrDict attrs;
+    std::string opName;
+    if (conv) {
+      opName = "qnn.conv2d";
+      for (const auto &[k, val] : op.attrs)
+        attrs.emplace_back(k, val);
+    } else {
+      opName = "qnn.dense";
+      attrs = {{"units", std::to_string((*ws)[0])}};
+    }
+    setAttr(attrs, "use_bias", bias ? "True" : "False");
+    NodeEntry acc = mk(opName, op.name, args, attrs);
+    Tensor zero({1}, kInt32);
+    std::optional<std::pair<int64_t, int64_t>> bounds;
+    if (act)
+      bounds = activationBounds(*act, *out, *dtypeFromName(node(q).parsed.getStr("out_dtype")));
+    NodeEntry y = requantize(acc, constant(accScale, op.name + "_accumulator_scale"),
+                             constant(zero, op.name + "_accumulator_zero"), q, 1,
+                             bounds ? op.name + "_requantize" : node(q).name);
+    if (bounds)
+      y = mk("clip", node(q).name, {y},
+             {{"a_min", std::to_string(bounds->first)}, {"a_max", std::to_string(bounds->second)}});
+    return y;
+  }
+
+  // An op that moves values without computing on them, between a dequantize and `q`.
+  std::optional<NodeEntry> movement(const Entry &q) const {
+    Entry t = v.input(q, 0);
+    if (!v.is(t, {"max_pool2d", "flatten", "reshape", "transpose", "squeeze", "expand_dims"}) ||
+        !onlyFeeds(t, q))
+      return std::nullopt;
+    std::optional<QuantParams> in = dequantized(v.input(t, 0)), out = params(q);
+    if (!in || !out || !in->perTensor() || !out->perTensor())
+      return std::nullopt;
+    const Node &op = node(t);
+    NodeEntry x = mk(op.op->name, op.name, {rewritten(v.input(in->node, 0))}, op.attrs);
+    int from = dtypeOf(v.input(in->node, 0));
+    if (*in == *out && dtypeName(from) == node(q).parsed.getStr("out_dtype"))
+      return x;
+    return requantize(x, rewritten(v.input(in->node, 1)), rewritten(v.input(in->node, 2)), q, 1,
+                      node(q).name);
+  }
+
+  // quantize(dequantize(x)): x itself, or x requantized.
+  std::optional<NodeEntry> roundTrip(const Entry &q) const {
+    std::optional<QuantParams> in = dequantized(v.input(q, 0)), out = params(q);
+    if (!in || !out || !in->perTensor() || !out->perTensor())
+      return std::nullopt;
+    int from = dtypeOf(v.input(in->node, 0));
+    if (from != kUint8 && from != kInt8)
+      return std::nullopt;
+    if (*in == *out && dtypeName(from) == node(q).parsed.getStr("out_dtype"))
+      return rewritten(v.input(in->node, 0));
+    return requantize(rewritten(v.input(in->node, 0)), rewritten(v.input(in->node, 1)),
+                      rewritten(v.input(in->node, 2)), q, 1, node(q).name);
+  }
+};
+
+Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
+  PatternView v(src, ctx.params);
+  return rewritePatterns(
+      src,
+      [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
+        if (node->isVariable() || node->op->name != "qnn.quantize")
+          return {};
+        Matcher m{src, v, now};
+        Entry q{nid, 0, 0};
+        if (std::optional<NodeEntry> y = m.product(q))
+          return {*y};
+        if (std::optional<NodeEntry> y = m.movement(q))
+          return {*y};
+        if (std::optional<NodeEntry> y = m.roundTrip(q))
+          return {*y};
+        return {};
+      });
+}
+
+} // namespace
+
+void registerFakeQuantizationToIntegerPass() {
+  PassRegistry::get().add(
+      {.name = "FakeQuantizationToInteger",
+       .summary = "dequantize → conv2d/dense/matmul/pool/reshape → quantize regions compute on "
+                  "the integers (qnn.conv2d, qnn.dense, qnn.requantize)",
+       .optLevel = 3,
+       .needs = {"shape", "dtype"},
+       .changesGraph = true,
+       .run = fakeQuantizationToInteger});
+}
+
+} // namespace loupe

@@ -1,0 +1,224 @@
+// QnnCanonicalize: the qnn ops become the plain ops the backend lowers (Relay's
+// qnn.transform.CanonicalizeOps, TVM's rules) — quantize and dequantize as float arithmetic
+// with ONNX's rounding, conv2d and dense as int32 convolutions of the operands less their zero
+// points, requantize as an int32 fixed-point multiply (a 31-bit multiplier and a shift per
+// channel, computed here from the scales) — so that every kernel the build makes is checked
+// against the reference interpreter bit for bit.
+#include "passes/Pass.h"
+#include "passes/PatternUtil.h"
+
+#include "core/Attrs.h"
+#include "core/DType.h"
+#include "core/Error.h"
+#include "core/Quantize.h"
+#include "core/Rewrite.h"
+#include "core/ops/OpHelpers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace loupe {
+
+namespace {
+
+using Entry = IndexedGraph::Entry;
+using ops::mk;
+
+// The rewrite of one qnn node over its rewritten inputs.
+struct Canonicalizer {
+  const Graph &src;
+  const PatternView &v;
+  const RewrittenEntry &now;
+  uint32_t nid;
+  const NodePtr &node;
+
+  Entry source(size_t k) const { return v.input(Entry{nid, 0, 0}, k); }
+  NodeEntry in(size_t k) const {
+    Entry e = source(k);
+    return now(e.nodeId, e.index);
+  }
+  std::string name(const std::string &suffix) const { return node->name + suffix; }
+  int rank() const {
+    const Shape *s = v.shape(source(0));
+    if (!s)
+      fail(node->name, " (", node->op->name, "): its data's shape is unknown (run InferShape)");
+    return static_cast<int>(s->size());
+  }
+  int axis() const {
+    int64_t a = node->parsed.getInt("axis");
+    return static_cast<int>(a < 0 ? a + rank() : a);
+  }
+  // A per-tensor or per-channel operand `e` (1-D) placed along `axis` of a rank-`r` value, so
+  // that the broadcasting ops read it per channel: expand_dims for the axes after it.
+  NodeEntry along(const NodeEntry &e, size_t k, int r, int ax, const std::string &suffix) const {
+    const Shape *s = v.shape(source(k));
+    if (!s || s->size() != 1 || (*s)[0] == 1 || ax >= r - 1)
+      return e;
+    return mk("expand_dims", name(suffix + "_along"), {e},
+              {{"axis", "1"}, {"num_newaxis", std::to_string(r - 1 - ax)}});
+  }
+  NodeEntry cast(const NodeEntry &e, const char *dtype, const std::string &suffix) const {
+    return mk("cast", name(suffix), {e}, {{"dtype", dtype}});
+  }
+  bool zero(size_t k) const { return v.uniform(source(k)) == std::optional<double>(0.0); }
+  Tensor constant(size_t k, const char *what) const {
+    std::optional<Tensor> t = v.value(source(k));
+    if (!t)
+      fail(node->name, " (", node->op->name, "): ", what, " (input ", k,
+           ") must be a constant (a bound param or a const node) to compute the fixed-point "
+           "multiplier");
+    return *t;
+  }
+  // cast(x, int32) less the zero point (input k), which runs along `ax` of a rank-`r` operand.
+  NodeEntry centred(size_t x, size_t k, int r, int ax, const std::string &what) const {
+    NodeEntry c = dtypeOf(x) == kInt32 ? in(x) : cast(in(x), "int32", "_" + what + "_int32");
+    if (zero(k))
+      return c;
+    return mk("broadcast_sub", name("_" + what + "_centred"),
+              {c, along(cast(in(k), "int32", "_" + what + "_zero_int32"), k, r, ax, "_" + what)});
+  }
+
+  NodeEntry quantize() const {
+    int r = rank(), ax = axis();
+    int dt = *dtypeFromName(node->parsed.getStr("out_dtype"));
+    IntRange range = intRange(dt);
+    NodeEntry y =
+        mk("round", name("_rounded"),
+           {mk("broadcast_div", name("_scaled"), {in(0), along(in(1), 1, r, ax, "_scale")})});
+    if (!zero(2))
+      y = mk("broadcast_add", name("_shifted"),
+             {y, along(cast(in(2), "float32", "_zero_float"), 2, r, ax, "_zero")});
+    y = mk("clip", name("_saturated"), {y},
+           {{"a_min", std::to_string(range.lo)}, {"a_max", std::to_string(range.hi)}});
+    return mk("cast", node->name, {y}, {{"dtype", std::string(dtypeName(dt))}});
+  }
+
+  NodeEntry dequantize() const {
+    int r = rank(), ax = axis();
+    NodeEntry y = cast(in(0), "float32", "_float");
+    if (!zero(2))
+      y = mk("broadcast_sub", name("_centred"),
+             {y, along(cast(in(2), "float32", "_zero_float"), 2, r, ax, "_zero")});
+    return mk("broadcast_mul", node->name, {y, along(in(1), 1, r, ax, "_scale")});
+  }
+
+  NodeEntry requantize() const {
+    int r = rank(), ax = axis();
+    Tensor si = constant(1, "the input scale"), so = constant(3, "the output scale");
+    std::vector<FixedPoint> m;
+    size_t n = std::max(si.data.size(), so.data.size());
+    for (size_t k = 0; k < n; ++k) {
+      double a = static_cast<float>(si.data[si.data.size() == 1 ? 0 : k]);
+      double b = static_cast<float>(so.data[so.data.size() == 1 ? 0 : k]);
+      m.push_back(fixedPointOf(a / b, node->name + " (qnn.requantize)"));
+    }
+    int outType = *dtypeFromName(node->parsed.getStr("out_dtype"));
+    // The input's range, less its zero point, bounds what the multiply sees.
+    int inType = inputType();
+    IntRange xr = intRange(inType);
+    int64_t zi = 0;
+    if (!zero(2)) {
+      Tensor z = constant(2, "the input zero point");
+      for (double d : z.data)
+        zi = std::max(zi, static_cast<int64_t>(std::abs(d)));
+    }
+    int64_t maxAbs = std::max(std::abs(xr.lo), std::abs(xr.hi)) + zi;
+    for (const FixedPoint &f : m)
+      if (!multiplyShiftFits(maxAbs, f.multiplier, f.shift))
+        fail(node->name, " (qnn.requantize): the multiplier ",
+             std::ldexp(static_cast<double>(f.multiplier), f.shift - 31), " shifts ",
+             dtypeName(inType), " values left by ", f.shift,
+             " bits: the fixed-point product overflows 64 bits");
+    Shape along1 = {static_cast<int64_t>(n)};
+    for (int d = ax + 1; d < r && n > 1; ++d)
+      along1.push_back(1);
+    Tensor mt(along1, kInt32), st(along1, kInt32);
+    for (size_t k = 0; k < n; ++k) {
+      mt.data[k] = m[k].multiplier;
+      st.data[k] = m[k].shift;
+    }
+    NodeEntry x = centred(0, 2, r, ax, "input");
+    NodeEntry y = mk("fixed_point_multiply", name("_multiplied"),
+                     {x,
+                      {constantNode(mt, name("_multiplier")), 0, 0},
+                      {constantNode(st, name("_shift")), 0, 0}});
+    if (!zero(4))
+      y = mk("broadcast_add", name("_shifted"),
+             {y, along(cast(in(4), "int32", "_output_zero_int32"), 4, r, ax, "_output_zero")});
+    IntRange range = intRange(outType);
+    if (outType == kInt32)
+      return y;
+    y = mk("clip", name("_saturated"), {y},
+           {{"a_min", std::to_string(range.lo)}, {"a_max", std::to_string(range.hi)}});
+    return mk("cast", node->name, {y}, {{"dtype", std::string(dtypeName(outType))}});
+  }
+
+  // The dtype of input k, from the graph's dtype attribute (-1: unknown).
+  int dtypeOf(size_t k) const {
+    const GraphAttr *dt = src.attr("dtype");
+    Entry e = source(k);
+    return dt ? static_cast<int>(dt->ints[v.idx.entryId(e.nodeId, e.index)]) : -1;
+  }
+
+  // The dtype of the data (input 0).
+  int inputType() const {
+    int t = dtypeOf(0);
+    if (t == -1)
+      fail(node->name, " (", node->op->name, "): its data's dtype is unknown (run InferType)");
+    return t;
+  }
+
+  // qnn.conv2d and qnn.dense: the plain op on int32 operands less their zero points (the
+  // weight's per output channel, its axis 0).
+  NodeEntry integer(const char *plain) const {
+    int wr = static_cast<int>(v.shape(source(1)) ? v.shape(source(1))->size() : 2);
+    NodeEntry x = centred(0, 2, 1, 0, "data");
+    NodeEntry w = centred(1, 3, wr, 0, "weight");
+    std::vector<NodeEntry> args = {x, w};
+    if (node->inputs.size() > 4)
+      args.push_back(in(4));
+    AttrDict attrs;
+    for (const auto &[k, val] : node->attrs)
+      if (k != "out_dtype")
+        attrs.emplace_back(k, val);
+    return mk(plain, node->name, args, attrs);
+  }
+};
+
+Graph qnnCanonicalize(const Graph &src, const PassContext &ctx) {
+  PatternView v(src, ctx.params);
+  return rewritePatterns(
+      src,
+      [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
+        if (node->isVariable())
+          return {};
+        const std::string &op = node->op->name;
+        Canonicalizer c{src, v, now, nid, node};
+        if (op == "qnn.quantize")
+          return {c.quantize()};
+        if (op == "qnn.dequantize")
+          return {c.dequantize()};
+        if (op == "qnn.requantize")
+          return {c.requantize()};
+        if (op == "qnn.conv2d")
+          return {c.integer("conv2d")};
+        if (op == "qnn.dense")
+          return {c.integer("dense")};
+        return {};
+      });
+}
+
+} // namespace
+
+void registerQnnCanonicalizePass() {
+  PassRegistry::get().add(
+      {.name = "QnnCanonicalize",
+       .summary = "qnn ops become plain ops: float quantize/dequantize, int32 convolutions of "
+                  "zero-point-shifted operands, requantize as a fixed-point multiply",
+       .optLevel = 0,
+       .needs = {"shape", "dtype"},
+       .changesGraph = true,
+       .run = qnnCanonicalize});
+}
+
+} // namespace loupe

@@ -1,0 +1,176 @@
+// QnnTest: quantized networks — the fixed-point arithmetic against hand-worked values, the
+// QDQ export of a small PyTorch CNN through FakeQuantizationToInteger and QnnCanonicalize (the
+// integer graph, the same values bit for bit), its builds against PyTorch's own quantized output,
+// and the errors of bad quantization parameters.
+#include "TestUtil.h"
+
+#include "core/Npy.h"
+#include "core/Quantize.h"
+
+#include <cmath>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+const std::string kQdq = std::string(LOUPE_SOURCE_DIR) + "/tests/onnx/data/qdq/";
+
+// How many nodes of `g` run `op`.
+int count(const Graph &g, const std::string &op) {
+  int n = 0;
+  for (const auto &e : g.index().nodes)
+    n += !e.node->isVariable() && e.node->op->name == op;
+  return n;
+}
+
+} // namespace
+
+// M = f · 2^e with f in [0.5, 1): the mantissa as f · 2^31 rounded half away from zero.
+// 0.25 = 0.5 · 2^-1; 0.75 = 0.75 · 2^0; 1 = 0.5 · 2^1; 1 - 2^-40 rounds up to 2^31, which is
+// one bit too many: it becomes 2^30 with the exponent raised.
+TEST(FixedPoint, MultipliersByHand) {
+  auto expectFixed = [](double m, int32_t mult, int32_t shift) {
+    FixedPoint f = fixedPointOf(m, "test");
+    EXPECT_EQ(f.multiplier, mult) << m;
+    EXPECT_EQ(f.shift, shift) << m;
+  };
+  expectFixed(0.25, 1 << 30, -1);
+  expectFixed(0.75, 3 << 29, 0);
+  expectFixed(1, 1 << 30, 1);
+  expectFixed(1 - std::ldexp(1, -40), 1 << 30, 1);
+  for (double bad : {0.0, -1.0, double(INFINITY), std::ldexp(1.0, -40), std::ldexp(1.0, 40)})
+    EXPECT_THROW(fixedPointOf(bad, "test"), Error) << bad;
+}
+
+// round(x · m · 2^(s − 31)), ties toward +∞: with m = 2^30 and s = 0 a half — 7 → 3.5 → 4,
+// -7 → -3.5 → -3, 5 → 2.5 → 3; with s = 2, twice — -5 → -10. The 64-bit bound: |x| = 2^31
+// times the largest multiplier fits shifted left by one bit (2^63 − 2^32 + 2^30) but not by two.
+TEST(FixedPoint, MultiplyShiftRoundsTiesUpward) {
+  EXPECT_EQ(multiplyShift(7, 1 << 30, 0), 4);
+  EXPECT_EQ(multiplyShift(-7, 1 << 30, 0), -3);
+  EXPECT_EQ(multiplyShift(5, 1 << 30, 0), 3);
+  EXPECT_EQ(multiplyShift(-5, 1 << 30, 2), -10);
+  EXPECT_EQ(multiplyShift(1000, 1 << 30, -1), 250);
+  int32_t largest = 2147483647;
+  EXPECT_TRUE(multiplyShiftFits(int64_t(1) << 31, largest, 1));
+  EXPECT_FALSE(multiplyShiftFits(int64_t(1) << 31, largest, 2));
+  EXPECT_TRUE(multiplyShiftFits(255, largest, 20));
+}
+
+// The QDQ export's float regions around the convolutions and the classifier become integer ops:
+// three qnn.conv2d and a qnn.dense, each requantized; max_pool2d and flatten run on the uint8
+// steps; the residual add (whose quantized add has no integer rule yet) and the global average
+// pool stay float between their dequantize and quantize.
+TEST(Qnn, FakeQuantizationToIntegerMakesTheQdqExportInteger) {
+  Engine e;
+  run(e, ":load " + kQdq + "qdq_convnet.onnx");
+  const Graph &src = e.current()->graph;
+  EXPECT_EQ(count(src, "conv2d"), 3);
+  // Every DequantizeLinear of the file, those of the weights and biases kept (not folded).
+  EXPECT_EQ(count(src, "qnn.dequantize"), 18);
+  run(e, ":apply InferShape InferType FakeQuantizationToInteger InferShape InferType");
+  const Graph &g = e.current()->graph;
+  EXPECT_EQ(count(g, "conv2d"), 0);
+  EXPECT_EQ(count(g, "matmul"), 0);
+  EXPECT_EQ(count(g, "qnn.conv2d"), 3);
+  EXPECT_EQ(count(g, "qnn.dense"), 1);
+  EXPECT_EQ(count(g, "qnn.requantize"), 4);
+  EXPECT_EQ(count(g, "broadcast_add"), 1);
+  EXPECT_EQ(count(g, "global_avg_pool2d"), 1);
+  const IndexedGraph &idx = g.index();
+  const GraphAttr *dt = g.attr("dtype");
+  ASSERT_NE(dt, nullptr);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (!n.isVariable() && n.op->name == "max_pool2d") {
+      EXPECT_EQ(dt->ints[idx.entryId(nid, 0)], kUint8);
+    }
+  }
+}
+
+// QnnCanonicalize leaves no qnn op, and the plain ops compute what the qnn ops' reference kernels
+// computed, element for element (the integer graph and the float QDQ reading both).
+TEST(Qnn, CanonicalizedGraphsComputeTheSameValues) {
+  Engine e;
+  run(e, ":load " + kQdq + "qdq_convnet.onnx");
+  Tensor x = readNpy(kQdq + "input.npy");
+  for (bool integer : {false, true}) {
+    SCOPED_TRACE(integer ? "integer" : "QDQ");
+    if (integer)
+      run(e, ":apply InferShape InferType FakeQuantizationToInteger");
+    Graph before = e.current()->graph;
+    run(e, ":apply InferShape InferType QnnCanonicalize");
+    const Graph &after = e.current()->graph;
+    for (const auto &n : after.index().nodes)
+      EXPECT_FALSE(!n.node->isVariable() && n.node->op->name.rfind("qnn.", 0) == 0) << n.node->name;
+    std::map<std::string, Tensor> in = {{"x", x}};
+    for (const auto &[name, t] : e.modelParams())
+      in[name] = t.load();
+    Tensor a = interpret(withInputs(before, in), in).at(0);
+    Tensor b = interpret(withInputs(after, in), in).at(0);
+    EXPECT_EQ(a.data, b.data);
+    run(e, ":undo");
+  }
+}
+
+// Every build of the QDQ export — the float reading at opt_level 0 and 2, the integer kernels
+// FakeQuantizationToInteger makes at 3 — gives PyTorch's own quantized output (fbgemm's integer
+// kernels) exactly, and the reference interpreter's.
+TEST(Qnn, BuildsGivePyTorchsQuantizedOutput) {
+  for (int opt : {0, 2, 3}) {
+    SCOPED_TRACE(opt);
+    Engine e;
+    run(e, ":load " + kQdq + "qdq_convnet.onnx");
+    run(e, ":build opt_level=" + std::to_string(opt));
+    std::string out =
+        output(e, ":run x=" + kQdq + "input.npy compare=" + kQdq + "pytorch_output.npy");
+    EXPECT_NE(out.find("reference interpreter"), std::string::npos) << out;
+    size_t exact = 0;
+    for (size_t at = out.find("max abs error 0.0e+00"); at != std::string::npos;
+         at = out.find("max abs error 0.0e+00", at + 1))
+      ++exact;
+    EXPECT_EQ(exact, 2u) << out;
+    if (opt == 3) {
+      EXPECT_NE(e.current()->graph.attr("module"), nullptr);
+    }
+  }
+}
+
+// Bad quantization parameters: a per-channel scale of the wrong length is refused by the shape
+// rule, naming the node; a requantize whose multiplier would shift int32 steps out of 64 bits
+// (input scale 8 over output scale 1: a shift of 4) by the reference kernel and by
+// QnnCanonicalize, and the build stops there.
+TEST(Qnn, BadParametersAreOneLineErrors) {
+  EXPECT_NE(inferError("x = Variable(\"x\", shape=(1, 2, 3))\ns = Variable(\"s\", shape=(3,))\n"
+                       "z = Variable(\"z\", shape=(1,), dtype=3)\ny = qnn.quantize(x, s, z)")
+                .find("the scale (input 1) has 3 elements, but axis 1 has 2"),
+            std::string::npos);
+  std::string program = "x = Variable(\"x\", shape=(4,), dtype=4)\n"
+                        "si = Variable(\"si\", shape=(1,))\nzi = Variable(\"zi\", shape=(1,), "
+                        "dtype=4)\nso = Variable(\"so\", shape=(1,))\nzo = Variable(\"zo\", "
+                        "shape=(1,), dtype=4)\nrq = qnn.requantize(x, si, zi, so, zo)\n";
+  std::map<std::string, Tensor> in = {{"x", tensor({4}, {1, 2, 3, 4}, kInt32)},
+                                      {"si", tensor({1}, {8})},
+                                      {"zi", tensor({1}, {0}, kInt32)},
+                                      {"so", tensor({1}, {1})},
+                                      {"zo", tensor({1}, {0}, kInt32)}};
+  std::string err;
+  try {
+    eval(program, in, "rq");
+  } catch (const Error &x) {
+    err = x.what();
+  }
+  EXPECT_NE(err.find("the multiplier's shift (4) overflows 64 bits for int32 input"),
+            std::string::npos)
+      << err;
+  Engine e;
+  run(e, program + ":graph rq");
+  err = output(e, ":build param si=8 param so=1 param zi=0 param zo=0 dtype x=int32 dtype "
+                  "zi=int32 dtype zo=int32");
+  EXPECT_NE(
+      err.find("qnn.requantize0 (qnn.requantize): the multiplier 8 shifts int32 values left by 4 "
+               "bits: the fixed-point product overflows 64 bits"),
+      std::string::npos)
+      << err;
+}

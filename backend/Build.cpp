@@ -327,8 +327,7 @@ Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
 
 const std::vector<std::string> &canonicalizingPasses() {
   static const std::vector<std::string> passes = {
-      "FakeQuantizationToInteger", "EliminateIdentity", "SimplifyGelu",
-      "SimplifyLayerNorm",         "SimplifyPow",       "MatMulToDense"};
+      "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};
   return passes;
 }
 

@@ -86,7 +86,7 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
   const Attrs &a = n->parsed;
   const Shape &data = inShapes[0];
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" || data.size() != 4 ||
-      inShapes[1].size() != 4 || (dtype != kFloat32 && dtype != kFloat64))
+      inShapes[1].size() != 4 || (dtype != kFloat32 && dtype != kFloat64 && dtype != kInt32))
     return {};
   TargetCpu cpu = targetCpuOf(target);
   int64_t regBytes = cpu.vectorBytes, simd = cpu.lanes(4), bytes = dtypeBytes(dtype);

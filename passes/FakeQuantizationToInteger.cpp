@@ -6,6 +6,8 @@
 //     and an optional relu or clip, become qnn.conv2d / qnn.dense accumulating in int32, a
 //     qnn.requantize to the quantize's scale and zero point, and the activation as a clip of
 //     the steps;
+//   - the sum of two dequantized values (and a relu or clip after it) becomes qnn.add;
+//   - global_avg_pool2d sums the steps in int32 and requantizes the sum;
 //   - max_pool2d, flatten, reshape, transpose, squeeze and expand_dims of a dequantized value run
 //     on its steps (with a qnn.requantize when the quantize's scale or zero point differ);
 //   - quantize(dequantize(x)) is x, or a qnn.requantize.
@@ -227,6 +229,74 @@ struct Matcher {
     return y;
   }
 
+  // The sum of two dequantized values (a residual add), with an optional activation, then the
+  // quantize `q`: qnn.add in q's steps.
+  std::optional<NodeEntry> addition(const Entry &q) const {
+    std::optional<QuantParams> out = params(q);
+    if (!out || !out->perTensor())
+      return std::nullopt;
+    Entry t = v.input(q, 0);
+    std::optional<Entry> act;
+    if (v.is(t, {"relu", "clip"})) {
+      if (!onlyFeeds(t, q))
+        return std::nullopt;
+      act = t;
+      t = v.input(t, 0);
+    }
+    if (!v.is(t, {"broadcast_add", "elemwise_add"}) || !onlyFeeds(t, act ? *act : q))
+      return std::nullopt;
+    std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
+    if (!a || !b || !a->perTensor() || !b->perTensor() || !eightBit(v.input(a->node, 0)) ||
+        !eightBit(v.input(b->node, 0)))
+      return std::nullopt;
+    int dtype = *dtypeFromName(node(q).parsed.getStr("out_dtype"));
+    std::optional<std::pair<int64_t, int64_t>> bounds;
+    if (act)
+      bounds = activationBounds(*act, *out, dtype);
+    const Node &op = node(t);
+    NodeEntry y = mk("qnn.add", bounds ? op.name : node(q).name,
+                     {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
+                      rewritten(v.input(a->node, 1)), rewritten(v.input(a->node, 2)),
+                      rewritten(v.input(b->node, 1)), rewritten(v.input(b->node, 2)),
+                      rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
+                     {{"out_dtype", node(q).parsed.getStr("out_dtype")}});
+    if (bounds)
+      y = mk("clip", node(q).name, {y},
+             {{"a_min", std::to_string(bounds->first)}, {"a_max", std::to_string(bounds->second)}});
+    return y;
+  }
+
+  // global_avg_pool2d of a dequantized value, then the quantize `q`: the int32 sum over the
+  // window requantized — its scale the input's over the window's size, its zero point the
+  // input's times that size (the sum of (x - z) is the sum of x less n·z).
+  std::optional<NodeEntry> averagePool(const Entry &q) const {
+    Entry t = v.input(q, 0);
+    if (!v.is(t, {"global_avg_pool2d"}) || !onlyFeeds(t, q) ||
+        node(t).parsed.getStr("layout") != "NCHW")
+      return std::nullopt;
+    std::optional<QuantParams> in = dequantized(v.input(t, 0)), out = params(q);
+    const Shape *xs = v.shape(v.input(t, 0));
+    if (!in || !out || !in->perTensor() || !out->perTensor() || !xs || xs->size() != 4 ||
+        !eightBit(v.input(in->node, 0)))
+      return std::nullopt;
+    int64_t n = (*xs)[2] * (*xs)[3];
+    const Node &op = node(t);
+    NodeEntry x =
+        mk("cast", op.name + "_int32", {rewritten(v.input(in->node, 0))}, {{"dtype", "int32"}});
+    NodeEntry sum = mk("sum", op.name, {x}, {{"axis", "(2, 3)"}, {"keepdims", "True"}});
+    Tensor scale({1}, kFloat32), zero({1}, kInt32);
+    scale.data[0] =
+        static_cast<double>(static_cast<float>(in->scale.data[0]) / static_cast<float>(n));
+    zero.data[0] = static_cast<double>(n) * in->zero.data[0];
+    return requantize(sum, constant(scale, op.name + "_sum_scale"),
+                      constant(zero, op.name + "_sum_zero"), q, 1, node(q).name);
+  }
+
+  bool eightBit(const Entry &e) const {
+    int t = dtypeOf(e);
+    return t == kUint8 || t == kInt8;
+  }
+
   // An op that moves values without computing on them, between a dequantize and `q`.
   std::optional<NodeEntry> movement(const Entry &q) const {
     Entry t = v.input(q, 0);
@@ -271,6 +341,10 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
         Entry q{nid, 0, 0};
         if (std::optional<NodeEntry> y = m.product(q))
           return {*y};
+        if (std::optional<NodeEntry> y = m.addition(q))
+          return {*y};
+        if (std::optional<NodeEntry> y = m.averagePool(q))
+          return {*y};
         if (std::optional<NodeEntry> y = m.movement(q))
           return {*y};
         if (std::optional<NodeEntry> y = m.roundTrip(q))
@@ -284,8 +358,8 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
 void registerFakeQuantizationToIntegerPass() {
   PassRegistry::get().add(
       {.name = "FakeQuantizationToInteger",
-       .summary = "dequantize → conv2d/dense/matmul/pool/reshape → quantize regions compute on "
-                  "the integers (qnn.conv2d, qnn.dense, qnn.requantize)",
+       .summary = "dequantize → conv2d/dense/matmul/add/pool/reshape → quantize regions compute "
+                  "on the integers (qnn.conv2d, qnn.dense, qnn.add, qnn.requantize)",
        .optLevel = 3,
        .needs = {"shape", "dtype"},
        .changesGraph = true,

@@ -102,30 +102,33 @@ struct Canonicalizer {
     return mk("broadcast_mul", node->name, {y, along(in(1), 1, r, ax, "_scale")});
   }
 
-  NodeEntry requantize() const {
-    int r = rank(), ax = axis();
-    Tensor si = constant(1, "the input scale"), so = constant(3, "the output scale");
+  // Input x (with scale input si and zero point input zi) in the steps of scale input so and
+  // zero point input zo (none: 0), in int32 and unsaturated: fixed_point_multiply of x less its
+  // zero point by the ratio of the scales (per channel along `ax` when either scale is), plus
+  // the output zero point. `what` names the new nodes.
+  NodeEntry rescaled(size_t x, size_t si, size_t zi, size_t so, std::optional<size_t> zo, int r,
+                     int ax, const std::string &what) const {
+    Tensor inScale = constant(si, "the input scale"), outScale = constant(so, "the output scale");
     std::vector<FixedPoint> m;
-    size_t n = std::max(si.data.size(), so.data.size());
+    size_t n = std::max(inScale.data.size(), outScale.data.size());
     for (size_t k = 0; k < n; ++k) {
-      double a = static_cast<float>(si.data[si.data.size() == 1 ? 0 : k]);
-      double b = static_cast<float>(so.data[so.data.size() == 1 ? 0 : k]);
-      m.push_back(fixedPointOf(a / b, node->name + " (qnn.requantize)"));
+      double a = static_cast<float>(inScale.data[inScale.data.size() == 1 ? 0 : k]);
+      double b = static_cast<float>(outScale.data[outScale.data.size() == 1 ? 0 : k]);
+      m.push_back(fixedPointOf(a / b, node->name + " (" + node->op->name + ")"));
     }
-    int outType = *dtypeFromName(node->parsed.getStr("out_dtype"));
     // The input's range, less its zero point, bounds what the multiply sees.
-    int inType = inputType();
+    int inType = dtypeOf(x);
+    if (inType == -1)
+      fail(node->name, " (", node->op->name, "): its data's dtype is unknown (run InferType)");
     IntRange xr = intRange(inType);
-    int64_t zi = 0;
-    if (!zero(2)) {
-      Tensor z = constant(2, "the input zero point");
-      for (double d : z.data)
-        zi = std::max(zi, static_cast<int64_t>(std::abs(d)));
-    }
-    int64_t maxAbs = std::max(std::abs(xr.lo), std::abs(xr.hi)) + zi;
+    int64_t zmax = 0;
+    if (!zero(zi))
+      for (double d : constant(zi, "the input zero point").data)
+        zmax = std::max(zmax, static_cast<int64_t>(std::abs(d)));
+    int64_t maxAbs = std::max(std::abs(xr.lo), std::abs(xr.hi)) + zmax;
     for (const FixedPoint &f : m)
       if (!multiplyShiftFits(maxAbs, f.multiplier, f.shift))
-        fail(node->name, " (qnn.requantize): the multiplier ",
+        fail(node->name, " (", node->op->name, "): the multiplier ",
              std::ldexp(static_cast<double>(f.multiplier), f.shift - 31), " shifts ",
              dtypeName(inType), " values left by ", f.shift,
              " bits: the fixed-point product overflows 64 bits");
@@ -137,20 +140,39 @@ struct Canonicalizer {
       mt.data[k] = m[k].multiplier;
       st.data[k] = m[k].shift;
     }
-    NodeEntry x = centred(0, 2, r, ax, "input");
-    NodeEntry y = mk("fixed_point_multiply", name("_multiplied"),
-                     {x,
-                      {constantNode(mt, name("_multiplier")), 0, 0},
-                      {constantNode(st, name("_shift")), 0, 0}});
-    if (!zero(4))
-      y = mk("broadcast_add", name("_shifted"),
-             {y, along(cast(in(4), "int32", "_output_zero_int32"), 4, r, ax, "_output_zero")});
-    IntRange range = intRange(outType);
+    NodeEntry y = mk("fixed_point_multiply", name(what + "_multiplied"),
+                     {centred(x, zi, r, ax, what.empty() ? "input" : what.substr(1)),
+                      {constantNode(mt, name(what + "_multiplier")), 0, 0},
+                      {constantNode(st, name(what + "_shift")), 0, 0}});
+    if (zo && !zero(*zo))
+      y = mk("broadcast_add", name(what + "_shifted"),
+             {y, along(cast(in(*zo), "int32", what + "_output_zero_int32"), *zo, r, ax,
+                       what + "_output_zero")});
+    return y;
+  }
+
+  // An int32 value saturated to the node's out_dtype and cast to it (named as the node).
+  NodeEntry saturated(const NodeEntry &y) const {
+    int outType = *dtypeFromName(node->parsed.getStr("out_dtype"));
     if (outType == kInt32)
       return y;
-    y = mk("clip", name("_saturated"), {y},
-           {{"a_min", std::to_string(range.lo)}, {"a_max", std::to_string(range.hi)}});
-    return mk("cast", node->name, {y}, {{"dtype", std::string(dtypeName(outType))}});
+    IntRange range = intRange(outType);
+    NodeEntry c = mk("clip", name("_saturated"), {y},
+                     {{"a_min", std::to_string(range.lo)}, {"a_max", std::to_string(range.hi)}});
+    return mk("cast", node->name, {c}, {{"dtype", std::string(dtypeName(outType))}});
+  }
+
+  NodeEntry requantize() const {
+    int r = rank();
+    return saturated(rescaled(0, 1, 2, 3, 4, r, axis(), ""));
+  }
+
+  // qnn.add: each side in the output's steps (the output zero point added once), summed.
+  NodeEntry add() const {
+    int r = rank();
+    NodeEntry a = rescaled(0, 2, 3, 6, 7, r, 0, "_lhs");
+    NodeEntry b = rescaled(1, 4, 5, 6, std::nullopt, r, 0, "_rhs");
+    return saturated(mk("broadcast_add", name("_sum"), {a, b}));
   }
 
   // The dtype of input k, from the graph's dtype attribute (-1: unknown).
@@ -158,14 +180,6 @@ struct Canonicalizer {
     const GraphAttr *dt = src.attr("dtype");
     Entry e = source(k);
     return dt ? static_cast<int>(dt->ints[v.idx.entryId(e.nodeId, e.index)]) : -1;
-  }
-
-  // The dtype of the data (input 0).
-  int inputType() const {
-    int t = dtypeOf(0);
-    if (t == -1)
-      fail(node->name, " (", node->op->name, "): its data's dtype is unknown (run InferType)");
-    return t;
   }
 
   // qnn.conv2d and qnn.dense: the plain op on int32 operands less their zero points (the
@@ -200,6 +214,8 @@ Graph qnnCanonicalize(const Graph &src, const PassContext &ctx) {
           return {c.dequantize()};
         if (op == "qnn.requantize")
           return {c.requantize()};
+        if (op == "qnn.add")
+          return {c.add()};
         if (op == "qnn.conv2d")
           return {c.integer("conv2d")};
         if (op == "qnn.dense")

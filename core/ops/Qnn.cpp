@@ -1,8 +1,8 @@
 // Qnn: the quantized op set, as Relay's `qnn` dialect had it — qnn.quantize, qnn.dequantize,
-// qnn.requantize, qnn.conv2d and qnn.dense, whose scales and zero points are inputs (per tensor,
-// or per channel along `axis`) — and fixed_point_multiply, the integer op requantization becomes.
-// The qnn ops have reference kernels but no loops: QnnCanonicalize rewrites them into plain
-// integer and float ops before a build, so that every kernel is checked against the reference
+// qnn.requantize, qnn.add, qnn.conv2d and qnn.dense, whose scales and zero points are inputs (per
+// tensor, or per channel along `axis`) — and fixed_point_multiply, the integer op requantization
+// becomes. The qnn ops have reference kernels but no loops: QnnCanonicalize rewrites them into
+// plain integer and float ops before a build, so that every kernel is checked against the reference
 // interpreter bit for bit.
 #include "core/ops/OpHelpers.h"
 
@@ -147,6 +147,45 @@ void integerKernel(const char *plainOp, const Attrs &a, const std::vector<const 
   def.compute(pa, args, out);
 }
 
+// The fixed-point ratio of scale `from` to scale `to` (each a float32 as stored), checked for
+// 64-bit room against `dtype`'s values less `zero`.
+FixedPoint ratioOf(double from, double to, int dtype, int64_t zero) {
+  FixedPoint f = fixedPointOf(static_cast<double>(static_cast<float>(from)) /
+                                  static_cast<double>(static_cast<float>(to)),
+                              "qnn.add");
+  IntRange r = intRange(dtype);
+  if (!multiplyShiftFits(std::max(std::abs(r.lo - zero), std::abs(r.hi - zero)), f.multiplier,
+                         f.shift))
+    fail("qnn.add: the multiplier's shift (", f.shift, ") overflows 64 bits for ", dtypeName(dtype),
+         " input");
+  return f;
+}
+
+// qnn.add: each side in the output's steps — (x - zero) times the ratio of its scale to the
+// output's, in fixed point as qnn.requantize — summed with the output zero point, saturated.
+void addKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  const Tensor &l = *in[0], &r = *in[1];
+  auto za = static_cast<int64_t>(in[3]->data[0]), zb = static_cast<int64_t>(in[5]->data[0]),
+       zo = static_cast<int64_t>(in[7]->data[0]);
+  FixedPoint fa = ratioOf(in[2]->data[0], in[6]->data[0], l.dtype, za);
+  FixedPoint fb = ratioOf(in[4]->data[0], in[6]->data[0], r.dtype, zb);
+  IntRange range = intRange(outType(a));
+  Tensor &y = out[0];
+  std::vector<int64_t> idx(y.shape.size(), 0);
+  for (int64_t i = 0; i < y.size(); ++i) {
+    auto x0 = static_cast<int64_t>(l.data[broadcastOffset(l.shape, idx)]);
+    auto x1 = static_cast<int64_t>(r.data[broadcastOffset(r.shape, idx)]);
+    int64_t v = zo + multiplyShift(x0 - za, fa.multiplier, fa.shift) +
+                multiplyShift(x1 - zb, fb.multiplier, fb.shift);
+    y.data[i] = static_cast<double>(std::clamp(v, range.lo, range.hi));
+    for (size_t d = idx.size(); d-- > 0;) // next multi-index, row-major
+      if (++idx[d] < y.shape[d])
+        break;
+      else
+        idx[d] = 0;
+  }
+}
+
 // qnn.conv2d's and qnn.dense's shapes and types: the plain op's rule on (data, weight[, bias]);
 // the zero points per tensor (data) and per tensor or per output channel (weight).
 InferShapeFn integerShape(const char *plainOp) {
@@ -284,6 +323,31 @@ void registerQnnOps() {
         c.assignOut(0, outType(c.attrs));
       })
       .kernel(requantizeKernel);
+
+  OpDef &add =
+      r.add("qnn.add")
+          .describe("the sum of two quantized values in a third quantization: each side's steps "
+                    "rescaled to the output's (fixed point, as qnn.requantize), plus its zero "
+                    "point, saturated; the operands broadcast")
+          .arguments({"lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero_point",
+                      "output_scale", "output_zero_point"})
+          .setPattern(kOpaque);
+  add.param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
+  add.shape([](ShapeCtx &c) {
+       broadcastBinaryShape(c);
+       for (size_t k = 2; k < 8; ++k)
+         if (c.in[k].rankKnown() && (c.in[k].size() != 1 || c.in[k][0] != 1))
+           c.error(cat("input ", k, " (a scale or zero point) must hold one value, got shape ",
+                       shapeToTuple(c.in[k])));
+     })
+      .type([](TypeCtx &c) {
+        for (size_t k : {0, 1, 3, 5, 7})
+          requireInteger(c, k, k < 2 ? "an operand" : "a zero point");
+        for (size_t k : {2, 4, 6})
+          c.assignIn(k, kFloat32);
+        c.assignOut(0, outType(c.attrs));
+      })
+      .kernel(addKernel);
 
   // qnn.conv2d and qnn.dense take the plain op's attributes and its optional int32 bias, and
   // accumulate (data - zero point) * (weight - zero point) in int32.

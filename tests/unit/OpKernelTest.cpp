@@ -1118,3 +1118,24 @@ TEST(OpKernel, FixedPointMultiply) {
   EXPECT_EQ(y.dtype, kInt32);
   expectValues(y, {4, -3, 15, -15}, 0);
 }
+
+// qnn.add: lhs (scale 0.5, zero 10) and rhs (scale 0.25, zero 4) in the output's steps (scale
+// 0.5, zero 2): the lhs ratio is 1 (steps kept: 0, 10, 20, 0), the rhs ratio a half, ties
+// upward (0, 2, 4, 1 → 0, 1, 2, 1); plus 2: 2, 13, 24, 3 — that is 0 + 0, 5 + 0.5, 10 + 1 and
+// 0 + 0.25 (rounded up to a step).
+TEST(OpKernel, QnnAdd) {
+  Tensor y = eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
+                  "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
+                  "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
+                  "y = qnn.add(a, b, sa, za, sb, zb, so, zo, out_dtype=\"uint8\")",
+                  {{"a", tensor({4}, {10, 20, 30, 10}, kUint8)},
+                   {"b", tensor({4}, {4, 6, 8, 5}, kUint8)},
+                   {"sa", tensor({1}, {0.5})},
+                   {"za", tensor({1}, {10}, kUint8)},
+                   {"sb", tensor({1}, {0.25})},
+                   {"zb", tensor({1}, {4}, kUint8)},
+                   {"so", tensor({1}, {0.5})},
+                   {"zo", tensor({1}, {2}, kUint8)}});
+  EXPECT_EQ(y.dtype, kUint8);
+  expectValues(y, {2, 13, 24, 3}, 0);
+}

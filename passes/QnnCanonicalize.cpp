@@ -107,7 +107,7 @@ struct Canonicalizer {
   // zero point by the ratio of the scales (per channel along `ax` when either scale is), plus
   // the output zero point. `what` names the new nodes.
   NodeEntry rescaled(size_t x, size_t si, size_t zi, size_t so, std::optional<size_t> zo, int r,
-                     int ax, const std::string &what) const {
+                     int ax, const std::string &what, int32_t fractionBits = 0) const {
     Tensor inScale = constant(si, "the input scale"), outScale = constant(so, "the output scale");
     std::vector<FixedPoint> m;
     size_t n = std::max(inScale.data.size(), outScale.data.size());
@@ -115,6 +115,7 @@ struct Canonicalizer {
       double a = static_cast<float>(inScale.data[inScale.data.size() == 1 ? 0 : k]);
       double b = static_cast<float>(outScale.data[outScale.data.size() == 1 ? 0 : k]);
       m.push_back(fixedPointOf(a / b, node->name + " (" + node->op->name + ")"));
+      m.back().shift += fractionBits;
     }
     // The input's range, less its zero point, bounds what the multiply sees.
     int inType = dtypeOf(x);
@@ -167,12 +168,23 @@ struct Canonicalizer {
     return saturated(rescaled(0, 1, 2, 3, 4, r, axis(), ""));
   }
 
-  // qnn.add: each side in the output's steps (the output zero point added once), summed.
+  // qnn.add: each side in the output's steps with 16 fractional bits, summed, rounded once (a
+  // fixed-point multiply by 2^-16), plus the output zero point (as the reference kernel).
   NodeEntry add() const {
+    constexpr int32_t kFractionBits = 16;
     int r = rank();
-    NodeEntry a = rescaled(0, 2, 3, 6, 7, r, 0, "_lhs");
-    NodeEntry b = rescaled(1, 4, 5, 6, std::nullopt, r, 0, "_rhs");
-    return saturated(mk("broadcast_add", name("_sum"), {a, b}));
+    NodeEntry a = rescaled(0, 2, 3, 6, std::nullopt, r, 0, "_lhs", kFractionBits);
+    NodeEntry b = rescaled(1, 4, 5, 6, std::nullopt, r, 0, "_rhs", kFractionBits);
+    Tensor half({1}, kInt32), shift({1}, kInt32);
+    half.data[0] = 1 << 30;
+    shift.data[0] = 1 - kFractionBits;
+    NodeEntry y = mk("fixed_point_multiply", name("_rounded"),
+                     {mk("broadcast_add", name("_sum"), {a, b}),
+                      {constantNode(half, name("_rounding_multiplier")), 0, 0},
+                      {constantNode(shift, name("_rounding_shift")), 0, 0}});
+    if (!zero(7))
+      y = mk("broadcast_add", name("_shifted"), {y, cast(in(7), "int32", "_output_zero_int32")});
+    return saturated(y);
   }
 
   // The dtype of input k, from the graph's dtype attribute (-1: unknown).

@@ -11,6 +11,8 @@
 #include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 #include <utility>
@@ -199,6 +201,54 @@ RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned se
       r.reference[k].shape = r.outputs[k].shape;
   }
   return r;
+}
+
+LayerwiseView Workbench::layerwise(size_t a, size_t b,
+                                   const std::map<std::string, std::string> &how, unsigned seed) {
+  LayerwiseView v;
+  v.stepA = a;
+  v.stepB = b;
+  const Graph &ga = e_.history().at(a).graph, &gb = e_.history().at(b).graph;
+  for (size_t s : {a, b})
+    if (backend::builtLibrary(e_.history()[s].graph))
+      fail("layerwise: step ", s,
+           " is built; compare the graphs a build starts from (the steps before :build)");
+  // Every variable but the bound params, made once so that both graphs read the same values.
+  const StoredTensors &params = e_.modelParams();
+  std::map<std::string, Tensor> inputs;
+  std::mt19937 rng(seed);
+  std::set<std::string> seen;
+  for (const Graph *g : {&ga, &gb}) {
+    const IndexedGraph &idx = g->index();
+    for (uint32_t nid : idx.argNodes) {
+      const Node &n = *idx.nodes[nid].node;
+      if (params.count(n.name) || !seen.insert(n.name).second)
+        continue;
+      const std::string *shape = findAttr(n.attrs, "shape");
+      if (!shape)
+        fail("layerwise: input '", n.name, "' has no shape; give it as ", n.name, "=FILE.npy");
+      const std::string *dt = findAttr(n.attrs, "dtype");
+      int dtype = kFloat32;
+      if (dt && !dt->empty() && std::all_of(dt->begin(), dt->end(), ::isdigit))
+        dtype = std::stoi(*dt) < kNumDTypes ? std::stoi(*dt) : kFloat32;
+      else if (dt && dtypeFromName(*dt))
+        dtype = *dtypeFromName(*dt);
+      auto it = how.find(n.name);
+      inputs[n.name] = fillTensor(it == how.end() ? "random" : it->second, parseShape(*shape),
+                                  dtype, rng, "input '" + n.name + "'", nullptr, &v.notes);
+    }
+  }
+  for (const auto &[name, h] : how)
+    if (!seen.count(name))
+      fail("layerwise: neither step has an input '", name, "'");
+  v.comparisons = compareLayers(ga, gb, [&](const std::string &name) -> std::optional<Tensor> {
+    if (auto it = inputs.find(name); it != inputs.end())
+      return it->second;
+    if (auto p = params.find(name); p != params.end())
+      return p->second.load();
+    return std::nullopt;
+  });
+  return v;
 }
 
 } // namespace loupe

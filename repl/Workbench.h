@@ -7,6 +7,7 @@
 #include "backend/Build.h"
 #include "core/Graph.h"
 #include "core/Tensor.h"
+#include "passes/Layerwise.h"
 #include "repl/Engine.h"
 
 #include <map>
@@ -41,6 +42,14 @@ struct RunValues {
   std::vector<Tensor> outputs, reference;
 };
 
+/// What `:layerwise` computes, as values: two history steps' graphs run by the reference
+/// interpreter on the same inputs, every value they share compared (in the second's node order).
+struct LayerwiseView {
+  size_t stepA = 0, stepB = 0;
+  std::vector<std::string> notes;           ///< how inputs were made or converted
+  std::vector<LayerComparison> comparisons; ///< in the second step's graph order
+};
+
 /// The types a graph attribute can be given in (NNVM's _set_json_attr type names).
 const std::set<std::string> &graphAttrTypes();
 
@@ -71,6 +80,12 @@ public:
   RunValues run(const std::map<std::string, Tensor> &given, unsigned seed, bool check);
   /// The current step's fusion groups (the step must be partitioned or built).
   GroupsView groups();
+  /// History steps `a` and `b` (graphs, not built ones) run by the reference interpreter on the
+  /// same inputs — the session's bound params, each other variable as `how` says (NAME → random,
+  /// zeros, ones, a number or a .npy file; random from `seed` by default, from its `shape` and
+  /// `dtype` attributes) — and compared value by value (compareLayers).
+  LayerwiseView layerwise(size_t a, size_t b, const std::map<std::string, std::string> &how,
+                          unsigned seed);
 
 private:
   Engine &e_;

@@ -147,12 +147,17 @@ void integerKernel(const char *plainOp, const Attrs &a, const std::vector<const 
   def.compute(pa, args, out);
 }
 
-// The fixed-point ratio of scale `from` to scale `to` (each a float32 as stored), checked for
-// 64-bit room against `dtype`'s values less `zero`.
+// qnn.add keeps this many fractional bits of each side's rescaled steps, so that the sum is
+// rounded once (as PyTorch's and ONNX Runtime's float arithmetic rounds it), not each side.
+constexpr int32_t kAddFractionBits = 16;
+
+// The fixed-point ratio of scale `from` to scale `to` (each a float32 as stored), with
+// kAddFractionBits more bits, checked for 64-bit room against `dtype`'s values less `zero`.
 FixedPoint ratioOf(double from, double to, int dtype, int64_t zero) {
   FixedPoint f = fixedPointOf(static_cast<double>(static_cast<float>(from)) /
                                   static_cast<double>(static_cast<float>(to)),
                               "qnn.add");
+  f.shift += kAddFractionBits;
   IntRange r = intRange(dtype);
   if (!multiplyShiftFits(std::max(std::abs(r.lo - zero), std::abs(r.hi - zero)), f.multiplier,
                          f.shift))
@@ -161,8 +166,9 @@ FixedPoint ratioOf(double from, double to, int dtype, int64_t zero) {
   return f;
 }
 
-// qnn.add: each side in the output's steps — (x - zero) times the ratio of its scale to the
-// output's, in fixed point as qnn.requantize — summed with the output zero point, saturated.
+// qnn.add: each side's steps less its zero point times the ratio of its scale to the output's
+// (fixed point, kAddFractionBits fractional bits kept), summed, rounded once (ties upward, a
+// fixed-point multiply by 2^-kAddFractionBits), plus the output zero point, saturated.
 void addKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
   const Tensor &l = *in[0], &r = *in[1];
   auto za = static_cast<int64_t>(in[3]->data[0]), zb = static_cast<int64_t>(in[5]->data[0]),
@@ -175,8 +181,9 @@ void addKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vecto
   for (int64_t i = 0; i < y.size(); ++i) {
     auto x0 = static_cast<int64_t>(l.data[broadcastOffset(l.shape, idx)]);
     auto x1 = static_cast<int64_t>(r.data[broadcastOffset(r.shape, idx)]);
-    int64_t v = zo + multiplyShift(x0 - za, fa.multiplier, fa.shift) +
-                multiplyShift(x1 - zb, fb.multiplier, fb.shift);
+    int64_t sum = multiplyShift(x0 - za, fa.multiplier, fa.shift) +
+                  multiplyShift(x1 - zb, fb.multiplier, fb.shift);
+    int64_t v = zo + multiplyShift(sum, 1 << 30, 1 - kAddFractionBits);
     y.data[i] = static_cast<double>(std::clamp(v, range.lo, range.hi));
     for (size_t d = idx.size(); d-- > 0;) // next multi-index, row-major
       if (++idx[d] < y.shape[d])
@@ -327,8 +334,9 @@ void registerQnnOps() {
   OpDef &add =
       r.add("qnn.add")
           .describe("the sum of two quantized values in a third quantization: each side's steps "
-                    "rescaled to the output's (fixed point, as qnn.requantize), plus its zero "
-                    "point, saturated; the operands broadcast")
+                    "rescaled to the output's in fixed point with 16 fractional bits, summed and "
+                    "rounded once (ties upward), plus its zero point, saturated; the operands "
+                    "broadcast")
           .arguments({"lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero_point",
                       "output_scale", "output_zero_point"})
           .setPattern(kOpaque);

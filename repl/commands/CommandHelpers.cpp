@@ -191,4 +191,16 @@ void checkTarget(const std::string &target) {
   targetCpuOf(target); // a CPU LLVM does not know, or a malformed -mattr, is refused here
 }
 
+size_t stepArgument(const Engine &e, const std::string &a) {
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(a, &used);
+  } catch (const std::exception &) {
+  }
+  if (used != a.size() || v < 0 || static_cast<size_t>(v) >= e.history().size())
+    fail("no step '", a, "'; steps are 0 to ", e.history().size() - 1, " (:history lists them)");
+  return static_cast<size_t>(v);
+}
+
 } // namespace loupe

@@ -50,4 +50,7 @@ void printOpDetails(const OpDef &op, std::ostream &out);
 /// if any), else lowered now at its schedule's rules; the error lists the functions there are.
 backend::LoweredFunction builtOrLowered(const Graph &g, const std::string &name);
 
+/// A history step named by its number ("0", "3"); fails naming the steps there are.
+size_t stepArgument(const Engine &e, const std::string &a);
+
 } // namespace loupe

@@ -56,6 +56,12 @@ std::vector<Engine::Command> Commands::table() {
        "has, the nodes that changed group, the functions of each and, where both were profiled, "
        "their times",
        compare},
+      {"layerwise", "A B [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [top=K] [sqnr=DB]",
+       "runs two history steps' graphs on the same inputs (the bound params, the others random "
+       "or given) and compares every value both compute under one node name: SQNR in dB, the "
+       "largest absolute and relative errors, worst first (a quantize's steps in real units); "
+       "sqnr= names the first value under it in graph order",
+       layerwise},
       {"trace", "on|off", "prints every pass applied and the graph after it", trace},
       {"instrument", "[KIND …]",
        "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "

@@ -43,6 +43,7 @@ struct Commands {
   static void pipeline(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void explain(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void compare(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void layerwise(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void loadPass(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void passes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
 

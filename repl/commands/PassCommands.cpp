@@ -156,18 +156,6 @@ std::vector<ComparedGroup> groupsOfStep(const Step &step, size_t at, FunctionNam
   return groups;
 }
 
-size_t stepArgument(const Engine &e, const std::string &a) {
-  size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(a, &used);
-  } catch (const std::exception &) {
-  }
-  if (used != a.size() || v < 0 || static_cast<size_t>(v) >= e.history().size())
-    fail("no step '", a, "'; steps are 0 to ", e.history().size() - 1, " (:history lists them)");
-  return static_cast<size_t>(v);
-}
-
 } // namespace
 
 void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostream &out) {

@@ -1120,9 +1120,9 @@ TEST(OpKernel, FixedPointMultiply) {
 }
 
 // qnn.add: lhs (scale 0.5, zero 10) and rhs (scale 0.25, zero 4) in the output's steps (scale
-// 0.5, zero 2): the lhs ratio is 1 (steps kept: 0, 10, 20, 0), the rhs ratio a half, ties
-// upward (0, 2, 4, 1 → 0, 1, 2, 1); plus 2: 2, 13, 24, 3 — that is 0 + 0, 5 + 0.5, 10 + 1 and
-// 0 + 0.25 (rounded up to a step).
+// 0.5, zero 2): the lhs ratio is 1 (steps kept: 0, 10, 20, 0), the rhs ratio a half (0, 2, 4,
+// 1 → 0, 1, 2, 0.5), the sums rounded with ties upward (0, 11, 22, 1); plus 2: 2, 13, 24, 3 —
+// that is 0 + 0, 5 + 0.5, 10 + 1 and 0 + 0.25 (rounded up to a step).
 TEST(OpKernel, QnnAdd) {
   Tensor y = eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
                   "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
@@ -1138,4 +1138,15 @@ TEST(OpKernel, QnnAdd) {
                    {"zo", tensor({1}, {2}, kUint8)}});
   EXPECT_EQ(y.dtype, kUint8);
   expectValues(y, {2, 13, 24, 3}, 0);
+  // The sum is rounded once: 0.25 + 0.25 is one step of 0.5, where rounding each side's half a
+  // step upward would make two.
+  Tensor once = eval("a = Variable(\"a\")\nb = Variable(\"b\")\ns = Variable(\"s\")\n"
+                     "z = Variable(\"z\")\nso = Variable(\"so\")\n"
+                     "y = qnn.add(a, b, s, z, s, z, so, z, out_dtype=\"int8\")",
+                     {{"a", tensor({2}, {1, -1}, kInt8)},
+                      {"b", tensor({2}, {1, -1}, kInt8)},
+                      {"s", tensor({1}, {0.25})},
+                      {"z", tensor({1}, {0}, kInt8)},
+                      {"so", tensor({1}, {0.5})}});
+  expectValues(once, {1, -1}, 0);
 }

@@ -1,0 +1,41 @@
+// Layerwise: two graphs run on the same inputs by the reference interpreter and compared value
+// by value — every node output both have under one name — in signal-to-quantization-noise
+// ratio and largest errors: where a quantized (or otherwise changed) graph loses accuracy.
+#pragma once
+
+#include "core/Graph.h"
+#include "core/Interpreter.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+/// One value both graphs compute: output `output` of the node named `name` in each.
+struct LayerComparison {
+  std::string name;    ///< the node's name (the same in both graphs)
+  std::string op;      ///< its op in the second graph
+  uint32_t output = 0; ///< which of its outputs
+  uint32_t node = 0;   ///< its node id in the second graph (graph order)
+  int64_t elements = 0;
+  /// 10·log10(Σ a² / Σ (a − b)²) in dB over the values of the first graph (a) and the second
+  /// (b): +∞ when they are equal, −∞ when a is all zeros and b is not.
+  double sqnr = 0;
+  double maxAbs = 0; ///< the largest |a − b|
+  double maxRel = 0; ///< the largest |a − b| / max(|a|, 1e-6 · max |a|)
+  /// Compared as real numbers through the first graph's quantize parameters (the values are
+  /// integer steps a qnn.quantize of the first graph made, through casts, pools of the maximum
+  /// and reshapes), rather than as they are.
+  bool dequantized = false;
+};
+
+/// Runs `a` and `b` by the reference interpreter, each variable's value from `values` (shapes
+/// and dtypes inferred from them), and compares every node output the two graphs share by node
+/// name and shape, in the second graph's node order. An integer value the first graph's
+/// qnn.quantize made (and the second's node of that name) is compared in real units, dequantized
+/// with the quantize's scale and zero point. Throws Error naming a variable without a value.
+std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
+                                           const ValueSource &values);
+
+} // namespace loupe

@@ -1,0 +1,113 @@
+// LayerwiseCommands: `:layerwise A B` — two history steps run on the same inputs and compared
+// node by node (SQNR, largest errors), worst first: where a quantized graph loses accuracy.
+#include "core/Error.h"
+#include "core/Text.h"
+#include "repl/Workbench.h"
+#include "repl/commands/CommandHelpers.h"
+#include "repl/commands/Commands.h"
+#include "repl/commands/RunInputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+namespace {
+
+std::string decibels(double db) {
+  if (std::isinf(db))
+    return db > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", db);
+  return buf;
+}
+
+double numberWord(const std::string &key, const std::string &v) {
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end || !std::isfinite(x))
+    fail(key, " must be a number, got '", v, "'");
+  return x;
+}
+
+} // namespace
+
+void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  const char *usage = ":layerwise A B [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] "
+                      "[top=K] [sqnr=DB]";
+  Args words = splitKeepingTuples(rest);
+  if (words.size() < 2 || words[0].find('=') != std::string::npos ||
+      words[1].find('=') != std::string::npos)
+    fail("usage: ", usage);
+  if (e.history().empty())
+    fail("no steps yet");
+  size_t a = stepArgument(e, words[0]), b = stepArgument(e, words[1]);
+  std::map<std::string, std::string> how;
+  unsigned seed = 0;
+  size_t top = 0;
+  std::optional<double> threshold;
+  for (size_t i = 2; i < words.size(); ++i) {
+    auto [key, value] = keyValue(words[i], std::string("usage: ") + usage);
+    if (key == "seed")
+      seed = parseSeed(value);
+    else if (key == "top") {
+      double k = numberWord("top", value);
+      if (k < 1 || k != std::floor(k))
+        fail("top must be a positive integer, got '", value, "'");
+      top = static_cast<size_t>(k);
+    } else if (key == "sqnr")
+      threshold = numberWord("sqnr", value);
+    else
+      how[key] = value;
+  }
+  LayerwiseView v = Workbench(e).layerwise(a, b, how, seed);
+  for (const std::string &n : v.notes)
+    out << n << "\n";
+  if (v.comparisons.empty()) {
+    out << "steps " << a << " and " << b << " share no value (no node of the same name and "
+        << "shape)\n";
+    return;
+  }
+  std::vector<LayerComparison> worst = v.comparisons;
+  std::stable_sort(
+      worst.begin(), worst.end(),
+      [](const LayerComparison &x, const LayerComparison &y) { return x.sqnr < y.sqnr; });
+  size_t shown = top ? std::min(top, worst.size()) : worst.size();
+  size_t nameWidth = 4, opWidth = 2;
+  for (size_t i = 0; i < shown; ++i) {
+    nameWidth = std::max(nameWidth, worst[i].name.size() + (worst[i].output ? 3 : 0));
+    opWidth = std::max(opWidth, worst[i].op.size());
+  }
+  out << "step " << b << " against step " << a << ": " << plural(v.comparisons.size(), "value")
+      << " compared, worst SQNR first\n";
+  // pad() keeps two spaces after a cell: the widths are the longest cells plus those.
+  nameWidth += 2;
+  opWidth += 2;
+  out << pad("node", nameWidth) << pad("op", opWidth) << pad("SQNR dB", 9) << pad("max abs", 9)
+      << "max rel\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const LayerComparison &c = worst[i];
+    std::string name = c.name + (c.output ? "[" + std::to_string(c.output) + "]" : "");
+    out << pad(name, nameWidth) << pad(c.op, opWidth) << pad(decibels(c.sqnr), 9)
+        << pad(sci(c.maxAbs), 9) << sci(c.maxRel) << (c.dequantized ? "  (dequantized)" : "")
+        << "\n";
+  }
+  if (shown < worst.size())
+    out << "… " << plural(worst.size() - shown, "more value") << "\n";
+  if (threshold) {
+    auto first = std::find_if(v.comparisons.begin(), v.comparisons.end(),
+                              [&](const LayerComparison &c) { return c.sqnr < *threshold; });
+    if (first == v.comparisons.end())
+      out << "no value under " << decibels(*threshold) << " dB\n";
+    else
+      out << "first under " << decibels(*threshold) << " dB in graph order: " << first->name << " ("
+          << first->op << ", " << decibels(first->sqnr) << " dB)\n";
+  }
+}
+
+} // namespace loupe

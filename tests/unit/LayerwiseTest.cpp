@@ -1,0 +1,100 @@
+// LayerwiseTest: two graphs' values compared node by node — SQNR and largest errors against
+// hand-worked values, quantized steps compared in real units, and :layerwise's table.
+#include "TestUtil.h"
+
+#include "passes/Layerwise.h"
+
+#include <cmath>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+Graph graphOf(const std::string &program) {
+  Engine e;
+  run(e, program + "\n:graph y");
+  return e.current()->graph;
+}
+
+ValueSource valuesOf(const std::map<std::string, Tensor> &m) {
+  return [m](const std::string &name) -> std::optional<Tensor> {
+    auto it = m.find(name);
+    return it == m.end() ? std::nullopt : std::optional<Tensor>(it->second);
+  };
+}
+
+} // namespace
+
+// x = [1, 2, 3, 4] doubled against multiplied by 2.1: the errors are 5% of each value, so the
+// SQNR is 10·log10(1 / 0.05²) = 26.02 dB, the largest error 0.4 (at 8) and relatively 0.05.
+// The node both graphs name alike is compared; one only the second has is not.
+TEST(Layerwise, SqnrAndErrorsByHand) {
+  Graph a = graphOf("x = Variable(\"x\", shape=(4,), dtype=1)\n"
+                    "y = __mul_scalar__(x, scalar=2, name=\"y\")");
+  Graph b = graphOf("x = Variable(\"x\", shape=(4,), dtype=1)\n"
+                    "t = __mul_scalar__(x, scalar=2.1, name=\"y\")\ny = negative(t, name=\"n\")");
+  auto cs = compareLayers(a, b, valuesOf({{"x", tensor({4}, {1, 2, 3, 4}, kFloat64)}}));
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].name, "y");
+  EXPECT_EQ(cs[0].op, "__mul_scalar__");
+  EXPECT_EQ(cs[0].elements, 4);
+  EXPECT_NEAR(cs[0].sqnr, 10 * std::log10(400.0), 1e-9);
+  EXPECT_NEAR(cs[0].maxAbs, 0.4, 1e-12);
+  EXPECT_NEAR(cs[0].maxRel, 0.05, 1e-12);
+  EXPECT_FALSE(cs[0].dequantized);
+  // Equal values: +∞ dB.
+  auto same = compareLayers(a, a, valuesOf({{"x", tensor({4}, {1, 2, 3, 4}, kFloat64)}}));
+  EXPECT_TRUE(std::isinf(same[0].sqnr) && same[0].sqnr > 0);
+  // A variable without a value is named.
+  expectError([&] { compareLayers(a, b, valuesOf({})); }, "layerwise: variable x has no value");
+}
+
+// Integer steps are compared as the real numbers the first graph's quantize says they are:
+// x = [0.5, 1] in steps of 0.5 is [1, 2]; in steps of 0.25 [2, 4], read with the first graph's
+// scale as [1, 2] against [0.5, 1]: noise equals signal, 0 dB, the largest error 1 — through the
+// cast after the quantize too.
+TEST(Layerwise, QuantizedStepsAreComparedInRealUnits) {
+  std::string vars = "x = Variable(\"x\", shape=(2,))\ns = Variable(\"s\", shape=(1,))\n"
+                     "z = Variable(\"z\", shape=(1,), dtype=5)\n";
+  Graph a = graphOf(vars + "q = qnn.quantize(x, s, z, out_dtype=\"int8\", name=\"q\")\n"
+                           "y = cast(q, dtype=\"int8\", name=\"c\")");
+  Graph b = graphOf(vars + "t = __mul_scalar__(s, scalar=0.5, name=\"half\")\n"
+                           "q = qnn.quantize(x, t, z, out_dtype=\"int8\", name=\"q\")\n"
+                           "y = cast(q, dtype=\"int8\", name=\"c\")");
+  auto cs = compareLayers(a, b,
+                          valuesOf({{"x", tensor({2}, {0.5, 1})},
+                                    {"s", tensor({1}, {0.5})},
+                                    {"z", tensor({1}, {0}, kInt8)}}));
+  ASSERT_EQ(cs.size(), 2u);
+  for (const LayerComparison &c : cs) {
+    EXPECT_TRUE(c.dequantized) << c.name;
+    EXPECT_NEAR(c.sqnr, 0, 1e-9) << c.name;
+    EXPECT_EQ(c.maxAbs, 1) << c.name;
+  }
+}
+
+// :layerwise prints the values worst first, limits them with top=, names the first under sqnr=
+// in graph order, and refuses a built step and unknown inputs in one line.
+TEST(Layerwise, CommandTable) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(4,), dtype=1)\ny = __mul_scalar__(x, scalar=2, name=\"y\")\n"
+         "z = __add_scalar__(y, scalar=1, name=\"z\")\n:graph z");
+  run(e, "x = Variable(\"x\", shape=(4,), dtype=1)\ny = __mul_scalar__(x, scalar=2.1, "
+         "name=\"y\")\nz = __add_scalar__(y, scalar=1, name=\"z\")\n:graph z");
+  std::string out = output(e, ":layerwise 0 1 x=ones sqnr=30");
+  EXPECT_EQ(out, "step 1 against step 0: 2 values compared, worst SQNR first\n"
+                 "node  op              SQNR dB  max abs  max rel\n"
+                 "y     __mul_scalar__  26.0     1.0e-01  5.0e-02\n"
+                 "z     __add_scalar__  29.5     1.0e-01  3.3e-02\n"
+                 "first under 30.0 dB in graph order: y (__mul_scalar__, 26.0 dB)\n");
+  EXPECT_NE(output(e, ":layerwise 0 1 x=ones top=1").find("… 1 more value\n"), std::string::npos);
+  EXPECT_EQ(output(e, ":layerwise 0 1 w=ones"),
+            "error: layerwise: neither step has an input 'w'\n");
+  EXPECT_EQ(output(e, ":layerwise 0 7"),
+            "error: no step '7'; steps are 0 to 1 (:history lists them)\n");
+  run(e, ":build");
+  EXPECT_EQ(output(e, ":layerwise 0 2"),
+            "error: layerwise: step 2 is built; compare the graphs a build starts from (the "
+            "steps before :build)\n");
+}

@@ -166,11 +166,15 @@ struct Matcher {
     if (!onlyFeeds(t, reader))
       return std::nullopt;
     // matmul + bias is written as broadcast_add(matmul, bias).
+    // The integer op computes the sum, so it takes the add's name (:layerwise compares values
+    // by name: the matmul's would stand for the product without its bias).
     std::optional<Entry> addedBias;
+    std::string accName;
     if (v.is(t, {"broadcast_add"}) && v.is(v.input(t, 0), {"matmul"})) {
       if (!onlyFeeds(v.input(t, 0), t))
         return std::nullopt;
       addedBias = v.input(t, 1);
+      accName = node(t).name;
       t = v.input(t, 0);
     }
     const Node &op = node(t);
@@ -215,7 +219,7 @@ struct Matcher {
       attrs = {{"units", std::to_string((*ws)[0])}};
     }
     setAttr(attrs, "use_bias", bias ? "True" : "False");
-    NodeEntry acc = mk(opName, op.name, args, attrs);
+    NodeEntry acc = mk(opName, accName.empty() ? op.name : accName, args, attrs);
     Tensor zero({1}, kInt32);
     std::optional<std::pair<int64_t, int64_t>> bounds;
     if (act)

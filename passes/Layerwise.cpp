@@ -15,10 +15,9 @@
 
 namespace loupe {
 
-namespace {
+namespace {} // namespace
 
-// `g` with its variables' shapes and dtypes from `values`, inferred throughout.
-Graph typed(const Graph &g, const ValueSource &values) {
+Graph typedFor(const Graph &g, const ValueSource &values) {
   Graph out = g;
   const IndexedGraph &idx = out.index();
   std::vector<Shape> shapes;
@@ -35,6 +34,8 @@ Graph typed(const Graph &g, const ValueSource &values) {
   out.attrs["dtype_inputs"] = GraphAttr::listInt(dtypes);
   return applyPasses(out, {"InferShape", "InferType"});
 }
+
+namespace {
 
 // Every node output of `g` by node name, with the graph's variables' values.
 struct Values {
@@ -82,22 +83,60 @@ Tensor dequantized(const Tensor &q, const Tensor &scale, const Tensor &zero, int
   return r;
 }
 
-// The qnn.quantize whose steps node `n` holds: itself, or the one before the casts and the ops
-// that move steps without computing on them (pools of the maximum, reshapes) it reads; null when
-// there is none.
-const Node *quantizeOf(const Node &n) {
+// Where a node's integer steps get their meaning: the op whose inputs `scale` and `zero` are
+// the steps' scale and zero point (per tensor, or along `axis`).
+struct StepSource {
+  const Node *node = nullptr;
+  size_t scale = 0, zero = 0;
+  int64_t axis = 1;
+};
+
+// The quantization of the integer steps node `n` of `idx` holds: a qnn.quantize's, a
+// qnn.requantize's or qnn.add's output parameters; through the casts, clips and ops that move
+// steps without computing on them (pools of the maximum, reshapes) it reads; for a qnn.conv2d or
+// qnn.dense accumulator, the input parameters of the qnn.requantize that reads it.
+std::optional<StepSource> stepsOf(const IndexedGraph &idx, const Node &n) {
   const Node *at = &n;
   for (int hops = 0; at && !at->isVariable() && hops < 64; ++hops) {
     const std::string &op = at->op->name;
     if (op == "qnn.quantize")
-      return at;
-    static const char *kMoves[] = {"cast",      "max_pool2d", "flatten",    "reshape",
-                                   "transpose", "squeeze",    "expand_dims"};
+      return StepSource{at, 1, 2, at->parsed.getInt("axis")};
+    if (op == "qnn.requantize")
+      return StepSource{at, 3, 4, at->parsed.getInt("axis")};
+    if (op == "qnn.add")
+      return StepSource{at, 6, 7, 1};
+    if (op == "qnn.conv2d" || op == "qnn.dense") {
+      for (uint32_t r = 0; r < idx.numNodes(); ++r) {
+        const Node &reader = *idx.nodes[r].node;
+        if (!reader.isVariable() && reader.op->name == "qnn.requantize" &&
+            reader.inputs[0].node.get() == at)
+          return StepSource{&reader, 1, 2, 1};
+      }
+      return std::nullopt;
+    }
+    static const char *kMoves[] = {"cast",    "clip",      "max_pool2d", "flatten",
+                                   "reshape", "transpose", "squeeze",    "expand_dims"};
     if (std::find(std::begin(kMoves), std::end(kMoves), op) == std::end(kMoves))
-      return nullptr;
+      return std::nullopt;
     at = at->inputs[0].node.get();
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+// Value `t` of node `n` (of graph `g`, whose run is `run`) in real numbers: itself when float,
+// else its steps dequantized; nullopt for integers of no known quantization.
+std::optional<Tensor> realValue(const Graph &g, const Node &n, const Tensor &t, const Values &run,
+                                const ValueSource &values) {
+  if (dtypeIsFloat(t.dtype))
+    return t;
+  std::optional<StepSource> src = stepsOf(g.index(), n);
+  if (!src)
+    return std::nullopt;
+  std::optional<Tensor> scale = valueOf(g, src->node->inputs[src->scale], run, values),
+                        zero = valueOf(g, src->node->inputs[src->zero], run, values);
+  if (!scale || !zero)
+    return std::nullopt;
+  return dequantized(t, *scale, *zero, src->axis);
 }
 
 LayerComparison compare(const Tensor &a, const Tensor &b) {
@@ -130,7 +169,7 @@ LayerComparison compare(const Tensor &a, const Tensor &b) {
 
 std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
                                            const ValueSource &values) {
-  Graph ta = typed(a, values), tb = typed(b, values);
+  Graph ta = typedFor(a, values), tb = typedFor(b, values);
   Values va = runAll(ta, values), vb = runAll(tb, values);
   const IndexedGraph &ia = ta.index(), &ib = tb.index();
   std::vector<LayerComparison> out;
@@ -147,18 +186,14 @@ std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
       const Tensor &x = ra->second[k], &y = rb->second[k];
       if (x.shape != y.shape)
         continue;
-      const Node *quantize = dtypeIsFloat(x.dtype) ? nullptr : quantizeOf(nodeA);
+      std::optional<Tensor> ra2 = realValue(ta, nodeA, x, va, values),
+                            rb2 = realValue(tb, nb, y, vb, values);
       LayerComparison c;
-      if (quantize && !dtypeIsFloat(y.dtype)) {
-        std::optional<Tensor> scale = valueOf(ta, quantize->inputs[1], va, values),
-                              zero = valueOf(ta, quantize->inputs[2], va, values);
-        if (!scale || !zero)
-          continue;
-        int64_t axis = quantize->parsed.getInt("axis");
-        c = compare(dequantized(x, *scale, *zero, axis), dequantized(y, *scale, *zero, axis));
-        c.dequantized = true;
-      } else if (dtypeIsFloat(x.dtype) == dtypeIsFloat(y.dtype)) {
-        c = compare(x, y);
+      if (ra2 && rb2) {
+        c = compare(*ra2, *rb2);
+        c.dequantized = !dtypeIsFloat(x.dtype) || !dtypeIsFloat(y.dtype);
+      } else if (!dtypeIsFloat(x.dtype) && !dtypeIsFloat(y.dtype)) {
+        c = compare(x, y); // integers of no known quantization: as they are
       } else {
         continue; // a float value against integer steps of unknown scale
       }

@@ -24,17 +24,23 @@ struct LayerComparison {
   double sqnr = 0;
   double maxAbs = 0; ///< the largest |a − b|
   double maxRel = 0; ///< the largest |a − b| / max(|a|, 1e-6 · max |a|)
-  /// Compared as real numbers through the first graph's quantize parameters (the values are
-  /// integer steps a qnn.quantize of the first graph made, through casts, pools of the maximum
-  /// and reshapes), rather than as they are.
+  /// Integer steps were compared as the real numbers they stand for, each graph's through its
+  /// own quantization parameters (those of the qnn.quantize, qnn.requantize or qnn.add that
+  /// made them — through casts, clips, pools of the maximum and reshapes — or, for a
+  /// qnn.conv2d or qnn.dense accumulator, of the qnn.requantize that reads it).
   bool dequantized = false;
 };
 
+/// `g` with its variables' shapes and dtypes from `values`, inferred throughout (InferShape,
+/// InferType) — what the reference interpreter needs. Throws Error naming a variable without a
+/// value.
+Graph typedFor(const Graph &g, const ValueSource &values);
+
 /// Runs `a` and `b` by the reference interpreter, each variable's value from `values` (shapes
 /// and dtypes inferred from them), and compares every node output the two graphs share by node
-/// name and shape, in the second graph's node order. An integer value the first graph's
-/// qnn.quantize made (and the second's node of that name) is compared in real units, dequantized
-/// with the quantize's scale and zero point. Throws Error naming a variable without a value.
+/// name and shape, in the second graph's node order. Integer steps are compared in real units
+/// (LayerComparison::dequantized); a float value against steps of no known quantization is
+/// left out. Throws Error naming a variable without a value.
 std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
                                            const ValueSource &values);
 

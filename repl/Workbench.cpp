@@ -203,6 +203,47 @@ RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned se
   return r;
 }
 
+namespace {
+
+// A value for every variable of `graphs` that is not a bound param, made once (so that graphs
+// read the same values): as `how` says (NAME → random, zeros, ones, a number or a .npy file),
+// random by default, from the variable's `shape` and `dtype` attributes.
+std::map<std::string, Tensor> madeInputs(const std::vector<const Graph *> &graphs,
+                                         const StoredTensors &params,
+                                         const std::map<std::string, std::string> &how,
+                                         std::mt19937 &rng, const char *command,
+                                         std::vector<std::string> *notes) {
+  std::map<std::string, Tensor> inputs;
+  std::set<std::string> seen;
+  for (const Graph *g : graphs) {
+    const IndexedGraph &idx = g->index();
+    for (uint32_t nid : idx.argNodes) {
+      const Node &n = *idx.nodes[nid].node;
+      if (params.count(n.name) || !seen.insert(n.name).second)
+        continue;
+      const std::string *shape = findAttr(n.attrs, "shape");
+      if (!shape)
+        fail(command, ": input '", n.name, "' has no shape; give it as ", n.name, "=FILE.npy");
+      const std::string *dt = findAttr(n.attrs, "dtype");
+      int dtype = kFloat32;
+      if (dt && !dt->empty() && std::all_of(dt->begin(), dt->end(), ::isdigit))
+        dtype = std::stoi(*dt) < kNumDTypes ? std::stoi(*dt) : kFloat32;
+      else if (dt && dtypeFromName(*dt))
+        dtype = *dtypeFromName(*dt);
+      auto it = how.find(n.name);
+      inputs[n.name] = fillTensor(it == how.end() ? "random" : it->second, parseShape(*shape),
+                                  dtype, rng, "input '" + n.name + "'", nullptr, notes);
+    }
+  }
+  for (const auto &[name, h] : how)
+    if (!seen.count(name))
+      fail(command, ": ", graphs.size() > 1 ? "neither step has an" : "the graph has no",
+           " input '", name, "'");
+  return inputs;
+}
+
+} // namespace
+
 LayerwiseView Workbench::layerwise(size_t a, size_t b,
                                    const std::map<std::string, std::string> &how, unsigned seed) {
   LayerwiseView v;
@@ -213,34 +254,10 @@ LayerwiseView Workbench::layerwise(size_t a, size_t b,
     if (backend::builtLibrary(e_.history()[s].graph))
       fail("layerwise: step ", s,
            " is built; compare the graphs a build starts from (the steps before :build)");
-  // Every variable but the bound params, made once so that both graphs read the same values.
   const StoredTensors &params = e_.modelParams();
-  std::map<std::string, Tensor> inputs;
   std::mt19937 rng(seed);
-  std::set<std::string> seen;
-  for (const Graph *g : {&ga, &gb}) {
-    const IndexedGraph &idx = g->index();
-    for (uint32_t nid : idx.argNodes) {
-      const Node &n = *idx.nodes[nid].node;
-      if (params.count(n.name) || !seen.insert(n.name).second)
-        continue;
-      const std::string *shape = findAttr(n.attrs, "shape");
-      if (!shape)
-        fail("layerwise: input '", n.name, "' has no shape; give it as ", n.name, "=FILE.npy");
-      const std::string *dt = findAttr(n.attrs, "dtype");
-      int dtype = kFloat32;
-      if (dt && !dt->empty() && std::all_of(dt->begin(), dt->end(), ::isdigit))
-        dtype = std::stoi(*dt) < kNumDTypes ? std::stoi(*dt) : kFloat32;
-      else if (dt && dtypeFromName(*dt))
-        dtype = *dtypeFromName(*dt);
-      auto it = how.find(n.name);
-      inputs[n.name] = fillTensor(it == how.end() ? "random" : it->second, parseShape(*shape),
-                                  dtype, rng, "input '" + n.name + "'", nullptr, &v.notes);
-    }
-  }
-  for (const auto &[name, h] : how)
-    if (!seen.count(name))
-      fail("layerwise: neither step has an input '", name, "'");
+  std::map<std::string, Tensor> inputs =
+      madeInputs({&ga, &gb}, params, how, rng, "layerwise", &v.notes);
   v.comparisons = compareLayers(ga, gb, [&](const std::string &name) -> std::optional<Tensor> {
     if (auto it = inputs.find(name); it != inputs.end())
       return it->second;
@@ -249,6 +266,27 @@ LayerwiseView Workbench::layerwise(size_t a, size_t b,
     return std::nullopt;
   });
   return v;
+}
+
+Graph Workbench::quantize(const QuantizeOptions &options,
+                          const std::map<std::string, std::string> &how, size_t samples,
+                          unsigned seed, QuantizeReport *report, std::vector<std::string> *notes) {
+  const Graph &g = e_.requireGraph();
+  if (backend::builtLibrary(g))
+    fail("quantize: the current step is built; quantize the graph a build starts from");
+  const StoredTensors &params = e_.modelParams();
+  std::mt19937 rng(seed);
+  std::vector<std::map<std::string, Tensor>> calibration;
+  for (size_t k = 0; k < samples; ++k)
+    calibration.push_back(madeInputs({&g}, params, how, rng, "quantize", k ? nullptr : notes));
+  return quantizeGraph(
+      g,
+      [&](const std::string &name) -> std::optional<Tensor> {
+        if (auto p = params.find(name); p != params.end())
+          return p->second.load();
+        return std::nullopt;
+      },
+      calibration, options, report);
 }
 
 } // namespace loupe

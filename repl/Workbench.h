@@ -8,6 +8,7 @@
 #include "core/Graph.h"
 #include "core/Tensor.h"
 #include "passes/Layerwise.h"
+#include "passes/Quantize.h"
 #include "repl/Engine.h"
 
 #include <map>
@@ -86,6 +87,12 @@ public:
   /// `dtype` attributes) — and compared value by value (compareLayers).
   LayerwiseView layerwise(size_t a, size_t b, const std::map<std::string, std::string> &how,
                           unsigned seed);
+  /// The current graph (not a built one) with its conv2d and dense between calibrated
+  /// quantize/dequantize pairs (quantizeGraph): `samples` calibration inputs made as `how` says
+  /// (random from `seed` by default), the session's bound params as the weights.
+  Graph quantize(const QuantizeOptions &options, const std::map<std::string, std::string> &how,
+                 size_t samples, unsigned seed, QuantizeReport *report,
+                 std::vector<std::string> *notes);
 
 private:
   Engine &e_;

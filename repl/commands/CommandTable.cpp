@@ -62,6 +62,15 @@ std::vector<Engine::Command> Commands::table() {
        "largest absolute and relative errors, worst first (a quantize's steps in real units); "
        "sqnr= names the first value under it in graph order",
        layerwise},
+      {"quantize",
+       "[calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] [per_channel=on|off] "
+       "[skip=NODE,…|first_last] [seed=N]",
+       "a new step with every conv2d and dense whose weight is a bound param between "
+       "quantize/dequantize pairs: int8 weights (symmetric, per output channel unless "
+       "per_channel=off), uint8 data and outputs calibrated (min/max) on N runs of the reference "
+       "interpreter; :apply FakeQuantizationToInteger then makes it integer, :layerwise shows "
+       "what each layer lost",
+       quantize},
       {"trace", "on|off", "prints every pass applied and the graph after it", trace},
       {"instrument", "[KIND …]",
        "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "

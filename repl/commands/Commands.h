@@ -44,6 +44,7 @@ struct Commands {
   static void explain(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void compare(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void layerwise(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void quantize(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void loadPass(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void passes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
 

@@ -50,28 +50,31 @@ TEST(Layerwise, SqnrAndErrorsByHand) {
   expectError([&] { compareLayers(a, b, valuesOf({})); }, "layerwise: variable x has no value");
 }
 
-// Integer steps are compared as the real numbers the first graph's quantize says they are:
-// x = [0.5, 1] in steps of 0.5 is [1, 2]; in steps of 0.25 [2, 4], read with the first graph's
-// scale as [1, 2] against [0.5, 1]: noise equals signal, 0 dB, the largest error 1 — through the
-// cast after the quantize too.
+// Integer steps are compared as the real numbers each graph's quantization says they are:
+// x = [0.5, 1] in steps of 0.5 is [1, 2]; in steps of 1 (half to even) [0, 1], that is [0, 1]
+// against [0.5, 1]: noise 0.25 against a signal of 1.25, 10·log10(5) = 6.99 dB, the largest error
+// 0.5 — through the cast after the quantize too. In steps of 0.25 ([2, 4]) the values are equal.
 TEST(Layerwise, QuantizedStepsAreComparedInRealUnits) {
   std::string vars = "x = Variable(\"x\", shape=(2,))\ns = Variable(\"s\", shape=(1,))\n"
                      "z = Variable(\"z\", shape=(1,), dtype=5)\n";
   Graph a = graphOf(vars + "q = qnn.quantize(x, s, z, out_dtype=\"int8\", name=\"q\")\n"
                            "y = cast(q, dtype=\"int8\", name=\"c\")");
-  Graph b = graphOf(vars + "t = __mul_scalar__(s, scalar=0.5, name=\"half\")\n"
-                           "q = qnn.quantize(x, t, z, out_dtype=\"int8\", name=\"q\")\n"
-                           "y = cast(q, dtype=\"int8\", name=\"c\")");
-  auto cs = compareLayers(a, b,
-                          valuesOf({{"x", tensor({2}, {0.5, 1})},
-                                    {"s", tensor({1}, {0.5})},
-                                    {"z", tensor({1}, {0}, kInt8)}}));
-  ASSERT_EQ(cs.size(), 2u);
-  for (const LayerComparison &c : cs) {
+  auto scaled = [&](const char *factor) {
+    return graphOf(vars + "t = __mul_scalar__(s, scalar=" + factor +
+                   ", name=\"t\")\nq = qnn.quantize(x, t, z, out_dtype=\"int8\", name=\"q\")\n"
+                   "y = cast(q, dtype=\"int8\", name=\"c\")");
+  };
+  ValueSource values = valuesOf(
+      {{"x", tensor({2}, {0.5, 1})}, {"s", tensor({1}, {0.5})}, {"z", tensor({1}, {0}, kInt8)}});
+  auto coarse = compareLayers(a, scaled("2"), values);
+  ASSERT_EQ(coarse.size(), 2u);
+  for (const LayerComparison &c : coarse) {
     EXPECT_TRUE(c.dequantized) << c.name;
-    EXPECT_NEAR(c.sqnr, 0, 1e-9) << c.name;
-    EXPECT_EQ(c.maxAbs, 1) << c.name;
+    EXPECT_NEAR(c.sqnr, 10 * std::log10(5.0), 1e-9) << c.name;
+    EXPECT_EQ(c.maxAbs, 0.5) << c.name;
   }
+  for (const LayerComparison &c : compareLayers(a, scaled("0.5"), values))
+    EXPECT_TRUE(std::isinf(c.sqnr) && c.maxAbs == 0) << c.name;
 }
 
 // :layerwise prints the values worst first, limits them with top=, names the first under sqnr=

@@ -1,5 +1,7 @@
-// LayerwiseCommands: `:layerwise A B` — two history steps run on the same inputs and compared
-// node by node (SQNR, largest errors), worst first: where a quantized graph loses accuracy.
+// QuantizeCommands: `:quantize` — a float graph's conv2d and dense between calibrated
+// quantize/dequantize pairs, as a new step — and `:layerwise A B` — two history steps run on the
+// same inputs and compared node by node (SQNR, largest errors), worst first: where a quantized
+// graph loses accuracy.
 #include "core/Error.h"
 #include "core/Text.h"
 #include "repl/Workbench.h"
@@ -8,6 +10,7 @@
 #include "repl/commands/RunInputs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +111,75 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
       out << "first under " << decibels(*threshold) << " dB in graph order: " << first->name << " ("
           << first->op << ", " << decibels(first->sqnr) << " dB)\n";
   }
+}
+
+void Commands::quantize(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+  const char *usage = ":quantize [calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] "
+                      "[per_channel=on|off] [skip=NODE,…|first_last] [seed=N]";
+  QuantizeOptions options;
+  std::map<std::string, std::string> how;
+  std::string calibrate = "random";
+  size_t samples = 1;
+  bool samplesGiven = false;
+  unsigned seed = 0;
+  for (const std::string &w : splitKeepingTuples(rest)) {
+    auto [key, value] = keyValue(w, std::string("usage: ") + usage);
+    if (key == "calibrate")
+      calibrate = value;
+    else if (key == "samples") {
+      double n = numberWord("samples", value);
+      if (n < 1 || n > 1000 || n != std::floor(n))
+        fail("samples must be an integer from 1 to 1000, got '", value, "'");
+      samples = static_cast<size_t>(n);
+      samplesGiven = true;
+    } else if (key == "per_channel") {
+      if (value != "on" && value != "off")
+        fail("per_channel must be on or off, got '", value, "'");
+      options.perChannel = value == "on";
+    } else if (key == "skip") {
+      for (const std::string &n : splitList(value, ','))
+        if (n == "first_last")
+          options.skipFirstLast = true;
+        else if (!n.empty())
+          options.skip.insert(n);
+    } else if (key == "seed")
+      seed = parseSeed(value);
+    else
+      how[key] = value;
+  }
+  const Graph &g = e.requireGraph();
+  if (calibrate != "random") {
+    // A file calibrates the graph's one data input.
+    std::vector<std::string> data;
+    const IndexedGraph &idx = g.index();
+    for (uint32_t nid : idx.argNodes)
+      if (!e.modelParams().count(idx.nodes[nid].node->name))
+        data.push_back(idx.nodes[nid].node->name);
+    if (data.size() != 1)
+      fail("calibrate=FILE needs a graph with one data input (this one has ",
+           plural(data.size(), "data input"), "); give NAME=FILE.npy for each");
+    how[data[0]] = calibrate;
+    if (samplesGiven && samples > 1)
+      fail("calibrate=FILE is one sample; samples= is for calibrate=random");
+  }
+  std::vector<std::string> notes;
+  QuantizeReport report;
+  auto start = std::chrono::steady_clock::now();
+  Graph q = Workbench(e).quantize(options, how, samples, seed, &report, &notes);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string &n : notes)
+    out << n << "\n";
+  std::string label = "quantize";
+  for (const std::string &w : splitKeepingTuples(rest))
+    label += " " + w;
+  e.pushStep(q, label, ms, false);
+  out << "quantized " << plural(report.quantized.size(), "layer") << " (int8 weights"
+      << (options.perChannel ? " per channel" : "") << ", uint8 activations calibrated on "
+      << plural(samples, "sample") << ")";
+  if (!report.kept.empty())
+    out << "; kept float: " << joinNames(report.kept);
+  out << "\n";
 }
 
 } // namespace loupe

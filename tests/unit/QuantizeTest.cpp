@@ -1,0 +1,96 @@
+// QuantizeTest: a float graph made QDQ in the workbench (:quantize) — the calibrated scales and
+// zero points against hand-worked values, what is skipped, and the command's errors.
+#include "TestUtil.h"
+
+#include "passes/Quantize.h"
+
+#include <cmath>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+
+// The value of const node `name` of `g` (its one element).
+double constValue(const Graph &g, const std::string &name) {
+  const IndexedGraph &idx = g.index();
+  int nid = idx.findByName(name);
+  if (nid < 0)
+    return NAN;
+  const Node &n = *idx.nodes[nid].node;
+  return n.op->name == "const" ? n.parsed.getFloat("value") : NAN;
+}
+
+} // namespace
+
+// One 1×1 convolution by 2 calibrated on x = [-1, 0, 1, 2]: its data in uint8 steps of 3/255
+// (the range -1 … 2) with zero point 1 / (3/255) = 85; its weight in int8 steps of 2/127,
+// zero point 0; its output (-2 … 4) in steps of 6/255, zero point 85. Each scale is a float32.
+TEST(Quantize, CalibratedParametersByHand) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 1, 2, 2))\nw = Variable(\"w\", shape=(1, 1, 1, 1))\n"
+         "y = conv2d(x, w, channels=1, kernel_size=(1, 1), use_bias=False, name=\"conv\")\n"
+         ":graph y");
+  Tensor w = tensor({1, 1, 1, 1}, {2});
+  ValueSource params = [&](const std::string &n) -> std::optional<Tensor> {
+    return n == "w" ? std::optional<Tensor>(w) : std::nullopt;
+  };
+  QuantizeReport report;
+  Graph q =
+      quantizeGraph(e.current()->graph, params, {{{"x", tensor({1, 1, 2, 2}, {-1, 0, 1, 2})}}},
+                    QuantizeOptions(), &report);
+  EXPECT_EQ(report.quantized, std::vector<std::string>{"conv"});
+  EXPECT_EQ(constValue(q, "conv_data_scale"), static_cast<double>(3.0f / 255.0f));
+  EXPECT_EQ(constValue(q, "conv_data_zero_point"), 85);
+  EXPECT_EQ(constValue(q, "conv_output_scale"), static_cast<double>(6.0f / 255.0f));
+  EXPECT_EQ(constValue(q, "conv_output_zero_point"), 85);
+  // The weight's per-channel scale is a one-element data tensor here.
+  const IndexedGraph &idx = q.index();
+  const Node &ws = *idx.nodes[idx.findByName("conv_weight_scale")].node;
+  EXPECT_EQ(ws.parsed.getFloat("value"), static_cast<double>(static_cast<float>(2.0 / 127)));
+  for (const char *n : {"conv_data_quantize", "conv_weight_quantize", "conv_output_quantize"})
+    EXPECT_GE(idx.findByName(n), 0) << n;
+  EXPECT_EQ(idx.nodes[idx.findByName("conv_weight_quantize")].node->parsed.getStr("out_dtype"),
+            "int8");
+  // Skipped, nothing is left to quantize; an unknown name is refused.
+  QuantizeOptions skip;
+  skip.skip = {"conv"};
+  expectError(
+      [&] {
+        quantizeGraph(e.current()->graph, params, {{{"x", w}}}, skip);
+      },
+      "quantize: the graph has no conv2d or dense with a bound weight to quantize");
+  skip.skip = {"nope"};
+  expectError(
+      [&] {
+        quantizeGraph(e.current()->graph, params, {{{"x", w}}}, skip);
+      },
+      "quantize: skip names no node 'nope'");
+}
+
+// :quantize on the zoo's MLP: the layers it quantized and kept, one new step; then
+// FakeQuantizationToInteger makes its two quantized dense layers qnn.dense; bad words are
+// one-line errors that add no step.
+TEST(Quantize, Command) {
+  Engine e;
+  run(e, ":model mlp");
+  EXPECT_EQ(output(e, ":quantize samples=2 per_channel=off skip=fc3"),
+            "quantized 2 layers (int8 weights, uint8 activations calibrated on 2 samples); kept "
+            "float: fc3\n");
+  EXPECT_EQ(e.history().size(), 2u);
+  EXPECT_EQ(e.history().back().label, "quantize samples=2 per_channel=off skip=fc3");
+  run(e, ":apply InferShape InferType FakeQuantizationToInteger");
+  int dense = 0;
+  for (const auto &n : e.current()->graph.index().nodes)
+    dense += !n.node->isVariable() && n.node->op->name == "qnn.dense";
+  EXPECT_EQ(dense, 2);
+  EXPECT_EQ(output(e, ":quantize samples=0"),
+            "error: samples must be an integer from 1 to 1000, got '0'\n");
+  EXPECT_EQ(output(e, ":quantize per_channel=maybe"),
+            "error: per_channel must be on or off, got 'maybe'\n");
+  EXPECT_EQ(output(e, ":quantize calibrate=a.npy samples=4"),
+            "error: calibrate=FILE is one sample; samples= is for calibrate=random\n");
+  EXPECT_EQ(output(e, ":quantize nothere=ones"),
+            "error: quantize: the graph has no input 'nothere'\n");
+  EXPECT_EQ(e.history().size(), 3u);
+}

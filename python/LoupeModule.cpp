@@ -133,6 +133,33 @@ public:
     return py::make_tuple(r.names, outs, refs);
   }
 
+  /// :layerwise's values: a dict per value both steps compute (node, op, output, sqnr_db,
+  /// max_abs, max_rel, dequantized), in the second step's graph order.
+  py::list layerwise(size_t a, size_t b, const py::dict &inputs, unsigned seed) {
+    std::map<std::string, Tensor> given;
+    for (const auto &[k, v] : inputs) {
+      std::string name = py::str(k);
+      given[name] = tensorOf(name, py::array::ensure(v));
+    }
+    if (a >= engine_.history().size() || b >= engine_.history().size())
+      raise(cat("no step ", std::max(a, b), "; the session has ",
+                plural(engine_.history().size(), "step")));
+    LayerwiseView v;
+    try {
+      py::gil_scoped_release release;
+      v = Workbench(engine_).layerwise(a, b, {}, seed, given);
+    } catch (const Error &e) {
+      raise(e.what());
+    }
+    py::list rows;
+    for (const LayerComparison &c : v.comparisons)
+      rows.append(py::dict(py::arg("node") = c.name, py::arg("op") = c.op,
+                           py::arg("output") = c.output, py::arg("sqnr_db") = c.sqnr,
+                           py::arg("max_abs") = c.maxAbs, py::arg("max_rel") = c.maxRel,
+                           py::arg("dequantized") = c.dequantized));
+    return rows;
+  }
+
   /// :groups as a dict: nodes (node, root, master), groups (root, members, pattern, master,
   /// function), and for a built step the opt level and rules it was partitioned with.
   py::dict groups() {
@@ -345,6 +372,8 @@ PYBIND11_MODULE(_loupe, m) {
       .def("command", &Session::command, py::arg("input"))
       .def("run_values", &Session::runValues, py::arg("inputs"), py::arg("seed"), py::arg("check"))
       .def("groups", &Session::groups)
+      .def("layerwise", &Session::layerwise, py::arg("a"), py::arg("b"), py::arg("inputs"),
+           py::arg("seed"))
       .def("profile_rows", &Session::profileRows)
       .def("steps", &Session::steps)
       .def("current_graph", &Session::currentGraph)

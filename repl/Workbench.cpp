@@ -208,11 +208,10 @@ namespace {
 // A value for every variable of `graphs` that is not a bound param, made once (so that graphs
 // read the same values): as `how` says (NAME → random, zeros, ones, a number or a .npy file),
 // random by default, from the variable's `shape` and `dtype` attributes.
-std::map<std::string, Tensor> madeInputs(const std::vector<const Graph *> &graphs,
-                                         const StoredTensors &params,
-                                         const std::map<std::string, std::string> &how,
-                                         std::mt19937 &rng, const char *command,
-                                         std::vector<std::string> *notes) {
+std::map<std::string, Tensor>
+madeInputs(const std::vector<const Graph *> &graphs, const StoredTensors &params,
+           const std::map<std::string, std::string> &how, std::mt19937 &rng, const char *command,
+           std::vector<std::string> *notes, const std::map<std::string, Tensor> &given = {}) {
   std::map<std::string, Tensor> inputs;
   std::set<std::string> seen;
   for (const Graph *g : graphs) {
@@ -230,11 +229,22 @@ std::map<std::string, Tensor> madeInputs(const std::vector<const Graph *> &graph
         dtype = std::stoi(*dt) < kNumDTypes ? std::stoi(*dt) : kFloat32;
       else if (dt && dtypeFromName(*dt))
         dtype = *dtypeFromName(*dt);
+      if (auto g = given.find(n.name); g != given.end()) {
+        if (g->second.shape != parseShape(*shape))
+          fail(command, ": input '", n.name, "' has shape ", shapeToTuple(g->second.shape),
+               " but the graph takes ", shapeToTuple(parseShape(*shape)));
+        inputs[n.name] = converted(g->second, dtype);
+        continue;
+      }
       auto it = how.find(n.name);
       inputs[n.name] = fillTensor(it == how.end() ? "random" : it->second, parseShape(*shape),
                                   dtype, rng, "input '" + n.name + "'", nullptr, notes);
     }
   }
+  for (const auto &[name, t] : given)
+    if (!seen.count(name))
+      fail(command, ": ", graphs.size() > 1 ? "neither step has an" : "the graph has no",
+           " input '", name, "'");
   for (const auto &[name, h] : how)
     if (!seen.count(name))
       fail(command, ": ", graphs.size() > 1 ? "neither step has an" : "the graph has no",
@@ -245,7 +255,8 @@ std::map<std::string, Tensor> madeInputs(const std::vector<const Graph *> &graph
 } // namespace
 
 LayerwiseView Workbench::layerwise(size_t a, size_t b,
-                                   const std::map<std::string, std::string> &how, unsigned seed) {
+                                   const std::map<std::string, std::string> &how, unsigned seed,
+                                   const std::map<std::string, Tensor> &given) {
   LayerwiseView v;
   v.stepA = a;
   v.stepB = b;
@@ -257,7 +268,7 @@ LayerwiseView Workbench::layerwise(size_t a, size_t b,
   const StoredTensors &params = e_.modelParams();
   std::mt19937 rng(seed);
   std::map<std::string, Tensor> inputs =
-      madeInputs({&ga, &gb}, params, how, rng, "layerwise", &v.notes);
+      madeInputs({&ga, &gb}, params, how, rng, "layerwise", &v.notes, given);
   v.comparisons = compareLayers(ga, gb, [&](const std::string &name) -> std::optional<Tensor> {
     if (auto it = inputs.find(name); it != inputs.end())
       return it->second;

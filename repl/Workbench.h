@@ -82,11 +82,12 @@ public:
   /// The current step's fusion groups (the step must be partitioned or built).
   GroupsView groups();
   /// History steps `a` and `b` (graphs, not built ones) run by the reference interpreter on the
-  /// same inputs — the session's bound params, each other variable as `how` says (NAME → random,
-  /// zeros, ones, a number or a .npy file; random from `seed` by default, from its `shape` and
-  /// `dtype` attributes) — and compared value by value (compareLayers).
+  /// same inputs — the session's bound params, each other variable given in `given` (rounded to
+  /// its dtype), else as `how` says (NAME → random, zeros, ones, a number or a .npy file), random
+  /// from `seed` by default, from its `shape` and `dtype` attributes — and compared value by value
+  /// (compareLayers).
   LayerwiseView layerwise(size_t a, size_t b, const std::map<std::string, std::string> &how,
-                          unsigned seed);
+                          unsigned seed, const std::map<std::string, Tensor> &given = {});
   /// The current graph (not a built one) with its conv2d and dense between calibrated
   /// quantize/dequantize pairs (quantizeGraph): `samples` calibration inputs made as `how` says
   /// (random from `seed` by default), the session's bound params as the weights.

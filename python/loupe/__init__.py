@@ -113,6 +113,24 @@ class Session:
         function}], "opt_level", "rules"}."""
         return self._s.groups()
 
+    def quantize(self, samples=1, per_channel=True, skip=(), seed=0):
+        """A new step with the current graph's conv2d and dense between calibrated
+        quantize/dequantize pairs (:quantize): int8 weights, uint8 activations from min/max over
+        `samples` reference runs on random inputs; `skip` names layers kept float (or
+        "first_last"). Returns what :quantize printed."""
+        words = [f"samples={samples}", f"per_channel={'on' if per_channel else 'off'}",
+                 f"seed={seed}"]
+        if skip:
+            words.append("skip=" + (skip if isinstance(skip, str) else ",".join(skip)))
+        return self._call("quantize", *words)
+
+    def layerwise(self, a, b, seed=0, **inputs):
+        """Steps `a` and `b` run on the same inputs (given by name as NumPy arrays, the rest
+        random from `seed`, the bound params as they are) and compared value by value
+        (:layerwise): a dict per value both compute — node, op, output, sqnr_db, max_abs,
+        max_rel, dequantized — in `b`'s graph order (sort by sqnr_db for the worst)."""
+        return self._s.layerwise(a, b, inputs, seed)
+
     def profile(self, runs=10):
         """Times each kernel of the built graph over `runs` runs (:profile); a row per kernel:
         node, kernel, ms (median), gflops, percent_peak."""

@@ -57,6 +57,17 @@ FixedPoint fixedPointOf(double m, const std::string &what) {
   return {static_cast<int32_t>(q), e};
 }
 
+std::vector<FixedPoint> scaleRatios(const Tensor &from, const Tensor &to, const std::string &what) {
+  size_t n = std::max(from.data.size(), to.data.size());
+  std::vector<FixedPoint> m;
+  for (size_t k = 0; k < n; ++k) {
+    double a = static_cast<float>(from.data[from.data.size() == 1 ? 0 : k]);
+    double b = static_cast<float>(to.data[to.data.size() == 1 ? 0 : k]);
+    m.push_back(fixedPointOf(a / b, what));
+  }
+  return m;
+}
+
 int64_t multiplyShift(int64_t x, int32_t multiplier, int32_t shift) {
   int left = std::max(shift, 0), right = 31 + std::max(-shift, 0);
   int64_t p = (x * (int64_t(1) << left)) * multiplier;

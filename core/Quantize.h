@@ -4,8 +4,11 @@
 // tests and the passes that compute constants agree bit for bit.
 #pragma once
 
+#include "core/Tensor.h"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace loupe {
 
@@ -32,6 +35,11 @@ struct FixedPoint {
 /// `m` in fixed point. Throws Error (naming `what`) unless m is positive, finite and in
 /// [2^-31, 2^31): outside that the mantissa's shift leaves 64-bit arithmetic.
 FixedPoint fixedPointOf(double m, const std::string &what);
+
+/// The fixed-point ratios `from` / `to` of two scales (requantization's multipliers), one per
+/// channel when either has several elements, else one: each scale a float32 as stored, divided
+/// in double (TVM's rule). `what` names them in errors (fixedPointOf's).
+std::vector<FixedPoint> scaleRatios(const Tensor &from, const Tensor &to, const std::string &what);
 
 /// round(x · multiplier · 2^(shift − 31)), ties toward +∞ (TVM's UPWARD rounding), in 64-bit
 /// arithmetic: x shifted left by max(shift, 0), multiplied, then the rounding offset added and an

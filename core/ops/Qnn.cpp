@@ -91,25 +91,11 @@ void dequantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                                      static_cast<int64_t>(along(zero, q.shape, axis, i)));
 }
 
-// The fixed-point multiplier of a requantize per channel (or one): input scale over output scale,
-// each a float32 as stored, divided in double (TVM's rule).
-std::vector<FixedPoint> requantizeMultipliers(const Tensor &inScale, const Tensor &outScale,
-                                              const std::string &what) {
-  size_t n = std::max(inScale.data.size(), outScale.data.size());
-  std::vector<FixedPoint> m;
-  for (size_t k = 0; k < n; ++k) {
-    double si = static_cast<float>(inScale.data[inScale.data.size() == 1 ? 0 : k]);
-    double so = static_cast<float>(outScale.data[outScale.data.size() == 1 ? 0 : k]);
-    m.push_back(fixedPointOf(si / so, what));
-  }
-  return m;
-}
-
 void requantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &inZero = *in[2], &outZero = *in[4];
   int axis = channelAxis(a, x.shape.size());
-  std::vector<FixedPoint> m = requantizeMultipliers(*in[1], *in[3], "qnn.requantize");
+  std::vector<FixedPoint> m = scaleRatios(*in[1], *in[3], "qnn.requantize");
   IntRange r = intRange(outType(a)), xr = intRange(x.dtype);
   for (int64_t i = 0; i < x.size(); ++i) {
     auto zi = static_cast<int64_t>(along(inZero, x.shape, axis, i));
@@ -151,12 +137,10 @@ void integerKernel(const char *plainOp, const Attrs &a, const std::vector<const 
 // rounded once (as PyTorch's and ONNX Runtime's float arithmetic rounds it), not each side.
 constexpr int32_t kAddFractionBits = 16;
 
-// The fixed-point ratio of scale `from` to scale `to` (each a float32 as stored), with
+// The fixed-point ratio of scale `from` to scale `to` (one element each), with
 // kAddFractionBits more bits, checked for 64-bit room against `dtype`'s values less `zero`.
-FixedPoint ratioOf(double from, double to, int dtype, int64_t zero) {
-  FixedPoint f = fixedPointOf(static_cast<double>(static_cast<float>(from)) /
-                                  static_cast<double>(static_cast<float>(to)),
-                              "qnn.add");
+FixedPoint ratioOf(const Tensor &from, const Tensor &to, int dtype, int64_t zero) {
+  FixedPoint f = scaleRatios(from, to, "qnn.add").at(0);
   f.shift += kAddFractionBits;
   IntRange r = intRange(dtype);
   if (!multiplyShiftFits(std::max(std::abs(r.lo - zero), std::abs(r.hi - zero)), f.multiplier,
@@ -173,24 +157,19 @@ void addKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vecto
   const Tensor &l = *in[0], &r = *in[1];
   auto za = static_cast<int64_t>(in[3]->data[0]), zb = static_cast<int64_t>(in[5]->data[0]),
        zo = static_cast<int64_t>(in[7]->data[0]);
-  FixedPoint fa = ratioOf(in[2]->data[0], in[6]->data[0], l.dtype, za);
-  FixedPoint fb = ratioOf(in[4]->data[0], in[6]->data[0], r.dtype, zb);
+  FixedPoint fa = ratioOf(*in[2], *in[6], l.dtype, za);
+  FixedPoint fb = ratioOf(*in[4], *in[6], r.dtype, zb);
   IntRange range = intRange(outType(a));
   Tensor &y = out[0];
-  std::vector<int64_t> idx(y.shape.size(), 0);
-  for (int64_t i = 0; i < y.size(); ++i) {
+  int64_t i = 0;
+  forEachIndex(y.shape, [&](const std::vector<int64_t> &idx) {
     auto x0 = static_cast<int64_t>(l.data[broadcastOffset(l.shape, idx)]);
     auto x1 = static_cast<int64_t>(r.data[broadcastOffset(r.shape, idx)]);
     int64_t sum = multiplyShift(x0 - za, fa.multiplier, fa.shift) +
                   multiplyShift(x1 - zb, fb.multiplier, fb.shift);
     int64_t v = zo + multiplyShift(sum, 1 << 30, 1 - kAddFractionBits);
-    y.data[i] = static_cast<double>(std::clamp(v, range.lo, range.hi));
-    for (size_t d = idx.size(); d-- > 0;) // next multi-index, row-major
-      if (++idx[d] < y.shape[d])
-        break;
-      else
-        idx[d] = 0;
-  }
+    y.data[i++] = static_cast<double>(std::clamp(v, range.lo, range.hi));
+  });
 }
 
 // qnn.conv2d's and qnn.dense's shapes and types: the plain op's rule on (data, weight[, bias]);
@@ -244,17 +223,13 @@ void fixedPointShape(ShapeCtx &c) {
 void fixedPointKernel(const Attrs &, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &m = *in[1], &s = *in[2];
-  std::vector<int64_t> idx(x.shape.size(), 0);
-  for (int64_t i = 0; i < x.size(); ++i) {
+  int64_t i = 0;
+  forEachIndex(x.shape, [&](const std::vector<int64_t> &idx) {
     auto mi = static_cast<int32_t>(m.data[broadcastOffset(m.shape, idx)]);
     auto si = static_cast<int32_t>(s.data[broadcastOffset(s.shape, idx)]);
     out[0].data[i] = static_cast<double>(multiplyShift(static_cast<int64_t>(x.data[i]), mi, si));
-    for (size_t d = idx.size(); d-- > 0;) // next multi-index, row-major
-      if (++idx[d] < x.shape[d])
-        break;
-      else
-        idx[d] = 0;
-  }
+    ++i;
+  });
 }
 
 std::vector<ComputeRef> fixedPointLower(const Attrs &, const std::vector<ComputeRef> &in,

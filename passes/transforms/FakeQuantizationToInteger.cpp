@@ -148,9 +148,15 @@ struct Matcher {
               {{"axis", std::to_string(axis)}, {"out_dtype", node(q).parsed.getStr("out_dtype")}});
   }
 
-  // conv2d / dense / matmul (transpose_b) between dequantized operands, then an optional
-  // activation, then the quantize `q`.
-  std::optional<NodeEntry> product(const Entry &q) const {
+  // What ends a region at the quantize `q`: q's parameters (per tensor), the op under it — read
+  // only through an optional relu or clip that only q reads — and the steps that activation keeps
+  // (none when it keeps the type's whole range, or there is none).
+  struct Tail {
+    QuantParams out;
+    Entry op;
+    std::optional<std::pair<int64_t, int64_t>> bounds;
+  };
+  std::optional<Tail> tailOf(const Entry &q) const {
     std::optional<QuantParams> out = params(q);
     if (!out || !out->perTensor())
       return std::nullopt;
@@ -162,9 +168,32 @@ struct Matcher {
       act = t;
       t = v.input(t, 0);
     }
-    Entry reader = act ? *act : q;
-    if (!onlyFeeds(t, reader))
+    if (!onlyFeeds(t, act ? *act : q))
       return std::nullopt;
+    Tail tail{*out, t, std::nullopt};
+    if (act)
+      tail.bounds =
+          activationBounds(*act, *out, *dtypeFromName(node(q).parsed.getStr("out_dtype")));
+    return tail;
+  }
+
+  // `y`, the region's value in q's steps, clipped to what the tail's activation keeps (the clip
+  // named as q), or `y` itself.
+  NodeEntry clipped(const NodeEntry &y, const Tail &tail, const Entry &q) const {
+    if (!tail.bounds)
+      return y;
+    return mk("clip", node(q).name, {y},
+              {{"a_min", std::to_string(tail.bounds->first)},
+               {"a_max", std::to_string(tail.bounds->second)}});
+  }
+
+  // conv2d / dense / matmul (transpose_b) between dequantized operands, then an optional
+  // activation, then the quantize `q`.
+  std::optional<NodeEntry> product(const Entry &q) const {
+    std::optional<Tail> tail = tailOf(q);
+    if (!tail)
+      return std::nullopt;
+    Entry t = tail->op;
     // matmul + bias is written as broadcast_add(matmul, bias).
     // The integer op computes the sum, so it takes the add's name (:layerwise compares values
     // by name: the matmul's would stand for the product without its bias).
@@ -193,8 +222,7 @@ struct Matcher {
       return std::nullopt;
     if (!b->perTensor() && b->axis != 0)
       return std::nullopt; // per-channel weights along the output channels only
-    int qa = dtypeOf(v.input(v.input(t, 0), 0)), qb = dtypeOf(v.input(v.input(t, 1), 0));
-    if ((qa != kUint8 && qa != kInt8) || (qb != kUint8 && qb != kInt8))
+    if (!eightBit(v.input(a->node, 0)) || !eightBit(v.input(b->node, 0)))
       return std::nullopt;
     Tensor accScale = productScale(*a, *b);
     std::optional<NodeEntry> bias;
@@ -221,53 +249,31 @@ struct Matcher {
     setAttr(attrs, "use_bias", bias ? "True" : "False");
     NodeEntry acc = mk(opName, accName.empty() ? op.name : accName, args, attrs);
     Tensor zero({1}, kInt32);
-    std::optional<std::pair<int64_t, int64_t>> bounds;
-    if (act)
-      bounds = activationBounds(*act, *out, *dtypeFromName(node(q).parsed.getStr("out_dtype")));
     NodeEntry y = requantize(acc, constant(accScale, op.name + "_accumulator_scale"),
                              constant(zero, op.name + "_accumulator_zero"), q, 1,
-                             bounds ? op.name + "_requantize" : node(q).name);
-    if (bounds)
-      y = mk("clip", node(q).name, {y},
-             {{"a_min", std::to_string(bounds->first)}, {"a_max", std::to_string(bounds->second)}});
-    return y;
+                             tail->bounds ? op.name + "_requantize" : node(q).name);
+    return clipped(y, *tail, q);
   }
 
   // The sum of two dequantized values (a residual add), with an optional activation, then the
   // quantize `q`: qnn.add in q's steps.
   std::optional<NodeEntry> addition(const Entry &q) const {
-    std::optional<QuantParams> out = params(q);
-    if (!out || !out->perTensor())
+    std::optional<Tail> tail = tailOf(q);
+    if (!tail || !v.is(tail->op, {"broadcast_add", "elemwise_add"}))
       return std::nullopt;
-    Entry t = v.input(q, 0);
-    std::optional<Entry> act;
-    if (v.is(t, {"relu", "clip"})) {
-      if (!onlyFeeds(t, q))
-        return std::nullopt;
-      act = t;
-      t = v.input(t, 0);
-    }
-    if (!v.is(t, {"broadcast_add", "elemwise_add"}) || !onlyFeeds(t, act ? *act : q))
-      return std::nullopt;
+    Entry t = tail->op;
     std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
     if (!a || !b || !a->perTensor() || !b->perTensor() || !eightBit(v.input(a->node, 0)) ||
         !eightBit(v.input(b->node, 0)))
       return std::nullopt;
-    int dtype = *dtypeFromName(node(q).parsed.getStr("out_dtype"));
-    std::optional<std::pair<int64_t, int64_t>> bounds;
-    if (act)
-      bounds = activationBounds(*act, *out, dtype);
     const Node &op = node(t);
-    NodeEntry y = mk("qnn.add", bounds ? op.name : node(q).name,
+    NodeEntry y = mk("qnn.add", tail->bounds ? op.name : node(q).name,
                      {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
                       rewritten(v.input(a->node, 1)), rewritten(v.input(a->node, 2)),
                       rewritten(v.input(b->node, 1)), rewritten(v.input(b->node, 2)),
                       rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
                      {{"out_dtype", node(q).parsed.getStr("out_dtype")}});
-    if (bounds)
-      y = mk("clip", node(q).name, {y},
-             {{"a_min", std::to_string(bounds->first)}, {"a_max", std::to_string(bounds->second)}});
-    return y;
+    return clipped(y, *tail, q);
   }
 
   // global_avg_pool2d of a dequantized value, then the quantize `q`: the int32 sum over the

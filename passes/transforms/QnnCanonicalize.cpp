@@ -109,14 +109,11 @@ struct Canonicalizer {
   NodeEntry rescaled(size_t x, size_t si, size_t zi, size_t so, std::optional<size_t> zo, int r,
                      int ax, const std::string &what, int32_t fractionBits = 0) const {
     Tensor inScale = constant(si, "the input scale"), outScale = constant(so, "the output scale");
-    std::vector<FixedPoint> m;
-    size_t n = std::max(inScale.data.size(), outScale.data.size());
-    for (size_t k = 0; k < n; ++k) {
-      double a = static_cast<float>(inScale.data[inScale.data.size() == 1 ? 0 : k]);
-      double b = static_cast<float>(outScale.data[outScale.data.size() == 1 ? 0 : k]);
-      m.push_back(fixedPointOf(a / b, node->name + " (" + node->op->name + ")"));
-      m.back().shift += fractionBits;
-    }
+    std::vector<FixedPoint> m =
+        scaleRatios(inScale, outScale, node->name + " (" + node->op->name + ")");
+    for (FixedPoint &f : m)
+      f.shift += fractionBits;
+    size_t n = m.size();
     // The input's range, less its zero point, bounds what the multiply sees.
     int inType = dtypeOf(x);
     if (inType == -1)

@@ -95,18 +95,18 @@ backend::LoweredFunction loweredOf(const backend::Schedule &s, const loop::Compu
   return lf;
 }
 
-// Builds, fuses and compiles the program, then checks every fused function of the module. At
-// opt level 3 the functions get the fast schedules (and FMA contraction).
-void checkLowering(const std::string &program, double lo, double hi, int dtype, int optLevel = 2) {
+// Builds, fuses and compiles the program at `optLevel`, then checks every fused function of the
+// module, lowered and compiled, on `values(shape, dtype)` per input against the reference
+// interpreter within `tol`. At opt level 3 the functions get the fast schedules (and FMA
+// contraction).
+void checkFunctions(const std::string &program, int optLevel,
+                    const std::function<Tensor(const Shape &, int)> &values, double tol) {
   SCOPED_TRACE(program);
   Engine e;
   run(e, program + "\n:graph y\n:set opt_level " + std::to_string(optLevel) +
              "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
   const Graph &g = e.current()->graph;
   auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(lo, hi);
-  double tol = dtype == kFloat32 ? 1e-5 : dtype == kFloat64 ? 1e-12 : 0;
   std::vector<backend::LoweredFunction> lowered;
   for (const auto &[name, f] : module->functions)
     lowered.push_back(backend::lowerFunction(*f));
@@ -118,17 +118,31 @@ void checkLowering(const std::string &program, double lo, double hi, int dtype, 
     std::map<std::string, Tensor> byName;
     std::vector<Tensor> args;
     for (const auto &p : lf.inputs) {
-      Tensor t(p->shape, p->dtype);
-      for (double &v : t.data)
-        v = roundToDType(u(rng), p->dtype);
+      Tensor t = values(p->shape, p->dtype);
       byName[p->name] = t;
       args.push_back(t);
     }
     std::vector<Tensor> want = interpret(f->body, byName);
-    std::vector<Tensor> got = backend::evalLowered(lf, args);
-    expectClose(got, want, tol, "loop interpreter");
+    expectClose(backend::evalLowered(lf, args), want, tol, "loop interpreter");
     expectClose(runCompiled(*compiled, lf, args), want, tol, "LLVM");
   }
+}
+
+// checkFunctions on values uniform in [lo, hi) (rounded to each input's dtype), within a
+// tolerance for `dtype`: float32's and float64's rounding, integers exact.
+void checkLowering(const std::string &program, double lo, double hi, int dtype, int optLevel = 2) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(lo, hi);
+  double tol = dtype == kFloat32 ? 1e-5 : dtype == kFloat64 ? 1e-12 : 0;
+  checkFunctions(
+      program, optLevel,
+      [&](const Shape &shape, int dt) {
+        Tensor t(shape, dt);
+        for (double &v : t.data)
+          v = roundToDType(u(rng), dt);
+        return t;
+      },
+      tol);
 }
 
 const std::vector<Shape> kOddShapes = {{1},        {7},           {3, 5},
@@ -1210,40 +1224,6 @@ TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {
   EXPECT_EQ(got[0].data, want[0].data);
 }
 
-namespace {
-
-// `program`'s one fused function lowered and compiled at `optLevel`, run on `values(shape,
-// dtype)` per input, against the reference interpreter: equal to the bit.
-void checkExactly(const std::string &program, int optLevel,
-                  const std::function<Tensor(const Shape &, int)> &values) {
-  SCOPED_TRACE(program);
-  Engine e;
-  run(e, program + "\n:graph y\n:set opt_level " + std::to_string(optLevel) +
-             "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
-  const Graph &g = e.current()->graph;
-  auto module = std::static_pointer_cast<const FusedModule>(g.attr("module")->opaque);
-  std::vector<backend::LoweredFunction> lowered;
-  for (const auto &[name, f] : module->functions)
-    lowered.push_back(backend::lowerFunction(*f));
-  auto compiled = backend::CompiledModule::compile(lowered);
-  size_t fi = 0;
-  for (const auto &[name, f] : module->functions) {
-    const backend::LoweredFunction &lf = lowered[fi++];
-    std::map<std::string, Tensor> byName;
-    std::vector<Tensor> args;
-    for (const auto &p : lf.inputs) {
-      Tensor t = values(p->shape, p->dtype);
-      byName[p->name] = t;
-      args.push_back(t);
-    }
-    std::vector<Tensor> want = interpret(f->body, byName);
-    expectClose(backend::evalLowered(lf, args), want, 0, "loop interpreter");
-    expectClose(runCompiled(*compiled, lf, args), want, 0, "LLVM");
-  }
-}
-
-} // namespace
-
 // fixed_point_multiply (requantization's q_multiply_shift) over the whole int32 range, with
 // 31-bit multipliers per channel and shifts from -20 to 0: products up to 2^62, which the loops
 // and LLVM compute in 64-bit integers exactly as the reference does, vector lanes and tails.
@@ -1260,11 +1240,11 @@ TEST(IntegerLowering, FixedPointMultiplyIsExactOverInt32) {
     return t;
   };
   for (int opt : {0, 2, 3})
-    checkExactly("x = Variable(\"x\", shape=(2, 3, 5, 7), dtype=4)\n"
-                 "m = Variable(\"m\", shape=(3, 1, 1), dtype=4)\n"
-                 "s = Variable(\"s\", shape=(1,), dtype=4)\n"
-                 "y = fixed_point_multiply(x, m, s)",
-                 opt, values);
+    checkFunctions("x = Variable(\"x\", shape=(2, 3, 5, 7), dtype=4)\n"
+                   "m = Variable(\"m\", shape=(3, 1, 1), dtype=4)\n"
+                   "s = Variable(\"s\", shape=(1,), dtype=4)\n"
+                   "y = fixed_point_multiply(x, m, s)",
+                   opt, values, 0);
 }
 
 // A max over integers starts from the type's smallest value: 0 in uint8 (it was -255, which
@@ -1274,12 +1254,15 @@ TEST(IntegerLowering, MaxStartsFromTheTypesSmallestValue) {
   for (int dtype : {kUint8, kInt8})
     for (int opt : {0, 3}) {
       double fill = dtype == kUint8 ? 0 : -128;
-      checkExactly("x = Variable(\"x\", shape=(1, 2, 4, 4), dtype=" + std::to_string(dtype) +
-                       ")\ny = max_pool2d(x, pool_size=(2, 2), strides=(2, 2), padding=(1, 1))",
-                   opt, [&](const Shape &s, int dt) {
-                     Tensor t(s, dt);
-                     std::fill(t.data.begin(), t.data.end(), fill);
-                     return t;
-                   });
+      checkFunctions(
+          "x = Variable(\"x\", shape=(1, 2, 4, 4), dtype=" + std::to_string(dtype) +
+              ")\ny = max_pool2d(x, pool_size=(2, 2), strides=(2, 2), padding=(1, 1))",
+          opt,
+          [&](const Shape &s, int dt) {
+            Tensor t(s, dt);
+            std::fill(t.data.begin(), t.data.end(), fill);
+            return t;
+          },
+          0);
     }
 }

@@ -9,10 +9,24 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace loupe::backend {
+
+/// The dot-product instructions generated code may use for `dot4`: VNNI's vpdpbusd on 16 int32
+/// lanes (avx512vnni) and on 8 (avxvnni, or avx512vnni with avx512vl), as the host has them —
+/// code is always compiled for the host.
+struct DotInstructions {
+  bool lanes16 = false;
+  bool lanes8 = false;
+};
+DotInstructions dotInstructions();
+
+/// Overrides dotInstructions() (nullopt: the host's again) — for tests that check the portable
+/// form of dot4 on a machine with VNNI. Kernels compiled since keep their code.
+void setDotInstructions(std::optional<DotInstructions> d);
 
 /// What a compile did, and how far it is while it runs.
 struct CompileStats {

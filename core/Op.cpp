@@ -74,6 +74,27 @@ void ShapeCtx::assignOut(size_t i, const Shape &s) {
   out[i] = merged;
 }
 
+void sameTypeRule(TypeCtx &c) {
+  int t = -1;
+  for (int v : c.out)
+    if (v != -1) {
+      t = v;
+      break;
+    }
+  if (t == -1)
+    for (int v : c.in)
+      if (v != -1) {
+        t = v;
+        break;
+      }
+  if (t == -1)
+    return;
+  for (size_t i = 0; i < c.in.size(); ++i)
+    c.assignIn(i, t);
+  for (size_t i = 0; i < c.out.size(); ++i)
+    c.assignOut(i, t);
+}
+
 void TypeCtx::assignIn(size_t i, int t) {
   if (t == -1)
     return;

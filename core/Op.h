@@ -58,6 +58,10 @@ struct TypeCtx {
   void assignOut(size_t i, int t);
 };
 
+/// NNVM's rule for ops without a type function: the first known output or input dtype is every
+/// input's and output's.
+void sameTypeRule(TypeCtx &c);
+
 struct Node;
 struct NodeEntry;
 

@@ -16,27 +16,6 @@ namespace loupe {
 
 namespace {
 
-void sameTypeRule(TypeCtx &c) {
-  int t = -1;
-  for (int v : c.out)
-    if (v != -1) {
-      t = v;
-      break;
-    }
-  if (t == -1)
-    for (int v : c.in)
-      if (v != -1) {
-        t = v;
-        break;
-      }
-  if (t == -1)
-    return;
-  for (size_t i = 0; i < c.in.size(); ++i)
-    c.assignIn(i, t);
-  for (size_t i = 0; i < c.out.size(); ++i)
-    c.assignOut(i, t);
-}
-
 int parseTypeCode(const Node &n, const std::string &key, const std::string &s) {
   int v = -2;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);

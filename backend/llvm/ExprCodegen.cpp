@@ -1,9 +1,11 @@
 // ExprCodegen: FunctionGen's expressions — loop IR values, calls, integer and float arithmetic,
 // conversions between dtypes, loads (vector, gathered, 32-bit indexed) — as LLVM IR.
+#include "backend/llvm/FunctionCodegen.h"
 #include "backend/llvm/FunctionGen.h"
 
 #include "core/Error.h"
 
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -152,6 +154,8 @@ llvm::Value *FunctionGen::call(const ExprNode &e) {
     return expr(e.args[0]);
   if (f == "q_multiply_shift")
     return multiplyShift(e);
+  if (f == "dot4")
+    return dot4(e, nullptr);
   llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
   if (f == "exp")
     return intrinsic(llvm::Intrinsic::exp, x);
@@ -222,6 +226,81 @@ llvm::Value *FunctionGen::multiplyShift(const ExprNode &e) {
   return convert(b_.CreateAShr(b_.CreateAdd(p, half), right), kInt64, e.dtype);
 }
 
+namespace {
+
+// Whether loads `args[first..first+3]` read four consecutive elements of one buffer of `dtype`:
+// the same index but for a constant term that grows by one.
+bool consecutiveQuad(const std::vector<Expr> &args, size_t first, int dtype) {
+  const Expr &a = args[first];
+  if (a->kind != ExprKind::Load || a->dtype != dtype)
+    return false;
+  auto [terms, base] = splitConstant(foldDivMod(a->args[0]));
+  std::string shape = terms ? printExpr(terms) : "";
+  for (size_t j = 1; j < 4; ++j) {
+    const Expr &b = args[first + j];
+    if (b->kind != ExprKind::Load || b->name != a->name)
+      return false;
+    auto [t, c] = splitConstant(foldDivMod(b->args[0]));
+    if ((t ? printExpr(t) : "") != shape || c != base + static_cast<int64_t>(j))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+// dot4(a0, a1, a2, a3, b0, b1, b2, b3) = Σ aj·bj in int32, plus `acc`. In a vector loop whose
+// lanes share four consecutive uint8 data (the input channels of one pixel) and read four
+// consecutive int8 weights each (OIHW<o>o4i: lane v's at 4v), it is one vpdpbusd: the data
+// quad as a 32-bit word broadcast to every lane, the lanes' weight quads as one vector load.
+// Elsewhere (other operands, no VNNI, a scalar loop) the products are summed in 32-bit lanes —
+// the same sum, as the instruction's products and sums do not overflow 32 bits.
+llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
+  DotInstructions dot = dotInstructions();
+  const std::vector<Expr> &args = e.args;
+  bool vnni = vecVar_ && !mask_ && e.dtype == kInt32 &&
+              ((lanes_ == 16 && dot.lanes16) || (lanes_ == 8 && dot.lanes8)) &&
+              consecutiveQuad(args, 0, kUint8) && consecutiveQuad(args, 4, kInt8) &&
+              !usesVar(args[0]->args[0], vecVar_) &&
+              linearCoef(foldDivMod(args[4]->args[0]), vecVar_) == std::optional<int64_t>(4);
+  llvm::Type *i32 = b_.getInt32Ty();
+  if (vnni) {
+    auto *vt = llvm::FixedVectorType::get(i32, lanes_);
+    llvm::Value *data = b_.CreateAlignedLoad(
+        i32, address(buffer(args[0]->name), foldDivMod(args[0]->args[0])), llvm::Align(1));
+    llvm::Value *weights = b_.CreateBitCast(
+        b_.CreateAlignedLoad(llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * lanes_),
+                             laneZeroAddress(buffer(args[4]->name), args[4]->args[0]),
+                             llvm::Align(1)),
+        vt);
+    llvm::Value *sum =
+        acc ? b_.CreateTrunc(splat(acc, lanes_), vt) : llvm::Constant::getNullValue(vt);
+    llvm::Intrinsic::ID id = lanes_ == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                          : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+    llvm::Value *r = b_.CreateIntrinsic(id, {}, {sum, b_.CreateVectorSplat(lanes_, data), weights});
+    return b_.CreateSExt(r, withLanes(b_.getInt64Ty(), r));
+  }
+  // The portable form: each product and the sum in 32 bits (as the loads extend to i64 values,
+  // narrowed here so that the vector code multiplies 32-bit lanes).
+  llvm::Value *sum = nullptr;
+  for (size_t j = 0; j < 4; ++j) {
+    llvm::Value *a = convert(expr(args[j]), args[j]->dtype, kInt64),
+                *w = convert(expr(args[j + 4]), args[j + 4]->dtype, kInt64);
+    matchLanes(a, w);
+    llvm::Value *p =
+        b_.CreateMul(b_.CreateTrunc(a, withLanes(i32, a)), b_.CreateTrunc(w, withLanes(i32, w)));
+    if (sum)
+      matchLanes(sum, p);
+    sum = sum ? b_.CreateAdd(sum, p) : p;
+  }
+  if (acc) {
+    llvm::Value *c = b_.CreateTrunc(acc, withLanes(i32, acc));
+    matchLanes(c, sum);
+    sum = b_.CreateAdd(c, sum);
+  }
+  return b_.CreateSExt(sum, withLanes(b_.getInt64Ty(), sum));
+}
+
 // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
 llvm::Value *FunctionGen::intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
   switch (op) {
@@ -254,6 +333,12 @@ llvm::Value *FunctionGen::intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
 
 llvm::Value *FunctionGen::binary(const ExprNode &e) {
   int t = e.args[0]->dtype;
+  // A sum's dot4 term takes the other term as its accumulator (vpdpbusd adds to it).
+  if (e.op == BinOp::Add && !isFloat(e.dtype))
+    for (size_t k = 0; k < 2; ++k)
+      if (const Expr &d = e.args[k]; d->kind == ExprKind::Call && d->name == "dot4")
+        return convert(dot4(*d, convert(expr(e.args[1 - k]), e.args[1 - k]->dtype, kInt64)), kInt64,
+                       e.dtype);
   llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
   a = convert(a, t, t);
   matchLanes(a, bv);

@@ -11,12 +11,14 @@
 #include "core/Interrupt.h"
 #include "core/loop/Visitor.h"
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/BinaryFormat/Dwarf.h>
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
@@ -521,6 +523,29 @@ void FunctionGen::packedWrapper(size_t nargs) {
 } // namespace loupe::backend::codegen
 
 namespace loupe::backend {
+
+namespace {
+std::optional<DotInstructions> &dotOverride() {
+  static std::optional<DotInstructions> d;
+  return d;
+}
+} // namespace
+
+DotInstructions dotInstructions() {
+  if (dotOverride())
+    return *dotOverride();
+  static const DotInstructions host = [] {
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    auto has = [&](const char *name) { return f.lookup(name); };
+    DotInstructions d;
+    d.lanes16 = has("avx512vnni");
+    d.lanes8 = has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
+    return d;
+  }();
+  return host;
+}
+
+void setDotInstructions(std::optional<DotInstructions> d) { dotOverride() = d; }
 
 void generateFunction(llvm::Module &m, const LoweredFunction &f, const std::string &symbol,
                       const loop::StmtLines *lines) {

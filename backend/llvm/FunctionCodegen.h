@@ -2,6 +2,7 @@
 // backend/llvm/ (it includes LLVM headers).
 #pragma once
 
+#include "backend/Codegen.h"
 #include "backend/LowerFunction.h"
 
 #include <llvm/IR/Module.h>

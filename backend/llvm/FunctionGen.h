@@ -122,6 +122,10 @@ private:
   // q_multiply_shift: requantization's fixed-point multiply in 64-bit lanes.
   llvm::Value *multiplyShift(const ExprNode &e);
 
+  // dot4(a0..a3, b0..b3) plus `acc` (null: 0): one vpdpbusd where the operands are a uint8
+  // quad shared by the lanes and an int8 quad per lane, else the products in 32-bit lanes.
+  llvm::Value *dot4(const ExprNode &e, llvm::Value *acc);
+
   // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
   llvm::Value *intArith(BinOp op, llvm::Value *a, llvm::Value *c);
 

@@ -287,12 +287,25 @@ private:
   Visit at_;
 };
 
-// Floating-point arithmetic and math calls (not index arithmetic, not padding selects).
-bool isFlop(const Expr &e) {
-  return (e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
-          e->dtype != kBool && dtypeIsFloat(e->dtype)) ||
-         (e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) && e->name != "tvm_if_then_else" &&
-          e->name != "likely");
+// Whether `e` is a tensor's value (a read, possibly converted), not index arithmetic.
+bool isValue(const Expr &e) {
+  return e->kind == ExprKind::TensorRead ||
+         (e->kind == ExprKind::Cast && e->args[0]->kind == ExprKind::TensorRead);
+}
+
+// The operations `e` counts: floating-point arithmetic and math calls (not index arithmetic, not
+// padding selects), and integer products of tensor values — a quantized kernel's multiplies,
+// dot4's four and the three adds between them — so that integer kernels report GOP/s as float
+// kernels report GFLOP/s.
+int64_t opsOf(const Expr &e) {
+  if (e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
+      e->dtype != kBool)
+    return dtypeIsFloat(e->dtype) ||
+           (e->op == BinOp::Mul && isValue(e->args[0]) && isValue(e->args[1]));
+  if (e->kind == ExprKind::Call && e->name == "dot4")
+    return 7;
+  return e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) && e->name != "tvm_if_then_else" &&
+         e->name != "likely";
 }
 
 } // namespace
@@ -306,7 +319,7 @@ std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
     const Expr &body = st.body;
     std::map<std::string, int64_t> count;
     ByNode(stageOf, st.tensor->node, [&](const Expr &e, const std::string &node) {
-      count[node] += isFlop(e);
+      count[node] += opsOf(e);
     }).visitExpr(body);
     int64_t extent = numElements(st.tensor->shape);
     if (body->kind == ExprKind::Reduce) {

@@ -114,7 +114,10 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.limit({"reg_n", "oc_tiles"}, (s.cpu.registers - 1) / regsPerColumn);
   Tile tile{regN, colsShifted};
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
-  s.knob("ic_bn", body->reduceAxes[3].extent, "input channels per block");
+  // An 8-bit sum steps through its block four channels at a time (dot4, one vpdpbusd).
+  bool quads = body->args[0]->kind == ExprKind::Call && body->args[0]->name == "dot4";
+  s.knob("ic_bn", body->reduceAxes[3].extent * (quads ? 4 : 1),
+         quads ? "input channels per block, four per step (dot4)" : "input channels per block");
   s.knob("reg_n", regN,
          std::string(pixels ? "output pixels (across rows)" : "output columns") +
              " per register tile" + (tile.shifted ? "; the last tile shifted back" : ""));
@@ -126,7 +129,7 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
                                    : "channel blocks per register tile") +
              (ocShifted ? "; the last tile of blocks shifted back" : ""));
   // Input (one image) and weight sizes decide the loop order.
-  const Shape &dataShape = s.stages[idx].body->args[0]->args[0]->tensor->shape;
+  const Shape &dataShape = productOperandShape(s.stages[idx].body, 0);
   int64_t inputElems = numElements(dataShape) / dataShape[0];
   int64_t weightElems = ocChunks * ocBlock * body->reduceAxes[0].extent *
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *

@@ -49,6 +49,14 @@ ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t padAxis
   return cacheT;
 }
 
+const Shape &productOperandShape(const Expr &sum, size_t k) {
+  const Expr &term = sum->args[0];
+  Expr e = term->kind == ExprKind::Call && term->name == "dot4" ? term->args[4 * k] : term->args[k];
+  if (e->kind == ExprKind::Cast)
+    e = e->args[0];
+  return e->tensor->shape;
+}
+
 bool convWithEpilogue(Schedule &s, size_t conv, size_t rank) {
   if (s.outputs.size() != 1)
     return false;

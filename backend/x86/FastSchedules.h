@@ -88,6 +88,11 @@ loop::ComputeRef accumulateThroughCache(Schedule &s, size_t conv, bool inlinePad
 loop::ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t padAxis,
                                               int64_t padTo, bool inlinePad = false);
 
+/// The shape of the tensor a convolution's sum reads as its data (`k` 0) or weight (1): the
+/// product's operand, through the casts that widen 8-bit operands, or dot4's first data or
+/// weight read.
+const Shape &productOperandShape(const loop::Expr &sum, size_t k);
+
 /// Whether the function is the stage at `conv` (of rank `rank`) followed by an elementwise
 /// epilogue of the same shape with one output: what the convolution schedules expect.
 bool convWithEpilogue(Schedule &s, size_t conv, size_t rank);

@@ -193,6 +193,12 @@ private:
                                                      static_cast<int32_t>(eval(e->args[1])),
                                                      static_cast<int32_t>(eval(e->args[2])))),
                    e->dtype);
+    if (f == "dot4") { // an 8-bit convolution's step: four products, summed exactly
+      double sum = 0;
+      for (size_t j = 0; j < 4; ++j)
+        sum += eval(e->args[j]) * eval(e->args[j + 4]);
+      return round(sum, e->dtype);
+    }
     if (f == "ldexp") // x * 2^n, n integral (FastMath's scaling)
       return round(std::ldexp(eval(e->args[0]), static_cast<int>(eval(e->args[1]))), e->dtype);
     double x = eval(e->args[0]);

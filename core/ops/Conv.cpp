@@ -111,6 +111,12 @@ addBias(const loop::ComputeRef &conv, const loop::ComputeRef &b,
       "compute", "broadcast", "ax");
 }
 
+// An operand read as the convolution's output type: with out_dtype int32, 8-bit operands are
+// widened before they multiply (their product would not fit their own type).
+loop::Expr widened(const loop::Expr &e, int dtype) {
+  return e->dtype == dtype ? e : loop::cast(dtype, e);
+}
+
 // topi's conv2d_nchw: `pad_temp` (when padding is non-zero), then a sum over rc, ry, rx on
 // axes nn, ff, yy, xx; with a bias, an add stage over it (as NNVM's compute did).
 std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop::ComputeRef> &in,
@@ -126,9 +132,11 @@ std::vector<loop::ComputeRef> conv2dLower(const Attrs &a, const std::vector<loop
   ComputeRef conv = compute(shapes[0], types[0],
                             [&](const std::vector<Expr> &i) {
                               Expr channel = p.groups == 1 ? rc.var : (i[1] / ocg) * icg + rc.var;
-                              Expr src = read(data, {i[0], channel, i[2] * p.sh + ry.var * p.dh,
-                                                     i[3] * p.sw + rx.var * p.dw}) *
-                                         read(w, {i[1], rc.var, ry.var, rx.var});
+                              Expr src =
+                                  widened(read(data, {i[0], channel, i[2] * p.sh + ry.var * p.dh,
+                                                      i[3] * p.sw + rx.var * p.dw}),
+                                          types[0]) *
+                                  widened(read(w, {i[1], rc.var, ry.var, rx.var}), types[0]);
                               return reduce(Combiner::Sum, src, {rc, ry, rx});
                             },
                             "compute", "conv2d", "", {"nn", "ff", "yy", "xx"});
@@ -573,6 +581,20 @@ void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   std::string outLayout = convOutLayout(a);
   Tensor x = transformLayout(*in[0], a.getStr("layout"), "NCHW");
   Tensor w = transformLayout(*in[1], a.getStr("kernel_layout"), "OIHW");
+  Attrs plainAttrs = a;
+  if (double v = a.getFloat("pad_value"); v != 0) {
+    // Padded here with the value, the convolution itself then pads nothing.
+    ConvParams p = convParams(a, nullptr, true);
+    Tensor padded({x.shape[0], x.shape[1], x.shape[2] + 2 * p.ph, x.shape[3] + 2 * p.pw}, x.dtype);
+    std::fill(padded.data.begin(), padded.data.end(), v);
+    for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
+      for (int64_t y = 0; y < x.shape[2]; ++y)
+        for (int64_t c = 0; c < x.shape[3]; ++c)
+          padded.data[((nc * padded.shape[2]) + y + p.ph) * padded.shape[3] + c + p.pw] =
+              x.data[(nc * x.shape[2] + y) * x.shape[3] + c];
+    x = std::move(padded);
+    plainAttrs.set("padding", std::vector<int64_t>{0, 0}, "(0, 0)", true);
+  }
   std::vector<const Tensor *> plain = {&x, &w};
   Tensor b;
   if (in.size() > 2) {
@@ -581,7 +603,7 @@ void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   }
   std::vector<Tensor> y = {
       Tensor(convertLayoutShape(out[0].shape, outLayout, "NCHW"), out[0].dtype)};
-  conv2dKernel(a, plain, y);
+  conv2dKernel(plainAttrs, plain, y);
   out[0] = transformLayout(y[0], "NCHW", outLayout);
 }
 
@@ -636,30 +658,40 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   // A depthwise convolution's weights have one input channel per output channel: OIHW1i<o>o.
   std::string want =
       "OIHW" + std::to_string(p.groups != 1 ? 1 : ib) + "i" + std::to_string(ob) + "o";
+  // 8-bit operands summed in int32 take their weights in quads of input channels, OIHW<o>o4i
+  // (TVM's conv2d_NCHWc_int8): each output lane's four weights are one 32-bit word, which VNNI's
+  // vpdpbusd multiplies by four input channels and adds to the lane.
+  bool quads = p.groups == 1 && ib % 4 == 0 && types[0] == kInt32 && in[0]->dtype != kInt32 &&
+               a.getStr("kernel_layout") == "OIHW" + std::to_string(ob) + "o4i";
   if (a.getStr("layout") != "NCHW" + std::to_string(ib) + "c" ||
-      out != "NCHW" + std::to_string(ob) + "c" || a.getStr("kernel_layout") != want || !ib || !ob)
-    fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o, NCHW<o>c only, got ",
+      out != "NCHW" + std::to_string(ob) + "c" || (a.getStr("kernel_layout") != want && !quads) ||
+      !ib || !ob)
+    fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o (8-bit: OIHW<o>o4i), "
+         "NCHW<o>c only, got ",
          a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
   ComputeRef x = in[0], w = in[1];
-  ComputeRef data =
-      p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw, 0}, {0, 0, p.ph, p.pw, 0}, 0) : x;
+  int t = types[0];
+  ComputeRef data = p.ph || p.pw ? padCompute(x, {0, 0, p.ph, p.pw, 0}, {0, 0, p.ph, p.pw, 0},
+                                              a.getFloat("pad_value"))
+                                 : x;
   if (p.groups != 1) { // depthwise: each output lane reads its own input lane
     if (ib != ob || p.groups != p.channels)
       fail("_contrib_depthwise_conv2d_NCHWc lowers data and output in the same NCHW<o>c and "
            "weights in OIHW1i<o>o only, got ",
            a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
     IterVar ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
-    ComputeRef conv =
-        compute(shapes[0], types[0],
-                [&](const std::vector<Expr> &i) {
-                  return reduce(Combiner::Sum,
-                                read(data, {i[0], i[1], i[2] * p.sh + ry.var * p.dh,
-                                            i[3] * p.sw + rx.var * p.dw, i[4]}) *
-                                    read(w, {i[1], intImm(0), ry.var, rx.var, intImm(0), i[4]}),
-                                {ry, rx});
-                },
-                "depthwise_conv2d_NCHWc", "depthwise_conv2d_NCHWc", "",
-                {"n", "oc_chunk", "oh", "ow", "oc_block"});
+    ComputeRef conv = compute(
+        shapes[0], types[0],
+        [&](const std::vector<Expr> &i) {
+          return reduce(Combiner::Sum,
+                        widened(read(data, {i[0], i[1], i[2] * p.sh + ry.var * p.dh,
+                                            i[3] * p.sw + rx.var * p.dw, i[4]}),
+                                t) *
+                            widened(read(w, {i[1], intImm(0), ry.var, rx.var, intImm(0), i[4]}), t),
+                        {ry, rx});
+        },
+        "depthwise_conv2d_NCHWc", "depthwise_conv2d_NCHWc", "",
+        {"n", "oc_chunk", "oh", "ow", "oc_block"});
     if (!p.bias)
       return {conv};
     return {addBias(conv, in[2], [](const std::vector<Expr> &i) {
@@ -681,9 +713,24 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
         "data_unit_stride", "compact");
     p.sh = p.sw = 1;
   }
-  // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes.
-  IterVar icc = reduceAxis(x->shape[1], "ic_chunk"), icb = reduceAxis(ib, "ic_block"),
+  // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes
+  // (8-bit: ic_quad steps of four lanes).
+  IterVar icc = reduceAxis(x->shape[1], "ic_chunk"),
+          icb = quads ? reduceAxis(ib / 4, "ic_quad") : reduceAxis(ib, "ic_block"),
           ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
+  // One step of the sum: an input channel (the data read at `lane` of its block) times the
+  // weight of output lane `o`; with quads, dot4 of four input channels and their four weights.
+  auto term = [&](const std::function<Expr(Expr)> &dataAt, const Expr &oc, const Expr &ky,
+                  const Expr &kx, const Expr &o) {
+    if (!quads)
+      return widened(dataAt(icb.var), t) * widened(read(w, {oc, icc.var, ky, kx, icb.var, o}), t);
+    std::vector<Expr> args;
+    for (int64_t j = 0; j < 4; ++j)
+      args.push_back(dataAt(icb.var * 4 + j));
+    for (int64_t j = 0; j < 4; ++j)
+      args.push_back(read(w, {oc, icc.var * (ib / 4) + icb.var, ky, kx, o, intImm(j)}));
+    return call("dot4", std::move(args), t);
+  };
   ComputeRef conv;
   if (p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && !p.ph && !p.pw && os[3] < 16) {
     // A unit-stride 1x1 convolution is a product over the pixels: summed over them as one axis,
@@ -702,8 +749,11 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
     ComputeRef product =
         compute({os[0], os[1], pixels, os[4]}, types[0],
                 [&](const std::vector<Expr> &i) {
-                  Expr src = read(flat, {i[0], icc.var, i[2], icb.var}) *
-                             read(w, {i[1], icc.var, ry.var, rx.var, icb.var, i[3]});
+                  Expr src = term(
+                      [&](Expr lane) {
+                        return read(flat, {i[0], icc.var, i[2], lane});
+                      },
+                      i[1], ry.var, rx.var, i[3]);
                   return reduce(Combiner::Sum, src, {icc, ry, rx, icb});
                 },
                 "conv2d_NCHWc", "conv2d_NCHWc", "", {"n", "oc_chunk", "pixel", "oc_block"});
@@ -715,9 +765,12 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   } else {
     conv = compute(os, types[0],
                    [&](const std::vector<Expr> &i) {
-                     Expr src = read(data, {i[0], icc.var, i[2] * p.sh + ry.var * p.dh,
-                                            i[3] * p.sw + rx.var * p.dw, icb.var}) *
-                                read(w, {i[1], icc.var, ry.var, rx.var, icb.var, i[4]});
+                     Expr src = term(
+                         [&](Expr lane) {
+                           return read(data, {i[0], icc.var, i[2] * p.sh + ry.var * p.dh,
+                                              i[3] * p.sw + rx.var * p.dw, lane});
+                         },
+                         i[1], ry.var, rx.var, i[4]);
                      return reduce(Combiner::Sum, src, {icc, ry, rx, icb});
                    },
                    "conv2d_NCHWc", "conv2d_NCHWc", "", {"n", "oc_chunk", "oh", "ow", "oc_block"});
@@ -760,9 +813,30 @@ OpDef &convCommon(const char *name, const char *doc, const SpatialAxes &ax) {
       .setPattern(kOutEWiseFusable);
 }
 
+// NNVM's out_dtype: "same" (the same-type rule) or int32, the sum of integer operands up to 32
+// bits (a quantized network's uint8 or int8 data and int8 weights, as QnnCanonicalize writes
+// them) with an int32 bias.
+void convType(TypeCtx &c) {
+  if (c.attrs.getStr("out_dtype") == "same")
+    return sameTypeRule(c);
+  requireInteger(c, 0, "the data");
+  requireInteger(c, 1, "the weight");
+  if (c.in.size() > 2)
+    c.assignIn(2, kInt32);
+  c.assignOut(0, kInt32);
+}
+
+OpDef &outDtypeParam(OpDef &d) {
+  return d
+      .param("out_dtype", ParamKind::Enum, "same",
+             "the output's type: the data's, or int32 summing integer operands", {"same", "int32"})
+      .type(convType);
+}
+
 void registerConvOps() {
   OpDef &conv = convCommon("conv2d", "2-D convolution");
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+  outDtypeParam(conv);
   conv.argsFn = dataWeightBias;
   conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout).lower(conv2dLower);
   conv.grad(throughGradOp("_conv2d_grad"));
@@ -773,6 +847,10 @@ void registerConvOps() {
                              ? "2-D convolution in blocked layouts (NCHW8c, …)"
                              : "depthwise 2-D convolution in blocked layouts (NCHW16c, …)");
     blocked.param("out_layout", ParamKind::Str, "__undef__", "output layout");
+    outDtypeParam(blocked);
+    // What the padding reads: a quantized convolution pads with its input's zero point, which
+    // AlterOpLayout takes from the `pad` before it.
+    blocked.param("pad_value", ParamKind::Float, "0", "the value the padding reads");
     blocked.argsFn = dataWeightBias;
     blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
     blocked.lower(conv2dNCHWcLower);

@@ -484,4 +484,11 @@ channelSum(const Shape &shape, int axis, int dtype,
       "compute", "reduce", "ax");
 }
 
+void requireInteger(const TypeCtx &c, size_t k, const char *what) {
+  int t = c.in[k];
+  if (t != -1 && (dtypeIsFloat(t) || t == kInt64 || t == kUint64 || t == kBoolean))
+    fail("operator ", c.node, " (", c.op, "): ", what, " (input ", k,
+         ") must be of an integer type up to 32 bits, got ", dtypeName(t));
+}
+
 } // namespace loupe::ops

@@ -183,6 +183,9 @@ loop::ComputeRef channelSum(const Shape &shape, int axis, int dtype,
                             const std::function<loop::Expr(const std::vector<loop::Expr> &)> &term);
 
 /// Registration functions of each op family (called by registerAllOps).
+/// Refuses a dtype that is not an integer one of at most 32 bits for input k (`what` names it).
+void requireInteger(const TypeCtx &c, size_t k, const char *what);
+
 void registerElemwiseOps();
 void registerBroadcastOps();
 void registerLogicOps();

@@ -55,14 +55,6 @@ InferShapeFn elementwiseQuantization(std::vector<const char *> operands) {
   };
 }
 
-// Refuses a dtype that is not an integer one of at most 32 bits for input k.
-void requireInteger(const TypeCtx &c, size_t k, const char *what) {
-  int t = c.in[k];
-  if (t != -1 && (dtypeIsFloat(t) || t == kInt64 || t == kUint64 || t == kBoolean))
-    fail("operator ", c.node, " (", c.op, "): ", what, " (input ", k,
-         ") must be of an integer type up to 32 bits, got ", dtypeName(t));
-}
-
 // Element i's entry of a per-tensor or per-channel operand `p` for data of shape `s`.
 double along(const Tensor &p, const Shape &s, int axis, int64_t i) {
   if (p.size() == 1)
@@ -342,7 +334,8 @@ void registerQnnOps() {
                                  " of (data - input_zero_point) and (weight - "
                                  "kernel_zero_point, per output channel), accumulated in int32"));
     for (const ParamSpec &s : p.params)
-      d.params.push_back(s);
+      if (s.name != "out_dtype") // the plain op's; qnn's own says int32
+        d.params.push_back(s);
     d.param("out_dtype", ParamKind::Enum, "int32", "the accumulator's type", {"int32"});
     d.argsFn = [](const Attrs &a) {
       std::vector<std::string> args = {"data", "weight", "input_zero_point", "kernel_zero_point"};
@@ -361,7 +354,7 @@ void registerQnnOps() {
                 "int32, broadcast against the data")
       .arguments({"data", "multiplier", "shift"})
       .setPattern(kBroadcast)
-      .layout(layoutFixed(1, true))
+      .layout(layoutBroadcast) // per channel as broadcast_mul: (C, 1, 1) operands block as C16c
       .shape(fixedPointShape)
       .type([](TypeCtx &c) {
         requireInteger(c, 0, "the data");

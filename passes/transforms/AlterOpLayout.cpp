@@ -19,6 +19,7 @@
 // the entries they read) and new ones are `__undef__` for the next CorrectLayout to work out.
 #include "passes/Pass.h"
 
+#include "core/Attrs.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Rewrite.h"
@@ -81,12 +82,87 @@ bool widthFillsBetter(const Attrs &a, const Shape &data, int dtype, int64_t regB
 // `pad` nodes (those of params PrecomputePrune folds at build time), and the output cut back to
 // the original channels by a `split`, so the graph still computes exactly what it did;
 // SinkLayoutTransform then keeps the padded channels through the ops that follow.
+// An 8-bit convolution summed in int32 (QnnCanonicalize's uint8 × int8): TVM's
+// conv2d_NCHWc_int8 layouts — output channels blocked by the int32 lanes, weights OIHW<o>o4i so
+// that each lane's four input channels are one 32-bit word (VNNI's vpdpbusd), input channels
+// blocked as the output's (a multiple of 4; zeros pad 3 channels to 4). A `pad` before it that
+// fills the rows and columns with one value (the data's zero point) becomes its padding and
+// pad_value, so the padded input is never written out.
+std::vector<NodeEntry> alterEightBitConv(const NodePtr &n, const Shape &data,
+                                         const std::string &target) {
+  const Attrs &a = n->parsed;
+  if (a.getInt("groups") != 1)
+    return {};
+  TargetCpu cpu = targetCpuOf(target);
+  // Blocks of the vector's int32 lanes, or of 8 (half an AVX-512 vector) for fewer channels.
+  int64_t lanes = cpu.lanes(4), channels = a.getInt("channels");
+  if (channels % lanes != 0)
+    lanes = 8;
+  if (channels % lanes != 0)
+    return {};
+  int64_t inC = data[1] % 4 == 0 ? data[1] : (data[1] + 3) / 4 * 4;
+  int64_t icBn = 4;
+  for (int64_t b = lanes; b >= 4; b -= 4)
+    if (inC % b == 0) {
+      icBn = b;
+      break;
+    }
+  AttrDict attrs = n->attrs;
+  std::vector<NodeEntry> inputs = n->inputs;
+  const Node &p = *inputs[0].node;
+  const auto &padding = a.getTuple("padding");
+  if (!p.isVariable() && p.op->name == "pad" && p.parsed.getStr("pad_mode") == "constant" &&
+      padding.size() == 2 && !padding[0] && !padding[1]) {
+    const auto &w = p.parsed.getPairs("pad_width");
+    if (w.size() == 4 && w[0] == std::vector<int64_t>{0, 0} && w[1] == std::vector<int64_t>{0, 0} &&
+        w[2][0] == w[2][1] && w[3][0] == w[3][1]) {
+      setAttr(attrs, "padding",
+              "(" + std::to_string(w[2][0]) + ", " + std::to_string(w[3][0]) + ")");
+      setAttr(attrs, "pad_value", pyFloatRepr(p.parsed.getFloat("pad_value")));
+      inputs[0] = p.inputs[0];
+    }
+  }
+  const OpDef &pad = *OpRegistry::get().find("pad");
+  bool absorbed = inputs[0].node.get() != n->inputs[0].node.get();
+  if (inC != data[1] || absorbed) {
+    // The data blocked here: CorrectLayout would take an undefined layout (a new pad's output,
+    // or a graph input the absorbed pad read) for the blocked one the convolution asks for,
+    // without a transform.
+    NodeEntry d = inputs[0];
+    if (inC != data[1])
+      d = {makeOpNode(pad, n->name + "_data_pad",
+                      {{"pad_width", padAfterWidth({0, inC - data[1], 0, 0})}}, {d}),
+           0, 0};
+    inputs[0] = {
+        makeOpNode(*OpRegistry::get().find("__layout_transform__"),
+                   n->name + "_data_NCHW" + std::to_string(icBn) + "c",
+                   {{"src_layout", "NCHW"}, {"dst_layout", "NCHW" + std::to_string(icBn) + "c"}},
+                   {d}),
+        0, 0};
+  }
+  if (inC != data[1]) {
+    inputs[1] = {makeOpNode(pad, n->name + "_weight_pad",
+                            {{"pad_width", padAfterWidth({0, inC - data[1], 0, 0})}}, {inputs[1]}),
+                 0, 0};
+  }
+  setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
+  setAttr(attrs, "out_layout", "NCHW" + std::to_string(lanes) + "c");
+  setAttr(attrs, "kernel_layout", "OIHW" + std::to_string(lanes) + "o4i");
+  return {{makeOpNode(*OpRegistry::get().find("_contrib_conv2d_NCHWc"), n->name, std::move(attrs),
+                      std::move(inputs), n->controlDeps),
+           0, 0}};
+}
+
 std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &inShapes, int dtype,
                                    const std::string &target) {
   const Attrs &a = n->parsed;
   const Shape &data = inShapes[0];
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" || data.size() != 4 ||
-      inShapes[1].size() != 4 || (dtype != kFloat32 && dtype != kFloat64 && dtype != kInt32))
+      inShapes[1].size() != 4)
+    return {};
+  if ((dtype == kUint8 || dtype == kInt8) && a.getStr("out_dtype") == "int32")
+    return alterEightBitConv(n, data, target);
+  if (dtype != kFloat32 && dtype != kFloat64 && dtype != kInt32)
     return {};
   TargetCpu cpu = targetCpuOf(target);
   int64_t regBytes = cpu.vectorBytes, simd = cpu.lanes(4), bytes = dtypeBytes(dtype);

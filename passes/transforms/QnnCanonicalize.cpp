@@ -1,9 +1,11 @@
 // QnnCanonicalize: the qnn ops become the plain ops the backend lowers (Relay's
 // qnn.transform.CanonicalizeOps, TVM's rules) — quantize and dequantize as float arithmetic
 // with ONNX's rounding, conv2d and dense as int32 convolutions of the operands less their zero
-// points, requantize as an int32 fixed-point multiply (a 31-bit multiplier and a shift per
-// channel, computed here from the scales) — so that every kernel the build makes is checked
-// against the reference interpreter bit for bit.
+// points (8-bit convolutions with symmetric weights as convolutions of the 8-bit operands
+// themselves, summed in int32, the zero point's share taken out through the bias), requantize as an
+// int32 fixed-point multiply (a 31-bit multiplier and a shift per channel, computed here from the
+// scales) — so that every kernel the build makes is checked against the reference interpreter bit
+// for bit.
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
 
@@ -191,6 +193,63 @@ struct Canonicalizer {
     return dt ? static_cast<int>(dt->ints[v.idx.entryId(e.nodeId, e.index)]) : -1;
   }
 
+  // qnn.conv2d of 8-bit data and int8 weights whose zero points are 0, both constant but the
+  // data: the convolution of the operands as they are, summed in int32 (out_dtype), which the
+  // CPU's dot-product instructions compute (VNNI multiplies uint8 by int8). The data's zero
+  // point zd comes out of the sum as zd·Σw per output channel, subtracted through the bias; the
+  // padding reads zd (a `pad` before the convolution), so that every tap's term is (x − zd)·w
+  // as in the centred form (TVM's qnn conv2d canonicalization). Null when it does not apply.
+  std::optional<NodeEntry> eightBitConv() const {
+    int dt = dtypeOf(0), wt = dtypeOf(1);
+    std::optional<Tensor> w = v.value(source(1));
+    std::optional<double> zd = v.uniform(source(2));
+    if ((dt != kUint8 && dt != kInt8) || wt != kInt8 || !zero(3) || !w || !zd ||
+        w->shape.size() != 4)
+      return std::nullopt;
+    const Attrs &a = node->parsed;
+    AttrDict attrs;
+    for (const auto &[k, val] : node->attrs)
+      if (k != "out_dtype")
+        attrs.emplace_back(k, val);
+    setAttr(attrs, "out_dtype", "int32");
+    NodeEntry x = in(0);
+    const auto &pad = a.getTuple("padding");
+    if (*zd != 0 && pad.size() == 2 && (pad[0] || pad[1])) {
+      std::string h = std::to_string(pad[0]), c = std::to_string(pad[1]);
+      x = mk("pad", name("_zero_point_pad"), {x},
+             {{"pad_width", "((0, 0), (0, 0), (" + h + ", " + h + "), (" + c + ", " + c + "))"},
+              {"pad_value", pyFloatRepr(*zd)}});
+      setAttr(attrs, "padding", "(0, 0)");
+    }
+    std::vector<NodeEntry> args = {x, in(1)};
+    bool bias = node->inputs.size() > 4;
+    if (*zd != 0) {
+      // bias − zd·Σw, a constant where the bias is one (else subtracted after the sum).
+      int64_t oc = w->shape[0], per = w->size() / std::max<int64_t>(oc, 1);
+      Tensor sums({oc}, kInt32);
+      std::optional<Tensor> b = bias ? v.value(source(4)) : std::nullopt;
+      for (int64_t o = 0; o < oc; ++o) {
+        double s = 0;
+        for (int64_t i = 0; i < per; ++i)
+          s += w->data[o * per + i];
+        sums.data[o] = (b ? b->data[o] : 0) - *zd * s;
+      }
+      if (bias && !b) {
+        args.push_back(in(4));
+        sums.shape = {oc, 1, 1};
+        NodeEntry c = mk("conv2d", name("_sum"), args, attrs);
+        return mk("broadcast_add", node->name,
+                  {c, {constantNode(sums, name("_zero_point_correction")), 0, 0}});
+      }
+      args.push_back(
+          {constantNode(sums, name(b ? "_bias_less_zero_point" : "_zero_point_bias")), 0, 0});
+      setAttr(attrs, "use_bias", "True");
+    } else if (bias) {
+      args.push_back(in(4));
+    }
+    return mk("conv2d", node->name, args, attrs);
+  }
+
   // qnn.conv2d and qnn.dense: the plain op on int32 operands less their zero points (the
   // weight's per output channel, its axis 0).
   NodeEntry integer(const char *plain) const {
@@ -225,8 +284,11 @@ Graph qnnCanonicalize(const Graph &src, const PassContext &ctx) {
           return {c.requantize()};
         if (op == "qnn.add")
           return {c.add()};
-        if (op == "qnn.conv2d")
+        if (op == "qnn.conv2d") {
+          if (std::optional<NodeEntry> e = c.eightBitConv())
+            return {*e};
           return {c.integer("conv2d")};
+        }
         if (op == "qnn.dense")
           return {c.integer("dense")};
         return {};

@@ -40,10 +40,11 @@ std::vector<LayoutAxis> subAxesOf(const std::string &layout) {
 // with no attribute that names an axis or a shape: they run unchanged on any layout.
 bool layoutAgnostic(const OpDef &op) {
   static const char *const names[] = {
-      "relu",          "sigmoid",       "tanh",          "exp",           "log",
-      "sqrt",          "negative",      "clip",          "copy",          "leaky_relu",
-      "elemwise_add",  "elemwise_sub",  "elemwise_mul",  "elemwise_div",  "broadcast_add",
-      "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_max", "broadcast_min"};
+      "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "negative", "clip", "copy", "leaky_relu",
+      "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "broadcast_add",
+      "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_max", "broadcast_min",
+      // A quantized network's requantization after its convolutions.
+      "fixed_point_multiply", "cast"};
   for (const char *n : names)
     if (op.name == n)
       return true;

@@ -79,7 +79,12 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
                   const std::string &what, const Tensor *file, std::vector<std::string> *notes) {
   requireTensorMemory(what, shape, dt);
   Tensor t(shape, dt);
-  if (how == "random") {
+  if (how == "random" && (dt == kUint8 || dt == kInt8)) {
+    // 8-bit values are a quantized network's steps: the whole range, as an image's pixels.
+    std::uniform_int_distribution<int> u(dt == kUint8 ? 0 : -128, dt == kUint8 ? 255 : 127);
+    for (double &x : t.data)
+      x = u(rng);
+  } else if (how == "random") {
     std::uniform_real_distribution<double> u(-1, 1);
     for (double &x : t.data)
       x = roundToDType(u(rng), dt);

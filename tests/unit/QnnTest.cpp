@@ -4,6 +4,7 @@
 // and the errors of bad quantization parameters.
 #include "TestUtil.h"
 
+#include "backend/Codegen.h"
 #include "core/Npy.h"
 #include "core/Quantize.h"
 
@@ -145,6 +146,47 @@ TEST(Qnn, BuildsGivePyTorchsQuantizedOutput) {
       ++exact;
     EXPECT_EQ(exact, 2u) << out;
   }
+}
+
+// An 8-bit convolution summed in int32 (uint8 data padded with a zero point of 7, int8 weights,
+// an int32 bias): AlterOpLayout blocks it with the weights in quads of input channels
+// (OIHW16o4i for AVX-512's 16 int32 lanes, OIHW8o4i for AVX2's 8) and takes the pad's value as
+// its own padding; each step of the sum is dot4, one vpdpbusd where the host has VNNI for that
+// width. The build equals the reference interpreter bit for bit on full-range random values,
+// with the instruction and in the portable form (the instruction turned off).
+TEST(Qnn, EightBitConvolutionsBuildExactly) {
+  const std::string program =
+      "x = Variable(\"x\", shape=(1, 32, 9, 9), dtype=3)\n"
+      "w = Variable(\"w\", shape=(32, 32, 3, 3), dtype=5)\n"
+      "b = Variable(\"b\", shape=(32,), dtype=4)\n"
+      "p = pad(x, pad_width=((0, 0), (0, 0), (1, 1), (1, 1)), pad_value=7)\n"
+      "y = conv2d(p, w, b, channels=32, kernel_size=(3, 3), strides=(2, 1), "
+      "out_dtype=\"int32\")\n:graph y\n";
+  for (const char *cpu : {"skylake-avx512", "znver3"})
+    for (bool instruction : {true, false}) {
+      SCOPED_TRACE(std::string(cpu) + (instruction ? " dot instruction" : " portable"));
+      bool wide = std::string(cpu) == "skylake-avx512";
+      backend::DotInstructions host = backend::dotInstructions();
+      bool vnni = instruction && (wide ? host.lanes16 : host.lanes8);
+      if (!instruction)
+        backend::setDotInstructions(backend::DotInstructions{});
+      Engine e;
+      run(e, program + ":set target llvm -mcpu=" + cpu);
+      std::string deploy = output(e, ":build opt_level=3 dtype x=uint8 dtype w=int8 dtype "
+                                     "b=int32 param w=random param b=random seed=3");
+      EXPECT_NE(deploy.find(wide ? "w_OIHW16o4i" : "w_OIHW8o4i"), std::string::npos) << deploy;
+      EXPECT_EQ(deploy.find("func_name='fuse_pad"), std::string::npos) << deploy;
+      std::string out = output(e, ":run seed=5");
+      EXPECT_NE(out.find("vs reference interpreter (IEEE; the kernels flush subnormals): max abs "
+                         "error 0.0e+00"),
+                std::string::npos)
+          << out;
+      EXPECT_EQ(out.find("sum 0\n"), std::string::npos) << out;
+      EXPECT_NE(output(e, ":lower fuse__contrib_conv2d_NCHWc").find("dot4("), std::string::npos);
+      std::string code = output(e, ":asm fuse__contrib_conv2d_NCHWc");
+      EXPECT_EQ(code.find("vpdpbusd") != std::string::npos, vnni) << code.substr(0, 2000);
+      backend::setDotInstructions(std::nullopt);
+    }
 }
 
 // Bad quantization parameters: a per-channel scale of the wrong length is refused by the shape

@@ -326,8 +326,9 @@ Graph withShapeInputs(Graph g, const std::map<std::string, Shape> &shapes) {
 }
 
 const std::vector<std::string> &canonicalizingPasses() {
-  static const std::vector<std::string> passes = {
-      "EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"};
+  static const std::vector<std::string> passes = {"EliminateIdentity", "FakeQuantizationToInteger",
+                                                  "SimplifyGelu",      "SimplifyLayerNorm",
+                                                  "SimplifyPow",       "MatMulToDense"};
   return passes;
 }
 

@@ -69,7 +69,9 @@ struct BuildOptions {
 };
 
 /// The canonicalising passes `build` runs at opt_level 3 before AlterOpLayout, in order: they
-/// turn what exporters write out in small ops into the ops the fast schedules know. Each is
+/// turn what exporters write out in small ops into the ops the fast schedules know (a QDQ
+/// export's dequantize → op → quantize regions into integer ops, which QnnCanonicalize then
+/// writes as 8-bit convolutions). Each is
 /// skipped when `PassContext::disabledPass` names it (`:set disabled_pass`).
 const std::vector<std::string> &canonicalizingPasses();
 

@@ -1,9 +1,10 @@
-// Peak: an FMA loop timed on one core: 12 independent accumulator chains, enough to cover the
-// FMA latency on two pipes, at the widest vector width the CPU supports.
+// Peak: an FMA loop and an 8-bit dot-product loop timed on one core: 12 independent accumulator
+// chains, enough to cover the latency on two pipes, at the widest vector width the CPU supports.
 #include "backend/Peak.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -55,7 +56,86 @@ __attribute__((target("avx2,fma"), noinline)) double loop256(int64_t iters) {
   }
   return sum;
 }
+// 8-bit dot products: vpdpbusd (each int32 lane += four u8 x s8 products) or, without VNNI,
+// vpmaddubsw (each int16 lane = two products summed, saturating).
+__attribute__((target("avx512f,avx512vnni"), noinline)) double dot512(int64_t iters) {
+  __m512i acc[12];
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k)
+    acc[k] = _mm512_set1_epi32(k);
+  const __m512i a = _mm512_set1_epi32(0x01020304), b = _mm512_set1_epi32(0x01ff01ff);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int k = 0; k < 12; ++k)
+      acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
+  }
+  alignas(64) int32_t lanes[16];
+  int64_t sum = 0;
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k) {
+    _mm512_store_si512(lanes, acc[k]);
+    sum += lanes[0];
+  }
+  return static_cast<double>(sum);
+}
+
+__attribute__((target("avx2,avxvnni"), noinline)) double dot256(int64_t iters) {
+  __m256i acc[12];
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k)
+    acc[k] = _mm256_set1_epi32(k);
+  const __m256i a = _mm256_set1_epi32(0x01020304), b = _mm256_set1_epi32(0x01ff01ff);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int k = 0; k < 12; ++k)
+      acc[k] = _mm256_dpbusd_avx_epi32(acc[k], a, b);
+  }
+  alignas(32) int32_t lanes[8];
+  int64_t sum = 0;
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k) {
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), acc[k]);
+    sum += lanes[0];
+  }
+  return static_cast<double>(sum);
+}
+
+__attribute__((target("avx2"), noinline)) double maddubs256(int64_t iters) {
+  __m256i acc[12];
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k)
+    acc[k] = _mm256_set1_epi16(static_cast<int16_t>(k));
+  const __m256i b = _mm256_set1_epi16(0x01ff);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12 // each chain feeds its own next step, as an accumulation would
+    for (int k = 0; k < 12; ++k)
+      acc[k] = _mm256_maddubs_epi16(acc[k], b);
+  }
+  alignas(32) int16_t lanes[16];
+  int64_t sum = 0;
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k) {
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), acc[k]);
+    sum += lanes[0];
+  }
+  return static_cast<double>(sum);
+}
 #endif
+
+// Byte pairs one dot-product instruction multiplies: 64 (vpdpbusd, 512 bits), 32 (256 bits),
+// 32 (vpmaddubsw), 0 without any.
+enum class Dot { None, Vnni512, Vnni256, Maddubs256 };
+Dot dotKind() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512vnni"))
+    return Dot::Vnni512;
+  if (__builtin_cpu_supports("avxvnni"))
+    return Dot::Vnni256;
+  if (__builtin_cpu_supports("avx2"))
+    return Dot::Maddubs256;
+#endif
+  return Dot::None;
+}
 
 int lanes() {
 #if defined(__x86_64__)
@@ -80,6 +160,21 @@ __attribute__((noinline)) double loopScalar(int64_t iters) {
   return sum;
 }
 
+// The best of five timed runs of `loop` (2 million iterations, a few ms each) in billions of
+// operations per second.
+double bestRate(double (*loop)(int64_t), double opsPerIter) {
+  double best = 0;
+  volatile int64_t iters = 2'000'000;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    volatile double sink = loop(iters);
+    (void)sink;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, static_cast<double>(iters) * opsPerIter / s / 1e9);
+  }
+  return best;
+}
+
 } // namespace
 
 double fmaLoop(int64_t iters) {
@@ -94,19 +189,44 @@ double fmaLoop(int64_t iters) {
 
 double fmaLoopFlopsPerIter() { return 2.0 * lanes() * 12; }
 
+double dotLoop(int64_t iters) {
+#if defined(__x86_64__)
+  switch (dotKind()) {
+  case Dot::Vnni512:
+    return dot512(iters);
+  case Dot::Vnni256:
+    return dot256(iters);
+  case Dot::Maddubs256:
+    return maddubs256(iters);
+  case Dot::None:
+    break;
+  }
+#endif
+  (void)iters;
+  return 0;
+}
+
+double dotLoopOpsPerIter() {
+  switch (dotKind()) {
+  case Dot::Vnni512:
+    return 2.0 * 64 * 12;
+  case Dot::Vnni256:
+  case Dot::Maddubs256:
+    return 2.0 * 32 * 12;
+  case Dot::None:
+    break;
+  }
+  return 0;
+}
+
+double peakInt8GopsPerCore() {
+  static const double peak =
+      dotLoopOpsPerIter() == 0 ? 0.0 : bestRate(dotLoop, dotLoopOpsPerIter());
+  return peak;
+}
+
 double peakGflopsPerCore() {
-  static const double peak = [] {
-    double best = 0;
-    volatile int64_t iters = 2'000'000;
-    for (int r = 0; r < 5; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      volatile double sink = fmaLoop(iters);
-      (void)sink;
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best = std::max(best, static_cast<double>(iters) * fmaLoopFlopsPerIter() / s / 1e9);
-    }
-    return best;
-  }();
+  static const double peak = bestRate(fmaLoop, fmaLoopFlopsPerIter());
   return peak;
 }
 

@@ -1,5 +1,6 @@
-// Peak: this machine's floating-point peak, measured rather than looked up, so that kernels'
-// GFLOP/s can be given as a share of what the cores can do (`:profile`, the benchmarks).
+// Peak: this machine's floating-point and 8-bit integer peaks, measured rather than looked up, so
+// that kernels' GFLOP/s can be given as a share of what the cores can do (`:profile`, the
+// benchmarks).
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,18 @@ double fmaLoopFlopsPerIter();
 /// FP32 GFLOP/s of one core: the best of a few timed FMA loops, measured once per process
 /// (about 50 ms).
 double peakGflopsPerCore();
+
+/// Runs `iters` iterations of 12 independent chains of 8-bit dot products at the widest width
+/// the CPU has them: VNNI's vpdpbusd (512 bits with avx512vnni, 256 with avxvnni), else AVX2's
+/// vpmaddubsw; returns a value the compiler cannot drop, or 0 without either.
+double dotLoop(int64_t iters);
+
+/// Integer operations one call of dotLoop performs per iteration (a multiply and an add per
+/// byte pair: 2 x 64 x 12 for 512-bit vpdpbusd), 0 when the CPU has no such instruction.
+double dotLoopOpsPerIter();
+
+/// Int8 GOP/s of one core (the int8 peak integer kernels are measured against): the best of a
+/// few timed dot-product loops, measured once per process; 0 without 8-bit dot products.
+double peakInt8GopsPerCore();
 
 } // namespace loupe::backend

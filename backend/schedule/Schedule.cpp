@@ -297,7 +297,9 @@ bool isValue(const Expr &e) {
 // padding selects), and integer products of tensor values — a quantized kernel's multiplies,
 // dot4's four and the three adds between them — so that integer kernels report GOP/s as float
 // kernels report GFLOP/s.
-int64_t opsOf(const Expr &e) {
+int64_t opsOf(const Expr &e, bool integerOnly = false) {
+  if (integerOnly && dtypeIsFloat(e->dtype))
+    return 0;
   if (e->kind == ExprKind::Binary && e->op <= BinOp::Max && e->op != BinOp::Mod &&
       e->dtype != kBool)
     return dtypeIsFloat(e->dtype) ||
@@ -308,9 +310,8 @@ int64_t opsOf(const Expr &e) {
          e->name != "likely";
 }
 
-} // namespace
-
-std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
+// The operations of every stage by graph node (integerOnly: the integer ones).
+std::map<std::string, int64_t> countOpsByNode(const Schedule &s, bool integerOnly) {
   StageMap stageOf = stageMap(s.stages);
   std::map<std::string, int64_t> total;
   for (const Stage &st : s.stages) {
@@ -319,11 +320,11 @@ std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
     const Expr &body = st.body;
     std::map<std::string, int64_t> count;
     ByNode(stageOf, st.tensor->node, [&](const Expr &e, const std::string &node) {
-      count[node] += opsOf(e);
+      count[node] += opsOf(e, integerOnly);
     }).visitExpr(body);
     int64_t extent = numElements(st.tensor->shape);
     if (body->kind == ExprKind::Reduce) {
-      ++count[st.tensor->node]; // the combine
+      count[st.tensor->node] += !integerOnly || !dtypeIsFloat(body->dtype); // the combine
       for (const IterVar &r : body->reduceAxes)
         extent *= r.extent;
     }
@@ -331,6 +332,19 @@ std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
       if (per)
         total[node] += per * extent;
   }
+  return total;
+}
+
+} // namespace
+
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
+  return countOpsByNode(s, false);
+}
+
+int64_t countIntegerOps(const Schedule &s) {
+  int64_t total = 0;
+  for (const auto &[node, ops] : countOpsByNode(s, true))
+    total += ops;
   return total;
 }
 

@@ -158,6 +158,10 @@ loop::Stmt lower(const Schedule &s);
 /// elements and reduction extents. Index arithmetic and padding selects are not counted.
 int64_t countFlops(const Schedule &s);
 
+/// The integer operations among countFlops' (8-bit products and their sums): a kernel made of
+/// them is measured against the int8 peak.
+int64_t countIntegerOps(const Schedule &s);
+
 /// countFlops split by the graph node each operation belongs to (Compute::node; an inlined
 /// producer's operations count for its own node).
 std::map<std::string, int64_t> countFlopsByNode(const Schedule &s);

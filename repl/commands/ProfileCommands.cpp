@@ -91,6 +91,7 @@ struct ProfileRow {
   std::string kernel, layers;
   int dtype = kFloat32;
   double ms = 0, flops = 0;
+  bool integer = false; ///< its work is integer products (measured against the int8 peak)
 };
 
 } // namespace
@@ -172,7 +173,9 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     ProfileRow r;
     r.kernel = names[k];
     r.ms = t[t.size() / 2];
-    r.flops = static_cast<double>(backend::countFlops(*lib->lowered.at(names[k]).schedule));
+    const backend::Schedule &schedule = *lib->lowered.at(names[k]).schedule;
+    r.flops = static_cast<double>(backend::countFlops(schedule));
+    r.integer = r.flops > 0 && 2 * backend::countIntegerOps(schedule) > r.flops;
     if (calls.size() == names.size()) {
       r.call = calls[k];
       r.layers = layersOf(g, calls[k], source);
@@ -183,17 +186,23 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     rows.push_back(r);
   }
   // The share of this machine's peak: an FMA loop timed once per process, times threads; a
-  // float64 kernel's peak is half of it (half as many lanes per vector).
+  // float64 kernel's peak is half of it (half as many lanes per vector); a kernel whose work is
+  // integer products (a quantized convolution) against the 8-bit dot-product loop's.
+  bool anyInteger =
+      std::any_of(rows.begin(), rows.end(), [](const ProfileRow &r) { return r.integer; });
   double peak = backend::peakGflopsPerCore() * backend::numThreads();
-  auto peakOf = [&](int dt) { return dt == kFloat64 ? peak / 2 : peak; };
-  auto timing = [&](double ms, double flops, int dt) {
+  double int8Peak = anyInteger ? backend::peakInt8GopsPerCore() * backend::numThreads() : 0;
+  auto peakOf = [&](int dt, bool integer) {
+    return integer && int8Peak > 0 ? int8Peak : dt == kFloat64 ? peak / 2 : peak;
+  };
+  auto timing = [&](double ms, double flops, int dt, bool integer) {
     double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
-    return KernelTime{ms, gflops, 100 * gflops / peakOf(dt)};
+    return KernelTime{ms, gflops, 100 * gflops / peakOf(dt, integer)};
   };
   std::map<uint32_t, KernelTime> profile;
   for (const ProfileRow &r : rows)
     if (calls.size() == names.size())
-      profile[r.call] = timing(r.ms, r.flops, r.dtype);
+      profile[r.call] = timing(r.ms, r.flops, r.dtype, r.integer);
   e.history_[e.cursor_].profile = std::move(profile);
   // Timings hidden (replayed sessions), the order by time would be the one thing of them left
   // to vary from run to run: the kernels are listed in the order they run.
@@ -205,8 +214,8 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   size_t width = 8;
   for (const ProfileRow &r : rows)
     width = std::max(width, r.kernel.size() + 2);
-  auto row = [&](const std::string &name, double ms, double flops, int dt) {
-    KernelTime t = timing(ms, flops, dt);
+  auto row = [&](const std::string &name, double ms, double flops, int dt, bool integer) {
+    KernelTime t = timing(ms, flops, dt, integer);
     char buf[96];
     if (e.hideTimings_)
       std::snprintf(buf, sizeof buf, "%9s %7s %9s %8s", "-", "-", "-", "-");
@@ -225,7 +234,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
       restMs += rows[i].ms;
       continue;
     }
-    out << row(rows[i].kernel, rows[i].ms, rows[i].flops, rows[i].dtype)
+    out << row(rows[i].kernel, rows[i].ms, rows[i].flops, rows[i].dtype, rows[i].integer)
         << (rows[i].layers.empty() ? "" : "   " + rows[i].layers) << "\n";
   }
   if (top && rows.size() > top) {
@@ -234,12 +243,22 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
                   totalMs > 0 ? 100 * restMs / totalMs : 0.0);
     out << "… " << plural(rows.size() - top, "more kernel") << (e.hideTimings_ ? "" : buf) << "\n";
   }
-  char f64[48] = "", buf[160];
+  char f64[48] = "", i8[112] = "", buf[256];
   if (anyDouble)
     std::snprintf(f64, sizeof f64, ", %.1f float64", peak / 2);
-  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)",
-                peak, f64, backend::numThreads(), backend::peakGflopsPerCore());
-  out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32) << "\n"
+  if (anyInteger && int8Peak > 0)
+    std::snprintf(i8, sizeof i8, "; integer kernels in GOP/s of %.1f int8 (%d x %.1f, a %s loop)",
+                  int8Peak, backend::numThreads(), backend::peakInt8GopsPerCore(),
+                  backend::dotLoopOpsPerIter() == 2.0 * 64 * 12 ? "vpdpbusd" : "dot-product");
+  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)%s",
+                peak, f64, backend::numThreads(), backend::peakGflopsPerCore(), i8);
+  // The total against the peak of most of its operations.
+  double integerFlops = 0;
+  for (const ProfileRow &r : rows)
+    integerFlops += r.integer ? r.flops : 0;
+  out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32,
+             2 * integerFlops > totalFlops)
+      << "\n"
       << (done < n ? cat("interrupted: ", done, " of ", n, " runs") : cat(n, " runs"))
       << ", median per kernel, " << (byTime ? "longest first" : "in the order they run") << "; "
       << (e.hideTimings_ ? "timings hidden (:set timings shown)" : buf) << "\n";

@@ -89,9 +89,10 @@ const std::string kX = "x = Variable(\"x\", shape=(2, 3, 8))\n";
 
 TEST(Canonicalize, BuildRunsThePassesInOrder) {
   registerAllPasses();
-  EXPECT_EQ(backend::canonicalizingPasses(),
-            (std::vector<std::string>{"EliminateIdentity", "SimplifyGelu", "SimplifyLayerNorm",
-                                      "SimplifyPow", "MatMulToDense"}));
+  EXPECT_EQ(
+      backend::canonicalizingPasses(),
+      (std::vector<std::string>{"EliminateIdentity", "FakeQuantizationToInteger", "SimplifyGelu",
+                                "SimplifyLayerNorm", "SimplifyPow", "MatMulToDense"}));
   for (const std::string &p : backend::canonicalizingPasses())
     EXPECT_NE(PassRegistry::get().find(p), nullptr) << p;
 }

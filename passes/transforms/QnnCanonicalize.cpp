@@ -201,10 +201,9 @@ struct Canonicalizer {
   // as in the centred form (TVM's qnn conv2d canonicalization). Null when it does not apply.
   std::optional<NodeEntry> eightBitConv() const {
     int dt = dtypeOf(0), wt = dtypeOf(1);
-    std::optional<Tensor> w = v.value(source(1));
+    const Shape *ws = v.shape(source(1));
     std::optional<double> zd = v.uniform(source(2));
-    if ((dt != kUint8 && dt != kInt8) || wt != kInt8 || !zero(3) || !w || !zd ||
-        w->shape.size() != 4)
+    if ((dt != kUint8 && dt != kInt8) || wt != kInt8 || !zero(3) || !zd || !ws || ws->size() != 4)
       return std::nullopt;
     const Attrs &a = node->parsed;
     AttrDict attrs;
@@ -224,30 +223,39 @@ struct Canonicalizer {
     std::vector<NodeEntry> args = {x, in(1)};
     bool bias = node->inputs.size() > 4;
     if (*zd != 0) {
-      // bias − zd·Σw, a constant where the bias is one (else subtracted after the sum).
-      int64_t oc = w->shape[0], per = w->size() / std::max<int64_t>(oc, 1);
-      Tensor sums({oc}, kInt32);
-      std::optional<Tensor> b = bias ? v.value(source(4)) : std::nullopt;
-      for (int64_t o = 0; o < oc; ++o) {
-        double s = 0;
-        for (int64_t i = 0; i < per; ++i)
-          s += w->data[o * per + i];
-        sums.data[o] = (b ? b->data[o] : 0) - *zd * s;
-      }
-      if (bias && !b) {
-        args.push_back(in(4));
-        sums.shape = {oc, 1, 1};
-        NodeEntry c = mk("conv2d", name("_sum"), args, attrs);
-        return mk("broadcast_add", node->name,
-                  {c, {constantNode(sums, name("_zero_point_correction")), 0, 0}});
-      }
-      args.push_back(
-          {constantNode(sums, name(b ? "_bias_less_zero_point" : "_zero_point_bias")), 0, 0});
+      args.push_back(biasLessZeroPoint(*zd, bias));
       setAttr(attrs, "use_bias", "True");
     } else if (bias) {
       args.push_back(in(4));
     }
     return mk("conv2d", node->name, args, attrs);
+  }
+
+  // The bias (input 4, or none) less zd·Σw per output channel (the sum over input 1's axes
+  // after the first): a constant where the weight and the bias are, else the int32 ops that
+  // compute it from them (PrecomputePrune folds those of params at build time).
+  NodeEntry biasLessZeroPoint(double zd, bool bias) const {
+    std::optional<Tensor> w = v.value(source(1));
+    std::optional<Tensor> b = bias ? v.value(source(4)) : std::nullopt;
+    if (w && (!bias || b)) {
+      int64_t oc = w->shape[0], per = w->size() / std::max<int64_t>(oc, 1);
+      Tensor t({oc}, kInt32);
+      for (int64_t o = 0; o < oc; ++o) {
+        double s = 0;
+        for (int64_t i = 0; i < per; ++i)
+          s += w->data[o * per + i];
+        t.data[o] = (b ? b->data[o] : 0) - zd * s;
+      }
+      return {constantNode(t, name(b ? "_bias_less_zero_point" : "_zero_point_bias")), 0, 0};
+    }
+    Tensor z({1}, kInt32);
+    z.data[0] = zd;
+    NodeEntry sums = mk("broadcast_mul", name("_zero_point_sums"),
+                        {mk("sum", name("_weight_sums"), {cast(in(1), "int32", "_weight_int32")},
+                            {{"axis", "(1, 2, 3)"}}),
+                         {constantNode(z, name("_data_zero")), 0, 0}});
+    return bias ? mk("broadcast_sub", name("_bias_less_zero_point"), {in(4), sums})
+                : mk("negative", name("_zero_point_bias"), {sums});
   }
 
   // qnn.conv2d and qnn.dense: the plain op on int32 operands less their zero points (the

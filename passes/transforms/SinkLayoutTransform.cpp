@@ -43,8 +43,8 @@ bool layoutAgnostic(const OpDef &op) {
       "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "negative", "clip", "copy", "leaky_relu",
       "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "broadcast_add",
       "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_max", "broadcast_min",
-      // A quantized network's requantization after its convolutions.
-      "fixed_point_multiply", "cast"};
+      // A quantized network's requantization after its convolutions, and its quantization.
+      "fixed_point_multiply", "cast", "round"};
   for (const char *n : names)
     if (op.name == n)
       return true;

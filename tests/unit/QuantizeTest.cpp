@@ -94,3 +94,36 @@ TEST(Quantize, Command) {
             "error: quantize: the graph has no input 'nothere'\n");
   EXPECT_EQ(e.history().size(), 3u);
 }
+
+// A zoo network quantized in the workbench builds its convolutions as 8-bit ones at opt_level 3:
+// FakeQuantizationToInteger in the build's pipeline, the weights quantized by graph ops (not
+// constants until PrecomputePrune folds them), so the data zero point's share of each sum is
+// computed by graph ops too; every convolution is blocked with its weights in quads and sums
+// dot4 steps. Its output is the reference interpreter's (the float epilogues between the integer
+// kernels to float32's rounding).
+TEST(Quantize, QuantizedNetworksBuildEightBitConvolutions) {
+  Engine e;
+  run(e, ":model resnet-18_v2 shape=(3, 32, 32) classes=10");
+  run(e, ":quantize samples=2");
+  run(e, ":set target llvm -mcpu=skylake-avx512");
+  std::string deploy = output(e, ":build opt_level=3");
+  size_t convs = 0;
+  for (const auto &n : e.history().front().graph.index().nodes)
+    convs += !n.node->isVariable() && n.node->op->name == "conv2d";
+  // The graph's inputs (before its body): one packed 8-bit weight per convolution.
+  std::string inputs = deploy.substr(0, deploy.find(") {"));
+  size_t quads = 0;
+  for (size_t at = inputs.find("_OIHW16o4i"); at != std::string::npos;
+       at = inputs.find("_OIHW16o4i", at + 1))
+    ++quads;
+  EXPECT_EQ(quads, convs) << inputs;
+  EXPECT_EQ(convs, 21u);
+  std::string out = output(e, ":run");
+  size_t at = out.find("vs reference interpreter (IEEE; the kernels flush subnormals): max abs "
+                       "error ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LT(std::stod(out.substr(at + 77)), 1e-4) << out;
+  std::string fn = deploy.substr(deploy.find("func_name='fuse__contrib_conv2d_NCHWc") + 11);
+  fn = fn.substr(0, fn.find('\''));
+  EXPECT_NE(output(e, ":lower " + fn).find("dot4("), std::string::npos) << fn;
+}

@@ -9,6 +9,7 @@ machine's drift falls on both.
 
 usage: scripts/bench-onnxruntime.py --ort DIR (where `npm install onnxruntime-node
        --ignore-scripts` was run) MODEL.onnx ...   [--loupe build/repl/loupe] [--rounds 2]
+       [--shape 1,3,224,224] (the input shape where python3-onnx is not installed)
 """
 import argparse
 import os
@@ -28,18 +29,21 @@ def loupe_ms(loupe, model, threads):
     return float(m.group(1)), float(m.group(3))
 
 
-def input_shape(model):
-    """The first graph input's shape, read with python3-onnx (a symbolic dimension counts 1)."""
+def input_shape(model, given=None):
+    """The first graph input's shape, read with python3-onnx (a symbolic dimension counts 1), or
+    the one given with --shape where python3-onnx is not installed."""
+    if given:
+        return given
     import onnx
     dims = onnx.load(model, load_external_data=False).graph.input[0].type.tensor_type.shape.dim
     return ",".join(str(d.dim_value or 1) for d in dims)
 
 
-def ort_ms(ort_dir, model, threads):
+def ort_ms(ort_dir, model, threads, shape=None):
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
     out = subprocess.run(["node", os.path.join(here, "ort", "ort_bench.js"), model, str(threads),
-                          "50", input_shape(model)],
+                          "50", input_shape(model, shape)],
                          capture_output=True, text=True, env=env, check=True).stdout
     return float(out.strip())
 
@@ -49,6 +53,7 @@ def main():
     ap.add_argument("--ort", required=True)
     ap.add_argument("--loupe", default="build/repl/loupe")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--shape", help="the input shape, e.g. 1,3,224,224 (else read with onnx)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     print("| network | ORT 1 thread | Loupe 1 thread (% of peak) | ratio | ORT 2 threads "
@@ -59,7 +64,7 @@ def main():
         for threads in (1, 2):
             o, l, p = [], [], []
             for _ in range(a.rounds):
-                o.append(ort_ms(a.ort, model, threads))
+                o.append(ort_ms(a.ort, model, threads, a.shape))
                 ms, peak = loupe_ms(a.loupe, model, threads)
                 l.append(ms)
                 p.append(peak)

@@ -204,7 +204,7 @@ void integerType(TypeCtx &c) {
 void fixedPointShape(ShapeCtx &c) {
   if (!c.in[0].rankKnown())
     return;
-  for (size_t k : {1, 2})
+  for (size_t k = 1; k < c.in.size(); ++k)
     if (c.in[k].rankKnown() &&
         (c.in[k].size() > c.in[0].size() || broadcastShape(c, c.in[0], c.in[k]) != c.in[0]))
       c.error(cat("input ", k, " of shape ", shapeToTuple(c.in[k]), " does not broadcast to ",
@@ -212,29 +212,39 @@ void fixedPointShape(ShapeCtx &c) {
   c.assignOut(0, c.in[0]);
 }
 
-void fixedPointKernel(const Attrs &, const std::vector<const Tensor *> &in,
+// fixed_point_multiply's multiplier and shift are attributes (TVM's per-tensor form) or inputs 1
+// and 2, broadcast against the data (per channel).
+bool attributeForm(const Attrs &a) { return a.getInt("multiplier") != 0; }
+
+void fixedPointKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
-  const Tensor &x = *in[0], &m = *in[1], &s = *in[2];
+  const Tensor &x = *in[0];
+  bool attrs = attributeForm(a);
+  auto m0 = static_cast<int32_t>(a.getInt("multiplier"));
+  auto s0 = static_cast<int32_t>(a.getInt("shift"));
   int64_t i = 0;
   forEachIndex(x.shape, [&](const std::vector<int64_t> &idx) {
-    auto mi = static_cast<int32_t>(m.data[broadcastOffset(m.shape, idx)]);
-    auto si = static_cast<int32_t>(s.data[broadcastOffset(s.shape, idx)]);
+    auto mi = attrs ? m0 : static_cast<int32_t>(in[1]->data[broadcastOffset(in[1]->shape, idx)]);
+    auto si = attrs ? s0 : static_cast<int32_t>(in[2]->data[broadcastOffset(in[2]->shape, idx)]);
     out[0].data[i] = static_cast<double>(multiplyShift(static_cast<int64_t>(x.data[i]), mi, si));
     ++i;
   });
 }
 
-std::vector<ComputeRef> fixedPointLower(const Attrs &, const std::vector<ComputeRef> &in,
+// With the attribute form the multiplier and shift are constants of the loops, which LLVM folds
+// into the multiply and the shifts (a rounding by 2^-16 becomes an add and a shift).
+std::vector<ComputeRef> fixedPointLower(const Attrs &a, const std::vector<ComputeRef> &in,
                                         const std::vector<Shape> &shapes,
                                         const std::vector<int> &types) {
-  ComputeRef x = in[0], m = in[1], s = in[2];
+  ComputeRef x = in[0];
+  bool attrs = attributeForm(a);
+  int64_t m0 = a.getInt("multiplier"), s0 = a.getInt("shift");
   return {loop::compute(
       shapes[0], types[0],
       [&](const std::vector<Expr> &i) {
-        return loop::call("q_multiply_shift",
-                          {read(x, i), read(m, broadcastIndices(m->shape, i)),
-                           read(s, broadcastIndices(s->shape, i))},
-                          types[0]);
+        Expr m = attrs ? loop::intImm(m0) : read(in[1], broadcastIndices(in[1]->shape, i));
+        Expr s = attrs ? loop::intImm(s0) : read(in[2], broadcastIndices(in[2]->shape, i));
+        return loop::call("q_multiply_shift", {read(x, i), m, s}, types[0]);
       },
       "compute", "broadcast")};
 }
@@ -348,18 +358,34 @@ void registerQnnOps() {
                      std::vector<Tensor> &out) { integerKernel(plain, a, in, out); });
   }
 
-  r.add("fixed_point_multiply")
-      .describe("round(data * multiplier * 2^(shift - 31)) in 64-bit integer arithmetic, ties "
-                "upward: requantization's multiply (TVM's q_multiply_shift); multiplier and shift "
-                "int32, broadcast against the data")
-      .arguments({"data", "multiplier", "shift"})
-      .setPattern(kBroadcast)
-      .layout(layoutBroadcast) // per channel as broadcast_mul: (C, 1, 1) operands block as C16c
+  OpDef &fpm =
+      r.add("fixed_point_multiply")
+          .describe("round(data * multiplier * 2^(shift - 31)) in 64-bit integer arithmetic, "
+                    "ties upward: requantization's multiply (TVM's q_multiply_shift); multiplier "
+                    "and shift int32 attributes (per tensor) or inputs broadcast against the data "
+                    "(per channel)")
+          .param("multiplier", ParamKind::Int, "0",
+                 "the multiplier in [2^30, 2^31) for every element; 0: input 1 gives it")
+          .param("shift", ParamKind::Int, "0", "the shift with the multiplier attribute");
+  fpm.argsFn = [](const Attrs &a) {
+    return attributeForm(a) ? std::vector<std::string>{"data"}
+                            : std::vector<std::string>{"data", "multiplier", "shift"};
+  };
+  fpm.setPattern(kBroadcast)
+      // Per channel as broadcast_mul ((C, 1, 1) operands block as C16c); the attribute form is
+      // elementwise.
+      .layout([](const Attrs &a, std::vector<std::string> &in, const std::vector<std::string> &last,
+                 std::vector<std::string> &out) {
+        if (in.size() == 1)
+          layoutArbitrary(a, in, last, out);
+        else
+          layoutBroadcast(a, in, last, out);
+      })
       .shape(fixedPointShape)
       .type([](TypeCtx &c) {
         requireInteger(c, 0, "the data");
-        c.assignIn(1, kInt32);
-        c.assignIn(2, kInt32);
+        for (size_t k = 1; k < c.in.size(); ++k)
+          c.assignIn(k, kInt32);
         if (c.in[0] != -1)
           c.assignOut(0, c.in[0]);
       })

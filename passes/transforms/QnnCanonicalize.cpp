@@ -132,23 +132,35 @@ struct Canonicalizer {
              std::ldexp(static_cast<double>(f.multiplier), f.shift - 31), " shifts ",
              dtypeName(inType), " values left by ", f.shift,
              " bits: the fixed-point product overflows 64 bits");
-    Shape along1 = {static_cast<int64_t>(n)};
-    for (int d = ax + 1; d < r && n > 1; ++d)
-      along1.push_back(1);
-    Tensor mt(along1, kInt32), st(along1, kInt32);
-    for (size_t k = 0; k < n; ++k) {
-      mt.data[k] = m[k].multiplier;
-      st.data[k] = m[k].shift;
+    NodeEntry c = centred(x, zi, r, ax, what.empty() ? "input" : what.substr(1));
+    NodeEntry y;
+    if (n == 1) { // per tensor: the attributes, constants of the kernel's loops
+      y = fixedPoint(c, m[0], what + "_multiplied");
+    } else {
+      Shape along1 = {static_cast<int64_t>(n)};
+      for (int d = ax + 1; d < r; ++d)
+        along1.push_back(1);
+      Tensor mt(along1, kInt32), st(along1, kInt32);
+      for (size_t k = 0; k < n; ++k) {
+        mt.data[k] = m[k].multiplier;
+        st.data[k] = m[k].shift;
+      }
+      y = mk("fixed_point_multiply", name(what + "_multiplied"),
+             {c,
+              {constantNode(mt, name(what + "_multiplier")), 0, 0},
+              {constantNode(st, name(what + "_shift")), 0, 0}});
     }
-    NodeEntry y = mk("fixed_point_multiply", name(what + "_multiplied"),
-                     {centred(x, zi, r, ax, what.empty() ? "input" : what.substr(1)),
-                      {constantNode(mt, name(what + "_multiplier")), 0, 0},
-                      {constantNode(st, name(what + "_shift")), 0, 0}});
     if (zo && !zero(*zo))
       y = mk("broadcast_add", name(what + "_shifted"),
              {y, along(cast(in(*zo), "int32", what + "_output_zero_int32"), *zo, r, ax,
                        what + "_output_zero")});
     return y;
+  }
+
+  // fixed_point_multiply of `x` by one multiplier and shift, as attributes.
+  NodeEntry fixedPoint(const NodeEntry &x, const FixedPoint &f, const std::string &suffix) const {
+    return mk("fixed_point_multiply", name(suffix), {x},
+              {{"multiplier", std::to_string(f.multiplier)}, {"shift", std::to_string(f.shift)}});
   }
 
   // An int32 value saturated to the node's out_dtype and cast to it (named as the node).
@@ -174,13 +186,8 @@ struct Canonicalizer {
     int r = rank();
     NodeEntry a = rescaled(0, 2, 3, 6, std::nullopt, r, 0, "_lhs", kFractionBits);
     NodeEntry b = rescaled(1, 4, 5, 6, std::nullopt, r, 0, "_rhs", kFractionBits);
-    Tensor half({1}, kInt32), shift({1}, kInt32);
-    half.data[0] = 1 << 30;
-    shift.data[0] = 1 - kFractionBits;
-    NodeEntry y = mk("fixed_point_multiply", name("_rounded"),
-                     {mk("broadcast_add", name("_sum"), {a, b}),
-                      {constantNode(half, name("_rounding_multiplier")), 0, 0},
-                      {constantNode(shift, name("_rounding_shift")), 0, 0}});
+    NodeEntry y = fixedPoint(mk("broadcast_add", name("_sum"), {a, b}),
+                             FixedPoint{1 << 30, 1 - kFractionBits}, "_rounded");
     if (!zero(7))
       y = mk("broadcast_add", name("_shifted"), {y, cast(in(7), "int32", "_output_zero_int32")});
     return saturated(y);

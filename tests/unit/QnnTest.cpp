@@ -190,6 +190,24 @@ TEST(Qnn, EightBitConvolutionsBuildExactly) {
     }
 }
 
+// fixed_point_multiply with its multiplier and shift as attributes (the per-tensor form
+// QnnCanonicalize writes, which the kernels' loops see as constants): qnn.add's rounding, 2^30 ·
+// 2^(-15 - 31) = 2^-16, by hand — 1.5 · 2^16 is 2 and -1.5 · 2^16 is -1 (ties upward), 32767 is 0,
+// 32768 is 1; the input form with the same values gives the same.
+TEST(FixedPoint, AttributeFormByHand) {
+  std::map<std::string, Tensor> in = {{"x", tensor({4}, {98304, -98304, 32767, 32768}, kInt32)},
+                                      {"m", tensor({1}, {1073741824}, kInt32)},
+                                      {"s", tensor({1}, {-15}, kInt32)}};
+  const std::string x = "x = Variable(\"x\", shape=(4,), dtype=4)\n";
+  EXPECT_EQ(eval(x + "y = fixed_point_multiply(x, multiplier=1073741824, shift=-15)", in, "y").data,
+            (std::vector<double>{2, -1, 0, 1}));
+  EXPECT_EQ(eval(x + "m = Variable(\"m\", shape=(1,), dtype=4)\ns = Variable(\"s\", shape=(1,), "
+                     "dtype=4)\ny = fixed_point_multiply(x, m, s)",
+                 in, "y")
+                .data,
+            (std::vector<double>{2, -1, 0, 1}));
+}
+
 // Bad quantization parameters: a per-channel scale of the wrong length is refused by the shape
 // rule, naming the node; a requantize whose multiplier would shift int32 steps out of 64 bits
 // (input scale 8 over output scale 1: a shift of 4) by the reference kernel and by

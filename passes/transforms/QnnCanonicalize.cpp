@@ -193,6 +193,42 @@ struct Canonicalizer {
     return saturated(y);
   }
 
+  // Refuses, naming the node, a constant scale that is not positive and finite and a constant
+  // zero point outside the range of the integers it shifts (the op's inputs by position: the
+  // scales and each zero point with the input whose dtype bounds it, -1: the out_dtype).
+  void checkParameters() const {
+    const std::string &op = node->op->name;
+    std::vector<size_t> scales;
+    std::vector<std::pair<size_t, int>> zeros; // zero point input, the input it belongs to
+    if (op == "qnn.quantize")
+      scales = {1}, zeros = {{2, -1}};
+    else if (op == "qnn.dequantize")
+      scales = {1}, zeros = {{2, 0}};
+    else if (op == "qnn.requantize")
+      scales = {1, 3}, zeros = {{2, 0}, {4, -1}};
+    else if (op == "qnn.add")
+      scales = {2, 4, 6}, zeros = {{3, 0}, {5, 1}, {7, -1}};
+    else if (op == "qnn.conv2d" || op == "qnn.dense")
+      zeros = {{2, 0}, {3, 1}};
+    for (size_t k : scales)
+      if (std::optional<Tensor> t = v.value(source(k)))
+        for (double x : t->data)
+          if (!(x > 0) || !std::isfinite(x))
+            fail(node->name, " (", op, "): the scale (input ", k,
+                 ") must be positive and finite, got ", pyFloatRepr(x));
+    for (auto [k, of] : zeros) {
+      int dt = of < 0 ? dtypeFromName(node->parsed.getStr("out_dtype")).value_or(-1) : dtypeOf(of);
+      std::optional<Tensor> t = v.value(source(k));
+      if (!t || dt == -1 || dt == kInt32)
+        continue;
+      IntRange r = intRange(dt);
+      for (double x : t->data)
+        if (x < static_cast<double>(r.lo) || x > static_cast<double>(r.hi))
+          fail(node->name, " (", op, "): the zero point (input ", k, ") ", pyFloatRepr(x),
+               " is outside ", dtypeName(dt), "'s range [", r.lo, ", ", r.hi, "]");
+    }
+  }
+
   // The dtype of input k, from the graph's dtype attribute (-1: unknown).
   int dtypeOf(size_t k) const {
     const GraphAttr *dt = src.attr("dtype");
@@ -291,6 +327,8 @@ Graph qnnCanonicalize(const Graph &src, const PassContext &ctx) {
           return {};
         const std::string &op = node->op->name;
         Canonicalizer c{src, v, now, nid, node};
+        if (op.rfind("qnn.", 0) == 0)
+          c.checkParameters();
         if (op == "qnn.quantize")
           return {c.quantize()};
         if (op == "qnn.dequantize")

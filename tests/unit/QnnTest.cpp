@@ -244,4 +244,16 @@ TEST(Qnn, BadParametersAreOneLineErrors) {
                "bits: the fixed-point product overflows 64 bits"),
       std::string::npos)
       << err;
+  // A scale of zero, and a zero point outside the integers it shifts: the build stops at the
+  // node in one line, and nothing is built.
+  Engine q;
+  run(q, "x = Variable(\"x\", shape=(4,))\ns = Variable(\"s\", shape=(1,))\nz = "
+         "Variable(\"z\", shape=(1,), dtype=3)\ny = qnn.quantize(x, s, z)\n:graph y");
+  EXPECT_EQ(output(q, ":build param s=0 param z=3 dtype z=uint8"),
+            "error: qnn.quantize0 (qnn.quantize): the scale (input 1) must be positive and "
+            "finite, got 0.0\n");
+  EXPECT_EQ(output(q, ":build param s=0.5 param z=300 dtype z=int32"),
+            "error: qnn.quantize0 (qnn.quantize): the zero point (input 2) 300.0 is outside "
+            "uint8's range [0, 255]\n");
+  EXPECT_EQ(q.history().size(), 1u);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -13,6 +14,18 @@
 namespace loupe::backend {
 
 namespace {
+
+// The first lane of each of the 12 chains, summed: what a loop returns so that its work is kept.
+// Read through memory, so that it needs no vector instructions of its own.
+template <typename Lane, typename Vec> double laneZeroSum(const Vec (&acc)[12]) {
+  double sum = 0;
+  for (const Vec &v : acc) {
+    Lane x;
+    std::memcpy(&x, &v, sizeof x);
+    sum += static_cast<double>(x);
+  }
+  return sum;
+}
 
 #if defined(__x86_64__)
 __attribute__((target("avx512f,fma"), noinline)) double loop512(int64_t iters) {
@@ -26,14 +39,7 @@ __attribute__((target("avx512f,fma"), noinline)) double loop512(int64_t iters) {
     for (int k = 0; k < 12; ++k)
       acc[k] = _mm512_fmadd_ps(acc[k], a, b);
   }
-  alignas(64) float lanes[16];
-  double sum = 0;
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k) {
-    _mm512_store_ps(lanes, acc[k]);
-    sum += lanes[0];
-  }
-  return sum;
+  return laneZeroSum<float>(acc);
 }
 
 __attribute__((target("avx2,fma"), noinline)) double loop256(int64_t iters) {
@@ -47,15 +53,9 @@ __attribute__((target("avx2,fma"), noinline)) double loop256(int64_t iters) {
     for (int k = 0; k < 12; ++k)
       acc[k] = _mm256_fmadd_ps(acc[k], a, b);
   }
-  alignas(32) float lanes[8];
-  double sum = 0;
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k) {
-    _mm256_store_ps(lanes, acc[k]);
-    sum += lanes[0];
-  }
-  return sum;
+  return laneZeroSum<float>(acc);
 }
+
 // 8-bit dot products: vpdpbusd (each int32 lane += four u8 x s8 products) or, without VNNI,
 // vpmaddubsw (each int16 lane = two products summed, saturating).
 __attribute__((target("avx512f,avx512vnni"), noinline)) double dot512(int64_t iters) {
@@ -69,14 +69,7 @@ __attribute__((target("avx512f,avx512vnni"), noinline)) double dot512(int64_t it
     for (int k = 0; k < 12; ++k)
       acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
   }
-  alignas(64) int32_t lanes[16];
-  int64_t sum = 0;
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k) {
-    _mm512_store_si512(lanes, acc[k]);
-    sum += lanes[0];
-  }
-  return static_cast<double>(sum);
+  return laneZeroSum<int32_t>(acc);
 }
 
 __attribute__((target("avx2,avxvnni"), noinline)) double dot256(int64_t iters) {
@@ -90,14 +83,7 @@ __attribute__((target("avx2,avxvnni"), noinline)) double dot256(int64_t iters) {
     for (int k = 0; k < 12; ++k)
       acc[k] = _mm256_dpbusd_avx_epi32(acc[k], a, b);
   }
-  alignas(32) int32_t lanes[8];
-  int64_t sum = 0;
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k) {
-    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), acc[k]);
-    sum += lanes[0];
-  }
-  return static_cast<double>(sum);
+  return laneZeroSum<int32_t>(acc);
 }
 
 __attribute__((target("avx2"), noinline)) double maddubs256(int64_t iters) {
@@ -111,14 +97,7 @@ __attribute__((target("avx2"), noinline)) double maddubs256(int64_t iters) {
     for (int k = 0; k < 12; ++k)
       acc[k] = _mm256_maddubs_epi16(acc[k], b);
   }
-  alignas(32) int16_t lanes[16];
-  int64_t sum = 0;
-#pragma GCC unroll 12
-  for (int k = 0; k < 12; ++k) {
-    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), acc[k]);
-    sum += lanes[0];
-  }
-  return static_cast<double>(sum);
+  return laneZeroSum<int16_t>(acc);
 }
 #endif
 
@@ -217,6 +196,19 @@ double dotLoopOpsPerIter() {
     break;
   }
   return 0;
+}
+
+const char *dotLoopInstruction() {
+  switch (dotKind()) {
+  case Dot::Vnni512:
+  case Dot::Vnni256:
+    return "vpdpbusd";
+  case Dot::Maddubs256:
+    return "vpmaddubsw";
+  case Dot::None:
+    break;
+  }
+  return "";
 }
 
 double peakInt8GopsPerCore() {

@@ -27,6 +27,9 @@ double dotLoop(int64_t iters);
 /// byte pair: 2 x 64 x 12 for 512-bit vpdpbusd), 0 when the CPU has no such instruction.
 double dotLoopOpsPerIter();
 
+/// The instruction dotLoop times ("vpdpbusd", "vpmaddubsw"), "" without one.
+const char *dotLoopInstruction();
+
 /// Int8 GOP/s of one core (the int8 peak integer kernels are measured against): the best of a
 /// few timed dot-product loops, measured once per process; 0 without 8-bit dot products.
 double peakInt8GopsPerCore();

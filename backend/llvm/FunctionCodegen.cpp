@@ -3,6 +3,7 @@
 // become LLVM vectors (TVM's Ramp) or carry llvm.loop.vectorize metadata.
 #include "backend/llvm/FunctionCodegen.h"
 #include "backend/llvm/FunctionGen.h"
+#include "backend/llvm/HostTarget.h"
 
 #include "backend/loop/TransposedTiles.h"
 
@@ -11,14 +12,12 @@
 #include "core/Interrupt.h"
 #include "core/loop/Visitor.h"
 
-#include <llvm/ADT/StringMap.h>
 #include <llvm/BinaryFormat/Dwarf.h>
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
-#include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
@@ -535,8 +534,8 @@ DotInstructions dotInstructions() {
   if (dotOverride())
     return *dotOverride();
   static const DotInstructions host = [] {
-    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
-    auto has = [&](const char *name) { return f.lookup(name); };
+    const std::vector<std::string> f = detectHostTarget().features; // sorted
+    auto has = [&](const char *name) { return std::binary_search(f.begin(), f.end(), name); };
     DotInstructions d;
     d.lanes16 = has("avx512vnni");
     d.lanes8 = has("avxvnni") || (has("avx512vnni") && has("avx512vl"));

@@ -586,12 +586,7 @@ void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
     // Padded here with the value, the convolution itself then pads nothing.
     ConvParams p = convParams(a, nullptr, true);
     Tensor padded({x.shape[0], x.shape[1], x.shape[2] + 2 * p.ph, x.shape[3] + 2 * p.pw}, x.dtype);
-    std::fill(padded.data.begin(), padded.data.end(), v);
-    for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
-      for (int64_t y = 0; y < x.shape[2]; ++y)
-        for (int64_t c = 0; c < x.shape[3]; ++c)
-          padded.data[((nc * padded.shape[2]) + y + p.ph) * padded.shape[3] + c + p.pw] =
-              x.data[(nc * x.shape[2] + y) * x.shape[3] + c];
+    padInto(x, {{0, 0}, {0, 0}, {p.ph, p.ph}, {p.pw, p.pw}}, "constant", v, padded);
     x = std::move(padded);
     plainAttrs.set("padding", std::vector<int64_t>{0, 0}, "(0, 0)", true);
   }

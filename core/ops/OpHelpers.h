@@ -183,6 +183,12 @@ loop::ComputeRef channelSum(const Shape &shape, int axis, int dtype,
                             const std::function<loop::Expr(const std::vector<loop::Expr> &)> &term);
 
 /// Registration functions of each op family (called by registerAllOps).
+/// The pad op's kernel: `out` (x's shape widened by pw's (before, after) per axis) gets x's
+/// cells and, around them, `value` (mode "constant") or the cells mode "edge" or "reflect"
+/// names.
+void padInto(const Tensor &x, const std::vector<std::vector<int64_t>> &pw, const std::string &mode,
+             double value, Tensor &out);
+
 /// Refuses a dtype that is not an integer one of at most 32 bits for input k (`what` names it).
 void requireInteger(const TypeCtx &c, size_t k, const char *what);
 

@@ -66,14 +66,13 @@ loop::ComputeRef padMirrorCompute(const loop::ComputeRef &x, const std::string &
       "pad", "injective");
 }
 
-void padKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
-  const auto &pw = a.getPairs("pad_width");
-  const Tensor &x = *in[0];
-  double fillv = a.getFloat("pad_value");
-  std::string mode = a.getStr("pad_mode");
+} // namespace
+
+void padInto(const Tensor &x, const std::vector<std::vector<int64_t>> &pw, const std::string &mode,
+             double fillv, Tensor &out) {
   auto st = stridesOf(x.shape);
   int64_t k = 0;
-  forEachIndex(out[0].shape, [&](const std::vector<int64_t> &idx) {
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &idx) {
     int64_t off = 0;
     bool inside = true;
     for (size_t d = 0; d < idx.size(); ++d) {
@@ -87,8 +86,14 @@ void padKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vecto
       }
       off += i * st[d];
     }
-    out[0].data[k++] = inside ? x.data[off] : fillv;
+    out.data[k++] = inside ? x.data[off] : fillv;
   });
+}
+
+namespace {
+
+void padKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
+  padInto(*in[0], a.getPairs("pad_width"), a.getStr("pad_mode"), a.getFloat("pad_value"), out[0]);
 }
 
 // _pad_grad(g, data): the part of g that covers the data (the padding gets no gradient).

@@ -101,12 +101,7 @@ std::vector<NodeEntry> alterEightBitConv(const NodePtr &n, const Shape &data,
   if (channels % lanes != 0)
     return {};
   int64_t inC = data[1] % 4 == 0 ? data[1] : (data[1] + 3) / 4 * 4;
-  int64_t icBn = 4;
-  for (int64_t b = lanes; b >= 4; b -= 4)
-    if (inC % b == 0) {
-      icBn = b;
-      break;
-    }
+  int64_t icBn = 4 * largestDivisorUpTo(inC / 4, lanes / 4); // a multiple of 4 up to lanes
   AttrDict attrs = n->attrs;
   std::vector<NodeEntry> inputs = n->inputs;
   const Node &p = *inputs[0].node;

@@ -236,6 +236,15 @@ struct Canonicalizer {
     return dt ? static_cast<int>(dt->ints[v.idx.entryId(e.nodeId, e.index)]) : -1;
   }
 
+  // The node's attributes but qnn's out_dtype: the plain op's.
+  AttrDict plainAttrs() const {
+    AttrDict attrs;
+    for (const auto &[k, val] : node->attrs)
+      if (k != "out_dtype")
+        attrs.emplace_back(k, val);
+    return attrs;
+  }
+
   // qnn.conv2d of 8-bit data and int8 weights whose zero points are 0, both constant but the
   // data: the convolution of the operands as they are, summed in int32 (out_dtype), which the
   // CPU's dot-product instructions compute (VNNI multiplies uint8 by int8). The data's zero
@@ -249,10 +258,7 @@ struct Canonicalizer {
     if ((dt != kUint8 && dt != kInt8) || wt != kInt8 || !zero(3) || !zd || !ws || ws->size() != 4)
       return std::nullopt;
     const Attrs &a = node->parsed;
-    AttrDict attrs;
-    for (const auto &[k, val] : node->attrs)
-      if (k != "out_dtype")
-        attrs.emplace_back(k, val);
+    AttrDict attrs = plainAttrs();
     setAttr(attrs, "out_dtype", "int32");
     NodeEntry x = in(0);
     const auto &pad = a.getTuple("padding");
@@ -310,11 +316,7 @@ struct Canonicalizer {
     std::vector<NodeEntry> args = {x, w};
     if (node->inputs.size() > 4)
       args.push_back(in(4));
-    AttrDict attrs;
-    for (const auto &[k, val] : node->attrs)
-      if (k != "out_dtype")
-        attrs.emplace_back(k, val);
-    return mk(plain, node->name, args, attrs);
+    return mk(plain, node->name, args, plainAttrs());
   }
 };
 

@@ -249,7 +249,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   if (anyInteger && int8Peak > 0)
     std::snprintf(i8, sizeof i8, "; integer kernels in GOP/s of %.1f int8 (%d x %.1f, a %s loop)",
                   int8Peak, backend::numThreads(), backend::peakInt8GopsPerCore(),
-                  backend::dotLoopOpsPerIter() == 2.0 * 64 * 12 ? "vpdpbusd" : "dot-product");
+                  backend::dotLoopInstruction());
   std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)%s",
                 peak, f64, backend::numThreads(), backend::peakGflopsPerCore(), i8);
   // The total against the peak of most of its operations.

@@ -15,10 +15,11 @@ namespace loupe::frontend {
 const ConverterTable &converters() {
   static const ConverterTable table = [] {
     ConverterTable t;
-    for (auto family : {elementwiseConverters, convolutionConverters, nnConverters,
-                        normalizationConverters, shapingConverters, indexingConverters,
-                        constantsConverters, reductionConverters, quantizationConverters,
-                        imageConverters, einsumConverters, lossesConverters, recurrentConverters})
+    for (auto family :
+         {elementwiseConverters, convolutionConverters, nnConverters, normalizationConverters,
+          shapingConverters, indexingConverters, constantsConverters, reductionConverters,
+          quantizationConverters, imageConverters, einsumConverters, lossesConverters,
+          recurrentConverters, signalConverters})
       for (auto &[name, convert] : family())
         if (!t.emplace(name, std::move(convert)).second)
           fail("ONNX operator ", name, " has two converters"); // a programming error

@@ -40,6 +40,7 @@ ConverterList imageConverters();
 ConverterList einsumConverters();
 ConverterList lossesConverters();
 ConverterList recurrentConverters();
+ConverterList signalConverters();
 
 // --- helpers the families share ---
 

@@ -1,8 +1,10 @@
-// Convolution: the ONNX converters of windowed operators — Conv, ConvTranspose and the pools —
-// over 1-D (lifted to 2-D), 2-D and 3-D data, with ONNX's pads and auto_pad.
+// Convolution: the ONNX converters of windowed operators — Conv, ConvTranspose, the pools and
+// MaxUnpool — over 1-D (lifted to 2-D), 2-D and 3-D data, with ONNX's pads and auto_pad.
 #include "frontend/onnx/Converters.h"
 
+#include "core/DType.h"
 #include "core/Error.h"
+#include "core/Shape.h"
 
 #include <algorithm>
 #include <optional>
@@ -483,6 +485,65 @@ NodeEntry convolutionOf(Importer &im, const onnx::NodeProto &n, const NodeEntry 
   return y;
 }
 
+// MaxUnpool: MaxPool's inverse — each input value written at the position its index names
+// (flat over the whole pool input, as MaxPool's Indices are), zeros elsewhere: a scatter into a
+// flat tensor of zeros, reshaped to the pool input's size the window implies, (in - 1)·stride +
+// kernel - pads. An `output_shape` (input 2, a constant) larger than that pads it with zeros at
+// the end of each axis, as ONNX's reference does (the indices keep their positions).
+std::vector<NodeEntry> maxUnpool(Importer &im, const onnx::NodeProto &n) {
+  im.only(n, {"kernel_shape", "strides", "pads"});
+  std::vector<int64_t> k = im.attrInts(n, "kernel_shape");
+  if (k.empty())
+    fail(im.where(n), ": kernel_shape is required");
+  size_t rank = k.size();
+  Shape in = shapeNow(im, n, 0, static_cast<int>(rank + 2));
+  std::vector<int64_t> s = windowAttr(im, n, "strides", rank);
+  std::vector<int64_t> p = im.attrInts(n, "pads");
+  if (p.empty())
+    p.assign(2 * rank, 0);
+  if (p.size() != 2 * rank)
+    fail(im.where(n), ": pads ", tupleText(p), " must have ", 2 * rank, " values");
+  Shape unpooled = {in[0], in[1]};
+  for (size_t a = 0; a < rank; ++a) {
+    unpooled.push_back((in[2 + a] - 1) * s[a] + k[a] - p[a] - p[a + rank]);
+    if (unpooled.back() <= 0)
+      fail(im.where(n), ": the window gives an empty output, shape ", shapeToList(unpooled));
+  }
+  Shape out = unpooled;
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    const Tensor *given = im.constant(n, 2);
+    if (!given)
+      fail(im.where(n), ": output_shape must be a constant (an initializer or Constant)");
+    if (given->shape.size() != 1 || static_cast<size_t>(given->shape[0]) != rank + 2)
+      fail(im.where(n), ": output_shape must have ", rank + 2, " values, got shape ",
+           shapeToList(given->shape));
+    out.clear();
+    for (size_t a = 0; a < rank + 2; ++a) {
+      out.push_back(static_cast<int64_t>(given->data[a]));
+      if (out[a] < unpooled[a] || (a < 2 && out[a] != unpooled[a]))
+        fail(im.where(n), ": output_shape ", shapeToList(out), " is smaller than the ",
+             shapeToList(unpooled), " the window gives or changes N or C");
+    }
+  }
+  int dtype = im.inferredDType(im.input(n, 0));
+  NodeEntry zeros = im.op(n, "zeros",
+                          {{"shape", tupleText({checkedNumElements(unpooled)})},
+                           {"dtype", std::string(dtypeName(dtype < 0 ? kFloat32 : dtype))}},
+                          {}, "_zeros");
+  NodeEntry values = im.op(n, "reshape", {{"shape", "(-1,)"}}, {im.input(n, 0)}, "_values");
+  NodeEntry at = im.op(n, "reshape", {{"shape", "(-1,)"}}, {im.input(n, 1)}, "_at");
+  NodeEntry flat = im.op(n, "scatter_elements", {{"reduction", "none"}, {"axis", "0"}},
+                         {zeros, at, values}, "_flat");
+  if (out == unpooled)
+    return {im.op(n, "reshape", {{"shape", shapeToTuple(out)}}, {flat})};
+  NodeEntry y = im.op(n, "reshape", {{"shape", shapeToTuple(unpooled)}}, {flat}, "_unpooled");
+  std::string width = "(";
+  for (size_t a = 0; a < out.size(); ++a)
+    width += (a ? ", (0, " : "(0, ") + std::to_string(out[a] - unpooled[a]) + ")";
+  width += out.size() == 1 ? ",)" : ")";
+  return {im.op(n, "pad", {{"pad_width", width}}, {y})};
+}
+
 ConverterList convolutionConverters() {
   return {
       {"Conv", conv},
@@ -491,6 +552,7 @@ ConverterList convolutionConverters() {
       {"GlobalAveragePool", globalPool("global_avg_pool2d", "mean")},
       {"GlobalMaxPool", globalPool("global_max_pool2d", "max")},
       {"ConvTranspose", convTranspose},
+      {"MaxUnpool", maxUnpool},
   };
 }
 

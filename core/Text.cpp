@@ -45,4 +45,10 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
 } // namespace loupe

@@ -18,5 +18,7 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
 std::string plural(size_t n, const char *word);
 /// `v` with `digits` digits after the point ("%.*f").
 std::string fixed(double v, int digits);
+/// `v` in scientific notation with one decimal ("1.2e-07").
+std::string sci(double v);
 
 } // namespace loupe

@@ -15,8 +15,6 @@
 
 namespace loupe {
 
-namespace {} // namespace
-
 Graph typedFor(const Graph &g, const ValueSource &values) {
   Graph out = g;
   const IndexedGraph &idx = out.index();
@@ -162,38 +160,59 @@ LayerComparison compare(const Tensor &a, const Tensor &b) {
     c.sqnr = 10 * std::log10(signal / noise);
   if (c.maxAbs == 0)
     c.maxRel = 0;
+  c.histogram.assign(kErrorBins, 0);
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double d = b.data[i] - a.data[i];
+    if (!std::isfinite(d))
+      continue;
+    // Bin k covers [-m + k·w, -m + (k+1)·w) with w = 2m / bins; d = m falls in the last.
+    int k = kErrorBins / 2;
+    if (c.maxAbs > 0 && std::isfinite(c.maxAbs))
+      k = std::clamp(static_cast<int>(std::floor((d + c.maxAbs) / (2 * c.maxAbs) * kErrorBins)), 0,
+                     kErrorBins - 1);
+    ++c.histogram[static_cast<size_t>(k)];
+  }
   return c;
 }
 
 } // namespace
 
-std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
-                                           const ValueSource &values) {
-  Graph ta = typedFor(a, values), tb = typedFor(b, values);
-  Values va = runAll(ta, values), vb = runAll(tb, values);
-  const IndexedGraph &ia = ta.index(), &ib = tb.index();
+namespace {
+
+// A reference value: as computed (integer steps, or floats) and in real numbers (nullopt for
+// integers of no known quantization).
+struct ReferenceValue {
+  Tensor raw;
+  std::optional<Tensor> real;
+};
+
+using ReferenceOf =
+    std::function<std::optional<ReferenceValue>(const Node &, uint32_t, const Tensor &)>;
+
+// Every node output of typed graph `tb` (run as `vb`) that `reference` has a value of the same
+// shape for, compared with its own, in `tb`'s node order: in real numbers when both sides have
+// them, as they are when both are integers of no known quantization, else left out.
+std::vector<LayerComparison> compareRun(const Graph &tb, const Values &vb,
+                                        const ValueSource &values, const ReferenceOf &reference) {
+  const IndexedGraph &ib = tb.index();
   std::vector<LayerComparison> out;
   for (uint32_t nid = 0; nid < ib.numNodes(); ++nid) {
     const Node &nb = *ib.nodes[nid].node;
-    if (nb.isVariable())
+    auto rb = vb.byName.find(nb.name);
+    if (nb.isVariable() || rb == vb.byName.end())
       continue;
-    int na = ia.findByName(nb.name);
-    auto ra = va.byName.find(nb.name), rb = vb.byName.find(nb.name);
-    if (na < 0 || ia.nodes[na].node->isVariable() || ra == va.byName.end() || rb == vb.byName.end())
-      continue;
-    const Node &nodeA = *ia.nodes[na].node;
-    for (uint32_t k = 0; k < ra->second.size() && k < rb->second.size(); ++k) {
-      const Tensor &x = ra->second[k], &y = rb->second[k];
-      if (x.shape != y.shape)
+    for (uint32_t k = 0; k < rb->second.size(); ++k) {
+      const Tensor &y = rb->second[k];
+      std::optional<ReferenceValue> x = reference(nb, k, y);
+      if (!x || x->raw.shape != y.shape)
         continue;
-      std::optional<Tensor> ra2 = realValue(ta, nodeA, x, va, values),
-                            rb2 = realValue(tb, nb, y, vb, values);
+      std::optional<Tensor> real = realValue(tb, nb, y, vb, values);
       LayerComparison c;
-      if (ra2 && rb2) {
-        c = compare(*ra2, *rb2);
-        c.dequantized = !dtypeIsFloat(x.dtype) || !dtypeIsFloat(y.dtype);
-      } else if (!dtypeIsFloat(x.dtype) && !dtypeIsFloat(y.dtype)) {
-        c = compare(x, y); // integers of no known quantization: as they are
+      if (x->real && real) {
+        c = compare(*x->real, *real);
+        c.dequantized = !dtypeIsFloat(x->raw.dtype) || !dtypeIsFloat(y.dtype);
+      } else if (!dtypeIsFloat(x->raw.dtype) && !dtypeIsFloat(y.dtype)) {
+        c = compare(x->raw, y); // integers of no known quantization: as they are
       } else {
         continue; // a float value against integer steps of unknown scale
       }
@@ -205,6 +224,43 @@ std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
     }
   }
   return out;
+}
+
+} // namespace
+
+std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
+                                           const ValueSource &values) {
+  Graph ta = typedFor(a, values), tb = typedFor(b, values);
+  Values va = runAll(ta, values), vb = runAll(tb, values);
+  const IndexedGraph &ia = ta.index();
+  return compareRun(
+      tb, vb, values,
+      [&](const Node &nb, uint32_t k, const Tensor &) -> std::optional<ReferenceValue> {
+        int na = ia.findByName(nb.name);
+        auto ra = va.byName.find(nb.name);
+        if (na < 0 || ia.nodes[na].node->isVariable() || ra == va.byName.end() ||
+            k >= ra->second.size())
+          return std::nullopt;
+        const Tensor &x = ra->second[k];
+        return ReferenceValue{x, realValue(ta, *ia.nodes[na].node, x, va, values)};
+      });
+}
+
+std::vector<LayerComparison> compareWithReference(const Graph &b, const ValueSource &values,
+                                                  const ReferenceValues &reference) {
+  Graph tb = typedFor(b, values);
+  Values vb = runAll(tb, values);
+  return compareRun(
+      tb, vb, values,
+      [&](const Node &nb, uint32_t k, const Tensor &) -> std::optional<ReferenceValue> {
+        std::optional<Tensor> x = reference(nb.name, k);
+        if (!x)
+          return std::nullopt;
+        std::optional<Tensor> real;
+        if (dtypeIsFloat(x->dtype))
+          real = *x;
+        return ReferenceValue{std::move(*x), std::move(real)};
+      });
 }
 
 } // namespace loupe

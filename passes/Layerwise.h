@@ -7,6 +7,8 @@
 #include "core/Interpreter.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,15 @@ struct LayerComparison {
   /// made them — through casts, clips, pools of the maximum and reshapes — or, for a
   /// qnn.conv2d or qnn.dense accumulator, of the qnn.requantize that reads it).
   bool dequantized = false;
+  /// The signed errors b − a counted in kErrorBins equal bins over [−maxAbs, maxAbs] (the
+  /// last bin closed): how the errors spread, which the viewer's inspector draws. All in the
+  /// middle bin when maxAbs is 0; non-finite errors are left out.
+  std::vector<int64_t> histogram;
 };
+
+/// How many bins LayerComparison::histogram has (odd, so that zero error has a bin of its own
+/// middle).
+inline constexpr int kErrorBins = 21;
 
 /// `g` with its variables' shapes and dtypes from `values`, inferred throughout (InferShape,
 /// InferType) — what the reference interpreter needs. Throws Error naming a variable without a
@@ -43,5 +53,16 @@ Graph typedFor(const Graph &g, const ValueSource &values);
 /// left out. Throws Error naming a variable without a value.
 std::vector<LayerComparison> compareLayers(const Graph &a, const Graph &b,
                                            const ValueSource &values);
+
+/// Values another runtime computed, the reference a graph is compared against: output `output`
+/// of the node named `name` in real numbers, or nullopt when it has none.
+using ReferenceValues =
+    std::function<std::optional<Tensor>(const std::string &name, uint32_t output)>;
+
+/// compareLayers of graph `b` against values another runtime computed (PyTorch's forward hooks,
+/// say) instead of a second graph's: every node output of `b` that `reference` has, of the same
+/// shape, in real numbers (integer steps dequantized as compareLayers does).
+std::vector<LayerComparison> compareWithReference(const Graph &b, const ValueSource &values,
+                                                  const ReferenceValues &reference);
 
 } // namespace loupe

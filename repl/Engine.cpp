@@ -177,7 +177,7 @@ void Engine::pushStep(Graph g, std::string label, double millis, bool fresh) {
   std::string change = describeChange(fresh || history_.empty() ? nullptr : &current()->graph, g);
   if (!history_.empty())
     history_.resize(cursor_ + 1); // a new step drops the redo tail
-  history_.push_back({std::move(g), std::move(label), std::move(change), millis, {}});
+  history_.push_back({std::move(g), std::move(label), std::move(change), millis, {}, {}, {}});
   cursor_ = history_.size() - 1;
 }
 

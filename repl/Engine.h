@@ -8,6 +8,7 @@
 #include "core/Tensor.h"
 #include "passes/Fusion.h"
 #include "passes/Instruments.h"
+#include "passes/Layerwise.h"
 #include "passes/Pass.h"
 #include "repl/Evaluator.h"
 #include "repl/Value.h"
@@ -44,6 +45,10 @@ struct Step {
   double millis = 0;  ///< time the step took (shown only on request)
   /// The last `:profile` of this (built) step: per tvm_op node id.
   std::map<uint32_t, KernelTime> profile;
+  /// The last `:layerwise` that compared this step's values (against another step or a folder
+  /// of tensors), in graph order: what the viewer's heatmap and the report show.
+  std::vector<LayerComparison> layerwise;
+  std::string layerwiseAgainst; ///< what it was compared against ("step 2", a folder)
 };
 
 /// The workbench. Each execute() runs one input — a graph-language statement or a `:command` —

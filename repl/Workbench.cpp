@@ -5,6 +5,7 @@
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "core/Error.h"
+#include "core/Npy.h"
 #include "passes/Fusion.h"
 #include "passes/Provenance.h"
 #include "repl/GraphLang.h"
@@ -13,6 +14,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -276,6 +279,83 @@ LayerwiseView Workbench::layerwise(size_t a, size_t b,
       return p->second.load();
     return std::nullopt;
   });
+  v.against = "step " + std::to_string(a);
+  e_.history_[b].layerwise = v.comparisons;
+  e_.history_[b].layerwiseAgainst = v.against;
+  return v;
+}
+
+LayerwiseView Workbench::layerwiseAgainst(size_t b, const std::string &dir,
+                                          const std::map<std::string, std::string> &how) {
+  namespace fs = std::filesystem;
+  LayerwiseView v;
+  v.stepA = v.stepB = b;
+  v.against = dir;
+  const Graph &gb = e_.history().at(b).graph;
+  if (backend::builtLibrary(gb))
+    fail("layerwise: step ", b,
+         " is built; compare the graph a build starts from (a step before :build)");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    fail("layerwise: ", dir, " is not a folder");
+  auto fileOf = [&](const std::string &name) {
+    return fs::path(dir) / (npyFileStem(name) + ".npy");
+  };
+  // The data inputs the other runtime ran, from the folder unless given.
+  const StoredTensors &params = e_.modelParams();
+  std::map<std::string, Tensor> given;
+  std::set<std::string> inputFiles;
+  for (uint32_t nid : gb.index().argNodes) {
+    const std::string &name = gb.index().nodes[nid].node->name;
+    if (params.count(name) || how.count(name))
+      continue;
+    fs::path f = fileOf(name);
+    inputFiles.insert(f.filename().string());
+    if (!fs::exists(f, ec))
+      fail("layerwise: ", dir, " has no ", f.filename().string(), " for input '", name,
+           "'; give it as ", name, "=FILE.npy");
+    given[name] = readNpy(f.string());
+  }
+  std::mt19937 rng(0);
+  std::map<std::string, Tensor> inputs =
+      madeInputs({&gb}, params, how, rng, "layerwise", &v.notes, given);
+  std::set<std::string> used;
+  v.comparisons = compareWithReference(
+      gb,
+      [&](const std::string &name) -> std::optional<Tensor> {
+        if (auto it = inputs.find(name); it != inputs.end())
+          return it->second;
+        if (auto p = params.find(name); p != params.end())
+          return p->second.load();
+        return std::nullopt;
+      },
+      [&](const std::string &name, uint32_t k) -> std::optional<Tensor> {
+        fs::path f = fileOf(k ? name + ":" + std::to_string(k) : name);
+        if (!fs::exists(f, ec))
+          return std::nullopt;
+        used.insert(f.filename().string());
+        return readNpy(f.string());
+      });
+  // Files that matched nothing: a renamed node or a hook on a module the graph does not have.
+  std::vector<std::string> unmatched;
+  for (const fs::directory_entry &f : fs::directory_iterator(dir, ec)) {
+    std::string file = f.path().filename().string();
+    if (f.path().extension() == ".npy" && !used.count(file) && !inputFiles.count(file))
+      unmatched.push_back(file);
+  }
+  std::sort(unmatched.begin(), unmatched.end());
+  if (!unmatched.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unmatched.size() && i < 5; ++i)
+      list += (i ? ", " : "") + unmatched[i];
+    v.notes.push_back(
+        std::to_string(unmatched.size()) +
+        (unmatched.size() == 1 ? " file in " + dir + " names" : " files in " + dir + " name") +
+        " no value of step " + std::to_string(b) + ": " + list +
+        (unmatched.size() > 5 ? ", …" : ""));
+  }
+  e_.history_[b].layerwise = v.comparisons;
+  e_.history_[b].layerwiseAgainst = v.against;
   return v;
 }
 

@@ -47,6 +47,7 @@ struct RunValues {
 /// interpreter on the same inputs, every value they share compared (in the second's node order).
 struct LayerwiseView {
   size_t stepA = 0, stepB = 0;
+  std::string against;                      ///< the reference: "step A", or the folder of tensors
   std::vector<std::string> notes;           ///< how inputs were made or converted
   std::vector<LayerComparison> comparisons; ///< in the second step's graph order
 };
@@ -88,6 +89,13 @@ public:
   /// (compareLayers).
   LayerwiseView layerwise(size_t a, size_t b, const std::map<std::string, std::string> &how,
                           unsigned seed, const std::map<std::string, Tensor> &given = {});
+  /// History step `b` (a graph, not a built one) run by the reference interpreter and compared
+  /// with the tensors another runtime wrote to folder `dir` (compareWithReference): output 0 of
+  /// node NAME in `npyFileStem(NAME).npy`, output k > 0 in `npyFileStem(NAME:k).npy`. Each data
+  /// input is `how`'s, else the folder's file of its name — the inputs the other runtime ran —
+  /// else an error. The comparison is kept on step `b` as layerwise() keeps its own.
+  LayerwiseView layerwiseAgainst(size_t b, const std::string &dir,
+                                 const std::map<std::string, std::string> &how);
   /// The current graph (not a built one) with its conv2d and dense between calibrated
   /// quantize/dequantize pairs (quantizeGraph): `samples` calibration inputs made as `how` says
   /// (random from `seed` by default), the session's bound params as the weights.

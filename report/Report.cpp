@@ -11,8 +11,11 @@
 #include "view/FusionView.h"
 #include "view/GraphLayout.h"
 #include "view/GraphSvg.h"
+#include "view/LayerwiseView.h"
 #include "view/StepDiff.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -132,6 +135,35 @@ std::string builtHtml(const Step &step, const backend::BuiltLibrary &lib) {
   return s.str();
 }
 
+// A step's last :layerwise: the heatmap's legend and its values, worst SQNR first.
+std::string layerwiseHtml(const Step &step) {
+  std::ostringstream s;
+  s << "<details open><summary>layerwise against " << xmlEscaped(step.layerwiseAgainst) << ": "
+    << step.layerwise.size() << " values, worst SQNR first</summary><p>";
+  for (const gui::SqnrBand &b : gui::sqnrBands()) {
+    char colour[8];
+    std::snprintf(colour, sizeof colour, "%06x", b.colour >> 8);
+    s << "<span style=\"background:#" << colour << "; padding: 0 6px\">" << xmlEscaped(b.label)
+      << "</span> ";
+  }
+  s << "</p><table><tr><th>node</th><th>op</th><th>SQNR dB</th><th>max abs</th><th>max rel"
+       "</th></tr>\n";
+  std::vector<const LayerComparison *> worst;
+  for (const LayerComparison &c : step.layerwise)
+    worst.push_back(&c);
+  std::stable_sort(
+      worst.begin(), worst.end(),
+      [](const LayerComparison *x, const LayerComparison *y) { return x->sqnr < y->sqnr; });
+  for (const LayerComparison *c : worst)
+    s << "<tr><td>"
+      << xmlEscaped(c->name + (c->output ? "[" + std::to_string(c->output) + "]" : ""))
+      << "</td><td>" << xmlEscaped(c->op) << "</td><td>"
+      << (std::isinf(c->sqnr) ? std::string(c->sqnr > 0 ? "inf" : "-inf") : fixed(c->sqnr, 1))
+      << "</td><td>" << sci(c->maxAbs) << "</td><td>" << sci(c->maxRel) << "</td></tr>\n";
+  s << "</table></details>\n";
+  return s.str();
+}
+
 } // namespace
 
 std::string sessionReport(const Engine &e, const std::string &title) {
@@ -156,10 +188,17 @@ std::string sessionReport(const Engine &e, const std::string &title) {
     // A step that left the graph as it was shows the picture once, at the step that drew it.
     bool sameGraph = k > 0 && step.change.rfind("graph unchanged", 0) == 0 &&
                      gui::hasGroups(step.graph) == gui::hasGroups(history[k - 1].graph);
-    if (sameGraph)
+    // After :layerwise the picture is the heatmap, even of a graph the step before drew.
+    std::vector<double> sqnr;
+    if (!step.layerwise.empty())
+      sqnr = gui::nodeSqnr(step.graph, step.layerwise);
+    if (sameGraph && sqnr.empty())
       s << "<p>The graph is step " << k - 1 << "'s.</p>\n";
     else
-      s << "<div class=\"picture\">" << gui::graphSvg(step.graph, e.modelParams()) << "</div>\n";
+      s << "<div class=\"picture\">"
+        << gui::graphSvg(step.graph, e.modelParams(), sqnr.empty() ? nullptr : &sqnr) << "</div>\n";
+    if (!step.layerwise.empty())
+      s << layerwiseHtml(step);
     if (k > 0) {
       gui::StepDiff d =
           gui::diffGraphs(history[k - 1].graph, step.graph, "step " + std::to_string(k - 1),

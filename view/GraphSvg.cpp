@@ -1,8 +1,10 @@
 // GraphSvg: SVG text for a laid-out graph, following gui/app/Canvas.cpp's drawing at zoom 1.
 #include "view/GraphSvg.h"
 
+#include "view/LayerwiseView.h"
 #include "view/Palette.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -102,6 +104,13 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
     std::string title;
     for (const std::string &line : n.lines)
       title += (title.empty() ? "" : "\n") + line;
+    if (o.sqnr && n.nid < o.sqnr->size() && !std::isnan((*o.sqnr)[n.nid])) {
+      double db = (*o.sqnr)[n.nid];
+      fill = sqnrColour(db);
+      char figure[48];
+      std::snprintf(figure, sizeof figure, "\nSQNR %.1f dB", db);
+      title += figure;
+    }
     s << "<g class=\"node\"><title>" << xmlEscaped(title) << "</title><rect x=\"" << num(x)
       << "\" y=\"" << num(y) << "\" width=\"" << num(n.w) << "\" height=\"" << num(n.h)
       << "\" rx=\"" << (n.kind == NodeKind::Op || n.kind == NodeKind::Scope ? "3" : num(n.h / 2))
@@ -124,7 +133,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
   return s.str();
 }
 
-std::string graphSvg(const Graph &g, const StoredTensors &bound) {
+std::string graphSvg(const Graph &g, const StoredTensors &bound, const std::vector<double> *sqnr) {
   LayoutOptions o;
   o.foldInputs = true; // as the viewer opens
   o.params = paramNames(g, bound);
@@ -133,6 +142,7 @@ std::string graphSvg(const Graph &g, const StoredTensors &bound) {
   SvgOptions so;
   if (!groups.empty())
     so.groups = &groups;
+  so.sqnr = sqnr;
   return graphSvg(g, l, so);
 }
 

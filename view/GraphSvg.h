@@ -17,6 +17,9 @@ struct SvgOptions {
   /// Fusion groups (fusionGroups of the same graph): boxes take their group's colour, groups
   /// of two or more nodes get a region, and roots and masters an R / M badge.
   const std::vector<GroupView> *groups = nullptr;
+  /// Each node's SQNR in dB (nodeSqnr of a :layerwise; NaN where not compared): boxes take
+  /// their heatmap band's colour and their titles say the figure.
+  const std::vector<double> *sqnr = nullptr;
 };
 
 /// The SVG document (an `<svg>` element with its size in pixels at zoom 1) of layout `l` of
@@ -26,8 +29,9 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o =
 
 /// The picture of a whole graph as the viewer first shows it: `layoutGraph` with inputs folded
 /// into ops and the params the viewer counts (`bound`: a loaded model's initializers), and the
-/// graph's fusion groups when it has any.
-std::string graphSvg(const Graph &g, const StoredTensors &bound = {});
+/// graph's fusion groups when it has any, and the heatmap of `sqnr` when given (SvgOptions).
+std::string graphSvg(const Graph &g, const StoredTensors &bound = {},
+                     const std::vector<double> *sqnr = nullptr);
 
 /// `text` with XML's five special characters escaped (&, <, >, ", ').
 std::string xmlEscaped(const std::string &text);

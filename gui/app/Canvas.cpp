@@ -3,6 +3,7 @@
 #include "gui/app/Canvas.h"
 
 #include "view/FusionView.h"
+#include "view/LayerwiseView.h"
 #include "view/Overview.h"
 #include "view/ProfileView.h"
 
@@ -192,6 +193,8 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
   auto fillOf = [&](const LaidNode &n) {
     if (n.nid < st.timeShare.size() && st.timeShare[n.nid] >= 0)
       return rgba(heatColour(st.timeShare[n.nid], st.maxShare));
+    if (n.nid < st.sqnr.size() && !std::isnan(st.sqnr[n.nid]))
+      return rgba(sqnrColour(st.sqnr[n.nid]));
     if (st.groups && groupOf[n.nid] >= 0)
       return rgba(groupColour(groupOf[n.nid]));
     return n.kind == NodeKind::Input   ? kInputFill

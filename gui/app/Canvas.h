@@ -45,8 +45,9 @@ struct Styler {
   std::vector<uint32_t> highlighted;              ///< search hits
   std::set<int> marked;                           ///< groups drawn as differing (compare)
   std::vector<double> timeShare;                  ///< per node, after :profile (else empty)
-  std::vector<ScopeOutline> scopes;               ///< unfolded scopes, outermost first
-  double maxShare = 0;                            ///< the largest of them
+  std::vector<double> sqnr; ///< per node in dB after :layerwise (NaN: not compared), else empty
+  std::vector<ScopeOutline> scopes; ///< unfolded scopes, outermost first
+  double maxShare = 0;              ///< the largest of them
 };
 
 /// Draws a laid-out graph in a canvas of `size` and handles pan, zoom and node clicks. Returns

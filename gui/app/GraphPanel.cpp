@@ -1,8 +1,10 @@
-// GraphPanel: the current graph laid out — search, a node's neighbourhood, and after :profile
-// its kernels coloured by their share of the run time, with a bar chart of them by time.
+// GraphPanel: the current graph laid out — search, a node's neighbourhood, after :profile its
+// kernels coloured by their share of the run time, with a bar chart of them by time, and after
+// :layerwise its nodes coloured by their SQNR (the heatmap).
 #include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
 
+#include "view/LayerwiseView.h"
 #include "view/ProfileView.h"
 
 #include <imgui.h>
@@ -122,6 +124,20 @@ void graphPanel(AppState &s) {
     }
     ImGui::SameLine();
     ImGui::Checkbox("kernels by time", &s.graph.kernelBars);
+  }
+  // After :layerwise of this step: its nodes coloured by SQNR, with the bands as a legend.
+  if (const Step *cur = s.viewer.engine().current();
+      cur && &cur->graph == g && !cur->layerwise.empty()) {
+    st.sqnr = nodeSqnr(*g, cur->layerwise);
+    ImGui::SameLine();
+    ImGui::TextDisabled("SQNR vs %s:", cur->layerwiseAgainst.c_str());
+    for (const SqnrBand &b : sqnrBands()) {
+      ImGui::SameLine();
+      ImGui::PushStyleColor(ImGuiCol_Button, rgba(b.colour));
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
+      ImGui::SmallButton(b.label);
+      ImGui::PopStyleColor(2);
+    }
   }
   CanvasView &cv = s.graph.canvas;
   canvasButtons(s, cv);

@@ -1,5 +1,6 @@
 // Inspector: the selected node — attributes, outputs with shape, dtype and storage, its fusion
-// group, and its kernel's time and values from the last :profile and :run.
+// group, its kernel's time and values from the last :profile and :run, and its figures and
+// error histogram from the last :layerwise.
 #include "gui/app/Panels.h"
 
 #include "core/AttrOrder.h"
@@ -7,11 +8,14 @@
 #include "core/Op.h"
 #include "passes/Provenance.h"
 #include "view/FusionView.h"
+#include "view/LayerwiseView.h"
 #include "view/ProfileView.h"
 
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -82,6 +86,21 @@ void inspector(AppState &s) {
                          it->second.percentPeak);
     }
   }
+  // Its figures from the last :layerwise of this step, each output's errors as a histogram.
+  if (const Step *cur = s.viewer.engine().current(); cur && &cur->graph == g)
+    for (const LayerComparison *c : comparisonsOf(cur->layerwise, n.name)) {
+      ImGui::Separator();
+      ImGui::TextWrapped("last :layerwise against %s, output %u: SQNR %.1f dB, max abs %.3g, "
+                         "max rel %.3g%s",
+                         cur->layerwiseAgainst.c_str(), c->output, c->sqnr, c->maxAbs, c->maxRel,
+                         c->dequantized ? " (dequantized)" : "");
+      std::vector<float> bins(c->histogram.begin(), c->histogram.end());
+      char caption[64];
+      std::snprintf(caption, sizeof caption, "errors from %.3g to %.3g", -c->maxAbs, c->maxAbs);
+      ImGui::PlotHistogram(("##errors" + std::to_string(c->output)).c_str(), bins.data(),
+                           static_cast<int>(bins.size()), 0, caption, 0.0f, FLT_MAX,
+                           ImVec2(ImGui::GetContentRegionAvail().x, 80));
+    }
   // The value summary of the last :run, when this node is one of the graph's outputs.
   const std::string &con = s.viewer.console();
   size_t run = con.rfind("loupe> :run");

@@ -56,11 +56,13 @@ std::vector<Engine::Command> Commands::table() {
        "has, the nodes that changed group, the functions of each and, where both were profiled, "
        "their times",
        compare},
-      {"layerwise", "A B [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [top=K] [sqnr=DB]",
+      {"layerwise", "A B|DIR [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [top=K] [sqnr=DB]",
        "runs two history steps' graphs on the same inputs (the bound params, the others random "
        "or given) and compares every value both compute under one node name: SQNR in dB, the "
        "largest absolute and relative errors, worst first (a quantize's steps in real units); "
-       "sqnr= names the first value under it in graph order",
+       "sqnr= names the first value under it in graph order. Against DIR, step A is compared "
+       "with the tensors another runtime wrote there (NAME.npy, its inputs among them); the "
+       "viewer colours the compared step's nodes by SQNR",
        layerwise},
       {"quantize",
        "[calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] [per_channel=on|off] "

@@ -1,7 +1,7 @@
 // QuantizeCommands: `:quantize` — a float graph's conv2d and dense between calibrated
-// quantize/dequantize pairs, as a new step — and `:layerwise A B` — two history steps run on the
-// same inputs and compared node by node (SQNR, largest errors), worst first: where a quantized
-// graph loses accuracy.
+// quantize/dequantize pairs, as a new step — and `:layerwise A B|DIR` — two history steps run on
+// the same inputs, or one step against another runtime's tensors, compared node by node (SQNR,
+// largest errors), worst first: where a quantized graph loses accuracy.
 #include "core/Error.h"
 #include "core/Text.h"
 #include "repl/Workbench.h"
@@ -10,10 +10,12 @@
 #include "repl/commands/RunInputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,7 +43,7 @@ double numberWord(const std::string &key, const std::string &v) {
 } // namespace
 
 void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
-  const char *usage = ":layerwise A B [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] "
+  const char *usage = ":layerwise A B|DIR [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] "
                       "[top=K] [sqnr=DB]";
   Args words = splitKeepingTuples(rest);
   if (words.size() < 2 || words[0].find('=') != std::string::npos ||
@@ -49,7 +51,13 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
     fail("usage: ", usage);
   if (e.history().empty())
     fail("no steps yet");
-  size_t a = stepArgument(e, words[0]), b = stepArgument(e, words[1]);
+  // The second word is a step, or a folder of another runtime's tensors (a word that is not a
+  // number and names a folder).
+  bool folder = !words[1].empty() && !std::all_of(words[1].begin(), words[1].end(), ::isdigit) &&
+                std::filesystem::is_directory(words[1]);
+  if (!folder && !std::all_of(words[1].begin(), words[1].end(), ::isdigit))
+    fail("layerwise: '", words[1], "' is neither a step nor a folder");
+  size_t a = stepArgument(e, words[0]), b = folder ? a : stepArgument(e, words[1]);
   std::map<std::string, std::string> how;
   unsigned seed = 0;
   size_t top = 0;
@@ -68,12 +76,20 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
     else
       how[key] = value;
   }
-  LayerwiseView v = Workbench(e).layerwise(a, b, how, seed);
+  if (folder && seed)
+    fail("layerwise: seed= makes random inputs; against ", words[1],
+         " the inputs are its files (or NAME=FILE.npy)");
+  LayerwiseView v = folder ? Workbench(e).layerwiseAgainst(a, words[1], how)
+                           : Workbench(e).layerwise(a, b, how, seed);
   for (const std::string &n : v.notes)
     out << n << "\n";
   if (v.comparisons.empty()) {
-    out << "steps " << a << " and " << b << " share no value (no node of the same name and "
-        << "shape)\n";
+    if (folder)
+      out << words[1] << " has no tensor for a value of step " << a << " (NAME.npy of the same "
+          << "shape)\n";
+    else
+      out << "steps " << a << " and " << b << " share no value (no node of the same name and "
+          << "shape)\n";
     return;
   }
   std::vector<LayerComparison> worst = v.comparisons;
@@ -86,7 +102,7 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
     nameWidth = std::max(nameWidth, worst[i].name.size() + (worst[i].output ? 3 : 0));
     opWidth = std::max(opWidth, worst[i].op.size());
   }
-  out << "step " << b << " against step " << a << ": " << plural(v.comparisons.size(), "value")
+  out << "step " << b << " against " << v.against << ": " << plural(v.comparisons.size(), "value")
       << " compared, worst SQNR first\n";
   // pad() keeps two spaces after a cell: the widths are the longest cells plus those.
   nameWidth += 2;

@@ -126,12 +126,6 @@ std::string someValues(const Tensor &t, size_t n) {
   return s + (t.data.size() > n ? ", …]" : "]");
 }
 
-std::string sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1e", v);
-  return buf;
-}
-
 RunWords parseRunWords(const std::string &rest) {
   RunWords w;
   for (const std::string &word : splitKeepingTuples(rest)) {

@@ -41,8 +41,6 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
 unsigned parseSeed(const std::string &v);
 /// Values with 6 significant digits, at most `n` of them: "[0.5, 1, …]".
 std::string someValues(const Tensor &t, size_t n);
-/// "1.2e-07".
-std::string sci(double v);
 
 /// The words of `:run`.
 struct RunWords {

@@ -3,13 +3,17 @@
 float ops) under tests/onnx/data/qdq, with an input and PyTorch's own quantized output as .npy
 files, for sessions/onnx/qdq.session: a small CNN after torch.ao.quantization's eager
 post-training quantization with fbgemm (the recipe torchvision's quantizable models use), exported
-by torch.onnx at opset 13.
+by torch.onnx at opset 13. Under hooks/, what each quantized module computed on that input
+(forward hooks, dequantized), named as `:layerwise STEP DIR` reads them: the file of the ONNX
+node that computes the module's output (its QuantizeLinear, `/conv1/QuantizeLinear` written as
+`_conv1_QuantizeLinear.npy`), and the input as `x.npy`.
 
 Needs Debian's python3-torch. Run from the source folder:
   /usr/bin/python3 tests/onnx/export_qdq.py
 The files are committed (about 20 KB); rerun only to change the export.
 """
 import os
+import re
 
 import numpy as np
 import torch
@@ -58,6 +62,36 @@ def quantized_conv_net():
     return q.convert(m)
 
 
+# The modules whose outputs PyTorch's export writes as a QuantizeLinear named after them (the
+# quantized add runs inside FloatFunctional, a method no hook sees), and the final dequantize.
+HOOKED = {name: f"/{name}/QuantizeLinear" for name in ["quant", "conv1", "conv2", "conv3", "pool",
+                                                        "gap", "fc"]}
+HOOKED["dequant"] = "/dequant/DequantizeLinear"
+
+
+def file_stem(name):
+    """Loupe's file name for a node (core/Npy.h npyFileStem): every character but letters, digits,
+    '.', '_' and '-' becomes '_'."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def dump_hooks(model, x, folder):
+    """Runs `model` on `x` with a forward hook on each HOOKED module, saving its output (the
+    real numbers a quantized tensor stands for) under the ONNX node's file name."""
+    os.makedirs(folder, exist_ok=True)
+    handles = []
+    for module, node in HOOKED.items():
+        def save(_, __, out, node=node):
+            t = out.dequantize() if out.is_quantized else out
+            np.save(os.path.join(folder, file_stem(node) + ".npy"), t.numpy().astype(np.float32))
+        handles.append(getattr(model, module).register_forward_hook(save))
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    np.save(os.path.join(folder, "x.npy"), x.numpy().astype(np.float32))
+
+
 def main():
     torch.manual_seed(2026)
     model = quantized_conv_net()
@@ -69,6 +103,7 @@ def main():
     torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=13)
     np.save(os.path.join(OUT, "input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(OUT, "pytorch_output.npy"), y.numpy().astype(np.float32))
+    dump_hooks(model, x, os.path.join(OUT, "hooks"))
     print(path, os.path.getsize(path), "bytes")
 
 

@@ -1,10 +1,17 @@
-// LayerwiseTest: two graphs' values compared node by node — SQNR and largest errors against
-// hand-worked values, quantized steps compared in real units, and :layerwise's table.
+// LayerwiseTest: two graphs' values compared node by node — SQNR, largest errors and the error
+// histogram against hand-worked values, quantized steps compared in real units, a graph against
+// another runtime's tensors, :layerwise's table, and the heatmap's colours.
 #include "TestUtil.h"
 
+#include "core/Npy.h"
 #include "passes/Layerwise.h"
+#include "view/GraphSvg.h"
+#include "view/LayerwiseView.h"
+
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -43,9 +50,17 @@ TEST(Layerwise, SqnrAndErrorsByHand) {
   EXPECT_NEAR(cs[0].maxAbs, 0.4, 1e-12);
   EXPECT_NEAR(cs[0].maxRel, 0.05, 1e-12);
   EXPECT_FALSE(cs[0].dequantized);
+  // The errors b − a = 0.1, 0.2, 0.3, 0.4 in 21 bins over [−0.4, 0.4] (0.8/21 wide): bins
+  // ⌊(d + 0.4)/0.8·21⌋ = 13, 15, 18 and 21, the largest error closing the last bin (20).
+  std::vector<int64_t> bins(kErrorBins, 0);
+  bins[13] = bins[15] = bins[18] = bins[20] = 1;
+  EXPECT_EQ(cs[0].histogram, bins);
   // Equal values: +∞ dB.
   auto same = compareLayers(a, a, valuesOf({{"x", tensor({4}, {1, 2, 3, 4}, kFloat64)}}));
   EXPECT_TRUE(std::isinf(same[0].sqnr) && same[0].sqnr > 0);
+  std::vector<int64_t> middle(kErrorBins, 0);
+  middle[kErrorBins / 2] = 4; // no error: every element in the middle bin
+  EXPECT_EQ(same[0].histogram, middle);
   // A variable without a value is named.
   expectError([&] { compareLayers(a, b, valuesOf({})); }, "layerwise: variable x has no value");
 }
@@ -100,4 +115,88 @@ TEST(Layerwise, CommandTable) {
   EXPECT_EQ(output(e, ":layerwise 0 2"),
             "error: layerwise: step 2 is built; compare the graphs a build starts from (the "
             "steps before :build)\n");
+}
+
+// A graph against another runtime's values: the second graph's y = 2.1·x against y = 2·x given
+// as a tensor is the hand-worked comparison above; a value the reference lacks (n) or has in
+// another shape is left out.
+TEST(Layerwise, AgainstAnotherRuntimesTensors) {
+  Graph b = graphOf("x = Variable(\"x\", shape=(4,), dtype=1)\n"
+                    "t = __mul_scalar__(x, scalar=2.1, name=\"y\")\ny = negative(t, name=\"n\")");
+  ValueSource x = valuesOf({{"x", tensor({4}, {1, 2, 3, 4}, kFloat64)}});
+  auto cs = compareWithReference(b, x, [](const std::string &name, uint32_t k) {
+    return name == "y" && k == 0 ? std::optional<Tensor>(tensor({4}, {2, 4, 6, 8}, kFloat64))
+                                 : std::nullopt;
+  });
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].name, "y");
+  EXPECT_NEAR(cs[0].sqnr, 10 * std::log10(400.0), 1e-9);
+  EXPECT_NEAR(cs[0].maxAbs, 0.4, 1e-12);
+  auto reshaped = compareWithReference(b, x, [](const std::string &, uint32_t) {
+    return std::optional<Tensor>(tensor({2, 2}, {2, 4, 6, 8}, kFloat64));
+  });
+  EXPECT_TRUE(reshaped.empty());
+}
+
+// :layerwise STEP DIR: the step's values against NAME.npy files, its inputs from the folder;
+// files that name no value are listed; the comparison is kept on the step (the heatmap's).
+TEST(Layerwise, FolderCommand) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("loupe-layerwise-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(4,))\ny = __mul_scalar__(x, scalar=2.1, name=\"y\")\n"
+         "z = __add_scalar__(y, scalar=1, name=\"z\")\n:graph z");
+  std::string d = dir.string();
+  EXPECT_EQ(output(e, ":layerwise 0 " + d),
+            "error: layerwise: " + d + " has no x.npy for input 'x'; give it as x=FILE.npy\n");
+  writeNpy((dir / "x.npy").string(), tensor({4}, {1, 2, 3, 4}));
+  writeNpy((dir / "y.npy").string(), tensor({4}, {2, 4, 6, 8}));
+  writeNpy((dir / "gone.npy").string(), tensor({1}, {0}));
+  EXPECT_EQ(output(e, ":layerwise 0 " + d),
+            "1 file in " + d +
+                " names no value of step 0: gone.npy\n"
+                "step 0 against " +
+                d +
+                ": 1 value compared, worst SQNR first\n"
+                "node  op              SQNR dB  max abs  max rel\n"
+                "y     __mul_scalar__  26.0     4.0e-01  5.0e-02\n");
+  ASSERT_EQ(e.current()->layerwise.size(), 1u);
+  EXPECT_EQ(e.current()->layerwiseAgainst, d);
+  EXPECT_EQ(output(e, ":layerwise 0 " + d + " seed=2"),
+            "error: layerwise: seed= makes random inputs; against " + d +
+                " the inputs are its files (or NAME=FILE.npy)\n");
+  EXPECT_EQ(output(e, ":layerwise 0 no/such/folder"),
+            "error: layerwise: 'no/such/folder' is neither a step nor a folder\n");
+  fs::remove_all(dir);
+}
+
+// The heatmap: each node's worst SQNR over its outputs (NaN where not compared), coloured by
+// band — the bounds belong to the band above — in the viewer and in the SVG picture.
+TEST(Layerwise, HeatmapBands) {
+  using gui::sqnrColour;
+  EXPECT_EQ(sqnrColour(-INFINITY), 0xc81e1effu);
+  EXPECT_EQ(sqnrColour(9.99), 0xc81e1effu);
+  EXPECT_EQ(sqnrColour(10), 0xe67828ffu);
+  EXPECT_EQ(sqnrColour(25), 0xebc83cffu);
+  EXPECT_EQ(sqnrColour(39.9), 0xa0d278ffu);
+  EXPECT_EQ(sqnrColour(40), 0x46a05affu);
+  EXPECT_EQ(sqnrColour(INFINITY), 0x46a05affu);
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(4,))\ny = __mul_scalar__(x, scalar=2, name=\"y\")\n"
+         "z = __add_scalar__(y, scalar=1, name=\"z\")\n:graph z");
+  run(e, "x = Variable(\"x\", shape=(4,))\ny = __mul_scalar__(x, scalar=2.1, name=\"y\")\n"
+         "z = __add_scalar__(y, scalar=1, name=\"z\")\n:graph z");
+  run(e, ":layerwise 0 1 x=ones");
+  const Step &s = e.history()[1];
+  EXPECT_EQ(s.layerwiseAgainst, "step 0");
+  std::vector<double> db = gui::nodeSqnr(s.graph, s.layerwise);
+  const IndexedGraph &idx = s.graph.index();
+  EXPECT_TRUE(std::isnan(db[static_cast<size_t>(idx.findByName("x"))]));
+  EXPECT_NEAR(db[static_cast<size_t>(idx.findByName("y"))], 26.0, 0.05); // 20·log10(2/0.1)
+  EXPECT_NEAR(db[static_cast<size_t>(idx.findByName("z"))], 29.5, 0.05); // 20·log10(3/0.1)
+  std::string svg = gui::graphSvg(s.graph, {}, &db);
+  EXPECT_NE(svg.find("fill=\"#ebc83c\""), std::string::npos); // both in 20-30
+  EXPECT_NE(svg.find("SQNR 26.0 dB"), std::string::npos);
+  EXPECT_EQ(gui::graphSvg(s.graph).find("#ebc83c"), std::string::npos);
 }

@@ -17,10 +17,13 @@ namespace loupe::backend {
 
 /// The dot-product instructions generated code may use for `dot4`: VNNI's vpdpbusd on 16 int32
 /// lanes (avx512vnni) and on 8 (avxvnni, or avx512vnni with avx512vl), as the host has them —
-/// code is always compiled for the host.
+/// code is always compiled for the host; without VNNI, vpmaddwd's pairs of 16-bit products on
+/// 16 lanes (avx512bw) and on 8 (avx2).
 struct DotInstructions {
   bool lanes16 = false;
   bool lanes8 = false;
+  bool pairs16 = false;
+  bool pairs8 = false;
 };
 DotInstructions dotInstructions();
 

@@ -2,10 +2,14 @@
 // chains, enough to cover the latency on two pipes, at the widest vector width the CPU supports.
 #include "backend/Peak.h"
 
+#include "backend/llvm/HostTarget.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -15,9 +19,9 @@ namespace loupe::backend {
 
 namespace {
 
-// The first lane of each of the 12 chains, summed: what a loop returns so that its work is kept.
-// Read through memory, so that it needs no vector instructions of its own.
-template <typename Lane, typename Vec> double laneZeroSum(const Vec (&acc)[12]) {
+// The first lane of each chain, summed: what a loop returns so that its work is kept. Read
+// through memory, so that it needs no vector instructions of its own.
+template <typename Lane, typename Vec, size_t N> double laneZeroSum(const Vec (&acc)[N]) {
   double sum = 0;
   for (const Vec &v : acc) {
     Lane x;
@@ -56,8 +60,7 @@ __attribute__((target("avx2,fma"), noinline)) double loop256(int64_t iters) {
   return laneZeroSum<float>(acc);
 }
 
-// 8-bit dot products: vpdpbusd (each int32 lane += four u8 x s8 products) or, without VNNI,
-// vpmaddubsw (each int16 lane = two products summed, saturating).
+// 8-bit dot products: vpdpbusd (each int32 lane += four u8 x s8 products).
 __attribute__((target("avx512f,avx512vnni"), noinline)) double dot512(int64_t iters) {
   __m512i acc[12];
 #pragma GCC unroll 12
@@ -86,41 +89,68 @@ __attribute__((target("avx2,avxvnni"), noinline)) double dot256(int64_t iters) {
   return laneZeroSum<int32_t>(acc);
 }
 
-__attribute__((target("avx2"), noinline)) double maddubs256(int64_t iters) {
-  __m256i acc[12];
+// Without VNNI the kernels multiply 16-bit pairs (vpmaddwd, exact for 8-bit operands) and add
+// them to their sums: that pair of instructions is the peak they are measured against. Each
+// chain's multiply reads its sum (a constant product would be hoisted out of the loop).
+__attribute__((target("avx512f,avx512bw"), noinline)) double madd512(int64_t iters) {
+  __m512i acc[12];
 #pragma GCC unroll 12
   for (int k = 0; k < 12; ++k)
-    acc[k] = _mm256_set1_epi16(static_cast<int16_t>(k));
-  const __m256i b = _mm256_set1_epi16(0x01ff);
+    acc[k] = _mm512_set1_epi32(k);
+  const __m512i b = _mm512_set1_epi32(0x0001ffff);
   for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 12 // each chain feeds its own next step, as an accumulation would
+#pragma GCC unroll 12
     for (int k = 0; k < 12; ++k)
-      acc[k] = _mm256_maddubs_epi16(acc[k], b);
+      acc[k] = _mm512_add_epi32(acc[k], _mm512_madd_epi16(acc[k], b));
   }
-  return laneZeroSum<int16_t>(acc);
+  return laneZeroSum<int32_t>(acc);
+}
+
+// Eight chains: AVX2 has 16 registers, and twelve sums with their products spill.
+__attribute__((target("avx2"), noinline)) double madd256(int64_t iters) {
+  __m256i acc[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k)
+    acc[k] = _mm256_set1_epi32(k);
+  const __m256i b = _mm256_set1_epi32(0x0001ffff);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k)
+      acc[k] = _mm256_add_epi32(acc[k], _mm256_madd_epi16(acc[k], b));
+  }
+  return laneZeroSum<int32_t>(acc);
 }
 #endif
 
-// Byte pairs one dot-product instruction multiplies: 64 (vpdpbusd, 512 bits), 32 (256 bits),
-// 32 (vpmaddubsw), 0 without any.
-enum class Dot { None, Vnni512, Vnni256, Maddubs256 };
+// The dot-product loop of the instructions the kernels use (codegenTarget's: the host's, or
+// LOUPE_CODEGEN_CPU's): vpdpbusd on 512 or 256 bits, else vpmaddwd on 512 (avx512bw) or 256.
+enum class Dot { None, Vnni512, Vnni256, Madd512, Madd256 };
+// Whether the kernels' code may use `feature`: the host has it and code is compiled for it.
+bool kernelsHave(const char *feature) {
+  static const std::vector<std::string> f = codegenTarget().features; // sorted
+  return std::binary_search(f.begin(), f.end(), feature);
+}
+
 Dot dotKind() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512vnni"))
+  if (__builtin_cpu_supports("avx512vnni") && kernelsHave("avx512vnni"))
     return Dot::Vnni512;
-  if (__builtin_cpu_supports("avxvnni"))
+  if (__builtin_cpu_supports("avxvnni") && kernelsHave("avxvnni"))
     return Dot::Vnni256;
-  if (__builtin_cpu_supports("avx2"))
-    return Dot::Maddubs256;
+  if (__builtin_cpu_supports("avx512bw") && kernelsHave("avx512bw"))
+    return Dot::Madd512;
+  if (__builtin_cpu_supports("avx2") && kernelsHave("avx2"))
+    return Dot::Madd256;
 #endif
   return Dot::None;
 }
 
 int lanes() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f"))
+  if (__builtin_cpu_supports("avx512f") && kernelsHave("avx512f"))
     return 16;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && kernelsHave("avx2") &&
+      kernelsHave("fma"))
     return 8;
 #endif
   return 1;
@@ -175,8 +205,10 @@ double dotLoop(int64_t iters) {
     return dot512(iters);
   case Dot::Vnni256:
     return dot256(iters);
-  case Dot::Maddubs256:
-    return maddubs256(iters);
+  case Dot::Madd512:
+    return madd512(iters);
+  case Dot::Madd256:
+    return madd256(iters);
   case Dot::None:
     break;
   }
@@ -190,8 +222,10 @@ double dotLoopOpsPerIter() {
   case Dot::Vnni512:
     return 2.0 * 64 * 12;
   case Dot::Vnni256:
-  case Dot::Maddubs256:
+  case Dot::Madd512:
     return 2.0 * 32 * 12;
+  case Dot::Madd256:
+    return 2.0 * 16 * 8;
   case Dot::None:
     break;
   }
@@ -203,8 +237,9 @@ const char *dotLoopInstruction() {
   case Dot::Vnni512:
   case Dot::Vnni256:
     return "vpdpbusd";
-  case Dot::Maddubs256:
-    return "vpmaddubsw";
+  case Dot::Madd512:
+  case Dot::Madd256:
+    return "vpmaddwd";
   case Dot::None:
     break;
   }

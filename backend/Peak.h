@@ -18,16 +18,17 @@ double fmaLoopFlopsPerIter();
 /// (about 50 ms).
 double peakGflopsPerCore();
 
-/// Runs `iters` iterations of 12 independent chains of 8-bit dot products at the widest width
-/// the CPU has them: VNNI's vpdpbusd (512 bits with avx512vnni, 256 with avxvnni), else AVX2's
-/// vpmaddubsw; returns a value the compiler cannot drop, or 0 without either.
+/// Runs `iters` iterations of 12 independent chains of 8-bit dot products as the kernels compute
+/// them (codegenTarget's instructions): VNNI's vpdpbusd (512 bits with avx512vnni, 256 with
+/// avxvnni), else vpmaddwd and an add (16-bit pairs: 512 bits with avx512bw, 256 with avx2);
+/// returns a value the compiler cannot drop, or 0 without any.
 double dotLoop(int64_t iters);
 
 /// Integer operations one call of dotLoop performs per iteration (a multiply and an add per
 /// byte pair: 2 x 64 x 12 for 512-bit vpdpbusd), 0 when the CPU has no such instruction.
 double dotLoopOpsPerIter();
 
-/// The instruction dotLoop times ("vpdpbusd", "vpmaddubsw"), "" without one.
+/// The instruction dotLoop times ("vpdpbusd", "vpmaddwd"), "" without one.
 const char *dotLoopInstruction();
 
 /// Int8 GOP/s of one core (the int8 peak integer kernels are measured against): the best of a

@@ -81,34 +81,24 @@ Tensor dequantized(const Tensor &q, const Tensor &scale, const Tensor &zero, int
   return r;
 }
 
-// Where a node's integer steps get their meaning: the op whose inputs `scale` and `zero` are
-// the steps' scale and zero point (per tensor, or along `axis`).
-struct StepSource {
-  const Node *node = nullptr;
-  size_t scale = 0, zero = 0;
-  int64_t axis = 1;
-};
+} // namespace
 
-// The quantization of the integer steps node `n` of `idx` holds: a qnn.quantize's, a
-// qnn.requantize's or qnn.add's output parameters; through the casts, clips and ops that move
-// steps without computing on them (pools of the maximum, reshapes) it reads; for a qnn.conv2d or
-// qnn.dense accumulator, the input parameters of the qnn.requantize that reads it.
-std::optional<StepSource> stepsOf(const IndexedGraph &idx, const Node &n) {
+std::optional<StepQuantization> stepQuantization(const IndexedGraph &idx, const Node &n) {
   const Node *at = &n;
   for (int hops = 0; at && !at->isVariable() && hops < 64; ++hops) {
     const std::string &op = at->op->name;
     if (op == "qnn.quantize")
-      return StepSource{at, 1, 2, at->parsed.getInt("axis")};
+      return StepQuantization{at, 1, 2, at->parsed.getInt("axis")};
     if (op == "qnn.requantize")
-      return StepSource{at, 3, 4, at->parsed.getInt("axis")};
+      return StepQuantization{at, 3, 4, at->parsed.getInt("axis")};
     if (op == "qnn.add")
-      return StepSource{at, 6, 7, 1};
+      return StepQuantization{at, 6, 7, 1};
     if (op == "qnn.conv2d" || op == "qnn.dense") {
       for (uint32_t r = 0; r < idx.numNodes(); ++r) {
         const Node &reader = *idx.nodes[r].node;
         if (!reader.isVariable() && reader.op->name == "qnn.requantize" &&
             reader.inputs[0].node.get() == at)
-          return StepSource{&reader, 1, 2, 1};
+          return StepQuantization{&reader, 1, 2, 1};
       }
       return std::nullopt;
     }
@@ -121,17 +111,19 @@ std::optional<StepSource> stepsOf(const IndexedGraph &idx, const Node &n) {
   return std::nullopt;
 }
 
+namespace {
+
 // Value `t` of node `n` (of graph `g`, whose run is `run`) in real numbers: itself when float,
 // else its steps dequantized; nullopt for integers of no known quantization.
 std::optional<Tensor> realValue(const Graph &g, const Node &n, const Tensor &t, const Values &run,
                                 const ValueSource &values) {
   if (dtypeIsFloat(t.dtype))
     return t;
-  std::optional<StepSource> src = stepsOf(g.index(), n);
+  std::optional<StepQuantization> src = stepQuantization(g.index(), n);
   if (!src)
     return std::nullopt;
-  std::optional<Tensor> scale = valueOf(g, src->node->inputs[src->scale], run, values),
-                        zero = valueOf(g, src->node->inputs[src->zero], run, values);
+  std::optional<Tensor> scale = valueOf(g, src->source->inputs[src->scale], run, values),
+                        zero = valueOf(g, src->source->inputs[src->zeroPoint], run, values);
   if (!scale || !zero)
     return std::nullopt;
   return dequantized(t, *scale, *zero, src->axis);

@@ -41,6 +41,21 @@ struct LayerComparison {
 /// middle).
 inline constexpr int kErrorBins = 21;
 
+/// Where a node's integer steps get their meaning: input `scale` and input `zeroPoint` of node
+/// `source` (a qnn.quantize's, qnn.requantize's or qnn.add's output parameters; for a
+/// qnn.conv2d or qnn.dense accumulator, the input parameters of the qnn.requantize that reads
+/// it), per tensor or along `axis`.
+struct StepQuantization {
+  const Node *source = nullptr;
+  size_t scale = 0, zeroPoint = 0;
+  int64_t axis = 1;
+};
+
+/// The quantization of the integer steps node `n` of `idx` holds — its own, or, through casts,
+/// clips and ops that move steps without computing on them (pools of the maximum, reshapes), the
+/// op's it reads — or nullopt when none is known.
+std::optional<StepQuantization> stepQuantization(const IndexedGraph &idx, const Node &n);
+
 /// `g` with its variables' shapes and dtypes from `values`, inferred throughout (InferShape,
 /// InferType) — what the reference interpreter needs. Throws Error naming a variable without a
 /// value.

@@ -3,6 +3,7 @@
 
 #include "view/LayerwiseView.h"
 #include "view/Palette.h"
+#include "view/QuantView.h"
 
 #include <cmath>
 #include <cstdio>
@@ -104,6 +105,9 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
     std::string title;
     for (const std::string &line : n.lines)
       title += (title.empty() ? "" : "\n") + line;
+    if (o.params && n.kind == NodeKind::Op && n.nid < idx.numNodes())
+      for (const std::string &q : quantizationLines(g, n.nid, *o.params))
+        title += "\n" + q;
     if (o.sqnr && n.nid < o.sqnr->size() && !std::isnan((*o.sqnr)[n.nid])) {
       double db = (*o.sqnr)[n.nid];
       fill = sqnrColour(db);
@@ -143,6 +147,7 @@ std::string graphSvg(const Graph &g, const StoredTensors &bound, const std::vect
   if (!groups.empty())
     so.groups = &groups;
   so.sqnr = sqnr;
+  so.params = &bound;
   return graphSvg(g, l, so);
 }
 

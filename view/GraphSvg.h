@@ -20,6 +20,9 @@ struct SvgOptions {
   /// Each node's SQNR in dB (nodeSqnr of a :layerwise; NaN where not compared): boxes take
   /// their heatmap band's colour and their titles say the figure.
   const std::vector<double> *sqnr = nullptr;
+  /// Bound params: a quantized node's title says its scale and zero point (QuantView) where
+  /// they are constants.
+  const StoredTensors *params = nullptr;
 };
 
 /// The SVG document (an `<svg>` element with its size in pixels at zoom 1) of layout `l` of

@@ -253,9 +253,10 @@ bool consecutiveQuad(const std::vector<Expr> &args, size_t first, int dtype) {
 // lanes share four consecutive uint8 data (the input channels of one pixel) and read four
 // consecutive int8 weights each (OIHW<o>o4i: lane v's at 4v), it is one vpdpbusd: the data
 // quad as a 32-bit word broadcast to every lane, the lanes' weight quads as one vector load;
-// without VNNI the same two loads feed four 32-bit multiplies. Elsewhere (other operands, a
-// scalar loop) the products are summed in 32-bit lanes — the same sum, as the instruction's
-// products and sums do not overflow 32 bits.
+// without VNNI the same two loads feed two vpmaddwd (or four 32-bit multiplies). Elsewhere (other
+// operands, a scalar loop) the products are summed in 32-bit lanes — the same sum, as the
+// instruction's products and sums do not overflow 32 bits. Without VNNI, vpmaddwd's pairs where the
+// host has them (below).
 llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
   DotInstructions dot = dotInstructions();
   const std::vector<Expr> &args = e.args;
@@ -280,9 +281,42 @@ llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
           id, {}, {sum, b_.CreateVectorSplat(lanes_, data), b_.CreateBitCast(bytes, vt)});
       return b_.CreateSExt(r, withLanes(b_.getInt64Ty(), r));
     }
-    // Without the instruction: the weight quads loaded once, split by shuffles into their four
-    // channels (lane v's j-th weight is byte 4v + j), each widened and multiplied by its data
-    // byte broadcast — contiguous loads, not a gather per weight (resnet-18: 28 ms against 138, one
+    if ((lanes_ == 16 && dot.pairs16) || (lanes_ == 8 && dot.pairs8)) {
+      // Without VNNI, vpmaddwd: 16-bit products summed in pairs into 32-bit lanes, exact for 8-bit
+      // operands (|2·255·128| < 2^31; vpmaddubsw's 16-bit sums would saturate). Lane v's weight
+      // bytes 4v, 4v+1 and 4v+2, 4v+3 become two vectors of sign-extended pairs, the data quad
+      // broadcast and spread into zero-extended pairs (d0, d1) and (d2, d3) in every lane; two
+      // vpmaddwd and two adds per step (resnet-18, one thread, Zen 5 with VNNI turned off: see
+      // docs/performance.md "int8 without VNNI").
+      auto *pairs = llvm::FixedVectorType::get(b_.getInt16Ty(), 2 * lanes_);
+      llvm::Intrinsic::ID id = lanes_ == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                                            : llvm::Intrinsic::x86_avx2_pmadd_wd;
+      auto *byteVec = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * lanes_);
+      llvm::Value *quad = b_.CreateBitCast(b_.CreateVectorSplat(lanes_, data), byteVec);
+      llvm::Value *zeros = llvm::Constant::getNullValue(byteVec);
+      for (unsigned half = 0; half < 2; ++half) {
+        std::vector<int> pick;
+        for (unsigned v = 0; v < lanes_; ++v)
+          for (unsigned j = 0; j < 2; ++j)
+            pick.push_back(static_cast<int>(4 * v + 2 * half + j));
+        llvm::Value *w = b_.CreateSExt(b_.CreateShuffleVector(bytes, pick), pairs);
+        // The data's bytes 2h and 2h+1 zero-extended into each lane's two 16-bit halves: one
+        // byte shuffle (vpshufb, zeros from the second operand) of the broadcast quad.
+        std::vector<int> spread;
+        for (unsigned v = 0; v < lanes_; ++v)
+          for (int byte :
+               {4 * static_cast<int>(v) + 2 * static_cast<int>(half), static_cast<int>(4 * lanes_),
+                4 * static_cast<int>(v) + 2 * static_cast<int>(half) + 1,
+                static_cast<int>(4 * lanes_)})
+            spread.push_back(byte);
+        llvm::Value *d = b_.CreateBitCast(b_.CreateShuffleVector(quad, zeros, spread), pairs);
+        sum = b_.CreateAdd(sum, b_.CreateIntrinsic(id, {}, {d, w}));
+      }
+      return b_.CreateSExt(sum, withLanes(b_.getInt64Ty(), sum));
+    }
+    // Without either: the weight quads loaded once, split by shuffles into their four channels
+    // (lane v's j-th weight is byte 4v + j), each widened and multiplied by its data byte
+    // broadcast — contiguous loads, not a gather per weight (resnet-18: 28 ms against 138, one
     // thread).
     for (unsigned j = 0; j < 4; ++j) {
       std::vector<int> pick;

@@ -534,11 +534,13 @@ DotInstructions dotInstructions() {
   if (dotOverride())
     return *dotOverride();
   static const DotInstructions host = [] {
-    const std::vector<std::string> f = detectHostTarget().features; // sorted
+    const std::vector<std::string> f = codegenTarget().features; // sorted
     auto has = [&](const char *name) { return std::binary_search(f.begin(), f.end(), name); };
     DotInstructions d;
     d.lanes16 = has("avx512vnni");
     d.lanes8 = has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
+    d.pairs16 = has("avx512bw");
+    d.pairs8 = has("avx2");
     return d;
   }();
   return host;

@@ -62,6 +62,45 @@ HostTarget detectHostTarget() {
   return t;
 }
 
+HostTarget codegenTarget() {
+  static const HostTarget target = [] {
+    HostTarget h = detectHostTarget();
+    const char *name = std::getenv("LOUPE_CODEGEN_CPU");
+    if (!name || !*name)
+      return h;
+    std::optional<std::vector<std::string>> f = cpuFeaturesOf(name);
+    // The instruction sets kernels may use must be the host's; system features (rdseed, pku,
+    // x87, …), which a virtual machine may not report, are not emitted in kernels.
+    auto computes = [](const std::string &x) {
+      for (const char *prefix :
+           {"avx", "sse", "ssse3", "fma", "f16c", "bmi", "amx", "gfni", "vaes", "vpclmulqdq",
+            "popcnt", "lzcnt", "movbe", "adx", "aes", "pclmul", "sha", "xop", "cx16"})
+        if (x.rfind(prefix, 0) == 0)
+          return true;
+      return false;
+    };
+    std::string missing;
+    for (const std::string &x : f ? *f : std::vector<std::string>{})
+      if (computes(x) && !std::binary_search(h.features.begin(), h.features.end(), x))
+        missing += (missing.empty() ? "" : ", ") + x;
+    if (!f || !missing.empty()) {
+      std::fprintf(stderr, "warning: LOUPE_CODEGEN_CPU=%s %s; compiling for this machine\n", name,
+                   f ? ("needs what this machine lacks: " + missing).c_str()
+                     : "is a CPU LLVM does not know");
+      return h;
+    }
+    h.cpu = name;
+    h.features = *f;
+    std::vector<std::string> simd;
+    for (const std::string &x : h.simdFeatures)
+      if (std::binary_search(f->begin(), f->end(), x))
+        simd.push_back(x);
+    h.simdFeatures = simd;
+    return h;
+  }();
+  return target;
+}
+
 std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu) {
   if (llvm::X86::parseArchX86(cpu) == llvm::X86::CK_None)
     return std::nullopt;

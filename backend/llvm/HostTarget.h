@@ -25,6 +25,13 @@ struct HostTarget {
 /// Asks LLVM for the host's triple, CPU name and features, and the OS for its L2.
 HostTarget detectHostTarget();
 
+/// The CPU generated code is compiled for: the host, or with the environment variable
+/// LOUPE_CODEGEN_CPU=NAME the CPU NAME of LLVM's tables when the host has every feature it has —
+/// an older CPU's code run here, to measure how its kernels run (AVX2 without VNNI on an AVX-512
+/// machine). A name LLVM does not know, or whose features the host lacks (its code would stop on
+/// an illegal instruction), is ignored with a warning on stderr. Read once per process.
+HostTarget codegenTarget();
+
 /// The features LLVM's X86 tables give a CPU name ("znver3" → … avx2 fma …), or nullopt for a
 /// name they do not know.
 std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu);

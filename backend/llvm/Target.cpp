@@ -1,5 +1,6 @@
 // Target: the host's LLVM target machine, the O3 pipeline and the machine-code emitters.
 #include "backend/llvm/Target.h"
+#include "backend/llvm/HostTarget.h"
 
 #include "core/Error.h"
 
@@ -41,6 +42,14 @@ std::string llvmMessage(llvm::Error e) {
 llvm::orc::JITTargetMachineBuilder hostBuilder() {
   initLLVM();
   auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM host detection");
+  if (HostTarget t = codegenTarget(); t.cpu != jtmb.getCPU()) { // LOUPE_CODEGEN_CPU
+    jtmb.setCPU(t.cpu);
+    std::vector<std::string> plus;
+    for (const std::string &f : t.features)
+      plus.push_back("+" + f);
+    jtmb.setFeatures("");
+    jtmb.addFeatures(plus);
+  }
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   jtmb.setRelocationModel(llvm::Reloc::PIC_); // the same code can go into a shared library
   return jtmb;

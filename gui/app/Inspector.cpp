@@ -1,6 +1,6 @@
 // Inspector: the selected node — attributes, outputs with shape, dtype and storage, its fusion
-// group, its kernel's time and values from the last :profile and :run, and its figures and
-// error histogram from the last :layerwise.
+// group, its quantization, its kernel's time and values from the last :profile and :run, and
+// its figures and error histogram from the last :layerwise.
 #include "gui/app/Panels.h"
 
 #include "core/AttrOrder.h"
@@ -10,6 +10,7 @@
 #include "view/FusionView.h"
 #include "view/LayerwiseView.h"
 #include "view/ProfileView.h"
+#include "view/QuantView.h"
 
 #include <imgui.h>
 
@@ -40,6 +41,11 @@ void inspector(AppState &s) {
     for (const auto &[k, v] : nnvmOrdered(n.attrs)) // as :ir prints them
       ImGui::TextWrapped("%s = %s", k.c_str(), v.c_str());
   }
+  // What its integer steps stand for (scale, zero point, a requantize's fixed point).
+  if (std::vector<std::string> q = quantizationLines(*g, nid, s.viewer.engine().modelParams());
+      !q.empty() && ImGui::CollapsingHeader("Quantization", ImGuiTreeNodeFlags_DefaultOpen))
+    for (const std::string &line : q)
+      ImGui::TextWrapped("%s", line.c_str());
   if (ImGui::CollapsingHeader("Outputs", ImGuiTreeNodeFlags_DefaultOpen)) {
     const GraphAttr *sid = g->attr("storage_id");
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
@@ -96,7 +102,10 @@ void inspector(AppState &s) {
                          c->dequantized ? " (dequantized)" : "");
       std::vector<float> bins(c->histogram.begin(), c->histogram.end());
       char caption[64];
-      std::snprintf(caption, sizeof caption, "errors from %.3g to %.3g", -c->maxAbs, c->maxAbs);
+      if (c->maxAbs > 0)
+        std::snprintf(caption, sizeof caption, "errors from %.3g to %.3g", -c->maxAbs, c->maxAbs);
+      else
+        std::snprintf(caption, sizeof caption, "no error");
       ImGui::PlotHistogram(("##errors" + std::to_string(c->output)).c_str(), bins.data(),
                            static_cast<int>(bins.size()), 0, caption, 0.0f, FLT_MAX,
                            ImVec2(ImGui::GetContentRegionAvail().x, 80));

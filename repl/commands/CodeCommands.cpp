@@ -227,6 +227,9 @@ void Commands::target(Engine &e, const Args &a, const std::string &, std::ostrea
       << (t.simdFeatures.empty() ? "none" : joinNames(t.simdFeatures, " ")) << "\nl2 "
       << (t.l2Bytes ? std::to_string(t.l2Bytes >> 10) + " KiB per core (the OS's)" : "unknown")
       << "\n";
+  if (backend::HostTarget c = backend::codegenTarget(); c.cpu != t.cpu)
+    out << "code compiled for " << c.cpu << " (LOUPE_CODEGEN_CPU; simd "
+        << (c.simdFeatures.empty() ? "none" : joinNames(c.simdFeatures, " ")) << ")\n";
   // What opt_level 3 sizes its layouts and tiles for: the session's target when it names a
   // CPU, else this machine (a plain llvm target means the host at opt_level 3).
   std::string target = e.passContext_.get("target", "llvm");

@@ -7,6 +7,7 @@
 #include "passes/Layerwise.h"
 #include "view/GraphSvg.h"
 #include "view/LayerwiseView.h"
+#include "view/QuantView.h"
 
 #include <unistd.h>
 
@@ -199,4 +200,40 @@ TEST(Layerwise, HeatmapBands) {
   EXPECT_NE(svg.find("fill=\"#ebc83c\""), std::string::npos); // both in 20-30
   EXPECT_NE(svg.find("SQNR 26.0 dB"), std::string::npos);
   EXPECT_EQ(gui::graphSvg(s.graph).find("#ebc83c"), std::string::npos);
+}
+
+// What a node's integer steps stand for, as the inspector and the SVG titles say it: a
+// quantize's own scale and zero point, a cast reading it (through the cast), a requantize's
+// output parameters and its ratio in fixed point — 0.5 / 0.25 = 2 = 0.5 · 2^2, multiplier
+// 0.5 · 2^31 = 1073741824, shift 2 — per-channel scales as their range, and a dequantize's
+// float output none.
+TEST(QuantView, ScalesAndFixedPointByHand) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 2))\ns = Variable(\"s\", shape=(1,))\n"
+         "z = Variable(\"z\", shape=(1,), dtype=3)\n"
+         "q = qnn.quantize(x, s, z, out_dtype=\"uint8\", name=\"q\")\n"
+         "c = cast(q, dtype=\"int32\", name=\"c\")\n"
+         "t = Variable(\"t\", shape=(2,))\nw = Variable(\"w\", shape=(1,), dtype=4)\n"
+         "r = qnn.requantize(c, s, z, t, w, out_dtype=\"int8\", axis=1, name=\"r\")\n"
+         "y = qnn.dequantize(r, t, w, axis=1, name=\"f\")\n:graph y");
+  const Graph &g = e.current()->graph;
+  StoredTensors params = {{"s", StoredTensor(tensor({1}, {0.5}))},
+                          {"z", StoredTensor(tensor({1}, {66}, kUint8))},
+                          {"t", StoredTensor(tensor({2}, {0.25, 0.125}))},
+                          {"w", StoredTensor(tensor({1}, {0}, kInt32))}};
+  const IndexedGraph &idx = g.index();
+  auto lines = [&](const char *name) {
+    return gui::quantizationLines(g, static_cast<uint32_t>(idx.findByName(name)), params);
+  };
+  EXPECT_EQ(lines("q"), (std::vector<std::string>{"steps of scale 0.5, zero point 66"}));
+  EXPECT_EQ(lines("c"), (std::vector<std::string>{"steps of scale 0.5, zero point 66 (q)"}));
+  // 0.5 / 0.25 = 2 (multiplier 2^30, shift 2) and 0.5 / 0.125 = 4 (shift 3).
+  EXPECT_EQ(lines("r"), (std::vector<std::string>{
+                            "steps of scales along axis 1 (2): 0.125 to 0.25, zero point 0",
+                            "requantized in fixed point per channel (2): multipliers 1073741824 to "
+                            "1073741824, shifts 2 to 3"}));
+  EXPECT_TRUE(lines("f").empty());
+  // Without the params bound, the parameters are named.
+  EXPECT_EQ(gui::quantizationLines(g, static_cast<uint32_t>(idx.findByName("q")), {}),
+            (std::vector<std::string>{"steps of scale s, zero point z"}));
 }

@@ -153,8 +153,9 @@ TEST(Qnn, BuildsGivePyTorchsQuantizedOutput) {
 // an int32 bias): AlterOpLayout blocks it with the weights in quads of input channels
 // (OIHW16o4i for AVX-512's 16 int32 lanes, OIHW8o4i for AVX2's 8) and takes the pad's value as
 // its own padding; each step of the sum is dot4, one vpdpbusd where the host has VNNI for that
-// width. The build equals the reference interpreter bit for bit on full-range random values,
-// with the instruction and in the portable form (the instruction turned off).
+// width, else two vpmaddwd (16-bit pairs) where it has AVX2 / AVX-512BW. The build equals the
+// reference interpreter bit for bit on full-range random values, with VNNI, with the pairs (VNNI
+// turned off) and in the portable form (both turned off).
 TEST(Qnn, EightBitConvolutionsBuildExactly) {
   const std::string program =
       "x = Variable(\"x\", shape=(1, 32, 9, 9), dtype=3)\n"
@@ -164,12 +165,16 @@ TEST(Qnn, EightBitConvolutionsBuildExactly) {
       "y = conv2d(p, w, b, channels=32, kernel_size=(3, 3), strides=(2, 1), "
       "out_dtype=\"int32\")\n:graph y\n";
   for (const char *cpu : {"skylake-avx512", "znver3"})
-    for (bool instruction : {true, false}) {
-      SCOPED_TRACE(std::string(cpu) + (instruction ? " dot instruction" : " portable"));
+    for (const char *mode : {"vnni", "pairs", "portable"}) {
+      SCOPED_TRACE(std::string(cpu) + " " + mode);
       bool wide = std::string(cpu) == "skylake-avx512";
       backend::DotInstructions host = backend::dotInstructions();
-      bool vnni = instruction && (wide ? host.lanes16 : host.lanes8);
-      if (!instruction)
+      bool vnni = std::string(mode) == "vnni" && (wide ? host.lanes16 : host.lanes8);
+      bool pairs = std::string(mode) == "pairs" && (wide ? host.pairs16 : host.pairs8);
+      if (std::string(mode) == "pairs")
+        backend::setDotInstructions(
+            backend::DotInstructions{false, false, host.pairs16, host.pairs8});
+      else if (std::string(mode) == "portable")
         backend::setDotInstructions(backend::DotInstructions{});
       Engine e;
       run(e, program + ":set target llvm -mcpu=" + cpu);
@@ -186,6 +191,13 @@ TEST(Qnn, EightBitConvolutionsBuildExactly) {
       EXPECT_NE(output(e, ":lower fuse__contrib_conv2d_NCHWc").find("dot4("), std::string::npos);
       std::string code = output(e, ":asm fuse__contrib_conv2d_NCHWc");
       EXPECT_EQ(code.find("vpdpbusd") != std::string::npos, vnni) << code.substr(0, 2000);
+      // (LLVM joins vpmaddwd and its add into AVX-512 VNNI's vpdpwssd where the host has it;
+      // it also finds vpmaddwd in the portable form's multiplies itself.)
+      if (pairs) {
+        EXPECT_TRUE(code.find("vpmaddwd") != std::string::npos ||
+                    code.find("vpdpwssd") != std::string::npos)
+            << code.substr(0, 2000);
+      }
       backend::setDotInstructions(std::nullopt);
     }
 }

@@ -429,7 +429,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   if (readsShapes)
     g = apply(withShapeInputs(g, shapes), {"FoldShapeOf"}, ctx, opts.graphApply);
   // The qnn ops become the plain ops the backend lowers (at every level: they have no loops of
-  // their own); the fixed-point multipliers are computed from the bound scales.
+  // their own), int8 data shifted to the uint8 the dot instructions take first (QnnLegalize);
+  // the fixed-point multipliers are computed from the bound scales.
   auto canonicalizeQnn = [&](const Graph &t) {
     bool qnn = false;
     for (const auto &e : t.index().nodes)
@@ -438,8 +439,10 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       return t;
     PassContext withParams = ctx;
     withParams.params = &given;
-    return apply(withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType),
-                 {"InferShape", "InferType", "QnnCanonicalize"}, withParams, opts.graphApply);
+    return apply(
+        withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType),
+        {"InferShape", "InferType", "QnnLegalize", "InferShape", "InferType", "QnnCanonicalize"},
+        withParams, opts.graphApply);
   };
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {

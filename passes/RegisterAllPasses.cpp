@@ -32,6 +32,7 @@ void registerMatMulToDensePass();
 void registerSimplifyPowPass();
 void registerFakeQuantizationToIntegerPass();
 void registerQnnCanonicalizePass();
+void registerQnnLegalizePass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -64,6 +65,7 @@ void registerAllPasses() {
     registerSimplifyPowPass();
     registerFakeQuantizationToIntegerPass();
     registerQnnCanonicalizePass();
+    registerQnnLegalizePass();
   });
 }
 

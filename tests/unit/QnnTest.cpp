@@ -202,6 +202,52 @@ TEST(Qnn, EightBitConvolutionsBuildExactly) {
     }
 }
 
+// int8 data: QnnLegalize shifts it and its zero point by 128 to uint8, the operand vpdpbusd
+// takes first — Σ((x + 128) − (zd + 128))·w is the same sum — so the convolution gets the 8-bit
+// form too: blocked in quads with dot4, bit for bit the reference interpreter on full-range
+// values at both pinned widths. By hand, the legalized graph reads x as cast(x + 128) and the
+// zero point -5 as 123.
+TEST(Qnn, SignedDataIsLegalizedToUnsigned) {
+  const std::string program =
+      "x = Variable(\"x\", shape=(1, 16, 7, 7), dtype=5)\n"
+      "w = Variable(\"w\", shape=(32, 16, 3, 3), dtype=5)\n"
+      "zx = const(-5, shape=(1,), dtype=\"int8\")\n"
+      "zw = const(0, shape=(1,), dtype=\"int8\")\n"
+      "b = Variable(\"b\", shape=(32,), dtype=4)\n"
+      "y = qnn.conv2d(x, w, zx, zw, b, channels=32, kernel_size=(3, 3), padding=(1, 1))\n"
+      ":graph y\n";
+  {
+    Engine e;
+    run(e, program + ":apply InferShape InferType QnnLegalize");
+    EXPECT_EQ(output(e, ":ir"),
+              "Graph(%x, %w, %b) {\n"
+              "  %1 = cast(%x, dtype='int32')\n"
+              "  %2 = __add_scalar__(%1, scalar='128')\n"
+              "  %3 = cast(%2, dtype='uint8')\n"
+              "  %5 = const(dtype='int32', value='123.0', shape='(1,)')\n"
+              "  %6 = const(dtype='int8', value='0.0', shape='(1,)')\n"
+              "  %8 = qnn.conv2d(%3, %w, %5, %6, %b, channels='32', padding='(1, 1)', "
+              "kernel_size='(3, 3)')\n"
+              "  ret %8\n}\n");
+  }
+  for (const char *cpu : {"skylake-avx512", "znver3"}) {
+    SCOPED_TRACE(cpu);
+    Engine e;
+    run(e, program + ":set target llvm -mcpu=" + cpu);
+    std::string deploy = output(e, ":build opt_level=3 dtype x=int8 dtype w=int8 dtype b=int32 "
+                                   "param w=random param b=random seed=4");
+    EXPECT_NE(deploy.find(std::string(cpu) == "znver3" ? "OIHW8o4i" : "OIHW16o4i"),
+              std::string::npos)
+        << deploy;
+    std::string out = output(e, ":run seed=6");
+    EXPECT_NE(out.find("vs reference interpreter (IEEE; the kernels flush subnormals): max abs "
+                       "error 0.0e+00"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(output(e, ":lower fuse__contrib_conv2d_NCHWc").find("dot4("), std::string::npos);
+  }
+}
+
 // fixed_point_multiply with its multiplier and shift as attributes (the per-tensor form
 // QnnCanonicalize writes, which the kernels' loops see as constants): qnn.add's rounding, 2^30 ·
 // 2^(-15 - 31) = 2^-16, by hand — 1.5 · 2^16 is 2 and -1.5 · 2^16 is -1 (ties upward), 32767 is 0,

@@ -1,0 +1,69 @@
+// QnnLegalize: qnn ops given the operand types the CPU's instructions take (Relay's
+// qnn.transform.Legalize): a qnn.conv2d of int8 data and int8 weights becomes one of uint8 data,
+// the data and its zero point both shifted by 128 — Σ((x + 128) − (zd + 128))·w is the same sum —
+// because VNNI's vpdpbusd multiplies unsigned bytes by signed ones. QnnCanonicalize then writes
+// it as the 8-bit convolution of the shifted data, the zero point's share through the bias.
+#include "passes/Pass.h"
+#include "passes/PatternUtil.h"
+
+#include "core/DType.h"
+#include "core/Rewrite.h"
+#include "core/ops/OpHelpers.h"
+
+namespace loupe {
+
+namespace {
+
+using Entry = IndexedGraph::Entry;
+using ops::mk;
+
+Graph qnnLegalize(const Graph &src, const PassContext &ctx) {
+  PatternView v(src, ctx.params);
+  const GraphAttr *dt = src.attr("dtype");
+  const IndexedGraph &idx = src.index();
+  auto dtypeOf = [&](const Entry &e) {
+    return dt ? static_cast<int>(dt->ints[idx.entryId(e.nodeId, e.index)]) : -1;
+  };
+  return rewritePatterns(
+      src,
+      [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
+        if (node->isVariable() || node->op->name != "qnn.conv2d")
+          return {};
+        Entry self{nid, 0, 0};
+        const Entry &data = v.input(self, 0), &zero = v.input(self, 2);
+        std::optional<double> zd = v.uniform(zero);
+        // Only a constant zero point: QnnCanonicalize's 8-bit form takes it through the bias.
+        if (dtypeOf(data) != kInt8 || dtypeOf(v.input(self, 1)) != kInt8 || !zd)
+          return {};
+        NodeEntry wide = mk("cast", node->name + "_data_int32", {now(data.nodeId, data.index)},
+                            {{"dtype", "int32"}});
+        NodeEntry shifted =
+            mk("cast", node->name + "_data_uint8",
+               {mk("__add_scalar__", node->name + "_data_plus_128", {wide}, {{"scalar", "128"}})},
+               {{"dtype", "uint8"}});
+        Tensor z({1}, kInt32);
+        z.data[0] = *zd + 128;
+        std::vector<NodeEntry> args;
+        for (size_t k = 0; k < node->inputs.size(); ++k)
+          args.push_back(k == 0 ? shifted
+                         : k == 2
+                             ? NodeEntry{constantNode(z, node->name + "_data_zero_uint8"), 0, 0}
+                             : now(v.input(self, k).nodeId, v.input(self, k).index));
+        return {mk("qnn.conv2d", node->name, args, node->attrs)};
+      });
+}
+
+} // namespace
+
+void registerQnnLegalizePass() {
+  PassRegistry::get().add(
+      {.name = "QnnLegalize",
+       .summary = "qnn.conv2d of int8 data as one of uint8 data: data and zero point shifted by "
+                  "128 (VNNI multiplies unsigned by signed bytes)",
+       .optLevel = 0,
+       .needs = {"dtype"},
+       .changesGraph = true,
+       .run = qnnLegalize});
+}
+
+} // namespace loupe

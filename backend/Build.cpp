@@ -439,10 +439,11 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       return t;
     PassContext withParams = ctx;
     withParams.params = &given;
-    return apply(
-        withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType),
-        {"InferShape", "InferType", "QnnLegalize", "InferShape", "InferType", "QnnCanonicalize"},
-        withParams, opts.graphApply);
+    // Each pass on the graph with its inputs' shapes and dtypes (a rewrite drops them).
+    Graph legal = apply(withDTypeInputs(withShapeInputs(t, shapes), dtypes, opts.defaultDType),
+                        {"InferShape", "InferType", "QnnLegalize"}, withParams, opts.graphApply);
+    return apply(withDTypeInputs(withShapeInputs(legal, shapes), dtypes, opts.defaultDType),
+                 {"InferShape", "InferType", "QnnCanonicalize"}, withParams, opts.graphApply);
   };
   // 5. optimize: AlterOpLayout (level 3), SimplifyInference, FoldScaleAxis (level 3).
   if (opts.optLevel >= 3) {

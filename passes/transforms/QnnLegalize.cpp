@@ -24,17 +24,29 @@ Graph qnnLegalize(const Graph &src, const PassContext &ctx) {
   auto dtypeOf = [&](const Entry &e) {
     return dt ? static_cast<int>(dt->ints[idx.entryId(e.nodeId, e.index)]) : -1;
   };
+  // The convolutions to shift: int8 data and weights, a constant data zero point (which
+  // QnnCanonicalize's 8-bit form takes through the bias). None: the graph as it is.
+  auto signedData = [&](uint32_t nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (n.isVariable() || n.op->name != "qnn.conv2d")
+      return false;
+    Entry self{nid, 0, 0};
+    return dtypeOf(v.input(self, 0)) == kInt8 && dtypeOf(v.input(self, 1)) == kInt8 &&
+           v.uniform(v.input(self, 2)).has_value();
+  };
+  bool any = false;
+  for (uint32_t nid = 0; nid < idx.numNodes() && !any; ++nid)
+    any = signedData(nid);
+  if (!any)
+    return src;
   return rewritePatterns(
       src,
       [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
-        if (node->isVariable() || node->op->name != "qnn.conv2d")
+        if (!signedData(nid))
           return {};
         Entry self{nid, 0, 0};
-        const Entry &data = v.input(self, 0), &zero = v.input(self, 2);
-        std::optional<double> zd = v.uniform(zero);
-        // Only a constant zero point: QnnCanonicalize's 8-bit form takes it through the bias.
-        if (dtypeOf(data) != kInt8 || dtypeOf(v.input(self, 1)) != kInt8 || !zd)
-          return {};
+        const Entry &data = v.input(self, 0);
+        std::optional<double> zd = v.uniform(v.input(self, 2));
         NodeEntry wide = mk("cast", node->name + "_data_int32", {now(data.nodeId, data.index)},
                             {{"dtype", "int32"}});
         NodeEntry shifted =

@@ -52,6 +52,9 @@ struct PassContext {
   /// The values of the graph's bound variables (a loaded model's initializers, the params a
   /// build binds), for passes that match constants; null when nothing is bound. Not owned.
   const StoredTensors *params = nullptr;
+  /// Where passes say what they left alone and why (FakeQuantizationToInteger: which op kept a
+  /// region float), one line each, for `:apply` to print; null when nobody listens. Not owned.
+  std::vector<std::string> *remarks = nullptr;
 
   /// A config value, or `dflt` when unset.
   std::string get(const std::string &key, const std::string &dflt) const {

@@ -114,8 +114,11 @@ GraphAttr Workbench::parseGraphAttr(const std::string &value, const std::string 
   return attr;
 }
 
-Graph Workbench::apply(const Graph &g, const std::vector<std::string> &passes) {
-  return applyPasses(g, passes, e_.passContext_);
+Graph Workbench::apply(const Graph &g, const std::vector<std::string> &passes,
+                       std::vector<std::string> *remarks) {
+  PassContext ctx = e_.passContext_;
+  ctx.remarks = remarks;
+  return applyPasses(g, passes, ctx);
 }
 
 GroupsView Workbench::groups() {

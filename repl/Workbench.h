@@ -69,7 +69,8 @@ public:
   Graph gradientGraph(const std::string &ys, const std::string &xs, int ysColumn = 0,
                       int xsColumn = 0);
   /// Passes applied to `g` in order under the session's pass context (`Graph.apply`, `:apply`).
-  Graph apply(const Graph &g, const std::vector<std::string> &passes);
+  Graph apply(const Graph &g, const std::vector<std::string> &passes,
+              std::vector<std::string> *remarks = nullptr);
   /// A graph attribute of NNVM's type TYPE (str, int, size_t, list_int, list_str, list_shape,
   /// list_layout, dict_str_int) read from VALUE's text (`Graph._set_json_attr`, `:setattr`).
   GraphAttr parseGraphAttr(const std::string &value, const std::string &type);

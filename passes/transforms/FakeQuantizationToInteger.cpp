@@ -12,7 +12,8 @@
 //     on its steps (with a qnn.requantize when the quantize's scale or zero point differ);
 //   - quantize(dequantize(x)) is x, or a qnn.requantize.
 // Every float value in a region must be read only inside it, and the scales and zero points
-// must be constants (bound params or const nodes); anything else stays as the exporter wrote it.
+// must be constants (bound params or const nodes); anything else stays as the exporter wrote it,
+// and the pass says which op kept each such region float (PassContext::remarks, :apply's notes).
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
 
@@ -340,6 +341,44 @@ struct Matcher {
   }
 };
 
+// Why the region ending at quantize `q` stays float, when it is one (the op before `q`, or the
+// op under its activation, reads a dequantize): the op with no integer form here, or — for ops
+// the pass converts — the conditions it needs. Empty when `q` ends no region (a graph input's
+// quantization).
+std::string keptFloat(const PatternView &v, const Entry &q) {
+  Entry t = v.input(q, 0);
+  if (v.node(t).isVariable())
+    return "";
+  auto readsDequantize = [&](const Entry &e) {
+    const Node &n = v.node(e);
+    if (n.isVariable())
+      return false;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (v.is(v.input(e, k), {"qnn.dequantize"}))
+        return true;
+    return false;
+  };
+  Entry op = t;
+  if (!readsDequantize(t)) {
+    if (!v.is(t, {"relu", "clip"}) || v.node(v.input(t, 0)).isVariable() ||
+        !readsDequantize(v.input(t, 0)))
+      return "";
+    op = v.input(t, 0);
+  }
+  static const char *kConverted[] = {
+      "conv2d",  "dense",   "matmul",    "broadcast_add", "elemwise_add", "max_pool2d",
+      "flatten", "reshape", "transpose", "squeeze",       "expand_dims",  "global_avg_pool2d"};
+  const Node &n = v.node(op);
+  std::string what = n.name + " (" + n.op->name + ")";
+  const std::string &qName = v.node(q).name;
+  if (std::find(std::begin(kConverted), std::end(kConverted), n.op->name) == std::end(kConverted))
+    return "the region ending at " + qName + " stays float: " + what +
+           " has no integer form in FakeQuantizationToInteger";
+  return "the region ending at " + qName + " stays float: " + what +
+         " converts only with constant scales and zero points (per tensor where it moves values), "
+         "int8 or uint8 operands, and float values read only inside the region";
+}
+
 Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
   PatternView v(src, ctx.params);
   return rewritePatterns(
@@ -359,6 +398,9 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
           return {*y};
         if (std::optional<NodeEntry> y = m.roundTrip(q))
           return {*y};
+        if (ctx.remarks)
+          if (std::string why = keptFloat(v, q); !why.empty())
+            ctx.remarks->push_back(why);
         return {};
       });
 }

@@ -41,11 +41,14 @@ void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream
     fail("usage: :apply P1 [P2 …] (:passes lists them)");
   const Graph before = e.requireGraph(); // a copy: pushStep may move the history
   auto t0 = Clock::now();
-  Graph after = Workbench(e).apply(before, a);
+  std::vector<std::string> remarks;
+  Graph after = Workbench(e).apply(before, a, &remarks);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   e.pushStep(after, "apply " + joinNames(a, " "), ms, false);
   out << "step " << e.cursor_ << ": apply " << joinNames(a, " ") << " (" << e.current()->change
       << ")\n";
+  for (const std::string &r : remarks)
+    out << "note: " << r << "\n";
   // Warn about unknown entries only when this step computed the count.
   for (const char *k : {"shape_num_unknown_nodes", "dtype_num_unknown_nodes"}) {
     const GraphAttr *u = e.current()->graph.attr(k), *was = before.attr(k);

@@ -315,3 +315,20 @@ TEST(Qnn, BadParametersAreOneLineErrors) {
             "uint8's range [0, 255]\n");
   EXPECT_EQ(q.history().size(), 1u);
 }
+
+// A region FakeQuantizationToInteger cannot convert stays float, and the pass says which op
+// stopped it (PassContext::remarks, printed by :apply as notes): a softmax between a dequantize
+// and a quantize has no integer form; the input's own quantize ends no region and says nothing.
+TEST(Qnn, FakeQuantizationSaysWhichOpKeptARegionFloat) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 4))\ns = const(0.5, shape=(1,))\n"
+         "z = const(0, shape=(1,), dtype=\"uint8\")\n"
+         "q = qnn.quantize(x, s, z, out_dtype=\"uint8\", name=\"q_in\")\n"
+         "d = qnn.dequantize(q, s, z, name=\"dq\")\ny = softmax(d, name=\"soft\")\n"
+         "q2 = qnn.quantize(y, s, z, out_dtype=\"uint8\", name=\"q_out\")\n"
+         "r = qnn.dequantize(q2, s, z, name=\"dq_out\")\n:graph r");
+  EXPECT_EQ(output(e, ":apply InferShape InferType FakeQuantizationToInteger"),
+            "step 1: apply InferShape InferType FakeQuantizationToInteger (graph unchanged)\n"
+            "note: the region ending at q_out stays float: soft (softmax) has no integer form in "
+            "FakeQuantizationToInteger\n");
+}

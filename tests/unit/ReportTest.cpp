@@ -101,3 +101,21 @@ TEST(Report, TheCommandWritesTheReportWhereTrustAllows) {
   EXPECT_FALSE(e.execute(":report", out, err));
   fs::remove_all(dir);
 }
+
+// After :layerwise the compared step's picture is the heatmap — its boxes in their SQNR band's
+// colour, the figure in their titles — with the bands as a legend and the values worst first in
+// a table; names stay text. y is 2.1x against 2x: 20·log10(20) = 26.0 dB (band 20-30).
+TEST(Report, LayerwiseHeatmapAndTable) {
+  Engine e;
+  run(e, std::string("x = Variable(\"x\", shape=(4,))\ny = __mul_scalar__(x, scalar=2, name=\"") +
+             kHostile + "\")\n:graph y");
+  run(e, std::string("x = Variable(\"x\", shape=(4,))\ny = __mul_scalar__(x, scalar=2.1, name=\"") +
+             kHostile + "\")\n:graph y\n:layerwise 0 1 x=ones");
+  std::string html = report::sessionReport(e, "layerwise");
+  EXPECT_EQ(count(html, "layerwise against step 0: 1 values, worst SQNR first"), 1u);
+  EXPECT_EQ(count(html, "<td>26.0</td><td>1.0e-01</td><td>5.0e-02</td>"), 1u);
+  EXPECT_EQ(count(html, "fill=\"#ebc83c\""), 1u) << "the one op of step 1 in the 20-30 band";
+  EXPECT_EQ(count(html, "SQNR 26.0 dB"), 1u);
+  EXPECT_EQ(count(html, "background:#46a05a"), 1u) << "the legend";
+  EXPECT_EQ(count(html, kHostile), 0u);
+}

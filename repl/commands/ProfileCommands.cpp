@@ -224,7 +224,10 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
                     totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
     return pad(name, width) + buf;
   };
-  out << pad("kernel", width) << "median ms   share   GFLOP/s   % peak   layers\n";
+  // Integer kernels count integer operations (GOP/s, against the int8 peak): the column says
+  // both when the profile has them.
+  out << pad("kernel", width) << "median ms   share" << (anyInteger ? " G(FL)OP/s" : "   GFLOP/s")
+      << "   % peak   layers\n";
   bool anyDouble = false, allDouble = !rows.empty();
   double restMs = 0;
   for (size_t i = 0; i < rows.size(); ++i) {

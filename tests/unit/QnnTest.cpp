@@ -332,3 +332,21 @@ TEST(Qnn, FakeQuantizationSaysWhichOpKeptARegionFloat) {
             "note: the region ending at q_out stays float: soft (softmax) has no integer form in "
             "FakeQuantizationToInteger\n");
 }
+
+// :profile of a build with integer kernels: the rate column says G(FL)OP/s (their rates are
+// integer operations, against the int8 peak the footer gives); a float build's says GFLOP/s.
+TEST(Qnn, ProfileNamesIntegerRates) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 16, 6, 6), dtype=3)\n"
+         "w = Variable(\"w\", shape=(16, 16, 3, 3), dtype=5)\n"
+         "y = conv2d(x, w, channels=16, kernel_size=(3, 3), use_bias=False, "
+         "out_dtype=\"int32\")\n:graph y\n:set target llvm -mcpu=skylake-avx512\n"
+         ":build opt_level=3 dtype x=uint8 dtype w=int8 param w=random seed=1\n"
+         ":set timings hidden");
+  std::string p = output(e, ":profile 1");
+  EXPECT_NE(p.find("median ms   share G(FL)OP/s   % peak   layers"), std::string::npos) << p;
+  // A float build's column stays GFLOP/s.
+  run(e, "a = Variable(\"a\", shape=(1, 8))\nb = relu(a)\n:graph b\n:build");
+  EXPECT_NE(output(e, ":profile 1").find("median ms   share   GFLOP/s   % peak"),
+            std::string::npos);
+}

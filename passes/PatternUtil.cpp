@@ -81,6 +81,8 @@ PatternView::PatternView(const Graph &g, const StoredTensors *params)
       reader_[in.nodeId] = nid;
   if (const GraphAttr *s = g.attr("shape"); s && s->shapes.size() == idx.numEntries())
     shapes_ = &s->shapes;
+  if (const GraphAttr *d = g.attr("dtype"); d && d->ints.size() == idx.numEntries())
+    dtypes_ = &d->ints;
 }
 
 bool PatternView::is(const Entry &e, std::initializer_list<const char *> ops) const {
@@ -98,6 +100,10 @@ const Shape *PatternView::shape(const Entry &e) const {
     return nullptr;
   const Shape &s = (*shapes_)[idx.entryId(e)];
   return s.rankKnown() ? &s : nullptr;
+}
+
+int PatternView::dtype(const Entry &e) const {
+  return dtypes_ ? static_cast<int>((*dtypes_)[idx.entryId(e)]) : -1;
 }
 
 std::optional<PatternView::Entry> PatternView::onlyReader(const Entry &e) const {
@@ -127,17 +133,20 @@ std::optional<double> PatternView::uniform(const Entry &e) const {
   return std::nullopt;
 }
 
-std::optional<Tensor> PatternView::value(const Entry &e) const {
-  const NodePtr &n = idx.nodes[e.nodeId].node;
+std::optional<Tensor> constantValue(const NodePtr &n, const StoredTensors *params) {
   if (n->isVariable()) {
-    if (!params_)
+    if (!params)
       return std::nullopt;
-    auto it = params_->find(n->name);
-    return it == params_->end() ? std::nullopt : std::optional<Tensor>(it->second.load());
+    auto it = params->find(n->name);
+    return it == params->end() ? std::nullopt : std::optional<Tensor>(it->second.load());
   }
   if (n->op->name == "const")
     return evaluateNode(n);
   return std::nullopt;
+}
+
+std::optional<Tensor> PatternView::value(const Entry &e) const {
+  return constantValue(idx.nodes[e.nodeId].node, params_);
 }
 
 bool PatternView::constant(const Entry &e) const {

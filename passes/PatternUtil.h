@@ -37,6 +37,10 @@ NodePtr constantNode(const Tensor &t, const std::string &name);
 /// interpreter after InferShape and InferType — run privately, no instrument hears them.
 Tensor evaluateNode(const NodePtr &node);
 
+/// The value of node `n` when it is a constant: a variable bound in `params` (may be null) or a
+/// `const` node (evaluated); nullopt for anything computed or unbound.
+std::optional<Tensor> constantValue(const NodePtr &n, const StoredTensors *params);
+
 /// A read-only view of a rewriting pass's source graph for matching patterns: each entry's op,
 /// inputs, consumers and shape (when InferShape ran), and the value of constants — variables
 /// bound in the pass context's params and `const` nodes.
@@ -56,6 +60,9 @@ public:
   const Entry &input(const Entry &e, size_t i) const { return idx.nodes[e.nodeId].inputs.at(i); }
   /// The entry's shape, or null when the graph has no shapes or this one is unknown.
   const Shape *shape(const Entry &e) const;
+  /// The entry's dtype code (InferType's), or -1 when the graph has no dtypes or this one is
+  /// unknown.
+  int dtype(const Entry &e) const;
   /// The value of a constant whose elements are all equal, or nullopt.
   std::optional<double> uniform(const Entry &e) const;
   /// The value of a constant entry: a variable bound in the params or a `const` node; nullopt
@@ -71,6 +78,7 @@ public:
 private:
   const StoredTensors *params_;
   const std::vector<Shape> *shapes_ = nullptr;
+  const std::vector<int64_t> *dtypes_ = nullptr;
   std::vector<uint32_t> refs_;
   std::vector<int64_t> reader_;          ///< per node: a node reading it, or -1
   mutable std::vector<int8_t> constant_; ///< per node: -1 unknown, 0 no, 1 yes

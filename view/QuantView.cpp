@@ -3,33 +3,22 @@
 
 #include "core/Error.h"
 #include "core/Quantize.h"
+#include "core/Text.h"
 #include "passes/Layerwise.h"
 #include "passes/PatternUtil.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 
 namespace loupe::gui {
 
 namespace {
 
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-// The value of input entry `e` when it is a constant: a bound param or a `const` node.
+// The value of input entry `e` when it is a constant (constantValue); a `const` node that does
+// not evaluate is shown by name, as a computed one is.
 std::optional<Tensor> constantOf(const NodeEntry &e, const StoredTensors &params) {
-  if (e.node->isVariable()) {
-    auto it = params.find(e.node->name);
-    return it == params.end() ? std::nullopt : std::optional<Tensor>(it->second.load());
-  }
-  if (e.node->op->name != "const")
-    return std::nullopt;
   try {
-    return evaluateNode(e.node);
+    return constantValue(e.node, &params);
   } catch (const Error &) {
     return std::nullopt;
   }
@@ -38,10 +27,10 @@ std::optional<Tensor> constantOf(const NodeEntry &e, const StoredTensors &params
 // "scale 0.0235" or "scales along axis 1 (64): 0.00121 to 0.00513"; `what` is the noun.
 std::string valuesText(const Tensor &t, const std::string &what, int64_t axis) {
   if (t.size() == 1)
-    return what + " " + number(t.data[0]);
+    return what + " " + significant(t.data[0]);
   auto [lo, hi] = std::minmax_element(t.data.begin(), t.data.end());
-  return what + "s along axis " + std::to_string(axis) + " (" + std::to_string(t.size()) +
-         "): " + (*lo == *hi ? "all " + number(*lo) : number(*lo) + " to " + number(*hi));
+  return what + "s along axis " + std::to_string(axis) + " (" + std::to_string(t.size()) + "): " +
+         (*lo == *hi ? "all " + significant(*lo) : significant(*lo) + " to " + significant(*hi));
 }
 
 } // namespace

@@ -53,10 +53,7 @@ struct Matcher {
   NodeEntry rewritten(const Entry &e) const { return now(e.nodeId, e.index); }
   const Node &node(const Entry &e) const { return v.node(e); }
 
-  int dtypeOf(const Entry &e) const {
-    const GraphAttr *dt = src.attr("dtype");
-    return dt ? static_cast<int>(dt->ints[v.idx.entryId(e)]) : -1;
-  }
+  int dtypeOf(const Entry &e) const { return v.dtype(e); }
 
   // The scale and zero point of a qnn.quantize or qnn.dequantize at `e`, when both are constants.
   std::optional<QuantParams> params(const Entry &e) const {

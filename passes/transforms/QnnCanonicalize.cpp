@@ -230,11 +230,7 @@ struct Canonicalizer {
   }
 
   // The dtype of input k, from the graph's dtype attribute (-1: unknown).
-  int dtypeOf(size_t k) const {
-    const GraphAttr *dt = src.attr("dtype");
-    Entry e = source(k);
-    return dt ? static_cast<int>(dt->ints[v.idx.entryId(e.nodeId, e.index)]) : -1;
-  }
+  int dtypeOf(size_t k) const { return v.dtype(source(k)); }
 
   // The node's attributes but qnn's out_dtype: the plain op's.
   AttrDict plainAttrs() const {

@@ -19,11 +19,7 @@ using ops::mk;
 
 Graph qnnLegalize(const Graph &src, const PassContext &ctx) {
   PatternView v(src, ctx.params);
-  const GraphAttr *dt = src.attr("dtype");
   const IndexedGraph &idx = src.index();
-  auto dtypeOf = [&](const Entry &e) {
-    return dt ? static_cast<int>(dt->ints[idx.entryId(e.nodeId, e.index)]) : -1;
-  };
   // The convolutions to shift: int8 data and weights, a constant data zero point (which
   // QnnCanonicalize's 8-bit form takes through the bias). None: the graph as it is.
   auto signedData = [&](uint32_t nid) {
@@ -31,7 +27,7 @@ Graph qnnLegalize(const Graph &src, const PassContext &ctx) {
     if (n.isVariable() || n.op->name != "qnn.conv2d")
       return false;
     Entry self{nid, 0, 0};
-    return dtypeOf(v.input(self, 0)) == kInt8 && dtypeOf(v.input(self, 1)) == kInt8 &&
+    return v.dtype(v.input(self, 0)) == kInt8 && v.dtype(v.input(self, 1)) == kInt8 &&
            v.uniform(v.input(self, 2)).has_value();
   };
   bool any = false;

@@ -154,7 +154,6 @@ std::optional<Match> layerNormAt(const PatternView &v, const Entry &e, bool gamm
 
 Graph simplifyLayerNorm(const Graph &src, const PassContext &ctx) {
   PatternView v(src, ctx.params);
-  const GraphAttr *dt = src.attr("dtype");
   return rewritePatterns(
       src,
       [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
@@ -171,8 +170,8 @@ Graph simplifyLayerNorm(const Graph &src, const PassContext &ctx) {
         const Shape &xs = *v.shape(n.x);
         Shape trailing(xs.end() - n.axes, xs.end());
         AttrDict fill = {{"shape", shapeToTuple(trailing)}};
-        if (dt && dt->ints.size() == v.idx.numEntries() && dt->ints[v.idx.entryId(n.x)] >= 0)
-          fill.emplace_back("dtype", std::string(dtypeName(dt->ints[v.idx.entryId(n.x)])));
+        if (int t = v.dtype(n.x); t >= 0)
+          fill.emplace_back("dtype", std::string(dtypeName(t)));
         // gamma or beta as the trailing shape, or made: ones and zeros.
         auto operand = [&](const std::optional<Entry> &p, const char *role, const char *made) {
           std::string name = node->name + "_" + role;

@@ -1,7 +1,9 @@
 // Peak: an FMA loop and an 8-bit dot-product loop timed on one core: 12 independent accumulator
-// chains, enough to cover the latency on two pipes, at the widest vector width the CPU supports.
+// chains (8 for AVX2's vpmaddwd, whose 16 registers hold no more), enough to cover the latency on
+// two pipes, at the widest vector width the kernels are compiled for.
 #include "backend/Peak.h"
 
+#include "backend/Codegen.h"
 #include "backend/llvm/HostTarget.h"
 
 #include <algorithm>
@@ -122,8 +124,9 @@ __attribute__((target("avx2"), noinline)) double madd256(int64_t iters) {
 }
 #endif
 
-// The dot-product loop of the instructions the kernels use (codegenTarget's: the host's, or
-// LOUPE_CODEGEN_CPU's): vpdpbusd on 512 or 256 bits, else vpmaddwd on 512 (avx512bw) or 256.
+// The dot-product loop of the instructions the kernels use (dotInstructions, which dot4's code
+// generation reads): vpdpbusd on 512 or 256 bits, else vpmaddwd on 512 (avx512bw) or 256. The
+// host must run the loop too (dotInstructions can be overridden for tests).
 enum class Dot { None, Vnni512, Vnni256, Madd512, Madd256 };
 // Whether the kernels' code may use `feature`: the host has it and code is compiled for it.
 bool kernelsHave(const char *feature) {
@@ -133,13 +136,14 @@ bool kernelsHave(const char *feature) {
 
 Dot dotKind() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512vnni") && kernelsHave("avx512vnni"))
+  DotInstructions d = dotInstructions();
+  if (d.lanes16 && __builtin_cpu_supports("avx512vnni"))
     return Dot::Vnni512;
-  if (__builtin_cpu_supports("avxvnni") && kernelsHave("avxvnni"))
+  if (d.lanes8 && __builtin_cpu_supports("avxvnni"))
     return Dot::Vnni256;
-  if (__builtin_cpu_supports("avx512bw") && kernelsHave("avx512bw"))
+  if (d.pairs16 && __builtin_cpu_supports("avx512bw"))
     return Dot::Madd512;
-  if (__builtin_cpu_supports("avx2") && kernelsHave("avx2"))
+  if (d.pairs8 && __builtin_cpu_supports("avx2"))
     return Dot::Madd256;
 #endif
   return Dot::None;

@@ -253,10 +253,10 @@ bool consecutiveQuad(const std::vector<Expr> &args, size_t first, int dtype) {
 // lanes share four consecutive uint8 data (the input channels of one pixel) and read four
 // consecutive int8 weights each (OIHW<o>o4i: lane v's at 4v), it is one vpdpbusd: the data
 // quad as a 32-bit word broadcast to every lane, the lanes' weight quads as one vector load;
-// without VNNI the same two loads feed two vpmaddwd (or four 32-bit multiplies). Elsewhere (other
-// operands, a scalar loop) the products are summed in 32-bit lanes — the same sum, as the
-// instruction's products and sums do not overflow 32 bits. Without VNNI, vpmaddwd's pairs where the
-// host has them (below).
+// without VNNI the same two loads feed two vpmaddwd where the code may use them (AVX2,
+// AVX-512BW), else four 32-bit multiplies. Elsewhere (other operands, a scalar loop) the products
+// are summed in 32-bit lanes — the same sum, as the instruction's products and sums do not
+// overflow 32 bits.
 llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
   DotInstructions dot = dotInstructions();
   const std::vector<Expr> &args = e.args;

@@ -2,6 +2,7 @@
 // fixed-point numbers, columns padded by display width.
 #include "core/Text.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace loupe {
@@ -43,6 +44,18 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+std::string significant(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string decibels(double db) {
+  if (std::isinf(db))
+    return db > 0 ? "inf" : "-inf";
+  return fixed(db, 1);
 }
 
 std::string sci(double v) {

@@ -18,7 +18,11 @@ std::string joinNames(const std::vector<std::string> &v, const char *sep = ", ")
 std::string plural(size_t n, const char *word);
 /// `v` with `digits` digits after the point ("%.*f").
 std::string fixed(double v, int digits);
+/// `v` with 6 significant digits ("%.6g": "0.0226484", "1e-07").
+std::string significant(double v);
 /// `v` in scientific notation with one decimal ("1.2e-07").
 std::string sci(double v);
+/// A ratio in decibels with one decimal ("26.0"), "inf" or "-inf".
+std::string decibels(double db);
 
 } // namespace loupe

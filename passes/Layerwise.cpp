@@ -83,6 +83,20 @@ Tensor dequantized(const Tensor &q, const Tensor &scale, const Tensor &zero, int
 
 } // namespace
 
+std::vector<const LayerComparison *> worstFirst(const std::vector<LayerComparison> &all) {
+  std::vector<const LayerComparison *> worst;
+  for (const LayerComparison &c : all)
+    worst.push_back(&c);
+  std::stable_sort(
+      worst.begin(), worst.end(),
+      [](const LayerComparison *x, const LayerComparison *y) { return x->sqnr < y->sqnr; });
+  return worst;
+}
+
+std::string valueName(const LayerComparison &c) {
+  return c.name + (c.output ? "[" + std::to_string(c.output) + "]" : "");
+}
+
 std::optional<StepQuantization> stepQuantization(const IndexedGraph &idx, const Node &n) {
   const Node *at = &n;
   for (int hops = 0; at && !at->isVariable() && hops < 64; ++hops) {

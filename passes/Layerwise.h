@@ -37,6 +37,13 @@ struct LayerComparison {
   std::vector<int64_t> histogram;
 };
 
+/// The comparisons ordered worst SQNR first (ties in graph order), as `:layerwise` and the report
+/// list them.
+std::vector<const LayerComparison *> worstFirst(const std::vector<LayerComparison> &all);
+
+/// The compared value's name as the tables show it: the node's, with "[k]" for output k > 0.
+std::string valueName(const LayerComparison &c);
+
 /// How many bins LayerComparison::histogram has (odd, so that zero error has a bin of its own
 /// middle).
 inline constexpr int kErrorBins = 21;

@@ -211,6 +211,19 @@ RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned se
 
 namespace {
 
+// The values a reference run reads: each variable's from `inputs`, else the bound param's
+// (both held by reference: they must outlive the source).
+ValueSource inputsThenParams(const std::map<std::string, Tensor> &inputs,
+                             const StoredTensors &params) {
+  return [&inputs, &params](const std::string &name) -> std::optional<Tensor> {
+    if (auto it = inputs.find(name); it != inputs.end())
+      return it->second;
+    if (auto p = params.find(name); p != params.end())
+      return p->second.load();
+    return std::nullopt;
+  };
+}
+
 // A value for every variable of `graphs` that is not a bound param, made once (so that graphs
 // read the same values): as `how` says (NAME → random, zeros, ones, a number or a .npy file),
 // random by default, from the variable's `shape` and `dtype` attributes.
@@ -275,13 +288,7 @@ LayerwiseView Workbench::layerwise(size_t a, size_t b,
   std::mt19937 rng(seed);
   std::map<std::string, Tensor> inputs =
       madeInputs({&ga, &gb}, params, how, rng, "layerwise", &v.notes, given);
-  v.comparisons = compareLayers(ga, gb, [&](const std::string &name) -> std::optional<Tensor> {
-    if (auto it = inputs.find(name); it != inputs.end())
-      return it->second;
-    if (auto p = params.find(name); p != params.end())
-      return p->second.load();
-    return std::nullopt;
-  });
+  v.comparisons = compareLayers(ga, gb, inputsThenParams(inputs, params));
   v.against = "step " + std::to_string(a);
   e_.history_[b].layerwise = v.comparisons;
   e_.history_[b].layerwiseAgainst = v.against;
@@ -323,22 +330,15 @@ LayerwiseView Workbench::layerwiseAgainst(size_t b, const std::string &dir,
   std::map<std::string, Tensor> inputs =
       madeInputs({&gb}, params, how, rng, "layerwise", &v.notes, given);
   std::set<std::string> used;
-  v.comparisons = compareWithReference(
-      gb,
-      [&](const std::string &name) -> std::optional<Tensor> {
-        if (auto it = inputs.find(name); it != inputs.end())
-          return it->second;
-        if (auto p = params.find(name); p != params.end())
-          return p->second.load();
-        return std::nullopt;
-      },
-      [&](const std::string &name, uint32_t k) -> std::optional<Tensor> {
-        fs::path f = fileOf(k ? name + ":" + std::to_string(k) : name);
-        if (!fs::exists(f, ec))
-          return std::nullopt;
-        used.insert(f.filename().string());
-        return readNpy(f.string());
-      });
+  v.comparisons =
+      compareWithReference(gb, inputsThenParams(inputs, params),
+                           [&](const std::string &name, uint32_t k) -> std::optional<Tensor> {
+                             fs::path f = fileOf(k ? name + ":" + std::to_string(k) : name);
+                             if (!fs::exists(f, ec))
+                               return std::nullopt;
+                             used.insert(f.filename().string());
+                             return readNpy(f.string());
+                           });
   // Files that matched nothing: a renamed node or a hook on a module the graph does not have.
   std::vector<std::string> unmatched;
   for (const fs::directory_entry &f : fs::directory_iterator(dir, ec)) {
@@ -373,14 +373,8 @@ Graph Workbench::quantize(const QuantizeOptions &options,
   std::vector<std::map<std::string, Tensor>> calibration;
   for (size_t k = 0; k < samples; ++k)
     calibration.push_back(madeInputs({&g}, params, how, rng, "quantize", k ? nullptr : notes));
-  return quantizeGraph(
-      g,
-      [&](const std::string &name) -> std::optional<Tensor> {
-        if (auto p = params.find(name); p != params.end())
-          return p->second.load();
-        return std::nullopt;
-      },
-      calibration, options, report);
+  const std::map<std::string, Tensor> weightsOnly; // calibration inputs come per sample
+  return quantizeGraph(g, inputsThenParams(weightsOnly, params), calibration, options, report);
 }
 
 } // namespace loupe

@@ -14,8 +14,6 @@
 #include "view/LayerwiseView.h"
 #include "view/StepDiff.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -148,18 +146,10 @@ std::string layerwiseHtml(const Step &step) {
   }
   s << "</p><table><tr><th>node</th><th>op</th><th>SQNR dB</th><th>max abs</th><th>max rel"
        "</th></tr>\n";
-  std::vector<const LayerComparison *> worst;
-  for (const LayerComparison &c : step.layerwise)
-    worst.push_back(&c);
-  std::stable_sort(
-      worst.begin(), worst.end(),
-      [](const LayerComparison *x, const LayerComparison *y) { return x->sqnr < y->sqnr; });
-  for (const LayerComparison *c : worst)
-    s << "<tr><td>"
-      << xmlEscaped(c->name + (c->output ? "[" + std::to_string(c->output) + "]" : ""))
-      << "</td><td>" << xmlEscaped(c->op) << "</td><td>"
-      << (std::isinf(c->sqnr) ? std::string(c->sqnr > 0 ? "inf" : "-inf") : fixed(c->sqnr, 1))
-      << "</td><td>" << sci(c->maxAbs) << "</td><td>" << sci(c->maxRel) << "</td></tr>\n";
+  for (const LayerComparison *c : worstFirst(step.layerwise))
+    s << "<tr><td>" << xmlEscaped(valueName(*c)) << "</td><td>" << xmlEscaped(c->op) << "</td><td>"
+      << decibels(c->sqnr) << "</td><td>" << sci(c->maxAbs) << "</td><td>" << sci(c->maxRel)
+      << "</td></tr>\n";
   s << "</table></details>\n";
   return s.str();
 }

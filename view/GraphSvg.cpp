@@ -1,6 +1,7 @@
 // GraphSvg: SVG text for a laid-out graph, following gui/app/Canvas.cpp's drawing at zoom 1.
 #include "view/GraphSvg.h"
 
+#include "core/Text.h"
 #include "view/LayerwiseView.h"
 #include "view/Palette.h"
 #include "view/QuantView.h"
@@ -111,9 +112,7 @@ std::string graphSvg(const Graph &g, const GraphLayout &l, const SvgOptions &o) 
     if (o.sqnr && n.nid < o.sqnr->size() && !std::isnan((*o.sqnr)[n.nid])) {
       double db = (*o.sqnr)[n.nid];
       fill = sqnrColour(db);
-      char figure[48];
-      std::snprintf(figure, sizeof figure, "\nSQNR %.1f dB", db);
-      title += figure;
+      title += "\nSQNR " + decibels(db) + " dB";
     }
     s << "<g class=\"node\"><title>" << xmlEscaped(title) << "</title><rect x=\"" << num(x)
       << "\" y=\"" << num(y) << "\" width=\"" << num(n.w) << "\" height=\"" << num(n.h)

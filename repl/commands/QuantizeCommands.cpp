@@ -13,7 +13,6 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -23,14 +22,6 @@
 namespace loupe {
 
 namespace {
-
-std::string decibels(double db) {
-  if (std::isinf(db))
-    return db > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", db);
-  return buf;
-}
 
 double numberWord(const std::string &key, const std::string &v) {
   char *end = nullptr;
@@ -92,15 +83,12 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
           << "shape)\n";
     return;
   }
-  std::vector<LayerComparison> worst = v.comparisons;
-  std::stable_sort(
-      worst.begin(), worst.end(),
-      [](const LayerComparison &x, const LayerComparison &y) { return x.sqnr < y.sqnr; });
+  std::vector<const LayerComparison *> worst = worstFirst(v.comparisons);
   size_t shown = top ? std::min(top, worst.size()) : worst.size();
   size_t nameWidth = 4, opWidth = 2;
   for (size_t i = 0; i < shown; ++i) {
-    nameWidth = std::max(nameWidth, worst[i].name.size() + (worst[i].output ? 3 : 0));
-    opWidth = std::max(opWidth, worst[i].op.size());
+    nameWidth = std::max(nameWidth, valueName(*worst[i]).size());
+    opWidth = std::max(opWidth, worst[i]->op.size());
   }
   out << "step " << b << " against " << v.against << ": " << plural(v.comparisons.size(), "value")
       << " compared, worst SQNR first\n";
@@ -110,9 +98,8 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
   out << pad("node", nameWidth) << pad("op", opWidth) << pad("SQNR dB", 9) << pad("max abs", 9)
       << "max rel\n";
   for (size_t i = 0; i < shown; ++i) {
-    const LayerComparison &c = worst[i];
-    std::string name = c.name + (c.output ? "[" + std::to_string(c.output) + "]" : "");
-    out << pad(name, nameWidth) << pad(c.op, opWidth) << pad(decibels(c.sqnr), 9)
+    const LayerComparison &c = *worst[i];
+    out << pad(valueName(c), nameWidth) << pad(c.op, opWidth) << pad(decibels(c.sqnr), 9)
         << pad(sci(c.maxAbs), 9) << sci(c.maxRel) << (c.dequantized ? "  (dequantized)" : "")
         << "\n";
   }

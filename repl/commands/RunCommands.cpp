@@ -122,10 +122,8 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
     double sum = 0;
     for (double x : t.data)
       sum += x;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", sum);
     out << "output " << k << ": shape " << shapeToTuple(t.shape) << " " << dtypeName(t.dtype)
-        << "\n  values " << someValues(t, 6) << "\n  sum " << buf << "\n";
+        << "\n  values " << someValues(t, 6) << "\n  sum " << significant(sum) << "\n";
     if (w.check) {
       auto [absErr, relErr] = difference(t, ref[k]);
       out << "  vs reference interpreter"

@@ -12,6 +12,7 @@
 #include "core/Interrupt.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
+#include "core/Text.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "repl/commands/Commands.h"
 
@@ -20,7 +21,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -118,11 +118,8 @@ unsigned parseSeed(const std::string &v) {
 // Values with 6 significant digits, at most `n` of them.
 std::string someValues(const Tensor &t, size_t n) {
   std::string s = "[";
-  for (size_t i = 0; i < t.data.size() && i < n; ++i) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", t.data[i]);
-    s += (i ? ", " : "") + std::string(buf);
-  }
+  for (size_t i = 0; i < t.data.size() && i < n; ++i)
+    s += (i ? ", " : "") + significant(t.data[i]);
   return s + (t.data.size() > n ? ", …]" : "]");
 }
 

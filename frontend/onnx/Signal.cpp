@@ -54,14 +54,12 @@ std::vector<NodeEntry> dft(Importer &im, const onnx::NodeProto &n) {
   if (rank < 3 || (s.back() != 1 && s.back() != 2))
     fail(im.where(n), ": the signal must be [batch, …, 1 or 2] (real or complex), got shape ",
          shapeToList(s));
-  int64_t axis = im.attrInt(n, "axis", 1);
-  if (n.input_size() > 2 && !n.input(2).empty())
-    axis = integral(im, n, scalarInput(im, n, 2, "axis"), "axis", -rank, rank - 1);
-  if (axis < 0)
-    axis += rank;
+  int64_t given = n.input_size() > 2 && !n.input(2).empty()
+                      ? integral(im, n, scalarInput(im, n, 2, "axis"), "axis", -rank, rank - 1)
+                      : im.attrInt(n, "axis", 1);
+  int64_t axis = axisOf(im, n, given, rank);
   if (axis < 1 || axis > rank - 2)
-    fail(im.where(n), ": axis ", im.attrInt(n, "axis", 1), " must name a signal axis, 1 to ",
-         rank - 2);
+    fail(im.where(n), ": axis ", given, " must name a signal axis, 1 to ", rank - 2);
   int64_t components = s.back(), samples = s[static_cast<size_t>(axis)], length = samples;
   if (n.input_size() > 1 && !n.input(1).empty())
     length = integral(im, n, scalarInput(im, n, 1, "dft_length"), "dft_length", 1, 1 << 16);

@@ -24,6 +24,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A param as the deployed code reads it: bfloat16 (which .npy lacks) as uint16 of its bits, the
+// type deploy.h declares it with, as ONNX's test data holds bfloat16.
+Tensor asStored(Tensor t) {
+  if (t.dtype != kBFloat16)
+    return t;
+  Tensor bits(t.shape, kUint16);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    bits.data[i] = bfloat16Bits(static_cast<float>(t.data[i]));
+  return bits;
+}
+
 void writeFile(const fs::path &p, const std::string &text) {
   writeFileAtomically(p.string(), text);
 }
@@ -83,7 +94,7 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
     files = {"deploy.json", "deploy.so", "deploy.h"};
     for (const auto &[name, t] : lib->params) {
       // Param names come from the model file: kept inside params/ whatever they say.
-      writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), t.load());
+      writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), asStored(t.load()));
       files.push_back("params/" + npyFileStem(name) + ".npy");
     }
     if (!lib->params.empty())

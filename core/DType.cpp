@@ -12,8 +12,8 @@ namespace loupe {
 
 namespace {
 constexpr std::array<std::string_view, kNumDTypes> kNames = {
-    "float32", "float64", "float16", "uint8",  "int32",  "int8",
-    "int64",   "int16",   "uint16",  "uint32", "uint64", "bool"};
+    "float32", "float64", "float16", "uint8",  "int32", "int8",    "int64",
+    "int16",   "uint16",  "uint32",  "uint64", "bool",  "bfloat16"};
 
 // IEEE half precision rounding (round to nearest even), done through float bits.
 double roundToHalf(double v) {
@@ -95,7 +95,27 @@ std::optional<int> dtypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
-bool dtypeIsFloat(int code) { return code == kFloat32 || code == kFloat64 || code == kFloat16; }
+bool dtypeIsFloat(int code) {
+  return code == kFloat32 || code == kFloat64 || code == kFloat16 || code == kBFloat16;
+}
+
+uint16_t bfloat16Bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  if (std::isnan(v)) // quieted, sign and top payload bits kept (rounding could make it infinite)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Adding 0x7fff plus the kept part's lowest bit rounds the dropped half to nearest, ties to
+  // even; a carry into the exponent is the correct result (up to infinity at the top).
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float bfloat16Value(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float v;
+  std::memcpy(&v, &wide, sizeof v);
+  return v;
+}
 
 bool dtypeIsUnsigned(int code) {
   return code == kUint8 || code == kUint16 || code == kUint32 || code == kUint64 ||
@@ -122,6 +142,8 @@ double roundToDType(double v, int code) {
     return v;
   case kFloat16:
     return roundToHalf(v);
+  case kBFloat16: // through float32, as a bfloat16 result is produced from a float32 one
+    return bfloat16Value(bfloat16Bits(static_cast<float>(v)));
   case kUint8:
     return wrapInt<uint8_t>(v);
   case kInt32:
@@ -152,6 +174,7 @@ int64_t dtypeBytes(int dtype) {
   case kUint64:
     return 8;
   case kFloat16:
+  case kBFloat16:
   case kInt16:
   case kUint16:
     return 2;
@@ -176,6 +199,8 @@ double loadElement(const void *p, int code) {
     return loadAs<double>(p);
   case kFloat16:
     return halfValue(loadAs<uint16_t>(p));
+  case kBFloat16:
+    return bfloat16Value(loadAs<uint16_t>(p));
   case kUint8:
   case kBoolean:
     return loadAs<uint8_t>(p);
@@ -205,6 +230,8 @@ void storeElement(void *p, int code, double v) {
     return storeAs(p, v);
   case kFloat16:
     return storeAs(p, halfBits(v));
+  case kBFloat16:
+    return storeAs(p, bfloat16Bits(static_cast<float>(v)));
   case kUint8:
   case kBoolean:
     return storeAs(p, static_cast<uint8_t>(v));

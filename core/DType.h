@@ -23,11 +23,12 @@ enum DTypeCode : int {
   kUint16 = 8,
   kUint32 = 9,
   kUint64 = 10,
-  kBoolean = 11, ///< "bool": one byte holding 0 or 1 (Relay's bool; NNVM had none)
+  kBoolean = 11,  ///< "bool": one byte holding 0 or 1 (Relay's bool; NNVM had none)
+  kBFloat16 = 12, ///< "bfloat16": float32's top 16 bits (8-bit exponent, 7-bit mantissa)
 };
 
 /// Number of defined codes (0..kNumDTypes-1).
-inline constexpr int kNumDTypes = 12;
+inline constexpr int kNumDTypes = 13;
 
 /// The name of a code ("float32"), or "unknown" for -1 and out-of-range codes.
 std::string_view dtypeName(int code);
@@ -38,7 +39,7 @@ std::optional<int> dtypeFromName(std::string_view name);
 /// Bytes per element of a code (4 for unknown codes, the size buffers are planned with).
 int64_t dtypeBytes(int code);
 
-/// True for the floating-point codes (float16/32/64).
+/// True for the floating-point codes (float16/32/64, bfloat16).
 bool dtypeIsFloat(int code);
 
 /// True for the unsigned integer codes and bool (loaded by zero extension).
@@ -48,6 +49,14 @@ bool dtypeIsUnsigned(int code);
 /// integer truncation and wrap-around), so the reference interpreter keeps each dtype's
 /// precision while computing in double.
 double roundToDType(double v, int code);
+
+/// The bfloat16 bits of a float32 value: rounded to nearest, ties to even, on the 16 bits
+/// dropped, as vcvtneps2bf16 rounds (a NaN stays a quiet NaN of the same sign; subnormals are
+/// kept, IEEE's gradual underflow — the hardware's flushing is the kernels' denormals mode).
+uint16_t bfloat16Bits(float v);
+
+/// The float32 value of bfloat16 bits (exact: the bits are float32's top half).
+float bfloat16Value(uint16_t bits);
 
 /// roundToDType of every value of `values` (the reference interpreter's outputs: float32 in one
 /// vectorised pass rather than a call per element).

@@ -137,7 +137,9 @@ Tensor parseNpy(const std::string &bytes, const std::string &path) {
 }
 
 void writeNpy(const std::string &path, const Tensor &t) {
-  const char *descr = descrOf(t.dtype);
+  // NumPy has no bfloat16: its values are written as the float32s they exactly are.
+  int fileType = t.dtype == kBFloat16 ? kFloat32 : t.dtype;
+  const char *descr = descrOf(fileType);
   if (!descr)
     fail("cannot write dtype ", dtypeName(t.dtype), " to a .npy file");
   std::string shape = "(";
@@ -157,10 +159,10 @@ void writeNpy(const std::string &path, const Tensor &t) {
   bytes += static_cast<char>(header.size() & 0xff);
   bytes += static_cast<char>(header.size() >> 8);
   bytes += header;
-  auto width = static_cast<size_t>(dtypeBytes(t.dtype));
+  auto width = static_cast<size_t>(dtypeBytes(fileType));
   for (double v : t.data) {
     char buf[8];
-    storeElement(buf, t.dtype, v);
+    storeElement(buf, fileType, v);
     bytes.append(buf, width);
   }
   writeFileAtomically(path, bytes);

@@ -15,8 +15,9 @@ Tensor readNpy(const std::string &path);
 /// not in a file).
 Tensor parseNpy(const std::string &bytes, const std::string &source);
 
-/// Writes `t` as a version 1.0 .npy file in its own dtype (float32, float64, int32 or int64).
-/// Throws Error when the file cannot be written or the dtype has no .npy spelling here.
+/// Writes `t` as a version 1.0 .npy file in its own dtype, but bfloat16 (which NumPy lacks) as
+/// float32, exactly. Throws Error when the file cannot be written or the dtype has no .npy spelling
+/// here.
 void writeNpy(const std::string &path, const Tensor &t);
 
 /// The file name (without `.npy`) for a tensor named `name` from a graph or model, which is

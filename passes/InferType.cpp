@@ -20,8 +20,8 @@ int parseTypeCode(const Node &n, const std::string &key, const std::string &s) {
   int v = -2;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < -1 || v >= kNumDTypes)
-    fail("variable ", n.name, ": attribute ", key, "='", s,
-         "' is not a type code (an integer 0-10; 0 is float32, 1 is float64)");
+    fail("variable ", n.name, ": attribute ", key, "='", s, "' is not a type code (an integer 0-",
+         kNumDTypes - 1, "; 0 is float32, 1 is float64, 12 is bfloat16)");
   return v;
 }
 

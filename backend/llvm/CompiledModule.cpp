@@ -280,6 +280,8 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::vector<Lowere
         return "double";
       case kFloat16:
         return "_Float16";
+      case kBFloat16: // C has no portable bfloat16 (GCC 13's __bf16 is not arithmetic): its bits
+        return "uint16_t";
       case kBoolean:
         return "bool";
       default: // int8 … uint64: the C type is the dtype's name with _t

@@ -22,6 +22,8 @@ llvm::Type *FunctionGen::elemType(int dtype) {
     return b_.getDoubleTy();
   case kFloat16:
     return b_.getHalfTy();
+  case kBFloat16: // its bits; it computes as float32 (valueType)
+    return b_.getInt16Ty();
   case kInt8:
   case kUint8:
   case kBoolean: // a bool tensor's byte; its values compute as integers 0 and 1
@@ -43,7 +45,36 @@ llvm::Type *FunctionGen::elemType(int dtype) {
 llvm::Type *FunctionGen::valueType(int dtype) {
   if (dtype == kBool)
     return b_.getInt1Ty();
+  if (dtype == kBFloat16)
+    return b_.getFloatTy();
   return isFloat(dtype) ? elemType(dtype) : b_.getInt64Ty();
+}
+
+// bfloat16 rounding in integer arithmetic, as DType's bfloat16Bits does it, so that every CPU
+// computes the reference's bits (LLVM's own bfloat conversion calls a runtime function older
+// libgcc lacks).
+llvm::Value *FunctionGen::roundBF16(llvm::Value *v) {
+  llvm::Type *i32 = withLanes(b_.getInt32Ty(), v);
+  auto k = [&](uint32_t c) { return llvm::ConstantInt::get(i32, c); };
+  llvm::Value *bits = b_.CreateBitCast(v, i32);
+  llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, k(16)), k(1));
+  llvm::Value *rounded =
+      b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(lsb, k(0x7fff))), k(0xffff0000u));
+  llvm::Value *quiet = b_.CreateAnd(b_.CreateOr(bits, k(0x400000)), k(0xffff0000u));
+  llvm::Value *nan = b_.CreateFCmpUNO(v, v);
+  return b_.CreateBitCast(b_.CreateSelect(nan, quiet, rounded), v->getType());
+}
+
+llvm::Value *FunctionGen::widenBF16(llvm::Value *bits) {
+  llvm::Type *i32 = withLanes(b_.getInt32Ty(), bits);
+  llvm::Value *wide = b_.CreateShl(b_.CreateZExt(bits, i32), llvm::ConstantInt::get(i32, 16));
+  return b_.CreateBitCast(wide, withLanes(b_.getFloatTy(), bits));
+}
+
+llvm::Value *FunctionGen::narrowBF16(llvm::Value *v) {
+  llvm::Type *i32 = withLanes(b_.getInt32Ty(), v);
+  llvm::Value *bits = b_.CreateLShr(b_.CreateBitCast(v, i32), llvm::ConstantInt::get(i32, 16));
+  return b_.CreateTrunc(bits, withLanes(b_.getInt16Ty(), v));
 }
 
 // `v` broadcast to `lanes` lanes (unchanged if it is a vector already or lanes is 0).
@@ -61,6 +92,8 @@ void FunctionGen::matchLanes(llvm::Value *&a, llvm::Value *&b) {
 }
 
 llvm::Value *FunctionGen::convert(llvm::Value *v, int from, int to) {
+  if (to == kBFloat16 && from != kBFloat16)
+    return roundBF16(convert(v, from, kFloat32));
   llvm::Type *t = withLanes(valueType(to), v);
   if (v->getType() == t)
     return v;
@@ -461,15 +494,15 @@ llvm::Value *FunctionGen::expr(const Expr &e) {
     return e->dtype == kBool ? b_.getInt1(e->intValue != 0)
                              : static_cast<llvm::Value *>(b_.getInt64(e->intValue));
   case ExprKind::FloatImm:
-    return llvm::ConstantFP::get(elemType(e->dtype), e->floatValue);
+    return llvm::ConstantFP::get(valueType(e->dtype), roundToDType(e->floatValue, e->dtype));
   case ExprKind::Var: {
     auto it = vars_.find(e.get());
     if (it == vars_.end())
       fail("codegen ", f_.name, ": variable ", e->name, " is not bound");
     return it->second;
   }
-  case ExprKind::Binary:
-    return binary(*e);
+  case ExprKind::Binary: // bfloat16 arithmetic rounds each result, as the reference does
+    return e->dtype == kBFloat16 ? roundBF16(binary(*e)) : binary(*e);
   case ExprKind::Not:
     return b_.CreateNot(convert(expr(e->args[0]), e->args[0]->dtype, kBool));
   case ExprKind::Select: {
@@ -483,7 +516,7 @@ llvm::Value *FunctionGen::expr(const Expr &e) {
   case ExprKind::Cast:
     return convert(expr(e->args[0]), e->args[0]->dtype, e->dtype);
   case ExprKind::Call:
-    return call(*e);
+    return e->dtype == kBFloat16 ? roundBF16(call(*e)) : call(*e);
   case ExprKind::Load: {
     BufferRef buf = buffer(e->name);
     // Inside a lane-dependent if-then-else even a load the lanes share is masked: unmasked,
@@ -493,6 +526,8 @@ llvm::Value *FunctionGen::expr(const Expr &e) {
     llvm::Value *v = vecVar_ && (laneSelect_ > 0 || usesVar(index, vecVar_))
                          ? vectorLoad(buf, index)
                          : b_.CreateLoad(elemType(buf.dtype), address(buf, index));
+    if (buf.dtype == kBFloat16)
+      return widenBF16(v);
     if (!isFloat(buf.dtype) && buf.dtype != kBool)
       v = dtypeIsUnsigned(buf.dtype) ? b_.CreateZExtOrTrunc(v, withLanes(b_.getInt64Ty(), v))
                                      : b_.CreateSExtOrTrunc(v, withLanes(b_.getInt64Ty(), v));

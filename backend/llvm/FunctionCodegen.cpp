@@ -370,7 +370,9 @@ void FunctionGen::emit(const Stmt &s) {
   case StmtKind::Store: {
     BufferRef buf = buffer(s->name);
     llvm::Value *v = convert(expr(s->b), s->b->dtype, buf.dtype);
-    if (!isFloat(buf.dtype) && buf.dtype != kBool)
+    if (buf.dtype == kBFloat16)
+      v = narrowBF16(v);
+    else if (!isFloat(buf.dtype) && buf.dtype != kBool)
       v = b_.CreateSExtOrTrunc(v, withLanes(elemType(buf.dtype), v));
     Expr index = foldDivMod(s->a);
     if (vecVar_) { // vectorizable() checked the index is consecutive in the lanes

@@ -84,8 +84,16 @@ private:
 
   llvm::Type *elemType(int dtype);
 
-  // The type expressions of a dtype compute in: floats as themselves, integers as i64.
+  // The type expressions of a dtype compute in: floats as themselves (bfloat16 as the float32
+  // it exactly is), integers as i64.
   llvm::Type *valueType(int dtype);
+
+  // bfloat16 in registers is a float32 holding a bfloat16 value: roundBF16 rounds a float32 to
+  // one (to nearest even, NaN kept quiet: DType's bfloat16Bits), widenBF16 makes the float32 of
+  // loaded bits and narrowBF16 the bits of a rounded value (any lanes).
+  llvm::Value *roundBF16(llvm::Value *v);
+  llvm::Value *widenBF16(llvm::Value *bits);
+  llvm::Value *narrowBF16(llvm::Value *v);
 
   // A value of `t`'s element type with the lanes of `like` (scalar when `like` is scalar).
   static llvm::Type *withLanes(llvm::Type *t, llvm::Value *like) {

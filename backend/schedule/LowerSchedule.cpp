@@ -275,6 +275,8 @@ private:
       return std::numeric_limits<double>::max();
     case kFloat16:
       return 65504.0;
+    case kBFloat16:
+      return 0x1.fep127;
     case kInt8:
       return 127;
     case kUint8:

@@ -31,15 +31,18 @@ void registerCumsum() {
         const Tensor &x = *in[0];
         int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "cumsum");
         bool exclusive = a.getBool("exclusive"), reverse = a.getBool("reverse");
+        // The running sum in the type a kernel keeps it in: bfloat16's in float32 (each output
+        // rounded once), the others' in their own.
+        int acc = x.dtype == kBFloat16 ? kFloat32 : x.dtype;
         forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
           double sum = 0;
           for (int64_t step = 0; step < n; ++step) {
             int64_t at = base + (reverse ? n - 1 - step : step) * stride;
             if (!exclusive)
-              sum = roundToDType(sum + x.data[at], x.dtype);
-            out[0].data[at] = sum;
+              sum = roundToDType(sum + x.data[at], acc);
+            out[0].data[at] = roundToDType(sum, x.dtype);
             if (exclusive)
-              sum = roundToDType(sum + x.data[at], x.dtype);
+              sum = roundToDType(sum + x.data[at], acc);
           }
         });
       })

@@ -18,6 +18,8 @@ int dtypeOf(int32_t onnxType, const std::string &what) {
     return kFloat64;
   case onnx::TensorProto::FLOAT16:
     return kFloat16;
+  case onnx::TensorProto::BFLOAT16:
+    return kBFloat16;
   case onnx::TensorProto::INT8:
     return kInt8;
   case onnx::TensorProto::INT16:
@@ -85,10 +87,11 @@ Tensor toTensor(const onnx::TensorProto &t, const std::string &what) {
   case kUint64:
     take(t.uint64_data(), value);
     break;
-  case kFloat16: // int32_data holds a float16's bits
-    take(t.int32_data(), [](int32_t bits) {
+  case kFloat16: // int32_data holds a float16's or bfloat16's bits
+  case kBFloat16:
+    take(t.int32_data(), [dt](int32_t bits) {
       auto h = static_cast<uint16_t>(bits);
-      return loadElement(&h, kFloat16);
+      return loadElement(&h, dt);
     });
     break;
   default: // the smaller integers and bool are held in int32_data

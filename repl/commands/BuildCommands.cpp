@@ -108,11 +108,16 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
            Commands::dataInputsText(e, g));
     const Node &v = *idx.nodes[nid].node;
     std::optional<Shape> shape;
+    std::optional<int> declared; // the variable's own dtype attribute, which a value takes
     if (o.shapes.count(name))
       shape = o.shapes[name];
-    for (const auto &[key, val] : v.attrs)
+    for (const auto &[key, val] : v.attrs) {
       if (key == "shape" && !shape)
         shape = parseShape(val);
+      if (key == "dtype")
+        if (int code = std::atoi(val.c_str()); code >= 0 && code < kNumDTypes)
+          declared = code;
+    }
     std::optional<Tensor> file;
     if (!namesValues(how)) {
       file = readTensorFile(how);
@@ -123,7 +128,10 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
       shape = inferredShape(static_cast<uint32_t>(nid));
     if (!shape)
       fail("build: param ", name, "=", how, " needs a shape; give it with shape ", name, "=(…)");
-    int dt = o.dtypes.count(name) ? o.dtypes[name] : file ? file->dtype : o.defaultDType;
+    int dt = o.dtypes.count(name) ? o.dtypes[name]
+             : file               ? file->dtype
+             : declared           ? *declared
+                                  : o.defaultDType;
     o.params[name] = fillTensor(how, *shape, dt, rng, "param " + name, file ? &*file : nullptr);
   }
   return o;
@@ -171,7 +179,8 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
       }
       if (!dtypeIsFloat(want))
         fail("dtype=", dtypeName(want), ": the model's params are ", dtypeName(t.dtype()),
-             "; only a float model's precision converts (dtype=float16, float32 or float64)");
+             "; only a float model's precision converts (dtype=float16, bfloat16, float32 or "
+             "float64)");
       o.params[name] = converted(t.load(), want);
       modelType = dtypeName(t.dtype());
       ++convertedParams;
@@ -181,7 +190,8 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
     if (!o.dtypes.count(name) && bidx.findByName(name) >= 0) {
       if (converts(dt) && !dtypeIsFloat(want))
         fail("dtype=", dtypeName(want), ": the model's input ", name, " is ", dtypeName(dt),
-             "; only a float model's precision converts (dtype=float16, float32 or float64)");
+             "; only a float model's precision converts (dtype=float16, bfloat16, float32 or "
+             "float64)");
       if (converts(dt)) {
         modelType = dtypeName(dt);
         ++convertedInputs;

@@ -157,6 +157,10 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
     }
     out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
         << joinNames(files) << "\n";
+    for (size_t k = 0; k < r.outputs.size(); ++k)
+      if (r.outputs[k].dtype == kBFloat16)
+        out << "note: " << files[k] << " holds bfloat16 values as float32 (exactly; .npy has no "
+            << "bfloat16)\n";
   }
 }
 

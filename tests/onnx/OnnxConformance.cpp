@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <regex>
 
 using namespace loupe;
@@ -54,13 +55,38 @@ std::string compare(const Tensor &got, const Tensor &want) {
     return "shape " + shapeToList(got.shape) + " but expected " + shapeToList(want.shape);
   for (size_t i = 0; i < want.data.size(); ++i) {
     double g = got.data[i], w = want.data[i];
-    if (std::isnan(w) && std::isnan(g))
+    if ((std::isnan(w) && std::isnan(g)) || g == w) // an infinity is as far from itself as NaN
       continue;
     if (!(std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w)))
       return "element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " +
              std::to_string(w);
   }
   return "";
+}
+
+// Test data that predates what ONNX decided and Loupe does, skipped with the reason: until ONNX
+// 1.14 its tests truncated float32 to bfloat16; its helpers, ONNX Runtime and the hardware
+// round to nearest even (onnx/onnx#3876), and so does Loupe.
+std::optional<std::string> outdated(const std::string &model) {
+  for (const char *name : {"test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16",
+                           "test_castlike_FLOAT_to_BFLOAT16_expanded"})
+    if (model == name)
+      return "the test data truncates float32 to bfloat16 (ONNX before 1.14); Cast rounds to "
+             "nearest even";
+  return std::nullopt;
+}
+
+// ONNX's test data holds a bfloat16 tensor as uint16 of its bits (NumPy has no bfloat16): read
+// as the bfloat16 values those bits are when the model's side of it is bfloat16.
+Tensor asBFloat16(Tensor t, int wantedType) {
+  if (wantedType != kBFloat16 || t.dtype != kUint16)
+    return t;
+  for (double &v : t.data) {
+    auto bits = static_cast<uint16_t>(v);
+    v = loadElement(&bits, kBFloat16);
+  }
+  t.dtype = kBFloat16;
+  return t;
 }
 
 // The test data sets of a model's folder.
@@ -180,6 +206,11 @@ int main(int argc, char **argv) {
   std::map<std::string, std::vector<std::string>> skips;
   for (const fs::path &dir : models) {
     std::string name = dir.parent_path().filename().string() + "/" + dir.filename().string();
+    if (std::optional<std::string> why = outdated(dir.filename().string())) {
+      ++skipped;
+      skips[*why].push_back(name);
+      continue;
+    }
     frontend::OnnxModel m;
     std::string path = (dir / "model.onnx").string(), modelBytes = readFile(path);
     onnx::ModelProto proto;
@@ -231,14 +262,18 @@ int main(int argc, char **argv) {
           std::map<std::string, Tensor> in = params;
           for (size_t k = 0; k < inputs.size(); ++k)
             if (std::find(m.inputs.begin(), m.inputs.end(), inputs[k]) != m.inputs.end()) {
-              in[inputs[k]] = frontend::readTensorProto(
-                  (set / ("input_" + std::to_string(k) + ".pb")).string());
+              auto declared = m.inputDTypes.find(inputs[k]);
+              in[inputs[k]] =
+                  asBFloat16(frontend::readTensorProto(
+                                 (set / ("input_" + std::to_string(k) + ".pb")).string()),
+                             declared == m.inputDTypes.end() ? kUnknownType : declared->second);
             }
           backend::RunResult r = backend::runDeployGraph(deploy, in);
           for (size_t k = 0; k < r.outputs.size() && problem.empty(); ++k) {
-            Tensor want =
-                frontend::readTensorProto((set / ("output_" + std::to_string(k) + ".pb")).string());
             Tensor &got = r.outputs[k];
+            Tensor want = asBFloat16(
+                frontend::readTensorProto((set / ("output_" + std::to_string(k) + ".pb")).string()),
+                got.dtype);
             // An output ONNX declares rank 0 that reduces every axis is the one element of a
             // (1,) here, as NNVM reduces.
             if (std::count(m.scalarOutputs.begin(), m.scalarOutputs.end(), k))

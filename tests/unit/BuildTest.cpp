@@ -6,6 +6,7 @@
 #include "backend/GraphExecutor.h"
 #include "backend/LowerFunction.h"
 #include "core/DType.h"
+#include "core/File.h"
 #include "core/Interrupt.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
@@ -69,12 +70,14 @@ TEST(Npy, WriteThenReadGivesTheSameTensor) {
       std::string path = (dir / "t.npy").string();
       writeNpy(path, t);
       Tensor back = readNpy(path);
+      // NumPy has no bfloat16: its values come back as the float32s they are.
+      int fileType = dt == kBFloat16 ? kFloat32 : dt;
       EXPECT_EQ(back.shape, t.shape);
-      EXPECT_EQ(back.dtype, dt);
+      EXPECT_EQ(back.dtype, fileType);
       EXPECT_EQ(back.data, t.data);
       // numpy's own rule: the header is padded so the data starts at a multiple of 64.
       EXPECT_EQ(std::filesystem::file_size(path) % 64,
-                (t.data.size() * static_cast<size_t>(dtypeBytes(dt))) % 64);
+                (t.data.size() * static_cast<size_t>(dtypeBytes(fileType))) % 64);
     }
   std::filesystem::remove_all(dir);
 }
@@ -203,6 +206,25 @@ TEST(Export, ExportedLibraryWorksFromC) {
   for (double v : got)
     sum += std::fabs(v);
   EXPECT_GT(sum, 1.0);
+  std::filesystem::remove_all(dir);
+}
+
+// A bfloat16 param goes to deploy as the uint16 bits deploy.h declares it with (.npy has no
+// bfloat16), and deploy.h says so in its types.
+TEST(Export, BFloat16ParamsAreWrittenAsTheirBits) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(2, 3), dtype=12)\n"
+         "w = Variable(\"w\", shape=(2, 3), dtype=12)\ny = x * w\n:graph y");
+  run(e, ":build param w=0.1");
+  auto dir = scratchDir("export-bf16");
+  output(e, ":export " + dir.string());
+  Tensor w = readNpy((dir / "params" / "w.npy").string());
+  EXPECT_EQ(w.dtype, kUint16);
+  // 0.1 is 0x3dcccccd in float32, 0x3dcd in bfloat16 (the dropped 0xcccd is over half).
+  EXPECT_EQ(w.data, std::vector<double>(6, 0x3dcd));
+  std::string header = readFile((dir / "deploy.h").string());
+  EXPECT_NE(header.find("(uint16_t *input0, uint16_t *input1, uint16_t *"), std::string::npos)
+      << header;
   std::filesystem::remove_all(dir);
 }
 

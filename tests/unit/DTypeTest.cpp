@@ -83,3 +83,52 @@ TEST(DType, ElementsRoundTripThroughMemory) {
   std::memcpy(&u, buf, 8);
   EXPECT_EQ(u, UINT64_MAX);
 }
+
+namespace {
+uint16_t bf16BitsOf(double v) {
+  uint16_t bits;
+  storeElement(&bits, kBFloat16, v);
+  return bits;
+}
+} // namespace
+
+// bfloat16 is float32's top half: 1 = 0x3f80'0000 → 0x3f80. The cases below are worked by hand
+// from float32 bit patterns; the rounding is to nearest on the 16 bits dropped, ties to even.
+TEST(DType, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(dtypeName(kBFloat16), "bfloat16");
+  EXPECT_EQ(dtypeBytes(kBFloat16), 2);
+  EXPECT_TRUE(dtypeIsFloat(kBFloat16));
+  EXPECT_EQ(bf16BitsOf(1.0), 0x3f80);
+  EXPECT_EQ(bf16BitsOf(-2.0), 0xc000);
+  EXPECT_EQ(bf16BitsOf(0.1), 0x3dcd);        // 0x3dcccccd: dropped 0xcccd > half → up
+  EXPECT_EQ(bf16BitsOf(3.14159265), 0x4049); // 0x40490fdb: dropped 0x0fdb < half → down
+  // Ties: 1 + 2^-8 is 0x3f80'8000, exactly halfway between 0x3f80 and 0x3f81 → the even 0x3f80;
+  // 1 + 3·2^-8 is 0x3f81'8000, halfway between 0x3f81 and 0x3f82 → the even 0x3f82.
+  EXPECT_EQ(bf16BitsOf(1 + 0x1p-8), 0x3f80);
+  EXPECT_EQ(bf16BitsOf(1 + 3 * 0x1p-8), 0x3f82);
+  EXPECT_EQ(roundToDType(1 + 3 * 0x1p-8, kBFloat16), 1 + 4 * 0x1p-8);
+  // Just above a tie rounds up.
+  EXPECT_EQ(bf16BitsOf(1 + 0x1p-8 + 0x1p-20), 0x3f81);
+  // float32's largest finite value rounds up to infinity; bfloat16's largest stays.
+  EXPECT_EQ(bf16BitsOf(0x1.fffffep127), 0x7f80);
+  EXPECT_EQ(bf16BitsOf(0x1.fep127), 0x7f7f);
+  EXPECT_EQ(bf16BitsOf(-INFINITY), 0xff80);
+  // Subnormals are kept (gradual underflow): float32's 2^-133 is 0x0000'0100 → 0x0001, and
+  // 2^-134 (0x0000'0080) is a tie between 0 and 0x0001 → the even 0.
+  EXPECT_EQ(bf16BitsOf(0x1p-133), 0x0001);
+  EXPECT_EQ(bf16BitsOf(0x1p-134), 0x0000);
+  EXPECT_EQ(bf16BitsOf(3 * 0x1p-134), 0x0002); // 0x180: a tie between 1 and 2 → 2
+  EXPECT_EQ(bf16BitsOf(-0.0), 0x8000);
+  // NaN stays a quiet NaN of its sign; rounding never turns its payload into infinity.
+  uint32_t signalling = 0x7f80'0001, negative = 0xff80'ffff;
+  float s, n;
+  std::memcpy(&s, &signalling, 4);
+  std::memcpy(&n, &negative, 4);
+  EXPECT_EQ(bfloat16Bits(s), 0x7fc0);
+  EXPECT_EQ(bfloat16Bits(n), 0xffc0);
+  uint16_t nan = 0x7fc0;
+  EXPECT_TRUE(std::isnan(loadElement(&nan, kBFloat16)));
+  // Bits load back as exactly the value they hold.
+  for (uint16_t bits : {0x3f80, 0xc000, 0x3dcd, 0x7f7f, 0x0001, 0x8000, 0x0080})
+    EXPECT_EQ(bf16BitsOf(loadElement(&bits, kBFloat16)), bits) << bits;
+}

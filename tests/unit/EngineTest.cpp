@@ -105,7 +105,8 @@ TEST(EngineErrors, AttributeProblems) {
   EXPECT_EQ(
       failing(e, "y = cast(x, dtype=\"float128\")"),
       "<stdin>:1:5: error: cast: attribute 'dtype': expected one of float32, float64, "
-      "float16, uint8, int32, int8, int64, int16, uint16, uint32, uint64, bool, got 'float128'\n");
+      "float16, uint8, int32, int8, int64, int16, uint16, uint32, uint64, bool, bfloat16, got "
+      "'float128'\n");
 }
 
 TEST(EngineErrors, InputsBothPositionalAndKeyword) {

@@ -223,7 +223,7 @@ TEST(EngineersLoop, ConversionsAreSaid) {
   Engine i = loaded();
   EXPECT_EQ(output(i, ":build dtype=int8"),
             "error: dtype=int8: the model's params are float32; only a float model's precision "
-            "converts (dtype=float16, float32 or float64)\n");
+            "converts (dtype=float16, bfloat16, float32 or float64)\n");
 }
 
 // Completion knows the names a command takes: nodes for :why and :where (the partition's on a
@@ -347,4 +347,27 @@ TEST(EngineersLoop, OutputFileNamesStayInTheirFolder) {
 }
 
 } // namespace
+} // namespace loupe::test
+
+namespace loupe::test {
+
+// A bfloat16 output saved by :run: .npy has no bfloat16, so the file holds its values as
+// float32, exactly, and :run says so.
+TEST(EngineersLoop, RunSavesBFloat16AsFloat32AndSaysSo) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(2, 3))\ny = cast(x * 3, dtype=\"bfloat16\")\n:graph y\n"
+         ":build");
+  auto dir = scratch("bf16");
+  std::string said = output(e, ":run x=0.1 save=" + dir.string());
+  EXPECT_NE(said.find("note: cast0.npy holds bfloat16 values as float32 (exactly; .npy has no "
+                      "bfloat16)\n"),
+            std::string::npos)
+      << said;
+  Tensor saved = readNpy((dir / "cast0.npy").string());
+  EXPECT_EQ(saved.dtype, kFloat32);
+  // 0.1f * 3 is 0x3e99999a; to bfloat16, 0x3e9a (the dropped 0x999a is over half): 0.30078125.
+  EXPECT_EQ(saved.data, std::vector<double>(6, 0.30078125));
+  std::filesystem::remove_all(dir);
+}
+
 } // namespace loupe::test

@@ -31,8 +31,11 @@ TEST(PrecomputeCache, TensorsRoundTripExactlyInEveryWidth) {
     EXPECT_EQ(t.data, ts[i].data) << i;
   }
   // 4 magic + 4 count; float32 [2,2]: 4 dtype + 4 rank + 16 dims + 16 data.
-  EXPECT_EQ(blob.size(), 8 + (8 + 16 + 16) + (8 + 8 + 24) + (8 + 8 + 4) + (8 + 8 + 16) +
-                             (8 + 8 + 3) + (8 + 8 + 2) + (8 + 8 + 1) + (8 + 0 + 4) + (8 + 16 + 0));
+  // Then float64 [3], float16 [2], bfloat16 [3], int64 [2], int8 [3], uint8 [2], bool [1],
+  // int32 scalar, float32 [0, 4].
+  EXPECT_EQ(blob.size(), 8 + (8 + 16 + 16) + (8 + 8 + 24) + (8 + 8 + 4) + (8 + 8 + 6) +
+                             (8 + 8 + 16) + (8 + 8 + 3) + (8 + 8 + 2) + (8 + 8 + 1) + (8 + 0 + 4) +
+                             (8 + 16 + 0));
 }
 
 TEST(PrecomputeCache, ADamagedBlobIsRefusedNotMisread) {

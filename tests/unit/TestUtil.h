@@ -121,6 +121,7 @@ inline std::vector<Tensor> tensorsOfEveryWidth() {
       tensor({2, 2}, {0.1f, -3.5f, 1e30f, 0}, kFloat32),
       tensor({3}, {0.1, -1e300, 5e-324}, kFloat64),
       tensor({2}, {0.5, -2048}, kFloat16),
+      tensor({3}, {1.0078125, -0x1.fep127, 0x1p-133}, kBFloat16),
       tensor({2}, {-9007199254740991.0, 42}, kInt64),
       tensor({3}, {-128, 127, 0}, kInt8),
       tensor({2}, {255, 1}, kUint8),

@@ -13,6 +13,7 @@
 #include "core/Interrupt.h"
 #include "core/Layout.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -348,6 +349,14 @@ const std::vector<std::string> &optionalPasses() {
 
 Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::ostream *trace) {
   installTargetInfo();
+  // bfloat16's fast path is the CPU's bfloat16 dot product; without it opt_level 3 would be
+  // float32 arithmetic with conversions around it, so it is refused rather than built slower.
+  if (opts.bf16 && opts.optLevel >= 3) {
+    HostTarget t = codegenTarget();
+    if (!std::binary_search(t.features.begin(), t.features.end(), "avx512bf16"))
+      fail("precision=bf16 at opt_level 3 needs avx512_bf16 (vdpbf16ps), which ", t.cpu,
+           " lacks; opt_level 2 computes the same bfloat16 rounding, for studying its accuracy");
+  }
   PassContext ctx = outer;
   ctx.optLevel = opts.optLevel;
   // Shapes: the options, then each variable's own `shape` attribute.
@@ -476,6 +485,11 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     g = apply(withLayoutInputs(g, layouts), {"CorrectLayout"}, ctx, opts.graphApply);
     g = plainOutputs(g);
   }
+  // precision=bf16: the products in bfloat16, on the blocked ops AlterOpLayout made at level 3
+  // (so that a dense's packed weight is cast with it, once, by PrecomputePrune).
+  if (opts.bf16)
+    g = apply(withDTypeInputs(withShapeInputs(g, shapes), dtypes, opts.defaultDType),
+              {"InferShape", "InferType", "ToMixedPrecision"}, ctx, opts.graphApply);
   g = canonicalizeQnn(g);
   g = apply(withShapeInputs(g, shapes), {"InferShape", "SimplifyInference"}, ctx, opts.graphApply);
   if (opts.optLevel >= 3) {

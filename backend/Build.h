@@ -32,6 +32,9 @@ bool flushesDenormals(Denormals mode, int optLevel);
 struct BuildOptions {
   int optLevel = 2;
   Denormals denormals = Denormals::Auto;
+  /// `precision=bf16`: the convolutions and matrix products compute in bfloat16
+  /// (ToMixedPrecision, after AlterOpLayout at opt_level 3); float32 everywhere else.
+  bool bf16 = false;
   std::map<std::string, Shape> shapes; ///< input shapes (else the variables' `shape` attribute)
   /// NNVM's dtype dict: these inputs' dtypes, the others inferred (from the graph's type rules
   /// and the variables' own `dtype`). When empty (and without params), NNVM's dtype string:

@@ -33,6 +33,7 @@ void registerSimplifyPowPass();
 void registerFakeQuantizationToIntegerPass();
 void registerQnnCanonicalizePass();
 void registerQnnLegalizePass();
+void registerToMixedPrecisionPass();
 
 void registerAllPasses() {
   static std::once_flag once;
@@ -66,6 +67,7 @@ void registerAllPasses() {
     registerFakeQuantizationToIntegerPass();
     registerQnnCanonicalizePass();
     registerQnnLegalizePass();
+    registerToMixedPrecisionPass();
   });
 }
 

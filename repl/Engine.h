@@ -183,6 +183,8 @@ private:
   std::string tuning_ = "off"; ///< see setTuning
   /// `:set denormals auto|keep|flush`: what the next `:build`'s kernels do with subnormals.
   std::string denormals_ = "auto";
+  /// `:set precision fp32|bf16`: what the next `:build` computes its products in, unless it says.
+  std::string precision_ = "fp32";
   /// `:set timings hidden`: measured times (and `:where`'s counts of this host's instructions)
   /// print as dashes, so a session that profiles replays the same on any machine.
   bool hideTimings_ = false;

@@ -32,18 +32,19 @@
 namespace loupe {
 
 const char *const Commands::kBuildUsage =
-    ":build [opt_level=N] [dtype=TYPE] [seed=N] [shape NAME=(…) …] "
+    ":build [opt_level=N] [dtype=TYPE] [precision=fp32|bf16] [seed=N] [shape NAME=(…) …] "
     "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|NUMBER|FILE.npy …]";
 
 namespace {
 
-// The build options of `:build`'s words; params are bound against the graph's variables (a
-// param's shape comes from `shape NAME=`, else the variable's `shape`, else its file, else
-// InferShape).
-backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int optLevel,
+// The build options of `:build`'s words over the session's opt_level and precision; params are
+// bound against the graph's variables (a param's shape comes from `shape NAME=`, else the
+// variable's `shape`, else its file, else InferShape).
+backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int optLevel, bool bf16,
                                  const Graph &g, bool &dtypeGiven) {
   backend::BuildOptions o;
   o.optLevel = optLevel;
+  o.bf16 = bf16;
   std::map<std::string, std::string> params;
   unsigned seed = 0;
   enum { None, Shape_, DType_, Param_ } mode = None;
@@ -59,6 +60,10 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
         fail("unknown dtype '", v, "'");
       o.defaultDType = *dt;
       dtypeGiven = true;
+    } else if (k == "precision") {
+      if (v != "fp32" && v != "bf16")
+        fail("precision must be fp32 or bf16, got '", v, "'");
+      o.bf16 = v == "bf16";
     } else if (k == "opt_level") {
       if (v.size() != 1 || v[0] < '0' || v[0] > '3')
         fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");
@@ -156,7 +161,8 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
   // (converted, and said so), never silently kept; an integer type for a float model is refused.
   bool dtypeGiven = false;
-  backend::BuildOptions o = parseBuild(e, rest, e.passContext_.optLevel, before, dtypeGiven);
+  backend::BuildOptions o =
+      parseBuild(e, rest, e.passContext_.optLevel, e.precision_ == "bf16", before, dtypeGiven);
   const int want = o.defaultDType;
   auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
   size_t convertedParams = 0, convertedInputs = 0;

@@ -42,7 +42,8 @@ std::vector<Engine::Command> Commands::table() {
        "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
        "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
        "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
-       "memory), tuning on|off|FILE (the records :build applies and :tune adds to), timings "
+       "memory), precision fp32|bf16 (what :build computes convolutions and matrix products in), "
+       "tuning on|off|FILE (the records :build applies and :tune adds to), timings "
        "shown|hidden (:profile's measured figures and :where's host instruction counts as "
        "dashes, for sessions), disabled_pass P[,P]|none (passes :build leaves out), denormals "
        "auto|keep|flush (the next :build's kernels flush subnormals to zero, or keep IEEE "
@@ -51,6 +52,10 @@ std::vector<Engine::Command> Commands::table() {
       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
        groups},
       {"why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse", why},
+      {"precision", "NODE",
+       "why ToMixedPrecision (:build precision=bf16) computes a node in bfloat16 or keeps it "
+       "float32",
+       precision},
       {"compare", "A B",
        "two history steps' fusion side by side (each partitioned or built): the groups only one "
        "has, the nodes that changed group, the functions of each and, where both were profiled, "

@@ -37,6 +37,7 @@ struct Commands {
   static void apply(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void groups(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void why(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void precision(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void trace(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void instrument(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void timing(Engine &e, const Args &a, const std::string &rest, std::ostream &out);

@@ -1,6 +1,7 @@
 // PassCommands: the commands of passes and fusion — :apply, :pipeline, :explain, :passes,
-// :load-pass, the instruments (:trace, :instrument, :timing), :groups and :why.
+// :load-pass, the instruments (:trace, :instrument, :timing), :groups, :why and :precision.
 #include "core/Error.h"
+#include "passes/MixedPrecision.h"
 #include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
 
@@ -70,6 +71,45 @@ void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostrea
   for (const GroupsView::Group &grp : v.groups)
     out << "group " << grp.root << ": " << joinNames(grp.members) << "; pattern " << grp.pattern
         << "; master " << grp.master << "; function " << grp.function << "\n";
+}
+
+// `:precision NODE`: the ToMixedPrecision rule for the node's op, and what the current graph
+// does (a node of a graph the pass rewrote reads bfloat16 casts; a cast the pass made says
+// which product it feeds or ends).
+void Commands::precision(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  needArgs(a, 1, 1, ":precision NODE");
+  const Graph &g = e.requireGraph();
+  const IndexedGraph &idx = g.index();
+  int nid = idx.findByName(a[0]);
+  if (nid < 0) {
+    std::vector<std::string> names;
+    for (const auto &n : idx.nodes)
+      names.push_back(n.node->name);
+    fail("no node named '", a[0], "'", didYouMean(a[0], names));
+  }
+  const Node &n = *idx.nodes[nid].node;
+  if (n.isVariable()) {
+    out << n.name << " is an input: it has the dtype it is given (float32 unless :build says "
+        << "otherwise); the products that read it cast it\n";
+    return;
+  }
+  PrecisionRule rule =
+      mixedPrecisionRule(n.op->name, n.op->name == "cast" ? n.parsed.getStr("dtype") : "");
+  bool inBF16 = false;
+  for (const auto &in : idx.nodes[nid].inputs) {
+    const Node &src = *idx.nodes[in.nodeId].node;
+    inBF16 = inBF16 || (!src.isVariable() && src.op->name == "cast" &&
+                        src.parsed.getStr("dtype") == "bfloat16");
+  }
+  if (n.op->name == "cast") {
+    out << n.name << " (cast to " << n.parsed.getStr("dtype") << "): " << rule.why << "\n";
+    return;
+  }
+  out << n.name << " (" << n.op->name << "): "
+      << (rule.bfloat16 ? "computes in bfloat16 under precision=bf16"
+                        : "stays float32 under precision=bf16")
+      << (rule.bfloat16 ? (inBF16 ? " (and does in this graph)" : " (not yet in this graph)") : "")
+      << ": " << rule.why << "\n";
 }
 
 void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {

@@ -63,6 +63,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
         << "\ntuning " << e.tuning_ << "\n";
     if (e.denormals_ != "auto")
       out << "denormals " << e.denormals_ << "\n";
+    if (e.precision_ != "fp32")
+      out << "precision " << e.precision_ << "\n";
     if (memoryLimitBytes())
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
     if (e.hideTimings_)
@@ -154,6 +156,11 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
       fail("denormals must be auto (flushed at opt_level 3, kept below), keep or flush, got '", v,
            "'");
     e.denormals_ = v;
+  } else if (k == "precision") {
+    if (v != "fp32" && v != "bf16")
+      fail("precision must be fp32 or bf16 (convolutions and matrix products in bfloat16), got '",
+           v, "'");
+    e.precision_ = v;
   } else if (k == "timings") {
     if (v != "shown" && v != "hidden")
       fail("timings must be shown or hidden, got '", v, "'");
@@ -161,9 +168,10 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
   } else {
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
-                        "memory_limit", "tuning", "timings", "disabled_pass", "denormals"}),
+                        "memory_limit", "tuning", "timings", "disabled_pass", "denormals",
+                        "precision"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit, tuning, timings, disabled_pass, denormals");
+         "memory_limit, tuning, timings, disabled_pass, denormals, precision");
   }
   out << k << " = " << v << "\n";
 }

@@ -1,0 +1,19 @@
+// MixedPrecision: which ops ToMixedPrecision computes in bfloat16 and why the others stay float32
+// (the rules the pass applies, for `:precision NODE` to explain).
+#pragma once
+
+#include <string>
+
+namespace loupe {
+
+/// Whether an op computes in bfloat16 under ToMixedPrecision, and the reason in a sentence.
+struct PrecisionRule {
+  bool bfloat16 = false;
+  std::string why;
+};
+
+/// The rule for op `op` (an op name such as "conv2d" or "softmax"); for a `cast`, `castTo` is
+/// the type it casts to.
+PrecisionRule mixedPrecisionRule(const std::string &op, const std::string &castTo = "");
+
+} // namespace loupe

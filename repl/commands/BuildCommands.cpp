@@ -205,6 +205,19 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
       // Given even when converted: the variable's own dtype attribute says the model's type.
       o.dtypes[name] = converts(dt) ? want : dt;
     }
+  // …and, when a :model network's params convert, its data inputs: the zoo's variables carry
+  // their float32 dtype attribute, which would keep them float32 beside the converted params.
+  if (convertedParams > 0)
+    for (uint32_t nid : bidx.argNodes) {
+      const Node &v = *bidx.nodes[nid].node;
+      if (o.dtypes.count(v.name) || o.params.count(v.name))
+        continue;
+      for (const auto &[key, val] : v.attrs)
+        if (key == "dtype" && converts(std::atoi(val.c_str()))) {
+          o.dtypes[v.name] = want;
+          ++convertedInputs;
+        }
+    }
   bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                            [](const auto &i) { return i->name() == "trace"; });
   o.cache = e.kernelCache_;

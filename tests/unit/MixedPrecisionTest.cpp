@@ -115,3 +115,18 @@ TEST(ToMixedPrecision, BuildsMatchTheReference) {
     EXPECT_EQ(params.at(weight).dtype, opt == 0 ? kFloat32 : kBFloat16);
   }
 }
+
+// `:build dtype=bfloat16` of a zoo network converts its data input with its params (its
+// variables carry their float32 dtype attribute), and the whole network then runs in bfloat16
+// with the reference interpreter's rounding.
+TEST(BFloat16Build, AZooNetworkConvertsItsInputWithItsParams) {
+  Engine e;
+  run(e, ":model mlp");
+  std::string said = output(e, ":build dtype=bfloat16");
+  EXPECT_NE(said.find("note: dtype=bfloat16: the model's 1 input and "), std::string::npos) << said;
+  std::string ran = output(e, ":run");
+  EXPECT_NE(ran.find("bfloat16\n"), std::string::npos) << ran;
+  size_t at = ran.find("max abs error ");
+  ASSERT_NE(at, std::string::npos) << ran;
+  EXPECT_LT(std::stod(ran.substr(at + 14)), 1e-2) << ran;
+}

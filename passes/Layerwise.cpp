@@ -93,6 +93,21 @@ std::vector<const LayerComparison *> worstFirst(const std::vector<LayerCompariso
   return worst;
 }
 
+std::optional<double> medianSqnr(const std::vector<LayerComparison> &all, size_t *differing) {
+  std::vector<double> v;
+  for (const LayerComparison &c : all)
+    if (c.sqnr != std::numeric_limits<double>::infinity())
+      v.push_back(c.sqnr);
+  if (differing)
+    *differing = v.size();
+  if (v.empty())
+    return std::nullopt;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  // −∞ (a zero value made nonzero) sorts first; a middle pair holding one is −∞ too.
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
 std::string valueName(const LayerComparison &c) {
   return c.name + (c.output ? "[" + std::to_string(c.output) + "]" : "");
 }

@@ -37,6 +37,11 @@ struct LayerComparison {
   std::vector<int64_t> histogram;
 };
 
+/// The median SQNR of the values that differ (+∞, equal, left out), and their number in
+/// `differing`; nullopt when every value is equal.
+std::optional<double> medianSqnr(const std::vector<LayerComparison> &all,
+                                 size_t *differing = nullptr);
+
 /// The comparisons ordered worst SQNR first (ties in graph order), as `:layerwise` and the report
 /// list them.
 std::vector<const LayerComparison *> worstFirst(const std::vector<LayerComparison> &all);

@@ -105,6 +105,12 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
   }
   if (shown < worst.size())
     out << "… " << plural(worst.size() - shown, "more value") << "\n";
+  size_t differing = 0;
+  if (std::optional<double> median = medianSqnr(v.comparisons, &differing))
+    out << "median SQNR " << decibels(*median) << " dB over the " << plural(differing, "value")
+        << (differing == 1 ? " that differs\n" : " that differ\n");
+  else
+    out << "every value is the same in both\n";
   if (threshold) {
     auto first = std::find_if(v.comparisons.begin(), v.comparisons.end(),
                               [&](const LayerComparison &c) { return c.sqnr < *threshold; });

@@ -93,6 +93,27 @@ TEST(Layerwise, QuantizedStepsAreComparedInRealUnits) {
     EXPECT_TRUE(std::isinf(c.sqnr) && c.maxAbs == 0) << c.name;
 }
 
+// The median of the values that differ: equal ones (+inf) left out, a middle pair averaged, −∞
+// (a zero made nonzero) counted as the worst.
+TEST(Layerwise, MedianOfTheValuesThatDiffer) {
+  auto with = [](std::vector<double> sqnrs) {
+    std::vector<LayerComparison> all;
+    for (double s : sqnrs) {
+      LayerComparison c;
+      c.sqnr = s;
+      all.push_back(c);
+    }
+    return all;
+  };
+  size_t n = 0;
+  EXPECT_EQ(medianSqnr(with({30, INFINITY, 10, 20}), &n), 20.0);
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(medianSqnr(with({40, 10, 20, 30})), 25.0);
+  EXPECT_EQ(medianSqnr(with({-INFINITY, 10})), -INFINITY);
+  EXPECT_EQ(medianSqnr(with({INFINITY, INFINITY}), &n), std::nullopt);
+  EXPECT_EQ(n, 0u);
+}
+
 // :layerwise prints the values worst first, limits them with top=, names the first under sqnr=
 // in graph order, and refuses a built step and unknown inputs in one line.
 TEST(Layerwise, CommandTable) {
@@ -106,6 +127,7 @@ TEST(Layerwise, CommandTable) {
                  "node  op              SQNR dB  max abs  max rel\n"
                  "y     __mul_scalar__  26.0     1.0e-01  5.0e-02\n"
                  "z     __add_scalar__  29.5     1.0e-01  3.3e-02\n"
+                 "median SQNR 27.8 dB over the 2 values that differ\n"
                  "first under 30.0 dB in graph order: y (__mul_scalar__, 26.0 dB)\n");
   EXPECT_NE(output(e, ":layerwise 0 1 x=ones top=1").find("… 1 more value\n"), std::string::npos);
   EXPECT_EQ(output(e, ":layerwise 0 1 w=ones"),
@@ -161,7 +183,8 @@ TEST(Layerwise, FolderCommand) {
                 d +
                 ": 1 value compared, worst SQNR first\n"
                 "node  op              SQNR dB  max abs  max rel\n"
-                "y     __mul_scalar__  26.0     4.0e-01  5.0e-02\n");
+                "y     __mul_scalar__  26.0     4.0e-01  5.0e-02\n"
+                "median SQNR 26.0 dB over the 1 value that differs\n");
   ASSERT_EQ(e.current()->layerwise.size(), 1u);
   EXPECT_EQ(e.current()->layerwiseAgainst, d);
   EXPECT_EQ(output(e, ":layerwise 0 " + d + " seed=2"),

@@ -115,7 +115,8 @@ TEST(Report, LayerwiseHeatmapAndTable) {
   EXPECT_EQ(count(html, "layerwise against step 0: 1 values, worst SQNR first"), 1u);
   EXPECT_EQ(count(html, "<td>26.0</td><td>1.0e-01</td><td>5.0e-02</td>"), 1u);
   EXPECT_EQ(count(html, "fill=\"#ebc83c\""), 1u) << "the one op of step 1 in the 20-30 band";
-  EXPECT_EQ(count(html, "SQNR 26.0 dB"), 1u);
+  EXPECT_EQ(count(html, "SQNR 26.0 dB"), 2u) << "the box's title, the transcript's median line";
+  EXPECT_EQ(count(html, "median SQNR 26.0 dB over the 1 value that differs"), 1u);
   EXPECT_EQ(count(html, "background:#46a05a"), 1u) << "the legend";
   EXPECT_EQ(count(html, kHostile), 0u);
 }

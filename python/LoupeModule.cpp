@@ -324,14 +324,16 @@ Tensor python::tensorOf(const std::string &name, const py::array &a) {
   return t;
 }
 
-// A Tensor as a NumPy array of its dtype.
+// A Tensor as a NumPy array of its dtype; bfloat16, which NumPy has not, as the float32 values
+// it exactly is (as .npy files are written).
 py::array python::arrayOf(const Tensor &t) {
-  py::array a(py::dtype(std::string(dtypeName(t.dtype))),
+  int dtype = t.dtype == kBFloat16 ? kFloat32 : t.dtype;
+  py::array a(py::dtype(std::string(dtypeName(dtype))),
               std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
   auto *p = static_cast<char *>(a.mutable_data());
-  int64_t bytes = dtypeBytes(t.dtype);
+  int64_t bytes = dtypeBytes(dtype);
   for (size_t i = 0; i < t.data.size(); ++i)
-    storeElement(p + static_cast<int64_t>(i) * bytes, t.dtype, t.data[i]);
+    storeElement(p + static_cast<int64_t>(i) * bytes, dtype, t.data[i]);
   return a;
 }
 

@@ -37,6 +37,20 @@ def test_run_returns_arrays_that_numpy_agrees_with(opt_level):
     assert out.max_abs_error() == 0.0
 
 
+def test_a_bfloat16_output_comes_back_as_its_float32_values():
+    s = loupe.Session()
+    s.command('x = Variable("x", shape=(3,), dtype=0)')
+    s.command('y = cast(x, dtype="bfloat16")')
+    s.graph("y")
+    s.build()
+    out = s.run(x=np.array([1 + 2**-8, 1 + 3 * 2**-8, 0.1], "float32"))
+    assert out[0].dtype == np.float32
+    # Rounded to nearest, ties to even: 1 + 2^-8 down to 1, 1 + 3·2^-8 up to 1 + 2^-6; 0.1 is
+    # 0x3dcccccd in float32 and 0x3dcd in bfloat16.
+    bits = np.array([0x3DCD0000], "uint32").view("float32")[0]
+    np.testing.assert_array_equal(out[0], np.array([1, 1 + 2**-6, bits], "float32"))
+
+
 def test_inputs_not_given_are_filled_as_run_fills_them_and_check_can_be_off():
     s = built()
     a = s.run(seed=3, check=False, x=np.zeros((2, 3), "float32"))

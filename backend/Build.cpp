@@ -13,7 +13,6 @@
 #include "core/Interrupt.h"
 #include "core/Layout.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -351,12 +350,9 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   installTargetInfo();
   // bfloat16's fast path is the CPU's bfloat16 dot product; without it opt_level 3 would be
   // float32 arithmetic with conversions around it, so it is refused rather than built slower.
-  if (opts.bf16 && opts.optLevel >= 3) {
-    HostTarget t = codegenTarget();
-    if (!std::binary_search(t.features.begin(), t.features.end(), "avx512bf16"))
-      fail("precision=bf16 at opt_level 3 needs avx512_bf16 (vdpbf16ps), which ", t.cpu,
-           " lacks; opt_level 2 computes the same bfloat16 rounding, for studying its accuracy");
-  }
+  if (opts.bf16 && opts.optLevel >= 3 && !codegenHas("avx512bf16"))
+    fail("precision=bf16 at opt_level 3 needs avx512_bf16 (vdpbf16ps), which ", codegenTarget().cpu,
+         " lacks; opt_level 2 computes the same bfloat16 rounding, for studying its accuracy");
   PassContext ctx = outer;
   ctx.optLevel = opts.optLevel;
   // Shapes: the options, then each variable's own `shape` attribute.

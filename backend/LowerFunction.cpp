@@ -20,6 +20,13 @@ using namespace loop;
 
 namespace {
 
+// `t` converted to `dtype` elementwise, a stage named after it with `suffix`.
+ComputeRef castStage(const ComputeRef &t, int dtype, const std::string &suffix) {
+  return compute(
+      t->shape, dtype, [&](const std::vector<Expr> &i) { return cast(dtype, read(t, i)); },
+      t->name + suffix, "elemwise");
+}
+
 // The node's lowering, but a node with a bfloat16 output computes in float32 and rounds its
 // outputs once, as the reference interpreter computes an op in double and rounds its outputs:
 // its bfloat16 operands are widened (exactly) and every stage of its rule is float32. Stages in
@@ -32,25 +39,15 @@ std::vector<ComputeRef> computedInFloat32(const Node &n, std::vector<ComputeRef>
   if (std::find(outTypes.begin(), outTypes.end(), kBFloat16) == outTypes.end())
     return n.op->lowering(n.parsed, in, outShapes, outTypes);
   for (ComputeRef &t : in)
-    if (t->dtype == kBFloat16) {
-      ComputeRef bf = t;
-      t = compute(
-          bf->shape, kFloat32,
-          [&](const std::vector<Expr> &i) { return cast(kFloat32, read(bf, i)); },
-          bf->name + "_f32", "elemwise");
-    }
+    if (t->dtype == kBFloat16)
+      t = castStage(t, kFloat32, "_f32");
   std::vector<int> wide = outTypes;
   for (int &dt : wide)
-    dt = dt == kBFloat16 ? kFloat32 : dt;
+    dt = widenedDType(dt);
   std::vector<ComputeRef> res = n.op->lowering(n.parsed, in, outShapes, wide);
   for (size_t k = 0; k < res.size() && k < outTypes.size(); ++k)
-    if (outTypes[k] == kBFloat16 && res[k]->dtype != kBFloat16) {
-      ComputeRef f = res[k];
-      res[k] = compute(
-          f->shape, kBFloat16,
-          [&](const std::vector<Expr> &i) { return cast(kBFloat16, read(f, i)); },
-          f->name + "_bf16", "elemwise");
-    }
+    if (outTypes[k] == kBFloat16 && res[k]->dtype != kBFloat16)
+      res[k] = castStage(res[k], kBFloat16, "_bf16");
   return res;
 }
 

@@ -128,12 +128,6 @@ __attribute__((target("avx2"), noinline)) double madd256(int64_t iters) {
 // generation reads): vpdpbusd on 512 or 256 bits, else vpmaddwd on 512 (avx512bw) or 256. The
 // host must run the loop too (dotInstructions can be overridden for tests).
 enum class Dot { None, Vnni512, Vnni256, Madd512, Madd256 };
-// Whether the kernels' code may use `feature`: the host has it and code is compiled for it.
-bool kernelsHave(const char *feature) {
-  static const std::vector<std::string> f = codegenTarget().features; // sorted
-  return std::binary_search(f.begin(), f.end(), feature);
-}
-
 Dot dotKind() {
 #if defined(__x86_64__)
   DotInstructions d = dotInstructions();
@@ -151,10 +145,10 @@ Dot dotKind() {
 
 int lanes() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f") && kernelsHave("avx512f"))
+  if (__builtin_cpu_supports("avx512f") && codegenHas("avx512f"))
     return 16;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && kernelsHave("avx2") &&
-      kernelsHave("fma"))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && codegenHas("avx2") &&
+      codegenHas("fma"))
     return 8;
 #endif
   return 1;

@@ -50,6 +50,10 @@ bool dtypeIsUnsigned(int code);
 /// precision while computing in double.
 double roundToDType(double v, int code);
 
+/// The type a value of `code` is held in where bfloat16 is not (kernels' arithmetic, .npy files,
+/// NumPy): float32 for bfloat16, whose values it holds exactly; `code` itself otherwise.
+inline int widenedDType(int code) { return code == kBFloat16 ? kFloat32 : code; }
+
 /// The bfloat16 bits of a float32 value: rounded to nearest, ties to even, on the 16 bits
 /// dropped, as vcvtneps2bf16 rounds (a NaN stays a quiet NaN of the same sign; subnormals are
 /// kept, IEEE's gradual underflow — the hardware's flushing is the kernels' denormals mode).

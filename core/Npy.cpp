@@ -137,8 +137,7 @@ Tensor parseNpy(const std::string &bytes, const std::string &path) {
 }
 
 void writeNpy(const std::string &path, const Tensor &t) {
-  // NumPy has no bfloat16: its values are written as the float32s they exactly are.
-  int fileType = t.dtype == kBFloat16 ? kFloat32 : t.dtype;
+  int fileType = widenedDType(t.dtype); // NumPy has no bfloat16
   const char *descr = descrOf(fileType);
   if (!descr)
     fail("cannot write dtype ", dtypeName(t.dtype), " to a .npy file");

@@ -327,7 +327,7 @@ Tensor python::tensorOf(const std::string &name, const py::array &a) {
 // A Tensor as a NumPy array of its dtype; bfloat16, which NumPy has not, as the float32 values
 // it exactly is (as .npy files are written).
 py::array python::arrayOf(const Tensor &t) {
-  int dtype = t.dtype == kBFloat16 ? kFloat32 : t.dtype;
+  int dtype = widenedDType(t.dtype);
   py::array a(py::dtype(std::string(dtypeName(dtype))),
               std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
   auto *p = static_cast<char *>(a.mutable_data());

@@ -242,12 +242,7 @@ madeInputs(const std::vector<const Graph *> &graphs, const StoredTensors &params
       const std::string *shape = findAttr(n.attrs, "shape");
       if (!shape)
         fail(command, ": input '", n.name, "' has no shape; give it as ", n.name, "=FILE.npy");
-      const std::string *dt = findAttr(n.attrs, "dtype");
-      int dtype = kFloat32;
-      if (dt && !dt->empty() && std::all_of(dt->begin(), dt->end(), ::isdigit))
-        dtype = std::stoi(*dt) < kNumDTypes ? std::stoi(*dt) : kFloat32;
-      else if (dt && dtypeFromName(*dt))
-        dtype = *dtypeFromName(*dt);
+      int dtype = declaredDType(n).value_or(kFloat32);
       if (auto g = given.find(n.name); g != given.end()) {
         if (g->second.shape != parseShape(*shape))
           fail(command, ": input '", n.name, "' has shape ", shapeToTuple(g->second.shape),

@@ -536,13 +536,11 @@ DotInstructions dotInstructions() {
   if (dotOverride())
     return *dotOverride();
   static const DotInstructions host = [] {
-    const std::vector<std::string> f = codegenTarget().features; // sorted
-    auto has = [&](const char *name) { return std::binary_search(f.begin(), f.end(), name); };
     DotInstructions d;
-    d.lanes16 = has("avx512vnni");
-    d.lanes8 = has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
-    d.pairs16 = has("avx512bw");
-    d.pairs8 = has("avx2");
+    d.lanes16 = codegenHas("avx512vnni");
+    d.lanes8 = codegenHas("avxvnni") || (codegenHas("avx512vnni") && codegenHas("avx512vl"));
+    d.pairs16 = codegenHas("avx512bw");
+    d.pairs8 = codegenHas("avx2");
     return d;
   }();
   return host;

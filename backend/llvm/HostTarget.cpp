@@ -62,6 +62,11 @@ HostTarget detectHostTarget() {
   return t;
 }
 
+bool codegenHas(const std::string &feature) {
+  static const std::vector<std::string> f = codegenTarget().features; // sorted
+  return std::binary_search(f.begin(), f.end(), feature);
+}
+
 HostTarget codegenTarget() {
   static const HostTarget target = [] {
     HostTarget h = detectHostTarget();

@@ -32,6 +32,10 @@ HostTarget detectHostTarget();
 /// an illegal instruction), is ignored with a warning on stderr. Read once per process.
 HostTarget codegenTarget();
 
+/// Whether code is compiled with `feature` ("avx512bf16", "avx512vnni", …): one of
+/// codegenTarget()'s features, which the host has too.
+bool codegenHas(const std::string &feature);
+
 /// The features LLVM's X86 tables give a CPU name ("znver3" → … avx2 fma …), or nullopt for a
 /// name they do not know.
 std::optional<std::vector<std::string>> cpuFeaturesOf(const std::string &cpu);

@@ -33,7 +33,7 @@ void registerCumsum() {
         bool exclusive = a.getBool("exclusive"), reverse = a.getBool("reverse");
         // The running sum in the type a kernel keeps it in: bfloat16's in float32 (each output
         // rounded once), the others' in their own.
-        int acc = x.dtype == kBFloat16 ? kFloat32 : x.dtype;
+        int acc = widenedDType(x.dtype);
         forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
           double sum = 0;
           for (int64_t step = 0; step < n; ++step) {

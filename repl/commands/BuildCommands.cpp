@@ -113,16 +113,11 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
            Commands::dataInputsText(e, g));
     const Node &v = *idx.nodes[nid].node;
     std::optional<Shape> shape;
-    std::optional<int> declared; // the variable's own dtype attribute, which a value takes
     if (o.shapes.count(name))
       shape = o.shapes[name];
-    for (const auto &[key, val] : v.attrs) {
+    for (const auto &[key, val] : v.attrs)
       if (key == "shape" && !shape)
         shape = parseShape(val);
-      if (key == "dtype")
-        if (int code = std::atoi(val.c_str()); code >= 0 && code < kNumDTypes)
-          declared = code;
-    }
     std::optional<Tensor> file;
     if (!namesValues(how)) {
       file = readTensorFile(how);
@@ -133,6 +128,8 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
       shape = inferredShape(static_cast<uint32_t>(nid));
     if (!shape)
       fail("build: param ", name, "=", how, " needs a shape; give it with shape ", name, "=(…)");
+    // A value takes the variable's own dtype attribute, as the type rules will.
+    std::optional<int> declared = declaredDType(v);
     int dt = o.dtypes.count(name) ? o.dtypes[name]
              : file               ? file->dtype
              : declared           ? *declared
@@ -210,13 +207,11 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   if (convertedParams > 0)
     for (uint32_t nid : bidx.argNodes) {
       const Node &v = *bidx.nodes[nid].node;
-      if (o.dtypes.count(v.name) || o.params.count(v.name))
+      std::optional<int> declared = declaredDType(v);
+      if (o.dtypes.count(v.name) || o.params.count(v.name) || !declared || !converts(*declared))
         continue;
-      for (const auto &[key, val] : v.attrs)
-        if (key == "dtype" && converts(std::atoi(val.c_str()))) {
-          o.dtypes[v.name] = want;
-          ++convertedInputs;
-        }
+      o.dtypes[v.name] = want;
+      ++convertedInputs;
     }
   bool trace = std::any_of(e.passContext_.instruments.begin(), e.passContext_.instruments.end(),
                            [](const auto &i) { return i->name() == "trace"; });

@@ -144,6 +144,17 @@ const FusedFunction &findFunction(const Graph &g, const std::string &name) {
   return *it->second;
 }
 
+std::optional<int> declaredDType(const Node &variable) {
+  const std::string *dt = findAttr(variable.attrs, "dtype");
+  if (!dt || dt->empty())
+    return std::nullopt;
+  if (std::all_of(dt->begin(), dt->end(), ::isdigit)) {
+    int code = dt->size() < 4 ? std::stoi(*dt) : kNumDTypes;
+    return code < kNumDTypes ? std::optional<int>(code) : std::nullopt;
+  }
+  return dtypeFromName(*dt);
+}
+
 // "16 nodes, 7 inputs, 1 output"
 std::string graphSize(const IndexedGraph &idx) {
   return plural(idx.numNodes(), "node") + ", " + plural(idx.argNodes.size(), "input") + ", " +

@@ -39,6 +39,9 @@ std::vector<std::string> functionOrder(const Graph &g);
 
 /// A function of the graph's module by name; the error lists the ones there are.
 const FusedFunction &findFunction(const Graph &g, const std::string &name);
+/// A variable's own `dtype` attribute as a type code: a code number (NNVM's) or a name; nullopt
+/// when it has none or it names no dtype.
+std::optional<int> declaredDType(const Node &variable);
 /// "6 nodes, 3 inputs, 1 output".
 std::string graphSize(const IndexedGraph &idx);
 /// The integer `v` of at least `min`; anything else fails naming the option `key`.

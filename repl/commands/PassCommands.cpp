@@ -93,17 +93,17 @@ void Commands::precision(Engine &e, const Args &a, const std::string &, std::ost
         << "otherwise); the products that read it cast it\n";
     return;
   }
-  PrecisionRule rule =
-      mixedPrecisionRule(n.op->name, n.op->name == "cast" ? n.parsed.getStr("dtype") : "");
+  if (n.op->name == "cast") {
+    const std::string &to = n.parsed.getStr("dtype");
+    out << n.name << " (cast to " << to << "): " << mixedPrecisionRule("cast", to).why << "\n";
+    return;
+  }
+  PrecisionRule rule = mixedPrecisionRule(n.op->name);
   bool inBF16 = false;
   for (const auto &in : idx.nodes[nid].inputs) {
     const Node &src = *idx.nodes[in.nodeId].node;
     inBF16 = inBF16 || (!src.isVariable() && src.op->name == "cast" &&
                         src.parsed.getStr("dtype") == "bfloat16");
-  }
-  if (n.op->name == "cast") {
-    out << n.name << " (cast to " << n.parsed.getStr("dtype") << "): " << rule.why << "\n";
-    return;
   }
   out << n.name << " (" << n.op->name << "): "
       << (rule.bfloat16 ? "computes in bfloat16 under precision=bf16"

@@ -34,11 +34,14 @@ TEST(DType, RoundingWrapsIntegersAndMakesBools) {
 }
 
 namespace {
-uint16_t halfBitsOf(double v) {
+// The bits storeElement writes for `v` as a 16-bit float of `dtype`.
+uint16_t bitsOf(double v, int dtype) {
   uint16_t bits;
-  storeElement(&bits, kFloat16, v);
+  storeElement(&bits, dtype, v);
   return bits;
 }
+uint16_t halfBitsOf(double v) { return bitsOf(v, kFloat16); }
+uint16_t bf16BitsOf(double v) { return bitsOf(v, kBFloat16); }
 } // namespace
 
 TEST(DType, HalfPrecisionBitPatterns) {
@@ -83,14 +86,6 @@ TEST(DType, ElementsRoundTripThroughMemory) {
   std::memcpy(&u, buf, 8);
   EXPECT_EQ(u, UINT64_MAX);
 }
-
-namespace {
-uint16_t bf16BitsOf(double v) {
-  uint16_t bits;
-  storeElement(&bits, kBFloat16, v);
-  return bits;
-}
-} // namespace
 
 // bfloat16 is float32's top half: 1 = 0x3f80'0000 → 0x3f80. The cases below are worked by hand
 // from float32 bit patterns; the rounding is to nearest on the 16 bits dropped, ties to even.

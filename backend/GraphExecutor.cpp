@@ -70,6 +70,7 @@ struct GraphRuntime::Impl {
     std::vector<void *> args;
     uint32_t node = 0;                   ///< its tvm_op node
     std::vector<uint32_t> outputEntries; ///< the entries it writes
+    std::vector<uint32_t> inputEntries;  ///< the entries it reads, in argument order
   };
   std::shared_ptr<const BuiltLibrary> lib; // keeps the machine code alive
   std::map<int64_t, std::byte *> storage;
@@ -151,8 +152,10 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
     Impl::Call c;
     c.name = n.parsed.getStr("func_name");
     c.fn = m.lib->code->packed(c.name);
-    for (const auto &in : idx.nodes[nid].inputs)
+    for (const auto &in : idx.nodes[nid].inputs) {
       c.args.push_back(m.ptr(idx.entryId(in)));
+      c.inputEntries.push_back(idx.entryId(in));
+    }
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       c.args.push_back(m.ptr(idx.entryId(nid, k)));
       c.outputEntries.push_back(idx.entryId(nid, k));
@@ -240,6 +243,26 @@ std::vector<Tensor> GraphRuntime::outputs() const {
   for (uint32_t e : impl_->outputEntries)
     out.push_back(copyFromBuffer(impl_->ptr(e), impl_->shapes[e], impl_->dtypes[e]));
   return out;
+}
+
+void GraphRuntime::setCallInputs(size_t k, const std::vector<const Tensor *> &values) {
+  Impl &m = *impl_;
+  const Impl::Call &c = m.calls.at(k);
+  if (values.size() != c.inputEntries.size())
+    fail("run: kernel ", c.name, " takes ", c.inputEntries.size(), " inputs, given ",
+         values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t e = c.inputEntries[i];
+    bool graphInput = std::any_of(m.inputs.begin(), m.inputs.end(),
+                                  [&](const Impl::Input &in) { return in.entry == e; });
+    if (!values[i] || graphInput)
+      continue;
+    // Elements in the same order suffice: a flatten_data kernel's values may come flat.
+    if (values[i]->data.size() != static_cast<size_t>(numElements(m.shapes[e])))
+      fail("run: input ", i, " of kernel ", c.name, " has shape ", shapeToList(m.shapes[e]),
+           ", given ", shapeToList(values[i]->shape));
+    copyToBuffer(*values[i], m.dtypes[e], m.ptr(e));
+  }
 }
 
 size_t GraphRuntime::numCalls() const { return impl_->calls.size(); }

@@ -59,6 +59,10 @@ public:
   uint32_t callNode(size_t k) const;
   void runCall(size_t k);
   std::vector<Tensor> callOutputs(size_t k) const;
+  /// Writes `values` (one per input of call `k`, in its tvm_op's order; null leaves one as it
+  /// is) into the inputs other calls write, so that the call runs on them (`:bisect` runs each
+  /// kernel on the reference interpreter's inputs). The graph's inputs and params keep theirs.
+  void setCallInputs(size_t k, const std::vector<const Tensor *> &values);
 
 private:
   struct Impl;

@@ -99,6 +99,21 @@ bool dtypeIsFloat(int code) {
   return code == kFloat32 || code == kFloat64 || code == kFloat16 || code == kBFloat16;
 }
 
+double unitRoundoff(int code) {
+  switch (code) {
+  case kFloat32:
+    return std::ldexp(1.0, -24);
+  case kFloat64:
+    return std::ldexp(1.0, -53);
+  case kFloat16:
+    return std::ldexp(1.0, -11);
+  case kBFloat16:
+    return std::ldexp(1.0, -8);
+  default:
+    return 0;
+  }
+}
+
 uint16_t bfloat16Bits(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);

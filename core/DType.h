@@ -42,6 +42,11 @@ int64_t dtypeBytes(int code);
 /// True for the floating-point codes (float16/32/64, bfloat16).
 bool dtypeIsFloat(int code);
 
+/// The unit roundoff of a floating-point dtype, half the distance from 1 to the next value
+/// (float32 2^-24, float64 2^-53, float16 2^-11, bfloat16 2^-8); 0 for the integer codes,
+/// which do not round.
+double unitRoundoff(int code);
+
 /// True for the unsigned integer codes and bool (loaded by zero extension).
 bool dtypeIsUnsigned(int code);
 

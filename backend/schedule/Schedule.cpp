@@ -355,6 +355,19 @@ int64_t countFlops(const Schedule &s) {
   return total;
 }
 
+int64_t longestReduction(const Schedule &s) {
+  int64_t longest = 1;
+  for (const Stage &st : s.stages) {
+    if (st.tensor->placeholder || st.body->kind != ExprKind::Reduce)
+      continue;
+    int64_t terms = 1;
+    for (const IterVar &r : st.body->reduceAxes)
+      terms *= r.extent;
+    longest = std::max(longest, terms);
+  }
+  return longest;
+}
+
 std::map<std::string, std::vector<std::string>>
 nodesByBuffer(const Schedule &s, const std::vector<std::string> &order) {
   StageMap stageOf = stageMap(s.stages);

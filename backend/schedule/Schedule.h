@@ -162,6 +162,10 @@ int64_t countFlops(const Schedule &s);
 /// them is measured against the int8 peak.
 int64_t countIntegerOps(const Schedule &s);
 
+/// The most terms one value of the function sums: the largest product of a reduction's axis
+/// extents over its stages, 1 when it has none (`:bisect` weighs float rounding by it).
+int64_t longestReduction(const Schedule &s);
+
 /// countFlops split by the graph node each operation belongs to (Compute::node; an inlined
 /// producer's operations count for its own node).
 std::map<std::string, int64_t> countFlopsByNode(const Schedule &s);

@@ -130,9 +130,12 @@ std::vector<Engine::Command> Commands::table() {
        "reference interpreter (check=off skips it), against expected .npy files (compare=), its "
        "K largest values (top=); save= writes each output as DIR/NAME.npy",
        run},
-      {"bisect", "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [tol=X]",
-       "runs the built graph kernel by kernel beside the reference interpreter and names the first "
-       "node whose output differs by more than tol (default 1e-4) of its largest magnitude",
+      {"bisect", "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [tol=X] [mode=local|forward]",
+       "names the kernel a difference from the reference interpreter comes from: each kernel runs "
+       "on the reference's inputs (mode=forward: the built graph in turn) and the first whose "
+       "output differs by more than tol (default 1e-4) of its largest magnitude is named, with "
+       "its inputs and whether float rounding explains it; when none does alone but the outputs "
+       "drift, the largest difference of its own upstream",
        bisect},
       {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
        buffers},

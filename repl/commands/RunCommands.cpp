@@ -1,5 +1,5 @@
 // RunCommands: the commands that run a built step — :run (its outputs, checked against the
-// reference interpreter or given files) and :bisect (the first kernel that disagrees).
+// reference interpreter or given files) and :bisect (the kernel a difference comes from).
 #include "backend/BuiltLibrary.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
@@ -164,14 +164,72 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   }
 }
 
+namespace {
+
+// How far a kernel's output is from the reference's, for one output: the largest absolute
+// difference, where, and its share of the output's largest magnitude.
+struct Difference {
+  uint32_t node = 0, output = 0;
+  size_t index = 0;
+  double built = 0, reference = 0, abs = 0, rel = 0;
+};
+
+Difference differenceOf(uint32_t node, uint32_t output, const Tensor &got, const Tensor &ref) {
+  Difference d{node, output};
+  double scale = 0;
+  for (size_t i = 0; i < got.data.size(); ++i) {
+    double r = ref.data[i], b = got.data[i];
+    scale = std::max(scale, std::fabs(r));
+    double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
+    if (i == 0 || diff > d.abs) {
+      d.abs = diff;
+      d.index = i;
+      d.built = b;
+      d.reference = r;
+    }
+  }
+  d.rel = d.abs / std::max(scale, 1e-30);
+  return d;
+}
+
+// The worst of a kernel's outputs.
+Difference worstOf(uint32_t node, const std::vector<Tensor> &got,
+                   const std::vector<const Tensor *> &ref) {
+  Difference worst{node};
+  for (uint32_t k = 0; k < got.size(); ++k) {
+    Difference d = differenceOf(node, k, got[k], *ref[k]);
+    if (k == 0 || d.rel > worst.rel)
+      worst = d;
+  }
+  return worst;
+}
+
+double largestMagnitude(const Tensor &t) {
+  double m = 0;
+  for (double v : t.data)
+    m = std::max(m, std::fabs(v));
+  return m;
+}
+
+} // namespace
+
 void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
-  // tol=X, and the inputs as :run takes them.
+  // tol=X, mode=local|forward, and the inputs as :run takes them.
   double tol = 1e-4;
+  bool forward = false;
   std::string runWords;
   for (const std::string &w : splitKeepingTuples(rest)) {
+    if (w.starts_with("mode=")) {
+      if (w != "mode=local" && w != "mode=forward")
+        fail("mode must be local (each kernel on the reference's inputs) or forward (the built "
+             "graph run in turn), got '",
+             w.substr(5), "'");
+      forward = w == "mode=forward";
+      continue;
+    }
     if (!w.starts_with("tol=")) {
       runWords += w + " ";
       continue;
@@ -185,53 +243,68 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
   }
   RunWords w = parseRunWords(runWords);
   if (!w.save.empty() || !w.compare.empty() || w.top || !w.check)
-    fail("bisect takes inputs, seed= and tol=; save=, compare=, top= and check= are :run's");
+    fail("bisect takes inputs, seed=, tol= and mode=; save=, compare=, top= and check= are "
+         ":run's");
   std::vector<std::string> notes;
   std::map<std::string, Tensor> in = runInputs(e, g, w, &notes);
-  backend::GraphRuntime rt(g);
-  for (const auto &[name, t] : in)
-    rt.setInput(name, t);
-  // The reference interpreter walks the deploy graph in node order, and the compiled kernels
-  // run in the same order, one at a time, each compared as soon as both have made it (a later
-  // kernel may reuse its storage).
-  struct Difference {
-    uint32_t node = 0, output = 0;
-    size_t index = 0;
-    double built = 0, reference = 0, abs = 0, rel = 0;
-  };
-  struct Found {};
-  std::optional<Difference> first;
-  Difference worst;
-  size_t next = 0, compared = 0;
   const IndexedGraph &idx = g.index();
+  auto lib = backend::builtLibrary(g);
+  // Two runtimes beside the reference interpreter, which walks the deploy graph in node order:
+  // `chained` runs the kernels in turn, each on what the kernels before it made (a difference
+  // there may be inherited); `alone` runs each kernel on the reference's values of its inputs,
+  // so that a difference there is the kernel's own. Each output is compared as soon as both
+  // have made it (a later kernel may reuse its storage).
+  backend::GraphRuntime chained(g);
+  std::unique_ptr<backend::GraphRuntime> alone;
+  if (!forward)
+    alone = std::make_unique<backend::GraphRuntime>(g);
+  for (const auto &[name, t] : in) {
+    chained.setInput(name, t);
+    if (alone)
+      alone->setInput(name, t);
+  }
+  struct Found {};
+  std::optional<Difference> firstChained, firstAlone;
+  Difference worst;
+  std::map<uint32_t, Difference> own;  // each kernel's own difference, by node
+  std::map<uint32_t, Tensor> refValue; // the reference's value of each entry a kernel reads
+  size_t next = 0, compared = 0;
   try {
     referenceRun(g, in, [&](uint32_t nid, const std::vector<const Tensor *> &ref) {
-      while (next < rt.numCalls() && rt.callNode(next) <= nid)
-        rt.runCall(next++);
-      if (next == 0 || rt.callNode(next - 1) != nid)
+      if (alone)
+        for (uint32_t k = 0; k < ref.size(); ++k)
+          refValue[idx.entryId(nid, k)] = *ref[k];
+      while (next < chained.numCalls() && chained.callNode(next) <= nid)
+        chained.runCall(next++);
+      if (next == 0 || chained.callNode(next - 1) != nid)
         return;
-      std::vector<Tensor> got = rt.callOutputs(next - 1);
-      for (uint32_t k = 0; k < got.size(); ++k) {
-        Difference d{nid, k};
-        double scale = 0;
-        for (size_t i = 0; i < got[k].data.size(); ++i) {
-          double r = ref[k]->data[i], b = got[k].data[i];
-          scale = std::max(scale, std::fabs(r));
-          double diff = std::isnan(r) != std::isnan(b) ? INFINITY : std::fabs(b - r);
-          if (i == 0 || diff > d.abs) {
-            d.abs = diff;
-            d.index = i;
-            d.built = b;
-            d.reference = r;
-          }
-        }
-        d.rel = d.abs / std::max(scale, 1e-30);
+      Difference d = worstOf(nid, chained.callOutputs(next - 1), ref);
+      if (forward) {
         if (compared == 0 || d.rel > worst.rel)
           worst = d;
         if (d.rel > tol) {
-          first = d;
+          firstChained = d;
           throw Found{};
         }
+        ++compared;
+        return;
+      }
+      if (d.rel > tol && !firstChained)
+        firstChained = d;
+      std::vector<const Tensor *> inputs;
+      for (const auto &entry : idx.nodes[nid].inputs) {
+        auto v = refValue.find(idx.entryId(entry)); // none for a graph input: already set
+        inputs.push_back(v != refValue.end() ? &v->second : nullptr);
+      }
+      alone->setCallInputs(next - 1, inputs);
+      alone->runCall(next - 1);
+      Difference mine = worstOf(nid, alone->callOutputs(next - 1), ref);
+      own[nid] = mine;
+      if (compared == 0 || mine.rel > worst.rel)
+        worst = mine;
+      if (mine.rel > tol) {
+        firstAlone = mine;
+        throw Found{};
       }
       ++compared;
     });
@@ -246,22 +319,123 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
   };
   char tolText[32];
   std::snprintf(tolText, sizeof tolText, "%.1e", tol);
-  if (!first) {
-    out << "no node differs: " << plural(compared, "kernel")
-        << " compared with the reference interpreter, the largest difference " << sci(worst.rel)
-        << " of its output's largest magnitude"
-        << (compared ? " at " + nodeText(worst) : std::string()) << " (tol " << tolText << ")\n";
+  auto errorLine = [&](const Difference &d) {
+    // Six digits, more where six print the two the same.
+    char values[96];
+    for (int digits = 6; digits <= 17; ++digits) {
+      std::snprintf(values, sizeof values, "(built %.*g, reference %.*g)", digits, d.built, digits,
+                    d.reference);
+      char b[40], r[40];
+      std::snprintf(b, sizeof b, "%.*g", digits, d.built);
+      std::snprintf(r, sizeof r, "%.*g", digits, d.reference);
+      if (std::string(b) != r || d.built == d.reference)
+        break;
+    }
+    return "  max abs error " + sci(d.abs) + " at flat index " + std::to_string(d.index) + " " +
+           values + ", " + sci(d.rel) + " of the output's largest magnitude\n";
+  };
+  auto computes = [&](const Difference &d) {
+    if (std::vector<std::string> fused = fusedNodeNames(g, d.node); !fused.empty())
+      out << "  the kernel computes " << joinNames(fused) << "\n";
+  };
+  // What a kernel read (the reference's values) and whether its own difference is the size
+  // float rounding makes: the unit roundoff of its output's dtype times the terms its longest
+  // sum adds, plus a few for the element-wise operations around it (Higham's γ_n bound,
+  // relative to the output's largest magnitude; sums that cancel can exceed it).
+  auto explainOwn = [&](const Difference &d) {
+    const auto &dtypes = g.attr("dtype")->ints;
+    const auto &shapes = g.attr("shape")->shapes;
+    std::string inputs;
+    for (const auto &entry : idx.nodes[d.node].inputs) {
+      uint32_t eid = idx.entryId(entry);
+      const Node &src = *idx.nodes[entry.nodeId].node;
+      std::string name = src.name;
+      if (src.numOutputs() > 1)
+        name += "." + std::to_string(entry.index);
+      inputs += (inputs.empty() ? "" : ", ") + name + " " + shapeToTuple(shapes[eid]);
+      if (auto v = refValue.find(eid); v != refValue.end())
+        inputs += " max |x| " + significant(largestMagnitude(v->second));
+      else if (auto i = in.find(src.name); i != in.end())
+        inputs += " max |x| " + significant(largestMagnitude(i->second));
+    }
+    out << "  its inputs (the reference's values): " << inputs << "\n";
+    int dtype = static_cast<int>(dtypes[idx.entryId(d.node, d.output)]);
+    double u = unitRoundoff(dtype);
+    if (u == 0) {
+      out << "  not rounding: the output is " << dtypeName(dtype) << ", which does not round\n";
+      return;
+    }
+    const std::string &func = idx.nodes[d.node].node->parsed.getStr("func_name");
+    int64_t terms = 1;
+    if (auto f = lib->lowered.find(func); f != lib->lowered.end() && f->second.schedule)
+      terms = backend::longestReduction(*f->second.schedule);
+    double bound = static_cast<double>(terms + 10) * u;
+    std::string why =
+        terms > 1 ? "sums of " + std::to_string(terms) + " terms" : std::string("no sums");
+    if (d.rel <= bound)
+      out << "  float rounding: within " << dtypeName(dtype) << "'s (n + 10)·u = " << sci(bound)
+          << " (" << why << ", u = " << sci(u) << ")\n";
+    else
+      out << "  more than float rounding: " << dtypeName(dtype) << "'s (n + 10)·u is " << sci(bound)
+          << " (" << why << ", u = " << sci(u) << "); a wrong kernel, or sums that cancel\n";
+  };
+  if (forward) {
+    if (!firstChained) {
+      out << "no node differs: " << plural(compared, "kernel")
+          << " compared with the reference interpreter, the largest difference " << sci(worst.rel)
+          << " of its output's largest magnitude"
+          << (compared ? " at " + nodeText(worst) : std::string()) << " (tol " << tolText << ")\n";
+      return;
+    }
+    const Difference &d = *firstChained;
+    out << "first difference: " << nodeText(d) << ", after " << plural(compared, "kernel")
+        << (compared == 1 ? " that agrees" : " that agree") << " (tol " << tolText << ")\n"
+        << errorLine(d);
+    computes(d);
     return;
   }
-  const Difference &d = *first;
-  char values[96];
-  std::snprintf(values, sizeof values, "(built %.6g, reference %.6g)", d.built, d.reference);
-  out << "first difference: " << nodeText(d) << ", after " << plural(compared, "kernel")
-      << (compared == 1 ? " that agrees" : " that agree") << " (tol " << tolText
-      << ")\n  max abs error " << sci(d.abs) << " at flat index " << d.index << " " << values
-      << ", " << sci(d.rel) << " of the output's largest magnitude\n";
-  if (std::vector<std::string> fused = fusedNodeNames(g, d.node); !fused.empty())
-    out << "  the kernel computes " << joinNames(fused) << "\n";
+  if (firstAlone) {
+    const Difference &d = *firstAlone;
+    out << "first difference: " << nodeText(d)
+        << ", its own (run on the reference interpreter's inputs), after "
+        << plural(compared, "kernel") << (compared == 1 ? " that agrees" : " that agree")
+        << " (tol " << tolText << ")\n"
+        << errorLine(d);
+    explainOwn(d);
+    computes(d);
+    return;
+  }
+  if (firstChained) {
+    // No kernel is off by more than tol alone, yet run in turn the outputs drift past it: the
+    // kernels after some small difference amplify it. Blame the largest difference of its own
+    // among the kernels the first drifting one depends on.
+    std::vector<bool> upstream(idx.numNodes());
+    upstream[firstChained->node] = true;
+    for (uint32_t nid = idx.numNodes(); nid-- > 0;)
+      if (upstream[nid])
+        for (const auto &entry : idx.nodes[nid].inputs)
+          upstream[entry.nodeId] = true;
+    std::optional<Difference> source;
+    for (const auto &[nid, d] : own)
+      if (upstream[nid] && (!source || d.rel > source->rel))
+        source = d;
+    const Difference &d = *source;
+    out << "source of the difference: " << nodeText(d) << ", " << sci(d.rel)
+        << " of its output's largest magnitude on the reference interpreter's inputs, which "
+        << (firstChained->node == d.node ? std::string("the kernels after it carry")
+                                         : nodeText(*firstChained) + " amplifies")
+        << " to " << sci(firstChained->rel) << " when the kernels run in turn (tol " << tolText
+        << "; no kernel differs by more alone)\n"
+        << errorLine(d);
+    explainOwn(d);
+    computes(d);
+    return;
+  }
+  out << "no node differs: " << plural(compared, "kernel")
+      << " compared with the reference interpreter, each alone and in turn; the largest "
+         "difference of a kernel's own "
+      << sci(worst.rel) << " of its output's largest magnitude"
+      << (compared ? " at " + nodeText(worst) : std::string()) << " (tol " << tolText << ")\n";
 }
 
 } // namespace loupe

@@ -20,6 +20,22 @@ TEST(DType, EveryCodeHasANameThatMapsBack) {
   EXPECT_FALSE(dtypeIsUnsigned(kInt8));
 }
 
+// The unit roundoff is the largest step above 1 that rounds back to 1 (a tie, to even): 1 + u
+// rounds to 1 and 1 + 2u is the next value of the dtype.
+TEST(DType, UnitRoundoffIsHalfTheStepAboveOne) {
+  for (int dt : {kFloat16, kBFloat16, kFloat32}) {
+    double u = unitRoundoff(dt);
+    EXPECT_EQ(roundToDType(1 + u, dt), 1.0) << dtypeName(dt);
+    EXPECT_EQ(roundToDType(1 + 2 * u, dt), 1 + 2 * u) << dtypeName(dt);
+    EXPECT_EQ(roundToDType(1 + 1.5 * u, dt), 1 + 2 * u) << dtypeName(dt);
+  }
+  volatile double u = unitRoundoff(kFloat64);
+  EXPECT_EQ(1.0 + u, 1.0);
+  EXPECT_GT(1.0 + 2 * u, 1.0);
+  EXPECT_EQ(unitRoundoff(kInt8), 0);
+  EXPECT_EQ(unitRoundoff(kInt32), 0);
+}
+
 TEST(DType, RoundingWrapsIntegersAndMakesBools) {
   EXPECT_EQ(roundToDType(200, kInt8), -56);
   EXPECT_EQ(roundToDType(-1, kUint8), 255);

@@ -341,6 +341,7 @@ PYBIND11_MODULE(_loupe, m) {
   m.doc() = "Loupe's workbench engine (use the loupe package, not this module)";
   errorType = PyErr_NewException("loupe.Error", PyExc_RuntimeError, nullptr);
   m.attr("Error") = py::handle(errorType);
+  m.attr("built_for_python") = LOUPE_BUILT_FOR_PYTHON;
   py::class_<Graph>(m, "_Graph")
       .def(py::init<>())
       .def("ir", [](const Graph &g) { return printGraphIR(g); })

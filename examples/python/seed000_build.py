@@ -1,6 +1,6 @@
 """Seed 000 (what nnvm.compiler.build does) with only its import lines changed: In[2]'s
 `import nnvm.compiler` and `import nnvm.symbol as sym` became the three lines below. Run with
-    PYTHONPATH=build/python python3 examples/python/seed000_build.py
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/seed000_build.py
 It prints what the seed printed: the graph, every pass the build applies (through the replaced
 Graph.apply) with the graph after it, and each function's loops as DEBUG log lines."""
 # In[1]

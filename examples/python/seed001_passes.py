@@ -1,7 +1,7 @@
 """Seed 001 (NNVM's passes: the build, fusion's roots and masters, gradients) with only its import
 lines changed: In[1]'s `import nnvm.compiler`, `import nnvm.symbol as sym` and `import tvm`, and
 In[16]'s `from nnvm.compiler.graph_util import …`. Run with
-    PYTHONPATH=build/python python3 examples/python/seed001_passes.py
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/seed001_passes.py
 (as a script, the bare expression of In[10] shows nothing; a notebook shows the node table)."""
 # In[1]
 from loupe import nnvm, tvm

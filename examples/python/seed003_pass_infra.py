@@ -1,7 +1,7 @@
 """Seed 003 (How to Use TVM Pass Infra) with only its import lines changed: `import tvm`,
 `from tvm import te` and `import tvm.relay as relay` became `from loupe import relay, tvm`.
 Run with
-    PYTHONPATH=build/python python3 examples/python/seed003_pass_infra.py"""
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/seed003_pass_infra.py"""
 import numpy as np
 from loupe import relay, tvm
 

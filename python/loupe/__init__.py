@@ -14,8 +14,22 @@ structured results. A failed input raises `loupe.Error` with the REPL's one-line
 leaves the session as it was.
 """
 
-from ._display import Diff, Profile, Text
-from ._loupe import Error, _Session
+import sys
+
+from ._loupe import built_for_python
+
+# Arrays in and out are NumPy's: an interpreter without it (another python3 first on the PATH,
+# a virtual environment) would import the module and fail at the first run, so it fails here.
+try:
+    import numpy  # noqa: F401
+except ImportError as missing:
+    raise ImportError(
+        f"loupe needs NumPy, which {sys.executable} cannot import; the module was built for "
+        f"{built_for_python} (run PYTHONPATH=build/python {built_for_python})"
+    ) from missing
+
+from ._display import Diff, Profile, Text  # noqa: E402
+from ._loupe import Error, _Session  # noqa: E402
 
 __all__ = ["Error", "Outputs", "Session"]
 
@@ -101,10 +115,12 @@ class Session:
         graph as printed."""
         return self._call("build", **options)
 
-    def run(self, seed=0, check=True, **inputs):
+    def run(self, seed=0, check=False, **inputs):
         """Runs the built graph: inputs by name as NumPy arrays (the rest as :run fills them:
         bound params, else random from `seed`); returns the outputs as NumPy arrays, with the
-        reference interpreter's beside them when `check`."""
+        reference interpreter's beside them when `check=True` (off by default: the reference
+        interpreter computes in double and takes many times a run's time, as :run check=on does
+        in the REPL)."""
         return Outputs(*self._s.run_values(inputs, seed, check))
 
     def groups(self):

@@ -1,6 +1,10 @@
 """The loupe Python package: a session drives the REPL's engine; runs return NumPy arrays checked
 against NumPy here; groups and profiles come back as rows; every failure is a loupe.Error with
 the REPL's one-line message and the session unchanged."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -27,7 +31,7 @@ def test_run_returns_arrays_that_numpy_agrees_with(opt_level):
     s = built(opt_level)
     x = np.array([[1.5, -2, 0.25], [3, -0.5, 4]], "float32")
     w = np.array([[-1, 5, 0], [-7, 0.5, -8.5]], "float32")
-    out = s.run(x=x, w=w)
+    out = s.run(check=True, x=x, w=w)
     assert out.names == ["__add_scalar__0"]  # the node's name, as :outputs lists it
     assert "__add_scalar__0" in s.command(":outputs")
     assert len(out) == 1
@@ -51,9 +55,9 @@ def test_a_bfloat16_output_comes_back_as_its_float32_values():
     np.testing.assert_array_equal(out[0], np.array([1, 1 + 2**-6, bits], "float32"))
 
 
-def test_inputs_not_given_are_filled_as_run_fills_them_and_check_can_be_off():
+def test_inputs_not_given_are_filled_as_run_fills_them_and_check_is_off_unless_asked():
     s = built()
-    a = s.run(seed=3, check=False, x=np.zeros((2, 3), "float32"))
+    a = s.run(seed=3, x=np.zeros((2, 3), "float32"))
     b = s.run(seed=3, check=False, x=np.zeros((2, 3), "float32"))
     c = s.run(seed=4, check=False, x=np.zeros((2, 3), "float32"))
     np.testing.assert_array_equal(a[0], b[0])  # w random from the seed, the same twice
@@ -119,3 +123,17 @@ def test_steps_and_undo():
     assert s.cursor == 1
     s.undo()
     assert s.cursor == 0
+
+
+def test_an_interpreter_without_numpy_fails_at_import_naming_the_one_it_was_built_for():
+    # numpy set to None in sys.modules is what an interpreter without NumPy meets: its import
+    # raises ImportError.
+    code = "import sys; sys.modules['numpy'] = None\nimport loupe"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(
+                              loupe.__file__))})
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (f"ImportError: loupe needs NumPy, which {sys.executable} cannot import; the "
+                    f"module was built for {loupe.built_for_python} (run "
+                    f"PYTHONPATH=build/python {loupe.built_for_python})")

@@ -136,7 +136,7 @@ Tensor parseNpy(const std::string &bytes, const std::string &path) {
   return t;
 }
 
-void writeNpy(const std::string &path, const Tensor &t) {
+std::string npyBytes(const Tensor &t) {
   int fileType = widenedDType(t.dtype); // NumPy has no bfloat16
   const char *descr = descrOf(fileType);
   if (!descr)
@@ -164,8 +164,10 @@ void writeNpy(const std::string &path, const Tensor &t) {
     storeElement(buf, fileType, v);
     bytes.append(buf, width);
   }
-  writeFileAtomically(path, bytes);
+  return bytes;
 }
+
+void writeNpy(const std::string &path, const Tensor &t) { writeFileAtomically(path, npyBytes(t)); }
 
 std::string npyFileStem(const std::string &name) {
   std::string stem = name.empty() ? "_" : name;

@@ -20,6 +20,9 @@ Tensor parseNpy(const std::string &bytes, const std::string &source);
 /// here.
 void writeNpy(const std::string &path, const Tensor &t);
 
+/// `t` as a .npy file's bytes (what writeNpy writes).
+std::string npyBytes(const Tensor &t);
+
 /// The file name (without `.npy`) for a tensor named `name` from a graph or model, which is
 /// untrusted text: every character but letters, digits, '.', '_' and '-' becomes '_', and a
 /// name of dots only ("..") is prefixed with '_', so the file stays in its folder.

@@ -22,4 +22,34 @@ std::pair<double, double> difference(const Tensor &t, const Tensor &ref) {
   return {absErr, relErr};
 }
 
+CloseReport compareClose(const Tensor &got, const Tensor &expected, double rtol, double atol,
+                         size_t keep) {
+  CloseReport r;
+  r.total = got.data.size();
+  for (size_t i = 0; i < r.total; ++i) {
+    double a = got.data[i], b = expected.data[i];
+    bool nanA = std::isnan(a), nanB = std::isnan(b);
+    double d = nanA || nanB ? (nanA && nanB ? 0 : INFINITY) : std::fabs(a - b);
+    double allowed = nanB ? 0 : atol + rtol * std::fabs(b);
+    r.maxAbs = std::max(r.maxAbs, d);
+    if (std::fabs(b) > atol) {
+      r.maxRel = std::max(r.maxRel, d / std::fabs(b));
+      ++r.relCounted;
+    }
+    if (d <= allowed) {
+      ++r.within;
+      continue;
+    }
+    CloseMiss m{i, a, b, d - allowed};
+    auto at = std::find_if(r.worst.begin(), r.worst.end(),
+                           [&](const CloseMiss &w) { return m.excess > w.excess; });
+    if (static_cast<size_t>(at - r.worst.begin()) < keep) {
+      r.worst.insert(at, m);
+      if (r.worst.size() > keep)
+        r.worst.pop_back();
+    }
+  }
+  return r;
+}
+
 } // namespace loupe

@@ -297,7 +297,8 @@ std::vector<std::string> Engine::completions(const std::string &line,
             pool.push_back(p.name + "=");
       for (const char *o :
            cmd == "run"
-               ? std::vector<const char *>{"seed=", "save=", "compare=", "top=", "check="}
+               ? std::vector<const char *>{"seed=", "save=", "compare=", "rtol=", "atol=", "top=",
+                                           "check="}
                : std::vector<const char *>{"opt_level=", "dtype=", "seed=", "shape", "param"})
         pool.push_back(o);
     }

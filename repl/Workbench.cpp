@@ -252,7 +252,7 @@ madeInputs(const std::vector<const Graph *> &graphs, const StoredTensors &params
       }
       auto it = how.find(n.name);
       inputs[n.name] = fillTensor(it == how.end() ? "random" : it->second, parseShape(*shape),
-                                  dtype, rng, "input '" + n.name + "'", nullptr, notes);
+                                  dtype, rng, "input '" + n.name + "'", nullptr, notes, n.name);
     }
   }
   for (const auto &[name, t] : given)

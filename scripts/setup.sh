@@ -10,6 +10,7 @@ PACKAGES=(
   llvm-19-dev          # backend: LLVM 19 (shared libLLVM)
   libedit-dev          # REPL line editing
   nlohmann-json3-dev   # graph JSON
+  libzip-dev           # .npz run inputs and expected outputs (core/Npz.cpp)
   libgtest-dev         # unit tests
   libonnx-dev libprotobuf-dev  # ONNX import (frontend/)
   libxgboost-dev       # :tune: the cost model (gradient-boosted trees, as AutoTVM)

@@ -120,7 +120,12 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
         shape = parseShape(val);
     std::optional<Tensor> file;
     if (!namesValues(how)) {
-      file = readTensorFile(how);
+      // What a raw .bin holds: the dtype the value will take.
+      std::optional<int> declaredHere = declaredDType(v);
+      int binDType = o.dtypes.count(name) ? o.dtypes[name]
+                     : declaredHere       ? *declaredHere
+                                          : o.defaultDType;
+      file = readTensorFile(how, name, shape ? &*shape : nullptr, binDType);
       if (!shape)
         shape = file->shape;
     }

@@ -124,11 +124,15 @@ std::vector<Engine::Command> Commands::table() {
        "which becomes a new step",
        build},
       {"run",
-       "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [save=DIR] [compare=FILE.npy|DIR] "
-       "[top=K] [check=on|off]",
+       "[NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.npz[:KEY]|FILE.pb|FILE.bin …] [seed=N] "
+       "[save=DIR|FILE.npz] [compare=FILE.npy|FILE.npz|DIR] [rtol=X] [atol=X] [top=K] "
+       "[check=on|off]",
        "runs the built graph; per output its shape, dtype, values, sum and the error against the "
-       "reference interpreter (check=off skips it), against expected .npy files (compare=), its "
-       "K largest values (top=); save= writes each output as DIR/NAME.npy",
+       "reference interpreter (check=off skips it), against expected outputs (compare=: by "
+       "name, else by position; allclose's share within atol + rtol·|expected|, NumPy's "
+       "defaults, and the worst elements), its K largest values (top=); save= writes each "
+       "output as DIR/NAME.npy or into one .npz; inputs from .npy, .npz (the array named as the "
+       "input), ONNX .pb or raw .bin files",
        run},
       {"bisect", "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [tol=X] [mode=local|forward]",
        "names the kernel a difference from the reference interpreter comes from: each kernel runs "

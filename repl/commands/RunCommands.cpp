@@ -9,7 +9,10 @@
 #include "core/Interpreter.h"
 #include "core/Interrupt.h"
 #include "core/Npy.h"
+#include "core/Npz.h"
 #include "core/Printer.h"
+#include "core/TensorDiff.h"
+#include "core/Text.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
@@ -37,36 +40,135 @@ std::map<std::string, Tensor> Commands::defaultRunInputs(const Engine &e, const 
 
 namespace {
 
+// What `compare=` gives each output: the file (or FILE.npz:KEY) it came from and the tensor.
+struct Expected {
+  std::string label;
+  Tensor tensor;
+};
+
 // The tensors `compare=` names, one per output, read and checked before the run: a .npy (or
-// ONNX .pb) file for a graph of one output, else a folder with NAME.npy per output (names as
-// :outputs).
-std::vector<std::pair<std::string, Tensor>> expectedOutputs(const Engine &e, const Graph &g,
-                                                            const std::string &where) {
+// ONNX .pb) file for a graph of one output; a .npz with an array per output, by name (:outputs
+// names them) or, when the names differ and the counts agree, by position; or a folder with
+// NAME.npy per output (by position when both have one). Matching by position adds a note.
+std::vector<Expected> expectedOutputs(const Engine &e, const Graph &g, const std::string &where,
+                                      std::vector<std::string> &notes) {
   std::vector<Commands::Port> outs = Commands::graphOutputs(e, g);
+  std::vector<Expected> expected;
+  auto byPosition = [&](const std::vector<std::string> &theirs) {
+    std::string pairs;
+    for (size_t k = 0; k < outs.size(); ++k)
+      pairs += (k ? ", " : "") + outs[k].name + " with " + theirs[k];
+    notes.push_back("note: compare: " + where + " names its outputs otherwise; matched by " +
+                    "position: " + pairs);
+  };
+  if (where.ends_with(".npz")) {
+    std::vector<std::pair<std::string, Tensor>> arrays = readNpz(where);
+    std::map<std::string, size_t> byName;
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      byName[arrays[i].first] = i;
+      keys.push_back(arrays[i].first);
+    }
+    bool named = std::all_of(outs.begin(), outs.end(), [&](const Commands::Port &p) {
+      return byName.count(npyFileStem(p.name));
+    });
+    if (!named && arrays.size() != outs.size())
+      fail("compare: ", where, " holds ", plural(arrays.size(), "array"), " (",
+           keys.empty() ? std::string("none") : joinNames(keys), ") and the graph ",
+           plural(outs.size(), "output"), " (", joinNames([&] {
+             std::vector<std::string> n;
+             for (const auto &p : outs)
+               n.push_back(p.name);
+             return n;
+           }()),
+           "): neither the names nor the count agree");
+    if (!named)
+      byPosition(keys);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      size_t i = named ? byName.at(npyFileStem(outs[k].name)) : k;
+      expected.push_back({where + ":" + arrays[i].first, std::move(arrays[i].second)});
+    }
+  } else if (where.ends_with(".npy") || where.ends_with(".pb")) {
+    if (outs.size() != 1)
+      fail("compare=", where, ": the graph has ", outs.size(),
+           " outputs; give a .npz or a folder with one NAME.npy per output (:outputs names "
+           "them)");
+    expected.push_back({where, readTensorFile(where)});
+  } else {
+    if (!std::filesystem::is_directory(where))
+      fail("compare=", where, ": not a .npy, .npz or .pb file, nor a folder of .npy files");
+    std::vector<std::string> files;
+    for (const auto &entry : std::filesystem::directory_iterator(where))
+      if (entry.path().extension() == ".npy")
+        files.push_back(entry.path().filename().string());
+    std::sort(files.begin(), files.end());
+    bool named = std::all_of(outs.begin(), outs.end(), [&](const Commands::Port &p) {
+      return std::find(files.begin(), files.end(), npyFileStem(p.name) + ".npy") != files.end();
+    });
+    if (!named && !(outs.size() == 1 && files.size() == 1)) {
+      size_t k = 0;
+      while (std::find(files.begin(), files.end(), npyFileStem(outs[k].name) + ".npy") !=
+             files.end())
+        ++k;
+      fail("compare: ", where, " has no ", npyFileStem(outs[k].name), ".npy for output ", k, " (",
+           outs[k].name,
+           "); save=FILE.npz keeps outputs in order, for models that name them "
+           "otherwise");
+    }
+    if (!named)
+      byPosition(files);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      std::string file = named ? npyFileStem(outs[k].name) + ".npy" : files[k];
+      std::string path = (std::filesystem::path(where) / file).string();
+      expected.push_back({path, readNpy(path)});
+    }
+  }
   const IndexedGraph &idx = g.index();
   const auto &shapes = g.attr("shape")->shapes;
-  std::vector<std::pair<std::string, Tensor>> expected;
   for (size_t k = 0; k < outs.size(); ++k) {
-    std::string file = where;
-    if (!where.ends_with(".npy") && !where.ends_with(".pb")) {
-      if (!std::filesystem::is_directory(where))
-        fail("compare=", where, ": not a .npy or .pb file, nor a folder of .npy files");
-      file = (std::filesystem::path(where) / (npyFileStem(outs[k].name) + ".npy")).string();
-      if (!std::filesystem::exists(file))
-        fail("compare: ", where, " has no ", npyFileStem(outs[k].name), ".npy for output ", k, " (",
-             outs[k].name, ")");
-    } else if (outs.size() != 1) {
-      fail("compare=", where, ": the graph has ", outs.size(),
-           " outputs; give a folder with one NAME.npy per output (:outputs names them)");
-    }
-    Tensor t = readTensorFile(file);
     const Shape &want = shapes[idx.entryId(idx.heads[k])];
-    if (t.shape != want)
-      fail("compare: ", file, " holds shape ", shapeToList(t.shape), " but output ", k, " (",
-           outs[k].name, ") has shape ", shapeToList(want));
-    expected.emplace_back(file, std::move(t));
+    if (expected[k].tensor.shape != want)
+      fail("compare: ", expected[k].label, " holds shape ", shapeToList(expected[k].tensor.shape),
+           " but output ", k, " (", outs[k].name, ") has shape ", shapeToList(want));
   }
   return expected;
+}
+
+// A flat index as the tensor's index tuple: 281 of a (1, 1000) tensor is (0, 281).
+std::string indexTuple(size_t flat, const Shape &shape) {
+  std::vector<int64_t> at(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    at[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
+    flat /= static_cast<size_t>(shape[d]);
+  }
+  return shapeToTuple(Shape(at.begin(), at.end()));
+}
+
+// compare='s lines: the share within allclose's tolerance, the largest errors (relative only
+// where the expected value is above atol), and the worst misses with their indices.
+std::string closeLines(const std::string &label, const Tensor &got, const Tensor &want, double rtol,
+                       double atol) {
+  CloseReport r = compareClose(got, want, rtol, atol);
+  char share[32];
+  std::snprintf(
+      share, sizeof share, "%g%%",
+      r.total ? std::floor(1e4 * static_cast<double>(r.within) / static_cast<double>(r.total)) / 100
+              : 100.0);
+  std::string s = "  vs " + label + ": " + std::to_string(r.within) + " of " +
+                  std::to_string(r.total) + " within atol " + significant(atol) + " + rtol " +
+                  significant(rtol) + "·|expected| (" + share + "), max abs error " +
+                  sci(r.maxAbs) + ", max rel error " +
+                  (r.relCounted ? sci(r.maxRel) + " where |expected| > atol"
+                                : std::string("not taken (no |expected| above atol)")) +
+                  "\n";
+  if (!r.worst.empty()) {
+    s += "    worst:";
+    for (size_t i = 0; i < r.worst.size(); ++i)
+      s += (i ? ", " : " ") + indexTuple(r.worst[i].index, got.shape) + " " +
+           significant(r.worst[i].got) + " vs " + significant(r.worst[i].expected);
+    s += "\n";
+  }
+  return s;
 }
 
 // "[281] 0.934, [282] 0.0212": the `k` largest values with their flat indices, ties by index.
@@ -100,9 +202,11 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   std::vector<std::string> notes;
   std::map<std::string, Tensor> in = runInputs(e, g, w, &notes);
   // Everything the options read is read before the run, so a bad file fails the command whole.
-  std::vector<std::pair<std::string, Tensor>> expected;
+  std::vector<Expected> expected;
   if (!w.compare.empty())
-    expected = expectedOutputs(e, g, w.compare);
+    expected = expectedOutputs(e, g, w.compare, notes);
+  else if (w.rtol != RunWords().rtol || w.atol != RunWords().atol)
+    fail("rtol= and atol= are compare='s tolerance; give compare=FILE|DIR");
   backend::RunResult r = backend::runDeployGraph(g, in);
   bool flushed = backend::builtLibrary(g)->flushDenormals;
   // A graph that rounds to quantization steps in float (an ONNX QDQ export's QuantizeLinear):
@@ -136,27 +240,37 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
     } else {
       out << "  vs reference interpreter: not checked (check=off)\n";
     }
-    if (!expected.empty()) {
-      auto [absErr, relErr] = difference(t, expected[k].second);
-      out << "  vs " << expected[k].first << ": max abs error " << sci(absErr) << ", max rel error "
-          << sci(relErr) << "\n";
-    }
+    if (!expected.empty())
+      out << closeLines(expected[k].label, t, expected[k].tensor, w.rtol, w.atol);
     if (w.top)
       out << "  top " << std::min(w.top, t.data.size()) << ": " << topValues(t, w.top) << "\n";
   }
   if (!w.save.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(w.save, ec);
-    if (ec || !std::filesystem::is_directory(w.save))
-      fail("save: cannot make folder ", w.save, (ec ? ": " + ec.message() : std::string()));
     std::vector<Commands::Port> outs = graphOutputs(e, g);
     std::vector<std::string> files;
-    for (size_t k = 0; k < r.outputs.size(); ++k) {
-      files.push_back(npyFileStem(outs[k].name) + ".npy");
-      writeNpy((std::filesystem::path(w.save) / files.back()).string(), r.outputs[k]);
+    if (w.save.ends_with(".npz")) {
+      // One archive, the outputs in order: what compare= pairs by position when another model
+      // names its outputs otherwise.
+      std::vector<std::pair<std::string, Tensor>> arrays;
+      for (size_t k = 0; k < r.outputs.size(); ++k) {
+        arrays.emplace_back(outs[k].name, r.outputs[k]);
+        files.push_back(npyFileStem(outs[k].name));
+      }
+      writeNpz(w.save, arrays);
+      out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
+          << joinNames(files) << "\n";
+    } else {
+      std::error_code ec;
+      std::filesystem::create_directories(w.save, ec);
+      if (ec || !std::filesystem::is_directory(w.save))
+        fail("save: cannot make folder ", w.save, (ec ? ": " + ec.message() : std::string()));
+      for (size_t k = 0; k < r.outputs.size(); ++k) {
+        files.push_back(npyFileStem(outs[k].name) + ".npy");
+        writeNpy((std::filesystem::path(w.save) / files.back()).string(), r.outputs[k]);
+      }
+      out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
+          << joinNames(files) << "\n";
     }
-    out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
-        << joinNames(files) << "\n";
     for (size_t k = 0; k < r.outputs.size(); ++k)
       if (r.outputs[k].dtype == kBFloat16)
         out << "note: " << files[k] << " holds bfloat16 values as float32 (exactly; .npy has no "
@@ -242,7 +356,8 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
            w.substr(4), "'");
   }
   RunWords w = parseRunWords(runWords);
-  if (!w.save.empty() || !w.compare.empty() || w.top || !w.check)
+  if (!w.save.empty() || !w.compare.empty() || w.top || !w.check || w.rtol != RunWords().rtol ||
+      w.atol != RunWords().atol)
     fail("bisect takes inputs, seed=, tol= and mode=; save=, compare=, top= and check= are "
          ":run's");
   std::vector<std::string> notes;

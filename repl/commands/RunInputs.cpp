@@ -7,10 +7,13 @@
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
+#include "core/Buffers.h"
 #include "core/Error.h"
+#include "core/File.h"
 #include "core/Interpreter.h"
 #include "core/Interrupt.h"
 #include "core/Npy.h"
+#include "core/Npz.h"
 #include "core/Printer.h"
 #include "core/Text.h"
 #include "frontend/onnx/OnnxImport.h"
@@ -39,8 +42,10 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
-const char *const kRunUsage = ":run [NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.pb …] [seed=N] "
-                              "[save=DIR] [compare=FILE.npy|DIR] [top=K] [check=on|off]";
+const char *const kRunUsage =
+    ":run [NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.npz[:KEY]|FILE.pb|FILE.bin …] [seed=N] "
+    "[save=DIR|FILE.npz] [compare=FILE.npy|FILE.npz|DIR] [rtol=X] [atol=X] [top=K] "
+    "[check=on|off]";
 
 // A number given in place of a file (`s=2.5`, `x=-1`): every element that value.
 std::optional<double> fillValue(const std::string &how) {
@@ -58,9 +63,45 @@ bool namesValues(const std::string &how) {
   return how == "random" || how == "zeros" || how == "ones" || fillValue(how).has_value();
 }
 
-// A tensor file: ONNX's TensorProto for `.pb`, else NumPy's .npy.
-Tensor readTensorFile(const std::string &path) {
-  return path.ends_with(".pb") ? frontend::readTensorProto(path) : readNpy(path);
+Tensor readTensorFile(const std::string &how, const std::string &name, const Shape *shape,
+                      int dtype) {
+  if (how.ends_with(".pb"))
+    return frontend::readTensorProto(how);
+  if (how.ends_with(".npy"))
+    return readNpy(how);
+  // FILE.npz, the array named as the input; FILE.npz:KEY, another.
+  if (size_t npz = how.find(".npz");
+      npz != std::string::npos && (npz + 4 == how.size() || how[npz + 4] == ':')) {
+    std::string file = how.substr(0, npz + 4);
+    std::string key = npz + 4 == how.size() ? npyFileStem(name) : how.substr(npz + 5);
+    std::vector<std::pair<std::string, Tensor>> arrays = readNpz(file);
+    std::vector<std::string> keys;
+    for (auto &[k, t] : arrays) {
+      if (k == key)
+        return std::move(t);
+      keys.push_back(k);
+    }
+    fail(file, " has no array '", key, "' (it holds ", keys.empty() ? "none" : joinNames(keys),
+         "); name one with ", name.empty() ? "NAME" : name, "=", file, ":KEY");
+  }
+  if (how.ends_with(".bin")) {
+    if (!shape)
+      fail(how, ": a .bin file is raw bytes without a shape; give ", name.empty() ? "it" : name,
+           " a shape (shape ", name.empty() ? "NAME" : name, "=(…)) or use a .npy file");
+    std::string bytes = readFile(how);
+    int64_t want = numElements(*shape) * dtypeBytes(dtype);
+    if (static_cast<int64_t>(bytes.size()) != want)
+      fail(how, " holds ", bytes.size(), " bytes but ", name.empty() ? "the tensor" : name, " ",
+           shapeToTuple(*shape), " ", dtypeName(dtype), " takes ", want,
+           " (raw bytes in C order, little-endian)");
+    return copyFromBuffer(bytes.data(), *shape, dtype);
+  }
+  fail(name.empty() ? "" : name + "=", how,
+       ": not a tensor file Loupe reads; give a .npy file, a .npz (the array named ",
+       name.empty() ? "as the input" : "'" + name + "'", ", or FILE.npz:KEY), an ONNX .pb ",
+       "TensorProto, or a .bin of raw ",
+       shape ? std::string(dtypeName(dtype)) + " bytes of shape " + shapeToTuple(*shape)
+             : std::string("bytes in the input's dtype"));
 }
 
 // `t`'s values in dtype `dt`, each rounded to what that dtype holds (NumPy's astype).
@@ -76,7 +117,8 @@ Tensor converted(const Tensor &t, int dt) {
 // zeros, ones, a number everywhere, or a .npy/.pb file whose shape must match (values rounded to
 // `dt`); `file` is that file when the caller has read it already.
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
-                  const std::string &what, const Tensor *file, std::vector<std::string> *notes) {
+                  const std::string &what, const Tensor *file, std::vector<std::string> *notes,
+                  const std::string &arrayName) {
   requireTensorMemory(what, shape, dt);
   Tensor t(shape, dt);
   if (how == "random" && (dt == kUint8 || dt == kInt8)) {
@@ -92,7 +134,7 @@ Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt199
     double v = how == "ones" ? 1.0 : how == "zeros" ? 0.0 : *fillValue(how);
     std::fill(t.data.begin(), t.data.end(), roundToDType(v, dt));
   } else {
-    Tensor f = file ? *file : readTensorFile(how);
+    Tensor f = file ? *file : readTensorFile(how, arrayName, &shape, dt);
     // A scalar (an ONNX rank-0 TensorProto) is the element of a one-element (1,) input, the
     // form a rank-0 graph input takes here.
     if (f.shape.empty() && shape == Shape{1})
@@ -133,7 +175,13 @@ RunWords parseRunWords(const std::string &rest) {
       w.save = v;
     else if (k == "compare")
       w.compare = v;
-    else if (k == "top")
+    else if (k == "rtol" || k == "atol") {
+      char *end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (*end || !(x >= 0) || !std::isfinite(x))
+        fail(k, " must be a non-negative number, got '", v, "'");
+      (k == "rtol" ? w.rtol : w.atol) = x;
+    } else if (k == "top")
       w.top = static_cast<size_t>(integerAtLeast("top", v, 1));
     else if (k == "check") {
       if (v != "on" && v != "off")
@@ -166,9 +214,9 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
     auto how = w.how.find(name);
     if (how == w.how.end() && lib && lib->params.count(name))
       continue;
-    in[name] =
-        fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
-                   static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr, notes);
+    in[name] = fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
+                          static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr,
+                          notes, name);
   }
   return in;
 }

@@ -26,17 +26,20 @@ std::pair<std::string, std::string> keyValue(const std::string &word, const std:
 std::optional<double> fillValue(const std::string &how);
 /// True for the fills named in place of a file: random, zeros, ones, or a number.
 bool namesValues(const std::string &how);
-/// A tensor file: ONNX's TensorProto for `.pb`, else NumPy's .npy.
-Tensor readTensorFile(const std::string &path);
+/// A tensor file given for `name`: a .npy, an ONNX .pb TensorProto, FILE.npz (its array named
+/// `name`) or FILE.npz:KEY, or a .bin of raw little-endian bytes of `dtype` in C order (its
+/// shape `shape`, which a .bin needs); anything else fails with a hint naming what is read.
+Tensor readTensorFile(const std::string &how, const std::string &name = "",
+                      const Shape *shape = nullptr, int dtype = kFloat32);
 /// `t`'s values in dtype `dt`, each rounded to what that dtype holds (NumPy's astype).
 Tensor converted(const Tensor &t, int dt);
 /// A tensor of `shape` and `dt` filled as `how` says: random (uniform in [-1, 1) from `rng`),
 /// zeros, ones, a number everywhere, or a .npy/.pb file whose shape must match (values rounded
 /// to `dt`, with a note in `notes` when converted); `file` is that file when the caller has read
-/// it already.
+/// it already; `arrayName` is the array a .npz gives (readTensorFile).
 Tensor fillTensor(const std::string &how, const Shape &shape, int dt, std::mt19937 &rng,
                   const std::string &what, const Tensor *file = nullptr,
-                  std::vector<std::string> *notes = nullptr);
+                  std::vector<std::string> *notes = nullptr, const std::string &arrayName = "");
 /// seed=N's value, a non-negative integer.
 unsigned parseSeed(const std::string &v);
 /// Values with 6 significant digits, at most `n` of them: "[0.5, 1, …]".
@@ -46,9 +49,10 @@ std::string someValues(const Tensor &t, size_t n);
 struct RunWords {
   std::map<std::string, std::string> how; ///< input name → random|zeros|ones|FILE
   unsigned seed = 0;
-  std::string save, compare; ///< folders or files, empty when not asked
-  size_t top = 0;            ///< 0: no top values
-  bool check = true;         ///< compare with the reference interpreter
+  std::string save, compare;       ///< folders or files, empty when not asked
+  double rtol = 1e-5, atol = 1e-8; ///< compare='s tolerance, NumPy's allclose defaults
+  size_t top = 0;                  ///< 0: no top values
+  bool check = true;               ///< compare with the reference interpreter
 };
 /// `:run`'s words parsed (NAME=how, seed=, save=, compare=, top=, check=).
 RunWords parseRunWords(const std::string &rest);

@@ -35,6 +35,25 @@ std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call) {
   return names;
 }
 
+std::optional<MasterNode> kernelMaster(const Graph &deploy, uint32_t call) {
+  const FusedModule *built = builtPartition(deploy);
+  if (!built || call >= deploy.index().numNodes())
+    return std::nullopt;
+  const Graph &part = *built->partition;
+  const IndexedGraph &pidx = part.index();
+  int root = pidx.findByName(deploy.index().nodes[call].node->name);
+  const GraphAttr *masters = part.attr("group_master");
+  if (root < 0 || !masters || masters->ints.size() != pidx.numNodes())
+    return std::nullopt;
+  int64_t master = masters->ints[static_cast<size_t>(root)];
+  if (master < 0 || static_cast<size_t>(master) >= pidx.numNodes())
+    master = root;
+  const Node &n = *pidx.nodes[static_cast<size_t>(master)].node;
+  if (n.isVariable())
+    return std::nullopt;
+  return MasterNode{n.name, n.op->name};
+}
+
 int kernelOfRoot(const Graph &deploy, const std::string &root) {
   const IndexedGraph &idx = deploy.index();
   int call = idx.findByName(root);

@@ -22,6 +22,13 @@ const FusedModule *builtPartition(const Graph &g);
 /// The names of the partition's nodes (variables left out) that deploy node `call` of a built
 /// graph computes: its group's members, found by the root's name; empty when unknown.
 std::vector<std::string> fusedNodeNames(const Graph &deploy, uint32_t call);
+/// The master node of deploy node `call`'s group in the partition the build made — the node
+/// its schedule follows (a convolution, a dense; the root when nothing leads) — and its op.
+struct MasterNode {
+  std::string name, op;
+};
+/// `call`'s master, or nullopt when the deploy graph's provenance is unknown.
+std::optional<MasterNode> kernelMaster(const Graph &deploy, uint32_t call);
 /// The tvm_op node of built graph `deploy` for the group whose root is named `root` (the kernel
 /// keeps its root's name), or -1.
 int kernelOfRoot(const Graph &deploy, const std::string &root);

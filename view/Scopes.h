@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/NameScopes.h"
 #include "view/GraphLayout.h"
 
 #include <set>
@@ -11,11 +12,8 @@
 
 namespace loupe::gui {
 
-/// The scopes node `name` is in, outermost first. A name with '/' (ONNX exporters, TensorFlow):
-/// its components but the last, empty ones skipped. Otherwise its leading '_'-separated
-/// components that end in a digit, the last component never one: the zoo's stage2_unit3_conv1
-/// is in stage2 and unit3, broadcast_add0 and conv0 in none.
-std::vector<std::string> scopeOf(const std::string &name);
+using loupe::scopeOf; // core/NameScopes.h: the scope paths names hold
+using loupe::scopePath;
 
 /// How a graph is folded by scope: each scope `depth` deep (0: nothing folds) is one box, but an
 /// `unfolded` scope (its path, components joined by '/') shows its ops, its own scopes folded
@@ -24,9 +22,6 @@ struct ScopeFold {
   int depth = 0;
   std::set<std::string> unfolded;
 };
-
-/// The scope path of box `k` levels deep for the scopes `s`: its first k joined by '/'.
-std::string scopePath(const std::vector<std::string> &s, size_t k);
 
 /// The folded scope op `nid` is drawn in under `fold`, or empty when it is drawn as itself.
 std::string foldedScope(const Graph &g, uint32_t nid, const ScopeFold &fold);

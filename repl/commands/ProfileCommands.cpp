@@ -8,10 +8,13 @@
 #include "core/Error.h"
 #include "core/Interpreter.h"
 #include "core/Interrupt.h"
+#include "core/NameScopes.h"
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
+#include "passes/Provenance.h"
 #include "repl/commands/Commands.h"
+#include "repl/ProfileSummary.h"
 #include "repl/commands/RunInputs.h"
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,17 +56,62 @@ void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostre
 
 namespace {
 
+// The source nodes on the data's path that a build folded into another node (a MatMul into its
+// dense), by the partition node they went into: a kernel is labelled with them too, so that a
+// packed dense is not known only by its Add. Nodes that compute from params alone (a weight's
+// Identity or transpose, folded into the weights) are not the kernel's layers.
+std::map<std::string, std::vector<std::string>> foldedSources(const Engine &e, const Graph &deploy,
+                                                              const Graph *source) {
+  std::map<std::string, std::vector<std::string>> into;
+  const FusedModule *built = builtPartition(deploy);
+  if (!source || !built)
+    return into;
+  const IndexedGraph &sidx = source->index();
+  const IndexedGraph &pidx = built->partition->index();
+  std::set<std::string> params;
+  for (const Commands::Port &p : Commands::graphInputs(e, *source))
+    if (p.param)
+      params.insert(p.name);
+  std::vector<bool> onDataPath(sidx.numNodes());
+  for (uint32_t nid = 0; nid < sidx.numNodes(); ++nid) {
+    const Node &n = *sidx.nodes[nid].node;
+    if (n.isVariable()) {
+      onDataPath[nid] = !params.count(n.name);
+      continue;
+    }
+    for (const auto &in : sidx.nodes[nid].inputs)
+      onDataPath[nid] = onDataPath[nid] || onDataPath[in.nodeId];
+    if (!onDataPath[nid] || pidx.findByName(n.name) >= 0)
+      continue;
+    if (std::string p = foldedInto(*source, *built->partition, n.name); !p.empty())
+      into[p].push_back(n.name);
+  }
+  return into;
+}
+
 // The layers a kernel call computes, as the user named them: the members of its group in the
 // partition the build made, keeping those named in the graph the build started from (layout
-// transforms and constants the passes made are not the user's); names that share a path
-// prefix ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu") print it once.
-std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
+// transforms and constants the passes made are not the user's), with the source nodes folded
+// into them, in the source's order; names that share a path prefix
+// ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu") print it once.
+std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source,
+                     const std::map<std::string, std::vector<std::string>> &folded) {
   std::vector<std::string> all = fusedNodeNames(deploy, call), named;
   if (all.empty())
     return "";
-  for (const std::string &n : all)
+  std::set<std::string> mine;
+  for (const std::string &n : all) {
     if (!source || source->index().findByName(n) >= 0)
-      named.push_back(n);
+      mine.insert(n);
+    if (auto f = folded.find(n); f != folded.end())
+      mine.insert(f->second.begin(), f->second.end());
+  }
+  if (source)
+    for (uint32_t nid = 0; nid < source->index().numNodes(); ++nid)
+      if (mine.count(source->index().nodes[nid].node->name))
+        named.push_back(source->index().nodes[nid].node->name);
+  if (!source)
+    named.assign(all.begin(), all.end());
   std::vector<std::string> &names = named.empty() ? all : named;
   size_t common = 0;
   if (names.size() > 1) {
@@ -89,20 +138,32 @@ std::string layersOf(const Graph &deploy, uint32_t call, const Graph *source) {
 struct ProfileRow {
   uint32_t call = 0; ///< the tvm_op node
   std::string kernel, layers;
+  std::string op, layer; ///< by=op's and by=layer's key
   int dtype = kFloat32;
-  double ms = 0, flops = 0;
+  double ms = 0, minMs = 0, maxMs = 0, flops = 0;
+  size_t kernels = 1;   ///< a by=op or by=layer total: how many kernels
   bool integer = false; ///< its work is integer products (measured against the int8 peak)
 };
 
 } // namespace
 
 void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostream &out) {
-  const char *usage = ":profile [N] [sort=time|order] [top=K]";
+  const char *usage = ":profile [N] [sort=time|order] [top=K] [by=kernel|op|layer] [depth=D]";
   int n = 10;
   size_t top = 0; // 0: every kernel
   bool byTime = true;
+  std::string by = "kernel";
+  size_t depth = 0; // by=layer's scope depth; 0: not given (1)
   for (const std::string &w : a) {
-    if (w.starts_with("sort=")) {
+    if (w.starts_with("by=")) {
+      by = w.substr(3);
+      if (by != "kernel" && by != "op" && by != "layer")
+        fail("by must be kernel (each kernel), op (the kernels' master ops) or layer (the "
+             "master nodes' scopes), got '",
+             by, "'");
+    } else if (w.starts_with("depth=")) {
+      depth = static_cast<size_t>(integerAtLeast("depth", w.substr(6), 1));
+    } else if (w.starts_with("sort=")) {
       if (w != "sort=time" && w != "sort=order")
         fail("sort must be time (longest first) or order (as the graph calls them), got '",
              w.substr(5), "'");
@@ -121,6 +182,8 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
         fail("N must be a number of runs from 1 to 100000, got '", w, "'");
     }
   }
+  if (depth && by != "layer")
+    fail("depth= is by=layer's: how many scopes deep a layer is");
   const Graph &g = e.requireGraph();
   auto lib = backend::builtLibrary(g);
   if (!lib)
@@ -165,6 +228,7 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
       calls.push_back(nid);
   const Graph *source = e.cursor_ > 0 ? &e.history_[e.cursor_ - 1].graph : nullptr;
   const auto &dtypes = g.attr("dtype")->ints;
+  std::map<std::string, std::vector<std::string>> folded = foldedSources(e, g, source);
   std::vector<ProfileRow> rows;
   double totalMs = 0, totalFlops = 0;
   for (size_t k = 0; k < names.size(); ++k) {
@@ -173,14 +237,29 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     ProfileRow r;
     r.kernel = names[k];
     r.ms = t[t.size() / 2];
+    r.minMs = t.front();
+    r.maxMs = t.back();
     const backend::Schedule &schedule = *lib->lowered.at(names[k]).schedule;
     r.flops = static_cast<double>(backend::countFlops(schedule));
     r.integer = r.flops > 0 && 2 * backend::countIntegerOps(schedule) > r.flops;
     if (calls.size() == names.size()) {
       r.call = calls[k];
-      r.layers = layersOf(g, calls[k], source);
+      r.layers = layersOf(g, calls[k], source, folded);
       r.dtype = static_cast<int>(dtypes[idx.entryId(calls[k], 0)]);
+      if (std::optional<MasterNode> m = kernelMaster(g, calls[k])) {
+        r.op = m->op;
+        // The master's scope, as the user named it: a folded master (a dense made from a
+        // MatMul) is placed by the first source node of its kernel.
+        std::string named = m->name;
+        if (source && source->index().findByName(named) < 0)
+          if (auto f = folded.find(named); f != folded.end() && !f->second.empty())
+            named = f->second.front();
+        std::vector<std::string> scopes = scopeOf(named);
+        r.layer = scopes.empty() ? "(top level)" : "/" + scopePath(scopes, depth ? depth : 1);
+      }
     }
+    if (r.op.empty())
+      r.op = r.layer = r.kernel;
     totalMs += r.ms;
     totalFlops += r.flops;
     rows.push_back(r);
@@ -199,6 +278,13 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
     double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
     return KernelTime{ms, gflops, 100 * gflops / peakOf(dt, integer)};
   };
+  // Each run's total, for the spread: on a busy machine the ranking of kernels moves from run
+  // to run, and a user should know before reading it.
+  std::vector<double> runTotals(times.empty() ? 0 : times[0].size(), 0.0);
+  for (const std::vector<double> &t : times)
+    for (size_t i = 0; i < t.size() && i < runTotals.size(); ++i)
+      runTotals[i] += t[i];
+  std::sort(runTotals.begin(), runTotals.end());
   std::map<uint32_t, KernelTime> profile;
   for (const ProfileRow &r : rows)
     if (calls.size() == names.size())
@@ -208,26 +294,64 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   // to vary from run to run: the kernels are listed in the order they run.
   if (e.hideTimings_)
     byTime = false;
+  if (by != "kernel") {
+    // Totals of the kernels' medians by master op or layer, in the order each first runs.
+    std::vector<ProfileRow> groups;
+    std::map<std::string, size_t> at;
+    for (const ProfileRow &r : rows) {
+      const std::string &key = by == "op" ? r.op : r.layer;
+      auto [it, fresh] = at.emplace(key, groups.size());
+      if (fresh) {
+        ProfileRow t = r;
+        t.kernel = key;
+        t.layers.clear();
+        t.kernels = 0;
+        t.ms = t.flops = 0;
+        t.integer = false;
+        groups.push_back(t);
+      }
+      ProfileRow &t = groups[it->second];
+      t.ms += r.ms;
+      t.flops += r.flops;
+      t.kernels += 1;
+      t.integer |= r.integer; // a group of integer kernels is measured as they are
+      if (r.dtype != kFloat64)
+        t.dtype = r.dtype;
+    }
+    rows = std::move(groups);
+  }
   if (byTime)
     std::stable_sort(rows.begin(), rows.end(),
                      [](const ProfileRow &x, const ProfileRow &y) { return x.ms > y.ms; });
   size_t width = 8;
   for (const ProfileRow &r : rows)
     width = std::max(width, r.kernel.size() + 2);
-  auto row = [&](const std::string &name, double ms, double flops, int dt, bool integer) {
-    KernelTime t = timing(ms, flops, dt, integer);
-    char buf[96];
+  bool perKernel = by == "kernel";
+  // A kernel's row: its fastest, median and slowest run; a total by op or layer: how many
+  // kernels and the sum of their medians.
+  auto row = [&](const ProfileRow &r) {
+    KernelTime t = timing(r.ms, r.flops, r.dtype, r.integer);
+    char buf[128], spread[48];
     if (e.hideTimings_)
-      std::snprintf(buf, sizeof buf, "%9s %7s %9s %8s", "-", "-", "-", "-");
+      std::snprintf(spread, sizeof spread, "%9s %9s %9s", "-", "-", "-");
+    else if (perKernel)
+      std::snprintf(spread, sizeof spread, "%9.4f %9.4f %9.4f", r.minMs, t.ms, r.maxMs);
     else
-      std::snprintf(buf, sizeof buf, "%9.4f %6.1f%% %9.2f %7.1f%%", t.ms,
-                    totalMs > 0 ? 100 * ms / totalMs : 0.0, t.gflops, t.percentPeak);
-    return pad(name, width) + buf;
+      std::snprintf(spread, sizeof spread, "%9zu %9.4f", r.kernels, t.ms);
+    if (!perKernel && e.hideTimings_)
+      std::snprintf(spread, sizeof spread, "%9zu %9s", r.kernels, "-");
+    if (e.hideTimings_)
+      std::snprintf(buf, sizeof buf, "%s %7s %9s %8s", spread, "-", "-", "-");
+    else
+      std::snprintf(buf, sizeof buf, "%s %6.1f%% %9.2f %7.1f%%", spread,
+                    totalMs > 0 ? 100 * r.ms / totalMs : 0.0, t.gflops, t.percentPeak);
+    return pad(r.kernel, width) + buf;
   };
   // Integer kernels count integer operations (GOP/s, against the int8 peak): the column says
   // both when the profile has them.
-  out << pad("kernel", width) << "median ms   share" << (anyInteger ? " G(FL)OP/s" : "   GFLOP/s")
-      << "   % peak   layers\n";
+  out << pad(by, width) << (perKernel ? "   min ms median ms    max ms" : "  kernels median ms")
+      << "   share" << (anyInteger ? " G(FL)OP/s" : "   GFLOP/s") << "   % peak"
+      << (perKernel ? "   layers" : "") << "\n";
   bool anyDouble = false, allDouble = !rows.empty();
   double restMs = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -237,14 +361,14 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
       restMs += rows[i].ms;
       continue;
     }
-    out << row(rows[i].kernel, rows[i].ms, rows[i].flops, rows[i].dtype, rows[i].integer)
-        << (rows[i].layers.empty() ? "" : "   " + rows[i].layers) << "\n";
+    out << row(rows[i]) << (rows[i].layers.empty() ? "" : "   " + rows[i].layers) << "\n";
   }
   if (top && rows.size() > top) {
     char buf[64];
     std::snprintf(buf, sizeof buf, " (%.4f ms, %.1f%%)", restMs,
                   totalMs > 0 ? 100 * restMs / totalMs : 0.0);
-    out << "… " << plural(rows.size() - top, "more kernel") << (e.hideTimings_ ? "" : buf) << "\n";
+    out << "… " << plural(rows.size() - top, perKernel ? "more kernel" : ("more " + by).c_str())
+        << (e.hideTimings_ ? "" : buf) << "\n";
   }
   char f64[48] = "", i8[112] = "", buf[256];
   if (anyDouble)
@@ -259,12 +383,28 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   double integerFlops = 0;
   for (const ProfileRow &r : rows)
     integerFlops += r.integer ? r.flops : 0;
-  out << row("total", totalMs, totalFlops, allDouble ? kFloat64 : kFloat32,
-             2 * integerFlops > totalFlops)
-      << "\n"
+  ProfileRow total;
+  total.kernel = "total";
+  total.ms = totalMs;
+  total.flops = totalFlops;
+  total.dtype = allDouble ? kFloat64 : kFloat32;
+  total.integer = 2 * integerFlops > totalFlops;
+  total.kernels = names.size();
+  if (!runTotals.empty()) { // the fastest and slowest whole runs
+    total.minMs = runTotals.front();
+    total.maxMs = runTotals.back();
+  }
+  out << row(total) << "\n"
       << (done < n ? cat("interrupted: ", done, " of ", n, " runs") : cat(n, " runs"))
-      << ", median per kernel, " << (byTime ? "longest first" : "in the order they run") << "; "
+      << ", median per kernel, "
+      << (perKernel    ? ""
+          : by == "op" ? "totals by master op, "
+                       : "totals by layer, ")
+      << (byTime ? "longest first" : "in the order they run") << "; "
       << (e.hideTimings_ ? "timings hidden (:set timings shown)" : buf) << "\n";
+  if (!e.hideTimings_)
+    if (std::string busy = busyLine(runTotals); !busy.empty())
+      out << busy << "\n";
 }
 
 } // namespace loupe

@@ -12,10 +12,12 @@
 #include "core/Printer.h"
 #include "core/TensorDiff.h"
 #include "core/Text.h"
+#include "repl/ProfileSummary.h"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <random>
 
 using namespace loupe;
@@ -245,10 +247,10 @@ TEST(Export, RefusesAnUnbuiltGraphAndWritesNothing) {
   std::filesystem::remove_all(dir);
 }
 
-// One row of `:profile`: kernel, median ms, share, GFLOP/s, % peak, layers.
+// One row of `:profile`: kernel, min, median and max ms, share, GFLOP/s, % peak, layers.
 struct ProfileLine {
   std::string kernel, layers;
-  double ms = 0, share = 0, gflops = 0, pct = 0;
+  double minMs = 0, ms = 0, maxMs = 0, share = 0, gflops = 0, pct = 0;
 };
 
 // kConvGraph built with `build` (":build opt_level=0"), ready for :profile.
@@ -267,7 +269,8 @@ std::vector<ProfileLine> profileRows(const std::string &p) {
     std::istringstream f(line);
     ProfileLine r;
     std::string share, pct;
-    if (!(f >> r.kernel >> r.ms >> share >> r.gflops >> pct) || share.back() != '%')
+    if (!(f >> r.kernel >> r.minMs >> r.ms >> r.maxMs >> share >> r.gflops >> pct) ||
+        share.back() != '%')
       continue;
     r.share = std::stod(share);
     r.pct = std::stod(pct);
@@ -276,6 +279,47 @@ std::vector<ProfileLine> profileRows(const std::string &p) {
     rows.push_back(r);
   }
   return rows;
+}
+
+// by=op totals the kernels by their master's op, by=layer by the master's scope: kConvGraph at
+// opt level 0 has one kernel per op, so each op is one kernel, and names without scopes are
+// all at the top level. The totals' figures are the sums of the kernels' medians.
+TEST(Profile, TotalsByOpAndLayer) {
+  Engine e = builtConv(":build opt_level=0");
+  std::string p = output(e, ":profile 3 by=op");
+  std::istringstream lines(p);
+  std::string line, op;
+  std::map<std::string, size_t> kernels;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("op ", 0), 0u) << p;
+  EXPECT_NE(line.find("  kernels median ms   share   GFLOP/s   % peak"), std::string::npos) << p;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    size_t count = 0;
+    if (f >> op >> count)
+      kernels[op] = count;
+  }
+  EXPECT_EQ(
+      kernels,
+      (std::map<std::string, size_t>{
+          {"conv2d", 1}, {"__mul_scalar__", 1}, {"broadcast_mul", 1}, {"relu", 1}, {"total", 4}}))
+      << p;
+  EXPECT_NE(p.find("3 runs, median per kernel, totals by master op, "), std::string::npos) << p;
+  p = output(e, ":profile 3 by=layer");
+  EXPECT_EQ(p.find("\n(top level)"), p.find('\n')) << p; // the first row, all four kernels
+  EXPECT_NE(p.find("\n(top level)          4 "), std::string::npos) << p;
+}
+
+// The busy line: the middle half of the runs' totals (sorted) against their median. Eight runs
+// 10, 10, 10, 10, 10.2, 10.3, 10.4, 30: quartiles at positions 2 and 6 (10 and 10.4), median
+// 10.2 — 3.9%, quiet, though one run was three times as slow; 10, 10, 11, 12, 13, 14, 15, 16:
+// 11 to 15 over 13, 31%.
+TEST(Profile, SaysWhenTheRunsSpreadTooMuchToRankKernels) {
+  EXPECT_EQ(busyLine({10, 10, 10, 10, 10.2, 10.3, 10.4, 30}), "");
+  EXPECT_EQ(busyLine({10, 10, 11, 12, 13, 14, 15, 16}),
+            "the machine was busy: the middle half of the runs' totals spread 31% of their median "
+            "(11.0000-15.0000 ms, all 10.0000-16.0000); read the medians, or run more");
+  EXPECT_EQ(busyLine({1, 2, 3}), ""); // too few runs to tell
 }
 
 TEST(Profile, ReportsEveryKernelAndTheTotal) {
@@ -295,12 +339,17 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
   // The share of peak: the printed peak (threads x one core's FMA loop), and on every row the
   // percentage that the row's GFLOP/s is of it (to the printed precision); each share is the
   // row's part of the total.
-  EXPECT_NE(p.find("median ms   share   GFLOP/s   % peak   layers"), std::string::npos) << p;
+  EXPECT_NE(p.find("   min ms median ms    max ms   share   GFLOP/s   % peak   layers"),
+            std::string::npos)
+      << p;
   size_t at = p.find("; peak ");
   ASSERT_NE(at, std::string::npos) << p;
   double peak = std::stod(p.substr(at + 7));
   EXPECT_GT(peak, 0);
   for (const auto &r : rows) {
+    // The median lies between the fastest and the slowest run (the total's: whole runs).
+    EXPECT_LE(r.minMs, r.ms) << r.kernel;
+    EXPECT_LE(r.ms, r.maxMs) << r.kernel;
     // Each printed figure is rounded: pct to 0.1, GFLOP/s to 0.01, the peak to 0.1 (which
     // matters where the peak is small: a -O0 sanitizer build measures 3 GFLOP/s).
     EXPECT_NEAR(r.pct, 100 * r.gflops / peak, 0.05 + 100 * 0.005 / peak + r.pct * 0.05 / peak)
@@ -322,7 +371,13 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
             "error: sort must be time (longest first) or order (as the graph calls them), got "
             "'name'\n");
   EXPECT_EQ(output(e, ":profile runs=3"),
-            "error: unknown option 'runs'; usage: :profile [N] [sort=time|order] [top=K]\n");
+            "error: unknown option 'runs'; usage: :profile [N] [sort=time|order] [top=K] "
+            "[by=kernel|op|layer] [depth=D]\n");
+  EXPECT_EQ(output(e, ":profile by=node"),
+            "error: by must be kernel (each kernel), op (the kernels' master ops) or layer (the "
+            "master nodes' scopes), got 'node'\n");
+  EXPECT_EQ(output(e, ":profile depth=2"),
+            "error: depth= is by=layer's: how many scopes deep a layer is\n");
   Engine u;
   run(u, kConvGraph);
   EXPECT_EQ(output(u, ":profile"), "error: the current graph was not built; run :build first\n");

@@ -2,6 +2,8 @@
 #include "backend/Export.h"
 
 #include "backend/BuiltLibrary.h"
+#include "backend/DeployGraph.h"
+#include "backend/RuntimeSource.h"
 #include "core/Error.h"
 #include "core/File.h"
 #include "core/Json.h"
@@ -39,11 +41,16 @@ void writeFile(const fs::path &p, const std::string &text) {
   writeFileAtomically(p.string(), text);
 }
 
-// Runs `cc -shared -o so obj -lm`; a failure reports the compiler's first line of complaint.
-void linkShared(const fs::path &obj, const fs::path &so, const fs::path &log) {
-  const char *env = std::getenv("CC");
-  std::string cc = env && *env ? env : "cc";
-  std::vector<std::string> words = {cc, "-shared", "-o", so.string(), obj.string(), "-lm"};
+// The compiler an environment variable names, else the default.
+std::string compiler(const char *var, const char *fallback) {
+  const char *env = std::getenv(var);
+  return env && *env ? env : fallback;
+}
+
+// Runs a compiler ($CC or cc; $CXX or c++ for C++), its output in `log`; a failure reports the
+// tool's first line of complaint.
+void runTool(std::vector<std::string> words, const fs::path &log, const std::string &what) {
+  std::string tool = words[0];
   std::vector<char *> argv;
   for (std::string &w : words)
     argv.push_back(w.data());
@@ -53,19 +60,46 @@ void linkShared(const fs::path &obj, const fs::path &so, const fs::path &log) {
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid;
-  int rc = posix_spawnp(&pid, cc.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, tool.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
-    fail("export: cannot run the C compiler '", cc, "' to link the shared library (",
-         std::strerror(rc), "); set CC to one");
+    fail("export: cannot run the compiler '", tool, "' to ", what, " (", std::strerror(rc),
+         "); set ", words[0] == compiler("CXX", "c++") ? "CXX" : "CC", " to one");
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream in(log);
     std::string first;
     std::getline(in, first);
-    fail("export: linking the shared library with '", cc, "' failed: ", first);
+    fail("export: ", what, " with '", tool, "' failed: ", first);
   }
+}
+
+// deploy.so: the kernels' object, the whole-network runner (deploy_graph.c), the params'
+// bytes (params.S) and the REPL's own thread pool (backend/Runtime.cpp, compiled here from the
+// text the build embedded), linked by the system C compiler.
+void buildSharedLibrary(const fs::path &scratch, const DeploySource &src) {
+  fs::create_directories(scratch / "src" / "backend");
+  writeFile(scratch / "src" / "backend" / "Runtime.h", kRuntimeHeaderSource);
+  writeFile(scratch / "src" / "Runtime.cpp", kRuntimeSource);
+  writeFile(scratch / "src" / "deploy_graph.c", src.graphC);
+  writeFile(scratch / "src" / "params.S", src.paramsS);
+  writeFile(scratch / "src" / "params.bin", src.paramsBin);
+  fs::path log = scratch / "build.log", s = scratch / "src";
+  std::string cc = compiler("CC", "cc"), cxx = compiler("CXX", "c++");
+  runTool({cxx, "-O2", "-fPIC", "-std=c++20", "-fvisibility=hidden", "-I", s.string(), "-c",
+           (s / "Runtime.cpp").string(), "-o", (s / "runtime.o").string()},
+          log, "compile the thread pool");
+  runTool({cc, "-O2", "-fPIC", "-I", scratch.string(), "-c", (s / "deploy_graph.c").string(), "-o",
+           (s / "deploy_graph.o").string()},
+          log, "compile the network's runner");
+  runTool({cc, "-c", "-Wa,-I," + s.string(), (s / "params.S").string(), "-o",
+           (s / "params.o").string()},
+          log, "assemble the params");
+  runTool({cc, "-shared", "-o", (scratch / "deploy.so").string(), (scratch / "deploy.o").string(),
+           (s / "deploy_graph.o").string(), (s / "params.o").string(), (s / "runtime.o").string(),
+           "-lstdc++", "-lm", "-pthread"},
+          log, "link the shared library");
 }
 
 } // namespace
@@ -88,9 +122,12 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
   try {
     std::vector<std::string> dropped;
     writeFile(scratch / "deploy.json", saveJSON(withoutOpaqueAttrs(deploy, dropped)));
+    DeploySource src = deploySource(deploy);
+    writeFile(scratch / "deploy.h", "#ifndef LOUPE_DEPLOY_H\n#define LOUPE_DEPLOY_H\n" +
+                                        lib->code->cHeader() + "#include <stddef.h>\n" +
+                                        src.header + "#endif\n");
     lib->code->writeObject((scratch / "deploy.o").string());
-    linkShared(scratch / "deploy.o", scratch / "deploy.so", scratch / "link.log");
-    writeFile(scratch / "deploy.h", lib->code->cHeader());
+    buildSharedLibrary(scratch, src);
     files = {"deploy.json", "deploy.so", "deploy.h"};
     for (const auto &[name, t] : lib->params) {
       // Param names come from the model file: kept inside params/ whatever they say.

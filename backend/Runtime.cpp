@@ -16,6 +16,7 @@ namespace loupe::backend {
 namespace {
 
 thread_local bool insideParallel = false;
+std::atomic<int> requestedThreads{0}; // loupe_set_num_threads' count, before the first use
 
 #if defined(__x86_64__) || defined(__i386__)
 constexpr unsigned kFlushBits = 0x8040; // MXCSR: FTZ (bit 15) and DAZ (bit 6)
@@ -143,6 +144,8 @@ int numThreads() {
   // Once: hardware_concurrency reads sysfs (an open and a read, about 5 us), and every parallel
   // loop asks; the pool is sized by the first answer anyway.
   static const int threads = [] {
+    if (int asked = requestedThreads.load(); asked > 0)
+      return asked;
     if (const char *env = std::getenv("LOUPE_NUM_THREADS"))
       if (int n = std::atoi(env); n > 0)
         return n;
@@ -153,6 +156,12 @@ int numThreads() {
 }
 
 } // namespace loupe::backend
+
+extern "C" int loupe_set_num_threads(int n) {
+  if (n > 0)
+    loupe::backend::requestedThreads.store(n);
+  return loupe::backend::numThreads();
+}
 
 extern "C" void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *),
                                    void *closure) {

@@ -4,13 +4,22 @@
 
 #include <cstdint>
 
+// Visible from a shared library built with hidden symbols (an export's deploy.so).
+#define LOUPE_RUNTIME_API __attribute__((visibility("default")))
+
 extern "C" {
 
 /// Runs the iterations [0, n) of a parallel loop, split over the pool's threads in one
 /// contiguous share each (the caller takes one): body(begin, end, closure) runs [begin, end),
 /// so a body pays its call and its closure's loads once per share, not once per iteration.
 /// Calls from inside a parallel body run serially, as body(0, n, closure).
-void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *), void *closure);
+LOUPE_RUNTIME_API void loupe_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *),
+                                          void *closure);
+
+/// Asks for `n` threads in the pool (n > 0) before its first use — an exported network's
+/// loupe_create does, from its argument — and returns the count in effect: the first answer
+/// stands for the process (LOUPE_NUM_THREADS, else the hardware's count, when none was asked).
+LOUPE_RUNTIME_API int loupe_set_num_threads(int n);
 }
 
 namespace loupe::backend {
@@ -36,8 +45,8 @@ private:
   unsigned saved_;
 };
 
-/// Threads the pool uses (the hardware's count unless LOUPE_NUM_THREADS says otherwise), read
-/// once per process.
+/// Threads the pool uses (loupe_set_num_threads' count if it came first, else the hardware's
+/// unless LOUPE_NUM_THREADS says otherwise), read once per process.
 int numThreads();
 
 } // namespace loupe::backend

@@ -1,6 +1,9 @@
 // PassCommands: the commands of passes and fusion — :apply, :pipeline, :explain, :passes,
 // :load-pass, the instruments (:trace, :instrument, :timing), :groups, :why and :precision.
+#include "backend/BuiltLibrary.h"
+#include "backend/LowerFunction.h"
 #include "core/Error.h"
+#include "core/Text.h"
 #include "passes/MixedPrecision.h"
 #include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
@@ -168,7 +171,34 @@ struct ComparedGroup {
   std::string root, function;
   std::vector<std::string> members;
   double ms = -1;
+  /// A built step's function: its loops and schedule (the step's library keeps them alive).
+  const backend::LoweredFunction *lowered = nullptr;
 };
+
+// How a function of one build compares with the function of another that computes the same
+// group: the same loops, or what changed — the schedule's steps (tiles, splits, vector
+// widths) or only the loops they made.
+std::string codeChange(const backend::LoweredFunction &a, const backend::LoweredFunction &b) {
+  if (backend::printLowered(a) == backend::printLowered(b))
+    return "the same loops";
+  std::string sa = a.schedule ? a.schedule->describe() : "",
+              sb = b.schedule ? b.schedule->describe() : "";
+  if (sa == sb)
+    return "loops changed, the same schedule";
+  // The first schedule step that differs, from each side.
+  std::vector<std::string> la = splitList(sa, '\n'), lb = splitList(sb, '\n');
+  size_t i = 0;
+  while (i < la.size() && i < lb.size() && la[i] == lb[i])
+    ++i;
+  auto step = [&](const std::vector<std::string> &l) {
+    if (i >= l.size())
+      return std::string("nothing");
+    std::string t = l[i];
+    t.erase(0, t.find_first_not_of(' '));
+    return "'" + t + "'";
+  };
+  return "schedule changed: " + step(la) + " became " + step(lb);
+}
 
 // The groups of history step `at`: a built step's from the partition its build made (with the
 // functions its deploy graph calls), a partitioned step's as GraphFusePartition left them.
@@ -191,6 +221,9 @@ std::vector<ComparedGroup> groupsOfStep(const Step &step, size_t at, FunctionNam
       c.function = g.index().nodes[static_cast<size_t>(call)].node->parsed.getStr("func_name");
       if (auto it = step.profile.find(static_cast<uint32_t>(call)); it != step.profile.end())
         c.ms = it->second.ms;
+      if (auto lib = backend::builtLibrary(g))
+        if (auto f = lib->lowered.find(c.function); f != lib->lowered.end())
+          c.lowered = &f->second;
     }
     if (c.function.empty())
       c.function = names.assign(kernelKey(part, grp, target), readableName(idx, grp));
@@ -282,26 +315,47 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
     if (auto it = ofB.find(name); it != ofB.end() && !sameGroup(*g, *it->second))
       moved.push_back(name);
   out << "nodes that changed group: " << (moved.empty() ? "none" : joinNames(moved)) << "\n";
-  // Functions by name, and the time of each in both where both were profiled.
-  std::map<std::string, std::pair<double, double>> fns; // name -> (ms in A, ms in B); -2: absent
+  // Functions paired by what they compute — the same group in both steps — whatever the names
+  // (a rebuild counts names on: fuse_dense becomes fuse_dense_1), then by name; each pair of
+  // built functions says whether its code changed, and both times where both were profiled.
+  std::vector<std::string> both;
+  std::set<std::string> pairedA, pairedB, seen;
+  auto pair = [&](const ComparedGroup &x, const ComparedGroup &y) {
+    if (!seen.insert(x.function + "\n" + y.function).second)
+      return;
+    pairedA.insert(x.function);
+    pairedB.insert(y.function);
+    std::vector<std::string> notes;
+    if (x.lowered && y.lowered)
+      notes.push_back(codeChange(*x.lowered, *y.lowered));
+    if (x.ms >= 0 && y.ms >= 0)
+      notes.push_back(time(x.ms).substr(2) + ", " + time(y.ms).substr(2));
+    both.push_back(x.function + (x.function == y.function ? "" : " = " + y.function) +
+                   (notes.empty() ? "" : " (" + joinNames(notes) + ")"));
+  };
+  for (const auto &x : ga)
+    for (const auto &y : gb)
+      if (sameGroup(x, y))
+        pair(x, y);
+  for (const auto &x : ga)
+    for (const auto &y : gb)
+      if (x.function == y.function && !pairedA.count(x.function) && !pairedB.count(y.function))
+        pair(x, y);
+  std::vector<std::string> onlyA, onlyB;
   for (const auto &g : ga)
-    fns.try_emplace(g.function, -2, -2).first->second.first = g.ms;
+    if (!pairedA.count(g.function) &&
+        std::find(onlyA.begin(), onlyA.end(), g.function) == onlyA.end())
+      onlyA.push_back(g.function);
   for (const auto &g : gb)
-    fns.try_emplace(g.function, -2, -2).first->second.second = g.ms;
-  std::vector<std::string> onlyA, onlyB, both;
-  for (const auto &[fn, t] : fns) {
-    if (t.second == -2)
-      onlyA.push_back(fn);
-    else if (t.first == -2)
-      onlyB.push_back(fn);
-    else
-      both.push_back(fn + (t.first >= 0 && t.second >= 0 ? " (" + time(t.first).substr(2) + ", " +
-                                                               time(t.second).substr(2) + ")"
-                                                         : std::string()));
-  }
+    if (!pairedB.count(g.function) &&
+        std::find(onlyB.begin(), onlyB.end(), g.function) == onlyB.end())
+      onlyB.push_back(g.function);
+  std::sort(onlyA.begin(), onlyA.end());
+  std::sort(onlyB.begin(), onlyB.end());
   out << "functions only in step " << ia << ": " << (onlyA.empty() ? "none" : joinNames(onlyA))
       << "\nfunctions only in step " << ib << ": " << (onlyB.empty() ? "none" : joinNames(onlyB))
-      << "\nfunctions in both: " << (both.empty() ? "none" : joinNames(both)) << "\n";
+      << "\nfunctions in both, paired by the groups they compute: "
+      << (both.empty() ? "none" : joinNames(both)) << "\n";
 }
 
 void Commands::trace(Engine &e, const Args &a, const std::string &, std::ostream &out) {

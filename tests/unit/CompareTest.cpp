@@ -36,11 +36,37 @@ TEST(Compare, TwoBuildsSideBySide) {
       << said;
   // Both steps were profiled: the flatten's time in each.
   EXPECT_TRUE(std::regex_search(
-      said, std::regex("functions in both: fuse_flatten \\([0-9.]+ ms, [0-9.]+ ms\\)\n$")))
+      said, std::regex("functions in both, paired by the groups they compute: fuse_flatten \\(the "
+                       "same loops, [0-9.]+ ms, [0-9.]+ ms\\)\n$")))
       << said;
   // A step compared with itself: every group the same, nothing moved.
   said = output(e, ":compare 3 3");
   EXPECT_NE(said.find("2 groups; 2 the same\nnodes that changed group: none\n"), std::string::npos)
+      << said;
+}
+
+// Functions are paired by the groups they compute, not by name: a float64 build of the same
+// graph names its kernels anew (fuse_flatten_1) and they still pair — the flatten's loops the
+// same (a copy loop, whatever the dtype), the convolution's changed under the same schedule.
+// Against opt_level 3, the convolution's kernel is another function whose schedule changed.
+TEST(Compare, PairsRenamedFunctionsByWhatTheyCompute) {
+  Engine e;
+  run(e, ":set target llvm -mcpu=znver3");
+  run(e, kProgram);
+  run(e, ":build opt_level=2\n:graph y\n:build opt_level=2 dtype=float64\n:graph y\n"
+         ":build opt_level=3");
+  std::string said = output(e, ":compare 1 3");
+  EXPECT_NE(said.find("functions only in step 1: none\nfunctions only in step 3: none\n"
+                      "functions in both, paired by the groups they compute: "
+                      "fuse_conv2d_relu_broadcast_add = fuse_conv2d_relu_broadcast_add_1 (loops "
+                      "changed, the same schedule), fuse_flatten = fuse_flatten_1 (the same "
+                      "loops)\n"),
+            std::string::npos)
+      << said;
+  said = output(e, ":compare 1 5");
+  EXPECT_NE(said.find("fuse_conv2d_relu_broadcast_add = "
+                      "fuse__contrib_conv2d_NCHWc_relu_broadcast_add (schedule changed: "),
+            std::string::npos)
       << said;
 }
 

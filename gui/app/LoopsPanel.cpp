@@ -5,10 +5,13 @@
 #include "core/FusedModule.h"
 #include "view/CodeLines.h"
 #include "view/Elide.h"
+#include "view/ProfileView.h"
 
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -149,11 +152,24 @@ void loopsPanel(AppState &s) {
         s.loops.function = n.parsed.getStr("func_name");
     }
   }
-  const float listWidth = 260;
+  // The functions' times in this step's last :profile: the list shows them, and the panel
+  // opens on the hottest function (else the first).
+  size_t at = currentStepIndex(s);
+  const auto &steps = s.viewer.engine().history();
+  std::map<std::string, double> millis;
+  if (at < steps.size())
+    millis = functionMillis(*g, steps[at].profile);
+  if (s.loops.function.empty() || !module->functions.count(s.loops.function)) {
+    std::string hottest = at < steps.size() ? hottestFunction(*g, steps[at].profile) : "";
+    s.loops.function =
+        module->functions.count(hottest) ? hottest : module->functions.begin()->first;
+  }
+  const float listWidth = millis.empty() ? 260 : 330;
   ImGui::BeginChild("functions", ImVec2(listWidth, 0), true);
   // Names that do not fit keep both ends (the numbered suffix tells kernels apart); the whole
-  // name is the tooltip.
-  const float room = ImGui::GetContentRegionAvail().x;
+  // name is the tooltip. A profiled function's time is at the right.
+  const float timeWidth = millis.empty() ? 0 : ImGui::CalcTextSize("00000.000 ms").x;
+  const float room = ImGui::GetContentRegionAvail().x - timeWidth;
   for (const auto &[name, fn] : module->functions) {
     // The most characters whose elided form fits (the font is proportional).
     size_t lo = 1, hi = name.size();
@@ -170,13 +186,17 @@ void loopsPanel(AppState &s) {
       s.loops.function = name;
     if (ImGui::IsItemHovered() && shown != name)
       ImGui::SetTooltip("%s", name.c_str());
+    if (auto t = millis.find(name); t != millis.end()) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.3f ms", t->second);
+      ImGui::SameLine(ImGui::GetContentRegionMax().x - ImGui::CalcTextSize(ms).x);
+      ImGui::TextDisabled("%s", ms);
+    }
     ImGui::PopID();
   }
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("code", ImVec2(0, 0), false);
-  if (s.loops.function.empty() || !module->functions.count(s.loops.function))
-    s.loops.function = module->functions.begin()->first;
   bool compiled = module->compiled != nullptr;
   const std::vector<CodeRow> &loops =
       cachedRows(s, ":lower " + s.loops.function + " nodes", loopRows);

@@ -378,6 +378,25 @@ TEST(GuiInteraction, LoopsPanelFollowsTheSelectedKernel) {
   EXPECT_EQ(h.s.loops.function, fn(kernels[1]));
 }
 
+// After :profile, the Loops panel opens on the function that took the most time (not the
+// first by name), and the bars name each kernel by its master.
+TEST(GuiInteraction, LoopsPanelOpensOnTheHottestKernel) {
+  Headless h;
+  load(h.s);
+  ASSERT_TRUE(h.s.viewer.run(":build"));
+  ASSERT_TRUE(h.s.viewer.run(":profile 3"));
+  const Step &cur = *h.s.viewer.engine().current();
+  std::string hottest = gui::hottestFunction(cur.graph, cur.profile);
+  ASSERT_FALSE(hottest.empty());
+  h.s.panel = Panel::Loops;
+  h.s.selectPanel = true;
+  h.frame();
+  h.frame();
+  EXPECT_EQ(h.s.loops.function, hottest);
+  for (const gui::KernelBar &b : gui::kernelBars(cur.graph, cur.profile))
+    EXPECT_NE(b.label.rfind("relu0 ", 0), 0u) << b.label; // conv2d0 leads relu0's kernel
+}
+
 // A node focused in the Loops panel (what a click on one of its stores does) is paired in the
 // timeline on a build step: the build's source node and the kernel computing it, lit in both
 // canvases. A focus the shown function does not compute is dropped.

@@ -797,7 +797,9 @@ TEST(FusionView, SharedFunctionsMapEachKernelToItsOwnNodes) {
 }
 
 // The bar chart of a profile, by hand: three kernels of 2, 5 and 1 ms are listed longest first
-// with shares 5/8, 2/8 and 1/8, labelled with their names and functions.
+// with shares 5/8, 2/8 and 1/8, labelled with their masters and functions (relu0's kernel by
+// conv2d0, the convolution it leads with). The functions' times are the calls' sums, and the
+// Loops panel opens on the hottest.
 TEST(ProfileView, KernelBarsLongestFirst) {
   Viewer v;
   runAll(v, kSeed001);
@@ -811,10 +813,17 @@ TEST(ProfileView, KernelBarsLongestFirst) {
   EXPECT_EQ(bars[0].nid, id("dense0"));
   EXPECT_EQ(bars[0].label, "dense0  fuse_dense");
   EXPECT_DOUBLE_EQ(bars[0].share, 5.0 / 8);
-  EXPECT_EQ(bars[1].label, "relu0  fuse_conv2d_relu");
+  EXPECT_EQ(bars[1].label, "conv2d0  fuse_conv2d_relu");
   EXPECT_DOUBLE_EQ(bars[1].ms, 2);
   EXPECT_EQ(bars[2].nid, id("sum0"));
   EXPECT_DOUBLE_EQ(bars[2].share, 1.0 / 8);
+  EXPECT_EQ(
+      functionMillis(g, profile),
+      (std::map<std::string, double>{{"fuse_conv2d_relu", 2}, {"fuse_dense", 5}, {"fuse_sum", 1}}));
+  EXPECT_EQ(hottestFunction(g, profile), "fuse_dense");
+  profile[id("relu0")].ms = 9;
+  EXPECT_EQ(hottestFunction(g, profile), "fuse_conv2d_relu");
+  EXPECT_EQ(hottestFunction(g, {}), "");
 }
 
 // Seed 001 partitioned twice, the second time with `:set nofuse broadcast_add` (by hand from

@@ -70,11 +70,19 @@ std::vector<std::vector<uint32_t>> foldedInto(const Graph &g, const std::vector<
   std::vector<bool> output(idx.numNodes(), false);
   for (const auto &h : idx.heads)
     output[h.nodeId] = true;
+  // The graph's data inputs keep their boxes: a network's input is where a reader starts, not a
+  // line inside the first convolution. Where no params are known (a graph written in the
+  // language, nothing bound yet), a variable read as an op's first operand is taken for data.
+  std::vector<bool> dataOperand(idx.numNodes(), false);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
+    if (shown[nid] && !idx.nodes[nid].inputs.empty())
+      dataOperand[idx.nodes[nid].inputs[0].nodeId] = true;
   std::vector<std::vector<uint32_t>> hosts(idx.numNodes());
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     bool param = n.isVariable() ? params.count(n.name) > 0 : copiedParam(g, nid, params) >= 0;
-    if (shown[nid] && (n.isVariable() || param) && !output[nid] &&
+    bool data = n.isVariable() && !param && (!params.empty() || dataOperand[nid]);
+    if (shown[nid] && (n.isVariable() || param) && !data && !output[nid] &&
         (consumers[nid].size() == 1 || (consumers[nid].size() > 1 && param)))
       hosts[nid] = std::move(consumers[nid]);
   }

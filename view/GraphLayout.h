@@ -83,11 +83,11 @@ struct LayoutOptions {
   double charWidth = 7, lineHeight = 14, padding = 6;
   /// Variables drawn as params (see paramNames); the others are inputs.
   std::set<std::string> params;
-  /// Draw a variable that feeds exactly one op (a weight, a bias, a network's input) inside
-  /// that op's box, as Netron does, instead of as a box of its own; a param (see `params`) read
-  /// by several ops is drawn inside each of them (an exporter's shared initializer is a line in
-  /// each reader, not a hub). An input read by two ops or by none, or a graph output, keeps its
-  /// box.
+  /// Draw a param that feeds exactly one op (a weight, a bias) inside that op's box, as Netron
+  /// does, instead of as a box of its own; a param (see `params`) read by several ops is drawn
+  /// inside each of them (an exporter's shared initializer is a line in each reader, not a hub).
+  /// The graph's data inputs keep their boxes (with no params known, a variable read as an op's
+  /// first operand is data), as do inputs read by two ops or by none, and graph outputs.
   bool foldInputs = false;
   /// Groups drawn as one box each: edges between their members disappear, edges from and to
   /// them end at the box (one per pair of boxes). A node belongs to one group at most.

@@ -179,7 +179,7 @@ TEST(Viewer, LayoutsAreMadeOnLayoutThreads) {
 // line with its name, shape and dtype; one read by two ops (seed 000's shared w and b, seed
 // 001's x, read by the first convolution and the residual add) keeps its box. Edges from folded
 // inputs are gone; finding a folded input finds the box it is drawn in.
-TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
+TEST(GraphLayout, ParamsThatFeedOneOpAreFoldedIntoIt) {
   Viewer v;
   runAll(v, kSeed001);
   runAll(v, ":apply InferShape InferType");
@@ -203,7 +203,8 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
   for (const LaidEdge &e : l.edges)
     EXPECT_FALSE(idx.nodes[e.from].node->isVariable() && e.from != x);
   EXPECT_EQ(l.edges.size(), 10u); // 16 inputs of ops, less the 6 from folded params
-  // Seed 000: w and b feed both convolutions and stay boxes; x feeds one and folds.
+  // Seed 000: w and b feed both convolutions and stay boxes; x feeds one but is the graph's data
+  // input (the convolution's first operand; nothing is bound), so it keeps its box too.
   Viewer v0;
   runAll(v0, kSeed000);
   const Graph &g0 = v0.engine().current()->graph;
@@ -212,7 +213,8 @@ TEST(GraphLayout, InputsThatFeedOneOpAreFoldedIntoIt) {
             static_cast<uint32_t>(g0.index().findByName("w")));
   EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("b"))].nid,
             static_cast<uint32_t>(g0.index().findByName("b")));
-  EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("x"))].op, "conv2d");
+  EXPECT_EQ(l0.nodes[l0.find(g0.index().findByName("x"))].nid,
+            static_cast<uint32_t>(g0.index().findByName("x")));
   // The toggle lays the graph out again with every box.
   v.metrics.foldInputs = false;
   EXPECT_EQ(v.layout(v.engine().history().size() - 1).nodes.size(), 16u);
@@ -231,18 +233,18 @@ TEST(GraphLayout, ParamsThatSeveralOpsReadAreFoldedIntoEach) {
   LayoutOptions o;
   o.foldInputs = true;
   GraphLayout plain = layoutGraph(g, o); // not a param: its own box, read by both adds
-  EXPECT_EQ(plain.nodes.size(), 4u);     // x (read by one add, folded), b, relu, two adds
+  EXPECT_EQ(plain.nodes.size(), 5u);     // x (the data input keeps its box), b, relu, two adds
   EXPECT_EQ(plain.nodes[plain.find(id("shared.bias"))].nid, id("shared.bias"));
   o.params = {"shared.bias"};
   GraphLayout l = layoutGraph(g, o);
-  ASSERT_EQ(l.nodes.size(), 3u); // the two adds and relu
+  ASSERT_EQ(l.nodes.size(), 4u); // x, the two adds and relu
   for (const char *add : {"__add_symbol__0", "__add_symbol__1"}) {
     const LaidNode &box = l.nodes[l.find(id(add))];
     EXPECT_NE(std::find(box.folded.begin(), box.folded.end(), id("shared.bias")), box.folded.end())
         << add;
     EXPECT_EQ(box.lines.back(), "shared.bias (1, 4)"); // no dtype given, none inferred
   }
-  EXPECT_EQ(l.edges.size(), 2u); // add0 → relu → add1: no edge from the shared bias
+  EXPECT_EQ(l.edges.size(), 3u); // x → add0 → relu → add1: no edge from the shared bias
   // Each add collapsed into a box of its own: the bias is a member of both.
   o.collapsed = {{{id("__add_symbol__0")}, {"first"}, ""},
                  {{id("__add_symbol__1")}, {"second"}, ""}};
@@ -1093,15 +1095,15 @@ TEST(Scopes, AGraphFoldsIntoABoxPerScope) {
   EXPECT_EQ(shown.unfolded, (std::set<std::string>{"enc", "enc/layer.1"}));
   EXPECT_EQ(foldedScope(g, id("/enc/layer.1/Relu"), shown), "");
   EXPECT_EQ(foldedScope(g, id("/enc/layer.0/Relu"), shown), "enc/layer.0");
-  // The viewer's layout: two scope boxes (x folded into the first), one edge between them.
+  // The viewer's layout: the input x and two scope boxes, an edge into each.
   const GraphLayout &l = v.layout(0, -1, -1, {}, {1, {}});
-  ASSERT_EQ(l.nodes.size(), 2u);
-  EXPECT_EQ(l.edges.size(), 1u);
+  ASSERT_EQ(l.nodes.size(), 3u);
+  EXPECT_EQ(l.edges.size(), 2u);
   const LaidNode &enc = l.nodes[static_cast<size_t>(l.find(id("/enc/layer.0/Sigmoid")))];
   EXPECT_EQ(enc.kind, NodeKind::Scope);
   EXPECT_EQ(enc.scope, "enc");
-  EXPECT_EQ(l.find(id("x")), l.find(id("/enc/layer.0/Sigmoid")));
-  EXPECT_EQ(v.layout(0).nodes.size(), 4u); // unfolded: the four ops
+  EXPECT_NE(l.find(id("x")), l.find(id("/enc/layer.0/Sigmoid")));
+  EXPECT_EQ(v.layout(0).nodes.size(), 5u); // unfolded: x and the four ops
   // Unfolded scopes are outlined around their boxes, an outer outline around its inner ones.
   ScopeFold deep{1, {"enc", "enc/layer.0"}};
   const GraphLayout &ld = v.layout(0, -1, -1, {}, deep);
@@ -1144,15 +1146,20 @@ TEST(GraphLayout, CopiesOfParamsAreFoldedLikeTheParam) {
   o.foldInputs = true;
   o.params = {"w"};
   GraphLayout l = layoutGraph(g, o);
-  ASSERT_EQ(l.nodes.size(), 2u); // the add and the multiply
-  EXPECT_EQ(l.edges.size(), 1u);
-  for (const LaidNode &n : l.nodes)
-    EXPECT_EQ(n.lines.back(), "w (8,)") << n.name; // its name and shape (no dtype given)
+  ASSERT_EQ(l.nodes.size(), 3u); // x (the data input), the add and the multiply
+  EXPECT_EQ(l.edges.size(), 2u);
+  for (const LaidNode &n : l.nodes) {
+    if (n.nid != static_cast<uint32_t>(g.index().findByName("x"))) {
+      EXPECT_EQ(n.lines.back(), "w (8,)") << n.name; // its name and shape (no dtype given)
+    }
+  }
   int copy = g.index().findByName("Identity_3"), w = g.index().findByName("w");
   EXPECT_EQ(l.find(static_cast<uint32_t>(copy)), l.find(static_cast<uint32_t>(w)));
   EXPECT_GE(l.find(static_cast<uint32_t>(w)), 0);
-  o.params.clear(); // not a param: the copy is an op of its own box (w folded into it)
-  EXPECT_EQ(layoutGraph(g, o).nodes.size(), 3u);
+  // Not a param: the copy is an op of its own box, and with nothing bound w, the copy's first
+  // operand, is taken for data: x, w, the copy, the add and the multiply.
+  o.params.clear();
+  EXPECT_EQ(layoutGraph(g, o).nodes.size(), 5u);
 }
 
 // `:dot FILE placed`: the DOT text carries the viewer's layout — every node's centre (y up, in

@@ -68,9 +68,10 @@ void buffersPanel(AppState &s) {
       ImVec2 a(o.x + labelW + step * static_cast<float>(bar.first), y + 3);
       ImVec2 z(o.x + labelW + step * static_cast<float>(bar.last + 1), y + rowH - 3);
       dl->AddRectFilled(a, z, rgba(groupColour(static_cast<int>(r + b))), 3.0f);
-      if (z.x - a.x > 40) { // the name, cut at the bar's end
+      if (z.x - a.x > 40) { // the name, elided in the middle to the bar (the tooltip has it all)
+        std::string shown = fitText(bar.name, z.x - a.x - 6);
         dl->PushClipRect(a, z, true);
-        dl->AddText(ImVec2(a.x + 3, a.y + 1), kText, bar.name.c_str());
+        dl->AddText(ImVec2(a.x + 3, a.y + 1), kText, shown.c_str());
         dl->PopClipRect();
       }
       if (io.MousePos.x >= a.x && io.MousePos.x <= z.x && io.MousePos.y >= a.y &&

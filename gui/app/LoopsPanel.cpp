@@ -4,7 +4,6 @@
 
 #include "core/FusedModule.h"
 #include "view/CodeLines.h"
-#include "view/Elide.h"
 #include "view/ProfileView.h"
 
 #include <imgui.h>
@@ -171,16 +170,7 @@ void loopsPanel(AppState &s) {
   const float timeWidth = millis.empty() ? 0 : ImGui::CalcTextSize("00000.000 ms").x;
   const float room = ImGui::GetContentRegionAvail().x - timeWidth;
   for (const auto &[name, fn] : module->functions) {
-    // The most characters whose elided form fits (the font is proportional).
-    size_t lo = 1, hi = name.size();
-    while (lo < hi) {
-      size_t mid = (lo + hi + 1) / 2;
-      if (ImGui::CalcTextSize(elideMiddle(name, mid).c_str()).x <= room)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    std::string shown = elideMiddle(name, lo);
+    std::string shown = fitText(name, room);
     ImGui::PushID(name.c_str());
     if (ImGui::Selectable(shown.c_str(), name == s.loops.function))
       s.loops.function = name;

@@ -2,6 +2,8 @@
 // selection by click, the canvas buttons.
 #include "gui/app/Panels.h"
 
+#include "view/Elide.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -22,6 +24,20 @@ const std::string &cachedCommand(AppState &s, const std::string &cmd) {
   std::string out;
   s.viewer.run(cmd, &out);
   return s.commands.outputs.emplace(cmd, out).first->second;
+}
+
+std::string fitText(const std::string &text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width)
+    return text;
+  size_t lo = 1, hi = text.size();
+  while (lo < hi) {
+    size_t mid = (lo + hi + 1) / 2;
+    if (ImGui::CalcTextSize(elideMiddle(text, mid).c_str()).x <= width)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return elideMiddle(text, lo);
 }
 
 const Graph *currentGraph(AppState &s) {

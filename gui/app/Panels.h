@@ -35,6 +35,9 @@ const std::string &cachedCommand(AppState &s, const std::string &cmd);
 const Graph *currentGraph(AppState &s);
 /// The index of the current history step.
 size_t currentStepIndex(AppState &s);
+/// `text` elided in the middle (view/Elide.h) to the most characters that fit `width` pixels in
+/// the current font (which is proportional): long names keep both ends.
+std::string fitText(const std::string &text, float width);
 /// The line a panel shows when there is no graph yet.
 void noGraph();
 /// Node selection from a canvas click: a plain click selects; ctrl-click picks the second node

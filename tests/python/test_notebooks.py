@@ -62,8 +62,8 @@ def test_seed000_notebook_logs_the_build_and_draws_the_deploy_graph():
     assert printed.index("DEBUG:root:lower function fuse_conv2d_broadcast_add") < printed.index(
         "Applied passes GraphFuseCompile")
     picture = data_of(cells[-1], "image/svg+xml")
-    # w, b and the two tvm_op; x, which only the first reads, is drawn inside it.
-    assert picture.count('<g class="node">') == 4
+    # x (the graph's input keeps its box), w, b and the two tvm_op.
+    assert picture.count('<g class="node">') == 5
 
 
 def test_workbench_notebook_shows_diffs_loops_and_profiles():

@@ -26,12 +26,12 @@ def test_a_partitioned_graph_draws_its_groups():
     g = nnvm.graph.create(y).apply(["InferShape", "InferType", "GraphFusePartition"])
     root = parsed(g._repr_svg_())
     nodes = root.findall(SVG + "g")
-    # conv2d (x, its weight and bias drawn inside, as the viewer draws them), relu, flatten and
-    # __mul_scalar__.
-    assert len(nodes) == 4
+    # x (the graph's input, a box of its own), conv2d (its weight and bias drawn inside, as the
+    # viewer draws them), relu, flatten and __mul_scalar__.
+    assert len(nodes) == 5
     titles = [n.find(SVG + "title").text for n in nodes]
     assert "conv2d\nconv2d" in "".join(titles)
-    assert any(t.endswith("\n3×3 pad 1, 4 ch\n(1, 4, 8, 8)\nx (1, 3, 8, 8)\n"
+    assert any(t.endswith("\n3×3 pad 1, 4 ch\n(1, 4, 8, 8)\n"
                           "conv2d0_weight (4, 3, 3, 3)\nconv2d0_bias (4,)") for t in titles)
     groups = [r for r in root.iter(SVG + "rect") if r.get("class") == "group"]
     # conv2d + relu is one group; flatten and the multiply fuse into another.
@@ -39,7 +39,7 @@ def test_a_partitioned_graph_draws_its_groups():
     group_titles = sorted(r.find(SVG + "title").text.split("\n")[0] for r in groups)
     assert group_titles == ["fuse_conv2d_relu", "fuse_flatten___mul_scalar__"]
     edges = [p for p in root.iter(SVG + "path") if p.get("marker-end")]
-    assert len(edges) == 3  # conv2d → relu → flatten → __mul_scalar__
+    assert len(edges) == 4  # x → conv2d → relu → flatten → __mul_scalar__
 
 
 def test_a_session_draws_its_current_step_and_nothing_before_one():
@@ -50,9 +50,10 @@ def test_a_session_draws_its_current_step_and_nothing_before_one():
     s.graph("y")
     s.build()
     root = parsed(s.svg())
-    # A tvm_op shows its function; x, which only it reads, is drawn inside it.
+    # The input x, a box of its own, and the tvm_op with its function.
     assert [n.find(SVG + "title").text.split("\n") for n in root.findall(SVG + "g")] == [
-        ["fuse_relu___add_scalar__", "__add_scalar__0", "(2, 3) float32", "x (2, 3) float32"]]
+        ["input", "x", "(2, 3) float32"],
+        ["fuse_relu___add_scalar__", "__add_scalar__0", "(2, 3) float32"]]
 
 
 def test_hostile_names_are_text():

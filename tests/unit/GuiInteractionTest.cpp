@@ -7,6 +7,7 @@
 #include "gui/app/Frame.h"
 #include "gui/app/Panels.h"
 #include "passes/Provenance.h"
+#include "view/Elide.h"
 #include "view/FusionView.h"
 #include "view/Overview.h"
 #include "view/ProfileView.h"
@@ -376,6 +377,25 @@ TEST(GuiInteraction, LoopsPanelFollowsTheSelectedKernel) {
   h.s.selection.node = static_cast<int>(kernels[1]);
   h.frame();
   EXPECT_EQ(h.s.loops.function, fn(kernels[1]));
+}
+
+// Labels too long for their room (a buffer bar, the Loops panel's list) keep both ends of the
+// name around "…", as much as fits in the proportional font; a label that fits is unchanged.
+TEST(GuiInteraction, LabelsAreElidedInTheMiddleToFit) {
+  Headless h;
+  ImGui::NewFrame();
+  std::string name = "onnx::Conv_497_NCHW16c_fuse__contrib_conv2d_NCHWc_relu_3";
+  float room = ImGui::CalcTextSize("onnx::Conv_497_NC").x;
+  std::string shown = fitText(name, room);
+  EXPECT_LE(ImGui::CalcTextSize(shown.c_str()).x, room);
+  EXPECT_EQ(shown.rfind("onnx:", 0), 0u) << shown;
+  EXPECT_NE(shown.find("…"), std::string::npos) << shown;
+  EXPECT_EQ(shown.substr(shown.size() - 2), "_3") << shown; // the numbered end is kept
+  // One character more would not fit.
+  std::string longer = elideMiddle(name, shown.size() - std::string("…").size() + 2);
+  EXPECT_GT(ImGui::CalcTextSize(longer.c_str()).x, room) << longer;
+  EXPECT_EQ(fitText("relu0", room), "relu0");
+  ImGui::EndFrame();
 }
 
 // After :profile, the Loops panel opens on the function that took the most time (not the

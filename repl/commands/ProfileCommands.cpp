@@ -13,8 +13,8 @@
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/Provenance.h"
-#include "repl/commands/Commands.h"
 #include "repl/ProfileSummary.h"
+#include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
 
 #include <algorithm>

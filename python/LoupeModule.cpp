@@ -188,7 +188,8 @@ public:
     for (const auto &[nid, t] : s->profile)
       rows.append(py::dict(py::arg("node") = idx.nodes[nid].node->name,
                            py::arg("kernel") = idx.nodes[nid].node->parsed.getStr("func_name"),
-                           py::arg("ms") = t.ms, py::arg("gflops") = t.gflops,
+                           py::arg("ms") = t.ms, py::arg("min_ms") = t.minMs,
+                           py::arg("max_ms") = t.maxMs, py::arg("gflops") = t.gflops,
                            py::arg("percent_peak") = t.percentPeak));
     return rows;
   }

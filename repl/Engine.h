@@ -32,9 +32,10 @@ struct Expr;
 
 /// A kernel's time in the last `:profile` of a built graph.
 struct KernelTime {
-  double ms = 0;          ///< median over the runs
-  double gflops = 0;      ///< its flops over that time
-  double percentPeak = 0; ///< of this machine's FMA-loop peak at the threads used
+  double ms = 0;               ///< median over the runs
+  double gflops = 0;           ///< its flops over that time
+  double percentPeak = 0;      ///< of this machine's FMA-loop peak at the threads used
+  double minMs = 0, maxMs = 0; ///< the fastest and slowest of the runs
 };
 
 /// One step of the history: an immutable graph snapshot and what made it.

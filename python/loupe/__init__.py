@@ -149,7 +149,8 @@ class Session:
 
     def profile(self, runs=10):
         """Times each kernel of the built graph over `runs` runs (:profile); a row per kernel:
-        node, kernel, ms (median), gflops, percent_peak."""
+        node, kernel, ms (median), min_ms and max_ms (the fastest and slowest run), gflops,
+        percent_peak."""
         self._call("profile", str(runs))
         return Profile(self._s.profile_rows())
 

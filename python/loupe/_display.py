@@ -33,10 +33,11 @@ class Diff(Text):
 
 
 class Profile(list):
-    """:profile's rows (node, kernel, ms, gflops, percent_peak), slowest first in a notebook's
-    table."""
+    """:profile's rows (node, kernel, ms, min_ms, max_ms, gflops, percent_peak), slowest first
+    in a notebook's table."""
 
-    _COLUMNS = [("node", "node", "{}"), ("kernel", "kernel", "{}"), ("ms", "ms", "{:.3f}"),
+    _COLUMNS = [("node", "node", "{}"), ("kernel", "kernel", "{}"), ("ms", "median ms", "{:.3f}"),
+                ("min_ms", "min ms", "{:.3f}"), ("max_ms", "max ms", "{:.3f}"),
                 ("gflops", "GFLOP/s", "{:.1f}"), ("percent_peak", "% of peak", "{:.0f}")]
 
     def _repr_html_(self):
@@ -49,4 +50,4 @@ class Profile(list):
         total = sum(r["ms"] for r in self)
         return (f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
                 f"<tfoot><tr><td>total</td><td></td><td>{total:.3f}</td><td></td><td></td>"
-                "</tr></tfoot></table>")
+                "<td></td><td></td></tr></tfoot></table>")

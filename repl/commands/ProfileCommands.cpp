@@ -287,8 +287,12 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   std::sort(runTotals.begin(), runTotals.end());
   std::map<uint32_t, KernelTime> profile;
   for (const ProfileRow &r : rows)
-    if (calls.size() == names.size())
-      profile[r.call] = timing(r.ms, r.flops, r.dtype, r.integer);
+    if (calls.size() == names.size()) {
+      KernelTime t = timing(r.ms, r.flops, r.dtype, r.integer);
+      t.minMs = r.minMs;
+      t.maxMs = r.maxMs;
+      profile[r.call] = t;
+    }
   e.history_[e.cursor_].profile = std::move(profile);
   // Timings hidden (replayed sessions), the order by time would be the one thing of them left
   // to vary from run to run: the kernels are listed in the order they run.

@@ -115,6 +115,8 @@ def test_profile_rows_name_each_kernel():
     rows = s.profile(runs=3)
     assert [r["kernel"] for r in rows] == ["fuse___mul_scalar___broadcast_add_relu___add_scalar__"]
     assert rows[0]["ms"] > 0 and rows[0]["gflops"] >= 0
+    # The median of three runs lies between the fastest and the slowest.
+    assert rows[0]["min_ms"] <= rows[0]["ms"] <= rows[0]["max_ms"]
 
 
 def test_steps_and_undo():

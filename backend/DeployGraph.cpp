@@ -4,6 +4,7 @@
 
 #include "backend/BuiltLibrary.h"
 #include "backend/GraphExecutor.h"
+#include "core/Buffers.h"
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Text.h"
@@ -219,17 +220,24 @@ DeploySource deploySource(const Graph &g) {
       continue;
     }
     const StoredTensor &t = p->second;
-    if (t.dtype() != dtypes[e] || t.shape() != shapes[e])
-      fail("export: param '", name, "' is held as ", dtypeName(t.dtype()), " ",
-           shapeToList(t.shape()), " but the graph reads ", dtypeName(static_cast<int>(dtypes[e])),
-           " ", shapeToList(shapes[e]));
+    if (t.shape() != shapes[e])
+      fail("export: param '", name, "' has shape ", shapeToList(t.shape()),
+           " but the graph was built for ", shapeToList(shapes[e]));
     out.paramsBin.resize((out.paramsBin.size() + 63) / 64 * 64, '\0');
     size_t offset = out.paramsBin.size();
-    out.paramsBin.append(static_cast<const char *>(t.bytes()), t.numBytes());
+    size_t bytes = t.numBytes();
+    if (t.dtype() == dtypes[e]) {
+      out.paramsBin.append(static_cast<const char *>(t.bytes()), bytes);
+    } else { // held in another dtype: its values in the graph's, as the REPL's runtime binds it
+      int dt = static_cast<int>(dtypes[e]);
+      bytes = static_cast<size_t>(numElements(shapes[e]) * dtypeBytes(dt));
+      out.paramsBin.resize(offset + bytes);
+      copyToBuffer(t.load(), dt, out.paramsBin.data() + offset);
+    }
     bool alone = slotOf.at(sid[e])->entries.size() == 1;
     paramStorage += (numParams ? ", " : "") + std::to_string(sid[e]);
     paramOffset += (numParams ? ", " : "") + std::to_string(offset);
-    paramBytes += (numParams ? ", " : "") + std::to_string(t.numBytes());
+    paramBytes += (numParams ? ", " : "") + std::to_string(bytes);
     inPlace += (numParams ? ", " : "") + std::string(alone ? "1" : "0");
     ++numParams;
   }

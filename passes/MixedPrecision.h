@@ -16,4 +16,8 @@ struct PrecisionRule {
 /// the type it casts to.
 PrecisionRule mixedPrecisionRule(const std::string &op, const std::string &castTo = "");
 
+/// A build's precision as `:build precision=` and `:set precision` take it: true for "bf16",
+/// false for "fp32"; anything else throws Error with the one message both print.
+bool bfloat16Precision(const std::string &word);
+
 } // namespace loupe

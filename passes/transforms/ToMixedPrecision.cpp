@@ -6,6 +6,7 @@
 #include "passes/Pass.h"
 
 #include "core/DType.h"
+#include "core/Error.h"
 #include "core/Rewrite.h"
 #include "core/ops/OpHelpers.h"
 
@@ -109,6 +110,13 @@ Graph toMixedPrecision(const Graph &src, const PassContext &) {
 }
 
 } // namespace
+
+bool bfloat16Precision(const std::string &word) {
+  if (word != "fp32" && word != "bf16")
+    fail("precision must be fp32 or bf16 (convolutions and matrix products in bfloat16), got '",
+         word, "'");
+  return word == "bf16";
+}
 
 PrecisionRule mixedPrecisionRule(const std::string &op, const std::string &castTo) {
   if (op == "cast" && castTo == "bfloat16")

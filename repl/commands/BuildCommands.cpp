@@ -11,6 +11,7 @@
 #include "core/Npy.h"
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
+#include "passes/MixedPrecision.h"
 #include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
 
@@ -61,9 +62,7 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
       o.defaultDType = *dt;
       dtypeGiven = true;
     } else if (k == "precision") {
-      if (v != "fp32" && v != "bf16")
-        fail("precision must be fp32 or bf16, got '", v, "'");
-      o.bf16 = v == "bf16";
+      o.bf16 = bfloat16Precision(v);
     } else if (k == "opt_level") {
       if (v.size() != 1 || v[0] < '0' || v[0] > '3')
         fail("opt_level must be 0, 1, 2 or 3, got '", v, "'");

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Printer.h"
 #include "core/Target.h"
+#include "passes/MixedPrecision.h"
 #include "repl/SessionFile.h"
 #include "repl/commands/Commands.h"
 
@@ -157,9 +158,7 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
            "'");
     e.denormals_ = v;
   } else if (k == "precision") {
-    if (v != "fp32" && v != "bf16")
-      fail("precision must be fp32 or bf16 (convolutions and matrix products in bfloat16), got '",
-           v, "'");
+    bfloat16Precision(v); // the value checked as :build checks it
     e.precision_ = v;
   } else if (k == "timings") {
     if (v != "shown" && v != "hidden")

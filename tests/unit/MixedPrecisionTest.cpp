@@ -116,6 +116,18 @@ TEST(ToMixedPrecision, BuildsMatchTheReference) {
   }
 }
 
+// `:build precision=` and `:set precision` refuse another word with the same line, and change
+// nothing.
+TEST(BFloat16Build, APrecisionOtherThanFp32OrBf16IsRefusedAlike) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 4))\ny = relu(x)\n:graph y");
+  const std::string line = "error: precision must be fp32 or bf16 (convolutions and matrix "
+                           "products in bfloat16), got 'half'\n";
+  EXPECT_EQ(output(e, ":build precision=half"), line);
+  EXPECT_EQ(output(e, ":set precision half"), line);
+  EXPECT_EQ(e.history().size(), 1u);
+}
+
 // `:build dtype=bfloat16` of a zoo network converts its data input with its params (its
 // variables carry their float32 dtype attribute), and the whole network then runs in bfloat16
 // with the reference interpreter's rounding.

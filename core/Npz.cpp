@@ -2,6 +2,7 @@
 #include "core/Npz.h"
 
 #include "core/Error.h"
+#include "core/File.h"
 #include "core/Npy.h"
 
 #include <zip.h>
@@ -25,15 +26,26 @@ struct CloseEntry {
 } // namespace
 
 std::vector<std::pair<std::string, Tensor>> readNpz(const std::string &path) {
-  int code = 0;
-  std::unique_ptr<zip_t, CloseArchive> archive(zip_open(path.c_str(), ZIP_RDONLY, &code));
-  if (!archive) {
-    zip_error_t error;
-    zip_error_init_with_code(&error, code);
+  return parseNpz(readFile(path), path);
+}
+
+std::vector<std::pair<std::string, Tensor>> parseNpz(const std::string &bytes,
+                                                     const std::string &path) {
+  // The archive is read from memory: libzip parses the bytes the caller holds (no second open
+  // of a file that may have changed, and the fuzzer's input as it is).
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t *src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_t *opened = src ? zip_open_from_source(src, ZIP_RDONLY, &error) : nullptr;
+  if (!opened) {
     std::string why = zip_error_strerror(&error);
     zip_error_fini(&error);
+    if (src)
+      zip_source_free(src);
     fail(path, ": not a .npz file (", why, ")");
   }
+  zip_error_fini(&error);
+  std::unique_ptr<zip_t, CloseArchive> archive(opened); // owns the source now
   std::vector<std::pair<std::string, Tensor>> arrays;
   zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
   for (zip_int64_t i = 0; i < entries; ++i) {
@@ -44,18 +56,21 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string &path) {
     std::string name = st.name;
     if (!name.ends_with(".npy"))
       fail(path, ": entry '", name, "' is not a .npy array (a .npz holds NAME.npy entries)");
-    // A .npy's size is its header plus its data: a bound on what one entry may claim is what a
-    // tensor may hold, which parseNpy checks against the header's shape.
-    std::string bytes(static_cast<size_t>(st.size), '\0');
+    // An entry's size is what its header in the archive claims: no more than the archive's
+    // own bytes can hold at the best compression deflate reaches (1032:1), so that a forged
+    // size cannot ask for memory the archive could never fill.
+    if (st.size > static_cast<zip_uint64_t>(bytes.size()) * 1032 + 1024)
+      fail(path, ": entry '", name, "' claims ", st.size, " bytes, more than the archive holds");
+    std::string entry(static_cast<size_t>(st.size), '\0');
     std::unique_ptr<zip_file_t, CloseEntry> f(
         zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0));
     if (!f)
       fail(path, ": entry '", name, "' cannot be opened (", zip_strerror(archive.get()), ")");
-    zip_int64_t got = bytes.empty() ? 0 : zip_fread(f.get(), bytes.data(), bytes.size());
-    if (got != static_cast<zip_int64_t>(bytes.size()))
+    zip_int64_t got = entry.empty() ? 0 : zip_fread(f.get(), entry.data(), entry.size());
+    if (got != static_cast<zip_int64_t>(entry.size()))
       fail(path, ": entry '", name, "' is truncated or corrupt (", zip_file_strerror(f.get()), ")");
     name.resize(name.size() - 4);
-    arrays.emplace_back(name, parseNpy(bytes, path + ":" + name));
+    arrays.emplace_back(name, parseNpy(entry, path + ":" + name));
   }
   return arrays;
 }

@@ -15,6 +15,11 @@ namespace loupe {
 /// that is not a .npy array, a truncated or corrupt entry.
 std::vector<std::pair<std::string, Tensor>> readNpz(const std::string &path);
 
+/// A .npz file's bytes as its arrays (readNpz's parser, for input that is not in a file);
+/// errors name `source`.
+std::vector<std::pair<std::string, Tensor>> parseNpz(const std::string &bytes,
+                                                     const std::string &source);
+
 /// Writes the arrays as a .npz file (entries stored uncompressed, as numpy.savez does), each
 /// entry named npyFileStem(name).npy so that untrusted names stay plain file names; the file
 /// appears whole or not at all. Throws Error when it cannot be written.

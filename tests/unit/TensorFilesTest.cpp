@@ -3,6 +3,7 @@
 // allclose figures, matched by name or by position across two models (issue 56, part 4).
 #include "TestUtil.h"
 
+#include "core/File.h"
 #include "core/Npy.h"
 #include "core/Npz.h"
 #include "core/TensorDiff.h"
@@ -74,6 +75,23 @@ TEST(Npz, UnreadableFilesAreOneLineErrors) {
       },
       Error);
   EXPECT_THROW(readNpz(kData + "no_such.npz"), Error);
+  // Every cut of an archive, and every byte of it flipped, is an Error or a correct read: never
+  // a crash (the fuzzer's corpus goes further).
+  std::string bytes = readFile(kData + "two_arrays.npz");
+  for (size_t cut = 0; cut < bytes.size(); cut += 7)
+    try {
+      auto arrays = parseNpz(bytes.substr(0, cut), "cut");
+      EXPECT_LE(arrays.size(), 2u);
+    } catch (const Error &) {
+    }
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(~flipped[at]);
+    try {
+      (void)parseNpz(flipped, "flipped");
+    } catch (const Error &) {
+    }
+  }
 }
 
 // allclose by hand: atol 0.1 + rtol 0.1·|expected|. Expected [10, 0.05, -2, 0, NaN]; got

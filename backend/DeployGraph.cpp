@@ -10,7 +10,6 @@
 #include "core/Text.h"
 
 #include <map>
-#include <set>
 
 namespace loupe::backend {
 
@@ -49,6 +48,24 @@ std::string shapeList(const Shape &s) {
     t += (i ? ", " : "") + std::to_string(s[i]);
   return t + (s.empty() ? "0}" : "}");
 }
+
+// An input or output of the network as the runner and deploy.h describe it.
+struct TensorPort {
+  std::string name;
+  int dtype = 0;
+  Shape shape;
+  int64_t storage = 0;
+  // Its loupe_tensor_info initializer.
+  std::string info() const {
+    return "  {" + cString(name) + ", \"" + std::string(dtypeName(dtype)) + "\", " +
+           std::to_string(shape.size()) + ", " + shapeList(shape) + ", " +
+           std::to_string(numElements(shape) * dtypeBytes(dtype)) + "},\n";
+  }
+  // Its line in deploy.h's comment.
+  std::string comment() const {
+    return commentText(name) + ": " + std::string(dtypeName(dtype)) + " " + shapeToTuple(shape);
+  }
+};
 
 // The entry points, the same for every network: they read the tables before them.
 const char *kEntryPoints = R"C(
@@ -201,22 +218,17 @@ DeploySource deploySource(const Graph &g) {
     bytesOf[static_cast<size_t>(s.id)] = std::max<int64_t>(s.bytes, 1);
   for (int64_t b : bytesOf)
     storageBytes += (storageBytes.empty() ? "" : ", ") + std::to_string(b);
-  // Params: their bytes in one blob, 64-aligned each; read in place where the param's storage
-  // is its alone and its dtype the graph's (as the REPL's runtime does), else copied in.
-  std::string inputs, inputStorage;
-  size_t numParams = 0, numInputs = 0;
+  // Params: their bytes in one blob, 64-aligned each, in the graph's dtype (converted when held
+  // in another, as the REPL's runtime binds them); read in place where the param's storage is
+  // its alone, else copied in. The other variables are the network's inputs.
+  std::vector<TensorPort> inputs, outputs;
+  size_t numParams = 0;
   for (uint32_t nid : idx.argNodes) {
     const std::string &name = idx.nodes[nid].node->name;
     uint32_t e = idx.entryId(nid, 0);
     auto p = lib->params.find(name);
     if (p == lib->params.end()) {
-      int64_t bytes = numElements(shapes[e]) * dtypeBytes(static_cast<int>(dtypes[e]));
-      inputs += "  {" + cString(name) + ", \"" +
-                std::string(dtypeName(static_cast<int>(dtypes[e]))) + "\", " +
-                std::to_string(shapes[e].size()) + ", " + shapeList(shapes[e]) + ", " +
-                std::to_string(bytes) + "},\n";
-      inputStorage += (inputStorage.empty() ? "" : ", ") + std::to_string(sid[e]);
-      ++numInputs;
+      inputs.push_back({name, static_cast<int>(dtypes[e]), shapes[e], sid[e]});
       continue;
     }
     const StoredTensor &t = p->second;
@@ -244,7 +256,6 @@ DeploySource deploySource(const Graph &g) {
   // The kernel calls in node order, each with its arguments' storage.
   std::string args, firstArg, fns;
   size_t numArgs = 0, numCalls = 0;
-  std::set<std::string> declared;
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable())
@@ -266,17 +277,20 @@ DeploySource deploySource(const Graph &g) {
     fns += std::string(numCalls ? ",\n" : "") + "    " + (nothing ? "0" : fn + "_packed");
     ++numCalls;
   }
-  std::string outputs, outputStorage;
   for (size_t k = 0; k < idx.heads.size(); ++k) {
     uint32_t e = idx.entryId(idx.heads[k]);
     std::string name = k < lib->outputNames.size() ? lib->outputNames[k]
                                                    : idx.nodes[idx.heads[k].nodeId].node->name;
-    int64_t bytes = numElements(shapes[e]) * dtypeBytes(static_cast<int>(dtypes[e]));
-    outputs += "  {" + cString(name) + ", \"" +
-               std::string(dtypeName(static_cast<int>(dtypes[e]))) + "\", " +
-               std::to_string(shapes[e].size()) + ", " + shapeList(shapes[e]) + ", " +
-               std::to_string(bytes) + "},\n";
-    outputStorage += (k ? ", " : "") + std::to_string(sid[e]);
+    outputs.push_back({name, static_cast<int>(dtypes[e]), shapes[e], sid[e]});
+  }
+  std::string inputInfo, inputStorage, outputInfo, outputStorage;
+  for (const TensorPort &t : inputs) {
+    inputInfo += t.info();
+    inputStorage += (inputStorage.empty() ? "" : ", ") + std::to_string(t.storage);
+  }
+  for (const TensorPort &t : outputs) {
+    outputInfo += t.info();
+    outputStorage += (outputStorage.empty() ? "" : ", ") + std::to_string(t.storage);
   }
   auto table = [](const std::string &type, const std::string &name, const std::string &values) {
     return "static const " + type + " " + name + "[] = {" + (values.empty() ? "0" : values) +
@@ -297,29 +311,18 @@ DeploySource deploySource(const Graph &g) {
   c += table("int32_t", "call_first_arg", firstArg);
   c += "static void (*const call_fn[])(void **) = {\n" + (fns.empty() ? "    0" : fns) + "};\n\n";
   c += "const loupe_tensor_info loupe_inputs[] = {\n" +
-       (inputs.empty() ? std::string("  {0, 0, 0, {0}, 0},\n") : inputs) + "};\n";
-  c += "const loupe_tensor_info loupe_outputs[] = {\n" + outputs + "};\n";
+       (inputs.empty() ? std::string("  {0, 0, 0, {0}, 0},\n") : inputInfo) + "};\n";
+  c += "const loupe_tensor_info loupe_outputs[] = {\n" + outputInfo + "};\n";
   c += kEntryPoints;
   out.graphC = c;
   std::string h = kApi;
-  h += "#define LOUPE_NUM_INPUTS " + std::to_string(numInputs) + "\n#define LOUPE_NUM_OUTPUTS " +
-       std::to_string(idx.heads.size()) + "\n/* Inputs:\n";
-  for (uint32_t nid : idx.argNodes) {
-    const std::string &name = idx.nodes[nid].node->name;
-    if (lib->params.count(name))
-      continue;
-    uint32_t e = idx.entryId(nid, 0);
-    h += " *   " + commentText(name) + ": " + std::string(dtypeName(static_cast<int>(dtypes[e]))) +
-         " " + shapeToTuple(shapes[e]) + "\n";
-  }
+  h += "#define LOUPE_NUM_INPUTS " + std::to_string(inputs.size()) +
+       "\n#define LOUPE_NUM_OUTPUTS " + std::to_string(outputs.size()) + "\n/* Inputs:\n";
+  for (const TensorPort &t : inputs)
+    h += " *   " + t.comment() + "\n";
   h += " * Outputs:\n";
-  for (size_t k = 0; k < idx.heads.size(); ++k) {
-    uint32_t e = idx.entryId(idx.heads[k]);
-    std::string name = k < lib->outputNames.size() ? lib->outputNames[k]
-                                                   : idx.nodes[idx.heads[k].nodeId].node->name;
-    h += " *   " + std::to_string(k) + ": " + commentText(name) + ": " +
-         std::string(dtypeName(static_cast<int>(dtypes[e]))) + " " + shapeToTuple(shapes[e]) + "\n";
-  }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    h += " *   " + std::to_string(k) + ": " + outputs[k].comment() + "\n";
   h += " */\n";
   out.header = h;
   out.paramsS = "/* params.S: made by Loupe's :export — the params' bytes inside deploy.so. */\n"

@@ -41,18 +41,23 @@ void writeFile(const fs::path &p, const std::string &text) {
   writeFileAtomically(p.string(), text);
 }
 
-// The compiler an environment variable names, else the default.
-std::string compiler(const char *var, const char *fallback) {
-  const char *env = std::getenv(var);
-  return env && *env ? env : fallback;
-}
+// A compiler: the one environment variable `var` names, else `fallback`.
+struct Compiler {
+  const char *var;
+  std::string path;
+  Compiler(const char *v, const char *fallback) : var(v) {
+    const char *env = std::getenv(v);
+    path = env && *env ? env : fallback;
+  }
+};
 
-// Runs a compiler ($CC or cc; $CXX or c++ for C++), its output in `log`; a failure reports the
-// tool's first line of complaint.
-void runTool(std::vector<std::string> words, const fs::path &log, const std::string &what) {
-  std::string tool = words[0];
+// Runs `tool` with `args`, its output in `log`; a failure reports the tool's first line of
+// complaint, and a tool that cannot start names the variable that chooses it.
+void runTool(const Compiler &tool, std::vector<std::string> args, const fs::path &log,
+             const std::string &what) {
+  args.insert(args.begin(), tool.path);
   std::vector<char *> argv;
-  for (std::string &w : words)
+  for (std::string &w : args)
     argv.push_back(w.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
@@ -60,18 +65,18 @@ void runTool(std::vector<std::string> words, const fs::path &log, const std::str
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid;
-  int rc = posix_spawnp(&pid, tool.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, tool.path.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
-    fail("export: cannot run the compiler '", tool, "' to ", what, " (", std::strerror(rc),
-         "); set ", words[0] == compiler("CXX", "c++") ? "CXX" : "CC", " to one");
+    fail("export: cannot run the compiler '", tool.path, "' to ", what, " (", std::strerror(rc),
+         "); set ", tool.var, " to one");
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream in(log);
     std::string first;
     std::getline(in, first);
-    fail("export: ", what, " with '", tool, "' failed: ", first);
+    fail("export: ", what, " with '", tool.path, "' failed: ", first);
   }
 }
 
@@ -86,17 +91,21 @@ void buildSharedLibrary(const fs::path &scratch, const DeploySource &src) {
   writeFile(scratch / "src" / "params.S", src.paramsS);
   writeFile(scratch / "src" / "params.bin", src.paramsBin);
   fs::path log = scratch / "build.log", s = scratch / "src";
-  std::string cc = compiler("CC", "cc"), cxx = compiler("CXX", "c++");
-  runTool({cxx, "-O2", "-fPIC", "-std=c++20", "-fvisibility=hidden", "-I", s.string(), "-c",
+  Compiler cc("CC", "cc"), cxx("CXX", "c++");
+  runTool(cxx,
+          {"-O2", "-fPIC", "-std=c++20", "-fvisibility=hidden", "-I", s.string(), "-c",
            (s / "Runtime.cpp").string(), "-o", (s / "runtime.o").string()},
           log, "compile the thread pool");
-  runTool({cc, "-O2", "-fPIC", "-I", scratch.string(), "-c", (s / "deploy_graph.c").string(), "-o",
+  runTool(cc,
+          {"-O2", "-fPIC", "-I", scratch.string(), "-c", (s / "deploy_graph.c").string(), "-o",
            (s / "deploy_graph.o").string()},
           log, "compile the network's runner");
-  runTool({cc, "-c", "-Wa,-I," + s.string(), (s / "params.S").string(), "-o",
-           (s / "params.o").string()},
-          log, "assemble the params");
-  runTool({cc, "-shared", "-o", (scratch / "deploy.so").string(), (scratch / "deploy.o").string(),
+  runTool(
+      cc,
+      {"-c", "-Wa,-I," + s.string(), (s / "params.S").string(), "-o", (s / "params.o").string()},
+      log, "assemble the params");
+  runTool(cc,
+          {"-shared", "-o", (scratch / "deploy.so").string(), (scratch / "deploy.o").string(),
            (s / "deploy_graph.o").string(), (s / "params.o").string(), (s / "runtime.o").string(),
            "-lstdc++", "-lm", "-pthread"},
           log, "link the shared library");

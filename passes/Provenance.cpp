@@ -54,6 +54,31 @@ std::optional<MasterNode> kernelMaster(const Graph &deploy, uint32_t call) {
   return MasterNode{n.name, n.op->name};
 }
 
+std::map<std::string, std::vector<std::string>>
+foldedSourceNodes(const Graph &deploy, const Graph &source, const std::set<std::string> &params) {
+  std::map<std::string, std::vector<std::string>> into;
+  const FusedModule *built = builtPartition(deploy);
+  if (!built)
+    return into;
+  const IndexedGraph &sidx = source.index();
+  const IndexedGraph &pidx = built->partition->index();
+  std::vector<bool> onDataPath(sidx.numNodes());
+  for (uint32_t nid = 0; nid < sidx.numNodes(); ++nid) {
+    const Node &n = *sidx.nodes[nid].node;
+    if (n.isVariable()) {
+      onDataPath[nid] = !params.count(n.name);
+      continue;
+    }
+    for (const auto &in : sidx.nodes[nid].inputs)
+      onDataPath[nid] = onDataPath[nid] || onDataPath[in.nodeId];
+    if (!onDataPath[nid] || pidx.findByName(n.name) >= 0)
+      continue;
+    if (std::string p = foldedInto(source, *built->partition, n.name); !p.empty())
+      into[p].push_back(n.name);
+  }
+  return into;
+}
+
 int kernelOfRoot(const Graph &deploy, const std::string &root) {
   const IndexedGraph &idx = deploy.index();
   int call = idx.findByName(root);

@@ -37,6 +37,12 @@ int kernelOfRoot(const Graph &deploy, const std::string &root);
 /// that `partition` still has under its name; "" when `source` has no op node `name` or its
 /// value reaches none. Provenance for nodes a rewrite replaced (a MatMul by its dense).
 std::string foldedInto(const Graph &source, const Graph &partition, const std::string &name);
+/// The op nodes of `source` on the data's path (computed from a variable not in `params`) that
+/// built graph `deploy`'s passes folded into another node (a MatMul into its dense), by the
+/// partition node each went into (foldedInto), in `source`'s order: a kernel is labelled with
+/// them too. Nodes computed from params alone (a weight's Identity or transpose) are left out.
+std::map<std::string, std::vector<std::string>>
+foldedSourceNodes(const Graph &deploy, const Graph &source, const std::set<std::string> &params);
 /// Which groups of two history steps are the same (`:compare`, the viewer's partition
 /// comparison): those with the same members by name, or by provenance — when the members of
 /// one are exactly the nodes of its step that the other's members stand for, each itself or the

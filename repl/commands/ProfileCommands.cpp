@@ -56,37 +56,13 @@ void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostre
 
 namespace {
 
-// The source nodes on the data's path that a build folded into another node (a MatMul into its
-// dense), by the partition node they went into: a kernel is labelled with them too, so that a
-// packed dense is not known only by its Add. Nodes that compute from params alone (a weight's
-// Identity or transpose, folded into the weights) are not the kernel's layers.
-std::map<std::string, std::vector<std::string>> foldedSources(const Engine &e, const Graph &deploy,
-                                                              const Graph *source) {
-  std::map<std::string, std::vector<std::string>> into;
-  const FusedModule *built = builtPartition(deploy);
-  if (!source || !built)
-    return into;
-  const IndexedGraph &sidx = source->index();
-  const IndexedGraph &pidx = built->partition->index();
+// The params of `source` (bound by :model, :load or the build): the rest are its data.
+std::set<std::string> paramsOf(const Engine &e, const Graph &source) {
   std::set<std::string> params;
-  for (const Commands::Port &p : Commands::graphInputs(e, *source))
+  for (const Commands::Port &p : Commands::graphInputs(e, source))
     if (p.param)
       params.insert(p.name);
-  std::vector<bool> onDataPath(sidx.numNodes());
-  for (uint32_t nid = 0; nid < sidx.numNodes(); ++nid) {
-    const Node &n = *sidx.nodes[nid].node;
-    if (n.isVariable()) {
-      onDataPath[nid] = !params.count(n.name);
-      continue;
-    }
-    for (const auto &in : sidx.nodes[nid].inputs)
-      onDataPath[nid] = onDataPath[nid] || onDataPath[in.nodeId];
-    if (!onDataPath[nid] || pidx.findByName(n.name) >= 0)
-      continue;
-    if (std::string p = foldedInto(*source, *built->partition, n.name); !p.empty())
-      into[p].push_back(n.name);
-  }
-  return into;
+  return params;
 }
 
 // The layers a kernel call computes, as the user named them: the members of its group in the
@@ -228,7 +204,9 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
       calls.push_back(nid);
   const Graph *source = e.cursor_ > 0 ? &e.history_[e.cursor_ - 1].graph : nullptr;
   const auto &dtypes = g.attr("dtype")->ints;
-  std::map<std::string, std::vector<std::string>> folded = foldedSources(e, g, source);
+  std::map<std::string, std::vector<std::string>> folded;
+  if (source)
+    folded = foldedSourceNodes(g, *source, paramsOf(e, *source));
   std::vector<ProfileRow> rows;
   double totalMs = 0, totalFlops = 0;
   for (size_t k = 0; k < names.size(); ++k) {
@@ -336,14 +314,14 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   auto row = [&](const ProfileRow &r) {
     KernelTime t = timing(r.ms, r.flops, r.dtype, r.integer);
     char buf[128], spread[48];
-    if (e.hideTimings_)
+    if (perKernel && e.hideTimings_)
       std::snprintf(spread, sizeof spread, "%9s %9s %9s", "-", "-", "-");
     else if (perKernel)
       std::snprintf(spread, sizeof spread, "%9.4f %9.4f %9.4f", r.minMs, t.ms, r.maxMs);
+    else if (e.hideTimings_)
+      std::snprintf(spread, sizeof spread, "%9zu %9s", r.kernels, "-");
     else
       std::snprintf(spread, sizeof spread, "%9zu %9.4f", r.kernels, t.ms);
-    if (!perKernel && e.hideTimings_)
-      std::snprintf(spread, sizeof spread, "%9zu %9s", r.kernels, "-");
     if (e.hideTimings_)
       std::snprintf(buf, sizeof buf, "%s %7s %9s %8s", spread, "-", "-", "-");
     else

@@ -205,7 +205,7 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
   std::vector<Expected> expected;
   if (!w.compare.empty())
     expected = expectedOutputs(e, g, w.compare, notes);
-  else if (w.rtol != RunWords().rtol || w.atol != RunWords().atol)
+  else if (w.toleranceGiven)
     fail("rtol= and atol= are compare='s tolerance; give compare=FILE|DIR");
   backend::RunResult r = backend::runDeployGraph(g, in);
   bool flushed = backend::builtLibrary(g)->flushDenormals;
@@ -257,8 +257,6 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
         files.push_back(npyFileStem(outs[k].name));
       }
       writeNpz(w.save, arrays);
-      out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
-          << joinNames(files) << "\n";
     } else {
       std::error_code ec;
       std::filesystem::create_directories(w.save, ec);
@@ -268,9 +266,9 @@ void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostrea
         files.push_back(npyFileStem(outs[k].name) + ".npy");
         writeNpy((std::filesystem::path(w.save) / files.back()).string(), r.outputs[k]);
       }
-      out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
-          << joinNames(files) << "\n";
     }
+    out << "saved " << plural(files.size(), "output") << " in " << w.save << ": "
+        << joinNames(files) << "\n";
     for (size_t k = 0; k < r.outputs.size(); ++k)
       if (r.outputs[k].dtype == kBFloat16)
         out << "note: " << files[k] << " holds bfloat16 values as float32 (exactly; .npy has no "
@@ -356,8 +354,7 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
            w.substr(4), "'");
   }
   RunWords w = parseRunWords(runWords);
-  if (!w.save.empty() || !w.compare.empty() || w.top || !w.check || w.rtol != RunWords().rtol ||
-      w.atol != RunWords().atol)
+  if (!w.save.empty() || !w.compare.empty() || w.top || !w.check || w.toleranceGiven)
     fail("bisect takes inputs, seed=, tol= and mode=; save=, compare=, top= and check= are "
          ":run's");
   std::vector<std::string> notes;

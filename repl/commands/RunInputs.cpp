@@ -181,6 +181,7 @@ RunWords parseRunWords(const std::string &rest) {
       if (*end || !(x >= 0) || !std::isfinite(x))
         fail(k, " must be a non-negative number, got '", v, "'");
       (k == "rtol" ? w.rtol : w.atol) = x;
+      w.toleranceGiven = true;
     } else if (k == "top")
       w.top = static_cast<size_t>(integerAtLeast("top", v, 1));
     else if (k == "check") {

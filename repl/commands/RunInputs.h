@@ -51,6 +51,7 @@ struct RunWords {
   unsigned seed = 0;
   std::string save, compare;       ///< folders or files, empty when not asked
   double rtol = 1e-5, atol = 1e-8; ///< compare='s tolerance, NumPy's allclose defaults
+  bool toleranceGiven = false;     ///< rtol= or atol= was written
   size_t top = 0;                  ///< 0: no top values
   bool check = true;               ///< compare with the reference interpreter
 };

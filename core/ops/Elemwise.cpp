@@ -1,4 +1,5 @@
-// Elementwise ops: unary math, scalar arithmetic, *_like fills, and same-shape binary ops.
+// Elementwise ops of NNVM's core: identities and *_like fills, cast, scalar arithmetic,
+// same-shape binary ops and elemwise_sum.
 #include "core/ops/OpHelpers.h"
 
 #include <cmath>
@@ -44,8 +45,6 @@ OpDef &binary(const char *name, const char *doc, int pattern,
   return op;
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
 // The `scalar` attribute as a constant of x's dtype, for the lowering of the scalar ops.
 Expr sc(const Expr &x, const Attrs &a) { return constant(a.getFloat("scalar"), x->dtype); }
 
@@ -55,62 +54,6 @@ double scalarOf(const NodePtr &n) { return n->parsed.getFloat("scalar"); }
 } // namespace
 
 void registerElemwiseOps() {
-  unaryOp("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; })
-      .lower(elementwiseLower(
-          [](const Expr &x, const Attrs &) { return max(x, constant(0, x->dtype)); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // NNVM: zeros_like, greater(x, zeros, exclude=true), elemwise_mul.
-        const NodeEntry &x = n->inputs[0];
-        NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
-        NodeEntry mask = mk("greater", n->name + "_sub1", {x, zero}, {{"exclude", "true"}});
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
-      });
-  unaryOp("sigmoid", "1 / (1 + exp(-x))", sigmoid)
-      .lower(elementwiseLower(
-          [](const Expr &x, const Attrs &) { return call("sigmoid", {x}, x->dtype); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // g * y * (1 - y)
-        NodeEntry y = outOf(n);
-        NodeEntry oneMinus = mk("__rsub_scalar__", n->name + "_sub0", {y}, {{"scalar", "1"}});
-        NodeEntry d = mk("elemwise_mul", n->name + "_sub1", {y, oneMinus});
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-      });
-  unaryOp("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); })
-      .lower(elementwiseLower(
-          [](const Expr &x, const Attrs &) { return call("tanh", {x}, x->dtype); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // g * (1 - y^2)
-        NodeEntry y = outOf(n);
-        NodeEntry sq = mk("elemwise_mul", n->name + "_sub0", {y, y});
-        NodeEntry d = mk("__rsub_scalar__", n->name + "_sub1", {sq}, {{"scalar", "1"}});
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-      });
-  unaryOp("exp", "e to the x", [](double x) { return std::exp(x); })
-      .lower(
-          elementwiseLower([](const Expr &x, const Attrs &) { return call("exp", {x}, x->dtype); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
-      });
-  unaryOp("log", "natural logarithm", [](double x) { return std::log(x); })
-      .lower(
-          elementwiseLower([](const Expr &x, const Attrs &) { return call("log", {x}, x->dtype); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
-      });
-  unaryOp("sqrt", "square root", [](double x) { return std::sqrt(x); })
-      .lower(elementwiseLower(
-          [](const Expr &x, const Attrs &) { return call("sqrt", {x}, x->dtype); }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // g / (2 y)
-        NodeEntry twoY = mk("__mul_scalar__", n->name + "_sub0", {outOf(n)}, {{"scalar", "2"}});
-        return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
-      });
-  unaryOp("negative", "-x", [](double x) { return -x; })
-      .lower(
-          elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype) - x; }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
-      });
   unaryOp("copy", "identity copy", [](double x) { return x; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -125,62 +68,6 @@ void registerElemwiseOps() {
   unaryOp("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; })
       .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(1, x->dtype); }))
       .grad(zeroGrad);
-
-  OpRegistry::get()
-      .add("leaky_relu")
-      .describe("x if x > 0 else alpha * x")
-      .param("alpha", ParamKind::Float, "0.25", "slope for x < 0")
-      .layout(layoutArbitrary)
-      .setPattern(kElemWise)
-      .acceptScalars()
-      .shape(sameShapeRule)
-      .kernel(unaryAttrKernel(
-          [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
-        return select(gt(x, constant(0, x->dtype)), x, x * constant(a.getFloat("alpha"), x->dtype));
-      }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // g * (greater(x, 0) + alpha * less(x, 0))
-        const NodeEntry &x = n->inputs[0];
-        NodeEntry zero = mk("zeros_like", n->name + "_sub0", {x});
-        NodeEntry pos = mk("greater", n->name + "_sub1", {x, zero});
-        NodeEntry neg = mk("less", n->name + "_sub2", {x, zero});
-        NodeEntry slope =
-            mk("__mul_scalar__", n->name + "_sub3", {neg}, {{"scalar", n->parsed.raw("alpha")}});
-        NodeEntry d = mk("elemwise_add", n->name + "_sub4", {pos, slope});
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
-      });
-
-  OpRegistry::get()
-      .add("clip")
-      .describe("clamps x into [a_min, a_max]")
-      .param("a_min", ParamKind::Float, std::nullopt, "lower bound")
-      .param("a_max", ParamKind::Float, std::nullopt, "upper bound")
-      .layout(layoutArbitrary)
-      .setPattern(kElemWise)
-      .acceptScalars()
-      .shape(sameShapeRule)
-      .kernel(unaryAttrKernel([](double x, const Attrs &a) {
-        return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
-      }))
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
-        return min(max(x, constant(a.getFloat("a_min"), x->dtype)),
-                   constant(a.getFloat("a_max"), x->dtype));
-      }))
-      .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
-        // g where a_min <= x <= a_max, else 0.
-        const NodeEntry &x = n->inputs[0];
-        NodeEntry lo =
-            mk("full_like", n->name + "_sub0", {x}, {{"fill_value", n->parsed.raw("a_min")}});
-        NodeEntry hi =
-            mk("full_like", n->name + "_sub1", {x}, {{"fill_value", n->parsed.raw("a_max")}});
-        NodeEntry below = mk("less", n->name + "_sub2", {x, lo});
-        NodeEntry above = mk("greater", n->name + "_sub3", {x, hi});
-        NodeEntry out = mk("elemwise_add", n->name + "_sub4", {below, above});
-        NodeEntry in = mk("__rsub_scalar__", n->name + "_sub5", {out}, {{"scalar", "1"}});
-        return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], in})};
-      });
-
   OpRegistry::get()
       .add("full_like")
       .describe("fill_value in the input's shape and dtype")

@@ -49,6 +49,18 @@ OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> 
   return op;
 }
 
+OpDef &unaryMathOp(const char *name, const char *doc, std::function<double(double)> ref,
+                   ElementLower f) {
+  return unaryOp(name, doc, std::move(ref)).lower(elementwiseLower(std::move(f)));
+}
+
+OpDef &unaryMathAttrOp(const char *name, const char *doc,
+                       std::function<double(double, const Attrs &)> ref, ElementLower f) {
+  OpDef &op = unaryOp(name, doc, nullptr);
+  op.kernel(unaryAttrKernel(std::move(ref))).lower(elementwiseLower(std::move(f)));
+  return op;
+}
+
 std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &) {
   std::vector<NodeEntry> out;
   for (size_t i = 0; i < n->inputs.size(); ++i)
@@ -346,8 +358,7 @@ Tensor transformLayout(const Tensor &t, const std::string &src, const std::strin
   return r;
 }
 
-LowerFn elementwiseLower(std::function<loop::Expr(const loop::Expr &, const Attrs &)> f,
-                         const std::string &tag) {
+LowerFn elementwiseLower(ElementLower f, const std::string &tag) {
   return [f, tag](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                   const std::vector<Shape> &shapes, const std::vector<int> &types) {
     loop::ComputeRef x = in[0];

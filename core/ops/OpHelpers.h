@@ -25,6 +25,18 @@ Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
 /// layout, in place): the caller adds the lowering and gradient.
 OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> f);
 
+/// An element's lowering: the expression of one output element from the input element x.
+using ElementLower = std::function<loop::Expr(const loop::Expr &, const Attrs &)>;
+
+/// A unary op (as unaryOp) whose reference kernel is `ref` and whose lowering applies `f` to
+/// each element: the caller adds the gradient.
+OpDef &unaryMathOp(const char *name, const char *doc, std::function<double(double)> ref,
+                   ElementLower f);
+
+/// The same for an op with attributes, which both `ref` and `f` read (the caller declares them).
+OpDef &unaryMathAttrOp(const char *name, const char *doc,
+                       std::function<double(double, const Attrs &)> ref, ElementLower f);
+
 /// The gradient of an op whose output does not depend on its inputs' values (or only
 /// piecewise-constantly): zeros for every input.
 std::vector<NodeEntry> zeroGrad(const NodePtr &n, const std::vector<NodeEntry> &);
@@ -50,8 +62,7 @@ ComputeFn binaryBroadcastKernel(std::function<double(double, double)> f);
 
 /// Lowering of an op applying `f` to every element of input 0 (a "compute" stage over i0, i1, …
 /// tagged `tag`).
-LowerFn elementwiseLower(std::function<loop::Expr(const loop::Expr &, const Attrs &)> f,
-                         const std::string &tag = "elemwise");
+LowerFn elementwiseLower(ElementLower f, const std::string &tag = "elemwise");
 
 /// Lowering of a binary op with NumPy broadcasting of its two inputs.
 LowerFn broadcastLower(std::function<loop::Expr(const loop::Expr &, const loop::Expr &)> f,
@@ -195,7 +206,8 @@ void requireInteger(const TypeCtx &c, size_t k, const char *what);
 void registerElemwiseOps();
 void registerBroadcastOps();
 void registerLogicOps();
-void registerMathOps();
+void registerUnaryMathOps();
+void registerActivationOps();
 void registerNormOps();
 void registerIndexOps();
 void registerScanOps();

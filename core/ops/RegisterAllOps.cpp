@@ -11,7 +11,8 @@ void registerAllOps() {
     ops::registerElemwiseOps();
     ops::registerBroadcastOps();
     ops::registerLogicOps();
-    ops::registerMathOps();
+    ops::registerUnaryMathOps();
+    ops::registerActivationOps();
     ops::registerNormOps();
     ops::registerIndexOps();
     ops::registerScanOps();

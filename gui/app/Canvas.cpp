@@ -15,6 +15,8 @@ namespace loupe::gui {
 
 namespace {
 
+bool recording = false; // drawnBoxes is kept (a screenshot with a boxes file)
+
 // The zoom at which the whole layout fits a canvas of `size` with a margin.
 double fitZoom(const GraphLayout &l, ImVec2 size) {
   return std::min(size.x / std::max(1.0, l.width + 40), size.y / std::max(1.0, l.height + 40));
@@ -55,6 +57,13 @@ void bringIntoView(CanvasView &cv, const LaidNode &n, ImVec2 size) {
 }
 
 } // namespace
+
+std::vector<DrawnBox> &drawnBoxes() {
+  static std::vector<DrawnBox> boxes;
+  return boxes;
+}
+
+void recordDrawnBoxes(bool on) { recording = on; }
 
 ImU32 rgba(uint32_t c, uint8_t alpha) {
   return IM_COL32((c >> 24) & 0xff, (c >> 16) & 0xff, (c >> 8) & 0xff, alpha);
@@ -217,6 +226,11 @@ int drawCanvas(const char *id, const Graph &g, const GraphLayout &l, CanvasView 
     bool boxy = n.kind == NodeKind::Op || n.kind == NodeKind::Scope;
     float rounding = coarse ? 0.0f : boxy ? 3.0f : static_cast<float>(n.h * cv.zoom / 2);
     dl->AddRectFilled(a, b, fill, rounding);
+    if (recording) {
+      ImVec2 lo = dl->GetClipRectMin(), hi = dl->GetClipRectMax();
+      drawnBoxes().push_back({n.name, std::max(a.x, lo.x), std::max(a.y, lo.y), std::min(b.x, hi.x),
+                              std::min(b.y, hi.y)});
+    }
     ImU32 outline = kOutline;
     float thick = 1.0f;
     // Marks scale down with the graph so that, zoomed out, they do not swallow the boxes.

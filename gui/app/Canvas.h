@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace loupe::gui {
@@ -49,6 +50,18 @@ struct Styler {
   std::vector<ScopeOutline> scopes; ///< unfolded scopes, outermost first
   double maxShare = 0;              ///< the largest of them
 };
+
+/// A node box as drawn on screen: its name and rectangle in window pixels (clipped to its canvas).
+struct DrawnBox {
+  std::string name;
+  float x0, y0, x1, y1;
+};
+
+/// The node boxes the canvases drew since the last clear, recorded only while recording is on (a
+/// screenshot's boxes file: where a check finds a named node in the picture).
+std::vector<DrawnBox> &drawnBoxes();
+/// Turns the recording of drawnBoxes on or off.
+void recordDrawnBoxes(bool on);
 
 /// Draws a laid-out graph in a canvas of `size` and handles pan, zoom and node clicks. Returns
 /// the node id clicked this frame (-1 for none); `ctrl` tells whether ctrl was held.

@@ -2,6 +2,7 @@
 // render of one panel to a PNG for tests and the README.
 #include "backend/tune/Measure.h"
 #include "gui/app/AppState.h"
+#include "gui/app/Canvas.h"
 #include "gui/app/Panels.h"
 #include "gui/app/Screenshot.h"
 #include "gui/app/Window.h"
@@ -10,12 +11,16 @@
 
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace loupe;
 
@@ -25,7 +30,7 @@ const char *kUsage =
     R"(usage: loupe-gui [FILE]                      open a session, script, graph JSON or ONNX model
        loupe-gui --script FILE [--step N] [--panel graph|timeline|fusion|loops|buffers]
                  [--select NODE] [--fit] [--collapse-all] [--fold-scopes N] [--compare STEP]
-                 [--layout layered|dot] [--size WxH] [--screenshot OUT.png]
+                 [--layout layered|dot] [--size WxH] [--screenshot OUT.png [--boxes OUT.tsv]]
   --script FILE      a session or script to step through (all of it runs unless --step N)
   --step N           run only the first N inputs of the script
   --panel P          the panel to show
@@ -40,6 +45,8 @@ const char *kUsage =
                      (Graphviz's, to compare; slow on large graphs)
   --compare STEP     the fusion panel beside history step STEP's partition, differences marked
   --screenshot OUT   render a few frames, save the window as PNG and exit
+  --boxes OUT.tsv    with --screenshot, also the node boxes drawn in it: one per line, the
+                     node's name and its rectangle's pixels x0 y0 x1 y1, separated by tabs
 )";
 
 int usageError(const std::string &msg) {
@@ -54,13 +61,28 @@ long parseCount(const std::string &v) {
   return v.empty() || *end || n < 0 ? -1 : n;
 }
 
+// The boxes of a screenshot as --boxes writes them; an error message, or empty.
+std::string writeBoxes(const std::string &path, const std::vector<gui::DrawnBox> &boxes) {
+  std::ofstream f(path);
+  for (const gui::DrawnBox &b : boxes) {
+    // A name is text from the user's file: tabs and line breaks in it are written as spaces.
+    std::string name = b.name;
+    std::replace_if(
+        name.begin(), name.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    f << name << '\t' << std::lround(b.x0) << '\t' << std::lround(b.y0) << '\t' << std::lround(b.x1)
+      << '\t' << std::lround(b.y1) << '\n';
+  }
+  f.close();
+  return f ? "" : "cannot write " + path;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   // The tuner's measuring processes are this executable too (backend/tune/Measure.h).
   if (argc == 2 && std::string(argv[1]) == "--tune-worker")
     return loupe::backend::tuneWorkerMain();
-  std::string script, screenshot, panelName = "graph", select;
+  std::string script, screenshot, boxesFile, panelName = "graph", select;
   bool fitAll = false, collapseAll = false, dotLayout = false;
   long step = -1, compare = -1, foldDepth = 0;
   int width = 1600, height = 1000;
@@ -110,6 +132,10 @@ int main(int argc, char **argv) {
       screenshot = value();
       if (screenshot.empty())
         return usageError("--screenshot needs a file name");
+    } else if (a == "--boxes") {
+      boxesFile = value();
+      if (boxesFile.empty())
+        return usageError("--boxes needs a file name");
     } else if (!a.empty() && a[0] == '-') {
       return usageError("unknown option " + a);
     } else if (script.empty()) {
@@ -118,6 +144,8 @@ int main(int argc, char **argv) {
       return usageError("one file at a time, got '" + script + "' and '" + a + "'");
     }
   }
+  if (!boxesFile.empty() && screenshot.empty())
+    return usageError("--boxes goes with --screenshot");
   gui::AppState s;
   s.viewer.setTuning("on");                     // the records this machine's :tune wrote
   s.viewer.setPrepare(report::addViewCommands); // the console has :report, as loupe has
@@ -186,6 +214,8 @@ int main(int argc, char **argv) {
   int frames = 0, status = 0;
   while (!glfwWindowShouldClose(window)) {
     glfwPollEvents();
+    gui::drawnBoxes().clear();
+    gui::recordDrawnBoxes(!boxesFile.empty());
     gui::renderFrame(window, s);
     // Screenshots: a few frames first, so that windows and fitted canvases have settled, and
     // the layouts the panels asked for made.
@@ -198,6 +228,8 @@ int main(int argc, char **argv) {
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       std::string err = gui::writeScreenshot(screenshot, fw, fh);
+      if (err.empty() && !boxesFile.empty())
+        err = writeBoxes(boxesFile, gui::drawnBoxes());
       if (!err.empty()) {
         std::fprintf(stderr, "loupe-gui: %s\n", err.c_str());
         status = 1;

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -31,6 +32,13 @@
 #include <vector>
 
 namespace loupe {
+
+/// The build topic's command handlers (building and exporting): a member of Commands, so
+/// they reach the engine as Commands does.
+struct Commands::BuildTopic {
+  static void build(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void exportBuild(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
 
 const char *const Commands::kBuildUsage =
     ":build [opt_level=N] [dtype=TYPE] [precision=fp32|bf16] [seed=N] [shape NAME=(…) …] "
@@ -153,7 +161,8 @@ std::vector<std::string> paramNames(const Graph &g) {
 
 } // namespace
 
-void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &rest,
+                                 std::ostream &out) {
   const Graph before = e.requireGraph();
   if (backend::builtLibrary(before))
     fail("step ", e.cursor_,
@@ -279,11 +288,29 @@ void Commands::build(Engine &e, const Args &, const std::string &rest, std::ostr
   out << ir << (ir.back() == '\n' ? "" : "\n");
 }
 
-void Commands::exportBuild(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::string &,
+                                       std::ostream &out) {
   needArgs(a, 1, 1, ":export DIR");
   e.checkWrite(":export", a[0]);
   std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
+}
+
+std::vector<Commands::Listed> Commands::buildCommands() {
+  using T = BuildTopic;
+  return {
+      {"target",
+       {"build", std::string(kBuildUsage).substr(std::strlen(":build ")),
+        "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
+        "depends on params only), then every fused function lowered and compiled; prints the "
+        "deploy graph, which becomes a new step",
+        T::build}},
+      {"tune",
+       {"export", "DIR",
+        "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
+        "deploy.h and params/NAME.npy",
+        T::exportBuild}},
+  };
 }
 
 } // namespace loupe

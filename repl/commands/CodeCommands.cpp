@@ -16,6 +16,18 @@
 
 namespace loupe {
 
+/// The code topic's command handlers (lowering and code: loops, schedules, LLVM IR, assembly, the
+/// target, the kernel cache): a member of Commands, so they reach the engine as Commands does.
+struct Commands::CodeTopic {
+  static void lower(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void schedule(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void target(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void llvm(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void assembly(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void where(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void cache(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 namespace {
 
 // The built library of the current graph, for :llvm and :asm; with a function name, checks that
@@ -33,7 +45,7 @@ std::shared_ptr<const backend::BuiltLibrary> builtCode(Engine &e, const Args &a,
 
 } // namespace
 
-void Commands::lower(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::lower(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 2, ":lower [FUNC] [nodes]");
   const Graph &g = e.requireGraph();
   Args names = a;
@@ -68,18 +80,20 @@ void Commands::lower(Engine &e, const Args &a, const std::string &, std::ostream
   }
 }
 
-void Commands::schedule(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::schedule(Engine &e, const Args &a, const std::string &,
+                                   std::ostream &out) {
   needArgs(a, 1, 1, ":schedule FUNC");
   backend::LoweredFunction f = builtOrLowered(e.requireGraph(), a[0]);
   std::string steps = f.schedule->describe();
   out << (steps.empty() ? "no schedule steps: every loop as computed\n" : steps);
 }
 
-void Commands::llvm(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::llvm(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   out << builtCode(e, a, ":llvm [FUNC]")->code->llvmIR(a.empty() ? "" : a[0]);
 }
 
-void Commands::assembly(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::assembly(Engine &e, const Args &a, const std::string &,
+                                   std::ostream &out) {
   out << builtCode(e, a, ":asm [FUNC]")->code->assembly(a.empty() ? "" : a[0]);
 }
 
@@ -102,7 +116,7 @@ std::string ranges(const std::vector<size_t> &positions) {
 
 } // namespace
 
-void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::where(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":where NODE");
   const Graph &g = e.requireGraph();
   const FusedModule *built = builtPartition(g);
@@ -220,7 +234,7 @@ void Commands::where(Engine &e, const Args &a, const std::string &, std::ostream
       << " ms (Loupe does not sample inside a kernel)\n";
 }
 
-void Commands::target(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::target(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":target");
   backend::HostTarget t = backend::detectHostTarget();
   out << "llvm " << t.llvmVersion << "\ntriple " << t.triple << "\ncpu " << t.cpu << "\nsimd "
@@ -239,7 +253,7 @@ void Commands::target(Engine &e, const Args &a, const std::string &, std::ostrea
       << targetCpuOf(sized).derivation << "\n";
 }
 
-void Commands::cache(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::CodeTopic::cache(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":cache");
   auto mb = [](uint64_t bytes) {
     char buf[32];
@@ -269,6 +283,43 @@ void Commands::cache(Engine &e, const Args &a, const std::string &, std::ostream
   out << ": " << s.cacheHits << " from the cache, " << s.distinct - s.cacheHits
       << " compiled (hit rate " << (s.distinct ? 100 * s.cacheHits / s.distinct : 100) << "%), "
       << s.cacheStored << " stored\n";
+}
+
+std::vector<Commands::Listed> Commands::codeCommands() {
+  using T = CodeTopic;
+  return {
+      {"open",
+       {"lower", "[FUNC] [nodes]",
+        "the lowered loops of a fused function of the module (all of them without FUNC); with "
+        "nodes, numbered, each store marked with the graph nodes it computes",
+        T::lower}},
+      {"lower",
+       {"schedule", "FUNC", "the schedule steps the default x86 schedule applied to a function",
+        T::schedule}},
+      {"outputs",
+       {"target", "", "what LLVM detects about this machine (triple, CPU, SIMD features)",
+        T::target}},
+      {"model",
+       {"llvm", "[FUNC]",
+        "the optimised LLVM IR of a built function, commented with the loop line and nodes each "
+        "run of instructions is for (the whole module without FUNC)",
+        T::llvm}},
+      {"llvm",
+       {"asm", "[FUNC]",
+        "the host assembly of a built function, commented with the loop line and nodes each run "
+        "of instructions is for (the whole module without FUNC)",
+        T::assembly}},
+      {"asm",
+       {"where", "NODE",
+        "where a build computes a node of the graph it partitioned: its kernel, its loop lines, "
+        "its instructions and its share of the kernel's arithmetic and measured time",
+        T::where}},
+      {"where",
+       {"cache", "",
+        "the kernel cache: its folder, entries and size, and what the last :build found in it "
+        "(:set cache on|off|clear)",
+        T::cache}},
+  };
 }
 
 } // namespace loupe

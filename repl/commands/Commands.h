@@ -1,5 +1,5 @@
-// Commands: the handlers of the workbench's `:commands`, declared by topic (each topic's file in
-// repl/commands/ defines them) and listed in one table, in the order :help shows them.
+// Commands: the workbench's `:commands` by topic (each topic's file in repl/commands/ defines its
+// handlers and lists its commands) and what the topics share; CommandTable.cpp joins the lists.
 #pragma once
 
 #include "backend/Build.h"
@@ -13,81 +13,47 @@
 
 namespace loupe {
 
-/// The command handlers: static members of one struct that Engine befriends, so that a command
+/// The command handlers, by topic: members of one struct that Engine befriends, so that a command
 /// reaches the workbench state it reads and changes. Each takes the engine, the arguments split
 /// at white space, the argument text as typed, and where to print.
 struct Commands {
-  // GraphCommands.cpp: making, inspecting and saving graphs
-  static void graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void grad(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void ir(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void nodes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void relay(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void attr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void inputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void outputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void open(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void vars(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void ops(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void dot(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void save(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  /// A command as its topic lists it: `after` is the command :help lists just before it ("" for
+  /// the first), so that a topic's file alone places its commands in :help's order.
+  struct Listed {
+    std::string after;
+    Engine::Command command;
+  };
 
-  // PassCommands.cpp: passes, instruments and fusion
-  static void apply(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void groups(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void why(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void precision(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void trace(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void instrument(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void timing(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void pipeline(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void explain(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void compare(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void layerwise(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void quantize(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void loadPass(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void passes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  // Each topic's file defines its handlers, as static members of its topic (a nested struct, which
+  // shares Commands' access to the engine), and lists its commands: adding a command touches that
+  // file only.
+  struct GraphTopic;    ///< GraphCommands.cpp: making, inspecting and saving graphs
+  struct PassTopic;     ///< PassCommands.cpp: passes, instruments and fusion
+  struct CodeTopic;     ///< CodeCommands.cpp: loops, schedules, LLVM IR, assembly, target, cache
+  struct BuildTopic;    ///< BuildCommands.cpp: building and exporting
+  struct RunTopic;      ///< RunCommands.cpp: running and bisecting
+  struct ProfileTopic;  ///< ProfileCommands.cpp: storage and profiles
+  struct QuantizeTopic; ///< QuantizeCommands.cpp: quantizing, layer-by-layer comparison
+  struct SessionTopic;  ///< SessionCommands.cpp: help, options, history, recording
+  struct TuneTopic;     ///< TuneCommands.cpp: a function's knob space, the measured search
+  struct ModelTopic;    ///< ModelCommands.cpp: models from the zoo and from files
+  static std::vector<Listed> graphCommands();
+  static std::vector<Listed> passCommands();
+  static std::vector<Listed> codeCommands();
+  static std::vector<Listed> buildCommands();
+  static std::vector<Listed> runCommands();
+  static std::vector<Listed> profileCommands();
+  static std::vector<Listed> quantizeCommands();
+  static std::vector<Listed> sessionCommands();
+  static std::vector<Listed> tuneCommands();
+  static std::vector<Listed> modelCommands();
 
-  // CodeCommands.cpp: lowering and code: loops, schedules, LLVM IR, assembly, target, cache
-  static void lower(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void where(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void schedule(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void llvm(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void assembly(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void target(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void cache(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-
-  // BuildCommands.cpp: building and running
-  static void build(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void run(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void buffers(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void profile(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void bisect(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void exportBuild(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-
-  // SessionCommands.cpp: the session: help, options, history, recording
-  static void help(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void set(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void diff(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void history(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void undo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void redo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void record(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void stop(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void quit(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-
-  // TuneCommands.cpp: tuning: a function's knob space, the measured search
-  static void space(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void tune(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   /// `:tune`'s network check of built graph `g` against the tuning log, `runs` runs of each
   /// build, its records appended to `log`; prints its table.
   static void networkCheck(Engine &e, const Graph &g, const std::string &log, int runs,
                            std::ostream &out);
 
-  // ModelCommands.cpp: models from the zoo and from files
-  static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
-  static void load(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  // Shared by several topics and by the engine (defined in GraphCommands.cpp, RunCommands.cpp).
   /// One input or output of a graph as `:inputs` and `:outputs` list it.
   struct Port {
     std::string name, shape = "?", dtype = "?", layout = "-";
@@ -108,7 +74,8 @@ struct Commands {
   /// `:build`'s usage line, for the table and its errors.
   static const char *const kBuildUsage;
 
-  /// Every command with its usage and summary, in the order :help lists them (CommandTable.cpp).
+  /// Every topic's commands joined, in the order :help lists them (CommandTable.cpp); throws
+  /// std::logic_error when the topics' `after` names do not make one chain.
   static std::vector<Engine::Command> table();
 };
 

@@ -17,7 +17,27 @@
 
 namespace loupe {
 
-void Commands::graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
+/// The graph topic's command handlers (making, inspecting and saving graphs): a member of Commands,
+/// so they reach the engine as Commands does.
+struct Commands::GraphTopic {
+  static void graph(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void grad(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void ir(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void relay(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void nodes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void attr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void open(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void ops(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void dot(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void save(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void vars(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void inputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void outputs(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
+void Commands::GraphTopic::graph(Engine &e, const Args &a, const std::string &rest,
+                                 std::ostream &out) {
   if (a.empty())
     fail("usage: :graph EXPR (a symbol name such as z, or Group([a, b]))");
   Graph g = Workbench(e).symbolGraph(rest, e.restColumn_);
@@ -25,7 +45,8 @@ void Commands::graph(Engine &e, const Args &a, const std::string &rest, std::ost
   out << "step " << e.cursor_ << ": graph " << rest << " (" << graphSize(g.index()) << ")\n";
 }
 
-void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::GraphTopic::grad(Engine &e, const Args &, const std::string &rest,
+                                std::ostream &out) {
   size_t wrt = rest.find(" wrt ");
   if (wrt == std::string::npos)
     fail("usage: :grad OUT wrt IN … (for example :grad z wrt x)");
@@ -40,7 +61,7 @@ void Commands::grad(Engine &e, const Args &, const std::string &rest, std::ostre
   out << "step " << e.cursor_ << ": grad " << rest << " (" << graphSize(g.index()) << ")\n";
 }
 
-void Commands::ir(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::ir(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   for (const auto &k : a)
     if (!e.requireGraph().attr(k))
       missingAttr(e.requireGraph(), k);
@@ -48,12 +69,12 @@ void Commands::ir(Engine &e, const Args &a, const std::string &, std::ostream &o
   out << ir << (ir.back() == '\n' ? "" : "\n");
 }
 
-void Commands::relay(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::relay(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":relay");
   out << printRelay(e.requireGraph());
 }
 
-void Commands::nodes(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::nodes(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 1, ":nodes [N]");
   const IndexedGraph &idx = e.requireGraph().index();
   if (a.empty()) {
@@ -73,7 +94,7 @@ void Commands::nodes(Engine &e, const Args &a, const std::string &, std::ostream
   out << pyRepr(nodeToPy(idx, n)) << "\n";
 }
 
-void Commands::attr(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::attr(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 2, ":attr KEY [N]");
   const Graph &g = e.requireGraph();
   const GraphAttr *v = g.attr(a[0]);
@@ -112,7 +133,8 @@ void Commands::attr(Engine &e, const Args &a, const std::string &, std::ostream 
   }
 }
 
-void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::ostream &out) {
+void Commands::GraphTopic::setAttr(Engine &e, const Args &a, const std::string &rest,
+                                   std::ostream &out) {
   if (a.size() < 2)
     fail("usage: :setattr KEY VALUE [TYPE] (for example :setattr target llvm str)");
   const Graph before = e.requireGraph(); // a copy: pushStep may move the history
@@ -139,7 +161,7 @@ void Commands::setAttr(Engine &e, const Args &a, const std::string &rest, std::o
       << attr.typeName() << ")\n";
 }
 
-void Commands::open(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::open(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 2, ":open KEY [NAME]");
   const Graph &g = e.requireGraph();
   const GraphAttr *attr = g.attr(a[0]);
@@ -161,7 +183,7 @@ void Commands::open(Engine &e, const Args &a, const std::string &, std::ostream 
   out << "step " << e.cursor_ << ": " << label << " (" << graphSize(opened.index()) << ")\n";
 }
 
-void Commands::vars(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::vars(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":vars");
   for (const auto &[k, v] : e.evaluator_.variables())
     out << pad(k, 16) << pyRepr(v) << "\n";
@@ -304,7 +326,8 @@ void printPorts(const std::vector<Commands::Port> &ports, std::ostream &out) {
 
 } // namespace
 
-void Commands::inputs(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::inputs(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 0, ":inputs");
   std::vector<Port> all = graphInputs(e, e.requireGraph()), data, params;
   for (const Port &p : all)
@@ -317,14 +340,15 @@ void Commands::inputs(Engine &e, const Args &a, const std::string &, std::ostrea
     printPorts(params, out);
 }
 
-void Commands::outputs(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::outputs(Engine &e, const Args &a, const std::string &,
+                                   std::ostream &out) {
   needArgs(a, 0, 0, ":outputs");
   std::vector<Port> ports = graphOutputs(e, e.requireGraph());
   out << plural(ports.size(), "output") << ":\n";
   printPorts(ports, out);
 }
 
-void Commands::ops(Engine &, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::ops(Engine &, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 1, ":ops [NAME|TEXT]");
   if (a.size() == 1)
     if (const OpDef *op = OpRegistry::get().find(a[0])) {
@@ -343,7 +367,7 @@ void Commands::ops(Engine &, const Args &a, const std::string &, std::ostream &o
     fail("no op matches '", a[0], "'", didYouMean(a[0], OpRegistry::get().names()));
 }
 
-void Commands::dot(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::dot(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 2, ":dot FILE [placed]");
   bool placed = a.size() == 2;
   if (placed && a[1] != "placed")
@@ -363,7 +387,7 @@ void Commands::dot(Engine &e, const Args &a, const std::string &, std::ostream &
       << a[0] << " -o graph.svg\n";
 }
 
-void Commands::save(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::GraphTopic::save(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":save FILE");
   e.checkWrite(":save", a[0]);
   std::vector<std::string> dropped;
@@ -373,6 +397,52 @@ void Commands::save(Engine &e, const Args &a, const std::string &, std::ostream 
   out << "saved step " << e.cursor_ << " to " << a[0] << " (" << text.size() << " bytes)\n";
   if (!dropped.empty())
     out << "note: not saved: " << joinNames(dropped) << " (compiled objects have no JSON form)\n";
+}
+
+std::vector<Commands::Listed> Commands::graphCommands() {
+  using T = GraphTopic;
+  return {
+      {"help", {"graph", "EXPR", "makes a symbol the current graph (nnvm.graph.create)", T::graph}},
+      {"graph",
+       {"grad", "OUT wrt IN …", "the gradient graph of OUT with respect to the inputs IN",
+        T::grad}},
+      {"grad",
+       {"ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
+        T::ir}},
+      {"ir",
+       {"relay", "",
+        "prints the graph as a Relay module (seed 003's print(mod)); FuseOps groups as fn literals",
+        T::relay}},
+      {"relay", {"nodes", "[N]", "the node table (graph.index.nodes), or node N", T::nodes}},
+      {"nodes",
+       {"attr", "KEY [N]", "a graph attribute as graph.json_attr(KEY) prints it, or its entry N",
+        T::attr}},
+      {"attr",
+       {"setattr", "KEY VALUE [TYPE]",
+        "sets a graph attribute as graph._set_json_attr does (TYPE: str, int, size_t, list_int, "
+        "list_str, list_shape, list_layout, dict_str_int; default str)",
+        T::setAttr}},
+      {"setattr",
+       {"open", "KEY [NAME]",
+        "opens a graph held in an attribute as a new step: precompute_graph, or function NAME of "
+        "module",
+        T::open}},
+      {"passes",
+       {"ops", "[NAME|TEXT]", "lists the ops (with a filter), or describes one op", T::ops}},
+      {"load",
+       {"dot", "FILE [placed]",
+        "writes the current graph as Graphviz DOT (fusion groups as clusters); placed: with the "
+        "viewer's positions, for neato -n2",
+        T::dot}},
+      {"dot", {"save", "FILE", "saves the current graph as NNVM graph JSON", T::save}},
+      {"quit",
+       {"vars", "", "lists the symbols defined so far (or what a loaded graph defined)", T::vars}},
+      {"vars",
+       {"inputs", "",
+        "the current graph's data inputs and bound params: name, shape, dtype, layout", T::inputs}},
+      {"inputs",
+       {"outputs", "", "the current graph's outputs: name, shape, dtype, layout", T::outputs}},
+  };
 }
 
 } // namespace loupe

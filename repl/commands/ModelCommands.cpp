@@ -17,6 +17,13 @@
 
 namespace loupe {
 
+/// The model topic's command handlers (models from the zoo and from files): a member of Commands,
+/// so they reach the engine as Commands does.
+struct Commands::ModelTopic {
+  static void load(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void model(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 namespace {
 
 const char *kModelUsage =
@@ -24,7 +31,8 @@ const char *kModelUsage =
 
 } // namespace
 
-void Commands::model(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::ModelTopic::model(Engine &e, const Args &, const std::string &rest,
+                                 std::ostream &out) {
   Args a = splitKeepingTuples(rest);
   if (a.empty()) {
     for (const models::Network &n : models::zoo())
@@ -104,7 +112,7 @@ void Commands::model(Engine &e, const Args &, const std::string &rest, std::ostr
       << plural(e.modelParams_.size(), "param") << " holding " << values << " values)\n";
 }
 
-void Commands::load(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::ModelTopic::load(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 64, ":load FILE [DIM=N …]");
   if (a[0].ends_with(".onnx")) {
     frontend::DimSizes dims;
@@ -132,6 +140,22 @@ void Commands::load(Engine &e, const Args &a, const std::string &, std::ostream 
   const IndexedGraph &idx = g.index();
   e.pushStep(g, "load " + a[0], 0, true);
   out << "step " << e.cursor_ << ": load " << a[0] << " (" << graphSize(idx) << ")\n";
+}
+
+std::vector<Commands::Listed> Commands::modelCommands() {
+  using T = ModelTopic;
+  return {
+      {"ops",
+       {"load", "FILE [DIM=N …]",
+        "loads an NNVM graph JSON file, or an ONNX model (.onnx, its initializers "
+        "as params; DIM=N sizes its inputs' symbolic dimensions), as a new step",
+        T::load}},
+      {"export",
+       {"model", "[NAME [batch=N] [shape=(C, H, W)] [classes=N] [dtype=TYPE] [seed=N]]",
+        "a network of the built-in zoo as a new graph, with params :build binds; no NAME lists "
+        "them",
+        T::model}},
+  };
 }
 
 } // namespace loupe

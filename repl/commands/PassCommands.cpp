@@ -24,6 +24,23 @@
 
 namespace loupe {
 
+/// The pass topic's command handlers (passes, instruments and fusion): a member of Commands, so
+/// they reach the engine as Commands does.
+struct Commands::PassTopic {
+  static void apply(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void groups(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void why(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void precision(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void compare(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void trace(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void instrument(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void timing(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void pipeline(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void explain(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void loadPass(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void passes(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -40,7 +57,7 @@ bool applies(const std::vector<std::string> &names, const std::string &key) {
 
 } // namespace
 
-void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::apply(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   if (a.empty())
     fail("usage: :apply P1 [P2 …] (:passes lists them)");
   const Graph before = e.requireGraph(); // a copy: pushStep may move the history
@@ -61,7 +78,7 @@ void Commands::apply(Engine &e, const Args &a, const std::string &, std::ostream
   }
 }
 
-void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::groups(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":groups");
   GroupsView v = Workbench(e).groups();
   if (v.built)
@@ -79,7 +96,8 @@ void Commands::groups(Engine &e, const Args &a, const std::string &, std::ostrea
 // `:precision NODE`: the ToMixedPrecision rule for the node's op, and what the current graph
 // does (a node of a graph the pass rewrote reads bfloat16 casts; a cast the pass made says
 // which product it feeds or ends).
-void Commands::precision(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::precision(Engine &e, const Args &a, const std::string &,
+                                    std::ostream &out) {
   needArgs(a, 1, 1, ":precision NODE");
   const Graph &g = e.requireGraph();
   const IndexedGraph &idx = g.index();
@@ -115,7 +133,7 @@ void Commands::precision(Engine &e, const Args &a, const std::string &, std::ost
       << ": " << rule.why << "\n";
 }
 
-void Commands::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::why(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 2, 2, ":why A B (two node names)");
   // On a built step, the question is about the partition its build made, with that build's
   // opt level and rules (the deploy graph's tvm_op nodes are its groups, not its ops).
@@ -234,7 +252,8 @@ std::vector<ComparedGroup> groupsOfStep(const Step &step, size_t at, FunctionNam
 
 } // namespace
 
-void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::compare(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 2, 2, ":compare A B (two history steps, partitioned or built)");
   if (e.history_.empty())
     fail("no steps yet");
@@ -358,7 +377,7 @@ void Commands::compare(Engine &e, const Args &a, const std::string &, std::ostre
       << (both.empty() ? "none" : joinNames(both)) << "\n";
 }
 
-void Commands::trace(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::trace(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":trace on|off");
   auto &insts = e.passContext_.instruments;
   auto isTrace = [](const auto &i) { return i->name() == "trace"; };
@@ -370,7 +389,8 @@ void Commands::trace(Engine &e, const Args &a, const std::string &, std::ostream
   out << "trace " << a[0] << "\n";
 }
 
-void Commands::instrument(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::instrument(Engine &e, const Args &a, const std::string &,
+                                     std::ostream &out) {
   auto &insts = e.passContext_.instruments;
   if (a.empty()) {
     if (insts.empty())
@@ -418,7 +438,7 @@ void Commands::instrument(Engine &e, const Args &a, const std::string &, std::os
   out << "instrument " << inst->name() << "\n";
 }
 
-void Commands::timing(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::timing(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":timing");
   for (const auto &i : e.passContext_.instruments)
     if (auto t = std::dynamic_pointer_cast<TimingInstrument>(i)) {
@@ -429,7 +449,8 @@ void Commands::timing(Engine &e, const Args &a, const std::string &, std::ostrea
   fail("no timing instrument: add one with :instrument timing");
 }
 
-void Commands::pipeline(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::PassTopic::pipeline(Engine &e, const Args &, const std::string &rest,
+                                   std::ostream &out) {
   // The pass list may contain spaces inside (…); the context options come after it.
   std::string list = rest, opts;
   for (const char *key : {" opt_level=", " disabled=", " required="}) {
@@ -476,7 +497,8 @@ void Commands::pipeline(Engine &e, const Args &, const std::string &rest, std::o
   out << "step " << e.cursor_ << ": " << label << " (" << e.current()->change << ")\n";
 }
 
-void Commands::explain(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::explain(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 1, 1, ":explain PASS");
   const PassInfo &p = requirePass(a[0]);
   std::string why;
@@ -501,7 +523,8 @@ void Commands::explain(Engine &e, const Args &a, const std::string &, std::ostre
   out << (p.changesGraph ? "rebuilds the graph\n" : "adds attributes, keeps the graph\n");
 }
 
-void Commands::loadPass(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::loadPass(Engine &e, const Args &a, const std::string &,
+                                   std::ostream &out) {
   needArgs(a, 1, 1, ":load-pass FILE.so");
   if (!e.trust().plugins)
     fail(":load-pass ", a[0],
@@ -528,7 +551,7 @@ void Commands::loadPass(Engine &e, const Args &a, const std::string &, std::ostr
   out << "loaded " << joinNames(names) << " from " << a[0] << "\n";
 }
 
-void Commands::passes(Engine &, const Args &a, const std::string &, std::ostream &out) {
+void Commands::PassTopic::passes(Engine &, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 0, 0, ":passes");
   for (const PassInfo *p : PassRegistry::get().all()) {
     out << pad(p->name, 20) << p->summary << "\n";
@@ -537,6 +560,54 @@ void Commands::passes(Engine &, const Args &a, const std::string &, std::ostream
         << (p->provides.empty() ? "" : "; provides " + joinNames(p->provides))
         << (p->changesGraph ? "; rebuilds the graph" : "") << "\n";
   }
+}
+
+std::vector<Commands::Listed> Commands::passCommands() {
+  using T = PassTopic;
+  return {
+      {"space",
+       {"apply", "P1 [P2 …]", "applies passes in order; the result is a new history step",
+        T::apply}},
+      {"set",
+       {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
+        T::groups}},
+      {"groups",
+       {"why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse",
+        T::why}},
+      {"why",
+       {"precision", "NODE",
+        "why ToMixedPrecision (:build precision=bf16) computes a node in bfloat16 or keeps it "
+        "float32",
+        T::precision}},
+      {"precision",
+       {"compare", "A B",
+        "two history steps' fusion side by side (each partitioned or built): the groups only one "
+        "has, the nodes that changed group, the functions of each and, where both were profiled, "
+        "their times",
+        T::compare}},
+      {"quantize",
+       {"trace", "on|off", "prints every pass applied and the graph after it", T::trace}},
+      {"trace",
+       {"instrument", "[KIND …]",
+        "adds pass instruments: print-before P|all, print-after P|all, print-changed P|all, "
+        "names, timing, effects; `off` removes all; no argument lists them",
+        T::instrument}},
+      {"instrument",
+       {"timing", "", "prints the timing instrument's tree of pass times (µs) and clears it",
+        T::timing}},
+      {"timing",
+       {"pipeline", "P1,P2(opt=v),… [opt_level=N] [disabled=A,B] [required=C]",
+        "runs passes as a Sequential under a pass context, with Relay's rules", T::pipeline}},
+      {"pipeline",
+       {"explain", "PASS", "would PASS run in a pipeline now, and why; what it needs and provides",
+        T::explain}},
+      {"diff",
+       {"load-pass", "FILE.so",
+        "loads user-written passes from a shared library (a bare name is searched in "
+        "$LOUPE_PLUGIN_PATH, then in the build's plugins/ folder)",
+        T::loadPass}},
+      {"load-pass", {"passes", "", "lists the registered passes", T::passes}},
+  };
 }
 
 } // namespace loupe

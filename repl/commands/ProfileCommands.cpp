@@ -35,7 +35,15 @@
 
 namespace loupe {
 
-void Commands::buffers(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+/// The profile topic's command handlers (storage and profiles): a member of Commands, so
+/// they reach the engine as Commands does.
+struct Commands::ProfileTopic {
+  static void buffers(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void profile(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
+void Commands::ProfileTopic::buffers(Engine &e, const Args &a, const std::string &,
+                                     std::ostream &out) {
   needArgs(a, 0, 0, ":buffers");
   const Graph &g = e.requireGraph();
   if (!g.attr("storage_id"))
@@ -123,7 +131,8 @@ struct ProfileRow {
 
 } // namespace
 
-void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string &,
+                                     std::ostream &out) {
   const char *usage = ":profile [N] [sort=time|order] [top=K] [by=kernel|op|layer] [depth=D]";
   int n = 10;
   size_t top = 0; // 0: every kernel
@@ -387,6 +396,21 @@ void Commands::profile(Engine &e, const Args &a, const std::string &, std::ostre
   if (!e.hideTimings_)
     if (std::string busy = busyLine(runTotals); !busy.empty())
       out << busy << "\n";
+}
+
+std::vector<Commands::Listed> Commands::profileCommands() {
+  using T = ProfileTopic;
+  return {
+      {"bisect",
+       {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
+        T::buffers}},
+      {"buffers",
+       {"profile", "[N] [sort=time|order] [top=K]",
+        "runs the built graph N times (default 10) on random inputs and the bound params: each "
+        "kernel's median time, share, GFLOP/s, % of its dtype's peak and the layers it fused, "
+        "longest first (Ctrl-C keeps the finished runs)",
+        T::profile}},
+  };
 }
 
 } // namespace loupe

@@ -21,6 +21,13 @@
 
 namespace loupe {
 
+/// The quantize topic's command handlers (quantizing and comparing layer by layer): a member of
+/// Commands, so they reach the engine as Commands does.
+struct Commands::QuantizeTopic {
+  static void layerwise(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void quantize(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 namespace {
 
 double numberWord(const std::string &key, const std::string &v) {
@@ -33,7 +40,8 @@ double numberWord(const std::string &key, const std::string &v) {
 
 } // namespace
 
-void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::QuantizeTopic::layerwise(Engine &e, const Args &, const std::string &rest,
+                                        std::ostream &out) {
   const char *usage = ":layerwise A B|DIR [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] "
                       "[top=K] [sqnr=DB]";
   Args words = splitKeepingTuples(rest);
@@ -122,7 +130,8 @@ void Commands::layerwise(Engine &e, const Args &, const std::string &rest, std::
   }
 }
 
-void Commands::quantize(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::string &rest,
+                                       std::ostream &out) {
   const char *usage = ":quantize [calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] "
                       "[per_channel=on|off] [skip=NODE,…|first_last] [seed=N]";
   QuantizeOptions options;
@@ -189,6 +198,32 @@ void Commands::quantize(Engine &e, const Args &, const std::string &rest, std::o
   if (!report.kept.empty())
     out << "; kept float: " << joinNames(report.kept);
   out << "\n";
+}
+
+std::vector<Commands::Listed> Commands::quantizeCommands() {
+  using T = QuantizeTopic;
+  return {
+      {"compare",
+       {"layerwise",
+        "A B|DIR [NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [top=K] [sqnr=DB]",
+        "runs two history steps' graphs on the same inputs (the bound params, the others random "
+        "or given) and compares every value both compute under one node name: SQNR in dB, the "
+        "largest absolute and relative errors, worst first (a quantize's steps in real units); "
+        "sqnr= names the first value under it in graph order. Against DIR, step A is compared "
+        "with the tensors another runtime wrote there (NAME.npy, its inputs among them); the "
+        "viewer colours the compared step's nodes by SQNR",
+        T::layerwise}},
+      {"layerwise",
+       {"quantize",
+        "[calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] [per_channel=on|off] "
+        "[skip=NODE,…|first_last] [seed=N]",
+        "a new step with every conv2d and dense whose weight is a bound param between "
+        "quantize/dequantize pairs: int8 weights (symmetric, per output channel unless "
+        "per_channel=off), uint8 data and outputs calibrated (min/max) on N runs of the reference "
+        "interpreter; :apply FakeQuantizationToInteger then makes it integer, :layerwise shows "
+        "what each layer lost",
+        T::quantize}},
+  };
 }
 
 } // namespace loupe

@@ -34,6 +34,13 @@
 
 namespace loupe {
 
+/// The run topic's command handlers (running and bisecting): a member of Commands, so
+/// they reach the engine as Commands does.
+struct Commands::RunTopic {
+  static void run(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void bisect(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 std::map<std::string, Tensor> Commands::defaultRunInputs(const Engine &e, const Graph &g) {
   return runInputs(e, g, RunWords{});
 }
@@ -192,7 +199,7 @@ std::string topValues(const Tensor &t, size_t k) {
 
 } // namespace
 
-void Commands::run(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::RunTopic::run(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
@@ -325,7 +332,8 @@ double largestMagnitude(const Tensor &t) {
 
 } // namespace
 
-void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::RunTopic::bisect(Engine &e, const Args &, const std::string &rest,
+                                std::ostream &out) {
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
@@ -548,6 +556,33 @@ void Commands::bisect(Engine &e, const Args &, const std::string &rest, std::ost
          "difference of a kernel's own "
       << sci(worst.rel) << " of its output's largest magnitude"
       << (compared ? " at " + nodeText(worst) : std::string()) << " (tol " << tolText << ")\n";
+}
+
+std::vector<Commands::Listed> Commands::runCommands() {
+  using T = RunTopic;
+  return {
+      {"build",
+       {"run",
+        "[NAME=random|zeros|ones|NUMBER|FILE.npy|FILE.npz[:KEY]|FILE.pb|FILE.bin …] [seed=N] "
+        "[save=DIR|FILE.npz] [compare=FILE.npy|FILE.npz|DIR] [rtol=X] [atol=X] [top=K] "
+        "[check=on|off]",
+        "runs the built graph; per output its shape, dtype, values, sum and the error against the "
+        "reference interpreter (check=off skips it), against expected outputs (compare=: by "
+        "name, else by position; allclose's share within atol + rtol·|expected|, NumPy's "
+        "defaults, and the worst elements), its K largest values (top=); save= writes each "
+        "output as DIR/NAME.npy or into one .npz; inputs from .npy, .npz (the array named as the "
+        "input), ONNX .pb or raw .bin files",
+        T::run}},
+      {"run",
+       {"bisect",
+        "[NAME=random|zeros|ones|NUMBER|FILE.npy …] [seed=N] [tol=X] [mode=local|forward]",
+        "names the kernel a difference from the reference interpreter comes from: each kernel runs "
+        "on the reference's inputs (mode=forward: the built graph in turn) and the first whose "
+        "output differs by more than tol (default 1e-4) of its largest magnitude is named, with "
+        "its inputs and whether float rounding explains it; when none does alone but the outputs "
+        "drift, the largest difference of its own upstream",
+        T::bisect}},
+  };
 }
 
 } // namespace loupe

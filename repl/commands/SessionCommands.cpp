@@ -20,7 +20,22 @@
 
 namespace loupe {
 
-void Commands::help(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+/// The session topic's command handlers (the session: help, options, history, recording): a member
+/// of Commands, so they reach the engine as Commands does.
+struct Commands::SessionTopic {
+  static void help(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void set(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void diff(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void history(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void undo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void redo(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void record(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void stop(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void quit(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
+void Commands::SessionTopic::help(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 1, ":help [CMD]");
   if (a.size() == 1) {
     std::string n = a[0][0] == ':' ? a[0].substr(1) : a[0];
@@ -52,7 +67,7 @@ void Commands::help(Engine &e, const Args &a, const std::string &, std::ostream 
         << "\n";
 }
 
-void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::set(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   PassContext &c = e.passContext_;
   if (a.empty()) {
     std::string nofuse;
@@ -175,7 +190,8 @@ void Commands::set(Engine &e, const Args &a, const std::string &, std::ostream &
   out << k << " = " << v << "\n";
 }
 
-void Commands::diff(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::diff(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 2, ":diff [A] [B]");
   if (e.history_.empty())
     fail("no history yet: make a graph with :graph NAME");
@@ -212,7 +228,8 @@ void Commands::diff(Engine &e, const Args &a, const std::string &, std::ostream 
     out << unifiedDiff(la, lb, cat("step ", from), cat("step ", to));
 }
 
-void Commands::history(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::history(Engine &e, const Args &a, const std::string &,
+                                     std::ostream &out) {
   needArgs(a, 0, 1, ":history [times]");
   bool times = a.size() == 1;
   if (times && a[0] != "times")
@@ -234,7 +251,8 @@ void Commands::history(Engine &e, const Args &a, const std::string &, std::ostre
   }
 }
 
-void Commands::undo(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::undo(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 0, ":undo");
   if (e.history_.empty() || e.cursor_ == 0)
     fail("nothing to undo");
@@ -242,7 +260,8 @@ void Commands::undo(Engine &e, const Args &a, const std::string &, std::ostream 
   out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
 }
 
-void Commands::redo(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::redo(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 0, ":redo");
   if (e.history_.empty() || e.cursor_ + 1 >= e.history_.size())
     fail("nothing to redo");
@@ -250,7 +269,8 @@ void Commands::redo(Engine &e, const Args &a, const std::string &, std::ostream 
   out << "now at step " << e.cursor_ << ": " << e.history_[e.cursor_].label << "\n";
 }
 
-void Commands::record(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::record(Engine &e, const Args &a, const std::string &,
+                                    std::ostream &out) {
   needArgs(a, 1, 1, ":record FILE");
   e.checkWrite(":record", a[0]);
   std::string old = e.recordPath_;
@@ -265,7 +285,8 @@ void Commands::record(Engine &e, const Args &a, const std::string &, std::ostrea
   out << "recording to " << a[0] << " (" << e.transcript_.size() << " inputs so far)\n";
 }
 
-void Commands::stop(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::SessionTopic::stop(Engine &e, const Args &a, const std::string &,
+                                  std::ostream &out) {
   needArgs(a, 0, 0, ":stop");
   if (e.recordPath_.empty())
     fail("not recording (start with :record FILE)");
@@ -274,9 +295,40 @@ void Commands::stop(Engine &e, const Args &a, const std::string &, std::ostream 
   e.recordPath_.clear();
 }
 
-void Commands::quit(Engine &e, const Args &a, const std::string &, std::ostream &) {
+void Commands::SessionTopic::quit(Engine &e, const Args &a, const std::string &, std::ostream &) {
   needArgs(a, 0, 0, ":quit");
   e.quit_ = true;
+}
+
+std::vector<Commands::Listed> Commands::sessionCommands() {
+  using T = SessionTopic;
+  return {
+      {"", {"help", "[CMD]", "lists the commands, or describes one", T::help}},
+      {"apply",
+       {"set", "[KEY VALUE]",
+        "sets an option: opt_level N, fuse_opt_level N (FuseOps; -1 follows opt_level), "
+        "fusion_rules A|B|C, nofuse OP[,OP]|none, target llvm [-mcpu=NAME] [-mattr=+F,-G], "
+        "memory_limit SIZE|none (what allocations are checked against instead of the machine's "
+        "memory), precision fp32|bf16 (what :build computes convolutions and matrix products in), "
+        "tuning on|off|FILE (the records :build applies and :tune adds to), timings "
+        "shown|hidden (:profile's measured figures and :where's host instruction counts as "
+        "dashes, for sessions), disabled_pass P[,P]|none (passes :build leaves out), denormals "
+        "auto|keep|flush (the next :build's kernels flush subnormals to zero, or keep IEEE "
+        "arithmetic; auto flushes at opt_level 3)",
+        T::set}},
+      {"explain",
+       {"diff", "[A] [B]", "what changed between two history steps (default: the last step)",
+        T::diff}},
+      {"save",
+       {"history", "[times]", "lists the history steps; * marks the current one", T::history}},
+      {"history", {"undo", "", "goes back one history step", T::undo}},
+      {"undo", {"redo", "", "goes forward one history step", T::redo}},
+      {"redo",
+       {"record", "FILE", "writes the session so far to FILE and keeps recording until :stop",
+        T::record}},
+      {"record", {"stop", "", "stops recording", T::stop}},
+      {"stop", {"quit", "", "ends the REPL or the script (as Ctrl-D does at the prompt)", T::quit}},
+  };
 }
 
 } // namespace loupe

@@ -18,6 +18,13 @@
 
 namespace loupe {
 
+/// The tune topic's command handlers (tuning: a function's knob space, the measured search): a
+/// member of Commands, so they reach the engine as Commands does.
+struct Commands::TuneTopic {
+  static void space(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  static void tune(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+};
+
 namespace {
 
 const char *kTuneUsage =
@@ -64,7 +71,7 @@ void Commands::networkCheck(Engine &e, const Graph &g, const std::string &log, i
       << "; :build again to apply\n";
 }
 
-void Commands::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+void Commands::TuneTopic::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {
   needArgs(a, 1, 1, ":space FUNC");
   backend::LoweredFunction f = builtOrLowered(e.requireGraph(), a[0]);
   if (!f.fast)
@@ -76,7 +83,8 @@ void Commands::space(Engine &e, const Args &a, const std::string &, std::ostream
       << f.schedule->space.print();
 }
 
-void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
+void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
+                               std::ostream &out) {
   Args a = splitArgs(rest);
   const Graph &g = e.requireGraph();
   if (e.tuning_ == "off")
@@ -184,6 +192,24 @@ void Commands::tune(Engine &e, const Args &, const std::string &rest, std::ostre
                                [](const backend::TaskResult &r) { return r.beatsRule(); });
   if (!tuner.interrupted() && checkRuns > 0 && anyBetter && !log.empty())
     networkCheck(e, g, log.string(), checkRuns, out);
+}
+
+std::vector<Commands::Listed> Commands::tuneCommands() {
+  using T = TuneTopic;
+  return {
+      {"schedule",
+       {"space", "FUNC",
+        "a function's tuning knobs at opt_level 3: each one's candidates and the rule's choice, "
+        "and the size of the space",
+        T::space}},
+      {"profile",
+       {"tune", "[FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]",
+        "searches the built graph's kernels' knob spaces on this machine (measured, every "
+        "measurement logged; Ctrl-C keeps what was found), then runs the network at its rules "
+        "and at the points found, in turns (check=RUNS runs each, default 10, 0 skips; "
+        ":tune check alone): :build applies the best that is no slower in the network",
+        T::tune}},
+  };
 }
 
 } // namespace loupe

@@ -15,7 +15,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
   -DLOUPE_WERROR=ON -DLOUPE_SANITIZE=address,undefined > /dev/null
-ninja -C build-sanitize loupe loupe_unit_tests NoEntryPoint WrongAbi ThrowingEntry ThrowingPass \
-  CustomPipeline fuzz_graphlang fuzz_json fuzz_onnx fuzz_tensors fuzz_engine
+# Every floor's unit tests but the viewer's (loupe_gui_tests: ImGui's drawing, which the
+# screenshot tests of the main build exercise; leaving it out leaves the viewer's libraries unbuilt
+# here). ctest lists a test binary that was not built as one test named after it: left out too.
+floors="core passes backend frontend repl view report"
+ninja -C build-sanitize loupe $(for f in $floors; do echo "loupe_${f}_tests"; done) NoEntryPoint \
+  WrongAbi ThrowingEntry ThrowingPass CustomPipeline fuzz_graphlang fuzz_json fuzz_onnx \
+  fuzz_tensors fuzz_engine
 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-sanitize -L 'unit-quick|session|fuzz' --output-on-failure -j "$(nproc)"
+  ctest --test-dir build-sanitize -L 'unit-quick|session|fuzz' -E '^loupe_gui_tests_NOT_BUILT$' \
+  --output-on-failure -j "$(nproc)"

@@ -84,7 +84,8 @@ std::string graphAttrKeysLine(const Graph &g) {
   return s + "]";
 }
 
-std::string printGraphIR(const Graph &g, const std::vector<std::string> &joinAttrs) {
+std::string printGraphIR(const Graph &g, const std::vector<std::string> &joinAttrs,
+                         const std::function<std::string(uint32_t nid)> &comment) {
   const IndexedGraph &idx = g.index();
   std::vector<Join> joins;
   for (const auto &k : joinAttrs) {
@@ -130,7 +131,11 @@ std::string printGraphIR(const Graph &g, const std::vector<std::string> &joinAtt
       }
       s += "]";
     }
-    s += joined(idx, joins, nid) + "\n";
+    s += joined(idx, joins, nid);
+    if (comment)
+      if (std::string c = comment(nid); !c.empty())
+        s += "  # " + c;
+    s += "\n";
   }
   s += "  ret ";
   for (size_t i = 0; i < idx.heads.size(); ++i)

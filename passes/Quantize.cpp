@@ -20,23 +20,10 @@ namespace {
 using Entry = IndexedGraph::Entry;
 using ops::mk;
 
-// The smallest and largest value one entry took over the calibration.
-struct Range {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  void add(const Tensor &t) {
-    for (double v : t.data)
-      if (std::isfinite(v)) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      }
-  }
-};
-
 // uint8 steps that hold [lo, hi] stretched to include 0 (DynamicQuantizeLinear's rule).
-std::pair<double, double> activationParams(const Range &r) {
-  double lo = std::min(0.0, std::isfinite(r.lo) ? r.lo : 0.0);
-  double hi = std::max(0.0, std::isfinite(r.hi) ? r.hi : 0.0);
+std::pair<double, double> activationParams(double lo, double hi) {
+  lo = std::min(0.0, std::isfinite(lo) ? lo : 0.0);
+  hi = std::max(0.0, std::isfinite(hi) ? hi : 0.0);
   double scale = static_cast<float>((hi - lo) / 255);
   if (!(scale > 0))
     scale = 1; // a value that was 0 throughout: any scale holds it
@@ -107,7 +94,7 @@ Graph quantizeGraph(const Graph &src, const ValueSource &params,
   if (targets.empty())
     fail("quantize: the graph has no conv2d or dense with a bound weight to quantize");
   // Calibrate: the range of every value a pair will quantize, over the samples.
-  std::map<uint32_t, Range> ranges; // by entry id
+  std::map<uint32_t, MagnitudeHistogram> ranges; // by entry id
   for (const Target &t : targets)
     for (const Entry &e : {t.data, t.output})
       ranges[idx.entryId(e)];
@@ -146,7 +133,8 @@ Graph quantizeGraph(const Graph &src, const ValueSource &params,
     return mk("qnn.dequantize", name + "_dequantize", {q, s, z}, {{"axis", std::to_string(axis)}});
   };
   auto activationPair = [&](const NodeEntry &x, const Entry &e, const std::string &name) {
-    auto [scale, zero] = activationParams(ranges.at(idx.entryId(e)));
+    auto [lo, hi] = calibratedRange(ranges.at(idx.entryId(e)), options.method, options.percentile);
+    auto [scale, zero] = activationParams(lo, hi);
     return pair(x, oneValue(scale, kFloat32), oneValue(zero, kUint8), 1, name);
   };
   Graph out = rewritePatterns(

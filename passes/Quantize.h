@@ -6,6 +6,7 @@
 
 #include "core/Graph.h"
 #include "core/Interpreter.h"
+#include "passes/Calibration.h"
 
 #include <map>
 #include <set>
@@ -19,6 +20,8 @@ struct QuantizeOptions {
   bool perChannel = true;     ///< weights per output channel (else one scale per weight)
   std::set<std::string> skip; ///< conv2d and dense nodes kept float, by name
   bool skipFirstLast = false; ///< the first and the last of them kept float too
+  CalibrationMethod method = CalibrationMethod::MinMax; ///< how activations' ranges are picked
+  double percentile = 99.99; ///< the magnitudes Percentile keeps, in percent
 };
 
 /// What quantizeGraph did, for the command to say.
@@ -29,7 +32,8 @@ struct QuantizeReport {
 
 /// `g` with each conv2d and dense whose weight is a bound param (in `params`) made a QDQ
 /// region: its data through qnn.quantize → qnn.dequantize (uint8, asymmetric, the scale from the
-/// smallest and largest value the calibration saw, stretched to hold 0), its weight through an
+/// range the calibration saw — min/max, or clipped by `options.method` — stretched to hold 0),
+/// its weight through an
 /// int8 symmetric pair (max |w| / 127, per output channel or per tensor), and its output — or
 /// the relu or clip that is its only reader — through a uint8 pair calibrated as its data. The
 /// calibration runs `g` by the reference interpreter once per sample (the variables not in

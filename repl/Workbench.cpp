@@ -358,16 +358,21 @@ LayerwiseView Workbench::layerwiseAgainst(size_t b, const std::string &dir,
 }
 
 Graph Workbench::quantize(const QuantizeOptions &options,
-                          const std::map<std::string, std::string> &how, size_t samples,
-                          unsigned seed, QuantizeReport *report, std::vector<std::string> *notes) {
+                          const std::map<std::string, std::string> &how,
+                          const std::vector<std::map<std::string, std::string>> &perSample,
+                          size_t samples, unsigned seed, QuantizeReport *report,
+                          std::vector<std::string> *notes) {
   const Graph &g = e_.requireGraph();
   if (backend::builtLibrary(g))
     fail("quantize: the current step is built; quantize the graph a build starts from");
   const StoredTensors &params = e_.modelParams();
   std::mt19937 rng(seed);
   std::vector<std::map<std::string, Tensor>> calibration;
-  for (size_t k = 0; k < samples; ++k)
-    calibration.push_back(madeInputs({&g}, params, how, rng, "quantize", k ? nullptr : notes));
+  for (size_t k = 0; k < samples; ++k) {
+    std::map<std::string, std::string> made = k < perSample.size() ? perSample[k] : how;
+    made.insert(how.begin(), how.end()); // the sample's own entries win
+    calibration.push_back(madeInputs({&g}, params, made, rng, "quantize", k ? nullptr : notes));
+  }
   const std::map<std::string, Tensor> weightsOnly; // calibration inputs come per sample
   return quantizeGraph(g, inputsThenParams(weightsOnly, params), calibration, options, report);
 }

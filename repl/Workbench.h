@@ -99,10 +99,11 @@ public:
                                  const std::map<std::string, std::string> &how);
   /// The current graph (not a built one) with its conv2d and dense between calibrated
   /// quantize/dequantize pairs (quantizeGraph): `samples` calibration inputs made as `how` says
-  /// (random from `seed` by default), the session's bound params as the weights.
+  /// (random from `seed` by default), sample k's entries of `perSample[k]` (where given: a
+  /// calibration folder's files) over `how`'s; the session's bound params as the weights.
   Graph quantize(const QuantizeOptions &options, const std::map<std::string, std::string> &how,
-                 size_t samples, unsigned seed, QuantizeReport *report,
-                 std::vector<std::string> *notes);
+                 const std::vector<std::map<std::string, std::string>> &perSample, size_t samples,
+                 unsigned seed, QuantizeReport *report, std::vector<std::string> *notes);
 
 private:
   Engine &e_;

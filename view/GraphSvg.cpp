@@ -2,9 +2,9 @@
 #include "view/GraphSvg.h"
 
 #include "core/Text.h"
+#include "passes/QuantSteps.h"
 #include "view/LayerwiseView.h"
 #include "view/Palette.h"
-#include "view/QuantView.h"
 
 #include <cmath>
 #include <cstdio>

@@ -20,7 +20,7 @@ struct SvgOptions {
   /// Each node's SQNR in dB (nodeSqnr of a :layerwise; NaN where not compared): boxes take
   /// their heatmap band's colour and their titles say the figure.
   const std::vector<double> *sqnr = nullptr;
-  /// Bound params: a quantized node's title says its scale and zero point (QuantView) where
+  /// Bound params: a quantized node's title says its scale and zero point (passes/QuantSteps) where
   /// they are constants.
   const StoredTensors *params = nullptr;
 };

@@ -7,10 +7,10 @@
 #include "core/DType.h"
 #include "core/Op.h"
 #include "passes/Provenance.h"
+#include "passes/QuantSteps.h"
 #include "view/FusionView.h"
 #include "view/LayerwiseView.h"
 #include "view/ProfileView.h"
-#include "view/QuantView.h"
 
 #include <imgui.h>
 

@@ -14,6 +14,7 @@
 // Every float value in a region must be read only inside it, and the scales and zero points
 // must be constants (bound params or const nodes); anything else stays as the exporter wrote it,
 // and the pass says which op kept each such region float (PassContext::remarks, :apply's notes).
+#include "passes/FakeQuantization.h"
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
 
@@ -403,6 +404,43 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
 }
 
 } // namespace
+
+std::string fakeQuantizationEdge(const Graph &g, const PassContext &ctx, uint32_t producer,
+                                 uint32_t consumer) {
+  PatternView v(g, ctx.params);
+  const IndexedGraph &idx = g.index();
+  auto is = [&](uint32_t nid, std::initializer_list<const char *> ops) {
+    return v.is(Entry{nid, 0, 0}, ops);
+  };
+  // The quantize that ends the region: the consumer itself, or the op's only reader (through a
+  // relu or clip that is the op's only reader).
+  std::optional<Entry> q;
+  uint32_t op = producer;
+  if (is(consumer, {"qnn.quantize"})) {
+    q = Entry{consumer, 0, 0};
+  } else if (is(producer, {"qnn.dequantize"})) {
+    op = consumer;
+    q = v.onlyReader(Entry{op, 0, 0});
+    if (q && v.is(*q, {"relu", "clip"}))
+      q = v.onlyReader(*q);
+  } else {
+    return "";
+  }
+  if (!q || !v.is(*q, {"qnn.quantize"}))
+    return "FakeQuantizationToInteger: " + idx.nodes[op].node->name +
+           "'s value is read as a float outside a dequantize → op → quantize region, which "
+           "stays float";
+  const std::string &qName = v.node(*q).name;
+  std::vector<std::string> remarks;
+  PassContext c = ctx;
+  c.remarks = &remarks;
+  fakeQuantizationToInteger(g, c);
+  std::string prefix = "the region ending at " + qName + " ";
+  for (const std::string &r : remarks)
+    if (r.rfind(prefix, 0) == 0)
+      return "FakeQuantizationToInteger: " + r;
+  return "FakeQuantizationToInteger: the region ending at " + qName + " computes on the integers";
+}
 
 void registerFakeQuantizationToIntegerPass() {
   PassRegistry::get().add(

@@ -6,11 +6,13 @@
 #include "core/Json.h"
 #include "core/Printer.h"
 #include "core/RelayText.h"
+#include "passes/QuantSteps.h"
 #include "repl/GraphLang.h"
 #include "repl/TextFile.h"
 #include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,10 +64,27 @@ void Commands::GraphTopic::grad(Engine &e, const Args &, const std::string &rest
 }
 
 void Commands::GraphTopic::ir(Engine &e, const Args &a, const std::string &, std::ostream &out) {
+  const Graph &g = e.requireGraph();
+  // `quantization` (unless the graph has an attribute of that name): each quantized node's steps
+  // as a comment on its line.
+  Args keys;
+  bool quantization = false;
   for (const auto &k : a)
-    if (!e.requireGraph().attr(k))
-      missingAttr(e.requireGraph(), k);
-  std::string ir = printGraphIR(e.requireGraph(), a);
+    if (k == "quantization" && !g.attr(k))
+      quantization = true;
+    else if (!g.attr(k))
+      missingAttr(g, k);
+    else
+      keys.push_back(k);
+  std::function<std::string(uint32_t)> comment;
+  if (quantization)
+    comment = [&](uint32_t nid) {
+      std::string text;
+      for (const std::string &l : quantizationLines(g, nid, e.modelParams()))
+        text += (text.empty() ? "" : "; ") + l;
+      return text;
+    };
+  std::string ir = printGraphIR(g, keys, comment);
   out << ir << (ir.back() == '\n' ? "" : "\n");
 }
 
@@ -92,6 +111,10 @@ void Commands::GraphTopic::nodes(Engine &e, const Args &a, const std::string &, 
   if (n < 0 || n >= static_cast<int>(idx.numNodes()))
     fail("node ", a[0], " is out of range (the graph has ", idx.numNodes(), " nodes)");
   out << pyRepr(nodeToPy(idx, n)) << "\n";
+  // A quantized node: what its integer steps stand for.
+  for (const std::string &l :
+       quantizationLines(e.requireGraph(), static_cast<uint32_t>(n), e.modelParams()))
+    out << "  " << l << "\n";
 }
 
 void Commands::GraphTopic::attr(Engine &e, const Args &a, const std::string &, std::ostream &out) {
@@ -407,13 +430,20 @@ std::vector<Commands::Listed> Commands::graphCommands() {
        {"grad", "OUT wrt IN …", "the gradient graph of OUT with respect to the inputs IN",
         T::grad}},
       {"grad",
-       {"ir", "[KEY …]", "prints the graph as PrintGraphIR does, optionally with attributes joined",
+       {"ir", "[KEY …] [quantization]",
+        "prints the graph as PrintGraphIR does, optionally with attributes joined; quantization: "
+        "each quantized node's scale and zero point (a requantize's multiplier and shift) as a "
+        "comment",
         T::ir}},
       {"ir",
        {"relay", "",
         "prints the graph as a Relay module (seed 003's print(mod)); FuseOps groups as fn literals",
         T::relay}},
-      {"relay", {"nodes", "[N]", "the node table (graph.index.nodes), or node N", T::nodes}},
+      {"relay",
+       {"nodes", "[N]",
+        "the node table (graph.index.nodes), or node N (a quantized one with its scale and zero "
+        "point)",
+        T::nodes}},
       {"nodes",
        {"attr", "KEY [N]", "a graph attribute as graph.json_attr(KEY) prints it, or its entry N",
         T::attr}},

@@ -4,6 +4,7 @@
 #include "backend/LowerFunction.h"
 #include "core/Error.h"
 #include "core/Text.h"
+#include "passes/FakeQuantization.h"
 #include "passes/MixedPrecision.h"
 #include "repl/Workbench.h"
 #include "repl/commands/Commands.h"
@@ -173,6 +174,13 @@ void Commands::PassTopic::why(Engine &e, const Args &a, const std::string &, std
         << (r.root[ia] == r.root[ib] ? " (the same group)" : "") << "\n";
     return;
   }
+  // An edge of a QDQ region: whether FakeQuantizationToInteger makes it integer, or what keeps it
+  // float, before what fusion does with it.
+  if (!built && g.attr("dtype"))
+    if (std::string fq = fakeQuantizationEdge(g, e.passContext_, static_cast<uint32_t>(p),
+                                              static_cast<uint32_t>(c));
+        !fq.empty())
+      out << fq << "\n";
   bool fused = r.root[p] == r.root[c];
   out << names[p] << " -> " << names[c] << ": "
       << (fused ? "fused, in " + groupText(c)
@@ -572,7 +580,10 @@ std::vector<Commands::Listed> Commands::passCommands() {
        {"groups", "", "the fusion groups: roots, masters, one line per node, then each group",
         T::groups}},
       {"groups",
-       {"why", "A B", "explains from the fusion rules why nodes A and B did or did not fuse",
+       {"why", "A B",
+        "explains from the fusion rules why nodes A and B did or did not fuse; on an edge of a "
+        "dequantize → op → quantize region, first whether FakeQuantizationToInteger makes it "
+        "integer or which op keeps it float",
         T::why}},
       {"why",
        {"precision", "NODE",

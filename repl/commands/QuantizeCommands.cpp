@@ -132,13 +132,15 @@ void Commands::QuantizeTopic::layerwise(Engine &e, const Args &, const std::stri
 
 void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::string &rest,
                                        std::ostream &out) {
-  const char *usage = ":quantize [calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] "
-                      "[per_channel=on|off] [skip=NODE,…|first_last] [seed=N]";
+  const char *usage = ":quantize [calibrate=random|FILE.npy|DIR] [NAME=FILE.npy …] [samples=N] "
+                      "[method=minmax|percentile|entropy] [percentile=P] [per_channel=on|off] "
+                      "[skip=NODE,…|first_last] [seed=N]";
   QuantizeOptions options;
   std::map<std::string, std::string> how;
+  std::vector<std::map<std::string, std::string>> perSample; // a calibration folder's files
   std::string calibrate = "random";
   size_t samples = 1;
-  bool samplesGiven = false;
+  bool samplesGiven = false, percentileGiven = false;
   unsigned seed = 0;
   for (const std::string &w : splitKeepingTuples(rest)) {
     auto [key, value] = keyValue(w, std::string("usage: ") + usage);
@@ -150,6 +152,14 @@ void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::strin
         fail("samples must be an integer from 1 to 1000, got '", value, "'");
       samples = static_cast<size_t>(n);
       samplesGiven = true;
+    } else if (key == "method") {
+      options.method = parseCalibrationMethod(value);
+    } else if (key == "percentile") {
+      double p = numberWord("percentile", value);
+      if (!(p > 50 && p <= 100))
+        fail("percentile must be above 50 and at most 100, got '", value, "'");
+      options.percentile = p;
+      percentileGiven = true;
     } else if (key == "per_channel") {
       if (value != "on" && value != "off")
         fail("per_channel must be on or off, got '", value, "'");
@@ -165,6 +175,8 @@ void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::strin
     else
       how[key] = value;
   }
+  if (percentileGiven && options.method != CalibrationMethod::Percentile)
+    fail("percentile= is for method=percentile");
   const Graph &g = e.requireGraph();
   if (calibrate != "random") {
     // A file calibrates the graph's one data input.
@@ -176,14 +188,31 @@ void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::strin
     if (data.size() != 1)
       fail("calibrate=FILE needs a graph with one data input (this one has ",
            plural(data.size(), "data input"), "); give NAME=FILE.npy for each");
-    how[data[0]] = calibrate;
-    if (samplesGiven && samples > 1)
-      fail("calibrate=FILE is one sample; samples= is for calibrate=random");
+    if (std::filesystem::is_directory(calibrate)) {
+      // A folder: each .npy or .npz file in it (by name) one sample of that input.
+      for (const auto &f : std::filesystem::directory_iterator(calibrate))
+        if (f.is_regular_file() &&
+            (f.path().extension() == ".npy" || f.path().extension() == ".npz"))
+          perSample.push_back({{data[0], f.path().string()}});
+      std::sort(perSample.begin(), perSample.end());
+      if (perSample.empty())
+        fail("calibrate=", calibrate, ": the folder has no .npy or .npz file");
+      if (samplesGiven && samples > perSample.size())
+        fail("calibrate=", calibrate, " holds ", plural(perSample.size(), "sample"), ", not ",
+             samples);
+      if (!samplesGiven)
+        samples = perSample.size();
+      perSample.resize(samples);
+    } else {
+      how[data[0]] = calibrate;
+      if (samplesGiven && samples > 1)
+        fail("calibrate=FILE is one sample; samples= is for calibrate=random or a folder");
+    }
   }
   std::vector<std::string> notes;
   QuantizeReport report;
   auto start = std::chrono::steady_clock::now();
-  Graph q = Workbench(e).quantize(options, how, samples, seed, &report, &notes);
+  Graph q = Workbench(e).quantize(options, how, perSample, samples, seed, &report, &notes);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (const std::string &n : notes)
@@ -194,7 +223,12 @@ void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::strin
   e.pushStep(q, label, ms, false);
   out << "quantized " << plural(report.quantized.size(), "layer") << " (int8 weights"
       << (options.perChannel ? " per channel" : "") << ", uint8 activations calibrated on "
-      << plural(samples, "sample") << ")";
+      << plural(samples, "sample");
+  if (options.method == CalibrationMethod::Percentile)
+    out << ", magnitudes clipped at their " << options.percentile << "th percentile";
+  else if (options.method == CalibrationMethod::Entropy)
+    out << ", clipped where the KL divergence is least";
+  out << ")";
   if (!report.kept.empty())
     out << "; kept float: " << joinNames(report.kept);
   out << "\n";
@@ -215,13 +249,16 @@ std::vector<Commands::Listed> Commands::quantizeCommands() {
         T::layerwise}},
       {"layerwise",
        {"quantize",
-        "[calibrate=random|FILE.npy] [NAME=FILE.npy …] [samples=N] [per_channel=on|off] "
+        "[calibrate=random|FILE.npy|DIR] [NAME=FILE.npy …] [samples=N] "
+        "[method=minmax|percentile|entropy] [percentile=P] [per_channel=on|off] "
         "[skip=NODE,…|first_last] [seed=N]",
         "a new step with every conv2d and dense whose weight is a bound param between "
         "quantize/dequantize pairs: int8 weights (symmetric, per output channel unless "
-        "per_channel=off), uint8 data and outputs calibrated (min/max) on N runs of the reference "
-        "interpreter; :apply FakeQuantizationToInteger then makes it integer, :layerwise shows "
-        "what each layer lost",
+        "per_channel=off), uint8 data and outputs calibrated on N runs of the reference "
+        "interpreter (random inputs, a file, or each .npy/.npz of a folder; method: min/max, the "
+        "magnitudes' P-th percentile (default 99.99), or the "
+        "threshold of least KL divergence); :apply FakeQuantizationToInteger then makes it "
+        "integer, :layerwise shows what each layer lost",
         T::quantize}},
   };
 }

@@ -5,9 +5,9 @@
 
 #include "core/Npy.h"
 #include "passes/Layerwise.h"
+#include "passes/QuantSteps.h"
 #include "view/GraphSvg.h"
 #include "view/LayerwiseView.h"
-#include "view/QuantView.h"
 
 #include <unistd.h>
 
@@ -230,7 +230,7 @@ TEST(Layerwise, HeatmapBands) {
 // output parameters and its ratio in fixed point — 0.5 / 0.25 = 2 = 0.5 · 2^2, multiplier
 // 0.5 · 2^31 = 1073741824, shift 2 — per-channel scales as their range, and a dequantize's
 // float output none.
-TEST(QuantView, ScalesAndFixedPointByHand) {
+TEST(QuantSteps, ScalesAndFixedPointByHand) {
   Engine e;
   run(e, "x = Variable(\"x\", shape=(1, 2))\ns = Variable(\"s\", shape=(1,))\n"
          "z = Variable(\"z\", shape=(1,), dtype=3)\n"
@@ -246,7 +246,7 @@ TEST(QuantView, ScalesAndFixedPointByHand) {
                           {"w", StoredTensor(tensor({1}, {0}, kInt32))}};
   const IndexedGraph &idx = g.index();
   auto lines = [&](const char *name) {
-    return gui::quantizationLines(g, static_cast<uint32_t>(idx.findByName(name)), params);
+    return quantizationLines(g, static_cast<uint32_t>(idx.findByName(name)), params);
   };
   EXPECT_EQ(lines("q"), (std::vector<std::string>{"steps of scale 0.5, zero point 66"}));
   EXPECT_EQ(lines("c"), (std::vector<std::string>{"steps of scale 0.5, zero point 66 (q)"}));
@@ -257,6 +257,6 @@ TEST(QuantView, ScalesAndFixedPointByHand) {
                             "1073741824, shifts 2 to 3"}));
   EXPECT_TRUE(lines("f").empty());
   // Without the params bound, the parameters are named.
-  EXPECT_EQ(gui::quantizationLines(g, static_cast<uint32_t>(idx.findByName("q")), {}),
+  EXPECT_EQ(quantizationLines(g, static_cast<uint32_t>(idx.findByName("q")), {}),
             (std::vector<std::string>{"steps of scale s, zero point z"}));
 }

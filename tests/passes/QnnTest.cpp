@@ -331,6 +331,28 @@ TEST(Qnn, FakeQuantizationSaysWhichOpKeptARegionFloat) {
             "step 1: apply InferShape InferType FakeQuantizationToInteger (graph unchanged)\n"
             "note: the region ending at q_out stays float: soft (softmax) has no integer form in "
             "FakeQuantizationToInteger\n");
+  // :why on either edge of the region says it before what fusion does; a flatten in its place
+  // converts.
+  const std::string keptFloat = "FakeQuantizationToInteger: the region ending at q_out stays "
+                                "float: soft (softmax) has no integer form in "
+                                "FakeQuantizationToInteger\n";
+  // (After the line that names the fusion rules; the pass drops the shapes, :why needs them.)
+  run(e, ":apply InferShape InferType");
+  auto second = [](const std::string &s) { return s.substr(s.find('\n') + 1); };
+  EXPECT_EQ(second(output(e, ":why dq soft")).substr(0, keptFloat.size()), keptFloat);
+  EXPECT_EQ(second(output(e, ":why soft q_out")).substr(0, keptFloat.size()), keptFloat);
+  EXPECT_EQ(output(e, ":why q_in dq").find("FakeQuantizationToInteger"), std::string::npos);
+  Engine f;
+  run(f, "x = Variable(\"x\", shape=(1, 4))\ns = const(0.5, shape=(1,))\n"
+         "z = const(0, shape=(1,), dtype=\"uint8\")\n"
+         "q = qnn.quantize(x, s, z, out_dtype=\"uint8\", name=\"q_in\")\n"
+         "d = qnn.dequantize(q, s, z, name=\"dq\")\ny = flatten(d, name=\"fl\")\n"
+         "q2 = qnn.quantize(y, s, z, out_dtype=\"uint8\", name=\"q_out\")\n"
+         "r = qnn.dequantize(q2, s, z, name=\"dq_out\")\n:graph r\n"
+         ":apply InferShape InferType");
+  const std::string converts =
+      "FakeQuantizationToInteger: the region ending at q_out computes on the integers\n";
+  EXPECT_EQ(second(output(f, ":why dq fl")).substr(0, converts.size()), converts);
 }
 
 // :profile of a build with integer kernels: the rate column says G(FL)OP/s (their rates are

@@ -2,9 +2,12 @@
 // zero points against hand-worked values, what is skipped, and the command's errors.
 #include "TestUtil.h"
 
+#include "core/Npy.h"
 #include "passes/Quantize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 using namespace loupe;
 using namespace loupe::test;
@@ -71,6 +74,32 @@ TEST(Quantize, CalibratedParametersByHand) {
 // :quantize on the zoo's MLP: the layers it quantized and kept, one new step; then
 // FakeQuantizationToInteger makes its two quantized dense layers qnn.dense; bad words are
 // one-line errors that add no step.
+// The same convolution calibrated at the 75th percentile of magnitudes: x's {1, 0, 1, 2} have top
+// 2 (bins of 2/2048), and three of four lie at or under 1, in bin 1024, so T = 1025 * 2 / 2048;
+// -1 is within it and stays, 2 is clipped to T: steps of (T + 1)/255, zero point
+// round(1 / step) = 127. The output's {2, 0, 2, 4} likewise: T = 1025 * 4 / 2048, range -2 … T.
+TEST(Quantize, PercentileCalibrationClipsTheLargestMagnitudes) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 1, 2, 2))\nw = Variable(\"w\", shape=(1, 1, 1, 1))\n"
+         "y = conv2d(x, w, channels=1, kernel_size=(1, 1), use_bias=False, name=\"conv\")\n"
+         ":graph y");
+  Tensor w = tensor({1, 1, 1, 1}, {2});
+  ValueSource params = [&](const std::string &n) -> std::optional<Tensor> {
+    return n == "w" ? std::optional<Tensor>(w) : std::nullopt;
+  };
+  QuantizeOptions o;
+  o.method = CalibrationMethod::Percentile;
+  o.percentile = 75;
+  Graph q =
+      quantizeGraph(e.current()->graph, params, {{{"x", tensor({1, 1, 2, 2}, {-1, 0, 1, 2})}}}, o);
+  double dataStep = static_cast<float>((1025.0 * 2 / 2048 + 1) / 255);
+  double outStep = static_cast<float>((1025.0 * 4 / 2048 + 2) / 255);
+  EXPECT_EQ(constValue(q, "conv_data_scale"), dataStep);
+  EXPECT_EQ(constValue(q, "conv_data_zero_point"), 127);
+  EXPECT_EQ(constValue(q, "conv_output_scale"), outStep);
+  EXPECT_EQ(constValue(q, "conv_output_zero_point"), 127);
+}
+
 TEST(Quantize, Command) {
   Engine e;
   run(e, ":model mlp");
@@ -89,10 +118,48 @@ TEST(Quantize, Command) {
   EXPECT_EQ(output(e, ":quantize per_channel=maybe"),
             "error: per_channel must be on or off, got 'maybe'\n");
   EXPECT_EQ(output(e, ":quantize calibrate=a.npy samples=4"),
-            "error: calibrate=FILE is one sample; samples= is for calibrate=random\n");
+            "error: calibrate=FILE is one sample; samples= is for calibrate=random or a folder\n");
   EXPECT_EQ(output(e, ":quantize nothere=ones"),
             "error: quantize: the graph has no input 'nothere'\n");
+  EXPECT_EQ(output(e, ":quantize method=kl"),
+            "error: method must be minmax, percentile or entropy, got 'kl'\n");
+  EXPECT_EQ(output(e, ":quantize method=percentile percentile=40"),
+            "error: percentile must be above 50 and at most 100, got '40'\n");
+  EXPECT_EQ(output(e, ":quantize percentile=99.9"),
+            "error: percentile= is for method=percentile\n");
   EXPECT_EQ(e.history().size(), 3u);
+  run(e, ":undo");
+  run(e, ":undo");
+  EXPECT_EQ(output(e, ":quantize samples=2 method=percentile percentile=99.9"),
+            "quantized 3 layers (int8 weights per channel, uint8 activations calibrated on 2 "
+            "samples, magnitudes clipped at their 99.9th percentile)\n");
+  run(e, ":undo");
+  // A folder of calibration inputs: each .npy in it one sample, by name; samples= takes the first.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / "calibration-folder";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "empty");
+  for (int k = 0; k < 3; ++k) {
+    Tensor t({1, 1, 28, 28}, kFloat32);
+    std::fill(t.data.begin(), t.data.end(), 0.25 * k);
+    writeNpy((dir / ("sample" + std::to_string(k) + ".npy")).string(), t);
+  }
+  EXPECT_EQ(output(e, ":quantize calibrate=" + dir.string()),
+            "quantized 3 layers (int8 weights per channel, uint8 activations calibrated on 3 "
+            "samples)\n");
+  run(e, ":undo");
+  EXPECT_EQ(output(e, ":quantize samples=2 calibrate=" + dir.string()),
+            "quantized 3 layers (int8 weights per channel, uint8 activations calibrated on 2 "
+            "samples)\n");
+  EXPECT_EQ(output(e, ":quantize samples=4 calibrate=" + dir.string()),
+            "error: calibrate=" + dir.string() + " holds 3 samples, not 4\n");
+  EXPECT_EQ(output(e, ":quantize calibrate=" + (dir / "empty").string()),
+            "error: calibrate=" + (dir / "empty").string() +
+                ": the folder has no .npy or .npz file\n");
+  run(e, ":undo");
+  EXPECT_EQ(output(e, ":quantize samples=2 method=entropy"),
+            "quantized 3 layers (int8 weights per channel, uint8 activations calibrated on 2 "
+            "samples, clipped where the KL divergence is least)\n");
 }
 
 // A zoo network quantized in the workbench builds its convolutions as 8-bit ones at opt_level 3:

@@ -1,5 +1,6 @@
-// QuantView: what a node's integer steps stand for — its scale and zero point, and a
-// requantize's fixed-point multiplier and shift — as the inspector and the SVG pictures show it.
+// QuantSteps: what a node's integer steps stand for — its scale and zero point, and a
+// requantize's fixed-point multiplier and shift — as :nodes, :ir quantization, the inspector and
+// the SVG pictures say it.
 #pragma once
 
 #include "core/Buffers.h"
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace loupe::gui {
+namespace loupe {
 
 /// Lines saying what node `nid`'s integer steps stand for: "steps of scale 0.0235, zero point
 /// 66 (/conv1/QuantizeLinear)", per channel "scales along axis 0 (64): 0.00121 to 0.00513, zero
@@ -19,4 +20,4 @@ namespace loupe::gui {
 std::vector<std::string> quantizationLines(const Graph &g, uint32_t nid,
                                            const StoredTensors &params);
 
-} // namespace loupe::gui
+} // namespace loupe

@@ -1,5 +1,5 @@
-// QuantView: a node's quantization parameters as text.
-#include "view/QuantView.h"
+// QuantSteps: a node's quantization parameters as text.
+#include "passes/QuantSteps.h"
 
 #include "core/Error.h"
 #include "core/Quantize.h"
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <optional>
 
-namespace loupe::gui {
+namespace loupe {
 
 namespace {
 
@@ -85,4 +85,4 @@ std::vector<std::string> quantizationLines(const Graph &g, uint32_t nid,
   return lines;
 }
 
-} // namespace loupe::gui
+} // namespace loupe

@@ -10,6 +10,8 @@
 //   - global_avg_pool2d sums the steps in int32 and requantizes the sum;
 //   - max_pool2d, flatten, reshape, transpose, squeeze and expand_dims of a dequantized value run
 //     on its steps (with a qnn.requantize when the quantize's scale or zero point differ);
+//   - concatenate of dequantized values: each input requantized to the quantize's steps where
+//     they differ, then concatenated as integers;
 //   - quantize(dequantize(x)) is x, or a qnn.requantize.
 // Every float value in a region must be read only inside it, and the scales and zero points
 // must be constants (bound params or const nodes); anything else stays as the exporter wrote it,
@@ -324,6 +326,32 @@ struct Matcher {
                       node(q).name);
   }
 
+  // concatenate of dequantized values, then the quantize `q`: each input's steps requantized to
+  // q's scale and zero point where they differ, then concatenated on the integers (what Relay's
+  // QNN canonicalizes qnn.concatenate to; every input's own scale is kept until the requantize).
+  std::optional<NodeEntry> concatenation(const Entry &q) const {
+    Entry t = v.input(q, 0);
+    if (!v.is(t, {"concatenate"}) || !onlyFeeds(t, q))
+      return std::nullopt;
+    std::optional<QuantParams> out = params(q);
+    if (!out || !out->perTensor())
+      return std::nullopt;
+    const Node &op = node(t);
+    const std::string &outType = node(q).parsed.getStr("out_dtype");
+    std::vector<NodeEntry> parts;
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      std::optional<QuantParams> in = dequantized(v.input(t, k));
+      if (!in || !in->perTensor() || !eightBit(v.input(in->node, 0)))
+        return std::nullopt;
+      NodeEntry x = rewritten(v.input(in->node, 0));
+      if (!(*in == *out && dtypeName(dtypeOf(v.input(in->node, 0))) == outType))
+        x = requantize(x, rewritten(v.input(in->node, 1)), rewritten(v.input(in->node, 2)), q, 1,
+                       op.name + "_input" + std::to_string(k) + "_requantize");
+      parts.push_back(x);
+    }
+    return mk("concatenate", node(q).name, parts, op.attrs);
+  }
+
   // quantize(dequantize(x)): x itself, or x requantized.
   std::optional<NodeEntry> roundTrip(const Entry &q) const {
     std::optional<QuantParams> in = dequantized(v.input(q, 0)), out = params(q);
@@ -364,8 +392,9 @@ std::string keptFloat(const PatternView &v, const Entry &q) {
     op = v.input(t, 0);
   }
   static const char *kConverted[] = {
-      "conv2d",  "dense",   "matmul",    "broadcast_add", "elemwise_add", "max_pool2d",
-      "flatten", "reshape", "transpose", "squeeze",       "expand_dims",  "global_avg_pool2d"};
+      "conv2d",     "dense",   "matmul",    "broadcast_add", "elemwise_add", "max_pool2d",
+      "flatten",    "reshape", "transpose", "squeeze",       "expand_dims",  "global_avg_pool2d",
+      "concatenate"};
   const Node &n = v.node(op);
   std::string what = n.name + " (" + n.op->name + ")";
   const std::string &qName = v.node(q).name;
@@ -391,6 +420,8 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
         if (std::optional<NodeEntry> y = m.addition(q))
           return {*y};
         if (std::optional<NodeEntry> y = m.averagePool(q))
+          return {*y};
+        if (std::optional<NodeEntry> y = m.concatenation(q))
           return {*y};
         if (std::optional<NodeEntry> y = m.movement(q))
           return {*y};
@@ -445,8 +476,9 @@ std::string fakeQuantizationEdge(const Graph &g, const PassContext &ctx, uint32_
 void registerFakeQuantizationToIntegerPass() {
   PassRegistry::get().add(
       {.name = "FakeQuantizationToInteger",
-       .summary = "dequantize → conv2d/dense/matmul/add/pool/reshape → quantize regions compute "
-                  "on the integers (qnn.conv2d, qnn.dense, qnn.add, qnn.requantize)",
+       .summary =
+           "dequantize → conv2d/dense/matmul/add/pool/concat/reshape → quantize regions compute "
+           "on the integers (qnn.conv2d, qnn.dense, qnn.add, qnn.requantize)",
        .optLevel = 3,
        .needs = {"shape", "dtype"},
        .changesGraph = true,

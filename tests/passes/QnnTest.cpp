@@ -371,3 +371,37 @@ TEST(Qnn, ProfileNamesIntegerRates) {
   run(e, "a = Variable(\"a\", shape=(1, 8))\nb = relu(a)\n:graph b\n:build");
   EXPECT_NE(output(e, ":profile 1").find("max ms   share   GFLOP/s   % peak"), std::string::npos);
 }
+
+// A concatenation of two values quantized at different scales, quantized at a third: each input's
+// steps requantized to the output's (the one already in them left as it is), concatenated as
+// uint8 — and every opt level's build computes what the reference interpreter does, bit for bit
+// (the graph's own output, through its last dequantize).
+TEST(Qnn, FakeQuantizationConcatenatesTheSteps) {
+  for (int opt : {0, 2, 3}) {
+    SCOPED_TRACE(opt);
+    Engine e;
+    run(e, "a = Variable(\"a\", shape=(1, 4, 3, 3))\nb = Variable(\"b\", shape=(1, 2, 3, 3))\n"
+           "sa = const(0.05, shape=(1,))\nza = const(10, shape=(1,), dtype=\"uint8\")\n"
+           "sb = const(0.02, shape=(1,))\nzb = const(128, shape=(1,), dtype=\"uint8\")\n"
+           "qa = qnn.quantize(a, sa, za, out_dtype=\"uint8\")\n"
+           "qb = qnn.quantize(b, sb, zb, out_dtype=\"uint8\")\n"
+           "c = concatenate(qnn.dequantize(qa, sa, za), qnn.dequantize(qb, sb, zb), axis=1, "
+           "name=\"cat\")\n"
+           "q = qnn.quantize(c, sa, za, out_dtype=\"uint8\", name=\"q_cat\")\n"
+           "r = qnn.dequantize(q, sa, za, name=\"out\")\n:graph r\n"
+           ":apply InferShape InferType FakeQuantizationToInteger InferShape InferType");
+    const Graph &g = e.current()->graph;
+    EXPECT_EQ(count(g, "concatenate"), 1);
+    EXPECT_EQ(count(g, "qnn.requantize"), 1); // b's steps to a's; a's kept
+    EXPECT_EQ(count(g, "qnn.dequantize"), 1); // the graph's output
+    const IndexedGraph &idx = g.index();
+    int cat = idx.findByName("q_cat");
+    ASSERT_GE(cat, 0);
+    EXPECT_EQ(idx.nodes[cat].node->op->name, "concatenate");
+    EXPECT_EQ(g.attr("dtype")->ints[idx.entryId(cat, 0)], kUint8);
+    run(e, ":set target llvm -mcpu=skylake-avx512");
+    run(e, ":build opt_level=" + std::to_string(opt));
+    std::string out = output(e, ":run seed=3");
+    EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
+  }
+}

@@ -23,7 +23,9 @@ def loupe_ms(loupe, model, threads):
     script = f":load {model}\n:build opt_level=3\n:profile 20\n"
     env = dict(os.environ, LOUPE_NUM_THREADS=str(threads))
     out = subprocess.run([loupe], input=script, capture_output=True, text=True, env=env).stdout
-    m = re.search(r"^total\s+([0-9.]+)\s+[0-9.]+%\s+([0-9.]+)\s+([0-9.]+)%", out, re.M)
+    # total: the fastest, median and slowest whole run, share, rate, % of peak.
+    m = re.search(r"^total\s+[0-9.]+\s+([0-9.]+)\s+[0-9.]+\s+[0-9.]+%\s+([0-9.]+)\s+([0-9.]+)%",
+                  out, re.M)
     if not m:
         sys.exit(f"loupe gave no profile for {model}:\n{out[-1500:]}")
     return float(m.group(1)), float(m.group(3))

@@ -24,24 +24,36 @@ double constValue(const Graph &g, const std::string &name) {
   return n.op->name == "const" ? n.parsed.getFloat("value") : NAN;
 }
 
+// One 1×1 convolution of x (1, 1, 2, 2) by a bound weight of 2, calibrated on x = [-1, 0, 1, 2].
+struct OneConv {
+  Engine e;
+  Tensor w = tensor({1, 1, 1, 1}, {2});
+  ValueSource params = [this](const std::string &n) -> std::optional<Tensor> {
+    return n == "w" ? std::optional<Tensor>(w) : std::nullopt;
+  };
+  OneConv() {
+    run(e, "x = Variable(\"x\", shape=(1, 1, 2, 2))\nw = Variable(\"w\", shape=(1, 1, 1, 1))\n"
+           "y = conv2d(x, w, channels=1, kernel_size=(1, 1), use_bias=False, name=\"conv\")\n"
+           ":graph y");
+  }
+  Graph quantized(const QuantizeOptions &o, QuantizeReport *report = nullptr) {
+    return quantizeGraph(e.current()->graph, params, {{{"x", tensor({1, 1, 2, 2}, {-1, 0, 1, 2})}}},
+                         o, report);
+  }
+};
+
 } // namespace
 
 // One 1×1 convolution by 2 calibrated on x = [-1, 0, 1, 2]: its data in uint8 steps of 3/255
 // (the range -1 … 2) with zero point 1 / (3/255) = 85; its weight in int8 steps of 2/127,
 // zero point 0; its output (-2 … 4) in steps of 6/255, zero point 85. Each scale is a float32.
 TEST(Quantize, CalibratedParametersByHand) {
-  Engine e;
-  run(e, "x = Variable(\"x\", shape=(1, 1, 2, 2))\nw = Variable(\"w\", shape=(1, 1, 1, 1))\n"
-         "y = conv2d(x, w, channels=1, kernel_size=(1, 1), use_bias=False, name=\"conv\")\n"
-         ":graph y");
-  Tensor w = tensor({1, 1, 1, 1}, {2});
-  ValueSource params = [&](const std::string &n) -> std::optional<Tensor> {
-    return n == "w" ? std::optional<Tensor>(w) : std::nullopt;
-  };
+  OneConv c;
+  Engine &e = c.e;
+  const Tensor &w = c.w;
+  const ValueSource &params = c.params;
   QuantizeReport report;
-  Graph q =
-      quantizeGraph(e.current()->graph, params, {{{"x", tensor({1, 1, 2, 2}, {-1, 0, 1, 2})}}},
-                    QuantizeOptions(), &report);
+  Graph q = c.quantized(QuantizeOptions(), &report);
   EXPECT_EQ(report.quantized, std::vector<std::string>{"conv"});
   EXPECT_EQ(constValue(q, "conv_data_scale"), static_cast<double>(3.0f / 255.0f));
   EXPECT_EQ(constValue(q, "conv_data_zero_point"), 85);
@@ -71,27 +83,15 @@ TEST(Quantize, CalibratedParametersByHand) {
       "quantize: skip names no node 'nope'");
 }
 
-// :quantize on the zoo's MLP: the layers it quantized and kept, one new step; then
-// FakeQuantizationToInteger makes its two quantized dense layers qnn.dense; bad words are
-// one-line errors that add no step.
 // The same convolution calibrated at the 75th percentile of magnitudes: x's {1, 0, 1, 2} have top
 // 2 (bins of 2/2048), and three of four lie at or under 1, in bin 1024, so T = 1025 * 2 / 2048;
 // -1 is within it and stays, 2 is clipped to T: steps of (T + 1)/255, zero point
 // round(1 / step) = 127. The output's {2, 0, 2, 4} likewise: T = 1025 * 4 / 2048, range -2 … T.
 TEST(Quantize, PercentileCalibrationClipsTheLargestMagnitudes) {
-  Engine e;
-  run(e, "x = Variable(\"x\", shape=(1, 1, 2, 2))\nw = Variable(\"w\", shape=(1, 1, 1, 1))\n"
-         "y = conv2d(x, w, channels=1, kernel_size=(1, 1), use_bias=False, name=\"conv\")\n"
-         ":graph y");
-  Tensor w = tensor({1, 1, 1, 1}, {2});
-  ValueSource params = [&](const std::string &n) -> std::optional<Tensor> {
-    return n == "w" ? std::optional<Tensor>(w) : std::nullopt;
-  };
   QuantizeOptions o;
   o.method = CalibrationMethod::Percentile;
   o.percentile = 75;
-  Graph q =
-      quantizeGraph(e.current()->graph, params, {{{"x", tensor({1, 1, 2, 2}, {-1, 0, 1, 2})}}}, o);
+  Graph q = OneConv().quantized(o);
   double dataStep = static_cast<float>((1025.0 * 2 / 2048 + 1) / 255);
   double outStep = static_cast<float>((1025.0 * 4 / 2048 + 2) / 255);
   EXPECT_EQ(constValue(q, "conv_data_scale"), dataStep);
@@ -100,6 +100,9 @@ TEST(Quantize, PercentileCalibrationClipsTheLargestMagnitudes) {
   EXPECT_EQ(constValue(q, "conv_output_zero_point"), 127);
 }
 
+// :quantize on the zoo's MLP: the layers it quantized and kept, one new step; then
+// FakeQuantizationToInteger makes its two quantized dense layers qnn.dense; bad words are
+// one-line errors that add no step; the calibration methods and folders.
 TEST(Quantize, Command) {
   Engine e;
   run(e, ":model mlp");

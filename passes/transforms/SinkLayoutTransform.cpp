@@ -11,6 +11,7 @@
 // build time), and the transform follows the op. Pools move onto the blocked tensor too. Where it
 // meets an NCHW -> NCHW16c transform the pair cancels. Run by `:build` at opt level 3 (shown by
 // `:trace`); not in the registry, so the pass list of opt levels 0-2 is what NNVM's was.
+// Concatenations of views along the channels move onto the blocked tensors as pools do.
 #include "passes/Pass.h"
 
 #include "core/Error.h"
@@ -150,6 +151,8 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
   std::map<const Node *, View> viewOf; // transforms from a blocked layout to its primal one
   // Zero-padded copies of entries converted to a layout: (entry, pad_width, layout) -> copy.
   std::map<std::tuple<const Node *, uint32_t, std::string, std::string>, NodeEntry> paddedCopies;
+  // Operands converted to a layout: (entry, layout) -> the conversion.
+  std::map<std::tuple<const Node *, uint32_t, std::string>, NodeEntry> converted;
   auto viewAt = [&](const NodeEntry &e) -> const View * {
     auto it = viewOf.find(e.node.get());
     return it != viewOf.end() && it->second.index == e.index ? &it->second : nullptr;
@@ -257,6 +260,40 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
                           false),
                0, 0}};
     }
+    // A concatenation of views along their channels, every one in the same blocked layout with
+    // whole blocks of channels (none padded): the blocked tensors concatenated along their outer
+    // channel axis, which concatenates the channels in order — an inception block's branches
+    // stay blocked for the pool and the convolutions that read them.
+    if (opName == "concatenate" && !node->inputs.empty()) {
+      const View *first = viewAt(node->inputs[0]);
+      int64_t axis = node->parsed.getInt("axis");
+      if (!first || first->primal != "NCHW" || (axis != 1 && axis != -3) ||
+          subAxesOf(first->blocked).size() != 1 || subAxesOf(first->blocked)[0].name != 'c')
+        return {};
+      // A view blocked by another factor (a branch whose convolution blocks its outputs by 8
+      // beside ones by 16) is converted to the first's blocking when its channels fill whole
+      // blocks of it: one transform between blocked layouts instead of every branch's back.
+      const int64_t block = subAxesOf(first->blocked)[0].factor;
+      std::vector<NodeEntry> sources;
+      for (size_t k = 0; k < node->inputs.size(); ++k) {
+        const View *v = viewAt(node->inputs[k]);
+        const Shape &in = shapes[idx.entryId(idx.nodes[nid].inputs[k])];
+        if (!v || v->channels != 0 || v->primal != first->primal || in.size() != 4 ||
+            in[1] % block != 0 || subAxesOf(v->blocked).size() != 1 ||
+            subAxesOf(v->blocked)[0].name != 'c')
+          return {};
+        sources.push_back(
+            v->blocked == first->blocked
+                ? v->source
+                : makeTransform(v->source, v->blocked, first->blocked,
+                                node->name + "_input" + std::to_string(k) + "_" + first->blocked));
+      }
+      NodePtr cat = makeOpNode(*node->op, node->name, node->attrs, std::move(sources),
+                               node->controlDeps, false);
+      View view = *first; // no channels cut (checked above), so only the source changes
+      view.source = {cat, 0, 0};
+      return {makeBack(std::move(view), node->name)};
+    }
     // Pools work on NCHW<k>c as on NCHW (H and W stay axes 2 and 3): the pool moves onto the
     // blocked tensor with its layout attribute changed.
     if (opName == "max_pool2d" || opName == "avg_pool2d" || opName == "global_max_pool2d" ||
@@ -339,7 +376,16 @@ Graph sinkLayoutTransform(const Graph &src, const PassContext &ctx) {
         operand = {makeOpNode(pad, e.node->name + "_channels_pad", {{"pad_width", width}}, {e}), 0,
                    0};
       }
-      inputs.push_back(makeTransform(operand, suffix, layout, e.node->name + "_" + layout));
+      // One conversion per operand and layout, shared by every op that reads it (a per-channel
+      // multiplier two requantizes read): PrecomputePrune names each cut after its entry.
+      if (data->channels == 0) {
+        NodeEntry &made = converted[{e.node.get(), e.index, layout}];
+        if (!made.node)
+          made = makeTransform(operand, suffix, layout, e.node->name + "_" + layout);
+        inputs.push_back(made);
+      } else {
+        inputs.push_back(makeTransform(operand, suffix, layout, e.node->name + "_" + layout));
+      }
       zero.push_back(data->channels != 0);
     }
     NodePtr blockedOp =

@@ -405,3 +405,32 @@ TEST(Qnn, FakeQuantizationConcatenatesTheSteps) {
     EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
   }
 }
+
+// An inception block in integers: two 8-bit convolutions, each requantized per channel (which
+// CorrectLayout converts back to NCHW), concatenated and max-pooled. SinkLayoutTransform moves
+// the requantizes, the concatenation and the pool onto the blocked tensors: no transform is left
+// between the convolutions' kernels and the pool (the concatenation reads them blocked), and the
+// build computes the reference interpreter's values exactly.
+TEST(Qnn, ConcatenatedRequantizedConvolutionsStayBlocked) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 16, 8, 8), dtype=3)\n"
+         "w1 = Variable(\"w1\", shape=(16, 16, 1, 1), dtype=5)\n"
+         "w2 = Variable(\"w2\", shape=(16, 16, 3, 3), dtype=5)\n"
+         "m = Variable(\"m\", shape=(16, 1, 1), dtype=4)\n"
+         "s = Variable(\"s\", shape=(16, 1, 1), dtype=4)\n"
+         "a = cast(clip(fixed_point_multiply(conv2d(x, w1, channels=16, kernel_size=(1, 1), "
+         "use_bias=False, out_dtype=\"int32\"), m, s), a_min=0, a_max=255), dtype=\"uint8\")\n"
+         "b = cast(clip(fixed_point_multiply(conv2d(x, w2, channels=16, kernel_size=(3, 3), "
+         "padding=(1, 1), use_bias=False, out_dtype=\"int32\"), m, s), a_min=0, a_max=255), "
+         "dtype=\"uint8\")\n"
+         "c = concatenate(a, b, axis=1)\n"
+         "p = max_pool2d(c, pool_size=(3, 3), strides=(1, 1), padding=(1, 1))\n:graph p\n"
+         ":set target llvm -mcpu=skylake-avx512");
+  run(e, ":build opt_level=3 param w1=random param w2=random param m=1518500250 param s=-9 "
+         "seed=2");
+  std::string nodes = output(e, ":nodes");
+  EXPECT_EQ(nodes.find("concatenate___layout"), std::string::npos) << nodes;
+  EXPECT_EQ(nodes.find("__layout_transform___concatenate"), std::string::npos) << nodes;
+  std::string out = output(e, ":run x=random seed=5");
+  EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
+}

@@ -87,21 +87,26 @@ bool widthFillsBetter(const Attrs &a, const Shape &data, int dtype, int64_t regB
 // that each lane's four input channels are one 32-bit word (VNNI's vpdpbusd), input channels
 // blocked as the output's (a multiple of 4; zeros pad 3 channels to 4). A `pad` before it that
 // fills the rows and columns with one value (the data's zero point) becomes its padding and
-// pad_value, so the padded input is never written out.
+// pad_value, so the padded input is never written out. A depthwise one takes TVM's
+// depthwise_conv2d_NCHWc in the same blocks.
 std::vector<NodeEntry> alterEightBitConv(const NodePtr &n, const Shape &data,
                                          const std::string &target) {
   const Attrs &a = n->parsed;
-  if (a.getInt("groups") != 1)
-    return {};
   TargetCpu cpu = targetCpuOf(target);
   // Blocks of the vector's int32 lanes, or of 8 (half an AVX-512 vector) for fewer channels.
-  int64_t lanes = cpu.lanes(4), channels = a.getInt("channels");
+  int64_t lanes = cpu.lanes(4), channels = a.getInt("channels"), groups = a.getInt("groups");
   if (channels % lanes != 0)
     lanes = 8;
   if (channels % lanes != 0)
     return {};
-  int64_t inC = data[1] % 4 == 0 ? data[1] : (data[1] + 3) / 4 * 4;
-  int64_t icBn = 4 * largestDivisorUpTo(inC / 4, lanes / 4); // a multiple of 4 up to lanes
+  // A depthwise one (each output channel reads its own input channel) is TVM's
+  // depthwise_conv2d_NCHWc in the same blocks, each lane's uint8 and int8 widened and multiplied
+  // (no four-channel dot to make); other grouped ones stay in NCHW.
+  bool depthwise = groups != 1;
+  if (depthwise && (groups != channels || data[1] != channels))
+    return {};
+  int64_t inC = depthwise || data[1] % 4 == 0 ? data[1] : (data[1] + 3) / 4 * 4;
+  int64_t icBn = depthwise ? lanes : 4 * largestDivisorUpTo(inC / 4, lanes / 4);
   AttrDict attrs = n->attrs;
   std::vector<NodeEntry> inputs = n->inputs;
   const Node &p = *inputs[0].node;
@@ -142,9 +147,12 @@ std::vector<NodeEntry> alterEightBitConv(const NodePtr &n, const Shape &data,
   }
   setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
   setAttr(attrs, "out_layout", "NCHW" + std::to_string(lanes) + "c");
-  setAttr(attrs, "kernel_layout", "OIHW" + std::to_string(lanes) + "o4i");
-  return {{makeOpNode(*OpRegistry::get().find("_contrib_conv2d_NCHWc"), n->name, std::move(attrs),
-                      std::move(inputs), n->controlDeps),
+  setAttr(attrs, "kernel_layout",
+          depthwise ? "OIHW1i" + std::to_string(lanes) + "o"
+                    : "OIHW" + std::to_string(lanes) + "o4i");
+  const char *op = depthwise ? "_contrib_depthwise_conv2d_NCHWc" : "_contrib_conv2d_NCHWc";
+  return {{makeOpNode(*OpRegistry::get().find(op), n->name, std::move(attrs), std::move(inputs),
+                      n->controlDeps),
            0, 0}};
 }
 

@@ -434,3 +434,27 @@ TEST(Qnn, ConcatenatedRequantizedConvolutionsStayBlocked) {
   std::string out = output(e, ":run x=random seed=5");
   EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
 }
+
+// An 8-bit depthwise convolution (uint8 data padded with its zero point, int8 weights, int32
+// sums, as QnnCanonicalize writes MobileNet's): AlterOpLayout blocks it as TVM's
+// depthwise_conv2d_NCHWc in the int32 lanes' blocks, the pad absorbed as its padding and
+// pad_value, and every pinned width's build computes the reference interpreter's sums exactly.
+TEST(Qnn, EightBitDepthwiseConvolutionsAreBlocked) {
+  for (const char *cpu : {"skylake-avx512", "znver3"}) {
+    SCOPED_TRACE(cpu);
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1, 32, 9, 9), dtype=3)\n"
+           "w = Variable(\"w\", shape=(32, 1, 3, 3), dtype=5)\n"
+           "p = pad(x, pad_width=((0, 0), (0, 0), (1, 1), (1, 1)), pad_value=7.0)\n"
+           "y = conv2d(p, w, channels=32, groups=32, kernel_size=(3, 3), strides=(2, 2), "
+           "use_bias=False, out_dtype=\"int32\")\n:graph y\n"
+           ":set target llvm -mcpu=" +
+               std::string(cpu));
+    run(e, ":build opt_level=3 param w=random seed=3");
+    std::string nodes = output(e, ":nodes");
+    EXPECT_NE(nodes.find("fuse__contrib_depthwise_conv2d_NCHWc"), std::string::npos) << nodes;
+    EXPECT_EQ(nodes.find("fuse_pad"), std::string::npos) << nodes; // absorbed
+    std::string out = output(e, ":run x=random seed=8");
+    EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
+  }
+}

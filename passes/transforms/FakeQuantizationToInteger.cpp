@@ -7,6 +7,7 @@
 //     qnn.requantize to the quantize's scale and zero point, and the activation as a clip of
 //     the steps;
 //   - the sum of two dequantized values (and a relu or clip after it) becomes qnn.add;
+//   - their product: each side less its zero point multiplied in int32, then requantized;
 //   - global_avg_pool2d sums the steps in int32 and requantizes the sum;
 //   - max_pool2d, flatten, reshape, transpose, squeeze and expand_dims of a dequantized value run
 //     on its steps (with a qnn.requantize when the quantize's scale or zero point differ);
@@ -277,6 +278,40 @@ struct Matcher {
     return clipped(y, *tail, q);
   }
 
+  // The product of two dequantized values (a squeeze-and-excitation gate), with an optional
+  // activation, then the quantize `q`: each side's steps less its zero point, multiplied in int32
+  // (8-bit operands: the product fits), requantized from the product of the scales (Relay's
+  // qnn.mul, canonicalized).
+  std::optional<NodeEntry> multiplication(const Entry &q) const {
+    std::optional<Tail> tail = tailOf(q);
+    if (!tail || !v.is(tail->op, {"broadcast_mul", "elemwise_mul"}))
+      return std::nullopt;
+    Entry t = tail->op;
+    std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
+    if (!a || !b || !a->perTensor() || !b->perTensor() || !eightBit(v.input(a->node, 0)) ||
+        !eightBit(v.input(b->node, 0)))
+      return std::nullopt;
+    const Node &op = node(t);
+    auto centred = [&](const QuantParams &p, const char *side) {
+      NodeEntry x = mk("cast", op.name + "_" + side + "_int32", {rewritten(v.input(p.node, 0))},
+                       {{"dtype", "int32"}});
+      if (p.zero.data[0] == 0)
+        return x;
+      Tensor z({1}, kInt32);
+      z.data[0] = p.zero.data[0];
+      return mk("broadcast_sub", op.name + "_" + side + "_centred",
+                {x, constant(z, op.name + "_" + side + "_zero")});
+    };
+    NodeEntry product = mk(op.op->name, op.name, {centred(*a, "lhs"), centred(*b, "rhs")});
+    Tensor scale({1}, kFloat32), zero({1}, kInt32);
+    scale.data[0] = static_cast<double>(static_cast<float>(a->scale.data[0]) *
+                                        static_cast<float>(b->scale.data[0]));
+    NodeEntry y = requantize(product, constant(scale, op.name + "_product_scale"),
+                             constant(zero, op.name + "_product_zero"), q, 1,
+                             tail->bounds ? op.name + "_requantize" : node(q).name);
+    return clipped(y, *tail, q);
+  }
+
   // global_avg_pool2d of a dequantized value, then the quantize `q`: the int32 sum over the
   // window requantized — its scale the input's over the window's size, its zero point the
   // input's times that size (the sum of (x - z) is the sum of x less n·z).
@@ -391,10 +426,11 @@ std::string keptFloat(const PatternView &v, const Entry &q) {
       return "";
     op = v.input(t, 0);
   }
-  static const char *kConverted[] = {
-      "conv2d",     "dense",   "matmul",    "broadcast_add", "elemwise_add", "max_pool2d",
-      "flatten",    "reshape", "transpose", "squeeze",       "expand_dims",  "global_avg_pool2d",
-      "concatenate"};
+  static const char *kConverted[] = {"conv2d",        "dense",         "matmul",
+                                     "broadcast_add", "elemwise_add",  "max_pool2d",
+                                     "flatten",       "reshape",       "transpose",
+                                     "squeeze",       "expand_dims",   "global_avg_pool2d",
+                                     "concatenate",   "broadcast_mul", "elemwise_mul"};
   const Node &n = v.node(op);
   std::string what = n.name + " (" + n.op->name + ")";
   const std::string &qName = v.node(q).name;
@@ -420,6 +456,8 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
         if (std::optional<NodeEntry> y = m.addition(q))
           return {*y};
         if (std::optional<NodeEntry> y = m.averagePool(q))
+          return {*y};
+        if (std::optional<NodeEntry> y = m.multiplication(q))
           return {*y};
         if (std::optional<NodeEntry> y = m.concatenation(q))
           return {*y};
@@ -474,15 +512,15 @@ std::string fakeQuantizationEdge(const Graph &g, const PassContext &ctx, uint32_
 }
 
 void registerFakeQuantizationToIntegerPass() {
-  PassRegistry::get().add(
-      {.name = "FakeQuantizationToInteger",
-       .summary =
-           "dequantize → conv2d/dense/matmul/add/pool/concat/reshape → quantize regions compute "
-           "on the integers (qnn.conv2d, qnn.dense, qnn.add, qnn.requantize)",
-       .optLevel = 3,
-       .needs = {"shape", "dtype"},
-       .changesGraph = true,
-       .run = fakeQuantizationToInteger});
+  PassRegistry::get().add({.name = "FakeQuantizationToInteger",
+                           .summary =
+                               "dequantize → conv2d/dense/matmul/add/mul/pool/concat/reshape → "
+                               "quantize regions compute on the integers (qnn.conv2d, qnn.dense, "
+                               "qnn.add, qnn.requantize)",
+                           .optLevel = 3,
+                           .needs = {"shape", "dtype"},
+                           .changesGraph = true,
+                           .run = fakeQuantizationToInteger});
 }
 
 } // namespace loupe

@@ -458,3 +458,43 @@ TEST(Qnn, EightBitDepthwiseConvolutionsAreBlocked) {
     EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
   }
 }
+
+// A squeeze-and-excitation gate in a QDQ region: the product of two dequantized values (a
+// per-channel gate broadcast over the feature map), then a quantize. FakeQuantizationToInteger
+// multiplies the centred steps in int32 and requantizes from the product of the scales; the
+// builds at opt_level 0, 2 and 3 compute the reference interpreter's values exactly, and the
+// integer graph's values are the float QDQ reading's.
+TEST(Qnn, FakeQuantizationMultipliesTheSteps) {
+  const std::string graph =
+      "x = Variable(\"x\", shape=(1, 16, 4, 4))\ng = Variable(\"g\", shape=(1, 16, 1, 1))\n"
+      "sx = const(0.05, shape=(1,))\nzx = const(12, shape=(1,), dtype=\"uint8\")\n"
+      "sg = const(0.004, shape=(1,))\nzg = const(0, shape=(1,), dtype=\"uint8\")\n"
+      "so = const(0.03, shape=(1,))\nzo = const(3, shape=(1,), dtype=\"uint8\")\n"
+      "qx = qnn.quantize(x, sx, zx, out_dtype=\"uint8\")\n"
+      "qg = qnn.quantize(g, sg, zg, out_dtype=\"uint8\")\n"
+      "y = broadcast_mul(qnn.dequantize(qx, sx, zx), qnn.dequantize(qg, sg, zg), name=\"gate\")\n"
+      "q = qnn.quantize(y, so, zo, out_dtype=\"uint8\", name=\"q_gate\")\n"
+      "r = qnn.dequantize(q, so, zo, name=\"out\")\n:graph r\n";
+  for (int opt : {0, 2, 3}) {
+    SCOPED_TRACE(opt);
+    Engine e;
+    run(e, graph + ":apply InferShape InferType FakeQuantizationToInteger InferShape InferType");
+    const Graph &g = e.current()->graph;
+    EXPECT_EQ(count(g, "broadcast_mul"), 1);
+    EXPECT_EQ(count(g, "qnn.requantize"), 1);
+    EXPECT_EQ(count(g, "qnn.dequantize"), 1); // the graph's output only
+    run(e, ":set target llvm -mcpu=skylake-avx512");
+    run(e, ":build opt_level=" + std::to_string(opt));
+    std::string out = output(e, ":run seed=3");
+    EXPECT_NE(out.find("max abs error 0.0e+00"), std::string::npos) << out;
+  }
+  // Against the float reading of the same QDQ graph (the random inputs :layerwise draws): the
+  // requantize's fixed point and the float quantize round these products alike (they could part
+  // by one step at a tie).
+  Engine f;
+  run(f, graph);
+  run(f, ":apply InferShape InferType");
+  run(f, ":apply FakeQuantizationToInteger InferShape InferType");
+  std::string cmp = output(f, ":layerwise 1 2");
+  EXPECT_NE(cmp.find("every value is the same in both"), std::string::npos) << cmp;
+}

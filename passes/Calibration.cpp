@@ -20,18 +20,6 @@ CalibrationMethod parseCalibrationMethod(const std::string &name) {
   fail("method must be minmax, percentile or entropy, got '", name, "'");
 }
 
-const char *calibrationMethodName(CalibrationMethod m) {
-  switch (m) {
-  case CalibrationMethod::MinMax:
-    return "minmax";
-  case CalibrationMethod::Percentile:
-    return "percentile";
-  case CalibrationMethod::Entropy:
-    return "entropy";
-  }
-  return "?";
-}
-
 void MagnitudeHistogram::grow(double magnitude) {
   if (top_ == 0) {
     // Every value so far was 0, counted in bin 0, which any top keeps.

@@ -21,8 +21,6 @@ enum class CalibrationMethod {
 
 /// The method named `name` ("minmax", "percentile", "entropy"); throws Error for another name.
 CalibrationMethod parseCalibrationMethod(const std::string &name);
-/// The name parseCalibrationMethod reads.
-const char *calibrationMethodName(CalibrationMethod m);
 
 /// The values one tensor took over the calibration: their smallest and largest, and a histogram
 /// of their magnitudes in kBins equal bins over [0, top). `top` starts at the first nonzero

@@ -257,18 +257,34 @@ struct Matcher {
     return clipped(y, *tail, q);
   }
 
-  // The sum of two dequantized values (a residual add), with an optional activation, then the
-  // quantize `q`: qnn.add in q's steps.
-  std::optional<NodeEntry> addition(const Entry &q) const {
+  // A region ending at the quantize `q` whose op (one of `ops`, under an optional activation)
+  // reads two dequantized 8-bit values, each per tensor: the sum's and the product's.
+  struct BinaryRegion {
+    Tail tail;
+    QuantParams lhs, rhs;
+  };
+  std::optional<BinaryRegion> binaryRegion(const Entry &q,
+                                           std::initializer_list<const char *> ops) const {
     std::optional<Tail> tail = tailOf(q);
-    if (!tail || !v.is(tail->op, {"broadcast_add", "elemwise_add"}))
+    if (!tail || !v.is(tail->op, ops))
       return std::nullopt;
-    Entry t = tail->op;
-    std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
+    std::optional<QuantParams> a = dequantized(v.input(tail->op, 0)),
+                               b = dequantized(v.input(tail->op, 1));
     if (!a || !b || !a->perTensor() || !b->perTensor() || !eightBit(v.input(a->node, 0)) ||
         !eightBit(v.input(b->node, 0)))
       return std::nullopt;
-    const Node &op = node(t);
+    return BinaryRegion{*tail, *a, *b};
+  }
+
+  // The sum of two dequantized values (a residual add), with an optional activation, then the
+  // quantize `q`: qnn.add in q's steps.
+  std::optional<NodeEntry> addition(const Entry &q) const {
+    std::optional<BinaryRegion> r = binaryRegion(q, {"broadcast_add", "elemwise_add"});
+    if (!r)
+      return std::nullopt;
+    const Tail *tail = &r->tail;
+    const QuantParams *a = &r->lhs, *b = &r->rhs;
+    const Node &op = node(tail->op);
     NodeEntry y = mk("qnn.add", tail->bounds ? op.name : node(q).name,
                      {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
                       rewritten(v.input(a->node, 1)), rewritten(v.input(a->node, 2)),
@@ -283,15 +299,12 @@ struct Matcher {
   // (8-bit operands: the product fits), requantized from the product of the scales (Relay's
   // qnn.mul, canonicalized).
   std::optional<NodeEntry> multiplication(const Entry &q) const {
-    std::optional<Tail> tail = tailOf(q);
-    if (!tail || !v.is(tail->op, {"broadcast_mul", "elemwise_mul"}))
+    std::optional<BinaryRegion> r = binaryRegion(q, {"broadcast_mul", "elemwise_mul"});
+    if (!r)
       return std::nullopt;
-    Entry t = tail->op;
-    std::optional<QuantParams> a = dequantized(v.input(t, 0)), b = dequantized(v.input(t, 1));
-    if (!a || !b || !a->perTensor() || !b->perTensor() || !eightBit(v.input(a->node, 0)) ||
-        !eightBit(v.input(b->node, 0)))
-      return std::nullopt;
-    const Node &op = node(t);
+    const Tail *tail = &r->tail;
+    const QuantParams *a = &r->lhs, *b = &r->rhs;
+    const Node &op = node(tail->op);
     auto centred = [&](const QuantParams &p, const char *side) {
       NodeEntry x = mk("cast", op.name + "_" + side + "_int32", {rewritten(v.input(p.node, 0))},
                        {{"dtype", "int32"}});

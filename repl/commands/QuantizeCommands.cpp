@@ -21,6 +21,12 @@
 
 namespace loupe {
 
+// :quantize's arguments, for :help and its errors.
+constexpr const char *kQuantizeUsage =
+    "[calibrate=random|FILE.npy|DIR] [NAME=FILE.npy …] [samples=N] "
+    "[method=minmax|percentile|entropy] [percentile=P] [per_channel=on|off] "
+    "[skip=NODE,…|first_last] [seed=N]";
+
 /// The quantize topic's command handlers (quantizing and comparing layer by layer): a member of
 /// Commands, so they reach the engine as Commands does.
 struct Commands::QuantizeTopic {
@@ -132,9 +138,6 @@ void Commands::QuantizeTopic::layerwise(Engine &e, const Args &, const std::stri
 
 void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::string &rest,
                                        std::ostream &out) {
-  const char *usage = ":quantize [calibrate=random|FILE.npy|DIR] [NAME=FILE.npy …] [samples=N] "
-                      "[method=minmax|percentile|entropy] [percentile=P] [per_channel=on|off] "
-                      "[skip=NODE,…|first_last] [seed=N]";
   QuantizeOptions options;
   std::map<std::string, std::string> how;
   std::vector<std::map<std::string, std::string>> perSample; // a calibration folder's files
@@ -143,7 +146,7 @@ void Commands::QuantizeTopic::quantize(Engine &e, const Args &, const std::strin
   bool samplesGiven = false, percentileGiven = false;
   unsigned seed = 0;
   for (const std::string &w : splitKeepingTuples(rest)) {
-    auto [key, value] = keyValue(w, std::string("usage: ") + usage);
+    auto [key, value] = keyValue(w, std::string("usage: :quantize ") + kQuantizeUsage);
     if (key == "calibrate")
       calibrate = value;
     else if (key == "samples") {
@@ -248,10 +251,7 @@ std::vector<Commands::Listed> Commands::quantizeCommands() {
         "viewer colours the compared step's nodes by SQNR",
         T::layerwise}},
       {"layerwise",
-       {"quantize",
-        "[calibrate=random|FILE.npy|DIR] [NAME=FILE.npy …] [samples=N] "
-        "[method=minmax|percentile|entropy] [percentile=P] [per_channel=on|off] "
-        "[skip=NODE,…|first_last] [seed=N]",
+       {"quantize", kQuantizeUsage,
         "a new step with every conv2d and dense whose weight is a bound param between "
         "quantize/dequantize pairs: int8 weights (symmetric, per output channel unless "
         "per_channel=off), uint8 data and outputs calibrated on N runs of the reference "

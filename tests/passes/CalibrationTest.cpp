@@ -102,7 +102,8 @@ TEST(Calibration, AnEmptyHistogramKeepsZero) {
 
 TEST(Calibration, MethodNames) {
   EXPECT_EQ(parseCalibrationMethod("entropy"), CalibrationMethod::Entropy);
-  EXPECT_STREQ(calibrationMethodName(CalibrationMethod::Percentile), "percentile");
+  EXPECT_EQ(parseCalibrationMethod("percentile"), CalibrationMethod::Percentile);
+  EXPECT_EQ(parseCalibrationMethod("minmax"), CalibrationMethod::MinMax);
   expectError([] { parseCalibrationMethod("kl"); },
               "method must be minmax, percentile or entropy, got 'kl'");
 }

@@ -519,7 +519,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   index(g, ctx, opts.graphApply);
   g = withDTypeInputs(g, dtypes, opts.defaultDType);
   g.attrs["target"] = GraphAttr::string(ctx.get("target", "llvm"));
-  g.attrs["opt_level"] = GraphAttr::integer(opts.optLevel >= 1 ? 1 : 0);
+  g.attrs["opt_level"] = GraphAttr::integer(opts.optLevel);
   // 8. The fusion passes.
   g = apply(g, {"InferShape"}, ctx, opts.graphApply);
   g = apply(g, {"InferType"}, ctx, opts.graphApply);

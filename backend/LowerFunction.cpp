@@ -6,6 +6,7 @@
 #include "backend/loop/FastMath.h"
 #include "backend/loop/PartitionLoops.h"
 #include "backend/loop/SerialSmall.h"
+#include "core/DType.h"
 #include "core/Error.h"
 #include "core/loop/Eval.h"
 
@@ -63,6 +64,7 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   out.name = f.name;
   std::map<std::pair<uint32_t, uint32_t>, ComputeRef> value;
   std::map<std::string, ComputeRef> byName;
+  bool eightBit = false; // some node makes int8 or uint8 values
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable()) {
@@ -83,6 +85,8 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
       outShapes.push_back(shapes->shapes[idx.entryId(nid, k)]);
       outTypes.push_back(static_cast<int>(types->ints[idx.entryId(nid, k)]));
     }
+    for (int t : outTypes)
+      eightBit = eightBit || t == kInt8 || t == kUint8;
     std::vector<ComputeRef> res = computedInFloat32(n, in, outShapes, outTypes);
     if (res.size() != n.numOutputs())
       fail("internal: the lowering of ", n.op->name, " gave ", res.size(), " outputs for ",
@@ -102,6 +106,7 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     out.outputs.push_back(value.at({h.nodeId, h.index}));
   out.schedule = std::make_shared<Schedule>(out.outputs);
   out.fast = f.optLevel >= 3;
+  out.contract = out.fast && !eightBit;
   installTargetInfo();
   out.schedule->cpu = targetCpuOf(f.target);
   if (tuned && out.fast) {

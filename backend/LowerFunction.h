@@ -26,6 +26,10 @@ struct LoweredFunction {
   /// which changes results in the last bits; below 3 the code computes exactly what the loops
   /// say, in their order.
   bool fast = false;
+  /// Whether float multiplies and adds may contract to FMAs: at opt level 3 but in functions that
+  /// make 8-bit integers, whose float arithmetic is quantization's (a requantize's product and
+  /// sum rounded as the reference interpreter rounds them, bit for bit).
+  bool contract = false;
   /// Provenance: for each buffer a stage writes, the nodes of the function's body graph its
   /// stores compute — the stage's own node and those of the stages inlined into it — in the
   /// body's order. The body's nodes carry the names of the graph the build partitioned.

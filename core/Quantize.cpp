@@ -1,4 +1,5 @@
-// Quantize: linear quantization's value arithmetic and the fixed-point requantize multiplier.
+// Quantize: linear quantization's value arithmetic and the requantize multipliers (fixed point
+// and float32).
 #include "core/Quantize.h"
 
 #include "core/DType.h"
@@ -66,6 +67,23 @@ std::vector<FixedPoint> scaleRatios(const Tensor &from, const Tensor &to, const 
     m.push_back(fixedPointOf(a / b, what));
   }
   return m;
+}
+
+std::vector<float> floatScaleRatios(const Tensor &from, const Tensor &to, const std::string &what) {
+  size_t n = std::max(from.data.size(), to.data.size());
+  std::vector<float> m;
+  for (size_t k = 0; k < n; ++k) {
+    float r = static_cast<float>(from.data[from.data.size() == 1 ? 0 : k]) /
+              static_cast<float>(to.data[to.data.size() == 1 ? 0 : k]);
+    if (!(r > 0) || !std::isfinite(r))
+      fail(what, ": the multiplier ", r, " must be positive and finite");
+    m.push_back(r);
+  }
+  return m;
+}
+
+double multiplyRound(int64_t x, float ratio) {
+  return static_cast<double>(std::nearbyint(static_cast<float>(x) * ratio));
 }
 
 int64_t multiplyShift(int64_t x, int32_t multiplier, int32_t shift) {

@@ -1,7 +1,8 @@
 // Quantize: the arithmetic of linear quantization every layer shares — a value to its integer
 // step and back, and requantization as a fixed-point multiply and a rounding shift (TVM's
-// q_multiply_shift) — so that the reference kernels, the loop interpreter, the code generator's
-// tests and the passes that compute constants agree bit for bit.
+// q_multiply_shift) or in float32 (ONNX Runtime's and fbgemm's) — so that the reference kernels,
+// the loop interpreter, the code generator's tests and the passes that compute constants agree bit
+// for bit.
 #pragma once
 
 #include "core/Tensor.h"
@@ -40,6 +41,16 @@ FixedPoint fixedPointOf(double m, const std::string &what);
 /// channel when either has several elements, else one: each scale a float32 as stored, divided
 /// in double (TVM's rule). `what` names them in errors (fixedPointOf's).
 std::vector<FixedPoint> scaleRatios(const Tensor &from, const Tensor &to, const std::string &what);
+
+/// The float32 ratios `from` / `to` of two scales (requantization's multipliers when it computes
+/// in float32, as ONNX Runtime's and fbgemm's kernels do): each scale a float32 as stored, divided
+/// in float32; one per channel when either has several elements, else one. Throws Error (naming
+/// `what`) for a ratio that is not positive and finite.
+std::vector<float> floatScaleRatios(const Tensor &from, const Tensor &to, const std::string &what);
+
+/// roundHalfEven(float32(x) · ratio) in float32 arithmetic: requantization's multiply when it
+/// computes in float32 (x converted to float32 with ties to even first, as the kernels convert).
+double multiplyRound(int64_t x, float ratio);
 
 /// round(x · multiplier · 2^(shift − 31)), ties toward +∞ (TVM's UPWARD rounding), in 64-bit
 /// arithmetic: x shifted left by max(shift, 0), multiplied, then the rounding offset added and an

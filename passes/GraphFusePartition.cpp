@@ -19,6 +19,7 @@
 #include "passes/Fusion.h"
 #include "passes/Pass.h"
 
+#include "core/DType.h"
 #include "core/Error.h"
 
 namespace loupe {
@@ -73,6 +74,48 @@ PartitionResult partitionGraph(const Graph &g, int optLevel, const std::string &
       why[{p, c}] = idx.nodes[p].node->isVariable() ? "cut: variables are never fused"
                                                     : "cut: " + realizedBecause[p];
   };
+  // opt_level 3: a consumer that already took one OutEWiseFusable producer's master cuts the
+  // chain of another (p, back to its master) at that chain's narrowest value instead of at p —
+  // a residual add's second convolution stores its 8-bit steps, not the int32 or float32 values
+  // the add widens them to (4x the bytes written and read back) — and takes the chain's nodes
+  // after that value as producers without a master. False (nothing changed) when p itself is
+  // the narrowest.
+  const GraphAttr *dtypes = g.attr("dtype");
+  auto bytesOf = [&](uint32_t nid) {
+    return dtypeBytes(static_cast<int>(dtypes->ints[idx.entryId(nid, 0)]));
+  };
+  auto narrowCut = [&](uint32_t p, uint32_t consumer, int chosen) {
+    if (optLevel < 3 || !dtypes)
+      return false;
+    std::vector<uint32_t> chain; // p, then back towards its master (exclusive)
+    for (uint32_t at = p; static_cast<int>(at) != master[p];) {
+      chain.push_back(at);
+      int next = -1;
+      for (const auto &e : idx.nodes[at].inputs)
+        if (master[e.nodeId] == master[p] && fuse[e.nodeId] == kFuseToMaster)
+          next = static_cast<int>(e.nodeId);
+      if (next == -1 || idx.nodes[at].node->numOutputs() != 1)
+        return false;
+      at = static_cast<uint32_t>(next);
+    }
+    size_t cut = 0; // the chain's narrowest value, the earliest of equals
+    for (size_t k = 1; k < chain.size(); ++k)
+      if (bytesOf(chain[k]) <= bytesOf(chain[cut]))
+        cut = k;
+    if (cut == 0 || bytesOf(chain[cut]) >= bytesOf(p))
+      return false;
+    uint32_t w = chain[cut];
+    fuse[w] = kRealize;
+    realizedBecause[w] = cat(nm(idx, w), " is the narrowest value on the way to ",
+                             nm(idx, consumer), ", which took the master ", nm(idx, chosen));
+    why[{w, chain[cut - 1]}] = cat("cut: ", realizedBecause[w], " (opt_level 3)");
+    for (size_t k = 0; k < cut; ++k) {
+      uint32_t c = chain[k];
+      master[c] = -1;
+      pattern[c] = registered(c) == kElemWise ? kElemWise : kBroadcast;
+    }
+    return true;
+  };
   for (uint32_t nid = 0; nid < n; ++nid) {
     const auto &in = idx.nodes[nid];
     if (in.node->isVariable()) {
@@ -106,6 +149,11 @@ PartitionResult partitionGraph(const Graph &g, int optLevel, const std::string &
             why[{p, nid}] = cat("fused: ", me, " (", patternOf(nid), ") absorbs one ",
                                 "OutEWiseFusable producer of its own shape and takes its master ",
                                 nm(idx, chosen));
+          } else if (pattern[p] == kOutEWiseFusable && chosen != -1 && narrowCut(p, nid, chosen)) {
+            fuse[p] = kFuseToMaster;
+            why[{p, nid}] = cat("fused: ", me, " absorbed an OutEWiseFusable producer (master ",
+                                nm(idx, chosen), "), so ", pn,
+                                "'s chain joins it from its narrowest value (opt_level 3)");
           } else {
             fuse[p] = kRealize;
             if (pattern[p] == kOutEWiseFusable && chosen != -1)

@@ -57,7 +57,18 @@ std::vector<std::string> quantizationLines(const Graph &g, uint32_t nid,
   if (n.op->name == "qnn.requantize") {
     std::optional<Tensor> from = constantOf(n.inputs[1], params),
                           to = constantOf(n.inputs[3], params);
-    if (from && to) {
+    if (from && to && n.parsed.getStr("compute_dtype") == "float32") {
+      try {
+        std::vector<float> r = floatScaleRatios(*from, *to, n.name);
+        auto [m0, m1] = std::minmax_element(r.begin(), r.end());
+        lines.push_back(r.size() == 1
+                            ? "requantized in float32: multiplier " + significant(r[0])
+                            : "requantized in float32 per channel (" + std::to_string(r.size()) +
+                                  "): multipliers " + significant(*m0) + " to " + significant(*m1));
+      } catch (const Error &e) {
+        lines.push_back(e.what());
+      }
+    } else if (from && to) {
       try {
         std::vector<FixedPoint> r = scaleRatios(*from, *to, n.name);
         auto [m0, m1] =

@@ -91,6 +91,16 @@ void FunctionGen::matchLanes(llvm::Value *&a, llvm::Value *&b) {
   b = splat(b, n);
 }
 
+namespace {
+
+// Whether every value of integer type `dtype` is an int32.
+bool fitsInt32(int dtype) {
+  return dtype == kInt8 || dtype == kUint8 || dtype == kInt16 || dtype == kUint16 ||
+         dtype == kInt32;
+}
+
+} // namespace
+
 llvm::Value *FunctionGen::convert(llvm::Value *v, int from, int to) {
   if (to == kBFloat16 && from != kBFloat16)
     return roundBF16(convert(v, from, kFloat32));
@@ -102,11 +112,21 @@ llvm::Value *FunctionGen::convert(llvm::Value *v, int from, int to) {
     return b_.CreateZExt(convert(v, from, kBool), t);
   if (ff && tf)
     return b_.CreateFPCast(v, t);
-  if (ff)
-    return to == kBool ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
-                       : b_.CreateFPToSI(v, t);
-  if (tf)
+  // Integers live in 64-bit lanes; those of types int32 holds convert to and from floats through
+  // 32 bits (vcvtdq2ps, vcvttps2dq: 16 lanes to a zmm, where the 64-bit forms take 8), which is
+  // exact for every value of the type.
+  bool narrow = !isFloat(to) ? fitsInt32(to) : fitsInt32(from);
+  llvm::Type *i32 = withLanes(b_.getInt32Ty(), v);
+  if (ff) {
+    if (to == kBool)
+      return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return narrow ? b_.CreateSExt(b_.CreateFPToSI(v, i32), t) : b_.CreateFPToSI(v, t);
+  }
+  if (tf) {
+    if (narrow && from != kBool)
+      return b_.CreateSIToFP(b_.CreateTrunc(v, i32), t);
     return from == kBool || from == kUint64 ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
+  }
   if (to == kBool)
     return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   return from == kBool ? b_.CreateZExt(v, t) : b_.CreateSExtOrTrunc(v, t);

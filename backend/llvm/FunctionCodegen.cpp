@@ -116,7 +116,7 @@ void FunctionGen::run() {
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol_, m_);
   vectorWidthAttrs(fn_);
-  if (f_.fast) {
+  if (f_.contract) {
     llvm::FastMathFlags fmf;
     fmf.setAllowContract(true);
     b_.setFastMathFlags(fmf);

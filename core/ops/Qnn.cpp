@@ -10,6 +10,7 @@
 #include "core/Quantize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace loupe::ops {
@@ -64,6 +65,16 @@ double along(const Tensor &p, const Shape &s, int axis, int64_t i) {
 
 int outType(const Attrs &a) { return *dtypeFromName(a.getStr("out_dtype")); }
 
+// A requantizing op's result type; float32 arithmetic saturates only to 8-bit types (a float32
+// sum is not exact over int32's range).
+int requantizedType(const TypeCtx &c) {
+  int t = outType(c.attrs);
+  if (c.attrs.getStr("compute_dtype") == "float32" && t == kInt32)
+    fail("operator ", c.node, " (", c.op, "): compute_dtype float32 needs an 8-bit out_dtype, got ",
+         "int32");
+  return t;
+}
+
 void quantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                     std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &scale = *in[1], &zero = *in[2];
@@ -83,15 +94,32 @@ void dequantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                                      static_cast<int64_t>(along(zero, q.shape, axis, i)));
 }
 
+// Whether a requantizing op computes in float32 (its compute_dtype), not in fixed point.
+bool floatCompute(const Attrs &a) { return a.getStr("compute_dtype") == "float32"; }
+
 void requantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {
   const Tensor &x = *in[0], &inZero = *in[2], &outZero = *in[4];
   int axis = channelAxis(a, x.shape.size());
-  std::vector<FixedPoint> m = scaleRatios(*in[1], *in[3], "qnn.requantize");
   IntRange r = intRange(outType(a)), xr = intRange(x.dtype);
+  int64_t inner = innerSize(x.shape, axis);
+  auto channel = [&](size_t n, int64_t i) {
+    return n == 1 ? 0 : static_cast<size_t>((i / inner) % x.shape[axis]);
+  };
+  if (floatCompute(a)) {
+    std::vector<float> m = floatScaleRatios(*in[1], *in[3], "qnn.requantize");
+    for (int64_t i = 0; i < x.size(); ++i) {
+      auto zi = static_cast<int64_t>(along(inZero, x.shape, axis, i));
+      double y = multiplyRound(static_cast<int64_t>(x.data[i]) - zi, m[channel(m.size(), i)]) +
+                 along(outZero, x.shape, axis, i);
+      out[0].data[i] = std::clamp(y, static_cast<double>(r.lo), static_cast<double>(r.hi));
+    }
+    return;
+  }
+  std::vector<FixedPoint> m = scaleRatios(*in[1], *in[3], "qnn.requantize");
   for (int64_t i = 0; i < x.size(); ++i) {
     auto zi = static_cast<int64_t>(along(inZero, x.shape, axis, i));
-    const FixedPoint &f = m[m.size() == 1 ? 0 : (i / innerSize(x.shape, axis)) % x.shape[axis]];
+    const FixedPoint &f = m[channel(m.size(), i)];
     if (!multiplyShiftFits(std::max(std::abs(xr.lo - zi), std::abs(xr.hi - zi)), f.multiplier,
                            f.shift))
       fail("qnn.requantize: the multiplier's shift (", f.shift, ") overflows 64 bits for ",
@@ -142,25 +170,44 @@ FixedPoint ratioOf(const Tensor &from, const Tensor &to, int dtype, int64_t zero
   return f;
 }
 
-// qnn.add: each side's steps less its zero point times the ratio of its scale to the output's
-// (fixed point, kAddFractionBits fractional bits kept), summed, rounded once (ties upward, a
-// fixed-point multiply by 2^-kAddFractionBits), plus the output zero point, saturated.
+// qnn.add: each side's steps less its zero point times the ratio of its scale to the output's,
+// summed and rounded once, plus the output zero point, saturated. In fixed point
+// (compute_dtype int64): kAddFractionBits fractional bits kept of each side, the sum rounded ties
+// upward by a fixed-point multiply by 2^-kAddFractionBits. In float32: each side's product and
+// the sum rounded to float32, the sum rounded half to even (ONNX Runtime's QLinearAdd).
 void addKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
   const Tensor &l = *in[0], &r = *in[1];
   auto za = static_cast<int64_t>(in[3]->data[0]), zb = static_cast<int64_t>(in[5]->data[0]),
        zo = static_cast<int64_t>(in[7]->data[0]);
-  FixedPoint fa = ratioOf(*in[2], *in[6], l.dtype, za);
-  FixedPoint fb = ratioOf(*in[4], *in[6], r.dtype, zb);
   IntRange range = intRange(outType(a));
   Tensor &y = out[0];
   int64_t i = 0;
-  forEachIndex(y.shape, [&](const std::vector<int64_t> &idx) {
-    auto x0 = static_cast<int64_t>(l.data[broadcastOffset(l.shape, idx)]);
-    auto x1 = static_cast<int64_t>(r.data[broadcastOffset(r.shape, idx)]);
-    int64_t sum = multiplyShift(x0 - za, fa.multiplier, fa.shift) +
-                  multiplyShift(x1 - zb, fb.multiplier, fb.shift);
-    int64_t v = zo + multiplyShift(sum, 1 << 30, 1 - kAddFractionBits);
-    y.data[i++] = static_cast<double>(std::clamp(v, range.lo, range.hi));
+  auto store = [&](auto sum) {
+    forEachIndex(y.shape, [&](const std::vector<int64_t> &idx) {
+      auto x0 = static_cast<int64_t>(l.data[broadcastOffset(l.shape, idx)]);
+      auto x1 = static_cast<int64_t>(r.data[broadcastOffset(r.shape, idx)]);
+      int64_t v = zo + sum(x0 - za, x1 - zb);
+      y.data[i++] = static_cast<double>(std::clamp(v, range.lo, range.hi));
+    });
+  };
+  if (floatCompute(a)) {
+    float ra = floatScaleRatios(*in[2], *in[6], "qnn.add").at(0);
+    float rb = floatScaleRatios(*in[4], *in[6], "qnn.add").at(0);
+    store([&](int64_t x0, int64_t x1) {
+      // Two statements: each product rounded to float32 before the sum, never contracted.
+      float pa = static_cast<float>(x0) * ra;
+      float pb = static_cast<float>(x1) * rb;
+      float s = pa + pb;
+      return static_cast<int64_t>(std::nearbyint(s));
+    });
+    return;
+  }
+  FixedPoint fa = ratioOf(*in[2], *in[6], l.dtype, za);
+  FixedPoint fb = ratioOf(*in[4], *in[6], r.dtype, zb);
+  store([&](int64_t x0, int64_t x1) {
+    int64_t sum =
+        multiplyShift(x0, fa.multiplier, fa.shift) + multiplyShift(x1, fb.multiplier, fb.shift);
+    return multiplyShift(sum, 1 << 30, 1 - kAddFractionBits);
   });
 }
 
@@ -253,6 +300,14 @@ std::vector<ComputeRef> fixedPointLower(const Attrs &a, const std::vector<Comput
 
 void registerQnnOps() {
   OpRegistry &r = OpRegistry::get();
+  // TVM's compute_dtype: how a requantizing op multiplies by the ratio of its scales.
+  auto computeDtypeParam = [](OpDef &d) -> OpDef & {
+    return d.param("compute_dtype", ParamKind::Enum, "int64",
+                   "int64: a 31-bit fixed-point multiplier and a shift, ties rounded upward "
+                   "(TVM's); float32: the float32 ratio, ties to even (ONNX Runtime's, fbgemm's); "
+                   "float32 needs an 8-bit out_dtype",
+                   {"int64", "float32"});
+  };
   auto axisParam = [](OpDef &d) -> OpDef & {
     return d.param("axis", ParamKind::Int, "1",
                    "the axis per-channel scales and zero points run along");
@@ -291,11 +346,13 @@ void registerQnnOps() {
       r.add("qnn.requantize")
           .describe("integer steps of one quantization to another's: saturate(zero_point_out + "
                     "(data - zero_point_in) * input_scale / output_scale), the ratio as a "
-                    "31-bit fixed-point multiplier and a shift, ties rounded upward (TVM's)")
+                    "31-bit fixed-point multiplier and a shift, ties rounded upward (TVM's), or "
+                    "in float32 (compute_dtype)")
           .arguments(
               {"data", "input_scale", "input_zero_point", "output_scale", "output_zero_point"})
           .setPattern(kOpaque);
   axisParam(rq).param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
+  computeDtypeParam(rq);
   rq.shape(elementwiseQuantization({"the input scale", "the input zero point", "the output scale",
                                     "the output zero point"}))
       .type([](TypeCtx &c) {
@@ -304,20 +361,21 @@ void registerQnnOps() {
         requireInteger(c, 2, "the input zero point");
         c.assignIn(3, kFloat32);
         requireInteger(c, 4, "the output zero point");
-        c.assignOut(0, outType(c.attrs));
+        c.assignOut(0, requantizedType(c));
       })
       .kernel(requantizeKernel);
 
   OpDef &add =
       r.add("qnn.add")
           .describe("the sum of two quantized values in a third quantization: each side's steps "
-                    "rescaled to the output's in fixed point with 16 fractional bits, summed and "
-                    "rounded once (ties upward), plus its zero point, saturated; the operands "
-                    "broadcast")
+                    "rescaled to the output's in fixed point with 16 fractional bits (or in "
+                    "float32: compute_dtype), summed and rounded once, plus its zero point, "
+                    "saturated; the operands broadcast")
           .arguments({"lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero_point",
                       "output_scale", "output_zero_point"})
           .setPattern(kOpaque);
   add.param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
+  computeDtypeParam(add);
   add.shape([](ShapeCtx &c) {
        broadcastBinaryShape(c);
        for (size_t k = 2; k < 8; ++k)
@@ -330,7 +388,7 @@ void registerQnnOps() {
           requireInteger(c, k, k < 2 ? "an operand" : "a zero point");
         for (size_t k : {2, 4, 6})
           c.assignIn(k, kFloat32);
-        c.assignOut(0, outType(c.attrs));
+        c.assignOut(0, requantizedType(c));
       })
       .kernel(addKernel);
 

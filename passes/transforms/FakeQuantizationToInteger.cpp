@@ -53,6 +53,9 @@ struct Matcher {
   const Graph &src;
   const PatternView &v;
   const RewrittenEntry &now;
+  /// The compute_dtype of the requantizes and sums made (`:set requantize`): float32, as the QDQ
+  /// file's float ops and ONNX Runtime compute, or int64 (TVM's fixed point).
+  std::string computeDtype;
 
   NodeEntry rewritten(const Entry &e) const { return now(e.nodeId, e.index); }
   const Node &node(const Entry &e) const { return v.node(e); }
@@ -147,7 +150,9 @@ struct Matcher {
                        const Entry &q, int axis, const std::string &name) const {
     return mk("qnn.requantize", name,
               {x, scale, zero, rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
-              {{"axis", std::to_string(axis)}, {"out_dtype", node(q).parsed.getStr("out_dtype")}});
+              {{"axis", std::to_string(axis)},
+               {"out_dtype", node(q).parsed.getStr("out_dtype")},
+               {"compute_dtype", computeDtype}});
   }
 
   // What ends a region at the quantize `q`: q's parameters (per tensor), the op under it — read
@@ -285,12 +290,13 @@ struct Matcher {
     const Tail *tail = &r->tail;
     const QuantParams *a = &r->lhs, *b = &r->rhs;
     const Node &op = node(tail->op);
-    NodeEntry y = mk("qnn.add", tail->bounds ? op.name : node(q).name,
-                     {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
-                      rewritten(v.input(a->node, 1)), rewritten(v.input(a->node, 2)),
-                      rewritten(v.input(b->node, 1)), rewritten(v.input(b->node, 2)),
-                      rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
-                     {{"out_dtype", node(q).parsed.getStr("out_dtype")}});
+    NodeEntry y =
+        mk("qnn.add", tail->bounds ? op.name : node(q).name,
+           {rewritten(v.input(a->node, 0)), rewritten(v.input(b->node, 0)),
+            rewritten(v.input(a->node, 1)), rewritten(v.input(a->node, 2)),
+            rewritten(v.input(b->node, 1)), rewritten(v.input(b->node, 2)),
+            rewritten(v.input(q, 1)), rewritten(v.input(q, 2))},
+           {{"out_dtype", node(q).parsed.getStr("out_dtype")}, {"compute_dtype", computeDtype}});
     return clipped(y, *tail, q);
   }
 
@@ -457,12 +463,13 @@ std::string keptFloat(const PatternView &v, const Entry &q) {
 
 Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
   PatternView v(src, ctx.params);
+  std::string computeDtype = requantizeComputeDtype(ctx);
   return rewritePatterns(
       src,
       [&](uint32_t nid, const NodePtr &node, const RewrittenEntry &now) -> std::vector<NodeEntry> {
         if (node->isVariable() || node->op->name != "qnn.quantize")
           return {};
-        Matcher m{src, v, now};
+        Matcher m{src, v, now, computeDtype};
         Entry q{nid, 0, 0};
         if (std::optional<NodeEntry> y = m.product(q))
           return {*y};
@@ -486,6 +493,14 @@ Graph fakeQuantizationToInteger(const Graph &src, const PassContext &ctx) {
 }
 
 } // namespace
+
+std::string requantizeComputeDtype(const PassContext &ctx) {
+  std::string d = ctx.get("requantize", "float32");
+  if (d != "float32" && d != "int64")
+    fail("requantize must be float32 (ONNX Runtime's rounding) or int64 (TVM's fixed point), got '",
+         d, "'");
+  return d;
+}
 
 std::string fakeQuantizationEdge(const Graph &g, const PassContext &ctx, uint32_t producer,
                                  uint32_t consumer) {

@@ -4,8 +4,9 @@
 // points (8-bit convolutions with symmetric weights as convolutions of the 8-bit operands
 // themselves, summed in int32, the zero point's share taken out through the bias), requantize as an
 // int32 fixed-point multiply (a 31-bit multiplier and a shift per channel, computed here from the
-// scales) — so that every kernel the build makes is checked against the reference interpreter bit
-// for bit.
+// scales) or, with compute_dtype float32, a float32 multiply by the ratio of the scales rounded
+// half to even (ONNX Runtime's and fbgemm's arithmetic, 32-bit lanes) — so that every kernel the
+// build makes is checked against the reference interpreter bit for bit.
 #include "passes/Pass.h"
 #include "passes/PatternUtil.h"
 
@@ -174,8 +175,43 @@ struct Canonicalizer {
     return mk("cast", node->name, {c}, {{"dtype", std::string(dtypeName(outType))}});
   }
 
+  bool floatCompute() const { return node->parsed.getStr("compute_dtype") == "float32"; }
+
+  // Input x (scale input si, zero point input zi) less its zero point, in float32, times the
+  // float32 ratio of si to scale input so (a constant along `ax` when per channel): the
+  // unrounded value in the output's steps. `what` names the new nodes.
+  NodeEntry floatRescaled(size_t x, size_t si, size_t zi, size_t so, int r, int ax,
+                          const std::string &what) const {
+    std::vector<float> m =
+        floatScaleRatios(constant(si, "the input scale"), constant(so, "the output scale"),
+                         node->name + " (" + node->op->name + ")");
+    Shape along1 = {static_cast<int64_t>(m.size())};
+    if (m.size() > 1)
+      for (int d = ax + 1; d < r; ++d)
+        along1.push_back(1);
+    Tensor ratio(along1, kFloat32);
+    for (size_t k = 0; k < m.size(); ++k)
+      ratio.data[k] = m[k];
+    NodeEntry c = centred(x, zi, r, ax, what.empty() ? "input" : what.substr(1));
+    return mk(
+        "broadcast_mul", name(what + "_multiplied"),
+        {cast(c, "float32", what + "_float"), {constantNode(ratio, name(what + "_ratio")), 0, 0}});
+  }
+
+  // A float32 value in the output's steps rounded half to even, plus the output zero point
+  // (input zo, along `ax`), saturated to the out_dtype and cast to it.
+  NodeEntry floatSaturated(const NodeEntry &x, size_t zo, int r, int ax) const {
+    NodeEntry y = mk("round", name("_rounded"), {x});
+    if (!zero(zo))
+      y = mk("broadcast_add", name("_shifted"),
+             {y, along(cast(in(zo), "float32", "_output_zero_float"), zo, r, ax, "_output_zero")});
+    return saturated(y);
+  }
+
   NodeEntry requantize() const {
     int r = rank();
+    if (floatCompute())
+      return floatSaturated(floatRescaled(0, 1, 2, 3, r, axis(), ""), 4, r, axis());
     return saturated(rescaled(0, 1, 2, 3, 4, r, axis(), ""));
   }
 
@@ -184,6 +220,11 @@ struct Canonicalizer {
   NodeEntry add() const {
     constexpr int32_t kFractionBits = 16;
     int r = rank();
+    if (floatCompute()) // each side's product rounded to float32, then the sum (the reference's)
+      return floatSaturated(
+          mk("broadcast_add", name("_sum"),
+             {floatRescaled(0, 2, 3, 6, r, 0, "_lhs"), floatRescaled(1, 4, 5, 6, r, 0, "_rhs")}),
+          7, r, 0);
     NodeEntry a = rescaled(0, 2, 3, 6, std::nullopt, r, 0, "_lhs", kFractionBits);
     NodeEntry b = rescaled(1, 4, 5, 6, std::nullopt, r, 0, "_rhs", kFractionBits);
     NodeEntry y = fixedPoint(mk("broadcast_add", name("_sum"), {a, b}),

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Printer.h"
 #include "core/Target.h"
+#include "passes/FakeQuantization.h"
 #include "passes/MixedPrecision.h"
 #include "repl/SessionFile.h"
 #include "repl/commands/Commands.h"
@@ -81,6 +82,8 @@ void Commands::SessionTopic::set(Engine &e, const Args &a, const std::string &, 
       out << "denormals " << e.denormals_ << "\n";
     if (e.precision_ != "fp32")
       out << "precision " << e.precision_ << "\n";
+    if (c.config.count("requantize"))
+      out << "requantize " << c.config.at("requantize") << "\n";
     if (memoryLimitBytes())
       out << "memory_limit " << formatBytes(static_cast<double>(memoryLimitBytes())) << "\n";
     if (e.hideTimings_)
@@ -175,6 +178,11 @@ void Commands::SessionTopic::set(Engine &e, const Args &a, const std::string &, 
   } else if (k == "precision") {
     bfloat16Precision(v); // the value checked as :build checks it
     e.precision_ = v;
+  } else if (k == "requantize") {
+    PassContext trial;
+    trial.config["requantize"] = v;
+    requantizeComputeDtype(trial); // the value checked as FakeQuantizationToInteger checks it
+    c.config["requantize"] = v;
   } else if (k == "timings") {
     if (v != "shown" && v != "hidden")
       fail("timings must be shown or hidden, got '", v, "'");
@@ -183,9 +191,9 @@ void Commands::SessionTopic::set(Engine &e, const Args &a, const std::string &, 
     fail("unknown option '", k, "'",
          didYouMean(k, {"opt_level", "fuse_opt_level", "fusion_rules", "nofuse", "target", "cache",
                         "memory_limit", "tuning", "timings", "disabled_pass", "denormals",
-                        "precision"}),
+                        "precision", "requantize"}),
          "; options are opt_level, fuse_opt_level, fusion_rules, nofuse, target, cache, "
-         "memory_limit, tuning, timings, disabled_pass, denormals, precision");
+         "memory_limit, tuning, timings, disabled_pass, denormals, precision, requantize");
   }
   out << k << " = " << v << "\n";
 }
@@ -314,7 +322,8 @@ std::vector<Commands::Listed> Commands::sessionCommands() {
         "shown|hidden (:profile's measured figures and :where's host instruction counts as "
         "dashes, for sessions), disabled_pass P[,P]|none (passes :build leaves out), denormals "
         "auto|keep|flush (the next :build's kernels flush subnormals to zero, or keep IEEE "
-        "arithmetic; auto flushes at opt_level 3)",
+        "arithmetic; auto flushes at opt_level 3), requantize float32|int64 (how integer "
+        "regions of QDQ graphs rescale: float32 as ONNX Runtime rounds, or TVM's fixed point)",
         T::set}},
       {"explain",
        {"diff", "[A] [B]", "what changed between two history steps (default: the last step)",

@@ -1272,3 +1272,47 @@ TEST(IntegerLowering, MaxStartsFromTheTypesSmallestValue) {
           0);
     }
 }
+
+// At opt_level 3 float multiplies and adds contract to FMAs, except in functions that make 8-bit
+// integers (a requantize's float arithmetic, which the reference rounds step by step). By hand:
+// a = b = 1 + 2^-23, so a·b = 1 + 2^-22 + 2^-46, which float32 rounds to 1 + 2^-22; with
+// c = -(1 + 2^-22) the sum is 0, times k = 2^46 still 0 — an FMA would keep the 2^-46 and give 1.
+// The function that casts to uint8 computes 0, the reference's value, at opt_level 3.
+TEST(IntegerLowering, EightBitFunctionsDoNotContract) {
+  for (bool eightBit : {true, false}) {
+    SCOPED_TRACE(eightBit ? "uint8" : "float32");
+    Engine e;
+    std::string y = "round(elemwise_mul(elemwise_add(elemwise_mul(a, b), c), k))";
+    run(e, "a = Variable(\"a\", shape=(16,), dtype=0)\nb = Variable(\"b\", shape=(16,), dtype=0)\n"
+           "c = Variable(\"c\", shape=(16,), dtype=0)\nk = Variable(\"k\", shape=(16,), dtype=0)\n"
+           "y = " +
+               (eightBit ? "cast(" + y + ", dtype=\"uint8\")" : y) +
+               "\n:graph y\n:set opt_level 3\n"
+               ":apply InferShape InferType GraphFusePartition GraphFuseCompile");
+    auto module =
+        std::static_pointer_cast<const FusedModule>(e.current()->graph.attr("module")->opaque);
+    ASSERT_EQ(module->functions.size(), 1u);
+    const FusedFunction &f = *module->functions.begin()->second;
+    backend::LoweredFunction lf = backend::lowerFunction(f);
+    EXPECT_TRUE(lf.fast);
+    EXPECT_EQ(lf.contract, !eightBit);
+    if (!eightBit)
+      continue;
+    // The function's inputs in the graph's order: a, b, c, k (the reference's 0 below checks).
+    std::vector<double> value = {1 + std::ldexp(1.0, -23), 1 + std::ldexp(1.0, -23),
+                                 -(1 + std::ldexp(1.0, -22)), std::ldexp(1.0, 46)};
+    ASSERT_EQ(lf.inputs.size(), value.size());
+    std::map<std::string, Tensor> byName;
+    std::vector<Tensor> args;
+    for (const auto &p : lf.inputs) {
+      Tensor t(p->shape, p->dtype);
+      std::fill(t.data.begin(), t.data.end(), value[args.size()]);
+      byName[p->name] = t;
+      args.push_back(t);
+    }
+    std::vector<Tensor> want = interpret(f.body, byName);
+    ASSERT_EQ(want[0].data[0], 0);
+    auto compiled = backend::CompiledModule::compile({lf});
+    EXPECT_EQ(runCompiled(*compiled, lf, args)[0].data, want[0].data);
+  }
+}

@@ -1085,6 +1085,37 @@ TEST(OpKernel, QnnRequantize) {
   expectValues(y, {28, -22, 5, 2, 127}, 0);
 }
 
+// qnn.requantize with compute_dtype float32 (ONNX Runtime's and fbgemm's arithmetic): x · 0.25
+// in float32 rounded half to even — 100 → 25, -100 → -25, 6 → 1.5 → 2, -6 → -1.5 → -2 (where
+// fixed point rounds upward to -1), 10 → 2.5 → 2 (fixed point: 3), 1000 → 250 — plus 3,
+// saturated to int8. A float32 requantize to int32 is refused: its sum is not exact there.
+TEST(OpKernel, QnnRequantizeInFloat32) {
+  std::string vars = "x = Variable(\"x\")\nsi = Variable(\"si\")\nzi = Variable(\"zi\")\n"
+                     "so = Variable(\"so\")\nzo = Variable(\"zo\")\n";
+  std::map<std::string, Tensor> in = {{"x", tensor({6}, {100, -100, 6, -6, 10, 1000}, kInt32)},
+                                      {"si", tensor({1}, {0.25})},
+                                      {"zi", tensor({1}, {0}, kInt32)},
+                                      {"so", tensor({1}, {1})},
+                                      {"zo", tensor({1}, {3}, kInt32)}};
+  Tensor y = eval(
+      vars + "y = qnn.requantize(x, si, zi, so, zo, out_dtype=\"int8\", compute_dtype=\"float32\")",
+      in);
+  EXPECT_EQ(y.dtype, kInt8);
+  expectValues(y, {28, -22, 5, 1, 5, 127}, 0);
+  expectValues(eval(vars + "y = qnn.requantize(x, si, zi, so, zo, out_dtype=\"int8\")", in),
+               {28, -22, 5, 2, 6, 127}, 0);
+  try {
+    eval(vars + "y = qnn.requantize(x, si, zi, so, zo, out_dtype=\"int32\", "
+                "compute_dtype=\"float32\")",
+         in);
+    FAIL() << "a float32 requantize to int32 was accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("compute_dtype float32 needs an 8-bit out_dtype"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // qnn.conv2d and qnn.dense accumulate (x - zx) · (w - zw) in int32, the weight's zero point per
 // output channel: x - 1 = [0, 1, 2, 3]; the 1×1 weights less their zero points are 2 and 0, so
 // channel 0 is 2x and channel 1 nothing, plus the biases 5 and -5.
@@ -1149,4 +1180,25 @@ TEST(OpKernel, QnnAdd) {
                       {"z", tensor({1}, {0}, kInt8)},
                       {"so", tensor({1}, {0.5})}});
   expectValues(once, {1, -1}, 0);
+}
+
+// qnn.add with compute_dtype float32: (a - za) · (sa / so) + (b - zb) · (sb / so) in float32,
+// rounded half to even, plus zo. The ratios 1 and 0.5: 0 + 0, 10 + 1, 20 + 2, 0 + 0.5 → 0 (a
+// tie to even, where fixed point rounds up to 1), 1 + 0.5 → 2 (a tie to even); plus 2.
+TEST(OpKernel, QnnAddInFloat32) {
+  Tensor y = eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
+                  "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
+                  "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
+                  "y = qnn.add(a, b, sa, za, sb, zb, so, zo, out_dtype=\"uint8\", "
+                  "compute_dtype=\"float32\")",
+                  {{"a", tensor({5}, {10, 20, 30, 10, 11}, kUint8)},
+                   {"b", tensor({5}, {4, 6, 8, 5, 5}, kUint8)},
+                   {"sa", tensor({1}, {0.5})},
+                   {"za", tensor({1}, {10}, kUint8)},
+                   {"sb", tensor({1}, {0.25})},
+                   {"zb", tensor({1}, {4}, kUint8)},
+                   {"so", tensor({1}, {0.5})},
+                   {"zo", tensor({1}, {2}, kUint8)}});
+  EXPECT_EQ(y.dtype, kUint8);
+  expectValues(y, {2, 13, 24, 2, 4}, 0);
 }

@@ -98,6 +98,36 @@ TEST(GraphFusePartition, ReductionsAndOpaqueOps) {
   EXPECT_EQ(o.pattern, (V{8, 0, 8}));
 }
 
+// Two convolutions' chains meet in an add (a quantized residual block's shape: each result
+// narrowed to uint8, then widened back). The add takes the first chain's master; the second
+// chain is cut where the add meets it at opt_level 2 (the float32 cast: 4 bytes an element
+// stored and read back), at its narrowest value at opt_level 3 (the uint8 cast), whose widening
+// then runs in the add's group.
+TEST(GraphFusePartition, SecondChainCutAtItsNarrowestValueAtOptLevelThree) {
+  Graph g = inferred("x = Variable(\"x\", shape=(1, 4, 4, 4))\n"
+                     "a = conv2d(x, channels=4, kernel_size=(1, 1), use_bias=False, name=\"a\")\n"
+                     "b = conv2d(x, channels=4, kernel_size=(1, 1), use_bias=False, name=\"b\")\n"
+                     "a8 = cast(a, dtype=\"uint8\", name=\"a8\")\n"
+                     "b8 = cast(b, dtype=\"uint8\", name=\"b8\")\n"
+                     "y = elemwise_add(cast(a8, dtype=\"float32\", name=\"af\"), "
+                     "cast(b8, dtype=\"float32\", name=\"bf\"), name=\"y\")");
+  const IndexedGraph &idx = g.index();
+  auto id = [&](const char *name) { return static_cast<size_t>(idx.findByName(name)); };
+  for (int opt : {2, 3}) {
+    SCOPED_TRACE(opt);
+    Graph at = g;
+    at.attrs["opt_level"] = GraphAttr::integer(opt);
+    Graph p = applyPasses(at, {"GraphFusePartition"});
+    const auto &root = p.attr("group_root")->ints, &master = p.attr("group_master")->ints;
+    int64_t y = static_cast<int64_t>(id("y"));
+    EXPECT_EQ(root[id("a")], y);
+    EXPECT_EQ(root[id("af")], y);
+    EXPECT_EQ(master[id("y")], static_cast<int64_t>(id("a")));
+    EXPECT_EQ(root[id("b")], static_cast<int64_t>(id(opt == 3 ? "b8" : "bf")));
+    EXPECT_EQ(root[id("bf")], opt == 3 ? y : static_cast<int64_t>(id("bf")));
+  }
+}
+
 TEST(GraphFusePartition, OptLevelZeroAndNoFuse) {
   Graph g = inferred(kDiamond);
   g.attrs["opt_level"] = GraphAttr::integer(0);

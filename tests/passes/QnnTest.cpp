@@ -100,10 +100,11 @@ TEST(Qnn, CanonicalizedGraphsComputeTheSameValues) {
   Engine e;
   run(e, ":load " + kQdq + "qdq_convnet.onnx");
   Tensor x = readNpy(kQdq + "input.npy");
-  for (bool integer : {false, true}) {
-    SCOPED_TRACE(integer ? "integer" : "QDQ");
+  for (std::string mode : {"QDQ", "float32", "int64"}) {
+    SCOPED_TRACE(mode);
+    bool integer = mode != "QDQ";
     if (integer)
-      run(e, ":apply InferShape InferType FakeQuantizationToInteger");
+      run(e, ":set requantize " + mode + "\n:apply InferShape InferType FakeQuantizationToInteger");
     Graph before = e.current()->graph;
     run(e, ":apply InferShape InferType QnnCanonicalize");
     const Graph &after = e.current()->graph;
@@ -120,18 +121,19 @@ TEST(Qnn, CanonicalizedGraphsComputeTheSameValues) {
 }
 
 // Every build of the QDQ export — its float reading and, after FakeQuantizationToInteger, its
-// integer ops, at opt_level 0, 2 and 3 (where the build itself makes the float reading integer)
-// — gives PyTorch's own quantized output (fbgemm's integer kernels) exactly, and the reference
-// interpreter's.
+// integer ops (requantized in float32 and in fixed point), at opt_level 0, 2 and 3 (where the
+// build itself makes the float reading integer) — gives PyTorch's own quantized output (fbgemm's
+// integer kernels) exactly, and the reference interpreter's.
 TEST(Qnn, BuildsGivePyTorchsQuantizedOutput) {
-  for (int build = 0; build < 6; ++build) {
+  for (int build = 0; build < 9; ++build) {
     int opt = std::vector<int>{0, 2, 3}[build % 3];
+    std::string mode = std::vector<std::string>{"float", "float32", "int64"}[build / 3];
     bool integer = build >= 3;
-    SCOPED_TRACE(std::to_string(opt) + (integer ? " integer" : " float"));
+    SCOPED_TRACE(std::to_string(opt) + " " + mode);
     Engine e;
     run(e, ":load " + kQdq + "qdq_convnet.onnx");
     if (integer)
-      run(e, ":apply InferShape InferType FakeQuantizationToInteger");
+      run(e, ":set requantize " + mode + "\n:apply InferShape InferType FakeQuantizationToInteger");
     run(e, ":set target llvm -mcpu=skylake-avx512");
     std::string deploy = output(e, ":build opt_level=" + std::to_string(opt));
     // At opt_level 3 the 8-bit convolutions take blocked layouts, whichever graph was built.

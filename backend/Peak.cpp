@@ -1,6 +1,7 @@
-// Peak: an FMA loop and an 8-bit dot-product loop timed on one core: 12 independent accumulator
-// chains (8 for AVX2's vpmaddwd, whose 16 registers hold no more), enough to cover the latency on
-// two pipes, at the widest vector width the kernels are compiled for.
+// Peak: an FMA loop, an 8-bit dot-product loop and a bfloat16 pair-product loop timed on one core:
+// 12 independent accumulator chains (8 for AVX2's vpmaddwd, whose 16 registers hold no more),
+// enough to cover the latency on two pipes, at the widest vector width the kernels are compiled
+// for.
 #include "backend/Peak.h"
 
 #include "backend/Codegen.h"
@@ -89,6 +90,23 @@ __attribute__((target("avx2,avxvnni"), noinline)) double dot256(int64_t iters) {
       acc[k] = _mm256_dpbusd_avx_epi32(acc[k], a, b);
   }
   return laneZeroSum<int32_t>(acc);
+}
+
+// bfloat16 pairs: vdpbf16ps (each float32 lane += two bf16 × bf16 products). The operands are
+// pairs of 1.0 and 2^-20, so that the sums grow without overflowing in the loop's lifetime.
+__attribute__((target("avx512f,avx512bf16"), noinline)) double bf16dot512(int64_t iters) {
+  __m512 acc[12];
+#pragma GCC unroll 12
+  for (int k = 0; k < 12; ++k)
+    acc[k] = _mm512_set1_ps(static_cast<float>(k));
+  const __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80),
+                 b = (__m512bh)_mm512_set1_epi32(0x35803580);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int k = 0; k < 12; ++k)
+      acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+  }
+  return laneZeroSum<float>(acc);
 }
 
 // Without VNNI the kernels multiply 16-bit pairs (vpmaddwd, exact for 8-bit operands) and add
@@ -247,6 +265,32 @@ const char *dotLoopInstruction() {
 double peakInt8GopsPerCore() {
   static const double peak =
       dotLoopOpsPerIter() == 0 ? 0.0 : bestRate(dotLoop, dotLoopOpsPerIter());
+  return peak;
+}
+
+// Whether the host runs vdpbf16ps and the kernels are compiled with it.
+bool hasBf16Dot() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512bf16") && codegenHas("avx512bf16") && codegenHas("avx512f");
+#else
+  return false;
+#endif
+}
+
+double bf16Loop(int64_t iters) {
+#if defined(__x86_64__)
+  if (hasBf16Dot())
+    return bf16dot512(iters);
+#endif
+  (void)iters;
+  return 0;
+}
+
+double bf16LoopFlopsPerIter() { return hasBf16Dot() ? 2.0 * 32 * 12 : 0; }
+
+double peakBf16GflopsPerCore() {
+  static const double peak =
+      bf16LoopFlopsPerIter() == 0 ? 0.0 : bestRate(bf16Loop, bf16LoopFlopsPerIter());
   return peak;
 }
 

@@ -1,6 +1,6 @@
-// Peak: this machine's floating-point and 8-bit integer peaks, measured rather than looked up, so
-// that kernels' GFLOP/s can be given as a share of what the cores can do (`:profile`, the
-// benchmarks).
+// Peak: this machine's floating-point, bfloat16 and 8-bit integer peaks, measured rather than
+// looked up, so that kernels' GFLOP/s can be given as a share of what the cores can do (`:profile`,
+// the benchmarks).
 #pragma once
 
 #include <cstdint>
@@ -34,5 +34,17 @@ const char *dotLoopInstruction();
 /// Int8 GOP/s of one core (the int8 peak integer kernels are measured against): the best of a
 /// few timed dot-product loops, measured once per process; 0 without 8-bit dot products.
 double peakInt8GopsPerCore();
+
+/// Runs `iters` iterations of 12 independent chains of vdpbf16ps on 512 bits (each float32 lane
+/// adds two bfloat16 products) when the CPU has avx512_bf16 and the kernels are compiled with it;
+/// returns a value the compiler cannot drop, or 0 without it.
+double bf16Loop(int64_t iters);
+
+/// Flops one call of bf16Loop performs per iteration (2 x 32 pairs x 12), 0 without vdpbf16ps.
+double bf16LoopFlopsPerIter();
+
+/// bfloat16 GFLOP/s of one core (the peak bfloat16 kernels are measured against): the best of a
+/// few timed vdpbf16ps loops, measured once per process; 0 without avx512_bf16.
+double peakBf16GflopsPerCore();
 
 } // namespace loupe::backend

@@ -127,6 +127,7 @@ struct ProfileRow {
   double ms = 0, minMs = 0, maxMs = 0, flops = 0;
   size_t kernels = 1;   ///< a by=op or by=layer total: how many kernels
   bool integer = false; ///< its work is integer products (measured against the int8 peak)
+  bool bf16 = false;    ///< it reads bfloat16 operands (measured against the bfloat16 peak)
 };
 
 } // namespace
@@ -233,6 +234,8 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
       r.call = calls[k];
       r.layers = layersOf(g, calls[k], source, folded);
       r.dtype = static_cast<int>(dtypes[idx.entryId(calls[k], 0)]);
+      for (const auto &in : idx.nodes[calls[k]].inputs)
+        r.bf16 |= !r.integer && r.flops > 0 && dtypes[idx.entryId(in)] == kBFloat16;
       if (std::optional<MasterNode> m = kernelMaster(g, calls[k])) {
         r.op = m->op;
         // The master's scope, as the user named it: a folded master (a dense made from a
@@ -253,17 +256,23 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   }
   // The share of this machine's peak: an FMA loop timed once per process, times threads; a
   // float64 kernel's peak is half of it (half as many lanes per vector); a kernel whose work is
-  // integer products (a quantized convolution) against the 8-bit dot-product loop's.
+  // integer products (a quantized convolution) against the 8-bit dot-product loop's, one that
+  // reads bfloat16 operands against the vdpbf16ps loop's (where the CPU has it).
   bool anyInteger =
       std::any_of(rows.begin(), rows.end(), [](const ProfileRow &r) { return r.integer; });
+  bool anyBf16 = std::any_of(rows.begin(), rows.end(), [](const ProfileRow &r) { return r.bf16; });
   double peak = backend::peakGflopsPerCore() * backend::numThreads();
   double int8Peak = anyInteger ? backend::peakInt8GopsPerCore() * backend::numThreads() : 0;
-  auto peakOf = [&](int dt, bool integer) {
-    return integer && int8Peak > 0 ? int8Peak : dt == kFloat64 ? peak / 2 : peak;
+  double bf16Peak = anyBf16 ? backend::peakBf16GflopsPerCore() * backend::numThreads() : 0;
+  auto peakOf = [&](const ProfileRow &r) {
+    return r.integer && int8Peak > 0 ? int8Peak
+           : r.bf16 && bf16Peak > 0  ? bf16Peak
+           : r.dtype == kFloat64     ? peak / 2
+                                     : peak;
   };
-  auto timing = [&](double ms, double flops, int dt, bool integer) {
-    double gflops = ms > 0 ? flops / (ms * 1e6) : 0.0;
-    return KernelTime{ms, gflops, 100 * gflops / peakOf(dt, integer)};
+  auto timing = [&](const ProfileRow &r) {
+    double gflops = r.ms > 0 ? r.flops / (r.ms * 1e6) : 0.0;
+    return KernelTime{r.ms, gflops, 100 * gflops / peakOf(r)};
   };
   // Each run's total, for the spread: on a busy machine the ranking of kernels moves from run
   // to run, and a user should know before reading it.
@@ -275,7 +284,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   std::map<uint32_t, KernelTime> profile;
   for (const ProfileRow &r : rows)
     if (calls.size() == names.size()) {
-      KernelTime t = timing(r.ms, r.flops, r.dtype, r.integer);
+      KernelTime t = timing(r);
       t.minMs = r.minMs;
       t.maxMs = r.maxMs;
       profile[r.call] = t;
@@ -298,7 +307,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
         t.layers.clear();
         t.kernels = 0;
         t.ms = t.flops = 0;
-        t.integer = false;
+        t.integer = t.bf16 = false;
         groups.push_back(t);
       }
       ProfileRow &t = groups[it->second];
@@ -306,6 +315,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
       t.flops += r.flops;
       t.kernels += 1;
       t.integer |= r.integer; // a group of integer kernels is measured as they are
+      t.bf16 |= r.bf16;
       if (r.dtype != kFloat64)
         t.dtype = r.dtype;
     }
@@ -321,7 +331,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   // A kernel's row: its fastest, median and slowest run; a total by op or layer: how many
   // kernels and the sum of their medians.
   auto row = [&](const ProfileRow &r) {
-    KernelTime t = timing(r.ms, r.flops, r.dtype, r.integer);
+    KernelTime t = timing(r);
     char buf[128], spread[48];
     if (perKernel && e.hideTimings_)
       std::snprintf(spread, sizeof spread, "%9s %9s %9s", "-", "-", "-");
@@ -361,25 +371,31 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
     out << "… " << plural(rows.size() - top, perKernel ? "more kernel" : ("more " + by).c_str())
         << (e.hideTimings_ ? "" : buf) << "\n";
   }
-  char f64[48] = "", i8[112] = "", buf[256];
+  char f64[48] = "", i8[112] = "", bf[112] = "", buf[384];
   if (anyDouble)
     std::snprintf(f64, sizeof f64, ", %.1f float64", peak / 2);
   if (anyInteger && int8Peak > 0)
     std::snprintf(i8, sizeof i8, "; integer kernels in GOP/s of %.1f int8 (%d x %.1f, a %s loop)",
                   int8Peak, backend::numThreads(), backend::peakInt8GopsPerCore(),
                   backend::dotLoopInstruction());
-  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)%s",
-                peak, f64, backend::numThreads(), backend::peakGflopsPerCore(), i8);
+  if (anyBf16 && bf16Peak > 0)
+    std::snprintf(bf, sizeof bf, "; bfloat16 kernels of %.1f (%d x %.1f, a vdpbf16ps loop)",
+                  bf16Peak, backend::numThreads(), backend::peakBf16GflopsPerCore());
+  std::snprintf(buf, sizeof buf, "peak %.1f GFLOP/s float32%s (%d threads x %.1f, an FMA loop)%s%s",
+                peak, f64, backend::numThreads(), backend::peakGflopsPerCore(), i8, bf);
   // The total against the peak of most of its operations.
-  double integerFlops = 0;
-  for (const ProfileRow &r : rows)
+  double integerFlops = 0, bf16Flops = 0;
+  for (const ProfileRow &r : rows) {
     integerFlops += r.integer ? r.flops : 0;
+    bf16Flops += r.bf16 ? r.flops : 0;
+  }
   ProfileRow total;
   total.kernel = "total";
   total.ms = totalMs;
   total.flops = totalFlops;
   total.dtype = allDouble ? kFloat64 : kFloat32;
   total.integer = 2 * integerFlops > totalFlops;
+  total.bf16 = !total.integer && 2 * bf16Flops > totalFlops;
   total.kernels = names.size();
   if (!runTotals.empty()) { // the fastest and slowest whole runs
     total.minMs = runTotals.front();

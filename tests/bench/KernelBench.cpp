@@ -51,6 +51,21 @@ void BM_PeakFMA(benchmark::State &state) {
   state.counters["peak_1core_GFLOP/s"] = onePeak();
 }
 
+// The bfloat16 peak (vdpbf16ps), where the CPU has avx512_bf16; skipped elsewhere.
+void BM_PeakBf16(benchmark::State &state) {
+  if (backend::bf16LoopFlopsPerIter() == 0) {
+    state.SkipWithError("no avx512_bf16 on this CPU");
+    return;
+  }
+  volatile int64_t iters = 1'000'000;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(backend::bf16Loop(iters));
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(1e6 * backend::bf16LoopFlopsPerIter() * state.iterations() / 1e9,
+                         benchmark::Counter::kIsRate);
+  state.counters["peak_1core_GFLOP/s"] = backend::peakBf16GflopsPerCore();
+}
+
 // --- shared by the cases ------------------------------------------------------------------------
 
 // Values in [-1, 1) for every float of oneDNN's memories.
@@ -493,6 +508,7 @@ int main(int argc, char **argv) {
   argc = kept;
   benchmark::Initialize(&argc, argv);
   benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
+  benchmark::RegisterBenchmark("BM_PeakBf16", BM_PeakBf16);
   benchmark::RegisterBenchmark("BM_ParallelForEmpty", BM_ParallelForEmpty)->Arg(2)->Arg(1024);
   std::set<ConvShape> seen;
   for (const char *model : {"resnet-18_v1", "resnet-50_v1", "squeezenet1.0", "mobilenet"})

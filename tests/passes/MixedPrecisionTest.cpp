@@ -4,6 +4,7 @@
 #include "TestUtil.h"
 
 #include "backend/BuiltLibrary.h"
+#include "backend/Peak.h"
 #include "passes/MixedPrecision.h"
 
 #include <algorithm>
@@ -141,4 +142,27 @@ TEST(BFloat16Build, AZooNetworkConvertsItsInputWithItsParams) {
   size_t at = ran.find("max abs error ");
   ASSERT_NE(at, std::string::npos) << ran;
   EXPECT_LT(std::stod(ran.substr(at + 14)), 1e-2) << ran;
+}
+
+// :profile measures a kernel that reads bfloat16 operands against the vdpbf16ps loop's peak
+// where the CPU has avx512_bf16 (and names the loop), else against float32's; the loop's flops
+// are 2 × 32 pairs × 12 chains an iteration, or none without the instruction.
+TEST(BFloat16Build, ProfileMeasuresBfloat16KernelsAgainstTheirPeak) {
+  double perIter = backend::bf16LoopFlopsPerIter();
+  EXPECT_TRUE(perIter == 0 || perIter == 768) << perIter;
+  if (perIter > 0) {
+    EXPECT_GT(backend::peakBf16GflopsPerCore(), 0);
+    EXPECT_GT(backend::bf16Loop(10), 0); // the lanes' sums, kept
+  } else {
+    EXPECT_EQ(backend::peakBf16GflopsPerCore(), 0);
+  }
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=(1, 8, 6, 6))\n"
+         "y = conv2d(x, channels=8, kernel_size=(3, 3), use_bias=False, name=\"c\")\n:graph y\n"
+         ":build opt_level=2 precision=bf16 param c_weight=random");
+  std::string p = output(e, ":profile 2");
+  EXPECT_EQ(p.find("a vdpbf16ps loop") != std::string::npos, perIter > 0) << p;
+  // A float32 build names no bfloat16 peak.
+  run(e, ":undo\n:build opt_level=2 param c_weight=random");
+  EXPECT_EQ(output(e, ":profile 2").find("vdpbf16ps"), std::string::npos);
 }

@@ -474,7 +474,10 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     // take the blocked layout its convolution needs as the param's own (ConvNeXt's zero biases,
     // one initializer read by a dense first and by a convolution through an Identity).
     layouts = perInput<std::string>(g, [&](uint32_t e) { return g.attr("layout")->strs[e]; });
-    // AlterOpLayout packs the weights of the params a dense reads.
+    // AlterOpLayout packs the weights of the params a dense reads; with precision=bf16 (checked
+    // above: the CPU has vdpbf16ps) a convolution's in pairs of input channels.
+    if (opts.bf16)
+      ctx.config["precision"] = "bf16";
     if (!ctx.disabledPass.count("AlterOpLayout"))
       g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
     ctx.params = nullptr;

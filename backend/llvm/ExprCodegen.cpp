@@ -2,6 +2,7 @@
 // conversions between dtypes, loads (vector, gathered, 32-bit indexed) — as LLVM IR.
 #include "backend/llvm/FunctionCodegen.h"
 #include "backend/llvm/FunctionGen.h"
+#include "backend/llvm/HostTarget.h"
 
 #include "core/Error.h"
 
@@ -209,6 +210,8 @@ llvm::Value *FunctionGen::call(const ExprNode &e) {
     return multiplyShift(e);
   if (f == "dot4")
     return dot4(e, nullptr);
+  if (f == "dot2")
+    return dot2(e, nullptr);
   llvm::Value *x = convert(expr(e.args[0]), e.args[0]->dtype, e.dtype);
   if (f == "exp")
     return intrinsic(llvm::Intrinsic::exp, x);
@@ -281,15 +284,15 @@ llvm::Value *FunctionGen::multiplyShift(const ExprNode &e) {
 
 namespace {
 
-// Whether loads `args[first..first+3]` read four consecutive elements of one buffer of `dtype`:
+// Whether loads `args[first..first+n-1]` read n consecutive elements of one buffer of `dtype`:
 // the same index but for a constant term that grows by one.
-bool consecutiveQuad(const std::vector<Expr> &args, size_t first, int dtype) {
+bool consecutiveLoads(const std::vector<Expr> &args, size_t first, size_t n, int dtype) {
   const Expr &a = args[first];
   if (a->kind != ExprKind::Load || a->dtype != dtype)
     return false;
   auto [terms, base] = splitConstant(foldDivMod(a->args[0]));
   std::string shape = terms ? printExpr(terms) : "";
-  for (size_t j = 1; j < 4; ++j) {
+  for (size_t j = 1; j < n; ++j) {
     const Expr &b = args[first + j];
     if (b->kind != ExprKind::Load || b->name != a->name)
       return false;
@@ -314,8 +317,8 @@ llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
   DotInstructions dot = dotInstructions();
   const std::vector<Expr> &args = e.args;
   // The layout the packed convolutions give: a shared uint8 quad, an int8 quad per lane.
-  bool quads = vecVar_ && !mask_ && e.dtype == kInt32 && consecutiveQuad(args, 0, kUint8) &&
-               consecutiveQuad(args, 4, kInt8) && !usesVar(args[0]->args[0], vecVar_) &&
+  bool quads = vecVar_ && !mask_ && e.dtype == kInt32 && consecutiveLoads(args, 0, 4, kUint8) &&
+               consecutiveLoads(args, 4, 4, kInt8) && !usesVar(args[0]->args[0], vecVar_) &&
                linearCoef(foldDivMod(args[4]->args[0]), vecVar_) == std::optional<int64_t>(4);
   llvm::Type *i32 = b_.getInt32Ty();
   if (quads) {
@@ -403,6 +406,49 @@ llvm::Value *FunctionGen::dot4(const ExprNode &e, llvm::Value *acc) {
   return b_.CreateSExt(sum, withLanes(b_.getInt64Ty(), sum));
 }
 
+// dot2(a0, a1, b0, b1) = a0·b0 + a1·b1 in float32, plus `acc`, the products of bfloat16
+// operands exact. In a 16-lane loop whose lanes share two consecutive data (the input channels of
+// one pixel) and read two consecutive weights each (OIHW<o>o2i: lane v's at 2v), on a CPU with
+// avx512_bf16, it is one vdpbf16ps: the data pair as a 32-bit word broadcast to every lane, the
+// lanes' weight pairs as one vector load; the instruction adds the second product, then the
+// first, to each lane (Intel's definition), subnormals flushed. Elsewhere the same two adds in
+// float32 on the widened operands.
+llvm::Value *FunctionGen::dot2(const ExprNode &e, llvm::Value *acc) {
+  const std::vector<Expr> &args = e.args;
+  bool pairs = vecVar_ && !mask_ && lanes_ == 16 && e.dtype == kFloat32 &&
+               codegenHas("avx512bf16") && consecutiveLoads(args, 0, 2, kBFloat16) &&
+               consecutiveLoads(args, 2, 2, kBFloat16) && !usesVar(args[0]->args[0], vecVar_) &&
+               linearCoef(foldDivMod(args[2]->args[0]), vecVar_) == std::optional<int64_t>(2);
+  llvm::Type *f32 = b_.getFloatTy();
+  if (pairs) {
+    auto *vt = llvm::FixedVectorType::get(f32, 16);
+    auto *bfs = llvm::FixedVectorType::get(b_.getBFloatTy(), 32);
+    llvm::Value *sum = acc ? splat(acc, 16) : llvm::Constant::getNullValue(vt);
+    llvm::Value *data = b_.CreateAlignedLoad(
+        b_.getInt32Ty(), address(buffer(args[0]->name), foldDivMod(args[0]->args[0])),
+        llvm::Align(2));
+    llvm::Value *weights = b_.CreateAlignedLoad(
+        bfs, laneZeroAddress(buffer(args[2]->name), args[2]->args[0]), llvm::Align(2));
+    return b_.CreateIntrinsic(
+        llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+        {sum, b_.CreateBitCast(b_.CreateVectorSplat(16, data), bfs), weights});
+  }
+  auto product = [&](size_t j) {
+    llvm::Value *a = convert(expr(args[j]), args[j]->dtype, kFloat32),
+                *w = convert(expr(args[j + 2]), args[j + 2]->dtype, kFloat32);
+    matchLanes(a, w);
+    return b_.CreateFMul(a, w);
+  };
+  llvm::Value *second = product(1), *first = product(0);
+  matchLanes(second, first);
+  if (!acc)
+    return b_.CreateFAdd(second, first);
+  llvm::Value *c = convert(acc, kFloat32, kFloat32);
+  matchLanes(c, second);
+  matchLanes(c, first);
+  return b_.CreateFAdd(b_.CreateFAdd(c, second), first);
+}
+
 // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
 llvm::Value *FunctionGen::intArith(BinOp op, llvm::Value *a, llvm::Value *c) {
   switch (op) {
@@ -441,6 +487,11 @@ llvm::Value *FunctionGen::binary(const ExprNode &e) {
       if (const Expr &d = e.args[k]; d->kind == ExprKind::Call && d->name == "dot4")
         return convert(dot4(*d, convert(expr(e.args[1 - k]), e.args[1 - k]->dtype, kInt64)), kInt64,
                        e.dtype);
+  // ... and a dot2 term (vdpbf16ps).
+  if (e.op == BinOp::Add && e.dtype == kFloat32)
+    for (size_t k = 0; k < 2; ++k)
+      if (const Expr &d = e.args[k]; d->kind == ExprKind::Call && d->name == "dot2")
+        return dot2(*d, convert(expr(e.args[1 - k]), e.args[1 - k]->dtype, kFloat32));
   llvm::Value *a = expr(e.args[0]), *bv = convert(expr(e.args[1]), e.args[1]->dtype, t);
   a = convert(a, t, t);
   matchLanes(a, bv);

@@ -134,6 +134,10 @@ private:
   // quad shared by the lanes and an int8 quad per lane, else the products in 32-bit lanes.
   llvm::Value *dot4(const ExprNode &e, llvm::Value *acc);
 
+  // dot2(a0, a1, b0, b1) plus `acc` (null: 0) in float32: one vdpbf16ps where the operands are a
+  // bfloat16 pair shared by the lanes and a pair per lane, else two products and adds.
+  llvm::Value *dot2(const ExprNode &e, llvm::Value *acc);
+
   // Integer arithmetic (signed, as the loop IR's indices are); null for other operators.
   llvm::Value *intArith(BinOp op, llvm::Value *a, llvm::Value *c);
 

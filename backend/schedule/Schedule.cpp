@@ -294,9 +294,9 @@ bool isValue(const Expr &e) {
 }
 
 // The operations `e` counts: floating-point arithmetic and math calls (not index arithmetic, not
-// padding selects), and integer products of tensor values — a quantized kernel's multiplies,
-// dot4's four and the three adds between them — so that integer kernels report GOP/s as float
-// kernels report GFLOP/s.
+// padding selects; dot2's two products and their sum), and integer products of tensor values — a
+// quantized kernel's multiplies, dot4's four and the three adds between them — so that integer
+// kernels report GOP/s as float kernels report GFLOP/s.
 int64_t opsOf(const Expr &e, bool integerOnly = false) {
   if (integerOnly && dtypeIsFloat(e->dtype))
     return 0;
@@ -306,6 +306,8 @@ int64_t opsOf(const Expr &e, bool integerOnly = false) {
            (e->op == BinOp::Mul && isValue(e->args[0]) && isValue(e->args[1]));
   if (e->kind == ExprKind::Call && e->name == "dot4")
     return 7;
+  if (e->kind == ExprKind::Call && e->name == "dot2") // two products and their sum
+    return integerOnly ? 0 : 3;
   return e->kind == ExprKind::Call && dtypeIsFloat(e->dtype) && e->name != "tvm_if_then_else" &&
          e->name != "likely";
 }

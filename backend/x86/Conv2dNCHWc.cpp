@@ -114,10 +114,17 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
   s.limit({"reg_n", "oc_tiles"}, (s.cpu.registers - 1) / regsPerColumn);
   Tile tile{regN, colsShifted};
   s.knob("oc_bn", ocBlock, "output channels per block, the vector lanes");
-  // An 8-bit sum steps through its block four channels at a time (dot4, one vpdpbusd).
+  // An 8-bit sum steps through its block four channels at a time (dot4, one vpdpbusd), a
+  // bfloat16 one two at a time (dot2, one vdpbf16ps).
   bool quads = body->args[0]->kind == ExprKind::Call && body->args[0]->name == "dot4";
-  s.knob("ic_bn", body->reduceAxes[3].extent * (quads ? 4 : 1),
-         quads ? "input channels per block, four per step (dot4)" : "input channels per block");
+  bool pairs = body->args[0]->kind == ExprKind::Call && body->args[0]->name == "dot2";
+  s.knob("ic_bn",
+         body->reduceAxes[3].extent * (quads   ? 4
+                                       : pairs ? 2
+                                               : 1),
+         quads   ? "input channels per block, four per step (dot4)"
+         : pairs ? "input channels per block, two per step (dot2)"
+                 : "input channels per block");
   s.knob("reg_n", regN,
          std::string(pixels ? "output pixels (across rows)" : "output columns") +
              " per register tile" + (tile.shifted ? "; the last tile shifted back" : ""));

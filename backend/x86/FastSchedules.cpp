@@ -51,7 +51,11 @@ ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t padAxis
 
 const Shape &productOperandShape(const Expr &sum, size_t k) {
   const Expr &term = sum->args[0];
-  Expr e = term->kind == ExprKind::Call && term->name == "dot4" ? term->args[4 * k] : term->args[k];
+  size_t group = term->kind != ExprKind::Call ? 1
+                 : term->name == "dot4"       ? 4
+                 : term->name == "dot2"       ? 2
+                                              : 1;
+  Expr e = term->args[group * k];
   if (e->kind == ExprKind::Cast)
     e = e->args[0];
   return e->tensor->shape;

@@ -89,8 +89,8 @@ loop::ComputeRef accumulateThroughPaddedCache(Schedule &s, size_t conv, size_t p
                                               int64_t padTo, bool inlinePad = false);
 
 /// The shape of the tensor a convolution's sum reads as its data (`k` 0) or weight (1): the
-/// product's operand, through the casts that widen 8-bit operands, or dot4's first data or
-/// weight read.
+/// product's operand, through the casts that widen 8-bit operands, or dot4's (dot2's) first
+/// data or weight read.
 const Shape &productOperandShape(const loop::Expr &sum, size_t k);
 
 /// Whether the function is the stage at `conv` (of rank `rank`) followed by an elementwise

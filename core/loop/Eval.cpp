@@ -199,6 +199,9 @@ private:
         sum += eval(e->args[j]) * eval(e->args[j + 4]);
       return round(sum, e->dtype);
     }
+    if (f == "dot2") // a bfloat16 convolution's step: two exact products, summed in float32
+      return round(eval(e->args[0]) * eval(e->args[2]) + eval(e->args[1]) * eval(e->args[3]),
+                   e->dtype);
     if (f == "ldexp") // x * 2^n, n integral (FastMath's scaling)
       return round(std::ldexp(eval(e->args[0]), static_cast<int>(eval(e->args[1]))), e->dtype);
     double x = eval(e->args[0]);

@@ -3,6 +3,7 @@
 #include "core/ops/ConvCommon.h"
 #include "core/ops/OpHelpers.h"
 
+#include "core/DType.h"
 #include "core/Layout.h"
 
 namespace loupe::ops {
@@ -102,11 +103,16 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   // vpdpbusd multiplies by four input channels and adds to the lane.
   bool quads = p.groups == 1 && ib % 4 == 0 && types[0] == kInt32 && in[0]->dtype != kInt32 &&
                a.getStr("kernel_layout") == "OIHW" + std::to_string(ob) + "o4i";
+  // bfloat16 operands summed in float32 take theirs in pairs, OIHW<o>o2i: each output lane's two
+  // weights are one 32-bit word, which vdpbf16ps multiplies by two input channels (dot2).
+  bool pairs = p.groups == 1 && ib % 2 == 0 && types[0] == kFloat32 && in[0]->dtype == kBFloat16 &&
+               in[1]->dtype == kBFloat16 &&
+               a.getStr("kernel_layout") == "OIHW" + std::to_string(ob) + "o2i";
   if (a.getStr("layout") != "NCHW" + std::to_string(ib) + "c" ||
-      out != "NCHW" + std::to_string(ob) + "c" || (a.getStr("kernel_layout") != want && !quads) ||
-      !ib || !ob)
-    fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o (8-bit: OIHW<o>o4i), "
-         "NCHW<o>c only, got ",
+      out != "NCHW" + std::to_string(ob) + "c" ||
+      (a.getStr("kernel_layout") != want && !quads && !pairs) || !ib || !ob)
+    fail("_contrib_conv2d_NCHWc lowers layouts NCHW<i>c, OIHW<i>i<o>o (8-bit: OIHW<o>o4i, "
+         "bfloat16: OIHW<o>o2i), NCHW<o>c only, got ",
          a.getStr("layout"), ", ", a.getStr("kernel_layout"), ", ", out);
   ComputeRef x = in[0], w = in[1];
   int t = types[0];
@@ -153,22 +159,26 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
     p.sh = p.sw = 1;
   }
   // The input channels as topi's conv2d_NCHWc splits them: ic_chunk blocks of ic_block lanes
-  // (8-bit: ic_quad steps of four lanes).
+  // (8-bit: ic_quad steps of four lanes; bfloat16: ic_pair steps of two).
+  int64_t step = quads ? 4 : pairs ? 2 : 1;
   IterVar icc = reduceAxis(x->shape[1], "ic_chunk"),
-          icb = quads ? reduceAxis(ib / 4, "ic_quad") : reduceAxis(ib, "ic_block"),
+          icb = quads   ? reduceAxis(ib / 4, "ic_quad")
+                : pairs ? reduceAxis(ib / 2, "ic_pair")
+                        : reduceAxis(ib, "ic_block"),
           ry = reduceAxis(p.kh, "kh"), rx = reduceAxis(p.kw, "kw");
   // One step of the sum: an input channel (the data read at `lane` of its block) times the
-  // weight of output lane `o`; with quads, dot4 of four input channels and their four weights.
+  // weight of output lane `o`; with quads, dot4 of four input channels and their four weights;
+  // with pairs, dot2 of two.
   auto term = [&](const std::function<Expr(Expr)> &dataAt, const Expr &oc, const Expr &ky,
                   const Expr &kx, const Expr &o) {
-    if (!quads)
+    if (step == 1)
       return widened(dataAt(icb.var), t) * widened(read(w, {oc, icc.var, ky, kx, icb.var, o}), t);
     std::vector<Expr> args;
-    for (int64_t j = 0; j < 4; ++j)
-      args.push_back(dataAt(icb.var * 4 + j));
-    for (int64_t j = 0; j < 4; ++j)
-      args.push_back(read(w, {oc, icc.var * (ib / 4) + icb.var, ky, kx, o, intImm(j)}));
-    return call("dot4", std::move(args), t);
+    for (int64_t j = 0; j < step; ++j)
+      args.push_back(dataAt(icb.var * step + j));
+    for (int64_t j = 0; j < step; ++j)
+      args.push_back(read(w, {oc, icc.var * (ib / step) + icb.var, ky, kx, o, intImm(j)}));
+    return call(quads ? "dot4" : "dot2", std::move(args), t);
   };
   ComputeRef conv;
   if (p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && !p.ph && !p.pw && os[3] < 16) {

@@ -156,8 +156,13 @@ std::vector<NodeEntry> alterEightBitConv(const NodePtr &n, const Shape &data,
            0, 0}};
 }
 
+// A float32 convolution that ToMixedPrecision will compute in bfloat16 (`bf16Pairs`: :build
+// precision=bf16 at opt_level 3, on a CPU with avx512_bf16) takes its weights in pairs of input
+// channels, OIHW<o>o2i, when its input block is even: each output lane's two weights one 32-bit
+// word, which vdpbf16ps multiplies by two input channels (dot2) — the layout PrecomputePrune
+// packs once, as the int8 convolutions' quads.
 std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &inShapes, int dtype,
-                                   const std::string &target) {
+                                   const std::string &target, bool bf16Pairs) {
   const Attrs &a = n->parsed;
   const Shape &data = inShapes[0];
   if (a.getStr("layout") != "NCHW" || a.getStr("kernel_layout") != "OIHW" || data.size() != 4 ||
@@ -197,7 +202,10 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
   AttrDict attrs = n->attrs;
   setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
   setAttr(attrs, "out_layout", "NCHW" + std::to_string(ocBn) + "c");
-  setAttr(attrs, "kernel_layout", "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
+  setAttr(attrs, "kernel_layout",
+          bf16Pairs && dtype == kFloat32 && icBn % 2 == 0
+              ? "OIHW" + std::to_string(ocBn) + "o2i"
+              : "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
   setAttr(attrs, "channels", std::to_string(outC));
   std::vector<NodeEntry> inputs = n->inputs;
   const OpDef &pad = *OpRegistry::get().find("pad");
@@ -273,6 +281,7 @@ std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype
 Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
   std::string target = ctx.get("target", "llvm");
   bool cpu = target.rfind("llvm", 0) == 0;
+  bool bf16Pairs = ctx.get("precision", "fp32") == "bf16";
   const IndexedGraph &idx = src.index();
   const auto &shapes = src.attr("shape")->shapes;
   const auto &dtypes = src.attr("dtype")->ints;
@@ -286,7 +295,7 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
         inShapes.push_back(shapes[idx.entryId(e)]);
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
       std::vector<NodeEntry> altered =
-          alterConv2d(n, inShapes, static_cast<int>(dtypes[in]), target);
+          alterConv2d(n, inShapes, static_cast<int>(dtypes[in]), target, bf16Pairs);
       if (!altered.empty() && altered[0].node->op->name == "split")
         cuts[altered[0].node.get()] = nid;
       if (!altered.empty())

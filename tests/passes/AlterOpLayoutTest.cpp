@@ -4,6 +4,7 @@
 
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
+#include "core/DType.h"
 
 #include <gtest/gtest.h>
 
@@ -22,12 +23,14 @@ int countOf(const std::string &text, const std::string &what) {
   return n;
 }
 
-// Builds a conv → relu → flatten graph on a float64 input of `dshape`, applies CorrectLayout,
-// InferShape, InferType, AlterOpLayout under `target`, then CorrectLayout with the inputs'
-// first layouts (as build does). Checks the result against the original numerically and
-// returns the conv node's attributes (or its op name when it was not replaced).
+// Builds a conv → relu → flatten graph on a float64 input of `dshape` (float32 with `precision`
+// bf16, which :build precision=bf16 gives AlterOpLayout), applies CorrectLayout, InferShape,
+// InferType, AlterOpLayout under `target`, then CorrectLayout with the inputs' first layouts (as
+// build does). Checks the result against the original numerically and returns the conv node's
+// attributes (or its op name when it was not replaced).
 std::string alterChecked(const Shape &dshape, const std::string &convAttrs,
-                         const std::string &target = "llvm") {
+                         const std::string &target = "llvm", const std::string &precision = "") {
+  int dtype = precision == "bf16" ? kFloat32 : kFloat64;
   Engine e;
   run(e, "x = Variable(\"x\")\ny = flatten(relu(conv2d(x, " + convAttrs +
              ", kernel_size=(3,3), padding=(1,1), name=\"conv\")))\n:graph y");
@@ -35,19 +38,21 @@ std::string alterChecked(const Shape &dshape, const std::string &convAttrs,
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(-1, 1);
   std::map<std::string, Tensor> in;
-  in["x"] = Tensor(dshape, kFloat64);
+  in["x"] = Tensor(dshape, dtype);
   Graph shaped = withInputs(g, in);
   const IndexedGraph &idx = shaped.index();
   for (uint32_t nid : idx.argNodes) {
-    Tensor t(shaped.attr("shape")->shapes[idx.entryId(nid, 0)], kFloat64);
+    Tensor t(shaped.attr("shape")->shapes[idx.entryId(nid, 0)], dtype);
     for (double &v : t.data)
-      v = u(rng);
+      v = roundToDType(u(rng), dtype);
     in[idx.nodes[nid].node->name] = t;
   }
   Tensor want = interpret(withInputs(g, in), in).at(0);
 
   PassContext ctx;
   ctx.config["target"] = target;
+  if (!precision.empty())
+    ctx.config["precision"] = precision;
   Graph laid = applyPasses(g, {"CorrectLayout"}, ctx);
   std::vector<std::string> inputLayouts;
   for (uint32_t nid : laid.index().argNodes)
@@ -104,6 +109,19 @@ TEST(AlterOpLayout, DepthwiseConvolutionsAreBlockedToo) {
             "depthwise layout=NCHW8c kernel_layout=OIHW1i8o out_layout=NCHW8c");
   // Channels that do not fill blocks stay in NCHW (the NCHW depthwise schedule).
   EXPECT_EQ(alterChecked({1, 12, 5, 6}, "channels=12, groups=12"), "conv2d");
+}
+
+// With precision bf16 (ToMixedPrecision will compute the convolution in bfloat16, on a CPU with
+// vdpbf16ps) a float32 convolution takes its weights in pairs of input channels, OIHW<o>o2i,
+// where its input block is even — the same numbers; an odd block (3 channels) keeps OIHW3i16o.
+TEST(AlterOpLayout, BFloat16ConvolutionsTakeWeightsInPairs) {
+  const std::string avx512 = "llvm -mcpu=skylake-avx512";
+  EXPECT_EQ(alterChecked({1, 32, 4, 4}, "channels=32", avx512, "bf16"),
+            "layout=NCHW16c kernel_layout=OIHW16o2i out_layout=NCHW16c");
+  EXPECT_EQ(alterChecked({1, 3, 6, 6}, "channels=16", avx512, "bf16"),
+            "layout=NCHW3c kernel_layout=OIHW3i16o out_layout=NCHW16c");
+  EXPECT_EQ(alterChecked({1, 32, 4, 4}, "channels=32", avx512, "fp32"),
+            "layout=NCHW16c kernel_layout=OIHW16i16o out_layout=NCHW16c");
 }
 
 TEST(AlterOpLayout, LeavesOtherConvolutionsAndTargetsAlone) {

@@ -476,8 +476,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     layouts = perInput<std::string>(g, [&](uint32_t e) { return g.attr("layout")->strs[e]; });
     // AlterOpLayout packs the weights of the params a dense reads; with precision=bf16 (checked
     // above: the CPU has vdpbf16ps) a convolution's in pairs of input channels.
-    if (opts.bf16)
-      ctx.config["precision"] = "bf16";
+    ctx.config["precision"] = opts.bf16 ? "bf16" : "fp32";
     if (!ctx.disabledPass.count("AlterOpLayout"))
       g = apply(typed(g), {"InferShape", "InferType", "AlterOpLayout"}, ctx, opts.graphApply);
     ctx.params = nullptr;

@@ -39,10 +39,13 @@ std::vector<ComputeRef> computedInFloat32(const Node &n, std::vector<ComputeRef>
                                           std::vector<int> outTypes) {
   if (std::find(outTypes.begin(), outTypes.end(), kBFloat16) == outTypes.end())
     return n.op->lowering(n.parsed, in, outShapes, outTypes);
-  // A convolution with its weights in pairs of input channels (OIHW<o>o2i) reads its bfloat16
-  // operands as they are: dot2 multiplies the pairs into float32 sums (vdpbf16ps).
+  // A convolution with its weights in pairs of input channels (OIHW<o>o2i), or a packed dense
+  // with them in pairs of steps of k (NC<n>n2c), reads its bfloat16 operands as they are: dot2
+  // multiplies the pairs into float32 sums (vdpbf16ps).
   bool pairs =
-      n.op->name == "_contrib_conv2d_NCHWc" && n.parsed.getStr("kernel_layout").ends_with("o2i");
+      (n.op->name == "_contrib_conv2d_NCHWc" &&
+       n.parsed.getStr("kernel_layout").ends_with("o2i")) ||
+      (n.op->name == "_contrib_dense_pack" && n.parsed.getStr("weight_layout").ends_with("n2c"));
   for (ComputeRef &t : in)
     if (t->dtype == kBFloat16 && !pairs)
       t = castStage(t, kFloat32, "_f32");

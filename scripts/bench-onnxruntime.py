@@ -3,13 +3,14 @@
 (benchmarks only: ONNX Runtime is never a dependency of Loupe).
 
 Loupe's time is `:profile 20`'s total (the sum of each kernel's median) after `:load FILE` and
-`:build opt_level=3`, with LOUPE_NUM_THREADS set; ONNX Runtime's the median of 50 runs of
+`:build opt_level=3` (plus --build's options, e.g. precision=bf16), with LOUPE_NUM_THREADS set; ONNX Runtime's the median of 50 runs of
 scripts/ort/ort_bench.js with intraOpNumThreads set. Runs alternate between the two, so that the
 machine's drift falls on both.
 
 usage: scripts/bench-onnxruntime.py --ort DIR (where `npm install onnxruntime-node
        --ignore-scripts` was run) MODEL.onnx ...   [--loupe build/repl/loupe] [--rounds 2]
        [--shape 1,3,224,224] (the input shape where python3-onnx is not installed)
+       [--build "precision=bf16"] (more :build options for Loupe; ONNX Runtime runs the file)
 """
 import argparse
 import os
@@ -19,8 +20,8 @@ import subprocess
 import sys
 
 
-def loupe_ms(loupe, model, threads):
-    script = f":load {model}\n:build opt_level=3\n:profile 20\n"
+def loupe_ms(loupe, model, threads, build=""):
+    script = f":load {model}\n:build opt_level=3 {build}\n:profile 20\n"
     env = dict(os.environ, LOUPE_NUM_THREADS=str(threads))
     out = subprocess.run([loupe], input=script, capture_output=True, text=True, env=env).stdout
     # total: the fastest, median and slowest whole run, share, rate, % of peak.
@@ -56,6 +57,7 @@ def main():
     ap.add_argument("--loupe", default="build/repl/loupe")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--shape", help="the input shape, e.g. 1,3,224,224 (else read with onnx)")
+    ap.add_argument("--build", default="", help="more :build options, e.g. precision=bf16")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     print("| network | ORT 1 thread | Loupe 1 thread (% of peak) | ratio | ORT 2 threads "
@@ -67,7 +69,7 @@ def main():
             o, l, p = [], [], []
             for _ in range(a.rounds):
                 o.append(ort_ms(a.ort, model, threads, a.shape))
-                ms, peak = loupe_ms(a.loupe, model, threads)
+                ms, peak = loupe_ms(a.loupe, model, threads, a.build)
                 l.append(ms)
                 p.append(peak)
             om, lm = statistics.median(o), statistics.median(l)

@@ -2,6 +2,7 @@
 // log_softmax, dropout, prelu (batch_norm is BatchNorm.cpp's, pad Pad.cpp's).
 #include "core/ops/OpHelpers.h"
 
+#include "core/DType.h"
 #include "core/Layout.h"
 
 #include <cmath>
@@ -107,8 +108,12 @@ void denseKernel(const Attrs &a, const std::vector<const Tensor *> &in, std::vec
   denseAllRows(a, in, w.data.data(), packed.data(), kUnits, U, out[0]);
 }
 
+// Whether a `_contrib_dense_pack` weight layout is NC<n>n2c: the weight in pairs of steps of k,
+// (units / n, k / 2, n, 2), each unit's two weights one 32-bit word for vdpbf16ps (dot2).
+bool packedInPairs(const Attrs &a) { return a.getStr("weight_layout").ends_with("n2c"); }
+
 // The pack width n of a `_contrib_dense_pack` weight layout "NC<n>n" (TVM's NC16n: the weight
-// (units, k) as (units / n, k, n)), checked against the units.
+// (units, k) as (units / n, k, n)) or "NC<n>n2c" (bfloat16 pairs), checked against the units.
 int64_t packWidth(const Attrs &a, const std::string &where) {
   const std::string layout = a.getStr("weight_layout");
   std::vector<LayoutAxis> axes;
@@ -117,9 +122,10 @@ int64_t packWidth(const Attrs &a, const std::string &where) {
   } catch (const Error &) {
     axes.clear(); // refused below, with what the layout should be
   }
-  if (axes.size() != 3 || axes[0].name != 'N' || axes[1].name != 'C' || axes[2].name != 'n' ||
-      axes[2].factor < 1)
-    fail(where, ": weight_layout '", layout, "' is not NC<n>n (such as NC16n)");
+  bool pairs = axes.size() == 4 && axes[3].name == 'c' && axes[3].factor == 2;
+  if ((axes.size() != 3 && !pairs) || axes[0].name != 'N' || axes[1].name != 'C' ||
+      axes[2].name != 'n' || axes[2].factor < 1)
+    fail(where, ": weight_layout '", layout, "' is not NC<n>n (such as NC16n) or NC<n>n2c");
   int64_t n = axes[2].factor, units = a.getInt("units");
   if (units % n != 0)
     fail(where, ": units ", units, " is not a multiple of ", layout, "'s pack width ", n);
@@ -129,7 +135,13 @@ int64_t packWidth(const Attrs &a, const std::string &where) {
 void densePackShape(ShapeCtx &c) {
   int64_t units = denseUnits(c);
   int64_t n = packWidth(c.attrs, cat("operator ", c.node, " (", c.op, ")"));
-  denseShapeWith(c, units, [&](int64_t k) { return Shape{units / n, k, n}; });
+  bool pairs = packedInPairs(c.attrs);
+  if (pairs && c.in[0].rankKnown() && c.in[0].back() % 2 != 0)
+    c.error(cat("weight_layout ", c.attrs.getStr("weight_layout"),
+                " pairs the steps of k, which must be even, got ", c.in[0].back()));
+  denseShapeWith(c, units, [&](int64_t k) {
+    return pairs ? Shape{units / n, k / 2, n, 2} : Shape{units / n, k, n};
+  });
 }
 
 // dense's reference with the weight unpacked first: the same sums in the same order.
@@ -138,7 +150,7 @@ void densePackKernel(const Attrs &a, const std::vector<const Tensor *> &in,
   int64_t n = packWidth(a, "_contrib_dense_pack");
   // Read in place when the blocks are denseRows' (every unit in a whole block: units % n == 0),
   // else unpacked: a reference never holds a network's weight twice for its usual widths.
-  if (n % kUnits == 0)
+  if (n % kUnits == 0 && !packedInPairs(a))
     return denseAllRows(a, in, nullptr, in[1]->data.data(), n, a.getInt("units"), out[0]);
   Tensor w = transformLayout(*in[1], a.getStr("weight_layout"), "NC");
   std::vector<const Tensor *> unpacked = in;
@@ -516,11 +528,26 @@ std::vector<loop::ComputeRef> densePackLower(const Attrs &a,
   using namespace loop;
   const ComputeRef &w = in[1];
   int64_t n = w->shape[2];
+  // bfloat16 operands with the weight in pairs of steps of k (NC<n>n2c): each step of the sum
+  // is dot2 of two consecutive inputs and a unit's two weights, summed in float32 (vdpbf16ps).
+  bool pairs = packedInPairs(a);
+  if (pairs && (in[0]->dtype != kBFloat16 || w->dtype != kBFloat16 || types[0] != kFloat32))
+    fail("_contrib_dense_pack lowers weight_layout ", a.getStr("weight_layout"),
+         " for bfloat16 operands summed in float32 only");
   return denseCompute(
       a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+        IterVar kp = pairs ? reduceAxis(w->shape[1], "k_pair") : k;
         ComputeRef packed = compute(
             {count, w->shape[0], n}, types[0],
             [&](const std::vector<Expr> &i) {
+              if (pairs)
+                return reduce(Combiner::Sum,
+                              call("dot2",
+                                   {read(x, {i[0], kp.var * 2}), read(x, {i[0], kp.var * 2 + 1}),
+                                    read(w, {i[1], kp.var, i[2], intImm(0)}),
+                                    read(w, {i[1], kp.var, i[2], intImm(1)})},
+                                   types[0]),
+                              {kp});
               return reduce(Combiner::Sum, read(x, {i[0], k.var}) * read(w, {i[1], k.var, i[2]}),
                             {k});
             },

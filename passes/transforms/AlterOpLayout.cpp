@@ -243,9 +243,11 @@ using PackedWeights = std::map<std::pair<const Node *, std::string>, NodePtr>;
 // `__layout_transform__` PrecomputePrune folds at build time. n is the register tile's columns
 // (chooseMatmulTile), fewer vectors where the units are not a multiple of it; units that are
 // not a multiple of a vector stay dense.
+// With `bf16Pairs` (as alterConv2d's) a float32 one packs its weight in pairs of steps of k,
+// NC<n>n2c ((units / n, k / 2, n, 2)), when k is even: vdpbf16ps's operands.
 std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype,
                                   const std::string &target, const PassContext &ctx,
-                                  PackedWeights &packedWeights) {
+                                  PackedWeights &packedWeights, bool bf16Pairs) {
   const NodeEntry &weight = n->inputs[1];
   if (!data.rankKnown() || data.size() < 2 || (dtype != kFloat32 && dtype != kFloat64) ||
       !weight.node->isVariable() || !ctx.params || !ctx.params->count(weight.node->name))
@@ -260,7 +262,8 @@ std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype
     --vectors;
   if (vectors == 0)
     return {};
-  std::string layout = "NC" + std::to_string(vectors * lanes) + "n";
+  std::string layout = "NC" + std::to_string(vectors * lanes) + "n" +
+                       (bf16Pairs && dtype == kFloat32 && data.back() % 2 == 0 ? "2c" : "");
   NodePtr &packed = packedWeights[{weight.node.get(), layout}];
   if (!packed)
     packed = makeOpNode(*OpRegistry::get().find("__layout_transform__"), n->name + "_weight_pack",
@@ -303,8 +306,8 @@ Graph alterOpLayout(const Graph &src, const PassContext &ctx) {
     }
     if (cpu && !n->isVariable() && n->op->name == "dense") {
       uint32_t in = idx.entryId(idx.nodes[nid].inputs[0]);
-      std::vector<NodeEntry> altered =
-          alterDense(n, shapes[in], static_cast<int>(dtypes[in]), target, ctx, packedWeights);
+      std::vector<NodeEntry> altered = alterDense(n, shapes[in], static_cast<int>(dtypes[in]),
+                                                  target, ctx, packedWeights, bf16Pairs);
       if (!altered.empty())
         return altered;
     }

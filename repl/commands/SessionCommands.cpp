@@ -178,6 +178,8 @@ void Commands::SessionTopic::set(Engine &e, const Args &a, const std::string &, 
   } else if (k == "precision") {
     bfloat16Precision(v); // the value checked as :build checks it
     e.precision_ = v;
+    // What AlterOpLayout reads when applied by hand, as :build gives it at opt_level 3.
+    c.config["precision"] = v;
   } else if (k == "requantize") {
     PassContext trial;
     trial.config["requantize"] = v;

@@ -1360,3 +1360,39 @@ TEST(BFloat16Lowering, PairsOfInputChannelsMatchTheReference) {
       EXPECT_EQ(loops.find("pad_temp[float32"), std::string::npos) << loops; // read as bfloat16
     }
 }
+
+// A packed dense with its bfloat16 weight in pairs of steps of k (NC16n2c, what AlterOpLayout
+// gives precision=bf16): dot2 steps summed in float32, the reference's values within one
+// bfloat16 step at opt_level 2 and 3 (the packed GEMM's register tiles, rows padded to them),
+// with its bias and a gelu after it; an odd k is refused by name.
+TEST(BFloat16Lowering, DensesInPairsOfStepsMatchTheReference) {
+  struct DenseCase {
+    std::string dense;
+    Shape data, weight;
+  };
+  std::vector<DenseCase> cases = {
+      {"y = _contrib_dense_pack(a, b, units=32, use_bias=False, weight_layout=\"NC16n2c\")",
+       {20, 96},
+       {2, 48, 16, 2}},
+      {"y = gelu(_contrib_dense_pack(a, b, c, units=16, weight_layout=\"NC16n2c\"))",
+       {3, 7, 40},
+       {1, 20, 16, 2}},
+  };
+  for (const DenseCase &dc : cases)
+    for (int opt : {2, 3}) {
+      std::string program = "a = Variable(\"a\", shape=" + shapeToTuple(dc.data) +
+                            ", dtype=12)\nb = Variable(\"b\", shape=" + shapeToTuple(dc.weight) +
+                            ", dtype=12)\nc = Variable(\"c\", shape=(" +
+                            std::to_string(dc.weight[0] * dc.weight[2]) + ",), dtype=12)\n" +
+                            dc.dense;
+      checkLowering(program, -1, 1, kBFloat16, opt);
+      Engine e;
+      run(e, program + "\n:graph y\n:set opt_level " + std::to_string(opt) +
+                 "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
+      std::string loops = output(e, ":lower");
+      EXPECT_NE(loops.find("dot2("), std::string::npos) << loops;
+    }
+  std::string odd = inferError("a = Variable(\"a\", shape=(4, 7))\n"
+                               "y = _contrib_dense_pack(a, units=16, weight_layout=\"NC16n2c\")");
+  EXPECT_NE(odd.find("pairs the steps of k, which must be even, got 7"), std::string::npos) << odd;
+}

@@ -942,3 +942,39 @@ TEST(AlterOpLayout, AParamReadByADenseAndThroughACopyByABlockedConvolution) {
   EXPECT_NE(ir.find("func_name='fuse__contrib_conv2d_NCHWc'"), std::string::npos) << ir;
   EXPECT_LT(largestAbsError(e), 1e-3);
 }
+
+// With precision bf16 a dense over rows packs its weight in pairs of steps of k, NC<n>n2c
+// ((units / n, k / 2, n, 2): vdpbf16ps's operands); without it NC<n>n; the packed graph computes
+// what the dense did (the reference unpacks either layout).
+TEST(AlterOpLayout, BFloat16DensesPackTheirWeightsInPairs) {
+  for (std::string precision : {"bf16", "fp32"}) {
+    SCOPED_TRACE(precision);
+    Graph g = inferred("x = Variable(\"x\", shape=(32, 96))\n"
+                       "y = dense(x, units=64, use_bias=False, name=\"fc\")");
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-1, 1);
+    Tensor x({32, 96}, kFloat32), w({64, 96}, kFloat32);
+    for (Tensor *t : {&x, &w})
+      for (double &v : t->data)
+        v = roundToDType(u(rng), kFloat32);
+    PassContext ctx;
+    ctx.config["target"] = "llvm -mcpu=skylake-avx512";
+    ctx.config["precision"] = precision;
+    StoredTensors stored = storeAll({{"fc_weight", w}});
+    ctx.params = &stored;
+    std::map<std::string, Tensor> in = {{"x", x}, {"fc_weight", w}};
+    Graph altered = applyPasses(withInputs(g, in), {"AlterOpLayout"}, ctx);
+    const IndexedGraph &idx = altered.index();
+    const Node &fc = *idx.nodes[idx.findByName("fc")].node;
+    ASSERT_EQ(fc.op->name, "_contrib_dense_pack");
+    std::string layout = fc.parsed.getStr("weight_layout");
+    EXPECT_EQ(layout.ends_with("n2c"), precision == "bf16") << layout;
+    Graph shaped = applyPasses(withInputs(altered, in), {"InferShape"});
+    const Shape &packed = shaped.attr("shape")->shapes[shaped.index().entryId(
+        shaped.index().nodes[shaped.index().findByName("fc")].inputs[1])];
+    EXPECT_EQ(packed.size(), precision == "bf16" ? 4u : 3u);
+    Tensor want = interpret(withInputs(g, in), in).at(0);
+    Tensor got = interpret(withInputs(altered, in), in).at(0);
+    EXPECT_EQ(got.data, want.data);
+  }
+}

@@ -82,6 +82,14 @@ std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
   return out;
 }
 
+// The one fused function of the current step's module (GraphFuseCompile applied), or null when it
+// has another number of them. The step's graph keeps the module alive.
+const FusedFunction *onlyFunction(const Engine &e) {
+  auto module =
+      std::static_pointer_cast<const FusedModule>(e.current()->graph.attr("module")->opaque);
+  return module->functions.size() == 1 ? module->functions.begin()->second.get() : nullptr;
+}
+
 // A hand-scheduled function `f` of one input and one output (buffer "out"), lowered.
 backend::LoweredFunction loweredOf(const backend::Schedule &s, const loop::ComputeRef &in,
                                    const loop::ComputeRef &out) {
@@ -1216,10 +1224,9 @@ TEST(LoweringZeros, ProdOthersWithNoneOneAndTwoZerosPerGroup) {
   Engine e;
   run(e, "a = Variable(\"a\", shape=(3, 4), dtype=1)\ny = _prod_others(a, axis=1)\n:graph y\n"
          ":apply InferShape InferType GraphFusePartition GraphFuseCompile");
-  auto module =
-      std::static_pointer_cast<const FusedModule>(e.current()->graph.attr("module")->opaque);
-  ASSERT_EQ(module->functions.size(), 1u);
-  const FusedFunction &f = *module->functions.begin()->second;
+  const FusedFunction *only = onlyFunction(e);
+  ASSERT_TRUE(only);
+  const FusedFunction &f = *only;
   backend::LoweredFunction lf = backend::lowerFunction(f);
   Tensor x({3, 4}, kFloat64);
   x.data = {2, 3, 5, 7, 2, 0, 5, 7, 0, 3, 0, 7};
@@ -1289,10 +1296,9 @@ TEST(IntegerLowering, EightBitFunctionsDoNotContract) {
                (eightBit ? "cast(" + y + ", dtype=\"uint8\")" : y) +
                "\n:graph y\n:set opt_level 3\n"
                ":apply InferShape InferType GraphFusePartition GraphFuseCompile");
-    auto module =
-        std::static_pointer_cast<const FusedModule>(e.current()->graph.attr("module")->opaque);
-    ASSERT_EQ(module->functions.size(), 1u);
-    const FusedFunction &f = *module->functions.begin()->second;
+    const FusedFunction *only = onlyFunction(e);
+    ASSERT_TRUE(only);
+    const FusedFunction &f = *only;
     backend::LoweredFunction lf = backend::lowerFunction(f);
     EXPECT_TRUE(lf.fast);
     EXPECT_EQ(lf.contract, !eightBit);
@@ -1316,6 +1322,27 @@ TEST(IntegerLowering, EightBitFunctionsDoNotContract) {
     EXPECT_EQ(runCompiled(*compiled, lf, args)[0].data, want[0].data);
   }
 }
+
+namespace {
+
+// `op` (y of bfloat16 a, b and c of these shapes) checked against the reference interpreter at
+// `opt` (checkLowering) and lowered with dot2 steps; returns its loops (`:lower`).
+std::string bfloat16PairLoops(const Shape &data, const Shape &weight, const Shape &bias,
+                              const std::string &op, int opt) {
+  std::string program = "a = Variable(\"a\", shape=" + shapeToTuple(data) +
+                        ", dtype=12)\nb = Variable(\"b\", shape=" + shapeToTuple(weight) +
+                        ", dtype=12)\nc = Variable(\"c\", shape=" + shapeToTuple(bias) +
+                        ", dtype=12)\n" + op;
+  checkLowering(program, -1, 1, kBFloat16, opt);
+  Engine e;
+  run(e, program + "\n:graph y\n:set opt_level " + std::to_string(opt) +
+             "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
+  std::string loops = output(e, ":lower");
+  EXPECT_NE(loops.find("dot2("), std::string::npos) << op << "\n" << loops;
+  return loops;
+}
+
+} // namespace
 
 // A bfloat16 convolution with its weights in pairs of input channels (OIHW16o2i, what
 // AlterOpLayout gives precision=bf16 on a CPU with vdpbf16ps): each step of the sum is dot2 of
@@ -1348,15 +1375,7 @@ TEST(BFloat16Lowering, PairsOfInputChannelsMatchTheReference) {
   };
   for (const PairCase &pc : cases)
     for (int opt : {2, 3}) {
-      std::string program = "a = Variable(\"a\", shape=" + shapeToTuple(pc.data) +
-                            ", dtype=12)\nb = Variable(\"b\", shape=" + shapeToTuple(pc.weight) +
-                            ", dtype=12)\nc = Variable(\"c\", shape=(1, 16), dtype=12)\n" + pc.conv;
-      checkLowering(program, -1, 1, kBFloat16, opt);
-      Engine e;
-      run(e, program + "\n:graph y\n:set opt_level " + std::to_string(opt) +
-                 "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
-      std::string loops = output(e, ":lower");
-      EXPECT_NE(loops.find("dot2("), std::string::npos) << loops;
+      std::string loops = bfloat16PairLoops(pc.data, pc.weight, {1, 16}, pc.conv, opt);
       EXPECT_EQ(loops.find("pad_temp[float32"), std::string::npos) << loops; // read as bfloat16
     }
 }
@@ -1379,19 +1398,8 @@ TEST(BFloat16Lowering, DensesInPairsOfStepsMatchTheReference) {
        {1, 20, 16, 2}},
   };
   for (const DenseCase &dc : cases)
-    for (int opt : {2, 3}) {
-      std::string program = "a = Variable(\"a\", shape=" + shapeToTuple(dc.data) +
-                            ", dtype=12)\nb = Variable(\"b\", shape=" + shapeToTuple(dc.weight) +
-                            ", dtype=12)\nc = Variable(\"c\", shape=(" +
-                            std::to_string(dc.weight[0] * dc.weight[2]) + ",), dtype=12)\n" +
-                            dc.dense;
-      checkLowering(program, -1, 1, kBFloat16, opt);
-      Engine e;
-      run(e, program + "\n:graph y\n:set opt_level " + std::to_string(opt) +
-                 "\n:apply InferShape InferType GraphFusePartition GraphFuseCompile");
-      std::string loops = output(e, ":lower");
-      EXPECT_NE(loops.find("dot2("), std::string::npos) << loops;
-    }
+    for (int opt : {2, 3})
+      bfloat16PairLoops(dc.data, dc.weight, {dc.weight[0] * dc.weight[2]}, dc.dense, opt);
   std::string odd = inferError("a = Variable(\"a\", shape=(4, 7))\n"
                                "y = _contrib_dense_pack(a, units=16, weight_layout=\"NC16n2c\")");
   EXPECT_NE(odd.find("pairs the steps of k, which must be even, got 7"), std::string::npos) << odd;

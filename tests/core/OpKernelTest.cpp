@@ -1150,23 +1150,35 @@ TEST(OpKernel, FixedPointMultiply) {
   expectValues(y, {4, -3, 15, -15}, 0);
 }
 
+namespace {
+
+// qnn.add of uint8 steps a (scale 0.5, zero point 10) and b (scale 0.25, zero point 4) in the
+// steps of scale 0.5, zero point 2, with `attrs` after its out_dtype.
+Tensor qnnAddOfSteps(const Tensor &a, const Tensor &b, const std::string &attrs) {
+  return eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
+              "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
+              "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
+              "y = qnn.add(a, b, sa, za, sb, zb, so, zo, out_dtype=\"uint8\"" +
+                  attrs + ")",
+              {{"a", a},
+               {"b", b},
+               {"sa", tensor({1}, {0.5})},
+               {"za", tensor({1}, {10}, kUint8)},
+               {"sb", tensor({1}, {0.25})},
+               {"zb", tensor({1}, {4}, kUint8)},
+               {"so", tensor({1}, {0.5})},
+               {"zo", tensor({1}, {2}, kUint8)}});
+}
+
+} // namespace
+
 // qnn.add: lhs (scale 0.5, zero 10) and rhs (scale 0.25, zero 4) in the output's steps (scale
 // 0.5, zero 2): the lhs ratio is 1 (steps kept: 0, 10, 20, 0), the rhs ratio a half (0, 2, 4,
 // 1 → 0, 1, 2, 0.5), the sums rounded with ties upward (0, 11, 22, 1); plus 2: 2, 13, 24, 3 —
 // that is 0 + 0, 5 + 0.5, 10 + 1 and 0 + 0.25 (rounded up to a step).
 TEST(OpKernel, QnnAdd) {
-  Tensor y = eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
-                  "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
-                  "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
-                  "y = qnn.add(a, b, sa, za, sb, zb, so, zo, out_dtype=\"uint8\")",
-                  {{"a", tensor({4}, {10, 20, 30, 10}, kUint8)},
-                   {"b", tensor({4}, {4, 6, 8, 5}, kUint8)},
-                   {"sa", tensor({1}, {0.5})},
-                   {"za", tensor({1}, {10}, kUint8)},
-                   {"sb", tensor({1}, {0.25})},
-                   {"zb", tensor({1}, {4}, kUint8)},
-                   {"so", tensor({1}, {0.5})},
-                   {"zo", tensor({1}, {2}, kUint8)}});
+  Tensor y =
+      qnnAddOfSteps(tensor({4}, {10, 20, 30, 10}, kUint8), tensor({4}, {4, 6, 8, 5}, kUint8), "");
   EXPECT_EQ(y.dtype, kUint8);
   expectValues(y, {2, 13, 24, 3}, 0);
   // The sum is rounded once: 0.25 + 0.25 is one step of 0.5, where rounding each side's half a
@@ -1186,19 +1198,8 @@ TEST(OpKernel, QnnAdd) {
 // rounded half to even, plus zo. The ratios 1 and 0.5: 0 + 0, 10 + 1, 20 + 2, 0 + 0.5 → 0 (a
 // tie to even, where fixed point rounds up to 1), 1 + 0.5 → 2 (a tie to even); plus 2.
 TEST(OpKernel, QnnAddInFloat32) {
-  Tensor y = eval("a = Variable(\"a\")\nb = Variable(\"b\")\nsa = Variable(\"sa\")\n"
-                  "za = Variable(\"za\")\nsb = Variable(\"sb\")\nzb = Variable(\"zb\")\n"
-                  "so = Variable(\"so\")\nzo = Variable(\"zo\")\n"
-                  "y = qnn.add(a, b, sa, za, sb, zb, so, zo, out_dtype=\"uint8\", "
-                  "compute_dtype=\"float32\")",
-                  {{"a", tensor({5}, {10, 20, 30, 10, 11}, kUint8)},
-                   {"b", tensor({5}, {4, 6, 8, 5, 5}, kUint8)},
-                   {"sa", tensor({1}, {0.5})},
-                   {"za", tensor({1}, {10}, kUint8)},
-                   {"sb", tensor({1}, {0.25})},
-                   {"zb", tensor({1}, {4}, kUint8)},
-                   {"so", tensor({1}, {0.5})},
-                   {"zo", tensor({1}, {2}, kUint8)}});
+  Tensor y = qnnAddOfSteps(tensor({5}, {10, 20, 30, 10, 11}, kUint8),
+                           tensor({5}, {4, 6, 8, 5, 5}, kUint8), ", compute_dtype=\"float32\"");
   EXPECT_EQ(y.dtype, kUint8);
   expectValues(y, {2, 13, 24, 2, 4}, 0);
 }

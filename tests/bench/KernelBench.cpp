@@ -8,6 +8,8 @@
 //   LOUPE_NUM_THREADS=1 build/tests/bench/loupe_kernel_bench [--tuning=off|on|FILE]
 // Loupe's kernels are built at their schedules' rules unless --tuning names records to apply
 // (as `:set tuning`: "on" is this machine's log in $XDG_CACHE_HOME/loupe/tuning).
+#include "BenchUtil.h"
+
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
@@ -33,6 +35,7 @@
 #include <stdexcept>
 
 using namespace loupe;
+using namespace loupe::bench;
 
 namespace {
 
@@ -68,67 +71,6 @@ void BM_PeakBf16(benchmark::State &state) {
 
 // --- shared by the cases ------------------------------------------------------------------------
 
-// Values in [-1, 1) for every float of oneDNN's memories.
-void fillRandom(std::initializer_list<dnnl::memory *> memories, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (dnnl::memory *m : memories) {
-    auto *p = static_cast<float *>(m->get_data_handle());
-    for (size_t i = 0; i < m->get_desc().get_size() / sizeof(float); ++i)
-      p[i] = u(rng);
-  }
-}
-
-// Milliseconds all of the state's iterations of a oneDNN primitive took, after one warm-up run.
-double timeDnnl(benchmark::State &state, const dnnl::primitive &prim, dnnl::stream &strm,
-                const std::unordered_map<int, dnnl::memory> &args) {
-  prim.execute(strm, args);
-  strm.wait();
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    prim.execute(strm, args);
-    strm.wait();
-    total +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-  return total;
-}
-
-// A built graph's inputs bound: its params as :build bound them, values in [-1, 1) elsewhere.
-void bindInputs(backend::GraphRuntime &rt, const Graph &g) {
-  auto lib = backend::builtLibrary(g);
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<double> u(-1, 1);
-  const IndexedGraph &idx = g.index();
-  const auto &shapes = g.attr("shape")->shapes;
-  const auto &dtypes = g.attr("dtype")->ints;
-  for (uint32_t nid : idx.argNodes) {
-    const std::string &name = idx.nodes[nid].node->name;
-    if (lib->params.count(name))
-      continue; // bound by the runtime
-    uint32_t eid = idx.entryId(nid, 0);
-    Tensor t(shapes[eid], static_cast<int>(dtypes[eid]));
-    for (double &v : t.data)
-      v = u(rng);
-    rt.setInput(name, t);
-  }
-}
-
-// Milliseconds all of the state's iterations spent in the kernels whose names contain one of
-// `kernels` (every kernel when it is empty), after one warm-up run.
-double timeKernels(benchmark::State &state, backend::GraphRuntime &rt,
-                   const std::vector<std::string> &kernels) {
-  rt.run();
-  double ms = 0;
-  for (auto _ : state)
-    for (const auto &[fn, t] : rt.run())
-      if (kernels.empty() || std::any_of(kernels.begin(), kernels.end(), [&](const auto &k) {
-            return fn.find(k) != std::string::npos;
-          }))
-        ms += t;
-  return ms;
-}
-
 // --- the thread pool ---------------------------------------------------------------------------
 
 void emptyBody(int64_t, int64_t, void *) {}
@@ -143,62 +85,6 @@ void BM_ParallelForEmpty(benchmark::State &state) {
 }
 
 // --- convolution layers of the zoo ------------------------------------------------------------
-
-struct ConvShape {
-  int64_t c, h, w, k, kh, kw, sh, sw, ph, pw;
-  int64_t groups = 1; ///< c for a depthwise convolution
-  std::string name() const {
-    std::ostringstream s;
-    s << c << "x" << h << "x" << w << "_k" << k << "_" << kh << "x" << kw << "_s" << sh << "_p"
-      << ph;
-    if (groups > 1)
-      s << "_dw";
-    return s.str();
-  }
-  int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
-  int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
-  double flops() const { return 2.0 * k * oh() * ow() * (c / groups) * kh * kw; }
-  bool operator<(const ConvShape &o) const { return name() < o.name(); }
-};
-
-std::string gTuning = "off"; ///< the records Loupe's builds apply (--tuning)
-
-// Runs graph-language lines in `e` with the benchmark's tuning records applied.
-Engine &run(Engine &e, const std::string &program) {
-  e.setTuning(gTuning);
-  std::istringstream in(program);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::ostringstream o, err;
-    if (!e.execute(line, o, err))
-      throw std::runtime_error(line + ": " + err.str());
-  }
-  return e;
-}
-
-// Every distinct ungrouped or depthwise convolution of a zoo network at batch 1.
-std::vector<ConvShape> convShapes(const std::string &model) {
-  Engine e;
-  run(e, ":model " + model + "\n:apply InferShape");
-  const Graph &g = e.current()->graph;
-  const IndexedGraph &idx = g.index();
-  const auto &shapes = g.attr("shape")->shapes;
-  std::vector<ConvShape> out;
-  for (const auto &n : idx.nodes) {
-    if (n.node->isVariable() || n.node->op->name != "conv2d")
-      continue;
-    const Attrs &a = n.node->parsed;
-    const Shape &in = shapes[idx.entryId(n.inputs[0])];
-    int64_t groups = a.getInt("groups");
-    if (groups != 1 && (groups != in[1] || groups != a.getInt("channels")))
-      continue;
-    const auto &k = a.getTuple("kernel_size"), &s = a.getTuple("strides"),
-               &p = a.getTuple("padding");
-    out.push_back(
-        {in[1], in[2], in[3], a.getInt("channels"), k[0], k[1], s[0], s[1], p[0], p[1], groups});
-  }
-  return out;
-}
 
 std::map<std::string, double> loupeGflops, dnnlGflops, xnnGflops; // by layer, for the table
 
@@ -218,18 +104,6 @@ void reportFlops(benchmark::State &state, const std::string &name, double flops,
 void report(benchmark::State &state, const ConvShape &cs, double totalMs,
             std::map<std::string, double> &table) {
   reportFlops(state, cs.name(), cs.flops(), totalMs, "conv_ms", table);
-}
-
-// Milliseconds all of the state's iterations spent in the named kernels (timeKernels) of the
-// graph that `program` (graph-language lines ending in a :build) builds.
-double timeProgram(benchmark::State &state, const std::string &program,
-                   const std::vector<std::string> &kernels) {
-  Engine e;
-  run(e, program);
-  const Graph &g = e.current()->graph;
-  backend::GraphRuntime rt(g);
-  bindInputs(rt, g);
-  return timeKernels(state, rt, kernels);
 }
 
 // Loupe: the convolution built alone at opt_level 3 (weights bound, so packed at build time);

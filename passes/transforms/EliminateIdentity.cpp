@@ -1,8 +1,10 @@
 // EliminateIdentity: removes no-op copies — `copy` (ONNX Identity), a reshape to the same shape,
-// a transpose that keeps the axes in order — so each reader reads the copied value itself.
+// a transpose that keeps the axes in order, a cast to the dtype its input already has (the Cast
+// to uint8 torch.onnx writes after a QuantizeLinear) — so each reader reads the value itself.
 #include "passes/Pass.h"
 
 #include "core/Attrs.h"
+#include "core/DType.h"
 #include "core/Rewrite.h"
 
 namespace loupe {
@@ -10,7 +12,8 @@ namespace loupe {
 namespace {
 
 // True when the node (of source id `nid`) hands its input on unchanged.
-bool isNoOp(const IndexedGraph &idx, const std::vector<Shape> *shapes, uint32_t nid) {
+bool isNoOp(const IndexedGraph &idx, const std::vector<Shape> *shapes,
+            const std::vector<int64_t> *dtypes, uint32_t nid) {
   const Node &n = *idx.nodes[nid].node;
   if (n.isVariable() || !n.controlDeps.empty() || n.inputs.size() != 1)
     return false;
@@ -23,6 +26,11 @@ bool isNoOp(const IndexedGraph &idx, const std::vector<Shape> *shapes, uint32_t 
       if (axes[d] != static_cast<int64_t>(d))
         return false;
     return !axes.empty(); // no axes means reversed
+  }
+  if (op == "cast" && dtypes) {
+    int64_t in = (*dtypes)[idx.entryId(idx.nodes[nid].inputs[0])];
+    std::optional<int> to = dtypeFromName(n.parsed.getStr("dtype"));
+    return in != -1 && to && in == *to;
   }
   if (op == "reshape" && shapes) {
     const Shape &in = (*shapes)[idx.entryId(idx.nodes[nid].inputs[0])];
@@ -39,12 +47,14 @@ Graph eliminateIdentity(const Graph &src, const PassContext &) {
   const GraphAttr *s = src.attr("shape");
   const std::vector<Shape> *shapes =
       s && s->shapes.size() == idx.numEntries() ? &s->shapes : nullptr;
+  const GraphAttr *t = src.attr("dtype");
+  const std::vector<int64_t> *dtypes = t && t->ints.size() == idx.numEntries() ? &t->ints : nullptr;
   // A graph output keeps its node, so that the output keeps its name.
   std::vector<bool> output(idx.numNodes(), false);
   for (const auto &h : idx.heads)
     output[h.nodeId] = true;
   return rewriteGraph(src, [&](uint32_t nid, const NodePtr &node) -> std::vector<NodeEntry> {
-    if (output[nid] || !isNoOp(idx, shapes, nid))
+    if (output[nid] || !isNoOp(idx, shapes, dtypes, nid))
       return {};
     return {node->inputs[0]};
   });
@@ -55,7 +65,8 @@ Graph eliminateIdentity(const Graph &src, const PassContext &) {
 void registerEliminateIdentityPass() {
   PassRegistry::get().add(
       {.name = "EliminateIdentity",
-       .summary = "removes copies (ONNX Identity), reshapes to the same shape, identity transposes",
+       .summary = "removes copies (ONNX Identity), reshapes to the same shape, identity "
+                  "transposes, casts to the dtype a value has",
        .optLevel = 3,
        .changesGraph = true,
        .run = eliminateIdentity});

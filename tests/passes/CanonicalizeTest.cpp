@@ -104,6 +104,15 @@ TEST(EliminateIdentity, RemovesCopiesAndNoOpReshapesAndTransposes) {
   EXPECT_EQ(opsOf(g), (Ops{"broadcast_add", "relu"}));
 }
 
+// A cast to the dtype its input already has (torch.onnx's Cast to uint8 after a QuantizeLinear)
+// is dropped; a cast that converts stays (the values here are float64).
+TEST(EliminateIdentity, RemovesCastsToTheSameDtype) {
+  Graph g = rewritten(kX + "y = relu(cast(x, dtype=\"float64\")) + cast(cast(x, "
+                           "dtype=\"float32\"), dtype=\"float64\")",
+                      "EliminateIdentity");
+  EXPECT_EQ(opsOf(g), (Ops{"broadcast_add", "cast", "cast", "relu"}));
+}
+
 TEST(EliminateIdentity, KeepsOutputsAndRealMoves) {
   // A copy that is the output keeps its name; a reversing transpose and a real reshape move data.
   EXPECT_EQ(opsOf(rewritten(kX + "y = copy(x)", "EliminateIdentity")), (Ops{"copy"}));

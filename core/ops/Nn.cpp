@@ -1,5 +1,6 @@
 // Neural-network ops: dense (and its packed-weight form), matmul, batch_matmul, softmax,
 // log_softmax, dropout, prelu (batch_norm is BatchNorm.cpp's, pad Pad.cpp's).
+#include "core/ops/ConvCommon.h"
 #include "core/ops/OpHelpers.h"
 
 #include "core/DType.h"
@@ -508,15 +509,18 @@ std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop:
                                          const std::vector<int> &types) {
   using namespace loop;
   const ComputeRef &w = in[1];
-  return denseCompute(
-      a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, int64_t count) {
-        return compute(
-            {count, shapes[0].back()}, types[0],
-            [&](const std::vector<Expr> &i) {
-              return reduce(Combiner::Sum, read(x, {i[0], k.var}) * read(w, {i[1], k.var}), {k});
-            },
-            "compute", "dense");
-      });
+  return denseCompute(a, in, shapes, types[0],
+                      [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+                        return compute(
+                            {count, shapes[0].back()}, types[0],
+                            [&](const std::vector<Expr> &i) {
+                              return reduce(Combiner::Sum,
+                                            widened(read(x, {i[0], k.var}), types[0]) *
+                                                widened(read(w, {i[1], k.var}), types[0]),
+                                            {k});
+                            },
+                            "compute", "dense");
+                      });
 }
 
 // The product over the packed weight as (count, units / n, n) — a tile of n outputs reads n
@@ -611,6 +615,7 @@ OpDef &denseFamily(const char *name, const char *summary) {
 
 void registerNnOps() {
   OpDef &dense = denseFamily("dense", "fully connected layer: data · weightᵀ + bias");
+  outDtypeParam(dense); // 8-bit operands summed in int32, as QnnCanonicalize writes qnn.dense
   dense.shape(denseShape).kernel(denseKernel).lower(denseLower);
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return denseGrad(n, g[0], n->inputs[1], [](const NodeEntry &e) { return e; });

@@ -606,6 +606,9 @@ std::vector<Case> integerCases() {
   c.push_back({"y = conv2d(cast(a, " + wide + "), cast(b, " + wide +
                    "), channels=6, kernel_size=(1,1), strides=(2,2), use_bias=False)",
                {{{1, 16, 9, 9}, {6, 16, 1, 1}}}});
+  // The 8-bit operands themselves summed in int32 (QnnCanonicalize's qnn.dense).
+  c.push_back({"y = dense(a, b, units=5, use_bias=False, out_dtype=\"int32\")",
+               {{{3, 7}, {5, 7}}, {{1, 70}, {5, 70}}}});
   c.push_back({"y = dense(cast(a, " + wide + "), cast(b, " + wide + "), units=5, use_bias=False)",
                {{{3, 17}, {5, 17}}, {{1, 64}, {5, 64}}}});
   c.push_back(

@@ -92,6 +92,18 @@ TEST(Qnn, FakeQuantizationToIntegerMakesTheQdqExportInteger) {
       EXPECT_EQ(dt->ints[idx.entryId(nid, 0)], kUint8);
     }
   }
+  // QnnCanonicalize writes the classifier's qnn.dense (uint8 data, a symmetric int8 weight) as a
+  // dense of the 8-bit operands summed in int32, so that its weight stays one byte an element.
+  run(e, ":apply QnnCanonicalize InferShape InferType");
+  const Graph &c = e.current()->graph;
+  const IndexedGraph &cidx = c.index();
+  int fc = cidx.findByName("/fc/Gemm");
+  ASSERT_GE(fc, 0);
+  const Node &dense = *cidx.nodes[fc].node;
+  EXPECT_EQ(dense.op->name, "dense");
+  EXPECT_EQ(dense.parsed.getStr("out_dtype"), "int32");
+  EXPECT_EQ(c.attr("dtype")->ints[cidx.entryId(cidx.nodes[fc].inputs[0])], kUint8);
+  EXPECT_EQ(c.attr("dtype")->ints[cidx.entryId(cidx.nodes[fc].inputs[1])], kInt8);
 }
 
 // QnnCanonicalize leaves no qnn op, and the plain ops compute what the qnn ops' reference kernels

@@ -94,7 +94,8 @@ TEST(EngineErrors, SuggestionsOnlyWithinASmallDistance) {
 TEST(EngineErrors, AttributeProblems) {
   Engine e = withX();
   EXPECT_EQ(failing(e, "y = dense(x, units=3, bias=1)"),
-            "<stdin>:1:5: error: dense: unknown attribute 'bias'; dense takes units, use_bias\n");
+            "<stdin>:1:5: error: dense: unknown attribute 'bias'; dense takes units, use_bias, "
+            "out_dtype\n");
   EXPECT_EQ(failing(e, "y = relu(x, alpha=1)"),
             "<stdin>:1:5: error: relu: unknown attribute 'alpha': relu takes no attributes\n");
   EXPECT_EQ(failing(e, "y = dense(x, units=\"ten\")"),

@@ -3,6 +3,7 @@
 
 #include "backend/Build.h"
 #include "backend/BuiltLibrary.h"
+#include "backend/Runtime.h"
 #include "core/Attrs.h"
 
 #include <algorithm>
@@ -21,6 +22,19 @@ std::string ConvShape::name() const {
 }
 
 std::string gTuning = "off";
+
+void initialize(int &argc, char **argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--tuning=", 0) == 0)
+      gTuning = arg.substr(9);
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+}
 
 Engine &run(Engine &e, const std::string &program) {
   e.setTuning(gTuning);
@@ -121,6 +135,29 @@ double timeProgram(benchmark::State &state, const std::string &program,
   backend::GraphRuntime rt(g);
   bindInputs(rt, g);
   return timeKernels(state, rt, kernels);
+}
+
+double timeXnnpack(benchmark::State &state, xnn_operator_t op,
+                   const std::function<xnn_status(pthreadpool_t)> &setup) {
+  int threads = backend::numThreads();
+  pthreadpool_t pool = threads > 1 ? pthreadpool_create(static_cast<size_t>(threads)) : nullptr;
+  double total = -1;
+  if (setup(pool) != xnn_status_success) {
+    state.SkipWithError("the XNNPACK operator's setup failed");
+  } else {
+    xnn_run_operator(op, pool);
+    total = 0;
+    for (auto _ : state) {
+      auto t0 = std::chrono::steady_clock::now();
+      xnn_run_operator(op, pool);
+      total +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  xnn_delete_operator(op);
+  if (pool)
+    pthreadpool_destroy(pool);
+  return total;
 }
 
 } // namespace loupe::bench

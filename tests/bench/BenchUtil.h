@@ -9,8 +9,11 @@
 
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
+#include <pthreadpool.h>
+#include <xnnpack.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -36,6 +39,10 @@ struct ConvShape {
 /// The tuning records Loupe's builds apply (a program's --tuning=off|on|FILE; "off" unless set).
 extern std::string gTuning;
 
+/// Reads the program's own --tuning=off|on|FILE into gTuning and hands every other argument to
+/// Google Benchmark (benchmark::Initialize).
+void initialize(int &argc, char **argv);
+
 /// Runs graph-language lines in `e` with gTuning applied; throws std::runtime_error naming the
 /// line that failed.
 Engine &run(Engine &e, const std::string &program);
@@ -49,6 +56,12 @@ void fillRandom(std::initializer_list<dnnl::memory *> memories, std::mt19937 &rn
 /// Milliseconds all of the state's iterations of a oneDNN primitive took, after one warm-up run.
 double timeDnnl(benchmark::State &state, const dnnl::primitive &prim, dnnl::stream &strm,
                 const std::unordered_map<int, dnnl::memory> &args);
+
+/// Milliseconds all of the state's iterations of a created XNNPACK operator took, after
+/// `setup` (given a pthreadpool of numThreads() threads, none for one) and one warm-up run; the
+/// operator is deleted. Negative, with the state skipped, when the setup fails.
+double timeXnnpack(benchmark::State &state, xnn_operator_t op,
+                   const std::function<xnn_status(pthreadpool_t)> &setup);
 
 /// A built graph's inputs bound: its params as :build bound them, values in [-1, 1) elsewhere.
 void bindInputs(backend::GraphRuntime &rt, const Graph &g);

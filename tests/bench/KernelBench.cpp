@@ -173,25 +173,11 @@ void BM_XnnpackConv(benchmark::State &state, ConvShape cs) {
     state.SkipWithError("xnn_create_convolution2d_nhwc_f32 failed");
     return;
   }
-  int threads = backend::numThreads();
-  pthreadpool_t pool = threads > 1 ? pthreadpool_create(static_cast<size_t>(threads)) : nullptr;
-  if (xnn_setup_convolution2d_nhwc_f32(op, 1, n(cs.h), n(cs.w), x.data(), y.data(), pool) !=
-      xnn_status_success) {
-    state.SkipWithError("xnn_setup_convolution2d_nhwc_f32 failed");
-  } else {
-    xnn_run_operator(op, pool);
-    double total = 0;
-    for (auto _ : state) {
-      auto t0 = std::chrono::steady_clock::now();
-      xnn_run_operator(op, pool);
-      total +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    }
+  double total = timeXnnpack(state, op, [&](pthreadpool_t pool) {
+    return xnn_setup_convolution2d_nhwc_f32(op, 1, n(cs.h), n(cs.w), x.data(), y.data(), pool);
+  });
+  if (total >= 0)
     report(state, cs, total, xnnGflops);
-  }
-  xnn_delete_operator(op);
-  if (pool)
-    pthreadpool_destroy(pool);
 }
 
 // --- row normalisations of transformers -------------------------------------------------------
@@ -370,17 +356,7 @@ void BM_Network(benchmark::State &state, Net net) {
 } // namespace
 
 int main(int argc, char **argv) {
-  // --tuning=MODE is ours; everything else is Google Benchmark's.
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--tuning=", 0) == 0)
-      gTuning = arg.substr(9);
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  benchmark::Initialize(&argc, argv);
+  initialize(argc, argv);
   benchmark::RegisterBenchmark("BM_PeakFMA", BM_PeakFMA);
   benchmark::RegisterBenchmark("BM_PeakBf16", BM_PeakBf16);
   benchmark::RegisterBenchmark("BM_ParallelForEmpty", BM_ParallelForEmpty)->Arg(2)->Arg(1024);

@@ -86,22 +86,23 @@ void BM_LoupeConvInt8(benchmark::State &state, ConvShape cs) {
   report(state, cs, timeProgram(state, prog.str(), {"conv2d"}), int8Peak(), loupeInt8);
 }
 
-// oneDNN: u8 × s8 → u8 with the same output scale, layouts its own (blocked), reorders outside
-// the timing.
-void BM_OneDNNConvInt8(benchmark::State &state, ConvShape cs) {
+// Milliseconds all iterations of oneDNN's direct convolution of `cs` took, with the given
+// operand types and attributes, layouts its own (blocked), reorders outside the timing; its
+// implementation's name is the row's label.
+double timeOneDNNConv(benchmark::State &state, const ConvShape &cs, dnnl::memory::data_type src,
+                      dnnl::memory::data_type wei, dnnl::memory::data_type dst,
+                      const dnnl::primitive_attr &attr) {
   using namespace dnnl;
   omp_set_num_threads(backend::numThreads());
   engine eng(engine::kind::cpu, 0);
   stream strm(eng);
-  memory::dims src = {1, cs.c, cs.h, cs.w}, wei = {cs.k, cs.c, cs.kh, cs.kw},
-               dst = {1, cs.k, cs.oh(), cs.ow()}, strides = {cs.sh, cs.sw}, pad = {cs.ph, cs.pw};
-  using dt = memory::data_type;
-  memory::desc srcAny(src, dt::u8, memory::format_tag::any),
-      weiAny(wei, dt::s8, memory::format_tag::any), dstAny(dst, dt::u8, memory::format_tag::any);
+  memory::dims srcDims = {1, cs.c, cs.h, cs.w}, weiDims = {cs.k, cs.c, cs.kh, cs.kw},
+               dstDims = {1, cs.k, cs.oh(), cs.ow()}, strides = {cs.sh, cs.sw},
+               pad = {cs.ph, cs.pw};
+  memory::desc srcAny(srcDims, src, memory::format_tag::any),
+      weiAny(weiDims, wei, memory::format_tag::any), dstAny(dstDims, dst, memory::format_tag::any);
   convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, srcAny,
                               weiAny, dstAny, strides, pad, pad);
-  primitive_attr attr;
-  attr.set_output_scales(0, {kAccScale / kOutScale});
   convolution_forward::primitive_desc pd(d, attr, eng);
   state.SetLabel(pd.impl_info_str());
   memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
@@ -109,7 +110,15 @@ void BM_OneDNNConvInt8(benchmark::State &state, ConvShape cs) {
   fillBytes({&srcM, &weiM}, rng);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
-  report(state, cs, timeDnnl(state, convolution_forward(pd), strm, args), int8Peak(), dnnlInt8);
+  return timeDnnl(state, convolution_forward(pd), strm, args);
+}
+
+// oneDNN: u8 × s8 → u8 with the same output scale.
+void BM_OneDNNConvInt8(benchmark::State &state, ConvShape cs) {
+  using dt = dnnl::memory::data_type;
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {kAccScale / kOutScale});
+  report(state, cs, timeOneDNNConv(state, cs, dt::u8, dt::s8, dt::u8, attr), int8Peak(), dnnlInt8);
 }
 
 // XNNPACK (Debian's 2022 snapshot): its qs8 convolution in NHWC, weights packed when the
@@ -137,25 +146,11 @@ void BM_XnnpackConvInt8(benchmark::State &state, ConvShape cs) {
     state.SkipWithError("xnn_create_convolution2d_nhwc_qs8 failed");
     return;
   }
-  int threads = backend::numThreads();
-  pthreadpool_t pool = threads > 1 ? pthreadpool_create(static_cast<size_t>(threads)) : nullptr;
-  if (xnn_setup_convolution2d_nhwc_qs8(op, 1, n(cs.h), n(cs.w), x.data(), y.data(), pool) !=
-      xnn_status_success) {
-    state.SkipWithError("xnn_setup_convolution2d_nhwc_qs8 failed");
-  } else {
-    xnn_run_operator(op, pool);
-    double total = 0;
-    for (auto _ : state) {
-      auto t0 = std::chrono::steady_clock::now();
-      xnn_run_operator(op, pool);
-      total +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    }
+  double total = timeXnnpack(state, op, [&](pthreadpool_t pool) {
+    return xnn_setup_convolution2d_nhwc_qs8(op, 1, n(cs.h), n(cs.w), x.data(), y.data(), pool);
+  });
+  if (total >= 0)
     report(state, cs, total, int8Peak(), xnnInt8);
-  }
-  xnn_delete_operator(op);
-  if (pool)
-    pthreadpool_destroy(pool);
 }
 
 // Loupe: the float convolution built at opt_level 3 with precision=bf16 (its weight cast and
@@ -173,27 +168,11 @@ void BM_LoupeConvBf16(benchmark::State &state, ConvShape cs) {
   report(state, cs, timeProgram(state, prog.str(), {"conv2d"}), bf16Peak(), loupeBf16);
 }
 
-// oneDNN: bf16 × bf16 → f32, layouts its own.
+// oneDNN: bf16 × bf16 → f32.
 void BM_OneDNNConvBf16(benchmark::State &state, ConvShape cs) {
-  using namespace dnnl;
-  omp_set_num_threads(backend::numThreads());
-  engine eng(engine::kind::cpu, 0);
-  stream strm(eng);
-  memory::dims src = {1, cs.c, cs.h, cs.w}, wei = {cs.k, cs.c, cs.kh, cs.kw},
-               dst = {1, cs.k, cs.oh(), cs.ow()}, strides = {cs.sh, cs.sw}, pad = {cs.ph, cs.pw};
-  using dt = memory::data_type;
-  memory::desc srcAny(src, dt::bf16, memory::format_tag::any),
-      weiAny(wei, dt::bf16, memory::format_tag::any), dstAny(dst, dt::f32, memory::format_tag::any);
-  convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, srcAny,
-                              weiAny, dstAny, strides, pad, pad);
-  convolution_forward::primitive_desc pd(d, eng);
-  state.SetLabel(pd.impl_info_str());
-  memory srcM(pd.src_desc(), eng), weiM(pd.weights_desc(), eng), dstM(pd.dst_desc(), eng);
-  std::mt19937 rng(0);
-  fillBytes({&srcM, &weiM}, rng);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, srcM}, {DNNL_ARG_WEIGHTS, weiM}, {DNNL_ARG_DST, dstM}};
-  report(state, cs, timeDnnl(state, convolution_forward(pd), strm, args), bf16Peak(), dnnlBf16);
+  using dt = dnnl::memory::data_type;
+  report(state, cs, timeOneDNNConv(state, cs, dt::bf16, dt::bf16, dt::f32, {}), bf16Peak(),
+         dnnlBf16);
 }
 
 // The closing table of one precision: per layer Loupe's rate, each peer's and Loupe's ratio to
@@ -230,16 +209,7 @@ void printTable(const char *title, const std::map<std::string, double> &loupe,
 } // namespace
 
 int main(int argc, char **argv) {
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--tuning=", 0) == 0)
-      gTuning = arg.substr(9);
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  benchmark::Initialize(&argc, argv);
+  initialize(argc, argv);
   std::set<ConvShape> seen;
   for (const ConvShape &cs : convShapes("resnet-50_v1"))
     if (cs.groups == 1 && seen.insert(cs).second) {

@@ -198,14 +198,20 @@ std::vector<NodeEntry> alterConv2d(const NodePtr &n, const std::vector<Shape> &i
   // are padded by the same rule as output channels so that a padded convolution feeding this
   // one hands over its blocked output as it is.
   int64_t inC = data[1] % ocBn == 0 ? data[1] : paddedChannels(data[1], simd, bytes, regBytes);
+  // bfloat16 pairs need an even input block: an odd channel count (an image's 3) gets a zero
+  // channel, as the 8-bit quads pad 3 to 4.
+  bool pairs = bf16Pairs && dtype == kFloat32;
+  if (pairs && inC % 2 != 0)
+    ++inC;
   int64_t icBn = largestDivisorUpTo(inC, ocBn);
+  if (pairs && icBn % 2 != 0) // an even divisor of the (even) channels
+    icBn = 2 * largestDivisorUpTo(inC / 2, ocBn / 2);
   AttrDict attrs = n->attrs;
   setAttr(attrs, "layout", "NCHW" + std::to_string(icBn) + "c");
   setAttr(attrs, "out_layout", "NCHW" + std::to_string(ocBn) + "c");
   setAttr(attrs, "kernel_layout",
-          bf16Pairs && dtype == kFloat32 && icBn % 2 == 0
-              ? "OIHW" + std::to_string(ocBn) + "o2i"
-              : "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
+          pairs ? "OIHW" + std::to_string(ocBn) + "o2i"
+                : "OIHW" + std::to_string(icBn) + "i" + std::to_string(ocBn) + "o");
   setAttr(attrs, "channels", std::to_string(outC));
   std::vector<NodeEntry> inputs = n->inputs;
   const OpDef &pad = *OpRegistry::get().find("pad");

@@ -112,14 +112,17 @@ TEST(AlterOpLayout, DepthwiseConvolutionsAreBlockedToo) {
 }
 
 // With precision bf16 (ToMixedPrecision will compute the convolution in bfloat16, on a CPU with
-// vdpbf16ps) a float32 convolution takes its weights in pairs of input channels, OIHW<o>o2i,
-// where its input block is even — the same numbers; an odd block (3 channels) keeps OIHW3i16o.
+// vdpbf16ps) a float32 convolution takes its weights in pairs of input channels, OIHW<o>o2i —
+// the same numbers; an odd channel count (an image's 3) gets a zero channel first (pad nodes on
+// the data and the weight), and an odd block (18 channels: 9 divides them) an even one (6).
 TEST(AlterOpLayout, BFloat16ConvolutionsTakeWeightsInPairs) {
   const std::string avx512 = "llvm -mcpu=skylake-avx512";
   EXPECT_EQ(alterChecked({1, 32, 4, 4}, "channels=32", avx512, "bf16"),
             "layout=NCHW16c kernel_layout=OIHW16o2i out_layout=NCHW16c");
   EXPECT_EQ(alterChecked({1, 3, 6, 6}, "channels=16", avx512, "bf16"),
-            "layout=NCHW3c kernel_layout=OIHW3i16o out_layout=NCHW16c");
+            "layout=NCHW4c kernel_layout=OIHW16o2i out_layout=NCHW16c");
+  EXPECT_EQ(alterChecked({1, 18, 4, 4}, "channels=16", avx512, "bf16"),
+            "layout=NCHW6c kernel_layout=OIHW16o2i out_layout=NCHW16c");
   EXPECT_EQ(alterChecked({1, 32, 4, 4}, "channels=32", avx512, "fp32"),
             "layout=NCHW16c kernel_layout=OIHW16i16o out_layout=NCHW16c");
 }

@@ -111,7 +111,7 @@ TEST(ToMixedPrecision, BuildsMatchTheReference) {
     std::map<std::string, Tensor> params = loadAll(lib->params);
     std::string weight = opt == 0   ? "conv_weight"
                          : opt == 2 ? "conv_weight_bf16"
-                                    : "conv_weight_OIHW3i4o_bf16";
+                                    : "conv_weight_pad_OIHW4o2i_bf16"; // 3 channels padded to 4
     ASSERT_EQ(params.count(weight), 1u) << said;
     EXPECT_EQ(params.at(weight).dtype, opt == 0 ? kFloat32 : kBFloat16);
   }

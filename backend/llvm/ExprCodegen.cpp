@@ -443,7 +443,7 @@ llvm::Value *FunctionGen::dot2(const ExprNode &e, llvm::Value *acc) {
   matchLanes(second, first);
   if (!acc)
     return b_.CreateFAdd(second, first);
-  llvm::Value *c = convert(acc, kFloat32, kFloat32);
+  llvm::Value *c = acc; // float32 already (binary() converts the accumulator)
   matchLanes(c, second);
   matchLanes(c, first);
   return b_.CreateFAdd(b_.CreateFAdd(c, second), first);

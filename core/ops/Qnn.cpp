@@ -65,11 +65,14 @@ double along(const Tensor &p, const Shape &s, int axis, int64_t i) {
 
 int outType(const Attrs &a) { return *dtypeFromName(a.getStr("out_dtype")); }
 
+// Whether a requantizing op computes in float32 (its compute_dtype), not in fixed point.
+bool floatCompute(const Attrs &a) { return a.getStr("compute_dtype") == "float32"; }
+
 // A requantizing op's result type; float32 arithmetic saturates only to 8-bit types (a float32
 // sum is not exact over int32's range).
 int requantizedType(const TypeCtx &c) {
   int t = outType(c.attrs);
-  if (c.attrs.getStr("compute_dtype") == "float32" && t == kInt32)
+  if (floatCompute(c.attrs) && t == kInt32)
     fail("operator ", c.node, " (", c.op, "): compute_dtype float32 needs an 8-bit out_dtype, got ",
          "int32");
   return t;
@@ -93,9 +96,6 @@ void dequantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
     out[0].data[i] = dequantizeValue(q.data[i], static_cast<float>(along(scale, q.shape, axis, i)),
                                      static_cast<int64_t>(along(zero, q.shape, axis, i)));
 }
-
-// Whether a requantizing op computes in float32 (its compute_dtype), not in fixed point.
-bool floatCompute(const Attrs &a) { return a.getStr("compute_dtype") == "float32"; }
 
 void requantizeKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                       std::vector<Tensor> &out) {

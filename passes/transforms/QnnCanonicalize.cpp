@@ -60,6 +60,15 @@ struct Canonicalizer {
     return mk("expand_dims", name(suffix + "_along"), {e},
               {{"axis", "1"}, {"num_newaxis", std::to_string(r - 1 - ax)}});
   }
+  // Zeros for `n` values along `ax` of a rank-`r` operand, shaped (n, 1, …) so that the
+  // broadcasting ops read them per channel; (1) for one value.
+  static Tensor perChannel(size_t n, int r, int ax, int dtype) {
+    Shape shape = {static_cast<int64_t>(n)};
+    if (n > 1)
+      for (int d = ax + 1; d < r; ++d)
+        shape.push_back(1);
+    return Tensor(shape, dtype);
+  }
   NodeEntry cast(const NodeEntry &e, const char *dtype, const std::string &suffix) const {
     return mk("cast", name(suffix), {e}, {{"dtype", dtype}});
   }
@@ -138,10 +147,7 @@ struct Canonicalizer {
     if (n == 1) { // per tensor: the attributes, constants of the kernel's loops
       y = fixedPoint(c, m[0], what + "_multiplied");
     } else {
-      Shape along1 = {static_cast<int64_t>(n)};
-      for (int d = ax + 1; d < r; ++d)
-        along1.push_back(1);
-      Tensor mt(along1, kInt32), st(along1, kInt32);
+      Tensor mt = perChannel(n, r, ax, kInt32), st = perChannel(n, r, ax, kInt32);
       for (size_t k = 0; k < n; ++k) {
         mt.data[k] = m[k].multiplier;
         st.data[k] = m[k].shift;
@@ -185,11 +191,7 @@ struct Canonicalizer {
     std::vector<float> m =
         floatScaleRatios(constant(si, "the input scale"), constant(so, "the output scale"),
                          node->name + " (" + node->op->name + ")");
-    Shape along1 = {static_cast<int64_t>(m.size())};
-    if (m.size() > 1)
-      for (int d = ax + 1; d < r; ++d)
-        along1.push_back(1);
-    Tensor ratio(along1, kFloat32);
+    Tensor ratio = perChannel(m.size(), r, ax, kFloat32);
     for (size_t k = 0; k < m.size(); ++k)
       ratio.data[k] = m[k];
     NodeEntry c = centred(x, zi, r, ax, what.empty() ? "input" : what.substr(1));
@@ -296,7 +298,6 @@ struct Canonicalizer {
       return std::nullopt;
     const Attrs &a = node->parsed;
     AttrDict attrs = plainAttrs();
-    setAttr(attrs, "out_dtype", "int32");
     NodeEntry x = in(0);
     const auto &pad = a.getTuple("padding");
     if (*zd != 0 && pad.size() == 2 && (pad[0] || pad[1])) {
@@ -306,15 +307,23 @@ struct Canonicalizer {
               {"pad_value", pyFloatRepr(*zd)}});
       setAttr(attrs, "padding", "(0, 0)");
     }
+    return ofEightBitOperands("conv2d", x, *zd, attrs);
+  }
+
+  // `plain` (conv2d, dense) of data `x` (input 0, or its zero-point pad) and the weight as they
+  // are, summed in int32, the data's zero point `zd` taken out through the bias.
+  NodeEntry ofEightBitOperands(const char *plain, const NodeEntry &x, double zd,
+                               AttrDict attrs) const {
+    setAttr(attrs, "out_dtype", "int32");
     std::vector<NodeEntry> args = {x, in(1)};
     bool bias = node->inputs.size() > 4;
-    if (*zd != 0) {
-      args.push_back(biasLessZeroPoint(*zd, bias));
+    if (zd != 0) {
+      args.push_back(biasLessZeroPoint(zd, bias));
       setAttr(attrs, "use_bias", "True");
     } else if (bias) {
       args.push_back(in(4));
     }
-    return mk("conv2d", node->name, args, attrs);
+    return mk(plain, node->name, args, attrs);
   }
 
   // qnn.dense of 8-bit data and a constant int8 weight whose zero point is 0: dense of the
@@ -328,16 +337,7 @@ struct Canonicalizer {
     if ((dt != kUint8 && dt != kInt8) || wt != kInt8 || !zero(3) || !zd || !v.value(source(1)) ||
         (bias && !v.value(source(4))))
       return std::nullopt;
-    AttrDict attrs = plainAttrs();
-    setAttr(attrs, "out_dtype", "int32");
-    std::vector<NodeEntry> args = {in(0), in(1)};
-    if (*zd != 0) {
-      args.push_back(biasLessZeroPoint(*zd, bias));
-      setAttr(attrs, "use_bias", "True");
-    } else if (bias) {
-      args.push_back(in(4));
-    }
-    return mk("dense", node->name, args, attrs);
+    return ofEightBitOperands("dense", in(0), *zd, plainAttrs());
   }
 
   // The bias (input 4, or none) less zd·Σw per output channel (the sum over input 1's axes

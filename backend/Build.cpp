@@ -1,5 +1,7 @@
 // Build: the nnvm.compiler.build pipeline over the pass runner, then lowering and compilation.
 #include "backend/Build.h"
+#include "backend/DynamicBuild.h"
+#include "passes/Symbols.h"
 
 #include "backend/Runtime.h"
 
@@ -355,6 +357,20 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
          " lacks; opt_level 2 computes the same bfloat16 rounding, for studying its accuracy");
   PassContext ctx = outer;
   ctx.optLevel = opts.optLevel;
+  // A graph with size symbols builds a variant for each size it runs at (DynamicBuild).
+  // Shapes given for its symbolic inputs bind the symbols: a build of those sizes.
+  if (hasSizeSymbols(src)) {
+    std::map<std::string, Shape> given;
+    for (const auto &[name, s] : opts.shapes)
+      if (symbolicInputs(src).count(name))
+        given[name] = s;
+    if (given.empty())
+      return dynamicBuildGraph(src, std::move(opts), ctx);
+    SymBindings b = bindInputs(src, given);
+    for (const auto &[name, s] : given)
+      opts.shapes.erase(name);
+    return build(bindSymbols(src, b), std::move(opts), outer, trace);
+  }
   // Shapes: the options, then each variable's own `shape` attribute.
   std::map<std::string, Shape> shapes = opts.shapes;
   const IndexedGraph &sidx = src.index();

@@ -3,6 +3,7 @@
 
 #include "core/Error.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -165,6 +166,18 @@ std::vector<int64_t> parseIntTuple(const std::string &text) {
 }
 
 Shape parseShape(const std::string &text) {
+  // A symbolic dimension (`(batch, seq*12, 64)`) is an expression of size symbols.
+  auto parts = splitTuple(text);
+  if (parts && std::any_of(parts->begin(), parts->end(), [](const std::string &p) {
+        return !toInt(p) && std::any_of(p.begin(), p.end(), [](char c) {
+          return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+        });
+      })) {
+    SymDims dims;
+    for (const std::string &p : *parts)
+      dims.push_back(SymExpr::parse(p));
+    return Shape::symbolic(dims);
+  }
   Shape s = parseIntTuple(text);
   size_t at = text.find_first_not_of(" \t");
   if (s.empty() && at != std::string::npos && (text[at] == '(' || text[at] == '['))
@@ -196,6 +209,9 @@ ParamValue parseParam(const ParamSpec &spec, const std::string &text) {
     fail("expected True or False, got '", text, "'");
   }
   case ParamKind::Str:
+    return text;
+  case ParamKind::SizeTuple:
+    parseShape(text); // checked: integers or expressions of size symbols
     return text;
   case ParamKind::Enum: {
     std::string s = trim(text);

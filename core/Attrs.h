@@ -49,6 +49,9 @@ enum class ParamKind {
   Enum,         ///< one of ParamSpec::choices
   Tuple,        ///< "(1, 2)", "[1, 2]", "3", "()": a tuple of ints
   TupleOfPairs, ///< "((0, 0), (1, 1))": pad_width
+  /// A tuple of sizes that may be expressions of size symbols ("(seq, batch, 768)"), kept as
+  /// its text (read with parseShape): reshape's target in a symbolic graph.
+  SizeTuple,
 };
 
 /// One declared attribute of an op: its name, kind, default (nullopt = required) and doc.
@@ -99,7 +102,8 @@ ParamValue parseParam(const ParamSpec &spec, const std::string &text);
 std::vector<int64_t> parseIntTuple(const std::string &text);
 
 /// Parses a tensor's shape written as parseIntTuple reads it; an empty tuple, "()" or "[]", is
-/// the rank-0 shape of a scalar, and "None" an unknown one.
+/// the rank-0 shape of a scalar, and "None" an unknown one. A dimension may be an expression of
+/// size symbols (`(batch, seq, 768)`): the shape is symbolic.
 Shape parseShape(const std::string &text);
 
 /// Formats a double as Python's repr() does ("1.0", "1e-05", "0.1", "inf", "nan").

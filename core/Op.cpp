@@ -49,10 +49,23 @@ static bool mergeShape(Shape &dst, const Shape &src) {
     else if (dst[i] != src[i])
       return false;
   }
+  // A symbolic shape's expressions are kept: merged into a shape whose symbolic dimensions are
+  // still unknown, they say what those dimensions are.
+  if (src.isSymbolic() && !dst.isSymbolic()) {
+    SymDims d = src.dims();
+    for (size_t i = 0; i < d.size(); ++i)
+      if (!d[i].isConstant() && dst[i] != 0)
+        return true; // known here: the concrete size stands
+    dst = Shape::symbolic(d);
+  }
   return true;
 }
 
 void ShapeCtx::error(const std::string &msg) const {
+  fail("operator ", node, " (", op, "): ", msg);
+}
+
+void SymShapeCtx::error(const std::string &msg) const {
   fail("operator ", node, " (", op, "): ", msg);
 }
 

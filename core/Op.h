@@ -47,6 +47,18 @@ struct ShapeCtx {
   [[noreturn]] void error(const std::string &msg) const;
 };
 
+/// What a symbolic shape rule sees: the node, its attributes and every input's dimensions as
+/// expressions of size symbols (each input's rank known; `()` is no dimensions).
+struct SymShapeCtx {
+  const std::string &node;
+  const std::string &op;
+  const Attrs &attrs;
+  const std::vector<SymDims> &in;
+  size_t numOutputs;
+  /// Throws an Error prefixed with the node and op name.
+  [[noreturn]] void error(const std::string &msg) const;
+};
+
 /// What a type rule sees; dtype codes with -1 for unknown.
 struct TypeCtx {
   const std::string &node;
@@ -67,6 +79,9 @@ struct NodeEntry;
 
 using InferShapeFn = std::function<void(ShapeCtx &)>;
 using InferTypeFn = std::function<void(TypeCtx &)>;
+/// A symbolic shape rule: each output's dimensions from the inputs' (InferShape runs it where an
+/// input's shape is symbolic; the concrete rule does the rest).
+using SymShapeFn = std::function<std::vector<SymDims>(const SymShapeCtx &)>;
 /// Reference kernel: inputs are read-only; outputs arrive shaped and typed (zero-filled) from
 /// shape/type inference and are filled in place.
 using ComputeFn =
@@ -109,6 +124,7 @@ struct OpDef {
   std::function<int(const Attrs &)> numOutputsFn;
   std::function<int(const Attrs &)> numVisibleOutputsFn;
   InferShapeFn inferShape;
+  SymShapeFn symShape;   ///< unset: the op takes no symbolic shapes (InferShape says so)
   InferTypeFn inferType; ///< unset: the "same type everywhere" rule
   int pattern = kOpaque;
   bool scalars = false;          ///< scalar inputs allowed (acceptScalars)
@@ -148,6 +164,11 @@ struct OpDef {
   }
   OpDef &shape(InferShapeFn f) {
     inferShape = std::move(f);
+    return *this;
+  }
+  /// The shape rule over symbolic dimensions, beside `shape`'s concrete one.
+  OpDef &symbolic(SymShapeFn f) {
+    symShape = std::move(f);
     return *this;
   }
   OpDef &type(InferTypeFn f) {

@@ -153,8 +153,8 @@ private:
     if (s.empty())
       return dtype;
     std::vector<std::string> dims;
-    for (int64_t d : s)
-      dims.push_back(d < 0 ? "?" : std::to_string(d));
+    for (size_t i = 0; i < s.size(); ++i)
+      dims.push_back(s[i] < 0 ? "?" : s.dimText(i));
     return "Tensor[(" + commaJoined(dims) + "), " + dtype + "]";
   }
 

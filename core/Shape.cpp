@@ -31,12 +31,55 @@ int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
   return 1;
 }
 
+Shape Shape::symbolic(const SymDims &dims) {
+  Shape s;
+  bool symbolic = false;
+  for (const SymExpr &d : dims) {
+    s.push_back(d.isConstant() ? d.constant() : 0);
+    symbolic = symbolic || !d.isConstant();
+  }
+  if (symbolic)
+    s.syms_ = dims;
+  else if (dims.empty())
+    s.scalar_ = true;
+  return s;
+}
+
+SymDims Shape::dims() const {
+  SymDims out;
+  for (size_t i = 0; i < size(); ++i)
+    out.push_back(dim(i));
+  return out;
+}
+
+std::set<std::string> Shape::symbols() const {
+  std::set<std::string> out;
+  if (isSymbolic())
+    for (const SymExpr &d : syms_)
+      for (const std::string &n : d.symbols())
+        out.insert(n);
+  return out;
+}
+
+Shape Shape::bound(const SymBindings &b) const {
+  if (!isSymbolic())
+    return *this;
+  SymDims d;
+  for (const SymExpr &e : syms_)
+    d.push_back(e.substitute(b));
+  return symbolic(d);
+}
+
+std::string Shape::dimText(size_t i) const {
+  return isSymbolic() ? syms_[i].str() : std::to_string((*this)[i]);
+}
+
 static std::string join(const Shape &s, const char *sep) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (i)
       out += sep;
-    out += std::to_string(s[i]);
+    out += s.dimText(i);
   }
   return out;
 }
@@ -45,7 +88,7 @@ std::string shapeToList(const Shape &s) { return "[" + join(s, ", ") + "]"; }
 
 std::string shapeToTuple(const Shape &s) {
   if (s.size() == 1)
-    return "(" + std::to_string(s[0]) + ",)";
+    return "(" + s.dimText(0) + ",)";
   return "(" + join(s, ", ") + ")";
 }
 

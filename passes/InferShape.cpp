@@ -7,6 +7,8 @@
 // `shape` attribute (key overridable by `shape_attr_key`, consumed); an op node hands its known
 // input and output shapes to its rule, which may fill in both (a conv2d's weight from its data
 // and attributes). A shape with a 0 dim, or no dims unless it is the scalar `()`, is unknown.
+// A node with a symbolic input (`(batch, seq, 768)`) takes its outputs from the op's symbolic
+// rule; an op without one is an error naming it. A symbolic entry counts as known.
 // Sweeps stop when every entry is known or a sweep made no progress; the count of still-unknown
 // entries is recorded.
 #include "passes/InferAttr.h"
@@ -14,6 +16,8 @@
 
 #include "core/Error.h"
 #include "core/Memory.h"
+
+#include <algorithm>
 
 namespace loupe {
 
@@ -73,8 +77,44 @@ Graph inferShape(const Graph &src, const PassContext &) {
                i < args.size() ? args[i] : "input " + std::to_string(i),
                "' is a scalar (shape ()); ", n.op->name, " takes tensors of rank 1 or more");
     ShapeCtx ctx{n.name, n.op->name, n.parsed, ins, outs, args};
-    if (n.op->inferShape)
-      n.op->inferShape(ctx);
+    bool symbolic =
+        std::any_of(ins.begin(), ins.end(), [](const Shape &s) { return s.isSymbolic(); });
+    if (!symbolic) {
+      if (n.op->inferShape)
+        n.op->inferShape(ctx);
+    } else {
+      // A symbolic input's sizes are unknown to the concrete rule: it runs for what it infers
+      // backwards (a weight's shape from the data's channels), its complaints about the unknown
+      // sizes set aside; the symbolic rule gives the outputs and checks what it can.
+      if (!n.op->symShape)
+        fail("operator ", n.name, " (", n.op->name, ") has no rule for symbolic shapes (input ",
+             shapeToTuple(*std::find_if(ins.begin(), ins.end(),
+                                        [](const Shape &s) { return s.isSymbolic(); })),
+             "); give the sizes (:load FILE SYMBOL=N, or a concrete shape)");
+      // On copies: a rule writing through a symbolic shape drops its expressions (Shape's
+      // mutable access), so only what it inferred of non-symbolic inputs is kept.
+      std::vector<Shape> cin = ins, cout = outs;
+      ShapeCtx concrete{n.name, n.op->name, n.parsed, cin, cout, args};
+      try {
+        if (n.op->inferShape)
+          n.op->inferShape(concrete);
+      } catch (const Error &) {
+      }
+      // Its outputs are not taken: a rule that counts an unknown size as 0 (concatenate's sum
+      // along the axis) would give a wrong constant.
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (!ins[i].isSymbolic())
+          ins[i] = cin[i];
+      if (std::all_of(ins.begin(), ins.end(), [](const Shape &s) { return s.rankKnown(); })) {
+        std::vector<SymDims> dims;
+        for (const Shape &s : ins)
+          dims.push_back(s.dims());
+        SymShapeCtx sctx{n.name, n.op->name, n.parsed, dims, n.numOutputs()};
+        std::vector<SymDims> res = n.op->symShape(sctx);
+        for (size_t k = 0; k < res.size() && k < outs.size(); ++k)
+          ctx.assignOut(k, Shape::symbolic(res[k]));
+      }
+    }
     for (size_t i = 0; i < in.inputs.size(); ++i)
       shapes[idx.entryId(in.inputs[i])] = ins[i];
     for (uint32_t k = 0; k < n.numOutputs(); ++k)
@@ -83,7 +123,7 @@ Graph inferShape(const Graph &src, const PassContext &) {
   auto countUnknown = [&] {
     size_t u = 0;
     for (const auto &s : shapes)
-      u += !shapeKnown(s);
+      u += !shapeKnown(s) && !s.isSymbolic();
     return u;
   };
 

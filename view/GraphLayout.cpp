@@ -209,7 +209,7 @@ std::vector<std::string> nodeLines(const Graph &g, uint32_t nid, bool param) {
   for (uint32_t k = 0; k < n.numVisibleOutputs(); ++k) {
     uint32_t e = idx.entryId(nid, k);
     std::string s;
-    if (shapeFits && shapeKnown(shape->shapes[e]))
+    if (shapeFits && shapeDescribed(shape->shapes[e]))
       s = shapeToTuple(shape->shapes[e]);
     if (dtypeFits && dtype->ints[e] >= 0)
       s += std::string(s.empty() ? "" : " ") +

@@ -16,7 +16,7 @@ namespace {
 // The shape of entry `e` as a box line shows it, or empty before InferShape.
 std::string shapeText(const Graph &g, uint32_t e) {
   const GraphAttr *shape = g.attr("shape");
-  if (!shape || shape->shapes.size() != g.index().numEntries() || !shapeKnown(shape->shapes[e]))
+  if (!shape || shape->shapes.size() != g.index().numEntries() || !shapeDescribed(shape->shapes[e]))
     return "";
   return shapeToTuple(shape->shapes[e]);
 }

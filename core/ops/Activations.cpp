@@ -56,6 +56,7 @@ void registerActivationOps() {
       .setPattern(kElemWise)
       .acceptScalars()
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel(unaryAttrKernel(
           [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
       .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
@@ -82,6 +83,7 @@ void registerActivationOps() {
       .setPattern(kElemWise)
       .acceptScalars()
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
         return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
       }))

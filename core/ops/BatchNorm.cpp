@@ -24,6 +24,13 @@ void batchNormShape(ShapeCtx &c) {
   c.assignOut(2, ch);
 }
 
+std::vector<SymDims> symBatchNorm(const SymShapeCtx &c) {
+  int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                           cat("operator ", c.node, " (", c.op, ")"));
+  SymDims ch{c.in[0][axis]};
+  return {c.in[0], ch, ch};
+}
+
 void batchNormKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) {
   const Tensor &x = *in[0];
@@ -91,6 +98,7 @@ void registerBatchNormOps() {
                   .outputs(3)
                   .visibleOutputs(1)
                   .shape(batchNormShape)
+                  .symbolic(symBatchNorm)
                   .kernel(batchNormKernel);
   bn.mutateInputs = {3, 4};
   bn.lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,

@@ -19,6 +19,7 @@ OpDef &binary(const char *name, const char *alias, const char *doc,
                   .setPattern(kBroadcast)
                   .acceptScalars()
                   .shape(broadcastBinaryShape)
+                  .symbolic(symBroadcastBinary)
                   .kernel(binaryBroadcastKernel(std::move(f)))
                   .inplaceWith({{0, 0}, {1, 0}})
                   .layout(layoutBroadcast);

@@ -68,6 +68,19 @@ void conv2dShape(ShapeCtx &c) {
   c.assignOut(0, {d[0], p.channels, d[2] ? oh : 0, d[3] ? ow : 0});
 }
 
+// conv2dShape's rule over symbolic dimensions (NCHW): the window's output size by floor
+// division when the height or width is symbolic.
+std::vector<SymDims> symConv2d(const SymShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, nullptr);
+  const SymDims &d = c.in[0];
+  if (d.size() != 4 || c.attrs.getStr("layout") != "NCHW")
+    c.error("symbolic shapes reach conv2d in NCHW layout only, 4-D");
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  SymExpr oh = SymExpr::floorDiv(d[2] + SymExpr(2 * p.ph - ekh), p.sh) + SymExpr(1);
+  SymExpr ow = SymExpr::floorDiv(d[3] + SymExpr(2 * p.pw - ekw), p.sw) + SymExpr(1);
+  return {{d[0], SymExpr(p.channels), oh, ow}};
+}
+
 // Visits every (output, input, weight) triple of a grouped, strided, dilated, padded NCHW
 // convolution — the one window walk the forward kernel and its gradient share. Order: n, output
 // channel, output row, output column, then input channel and kernel taps.
@@ -636,7 +649,11 @@ void registerConvOps() {
   conv.param("out_layout", ParamKind::Str, "__undef__", "output layout");
   outDtypeParam(conv);
   conv.argsFn = dataWeightBias;
-  conv.shape(conv2dShape).kernel(conv2dKernel).layout(convLayout).lower(conv2dLower);
+  conv.shape(conv2dShape)
+      .symbolic(symConv2d)
+      .kernel(conv2dKernel)
+      .layout(convLayout)
+      .lower(conv2dLower);
   conv.grad(throughGradOp("_conv2d_grad"));
   registerConvNCHWcOps();
 

@@ -23,6 +23,7 @@ OpDef &scalarOp(const char *name, const char *doc, std::function<double(double, 
                   .setPattern(kElemWise)
                   .acceptScalars()
                   .shape(sameShapeRule)
+                  .symbolic(symSameShape)
                   .kernel(unaryAttrKernel(
                       [f](double x, const Attrs &a) { return f(x, a.getFloat("scalar")); }));
   op.inplace = kUnaryInplace;
@@ -39,6 +40,7 @@ OpDef &binary(const char *name, const char *doc, int pattern,
                   .setPattern(pattern)
                   .acceptScalars()
                   .shape(sameShapeRule)
+                  .symbolic(symSameShape)
                   .kernel(binaryBroadcastKernel(std::move(f)))
                   .layout(layoutKeepLeft);
   op.inplace = kBinaryInplace;
@@ -76,6 +78,7 @@ void registerElemwiseOps() {
       .setPattern(kElemWise)
       .acceptScalars()
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
       .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
         return constant(a.getFloat("fill_value"), x->dtype);
@@ -93,6 +96,7 @@ void registerElemwiseOps() {
       .setPattern(kElemWise)
       .acceptScalars()
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       .kernel(unaryKernel([](double x) { return x; }))
       .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
@@ -245,6 +249,7 @@ void registerElemwiseOps() {
                    .setPattern(kElemWise)
                    .acceptScalars()
                    .shape(sameShapeRule)
+                   .symbolic(symSameShape)
                    .kernel([](const Attrs &, const std::vector<const Tensor *> &in,
                               std::vector<Tensor> &out) {
                      for (const Tensor *t : in)

@@ -199,9 +199,46 @@ std::vector<AxisSlice> slicesOf(const Attrs &a, const Shape &x, const std::strin
   return out;
 }
 
+// strided_slice over symbolic dimensions: a constant axis as slicesOf slices it; a symbolic axis
+// of size n sliced with step 1 from a begin in [-n, n) to the end (ONNX's INT64_MAX, or any end
+// past 2^31) or to a negative end: n - begin, or end - begin with both counted from the end.
+std::vector<SymDims> symStridedSlice(const SymShapeCtx &c) {
+  SymDims o = c.in[0];
+  const auto &begin = c.attrs.getTuple("begin"), &end = c.attrs.getTuple("end");
+  auto strides = c.attrs.getTuple("strides"), axes = c.attrs.getTuple("axes");
+  if (axes.empty())
+    for (size_t k = 0; k < begin.size(); ++k)
+      axes.push_back(static_cast<int64_t>(k));
+  if (begin.size() != end.size() || axes.size() != begin.size() ||
+      (!strides.empty() && strides.size() != begin.size()))
+    c.error("axes, strides, begin and end must have one entry per sliced axis");
+  // slicesOf checks the constant axes; a symbolic one stands in as a size no slice empties.
+  Shape constant;
+  for (const SymExpr &d : o)
+    constant.push_back(d.isConstant() ? d.constant() : int64_t{1} << 40);
+  std::vector<AxisSlice> sl = slicesOf(c.attrs, constant, c.node);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int axis = normalizeAxis(axes[k], static_cast<int>(o.size()), c.node);
+    if (o[axis].isConstant()) {
+      o[axis] = sl[axis].length;
+      continue;
+    }
+    int64_t step = strides.empty() ? 1 : strides[k], b = begin[k], e = end[k];
+    bool toEnd = e >= (int64_t{1} << 31);
+    if (step != 1 || (!toEnd && e >= 0))
+      c.error(cat("slicing symbolic dimension ", o[axis].str(), " from ", b, " to ", e,
+                  " (bind its size to slice it so)"));
+    SymExpr first = b >= 0 ? SymExpr(b) : o[axis] + SymExpr(b);
+    SymExpr last = toEnd ? o[axis] : o[axis] + SymExpr(e);
+    o[axis] = last - first;
+  }
+  return {o};
+}
+
 void registerStridedSlice() {
   OpRegistry::get()
       .add("strided_slice")
+      .symbolic(symStridedSlice)
       .describe("every stride-th element of [begin, end) on each listed axis (all axes in order "
                 "when `axes` is empty), ONNX's Slice rules for negative and out-of-range bounds")
       .param("begin", ParamKind::Tuple, std::nullopt, "first index per sliced axis")

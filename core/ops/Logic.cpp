@@ -39,6 +39,7 @@ void boolBinary(const char *name, const char *doc, InferTypeFn type,
       .setPattern(kBroadcast)
       .acceptScalars()
       .shape(broadcastBinaryShape)
+      .symbolic(symBroadcastBinary)
       .type(std::move(type))
       .kernel(binaryBroadcastKernel([f](double a, double b) { return f(a, b) ? 1.0 : 0.0; }))
       .lower(broadcastLower(
@@ -98,6 +99,7 @@ void registerLogicOps() {
       .setPattern(kElemWise)
       .acceptScalars()
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .type(logicType)
       .kernel(unaryKernel([](double x) { return x != 0 ? 0.0 : 1.0; }))
       .lower(elementwiseLower(

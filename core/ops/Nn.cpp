@@ -248,6 +248,51 @@ void batchMatmulShape(ShapeCtx &c) {
   c.assignOut(0, o);
 }
 
+// The symbolic rules: the concrete ones' dimensions as expressions. A contracted dimension is
+// checked only where both sides are constants (a symbol there is checked by the run).
+bool symDiffer(const SymExpr &a, const SymExpr &b) {
+  return a.isConstant() && b.isConstant() && a != b;
+}
+
+std::vector<SymDims> symDense(const SymShapeCtx &c) {
+  SymDims d = c.in[0];
+  if (d.empty())
+    c.error("data must have rank 1 or more");
+  d.back() = SymExpr(c.in[1][0]);
+  return {d};
+}
+
+std::vector<SymDims> symMatmul(const SymShapeCtx &c) {
+  SymDims a = c.in[0], b = c.in[1];
+  if (c.attrs.getBool("transpose_a"))
+    std::reverse(a.begin(), a.end());
+  if (c.attrs.getBool("transpose_b"))
+    std::reverse(b.begin(), b.end());
+  if (a.empty() || b.empty() || symDiffer(a.back(), b.front()))
+    c.error("the operands' inner dimensions differ");
+  SymDims o(a.begin(), a.end() - 1);
+  o.insert(o.end(), b.begin() + 1, b.end());
+  if (o.empty())
+    o = {SymExpr(1)};
+  return {o};
+}
+
+std::vector<SymDims> symBatchMatmul(const SymShapeCtx &c) {
+  const SymDims &a = c.in[0], &b = c.in[1];
+  if (a.size() < 2 || b.size() < 2)
+    c.error("operands must have rank 2 or more");
+  bool ta = c.attrs.getBool("transpose_a"), tb = c.attrs.getBool("transpose_b");
+  size_t ra = a.size(), rb = b.size();
+  SymExpr m = ta ? a[ra - 1] : a[ra - 2], k = ta ? a[ra - 2] : a[ra - 1];
+  SymExpr kb = tb ? b[rb - 1] : b[rb - 2], n = tb ? b[rb - 2] : b[rb - 1];
+  if (symDiffer(k, kb))
+    c.error(cat("cannot multiply: ", k.str(), " and ", kb.str(), " columns and rows"));
+  SymDims o = symBroadcast(c, SymDims(a.begin(), a.end() - 2), SymDims(b.begin(), b.end() - 2));
+  o.push_back(m);
+  o.push_back(n);
+  return {o};
+}
+
 void batchMatmulKernel(const Attrs &at, const std::vector<const Tensor *> &in,
                        std::vector<Tensor> &out) {
   const Tensor &a = *in[0], &b = *in[1];
@@ -464,6 +509,7 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
       .param("axis", ParamKind::Int, "-1", "the axis to normalise over")
       .setPattern(kOpaque)
       .layout(layoutArbitrary)
+      .symbolic(symSameShape)
       .shape([](ShapeCtx &c) {
         sameShapeRule(c);
         if (c.in[0].rankKnown())
@@ -616,7 +662,7 @@ OpDef &denseFamily(const char *name, const char *summary) {
 void registerNnOps() {
   OpDef &dense = denseFamily("dense", "fully connected layer: data · weightᵀ + bias");
   outDtypeParam(dense); // 8-bit operands summed in int32, as QnnCanonicalize writes qnn.dense
-  dense.shape(denseShape).kernel(denseKernel).lower(denseLower);
+  dense.shape(denseShape).symbolic(symDense).kernel(denseKernel).lower(denseLower);
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return denseGrad(n, g[0], n->inputs[1], [](const NodeEntry &e) { return e; });
   });
@@ -651,6 +697,7 @@ void registerNnOps() {
       .setPattern(kOutEWiseFusable) // as Relay: a scale or bias add after it fuses in
       .layout(layoutFixed(2, false))
       .shape(batchMatmulShape)
+      .symbolic(symBatchMatmul)
       .kernel(batchMatmulKernel)
       .lower(batchMatmulLower)
       .grad(batchMatmulGrad);
@@ -663,6 +710,7 @@ void registerNnOps() {
       .setPattern(kOpaque)
       .layout(layoutFixed(2, true)) // its axes are rows and columns, not a block's
       .shape(matmulShape)
+      .symbolic(symMatmul)
       .kernel(matmulKernel)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
@@ -710,6 +758,7 @@ void registerNnOps() {
       .outputs(2)
       .visibleOutputs(1)
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel([](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         out[0].data = in[0]->data;
         std::fill(out[1].data.begin(), out[1].data.end(), 1.0);

@@ -45,6 +45,14 @@ void layerNormShape(ShapeCtx &c) {
   c.assignOut(2, statShape(c.in[0], s.first));
 }
 
+std::vector<SymDims> symLayerNorm(const SymShapeCtx &c) {
+  Span s = spanOf(c.attrs, Shape::symbolic(c.in[0]), c.node);
+  SymDims stat = c.in[0];
+  for (size_t i = s.first; i < stat.size(); ++i)
+    stat[i] = SymExpr(1);
+  return {c.in[0], stat, stat};
+}
+
 // The mean and inverse deviation 1 / sqrt(var + eps) of `count` values, in two passes: the
 // reference kernels' statistics, as the lowered ones compute them.
 std::pair<double, double> meanAndInvDev(const double *v, int64_t count, double eps) {
@@ -332,6 +340,7 @@ void registerNormOps() {
       .setPattern(kOpaque) // reductions feeding an elementwise pass over the same axes
       .outputs(3)
       .shape(layerNormShape)
+      .symbolic(symLayerNorm)
       .kernel(layerNormKernel)
       .lower(layerNormLower)
       .grad(layerNormGrad)

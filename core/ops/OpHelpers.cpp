@@ -42,6 +42,7 @@ OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> 
                   .setPattern(kElemWise)
                   .acceptScalars()
                   .shape(sameShapeRule)
+                  .symbolic(symSameShape)
                   .kernel(unaryKernel(std::move(f)))
                   .layout(layoutArbitrary);
   // NNVM's unary elementwise ops may write into their input (FInplaceOption {0, 0}).
@@ -256,7 +257,10 @@ std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da == db || db == 1)
+    // A 0 is a size not known yet (a symbolic one): the other side's, unless that is 1.
+    if (da == 0 || db == 0)
+      out[i] = da == 1 || db == 1 ? 0 : std::max(da, db);
+    else if (da == db || db == 1)
       out[i] = da;
     else if (da == 1)
       out[i] = db;
@@ -264,6 +268,35 @@ std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
       return std::nullopt;
   }
   return out;
+}
+
+std::vector<SymDims> symSameShape(const SymShapeCtx &c) {
+  return std::vector<SymDims>(c.numOutputs, c.in[0]);
+}
+
+SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b) {
+  size_t n = std::max(a.size(), b.size());
+  SymDims out(n);
+  for (size_t i = 0; i < n; ++i) {
+    SymExpr da = i < n - a.size() ? SymExpr(1) : a[i - (n - a.size())];
+    SymExpr db = i < n - b.size() ? SymExpr(1) : b[i - (n - b.size())];
+    if (da == db || db == SymExpr(1))
+      out[i] = da;
+    else if (da == SymExpr(1))
+      out[i] = db;
+    else if (da.isConstant() != db.isConstant())
+      // A symbol against a size other than 1: broadcasting holds only where the symbol is that
+      // size, which the run checks; the shape is the constant's.
+      out[i] = da.isConstant() ? da : db;
+    else
+      c.error(cat("dimensions ", da.str(), " and ", db.str(),
+                  " cannot be broadcast (they may differ, and neither is 1)"));
+  }
+  return out;
+}
+
+std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c) {
+  return {symBroadcast(c, c.in[0], c.in[1])};
 }
 
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b) {

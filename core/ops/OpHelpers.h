@@ -18,6 +18,17 @@ void sameShapeRule(ShapeCtx &c);
 /// NumPy broadcasting of two shapes (right-aligned, 1 stretches); nullopt when they conflict.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
 
+/// The symbolic rule of sameShapeRule: every output has input 0's dimensions.
+std::vector<SymDims> symSameShape(const SymShapeCtx &c);
+
+/// NumPy broadcasting of symbolic dimensions: equal, or one of them 1; a symbol against another
+/// constant takes the constant (the run checks the symbol's size); two different symbolic
+/// dimensions are an error through `c`.
+SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b);
+
+/// The symbolic rule of broadcastBinaryShape.
+std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c);
+
 /// broadcastShapes's result, or an error through `c` when the shapes conflict.
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);
 

@@ -113,6 +113,29 @@ void poolShape(ShapeCtx &c) {
   c.assignOut(0, o);
 }
 
+// poolShape's rule over symbolic dimensions (NCHW or NCHW<k>c: H and W are axes 2 and 3).
+std::vector<SymDims> symPool(const SymShapeCtx &c) {
+  PoolParams p = poolParams(c.attrs, nullptr);
+  SymDims o = c.in[0];
+  if (o.size() < 4)
+    c.error("data must be 4-D or blocked 5-D");
+  auto out = [](const SymExpr &in, int64_t k, int64_t s, int64_t pa, int64_t pb, bool ceil) {
+    SymExpr span = in + SymExpr(pa + pb - k + (ceil ? s - 1 : 0));
+    return SymExpr::floorDiv(span, s) + SymExpr(1);
+  };
+  o[2] = out(o[2], p.kh, p.sh, p.pt, p.pb, p.ceil);
+  o[3] = out(o[3], p.kw, p.sw, p.pl, p.pr, p.ceil);
+  return {o};
+}
+
+std::vector<SymDims> symGlobalPool(const SymShapeCtx &c) {
+  SymDims o = c.in[0];
+  if (o.size() < 4)
+    c.error("data must be 4-D or blocked 5-D");
+  o[2] = o[3] = SymExpr(1);
+  return {o};
+}
+
 ComputeFn poolKernel(bool isMax) {
   return [isMax](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
     PoolParams p = poolParams(a, nullptr);
@@ -353,6 +376,7 @@ OpDef &pool(const char *name, const char *doc, bool isMax) {
                   .setPattern(kOutEWiseFusable)
                   .layout(layoutFromAttr)
                   .shape(poolShape)
+                  .symbolic(symPool)
                   .kernel(anyLayout(poolKernel(isMax)));
   if (std::string(name)[0] != '_')
     op.lower(poolLower(isMax));
@@ -379,6 +403,7 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
       .param("layout", ParamKind::Str, "NCHW", "data layout")
       .setPattern(kOutEWiseFusable)
       .layout(layoutFromAttr)
+      .symbolic(symGlobalPool)
       .shape([](ShapeCtx &c) {
         if (!poolInput(c))
           return;

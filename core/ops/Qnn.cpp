@@ -319,6 +319,7 @@ void registerQnnOps() {
                  .setPattern(kOpaque);
   axisParam(q).param("out_dtype", ParamKind::Enum, "uint8", "the integer type", {"int8", "uint8"});
   q.shape(elementwiseQuantization({"the scale", "the zero point"}))
+      .symbolic(symSameShape)
       .type([](TypeCtx &c) {
         c.assignIn(0, kFloat32);
         c.assignIn(1, kFloat32);
@@ -334,6 +335,7 @@ void registerQnnOps() {
                   .setPattern(kOpaque);
   axisParam(dq)
       .shape(elementwiseQuantization({"the scale", "the zero point"}))
+      .symbolic(symSameShape)
       .type([](TypeCtx &c) {
         requireInteger(c, 0, "the data");
         c.assignIn(1, kFloat32);

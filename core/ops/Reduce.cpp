@@ -39,6 +39,26 @@ void reduceShape(ShapeCtx &c) {
   c.assignOut(0, reducedShape(c.in[0], axes, c.attrs.getBool("keepdims")));
 }
 
+// reduceShape's rule over symbolic dimensions.
+std::vector<SymDims> symReduce(const SymShapeCtx &c) {
+  const SymDims &in = c.in[0];
+  if (in.empty())
+    return {in};
+  auto axes = reduceAxes(c.attrs.getTuple("axis"), c.attrs.getBool("exclude"),
+                         static_cast<int>(in.size()), c.node);
+  bool keep = c.attrs.getBool("keepdims");
+  if (axes.size() == in.size())
+    return {SymDims(keep ? in.size() : 1, SymExpr(1))};
+  SymDims out;
+  std::vector<bool> reduced(in.size(), false);
+  for (int a : axes)
+    reduced[a] = true;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!reduced[d] || keep)
+      out.push_back(reduced[d] ? SymExpr(1) : in[d]);
+  return {out};
+}
+
 enum class Kind { Sum, Max, Min, Mean, Prod };
 
 // For each element of `x` (row-major), the offset of its reduction group in the output: the
@@ -206,6 +226,7 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .layout(layoutFixed(1, false))
       .acceptScalars()
       .shape(reduceShape)
+      .symbolic(symReduce)
       .kernel(reduceKernel(kind))
       .lower(reduceLower(kind));
 }
@@ -337,6 +358,7 @@ void registerReduceOps() {
       .param("exclude", ParamKind::Bool, "False", "axis lists the kept axes instead")
       .setPattern(kOpaque)
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel(prodOthersKernel)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {

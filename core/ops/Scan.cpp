@@ -27,6 +27,7 @@ void registerCumsum() {
       .setPattern(kOpaque) // each element reduces a prefix of the axis
       .layout(layoutFixed(1, false))
       .shape(sameShapeRule)
+      .symbolic(symSameShape)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
         int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x.shape.size()), "cumsum");

@@ -24,6 +24,164 @@ void checkSameCount(ShapeCtx &c, const Shape &from, const Shape &to) {
                 shapeToList(to), " (", numElements(to), " elements)"));
 }
 
+// The symbolic shape rules of the transform ops (the concrete ones are in each registration).
+
+SymExpr symProduct(const SymDims &d, size_t from = 0, size_t to = SIZE_MAX) {
+  SymExpr p(1);
+  for (size_t i = from; i < std::min(to, d.size()); ++i)
+    p = p * d[i];
+  return p;
+}
+
+std::vector<SymDims> symFlatten(const SymShapeCtx &c) {
+  const SymDims &d = c.in[0];
+  if (d.empty())
+    c.error("flatten takes a tensor of rank 1 or more");
+  return {{d[0], symProduct(d, 1)}};
+}
+
+// reshape's codes over symbolic dimensions: 0 and -2 copy symbols, -3 multiplies, and -1 is the
+// element count over the other dimensions' product when that divides it exactly. A target size
+// written as an expression of symbols (`(seq, batch, 768)`) is that size.
+std::vector<SymDims> symReshape(const SymShapeCtx &c) {
+  const SymDims &src = c.in[0];
+  Shape target = parseShape(c.attrs.getStr("shape"));
+  SymDims written = target.dims();
+  std::vector<int64_t> spec;
+  for (const SymExpr &d : written)
+    spec.push_back(d.isConstant() ? d.constant() : 1);
+  if (spec.empty())
+    return {SymDims{}};
+  SymDims tgt;
+  size_t si = 0;
+  int inferAt = -1;
+  auto srcDim = [&](size_t i) {
+    if (i >= src.size())
+      c.error(cat("shape ", shapeToTuple(target), " uses more axes than the input has"));
+    return src[i];
+  };
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t v = spec[i];
+    if (!written[i].isConstant()) {
+      tgt.push_back(written[i]);
+      ++si;
+    } else if (v > 0) {
+      tgt.push_back(v);
+      ++si;
+    } else if (v == 0) {
+      tgt.push_back(srcDim(si++));
+    } else if (v == -1) {
+      if (inferAt >= 0)
+        c.error("shape may contain only one -1");
+      inferAt = static_cast<int>(tgt.size());
+      tgt.push_back(1);
+      ++si;
+    } else if (v == -2) {
+      while (si < src.size())
+        tgt.push_back(src[si++]);
+    } else if (v == -3) {
+      tgt.push_back(srcDim(si) * srcDim(si + 1));
+      si += 2;
+    } else if (v == -4) {
+      if (i + 2 >= spec.size())
+        c.error("-4 must be followed by two dimensions");
+      SymExpr d = srcDim(si++);
+      int64_t a = spec[i + 1], b = spec[i + 2];
+      i += 2;
+      if (!written[i - 1].isConstant() || !written[i].isConstant())
+        c.error("-4 is followed by two constant sizes");
+      if (a > 0 && b > 0) {
+        tgt.push_back(a);
+        tgt.push_back(b);
+        continue;
+      }
+      if ((a == -1) == (b == -1) || a == 0 || b == 0)
+        c.error("-4 of a symbolic dimension takes one size and one -1");
+      SymExpr part;
+      if (!d.exactDiv(a == -1 ? b : a, &part))
+        c.error(cat("-4 cannot split ", d.str(), " by ", a == -1 ? b : a));
+      tgt.push_back(a == -1 ? part : SymExpr(a));
+      tgt.push_back(b == -1 ? part : SymExpr(b));
+    } else {
+      c.error(cat("invalid shape code ", v));
+    }
+  }
+  if (inferAt >= 0) {
+    SymDims others = tgt;
+    others.erase(others.begin() + inferAt);
+    SymExpr total = symProduct(src), rest = symProduct(others);
+    SymExpr quotient;
+    if (!total.divideBy(rest, &quotient))
+      c.error(cat("cannot infer -1: ", total.str(), " elements over ", rest.str()));
+    tgt[inferAt] = quotient;
+  }
+  return {tgt};
+}
+
+std::vector<SymDims> symTranspose(const SymShapeCtx &c) {
+  const SymDims &d = c.in[0];
+  const auto &ax = c.attrs.getTuple("axes");
+  int nd = static_cast<int>(d.size());
+  if (!ax.empty() && static_cast<int>(ax.size()) != nd)
+    c.error(cat("axes ", shapeToTuple(ax), " must list all ", nd, " axes"));
+  SymDims o(nd);
+  for (int i = 0; i < nd; ++i)
+    o[i] = ax.empty() ? d[nd - 1 - i] : d[normalizeAxis(ax[i], nd, cat("operator ", c.node))];
+  return {o};
+}
+
+std::vector<SymDims> symConcatenate(const SymShapeCtx &c) {
+  int nd = static_cast<int>(c.in[0].size());
+  int axis = normalizeAxis(c.attrs.getInt("axis"), nd, cat("operator ", c.node));
+  SymDims o = c.in[0];
+  o[axis] = 0;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    if (static_cast<int>(c.in[i].size()) != nd)
+      c.error(cat("input ", i, " has rank ", c.in[i].size(), " instead of ", nd));
+    for (int d = 0; d < nd; ++d)
+      if (d != axis && c.in[i][d] != c.in[0][d] &&
+          c.in[i][d].isConstant() == c.in[0][d].isConstant())
+        c.error(cat("input ", i, " has dimension ", c.in[i][d].str(), " where input 0 has ",
+                    c.in[0][d].str(), " outside axis ", axis));
+    o[axis] = o[axis] + c.in[i][axis];
+  }
+  return {o};
+}
+
+std::vector<SymDims> symExpandDims(const SymShapeCtx &c) {
+  int nd = static_cast<int>(c.in[0].size());
+  int64_t ax = c.attrs.getInt("axis"), n = c.attrs.getInt("num_newaxis");
+  if (ax < -nd - 1 || ax > nd || n < 0)
+    c.error(cat("axis ", ax, " is out of range [", -nd - 1, ", ", nd, "]"));
+  if (ax < 0)
+    ax += nd + 1;
+  SymDims o = c.in[0];
+  o.insert(o.begin() + ax, n, SymExpr(1));
+  return {o};
+}
+
+std::vector<SymDims> symSqueeze(const SymShapeCtx &c) {
+  const SymDims &d = c.in[0];
+  int nd = static_cast<int>(d.size());
+  std::vector<bool> drop(nd, false);
+  const auto &ax = c.attrs.getTuple("axis");
+  for (int i = 0; i < nd && ax.empty(); ++i)
+    drop[i] = d[i] == SymExpr(1);
+  for (int64_t a : ax) {
+    int i = normalizeAxis(a, nd, cat("operator ", c.node));
+    if (d[i] != SymExpr(1))
+      c.error(cat("axis ", a, " has size ", d[i].str(), ", not 1"));
+    drop[i] = true;
+  }
+  SymDims o;
+  for (int i = 0; i < nd; ++i)
+    if (!drop[i])
+      o.push_back(d[i]);
+  if (o.empty())
+    o = {SymExpr(1)};
+  return {o};
+}
+
 // MXNet/NNVM reshape codes: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
 Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &spec) {
   Shape tgt;
@@ -226,6 +384,7 @@ std::pair<Shape, std::vector<int64_t>> tileAligned(Shape x, std::vector<int64_t>
 void registerTransformOps() {
   OpRegistry &r = OpRegistry::get();
   r.add("flatten")
+      .symbolic(symFlatten)
       .describe("collapses all axes but the first: (d0, d1·d2·…)")
       .layout(layoutFixed(1, false))
       .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
@@ -246,8 +405,10 @@ void registerTransformOps() {
       .grad(reshapeGrad(true));
 
   r.add("reshape")
+      .symbolic(symReshape)
       .describe("reshapes with codes 0 (copy), -1 (infer), -2 (rest), -3 (merge), -4 (split)")
-      .param("shape", ParamKind::Tuple, std::nullopt, "the target shape")
+      .param("shape", ParamKind::SizeTuple, std::nullopt,
+             "the target shape (its sizes may be expressions of size symbols)")
       .layout(layoutFixed(1, false))
       .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &) {
@@ -258,8 +419,12 @@ void registerTransformOps() {
       .shape([](ShapeCtx &c) {
         if (!shapeKnown(c.in[0]))
           return;
-        // shape=() is a scalar's (NumPy's reshape of one element to ()).
-        const std::vector<int64_t> &to = c.attrs.getTuple("shape");
+        // shape=() is a scalar's (NumPy's reshape of one element to ()). A target with size
+        // symbols is the symbolic rule's.
+        Shape target = parseShape(c.attrs.getStr("shape"));
+        if (target.isSymbolic())
+          return;
+        const std::vector<int64_t> &to = target;
         Shape t = to.empty() ? Shape::scalar() : reshapeTarget(c, c.in[0], to);
         checkSameCount(c, c.in[0], t);
         c.assignOut(0, t);
@@ -289,6 +454,7 @@ void registerTransformOps() {
       });
 
   r.add("transpose")
+      .symbolic(symTranspose)
       .describe("permutes axes; () reverses them")
       .param("axes", ParamKind::Tuple, "()", "the permutation")
       .layout(layoutFixed(1, false))
@@ -348,6 +514,7 @@ void registerTransformOps() {
 
   OpDef &concat =
       r.add("concatenate")
+          .symbolic(symConcatenate)
           .describe("joins inputs along an axis")
           .param("axis", ParamKind::Int, "1", "the axis")
           .layout(layoutConcatenate)
@@ -532,6 +699,7 @@ void registerTransformOps() {
   });
 
   r.add("expand_dims")
+      .symbolic(symExpandDims)
       .describe("inserts num_newaxis axes of size 1 at axis")
       .param("axis", ParamKind::Int, std::nullopt, "where to insert (-ndim-1 … ndim)")
       .param("num_newaxis", ParamKind::Int, "1", "how many axes")
@@ -726,6 +894,7 @@ void registerTransformOps() {
       });
 
   r.add("squeeze")
+      .symbolic(symSqueeze)
       .describe("removes axes of size 1 (all of them when axis is ())")
       .param("axis", ParamKind::Tuple, "()", "axes to remove")
       .layout(layoutFixed(1, false))

@@ -73,22 +73,31 @@ OnnxModel Importer::run() {
       continue; // an initializer listed as an input too (older exporters did)
     const auto &tt = in.type().tensor_type();
     Shape shape;
+    SymDims dims;
     for (const auto &d : tt.shape().dim()) {
       if (d.has_dim_value()) {
-        shape.push_back(d.dim_value());
+        dims.push_back(d.dim_value());
         continue;
       }
       if (d.dim_param().empty())
         fail(path_, ": input ", in.name(), " has a dimension of unknown size");
-      auto size = dims_.find(d.dim_param());
-      if (size == dims_.end())
-        fail(path_, ": input ", in.name(), " has a symbolic dimension '", d.dim_param(),
-             "'; give its size (:load FILE ", d.dim_param(), "=N)");
-      shape.push_back(size->second);
       usedDims_.insert(d.dim_param());
+      auto size = dims_.find(d.dim_param());
+      if (size != dims_.end()) {
+        dims.push_back(size->second);
+        continue;
+      }
+      // Kept as a size symbol: the graph is symbolic, its sizes given at run time.
+      if (!isSymbolName(d.dim_param()))
+        fail(path_, ": input ", in.name(), " has a symbolic dimension '", d.dim_param(),
+             "', which is no size symbol's name (a letter or _, then letters, digits, _); give "
+             "its size (:load FILE ",
+             d.dim_param(), "=N)");
+      dims.push_back(SymExpr::symbol(d.dim_param()));
     }
+    shape = Shape::symbolic(dims);
     // A scalar input is a variable of shape (): any op that takes scalars reads it.
-    if (shape.empty()) {
+    if (shape.isScalar()) {
       shape = Shape::scalar();
       scalarInputs_.insert(in.name());
       out_.scalarInputs.push_back(in.name());
@@ -97,7 +106,7 @@ OnnxModel Importer::run() {
     declared_[in.name()] = shape;
     out_.inputDTypes[in.name()] = dt;
     values_[in.name()] = {
-        makeVariable(in.name(), {{"shape", tupleText(shape)}, {"dtype", std::to_string(dt)}}), 0,
+        makeVariable(in.name(), {{"shape", shapeToTuple(shape)}, {"dtype", std::to_string(dt)}}), 0,
         0};
     out_.inputs.push_back(in.name());
   }
@@ -139,6 +148,11 @@ OnnxModel Importer::run() {
     auto it = table.find(n.op_type());
     if (it == table.end())
       fail(where(n), ": operator ", n.op_type(), " is not supported");
+    if (!symValues_.empty() || !usedDims_.empty())
+      if (foldSymbolic(n)) {
+        loaded_.clear();
+        continue;
+      }
     std::vector<NodeEntry> outs = it->second(*this, n);
     loaded_.clear(); // the params the conversion read as values, held only while it ran
     for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k)
@@ -248,6 +262,10 @@ NodeEntry Importer::input(const onnx::NodeProto &n, int k) {
   // scalars says so when shapes are inferred.
   if (it == values_.end() && scalars_.count(n.input(k)))
     it = values_.find(scalarParamOf(n.input(k)));
+  if (it == values_.end() && symValues_.count(n.input(k)))
+    fail(where(n), ": input '", n.input(k), "' is a size computed from size symbols (",
+         symValueText(symValues_.at(n.input(k))), "), which ", n.op_type(),
+         " cannot read as a tensor; give the sizes (:load FILE SYMBOL=N)");
   if (it == values_.end())
     fail(where(n), ": input '", n.input(k), "' is not defined before it");
   return it->second;
@@ -403,6 +421,18 @@ std::optional<Shape> Importer::inferredShape(const NodeEntry &e) const {
     const IndexedGraph &idx = shaped.index();
     const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
     if (shapeKnown(s))
+      return s;
+  } catch (const Error &) {
+  }
+  return std::nullopt;
+}
+
+std::optional<Shape> Importer::inferredSymbolicShape(const NodeEntry &e) const {
+  try {
+    Graph shaped = applyPasses(Graph({e}), {"InferShape"});
+    const IndexedGraph &idx = shaped.index();
+    const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
+    if (s.isSymbolic())
       return s;
   } catch (const Error &) {
   }

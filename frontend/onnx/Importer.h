@@ -74,8 +74,30 @@ public:
   /// Concat leaves it out, and any other reader is refused by name.
   void markEmpty(const std::string &name) { empty_.insert(name); }
   bool isEmpty(const std::string &name) const { return empty_.count(name) > 0; }
+  /// A size computed from size symbols (`Shape` of a symbolic input, then Gather, Concat,
+  /// Mul, … of it): a scalar or a 1-D list of expressions.
+  struct SymValue {
+    bool scalar = false;
+    SymDims elems;
+  };
+  /// Evaluates node `n` over size symbols when it computes sizes from them (the Shape → Gather →
+  /// Concat → Reshape chains PyTorch exports with dynamic axes): an output of constants becomes
+  /// a param, as fold() makes one, and one that depends on the symbols a SymValue the
+  /// converters reading it take (Reshape's target as codes). True when `n` was evaluated so
+  /// (no graph node is made for it).
+  bool foldSymbolic(const onnx::NodeProto &n);
+  /// Input `k` of `n` when it is a size computed from symbols; null otherwise.
+  const SymValue *symbolicInput(const onnx::NodeProto &n, int k) const;
   /// The shape of `e` as InferShape infers it from the graph so far, if it can.
   std::optional<Shape> inferredShape(const NodeEntry &e) const;
+  /// The shape of `e` when InferShape infers a symbolic one (`(batch, seq, 768)`).
+  std::optional<Shape> inferredSymbolicShape(const NodeEntry &e) const;
+  /// The shape of `e`, concrete or symbolic, for conversions that read only its rank or its
+  /// dimensions as expressions (Shape::dim), never a symbolic one's 0 sizes.
+  std::optional<Shape> describedShape(const NodeEntry &e) const {
+    std::optional<Shape> s = inferredShape(e);
+    return s ? s : inferredSymbolicShape(e);
+  }
   /// Whether input `k` is a scalar: a rank-0 constant or graph input.
   bool isScalar(const onnx::NodeProto &n, int k) const;
   /// The dtype of `e` as InferType infers it from the graph so far, or -1.
@@ -141,8 +163,9 @@ private:
   std::set<std::string> scalarInputs_; // graph inputs of rank 0 (variables of shape ())
   int64_t opset_ = 1;
   std::map<std::string, NodeEntry> values_;
-  std::set<std::string> empty_;           // values of no elements (markEmpty)
-  std::map<std::string, Tensor> scalars_; ///< rank-0 constants (no graph value)
+  std::set<std::string> empty_;               // values of no elements (markEmpty)
+  std::map<std::string, Tensor> scalars_;     ///< rank-0 constants (no graph value)
+  std::map<std::string, SymValue> symValues_; ///< sizes computed from symbols (foldSymbolic)
   /// The inferred shapes knownShape gave of computed constants (dequantized weights).
   std::map<std::string, Shape> computedShapes_;
   std::map<std::string, Shape> declared_; ///< graph inputs' shapes
@@ -156,5 +179,8 @@ private:
   };
   std::vector<RankCheck> rankChecks_;
 };
+
+/// A size computed from symbols as text: `seq` for a scalar, `[batch, seq*12, 64]` for a list.
+std::string symValueText(const Importer::SymValue &v);
 
 } // namespace loupe::frontend

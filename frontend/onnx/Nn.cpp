@@ -160,7 +160,7 @@ std::vector<NodeEntry> gemm(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {});
   NodeEntry a = im.input(n, 0), b = im.input(n, 1);
-  std::optional<Shape> sa = im.inferredShape(a);
+  std::optional<Shape> sa = im.describedShape(a); // its rank
   // A product with a constant matrix (a linear layer's weight, as PyTorch exports it) is
   // dense over the last axis, as Relay's importer makes it, with the matrix transposed
   // here: dense's epilogue (the bias add, an activation) fuses into it.
@@ -189,7 +189,7 @@ std::vector<NodeEntry> matMul(Importer &im, const onnx::NodeProto &n) {
 
 NodeEntry matMulOf(Importer &im, const onnx::NodeProto &n, NodeEntry a, NodeEntry b,
                    const std::string &suffix) {
-  std::optional<Shape> sa = im.inferredShape(a), sb = im.inferredShape(b);
+  std::optional<Shape> sa = im.describedShape(a), sb = im.describedShape(b); // their ranks
   // N-D: batch_matmul, the batch axes broadcast; a 1-D operand gets the unit axis NumPy
   // gives it, removed from the result.
   if (sa && sb && (sa->size() > 2 || sb->size() > 2)) {

@@ -241,10 +241,59 @@ std::vector<NodeEntry> flatten(Importer &im, const onnx::NodeProto &n) {
       im.op(n, "reshape", {{"shape", tupleText({outer, inner})}}, {im.input(n, 0)})};
 }
 
+// A Reshape to sizes computed from symbols, as reshape's codes: a dimension the input has at the
+// same position is 0 (copied), a constant stays, and the one left is -1 (the rest of the
+// elements). Checked: the codes' symbolic shape is the target's.
+NodeEntry symbolicReshape(Importer &im, const onnx::NodeProto &n,
+                          const Importer::SymValue &target) {
+  NodeEntry x = im.input(n, 0);
+  std::optional<Shape> xs = im.inferredSymbolicShape(x);
+  if (!xs)
+    xs = im.inferredShape(x);
+  if (!xs)
+    fail(im.where(n), ": the input's shape must be known to reshape it to ", symValueText(target));
+  std::vector<int64_t> codes;
+  int inferred = -1;
+  for (size_t j = 0; j < target.elems.size(); ++j) {
+    const SymExpr &t = target.elems[j];
+    if (t.isConstant() && t.constant() > 0) {
+      codes.push_back(t.constant());
+    } else if (t == SymExpr(0) || (j < xs->size() && xs->dim(j) == t)) {
+      codes.push_back(0);
+    } else if (inferred < 0 && t != SymExpr(-1)) {
+      inferred = static_cast<int>(j);
+      codes.push_back(-1);
+    } else if (t == SymExpr(-1) && inferred < 0) {
+      inferred = static_cast<int>(j);
+      codes.push_back(-1);
+    } else {
+      codes.clear(); // two sizes the codes cannot say: the target's expressions themselves
+      break;
+    }
+  }
+  std::string shape = tupleText(codes);
+  if (codes.empty())
+    shape = shapeToTuple(Shape::symbolic(target.elems));
+  NodeEntry r = im.op(n, "reshape", {{"shape", shape}}, {x});
+  std::optional<Shape> got = im.inferredSymbolicShape(r);
+  if (!got)
+    got = im.inferredShape(r);
+  for (size_t j = 0; got && j < target.elems.size(); ++j)
+    if (target.elems[j] != SymExpr(-1) && target.elems[j] != SymExpr(0) &&
+        got->dim(j) != target.elems[j])
+      got.reset();
+  if (!got)
+    fail(im.where(n), ": reshaping ", shapeToTuple(*xs), " to ", symValueText(target), " as shape ",
+         shape, " does not give that shape");
+  return r;
+}
+
 std::vector<NodeEntry> reshape(Importer &im, const onnx::NodeProto &n) {
   im.only(n, {"shape", "allowzero"});
   if (im.attrInt(n, "allowzero", 0))
     fail(im.where(n), ": allowzero is not supported");
+  if (const Importer::SymValue *target = im.symbolicInput(n, 1))
+    return std::vector<NodeEntry>{symbolicReshape(im, n, *target)};
   std::vector<int64_t> s = im.intsInputOrAttr(n, 1, "shape");
   return std::vector<NodeEntry>{im.op(n, "reshape", {{"shape", tupleText(s)}}, {im.input(n, 0)})};
 }

@@ -1,6 +1,7 @@
 // BuildCommands: the commands that build — :build (nnvm.compiler.build of the current step) and
 // :export.
 #include "backend/Build.h"
+#include "backend/DynamicBuild.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
@@ -12,6 +13,7 @@
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/MixedPrecision.h"
+#include "passes/Symbols.h"
 #include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
 
@@ -42,7 +44,8 @@ struct Commands::BuildTopic {
 
 const char *const Commands::kBuildUsage =
     ":build [opt_level=N] [dtype=TYPE] [precision=fp32|bf16] [seed=N] [shape NAME=(…) …] "
-    "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|NUMBER|FILE.npy …]";
+    "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|NUMBER|FILE.npy …] "
+    "[specialize SYMBOL=N[,N…] …]";
 
 namespace {
 
@@ -151,6 +154,38 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
   return o;
 }
 
+// `specialize`'s words, `SYMBOL=N[,N…]` each: every combination of the sizes, each symbol of the
+// graph given.
+std::vector<SymBindings> specializations(const Graph &g, const std::string &text) {
+  std::set<std::string> symbols = graphSymbols(g);
+  if (symbols.empty())
+    fail("specialize: the graph has no size symbols (its inputs' sizes are fixed)");
+  std::vector<SymBindings> out = {{}};
+  for (const std::string &w : splitArgs(text)) {
+    size_t eq = w.find('=');
+    std::string name = w.substr(0, eq);
+    if (eq == std::string::npos || !symbols.count(name))
+      fail("specialize: '", w, "' is not SYMBOL=N[,N…] for a size symbol of the graph (",
+           joinNames(std::vector<std::string>(symbols.begin(), symbols.end())), ")");
+    std::vector<SymBindings> next;
+    for (const std::string &v : splitList(w.substr(eq + 1), ',')) {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || end != v.data() + v.size() || n < 1)
+        fail("specialize: ", name, "=", v, ": a size is a positive integer");
+      for (SymBindings b : out) {
+        b[name] = n;
+        next.push_back(b);
+      }
+    }
+    out = next;
+  }
+  for (const std::string &s : symbols)
+    if (!out.front().count(s))
+      fail("specialize: give every size symbol: ", s, " has no size (", s, "=N)");
+  return out;
+}
+
 std::vector<std::string> paramNames(const Graph &g) {
   std::vector<std::string> names;
   if (auto lib = backend::builtLibrary(g))
@@ -164,15 +199,22 @@ std::vector<std::string> paramNames(const Graph &g) {
 void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &rest,
                                  std::ostream &out) {
   const Graph before = e.requireGraph();
-  if (backend::builtLibrary(before))
+  if (backend::builtLibrary(before) || backend::dynamicBuild(before))
     fail("step ", e.cursor_,
          " is already a built deploy graph; :undo to the graph it was "
          "built from and :build that");
+  // `specialize SYMBOL=N,N …` ends the words: the sizes built now, beside any :run asks for.
+  std::string words = rest;
+  std::vector<SymBindings> specialize;
+  if (size_t at = (" " + rest + " ").find(" specialize "); at != std::string::npos) {
+    words = rest.substr(0, at);
+    specialize = specializations(before, rest.substr(std::min(rest.size(), at + 11)));
+  }
   // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
   // (converted, and said so), never silently kept; an integer type for a float model is refused.
   bool dtypeGiven = false;
   backend::BuildOptions o =
-      parseBuild(e, rest, e.passContext_.optLevel, e.precision_ == "bf16", before, dtypeGiven);
+      parseBuild(e, words, e.passContext_.optLevel, e.precision_ == "bf16", before, dtypeGiven);
   const int want = o.defaultDType;
   auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
   size_t convertedParams = 0, convertedInputs = 0;
@@ -261,6 +303,27 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::string label = "build opt_level=" + std::to_string(optLevel);
+  if (auto dyn = backend::dynamicBuild(g)) {
+    // A build of sizes that come at run time: each :run's sizes get their variant.
+    std::vector<std::string> symbols(dyn->symbols().begin(), dyn->symbols().end());
+    for (const SymBindings &b : specialize) {
+      auto t1 = std::chrono::steady_clock::now();
+      dyn->variant(b);
+      out << "specialized " << bindingsText(b) << " ("
+          << significant(
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count())
+          << " s)\n";
+    }
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    e.pushStep(g, label, ms, false);
+    out << "step " << e.cursor_ << ": " << label << " (dynamic: size symbols " << joinNames(symbols)
+        << "; each size :run gives builds its variant once"
+        << (specialize.empty() ? "" : ", " + plural(specialize.size(), "variant") + " built now")
+        << ")\n";
+    for (const auto &[name, shape] : symbolicInputs(g))
+      out << "input " << name << ": " << shapeToTuple(shape) << "\n";
+    return;
+  }
   e.pushStep(g, label, ms, false);
   e.lastCompile_ = std::make_shared<backend::CompileStats>(backend::builtLibrary(g)->code->stats());
   out << "step " << e.cursor_ << ": " << label << " (" << graphSize(g.index()) << "; "

@@ -13,6 +13,8 @@
 
 namespace loupe {
 
+struct RunWords;
+
 /// The command handlers, by topic: members of one struct that Engine befriends, so that a command
 /// reaches the workbench state it reads and changes. Each takes the engine, the arguments split
 /// at white space, the argument text as typed, and where to print.
@@ -65,6 +67,12 @@ struct Commands {
   static std::vector<Port> graphInputs(const Engine &e, const Graph &g);
   /// The graph's outputs (its heads), shapes and dtypes as graphInputs finds them.
   static std::vector<Port> graphOutputs(const Engine &e, const Graph &g);
+  /// For a dynamic build (or a variant of one) as the current step: the sizes of the tensor files
+  /// `w` gives for its symbolic inputs and the symbols it names (SYMBOL=N, taken out of `w`) bind
+  /// the symbols, and the variant of those sizes becomes the current step — pushed as a new step,
+  /// said on `out`, unless the current step is that variant. A symbol left unbound keeps the
+  /// current variant's size. Returns the current graph. Other graphs are returned as they are.
+  static const Graph &currentVariant(Engine &e, RunWords &w, std::ostream &out);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
   /// The inputs `:run` and `:profile` give a built graph when told nothing: random values for

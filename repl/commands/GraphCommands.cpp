@@ -260,7 +260,7 @@ Graph withTypes(const Graph &g, const std::map<std::string, ParamType> &params,
 // A port's shape and dtype from entry `eid` of a typed graph, where known.
 void describeEntry(const Graph &t, uint32_t eid, Commands::Port &p) {
   if (const GraphAttr *sh = t.attr("shape");
-      sh && eid < sh->shapes.size() && shapeKnown(sh->shapes[eid]))
+      sh && eid < sh->shapes.size() && shapeDescribed(sh->shapes[eid]))
     p.shape = shapeToTuple(sh->shapes[eid]);
   if (const GraphAttr *dt = t.attr("dtype"); dt && eid < dt->ints.size() && dt->ints[eid] >= 0)
     p.dtype = dtypeName(static_cast<int>(dt->ints[eid]));

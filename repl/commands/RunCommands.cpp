@@ -200,10 +200,10 @@ std::string topValues(const Tensor &t, size_t k) {
 } // namespace
 
 void Commands::RunTopic::run(Engine &e, const Args &, const std::string &rest, std::ostream &out) {
-  const Graph &g = e.requireGraph();
+  RunWords w = parseRunWords(rest);
+  const Graph &g = Commands::currentVariant(e, w, out);
   if (!backend::builtLibrary(g))
     fail("the current graph was not built; run :build first");
-  RunWords w = parseRunWords(rest);
   if (!w.save.empty())
     e.checkWrite(":run save=", w.save);
   std::vector<std::string> notes;

@@ -3,6 +3,7 @@
 #include "repl/commands/RunInputs.h"
 
 #include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
@@ -17,6 +18,7 @@
 #include "core/Printer.h"
 #include "core/Text.h"
 #include "frontend/onnx/OnnxImport.h"
+#include "passes/Symbols.h"
 #include "repl/commands/Commands.h"
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -241,6 +244,58 @@ std::vector<Tensor> referenceRun(const Graph &g, const std::map<std::string, Ten
         return std::nullopt;
       },
       options);
+}
+
+const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out) {
+  const Graph &g = e.requireGraph();
+  std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
+  if (!dyn)
+    return g;
+  std::map<std::string, Shape> declared = symbolicInputs(dyn->graph());
+  SymBindings words;
+  std::map<std::string, Shape> given;
+  for (auto it = w.how.begin(); it != w.how.end();) {
+    const auto &[name, how] = *it;
+    if (dyn->symbols().count(name) && !declared.count(name)) {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(how.data(), how.data() + how.size(), n);
+      if (ec != std::errc() || end != how.data() + how.size() || n < 1)
+        fail(name, "=", how, ": a size symbol's size is a positive integer");
+      words[name] = n;
+      it = w.how.erase(it);
+      continue;
+    }
+    char *numberEnd = nullptr;
+    std::strtod(how.c_str(), &numberEnd);
+    bool number = !how.empty() && numberEnd == how.c_str() + how.size();
+    if (declared.count(name) && how != "random" && how != "zeros" && how != "ones" && !number)
+      given[name] = readTensorFile(how, name).shape;
+    ++it;
+  }
+  // The sizes not given stay the current variant's.
+  SymBindings current = backend::variantBindings(g);
+  for (const auto &[sym, size] : current)
+    if (!words.count(sym)) {
+      bool fromFile = false;
+      for (const auto &[name, shape] : given)
+        fromFile = fromFile || declared.at(name).symbols().count(sym);
+      if (!fromFile)
+        words[sym] = size;
+    }
+  SymBindings b = bindInputs(dyn->graph(), given, words);
+  if (!current.empty() && b == current)
+    return g;
+  bool built = false;
+  auto t0 = std::chrono::steady_clock::now();
+  Graph v = backend::variantOf(g, b, &built);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  size_t from = e.cursor_;
+  e.pushStep(v, "variant " + bindingsText(b), ms, false);
+  out << "step " << e.cursor_ << ": variant " << bindingsText(b) << " of the dynamic build ("
+      << (built ? "built now" : "built before") << "; step " << from << " was "
+      << (current.empty() ? "the build" : "variant " + bindingsText(current)) << ")\n";
+  return e.requireGraph();
 }
 
 } // namespace loupe

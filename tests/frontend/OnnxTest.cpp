@@ -5,6 +5,7 @@
 
 #include "backend/Build.h"
 #include "backend/GraphExecutor.h"
+#include "core/Npy.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/Pass.h"
 
@@ -125,9 +126,6 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
             "error: /nonexistent.onnx: cannot open: No such file or directory\n");
   EXPECT_EQ(output(e, ":load " + newer),
             "error: " + newer + ": opset 22 is newer than this importer knows (up to 21)\n");
-  EXPECT_EQ(output(e, ":load " + symbolic),
-            "error: " + symbolic +
-                ": input x has a symbolic dimension 'N'; give its size (:load FILE N=N)\n");
   EXPECT_EQ(output(e, ":load " + symbolic + " N=2 M=3"),
             "error: " + symbolic +
                 ": no input has a symbolic dimension 'M' (its symbolic dimensions: 'N')\n");
@@ -147,6 +145,58 @@ TEST(Onnx, BadFilesAreRefusedWithNothingChanged) {
                 "is not supported\n");
   EXPECT_EQ(e.history().size(), steps);
   for (const std::string &p : {good, truncated, text, newer, symbolic, unsupported})
+    std::filesystem::remove(p);
+}
+
+// A dynamic batch stays a size symbol: the graph shows it, one :build runs any batch (each size
+// built once, as a variant), each run equal to a build of that size, and a wrong input is one
+// line naming what disagrees.
+TEST(Onnx, SymbolicDimensionsStaySymbolsAndRunAtAnySize) {
+  std::string symbolic = writeModel("symbolic-run.onnx", 13, true);
+  Engine e;
+  EXPECT_EQ(output(e, ":load " + symbolic),
+            "step 0: load " + symbolic + " (7 nodes, 3 inputs, 1 output; opset 13; 2 params)\n");
+  EXPECT_NE(output(e, ":inputs").find("x     (N, 2, 4, 4)"), std::string::npos);
+  run(e, ":apply InferShape");
+  EXPECT_NE(output(e, ":attr shape").find("[N, 3, 4, 4], [N, 3, 4, 4], [N, 48], [5, 48], [N, 5]"),
+            std::string::npos);
+  EXPECT_EQ(output(e, ":undo"), "now at step 0: load " + symbolic + "\n");
+  EXPECT_EQ(output(e, ":build opt_level=2"),
+            "step 1: build opt_level=2 (dynamic: size symbols N; each size :run gives builds its "
+            "variant once)\ninput x: (N, 2, 4, 4)\n");
+  std::string x3 = tempPath("x3.npy");
+  Tensor t(Shape{3, 2, 4, 4}, kFloat32);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.data[i] = static_cast<double>((i * 7) % 11) * 0.125 - 0.5;
+  writeNpy(x3, t);
+  std::string ran = output(e, ":run x=" + x3);
+  EXPECT_EQ(ran.substr(0, ran.find('\n')),
+            "step 2: variant N=3 of the dynamic build (built now; step 1 was the build)");
+  EXPECT_NE(ran.find("output 0: shape (3, 5) float32"), std::string::npos);
+  EXPECT_NE(ran.find("max abs error 0.0e+00"), std::string::npos) << ran;
+  // The same sizes built fixed give the same values, to the bit.
+  Engine fixed;
+  run(fixed, ":load " + symbolic + " N=3");
+  run(fixed, ":build opt_level=2");
+  std::string want = output(fixed, ":run x=" + x3);
+  EXPECT_EQ(ran.substr(ran.find("output 0")), want.substr(want.find("output 0")));
+  // A second size is a second variant; the first size again is the one built before.
+  EXPECT_NE(output(e, ":run N=2").find("step 3: variant N=2 of the dynamic build (built now"),
+            std::string::npos);
+  EXPECT_NE(
+      output(e, ":run x=" + x3).find("step 4: variant N=3 of the dynamic build (built before"),
+      std::string::npos);
+  size_t steps = e.history().size();
+  std::string bad = tempPath("bad.npy");
+  writeNpy(bad, Tensor(Shape{3, 2, 4, 5}, kFloat32));
+  EXPECT_EQ(
+      output(e, ":run x=" + bad),
+      "error: input x has shape (3, 2, 4, 5), but the graph takes (N, 2, 4, 4) = (3, 2, 4, 4) "
+      "at N=3\n");
+  EXPECT_EQ(output(e, ":run M=2"), "error: run: the graph has no input 'M'; its data inputs: x "
+                                   "(3, 2, 4, 4) (:inputs lists all)\n");
+  EXPECT_EQ(e.history().size(), steps);
+  for (const std::string &p : {symbolic, x3, bad})
     std::filesystem::remove(p);
 }
 

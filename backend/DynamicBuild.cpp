@@ -1,0 +1,104 @@
+// DynamicBuild: a symbolic graph's build, one variant per binding of its size symbols.
+#include "backend/DynamicBuild.h"
+
+#include "core/Error.h"
+#include "core/Text.h"
+#include "passes/Symbols.h"
+
+namespace loupe::backend {
+
+namespace {
+
+// The binding of a variant, kept in its graph as "batch=1,seq=64".
+std::string bindingKey(const SymBindings &b) {
+  std::string s;
+  for (const auto &[k, v] : b)
+    s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return s;
+}
+
+} // namespace
+
+DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext context)
+    : graph_(std::move(symbolic)), options_(std::move(options)), context_(std::move(context)),
+      symbols_(graphSymbols(graph_)) {
+  // The options outlive the command that gave them: what points into it is dropped, and the
+  // params are kept here (shared, never copied element by element).
+  params_ = options_.params.empty() && options_.sharedParams ? *options_.sharedParams
+                                                             : storeAll(std::move(options_.params));
+  options_.params.clear();
+  options_.sharedParams = &params_;
+  options_.progress = nullptr;
+  options_.warnings = nullptr;
+  options_.graphApply = nullptr;
+  options_.lowered = nullptr;
+}
+
+Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = variants_.find(b); it != variants_.end()) {
+    if (built)
+      *built = false;
+    return it->second;
+  }
+  for (const std::string &s : symbols_)
+    if (!b.count(s))
+      fail("size symbol ", s, " is not bound");
+  Graph g = build(bindSymbols(graph_, b), options_, context_);
+  g.attrs["variant"] = GraphAttr::string(bindingKey(b));
+  variants_[b] = g;
+  if (built)
+    *built = true;
+  return g;
+}
+
+std::vector<SymBindings> DynamicBuild::variants() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<SymBindings> out;
+  for (const auto &[b, g] : variants_)
+    out.push_back(b);
+  return out;
+}
+
+bool hasSizeSymbols(const Graph &g) { return !graphSymbols(g).empty(); }
+
+Graph dynamicBuildGraph(const Graph &g, BuildOptions options, const PassContext &context) {
+  Graph shaped = applyPasses(g, {"InferShape"}, context);
+  auto dyn = std::make_shared<const DynamicBuild>(shaped, std::move(options), context);
+  GraphAttr a;
+  a.type = GraphAttr::Type::Opaque;
+  a.str = "dynamic build";
+  a.opaque = dyn;
+  shaped.attrs["dynamic_build"] = a;
+  return shaped;
+}
+
+std::shared_ptr<const DynamicBuild> dynamicBuild(const Graph &g) {
+  const GraphAttr *a = g.attr("dynamic_build");
+  if (!a || !a->opaque)
+    return nullptr;
+  return std::static_pointer_cast<const DynamicBuild>(a->opaque);
+}
+
+Graph variantOf(const Graph &g, const SymBindings &b, bool *built) {
+  std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(g);
+  if (!dyn)
+    fail("the graph is no dynamic build");
+  Graph v = dyn->variant(b, built);
+  v.attrs["dynamic_build"] = *g.attr("dynamic_build");
+  return v;
+}
+
+SymBindings variantBindings(const Graph &g) {
+  SymBindings b;
+  const GraphAttr *a = g.attr("variant");
+  if (!a)
+    return b;
+  for (const std::string &part : splitList(a->str, ',')) {
+    size_t eq = part.find('=');
+    b[part.substr(0, eq)] = std::stoll(part.substr(eq + 1));
+  }
+  return b;
+}
+
+} // namespace loupe::backend

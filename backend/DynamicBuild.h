@@ -1,0 +1,65 @@
+// DynamicBuild: `:build` of a graph with size symbols — the graph and its build options kept,
+// and a variant built for each binding of the symbols a run asks for (or `specialize` names).
+#pragma once
+
+#include "backend/Build.h"
+#include "core/Buffers.h"
+#include "core/Graph.h"
+#include "passes/Pass.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// A symbolic graph's build. Each binding of its symbols is built once, as `build` builds a
+/// graph of those sizes (bindSymbols), and kept: a size seen again runs the kernels already
+/// compiled. Variants share the session's kernel cache, so sizes that compile to the same
+/// kernels compile them once.
+class DynamicBuild {
+public:
+  DynamicBuild(Graph symbolic, BuildOptions options, PassContext context);
+
+  /// The graph as :build took it, its shapes inferred with symbols.
+  const Graph &graph() const { return graph_; }
+  /// The size symbols of its inputs.
+  const std::set<std::string> &symbols() const { return symbols_; }
+  int optLevel() const { return options_.optLevel; }
+  /// The deploy graph for binding `b` (every symbol bound), built now or before; `built`, when
+  /// given, says whether this call built it. Its graph attribute `variant` says the binding.
+  Graph variant(const SymBindings &b, bool *built = nullptr) const;
+  /// The bindings built so far, in order.
+  std::vector<SymBindings> variants() const;
+
+private:
+  Graph graph_;
+  BuildOptions options_;
+  PassContext context_;
+  StoredTensors params_;
+  std::set<std::string> symbols_;
+  mutable std::mutex mutex_;
+  mutable std::map<SymBindings, Graph> variants_;
+};
+
+/// Whether `g`'s inputs have size symbols (the build is then a DynamicBuild).
+bool hasSizeSymbols(const Graph &g);
+
+/// The graph :build makes of a symbolic graph: `g` with its shapes inferred and the
+/// DynamicBuild in its graph attribute `dynamic_build`.
+Graph dynamicBuildGraph(const Graph &g, BuildOptions options, const PassContext &context);
+
+/// The DynamicBuild a graph is, or a variant of; null for any other graph.
+std::shared_ptr<const DynamicBuild> dynamicBuild(const Graph &g);
+
+/// The variant of the dynamic build `g` is (or is a variant of) for binding `b`, carrying the
+/// build itself, so that a run at another size from it finds the others.
+Graph variantOf(const Graph &g, const SymBindings &b, bool *built = nullptr);
+
+/// The binding a variant was built for (empty for any other graph).
+SymBindings variantBindings(const Graph &g);
+
+} // namespace loupe::backend

@@ -1,0 +1,127 @@
+// Symbols: binding a symbolic graph's size symbols from its inputs' shapes, and substituting them.
+#include "passes/Symbols.h"
+
+#include "core/Attrs.h"
+#include "core/Error.h"
+#include "core/Op.h"
+#include "core/Text.h"
+
+namespace loupe {
+
+std::map<std::string, Shape> symbolicInputs(const Graph &g) {
+  std::map<std::string, Shape> out;
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid : idx.argNodes) {
+    const Node &v = *idx.nodes[nid].node;
+    if (const std::string *s = findAttr(v.attrs, "shape")) {
+      Shape parsed = parseShape(*s);
+      if (parsed.isSymbolic())
+        out[v.name] = parsed;
+    }
+  }
+  return out;
+}
+
+std::set<std::string> graphSymbols(const Graph &g) {
+  std::set<std::string> out;
+  for (const auto &[name, s] : symbolicInputs(g))
+    for (const std::string &sym : s.symbols())
+      out.insert(sym);
+  return out;
+}
+
+std::string bindingsText(const SymBindings &b) {
+  std::vector<std::string> parts;
+  for (const auto &[k, v] : b)
+    parts.push_back(k + "=" + std::to_string(v));
+  return joinNames(parts);
+}
+
+SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given,
+                       const SymBindings &words) {
+  std::map<std::string, Shape> declared = symbolicInputs(g);
+  std::set<std::string> symbols = graphSymbols(g);
+  SymBindings b;
+  std::map<std::string, std::string> from; // which input (or word) bound each symbol
+  for (const auto &[name, size] : words) {
+    if (!symbols.count(name))
+      fail("'", name, "' is no size symbol of the graph (its symbols: ",
+           joinNames(std::vector<std::string>(symbols.begin(), symbols.end())), ")");
+    if (size < 1)
+      fail(name, "=", size, ": a size is a positive integer");
+    b[name] = size;
+    from[name] = name + "=" + std::to_string(size);
+  }
+  // Plain symbols first (they bind), then every dimension checked against the bindings.
+  for (const auto &[name, shape] : given) {
+    auto d = declared.find(name);
+    if (d == declared.end())
+      continue;
+    if (shape.size() != d->second.size())
+      fail("input ", name, " has shape ", shapeToTuple(shape), ", rank ", shape.size(),
+           ", but the graph takes ", shapeToTuple(d->second));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      SymExpr e = d->second.dim(i);
+      std::set<std::string> syms = e.symbols();
+      if (syms.size() != 1 || e != SymExpr::symbol(*syms.begin()))
+        continue;
+      const std::string &sym = *syms.begin();
+      auto it = b.find(sym);
+      if (it != b.end() && it->second != shape[i])
+        fail("input ", name, " gives ", sym, "=", shape[i], " (dimension ", i, " of ",
+             shapeToTuple(shape), "), but ",
+             from[sym].find('=') != std::string::npos && !given.count(from[sym])
+                 ? from[sym] + " was given"
+                 : "input " + from[sym] + " gives " + sym + "=" + std::to_string(it->second));
+      b[sym] = shape[i];
+      from[sym] = name;
+    }
+  }
+  for (const std::string &sym : symbols)
+    if (!b.count(sym))
+      fail("size symbol ", sym, " is not bound: give an input of that size or ", sym, "=N");
+  for (const auto &[name, shape] : given) {
+    auto d = declared.find(name);
+    if (d == declared.end())
+      continue;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t want = d->second.dim(i).eval(b);
+      if (want != shape[i])
+        fail("input ", name, " has shape ", shapeToTuple(shape), ", but the graph takes ",
+             shapeToTuple(d->second), " = ", shapeToTuple(d->second.bound(b)), " at ",
+             bindingsText(b));
+    }
+  }
+  return b;
+}
+
+Graph bindSymbols(const Graph &g, const SymBindings &b) {
+  std::map<const Node *, NodePtr> copies;
+  std::function<NodePtr(const NodePtr &)> copy = [&](const NodePtr &n) -> NodePtr {
+    if (auto it = copies.find(n.get()); it != copies.end())
+      return it->second;
+    auto c = std::make_shared<Node>(*n);
+    for (auto &[k, v] : c->attrs) {
+      bool sizes = (c->isVariable() && k == "shape");
+      if (!c->isVariable())
+        if (const ParamSpec *p = c->op->findParam(k))
+          sizes = p->kind == ParamKind::SizeTuple;
+      if (sizes)
+        if (Shape s = parseShape(v); s.isSymbolic())
+          v = shapeToTuple(s.bound(b));
+    }
+    if (!c->isVariable())
+      c->parsed = c->op->parse(c->attrs, false);
+    for (NodeEntry &e : c->inputs)
+      e.node = copy(e.node);
+    for (NodePtr &d : c->controlDeps)
+      d = copy(d);
+    return copies[n.get()] = c;
+  };
+  std::vector<NodeEntry> heads;
+  for (const NodeEntry &h : g.outputs())
+    heads.push_back({copy(h.node), h.index, h.version});
+  return Graph(heads);
+}
+
+} // namespace loupe

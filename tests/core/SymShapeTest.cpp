@@ -1,0 +1,237 @@
+// SymShapeTest: the size-symbol algebra, and every op's symbolic shape rule against its concrete
+// rule at sampled sizes.
+#include "TestUtil.h"
+
+#include "core/Op.h"
+#include "core/SymExpr.h"
+#include "core/Text.h"
+
+#include <regex>
+#include <set>
+
+using namespace loupe;
+using namespace loupe::test;
+
+namespace {
+SymExpr sym(const char *s) { return SymExpr::symbol(s); }
+SymExpr parse(const char *s) { return SymExpr::parse(s); }
+} // namespace
+
+TEST(SymExpr, CanonicalFormPrintsAndComparesEqual) {
+  SymExpr seq = sym("seq"), batch = sym("batch");
+  EXPECT_EQ((seq * SymExpr(12)).str(), "seq*12");
+  EXPECT_EQ((SymExpr(12) * seq).str(), "seq*12");
+  EXPECT_EQ((seq * batch * SymExpr(12)).str(), "batch*seq*12");
+  EXPECT_EQ((batch * seq), (seq * batch));
+  EXPECT_EQ((seq + SymExpr(1)).str(), "seq+1");
+  EXPECT_EQ((SymExpr(1) - seq).str(), "-seq+1");
+  EXPECT_EQ((seq * seq + seq * SymExpr(2) + SymExpr(1)).str(), "seq*seq+seq*2+1");
+  EXPECT_EQ((seq - seq), SymExpr(0));
+  EXPECT_TRUE((seq - seq).isConstant());
+  EXPECT_EQ(((seq + SymExpr(1)) * (seq - SymExpr(1))), (seq * seq - SymExpr(1)));
+  EXPECT_NE(seq, batch);
+}
+
+TEST(SymExpr, FloorDivisionSimplifiesWhatDividesAndKeepsTheRest) {
+  SymExpr seq = sym("seq");
+  EXPECT_EQ(SymExpr::floorDiv(seq * SymExpr(4), 2), seq * SymExpr(2));
+  // (4 seq + 3) / 2 = 2 seq + 1 for every integer seq.
+  EXPECT_EQ(SymExpr::floorDiv(seq * SymExpr(4) + SymExpr(3), 2), seq * SymExpr(2) + SymExpr(1));
+  EXPECT_EQ(SymExpr::floorDiv(seq + SymExpr(1), 2).str(), "(seq+1)/2");
+  EXPECT_EQ(SymExpr::floorDiv(seq, 2).str(), "seq/2");
+  // (seq + 5) / 2 = (seq + 1)/2 + 2: the remainder's coefficients are kept in [0, 2).
+  EXPECT_EQ(SymExpr::floorDiv(seq + SymExpr(5), 2).str(), "(seq+1)/2+2");
+  EXPECT_EQ(SymExpr::mod(seq * SymExpr(4) + SymExpr(3), 2), SymExpr(1));
+  EXPECT_EQ(SymExpr::mod(seq + SymExpr(3), 4).str(), "(seq+3)%4");
+  EXPECT_EQ(SymExpr::floorDiv(SymExpr(-7), 2), SymExpr(-4)); // floor, not truncation
+  EXPECT_THROW(SymExpr::floorDiv(seq, 0), Error);
+  // Evaluated at sampled sizes, every form agrees with integer floor division.
+  for (int64_t s : {1, 2, 3, 7, 64, 127}) {
+    SymBindings b = {{"seq", s}};
+    EXPECT_EQ(SymExpr::floorDiv(seq + SymExpr(5), 2).eval(b), (s + 5) / 2);
+    EXPECT_EQ(SymExpr::mod(seq + SymExpr(3), 4).eval(b), (s + 3) % 4);
+    auto floorDiv = [](int64_t a, int64_t d) { return a / d - (a % d != 0 && a < 0); };
+    EXPECT_EQ(parse("(seq - 3) / 2 + 1").eval(b), floorDiv(s - 3, 2) + 1);
+  }
+}
+
+TEST(SymExpr, ParsesEvaluatesSubstitutesAndDivides) {
+  EXPECT_EQ(parse("batch*seq*12"), sym("batch") * sym("seq") * SymExpr(12));
+  EXPECT_EQ(parse(" (seq+1) / 2 ").str(), "(seq+1)/2");
+  EXPECT_EQ(parse("-1"), SymExpr(-1));
+  EXPECT_EQ(parse("2*(seq+3)"), sym("seq") * SymExpr(2) + SymExpr(6));
+  EXPECT_EQ(parse("batch*seq*12").eval({{"batch", 4}, {"seq", 64}}), 3072);
+  EXPECT_EQ(parse("batch*seq").substitute({{"seq", 8}}), sym("batch") * SymExpr(8));
+  EXPECT_EQ(parse("batch*seq").symbols(), (std::set<std::string>{"batch", "seq"}));
+  SymExpr q;
+  EXPECT_TRUE(parse("batch*seq*768").divideBy(parse("seq*64"), &q));
+  EXPECT_EQ(q, parse("batch*12"));
+  EXPECT_FALSE(parse("batch*seq*768").divideBy(parse("seq*7"), &q));
+  EXPECT_FALSE(parse("seq*768").divideBy(parse("batch"), &q));
+  // Errors say what and where.
+  auto message = [](const char *text) {
+    try {
+      SymExpr::parse(text);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message("seq/batch"),
+            "size expression 'seq/batch': a size divides by a positive constant at column 5");
+  EXPECT_EQ(message("seq+"), "size expression 'seq+': expected a number or a symbol at column 5");
+  EXPECT_EQ(message("(seq"), "size expression '(seq': expected ')' at column 5");
+  EXPECT_EQ(message("seq$"), "size expression 'seq$': unexpected '$' at column 4");
+  EXPECT_THROW(parse("seq").eval({}), Error);
+}
+
+TEST(SymShape, ShapesCarryExpressionsAndDropThemWhenWritten) {
+  Shape s = parseShape("(batch, seq*12, 64)");
+  EXPECT_TRUE(s.isSymbolic());
+  EXPECT_FALSE(shapeKnown(s));
+  EXPECT_TRUE(shapeDescribed(s));
+  EXPECT_EQ(shapeToTuple(s), "(batch, seq*12, 64)");
+  EXPECT_EQ(shapeToList(s), "[batch, seq*12, 64]");
+  EXPECT_EQ(s.bound({{"batch", 2}, {"seq", 3}}), (Shape{2, 36, 64}));
+  EXPECT_EQ(shapeToTuple(s.bound({{"seq", 3}})), "(batch, 36, 64)");
+  EXPECT_EQ(s[2], 64);
+  Shape copy = s;
+  copy[2] = 32; // a rule changing a size: the expressions no longer describe it
+  EXPECT_FALSE(copy.isSymbolic());
+  EXPECT_EQ(copy, (Shape{0, 0, 32}));
+  EXPECT_EQ(parseShape("(2, 3)"), (Shape{2, 3}));
+}
+
+namespace {
+
+// One case of a symbolic rule: a program whose `x` (and `w`, `z`) variables have shapes with
+// `batch` and `seq`, and the op it exercises.
+struct RuleCase {
+  std::string op, program;
+};
+
+// The program with its symbols replaced by sizes.
+std::string atSizes(const std::string &program, int64_t batch, int64_t seq) {
+  std::string p = std::regex_replace(program, std::regex("\\bbatch\\b"), std::to_string(batch));
+  return std::regex_replace(p, std::regex("\\bseq\\b"), std::to_string(seq));
+}
+
+std::string v(const char *name, const char *shape) {
+  return std::string(name) + " = Variable(\"" + name + "\", shape=\"" + shape + "\")\n";
+}
+
+std::vector<RuleCase> ruleCases() {
+  std::string x3 = v("x", "(batch, seq, 16)"), x4 = v("x", "(batch, 4, seq, 8)");
+  std::string img = v("x", "(batch, 3, seq, seq)");
+  return {
+      {"relu", x3 + "y = relu(x)"},
+      {"exp", x3 + "y = exp(x)"},
+      {"erf", x3 + "y = erf(x)"},
+      {"sqrt", x3 + "y = sqrt(x)"},
+      {"copy", x3 + "y = copy(x)"},
+      {"cast", x3 + "y = cast(x, dtype=\"float16\")"},
+      {"sigmoid", x3 + "y = sigmoid(x)"},
+      {"tanh", x3 + "y = tanh(x)"},
+      {"softmax", x3 + "y = softmax(x, axis=-1)"},
+      {"log_softmax", x3 + "y = log_softmax(x, axis=1)"},
+      {"elemwise_add", x3 + v("z", "(batch, seq, 16)") + "y = elemwise_add(x, z)"},
+      {"broadcast_add", x3 + v("z", "(16,)") + "y = broadcast_add(x, z)"},
+      {"broadcast_mul", x3 + v("z", "(batch, 1, 1)") + "y = broadcast_mul(x, z)"},
+      {"broadcast_sub", x3 + v("z", "(batch, seq, 1)") + "y = broadcast_sub(x, z)"},
+      {"broadcast_div", x3 + v("z", "(1, seq, 16)") + "y = broadcast_div(x, z)"},
+      {"broadcast_pow", x3 + v("z", "(1,)") + "y = broadcast_pow(x, z)"},
+      {"mean", x3 + "y = mean(x, axis=-1, keepdims=True)"},
+      {"sum", x3 + "y = sum(x, axis=(0, 2))"},
+      {"max", x3 + "y = max(x, axis=1, exclude=True)"},
+      {"transpose", x3 + "y = transpose(x, axes=(1, 0, 2))"},
+      {"reshape", x3 + "y = reshape(x, shape=(0, -1, 4, 2))"},
+      {"reshape", x3 + "y = reshape(x, shape=(-1, 16))"},
+      {"reshape", x3 + "y = reshape(x, shape=(-3, -4, 8, -1))"},
+      {"reshape", x3 + "y = reshape(x, shape=\"(seq, batch, 16)\")"},
+      {"flatten", x4 + "y = flatten(x)"},
+      {"expand_dims", x3 + "y = expand_dims(x, axis=1, num_newaxis=2)"},
+      {"squeeze", v("x", "(batch, 1, seq)") + "y = squeeze(x, axis=1)"},
+      {"concatenate", x3 + v("z", "(batch, seq, 4)") + "y = concatenate(x, z, axis=2)"},
+      {"concatenate", x3 + v("z", "(batch, 2, 16)") + "y = concatenate(x, z, axis=1)"},
+      {"strided_slice", x3 + "y = strided_slice(x, begin=(4,), end=(12,), axes=(-1,))"},
+      {"strided_slice",
+       x3 + "y = strided_slice(x, begin=(1,), end=(9223372036854775807,), axes=(1,))"},
+      {"strided_slice",
+       x3 + "y = strided_slice(x, begin=(-1,), end=(9223372036854775807,), axes=(1,))"},
+      {"dense", x3 + "y = dense(x, units=8)"},
+      {"matmul", v("x", "(seq, 16)") + v("w", "(16, 8)") + "y = matmul(x, w)"},
+      {"matmul", v("x", "(seq, 16)") + v("w", "(8, 16)") + "y = matmul(x, w, transpose_b=True)"},
+      {"batch_matmul", x4 + v("w", "(batch, 4, 8, seq)") + "y = batch_matmul(x, w)"},
+      {"batch_matmul", x4 + v("w", "(1, 4, seq, 8)") + "y = batch_matmul(x, w, transpose_b=True)"},
+      {"conv2d", img + "y = conv2d(x, channels=4, kernel_size=(3,3), padding=(1,1))"},
+      {"conv2d", img + "y = conv2d(x, channels=4, kernel_size=(3,3), strides=(2,2))"},
+      {"conv2d",
+       img + "y = conv2d(x, channels=4, kernel_size=(7,7), strides=(2,2), padding=(3,3))"},
+      {"max_pool2d", img + "y = max_pool2d(x, pool_size=(3,3), strides=(2,2), padding=(1,1))"},
+      {"avg_pool2d", img + "y = avg_pool2d(x, pool_size=(2,2), strides=(2,2), ceil_mode=True)"},
+      {"global_avg_pool2d", img + "y = global_avg_pool2d(x)"},
+      {"global_max_pool2d", img + "y = global_max_pool2d(x)"},
+      {"batch_norm", img + "y = batch_norm(x)"},
+      {"layer_norm", x3 + "y = layer_norm(x, axis=-1)"},
+      {"dropout", x3 + "y = dropout(x)"},
+      {"qnn.quantize", x3 + v("s", "(1,)") + v("zp", "(1,)") + "y = qnn.quantize(x, s, zp)"},
+  };
+}
+
+} // namespace
+
+// Each case's output shape, inferred with symbols, equals the concrete rule's at every sampled
+// size once the symbols are bound.
+TEST(SymShape, EverySymbolicRuleAgreesWithItsConcreteRuleAtSampledSizes) {
+  for (const RuleCase &c : ruleCases()) {
+    SCOPED_TRACE(c.op + ": " + c.program);
+    Shape symbolic = outShape(c.program);
+    ASSERT_TRUE(shapeDescribed(symbolic)) << shapeToTuple(symbolic);
+    for (auto [batch, seq] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 7}, {2, 9}, {3, 16}, {4, 33}, {5, 64}}) {
+      Shape concrete = outShape(atSizes(c.program, batch, seq));
+      EXPECT_EQ(symbolic.bound({{"batch", batch}, {"seq", seq}}), concrete)
+          << "batch=" << batch << " seq=" << seq << ": " << shapeToTuple(symbolic);
+    }
+  }
+}
+
+// Every op that has a symbolic rule is among the cases above, or shares its rule (one function:
+// the elementwise ops' symSameShape, the broadcasting ops' symBroadcastBinary) with one that is.
+TEST(SymShape, EveryOpWithASymbolicRuleIsSampled) {
+  Engine registers; // the op registry is filled when the first engine starts
+  using Rule = std::vector<SymDims> (*)(const SymShapeCtx &);
+  auto sharedRule = [](const OpDef *op) -> Rule {
+    const Rule *r = op->symShape.target<Rule>();
+    return r ? *r : nullptr;
+  };
+  std::set<std::string> sampled;
+  std::set<Rule> sampledRules;
+  for (const RuleCase &c : ruleCases()) {
+    sampled.insert(c.op);
+    if (Rule r = sharedRule(OpRegistry::get().find(c.op)))
+      sampledRules.insert(r);
+  }
+  std::vector<std::string> missing;
+  for (const std::string &name : OpRegistry::get().names()) {
+    const OpDef *op = OpRegistry::get().find(name);
+    if (op->symShape && op->name == name && !sampled.count(name) &&
+        !sampledRules.count(sharedRule(op)))
+      missing.push_back(name);
+  }
+  EXPECT_TRUE(missing.empty()) << "not sampled: " << joinNames(missing);
+}
+
+TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {
+  EXPECT_NE(
+      inferError(v("x", "(batch, 8)") + "y = tile(x, reps=(2, 1))")
+          .find("operator tile0 (tile) has no rule for symbolic shapes (input (batch, 8)); give "
+                "the sizes (:load FILE SYMBOL=N, or a concrete shape)"),
+      std::string::npos);
+  EXPECT_NE(inferError(v("x", "(batch, 8)") + v("z", "(seq, 8)") + "y = broadcast_add(x, z)")
+                .find("dimensions batch and seq cannot be broadcast"),
+            std::string::npos);
+  EXPECT_NE(inferError(v("x", "(batch, seq, 16)") + "y = reshape(x, shape=(-1, 7))")
+                .find("cannot infer -1: batch*seq*16 elements over 7"),
+            std::string::npos);
+}

@@ -38,7 +38,7 @@ std::string bindingsText(const SymBindings &b) {
 }
 
 SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given,
-                       const SymBindings &words) {
+                       const SymBindings &words, const SymBindings &keep) {
   std::map<std::string, Shape> declared = symbolicInputs(g);
   std::set<std::string> symbols = graphSymbols(g);
   SymBindings b;
@@ -77,9 +77,12 @@ SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given
       from[sym] = name;
     }
   }
-  for (const std::string &sym : symbols)
+  for (const std::string &sym : symbols) {
+    if (!b.count(sym) && keep.count(sym))
+      b[sym] = keep.at(sym);
     if (!b.count(sym))
       fail("size symbol ", sym, " is not bound: give an input of that size or ", sym, "=N");
+  }
   for (const auto &[name, shape] : given) {
     auto d = declared.find(name);
     if (d == declared.end())

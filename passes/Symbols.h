@@ -17,12 +17,13 @@ std::map<std::string, Shape> symbolicInputs(const Graph &g);
 /// The size symbols a graph's inputs declare (empty: a graph of fixed sizes).
 std::set<std::string> graphSymbols(const Graph &g);
 
-/// The symbols bound by tensors of shapes `given` for the inputs of `g` (symbolicInputs), and by
-/// the sizes `words` gives by name. Throws a one-line Error on a rank or constant size that
+/// The symbols bound by tensors of shapes `given` for the inputs of `g` (symbolicInputs), by
+/// the sizes `words` gives by name, and, for a symbol neither binds, by `keep` (the sizes of the
+/// variant run before). Throws a one-line Error on a rank or constant size that
 /// differs, a symbol two inputs give different sizes (naming both inputs), a size given for no
 /// symbol, an expression of symbols that disagrees, or a symbol left unbound.
 SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given,
-                       const SymBindings &words = {});
+                       const SymBindings &words = {}, const SymBindings &keep = {});
 
 /// `b` as text: "batch=1, seq=64".
 std::string bindingsText(const SymBindings &b);

@@ -1,9 +1,11 @@
 // CodeCommands: the commands of what a build made of each function — :lower, :schedule, :llvm, :asm
 // — and the machine and kernel cache it made it with (:target, :cache).
 #include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/llvm/HostTarget.h"
 #include "core/Error.h"
 #include "core/Target.h"
+#include "passes/Symbols.h"
 #include "repl/commands/Commands.h"
 
 #include <algorithm>
@@ -37,7 +39,7 @@ std::shared_ptr<const backend::BuiltLibrary> builtCode(Engine &e, const Args &a,
   needArgs(a, 0, 1, usage);
   auto lib = backend::builtLibrary(e.requireGraph());
   if (!lib)
-    fail("the current graph was not built; run :build first");
+    Commands::requireBuilt(e.requireGraph());
   if (a.size() == 1)
     findFunction(e.requireGraph(), a[0]); // the error lists the functions
   return lib;
@@ -84,6 +86,9 @@ void Commands::CodeTopic::schedule(Engine &e, const Args &a, const std::string &
                                    std::ostream &out) {
   needArgs(a, 1, 1, ":schedule FUNC");
   backend::LoweredFunction f = builtOrLowered(e.requireGraph(), a[0]);
+  // A dynamic build's variant: the schedule is the one these sizes were built with.
+  if (SymBindings b = backend::variantBindings(e.requireGraph()); !b.empty())
+    out << "variant " << bindingsText(b) << " of the dynamic build\n";
   std::string steps = f.schedule->describe();
   out << (steps.empty() ? "no schedule steps: every loop as computed\n" : steps);
 }

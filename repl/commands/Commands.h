@@ -75,6 +75,9 @@ struct Commands {
   static const Graph &currentVariant(Engine &e, RunWords &w, std::ostream &out);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
+  /// Throws the one-line error of a command that needs a built graph when `g` is not one (a
+  /// dynamic build's own step has no kernels until a size runs).
+  static void requireBuilt(const Graph &g);
   /// The inputs `:run` and `:profile` give a built graph when told nothing: random values for
   /// every variable that is not a param of the build.
   static std::map<std::string, Tensor> defaultRunInputs(const Engine &e, const Graph &g);

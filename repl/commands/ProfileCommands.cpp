@@ -173,7 +173,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   const Graph &g = e.requireGraph();
   auto lib = backend::builtLibrary(g);
   if (!lib)
-    fail("the current graph was not built; run :build first");
+    requireBuilt(e.requireGraph());
   backend::GraphRuntime rt(g); // params copied in once, as a deployed module would
   for (const auto &[name, t] : defaultRunInputs(e, g))
     rt.setInput(name, t);

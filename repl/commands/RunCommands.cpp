@@ -203,7 +203,7 @@ void Commands::RunTopic::run(Engine &e, const Args &, const std::string &rest, s
   RunWords w = parseRunWords(rest);
   const Graph &g = Commands::currentVariant(e, w, out);
   if (!backend::builtLibrary(g))
-    fail("the current graph was not built; run :build first");
+    requireBuilt(g);
   if (!w.save.empty())
     e.checkWrite(":run save=", w.save);
   std::vector<std::string> notes;
@@ -336,7 +336,7 @@ void Commands::RunTopic::bisect(Engine &e, const Args &, const std::string &rest
                                 std::ostream &out) {
   const Graph &g = e.requireGraph();
   if (!backend::builtLibrary(g))
-    fail("the current graph was not built; run :build first");
+    requireBuilt(g);
   // tol=X, mode=local|forward, and the inputs as :run takes them.
   double tol = 1e-4;
   bool forward = false;

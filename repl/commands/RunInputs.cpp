@@ -246,6 +246,17 @@ std::vector<Tensor> referenceRun(const Graph &g, const std::map<std::string, Ten
       options);
 }
 
+void Commands::requireBuilt(const Graph &g) {
+  if (backend::builtLibrary(g))
+    return;
+  if (auto dyn = backend::dynamicBuild(g))
+    fail("the current step is a dynamic build (size symbols ",
+         joinNames(std::vector<std::string>(dyn->symbols().begin(), dyn->symbols().end())),
+         "): its kernels are built for the sizes a run gives; :run at a size first (:run ",
+         *dyn->symbols().begin(), "=N …, or an input's file)");
+  fail("the current graph was not built; run :build first");
+}
+
 const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out) {
   const Graph &g = e.requireGraph();
   std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
@@ -274,15 +285,7 @@ const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out)
   }
   // The sizes not given stay the current variant's.
   SymBindings current = backend::variantBindings(g);
-  for (const auto &[sym, size] : current)
-    if (!words.count(sym)) {
-      bool fromFile = false;
-      for (const auto &[name, shape] : given)
-        fromFile = fromFile || declared.at(name).symbols().count(sym);
-      if (!fromFile)
-        words[sym] = size;
-    }
-  SymBindings b = bindInputs(dyn->graph(), given, words);
+  SymBindings b = bindInputs(dyn->graph(), given, words, current);
   if (!current.empty() && b == current)
     return g;
   bool built = false;

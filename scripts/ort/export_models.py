@@ -3,7 +3,10 @@
 Needs Debian's python3-torch and python3-torchvision; the weights are random (seeded), since
 speed does not depend on them and nothing is downloaded.
 
-usage: scripts/ort/export_models.py OUT_DIR [resnet18 resnet50 squeezenet1_0 bert_encoder ...]
+usage: scripts/ort/export_models.py [--dynamic] OUT_DIR [resnet18 resnet50 bert_encoder ...]
+
+--dynamic exports with dynamic axes, as torch.onnx.export's dynamic_axes writes them: `batch`
+(axis 0) for every network, and `seq` (axis 1) for bert_encoder; the file is NAME_dynamic.onnx.
 
 bert_encoder is a BERT-base-sized torch.nn.TransformerEncoder (12 layers, width 768, 12 heads,
 FF 3072, erf GELU) on 128 tokens, batch 1. Its layers are deep copies of one layer, so their
@@ -22,8 +25,11 @@ import torchvision
 
 
 def main():
-    out = sys.argv[1]
-    names = sys.argv[2:] or ["squeezenet1_0", "resnet18", "resnet50"]
+    args = sys.argv[1:]
+    dynamic = "--dynamic" in args
+    args = [a for a in args if a != "--dynamic"]
+    out = args[0]
+    names = args[1:] or ["squeezenet1_0", "resnet18", "resnet50"]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
@@ -52,9 +58,13 @@ def main():
         else:
             model = getattr(torchvision.models, name)().eval()
             x = torch.randn(1, 3, 224, 224)
-        path = os.path.join(out, name + ".onnx")
+        path = os.path.join(out, name + ("_dynamic" if dynamic else "") + ".onnx")
+        axes = None
+        if dynamic:
+            axes = {0: "batch", 1: "seq"} if name.startswith("bert") else {0: "batch"}
+            axes = {"input": axes, "output": axes}
         torch.onnx.export(model, x, path, input_names=["input"], output_names=["output"],
-                          opset_version=13)
+                          opset_version=13, dynamic_axes=axes)
         print(path)
 
 

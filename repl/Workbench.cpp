@@ -186,10 +186,10 @@ RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned se
     std::map<std::string, Shape> shapes;
     for (const auto &[name, t] : given)
       shapes[name] = t.shape;
-    SymBindings b = bindInputs(dyn->graph(), shapes, {}, backend::variantBindings(e_.requireGraph()));
+    SymBindings b =
+        bindInputs(dyn->graph(), shapes, {}, backend::variantBindings(e_.requireGraph()));
     if (b != backend::variantBindings(e_.requireGraph()))
-      e_.pushStep(backend::variantOf(e_.requireGraph(), b), "variant " + bindingsText(b), 0,
-                  false);
+      e_.pushStep(backend::variantOf(e_.requireGraph(), b), "variant " + bindingsText(b), 0, false);
   }
   const Graph &g = e_.requireGraph();
   Commands::requireBuilt(g);

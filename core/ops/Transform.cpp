@@ -40,24 +40,22 @@ std::vector<SymDims> symFlatten(const SymShapeCtx &c) {
   return {{d[0], symProduct(d, 1)}};
 }
 
-// reshape's codes over symbolic dimensions: 0 and -2 copy symbols, -3 multiplies, and -1 is the
-// element count over the other dimensions' product when that divides it exactly. A target size
-// written as an expression of symbols (`(seq, batch, 768)`) is that size.
-std::vector<SymDims> symReshape(const SymShapeCtx &c) {
-  const SymDims &src = c.in[0];
-  Shape target = parseShape(c.attrs.getStr("shape"));
-  SymDims written = target.dims();
+// MXNet/NNVM reshape codes over dimensions that may be symbolic: 0 and -2 copy, -3 multiplies
+// two, -4 splits one by a constant, and -1 is the element count over the other dimensions'
+// product when that divides it exactly; a target size written as an expression of symbols
+// (`(seq, batch, 768)`) is that size. The concrete rule (reshapeTarget) is this one over
+// constants; `c` reports errors (ShapeCtx or SymShapeCtx).
+template <class Ctx> SymDims reshapeDims(const Ctx &c, const SymDims &src, const SymDims &written) {
   std::vector<int64_t> spec;
   for (const SymExpr &d : written)
     spec.push_back(d.isConstant() ? d.constant() : 1);
-  if (spec.empty())
-    return {SymDims{}};
   SymDims tgt;
   size_t si = 0;
   int inferAt = -1;
   auto srcDim = [&](size_t i) {
     if (i >= src.size())
-      c.error(cat("shape ", shapeToTuple(target), " uses more axes than the input has"));
+      c.error(cat("shape ", shapeToTuple(Shape::symbolic(written)),
+                  " uses more axes than the input ", shapeToList(Shape::symbolic(src)), " has"));
     return src[i];
   };
   for (size_t i = 0; i < spec.size(); ++i) {
@@ -80,7 +78,7 @@ std::vector<SymDims> symReshape(const SymShapeCtx &c) {
       while (si < src.size())
         tgt.push_back(src[si++]);
     } else if (v == -3) {
-      tgt.push_back(srcDim(si) * srcDim(si + 1));
+      tgt.push_back(srcDim(si) * srcDim(si + 1)); // checked: the dims can be anything a file held
       si += 2;
     } else if (v == -4) {
       if (i + 2 >= spec.size())
@@ -90,18 +88,19 @@ std::vector<SymDims> symReshape(const SymShapeCtx &c) {
       i += 2;
       if (!written[i - 1].isConstant() || !written[i].isConstant())
         c.error("-4 is followed by two constant sizes");
-      if (a > 0 && b > 0) {
-        tgt.push_back(a);
-        tgt.push_back(b);
-        continue;
+      if (a == -1 && b == -1)
+        c.error("-4 cannot be followed by two -1");
+      SymExpr part = a > 0 && b > 0 ? SymExpr(a) * SymExpr(b) : d;
+      if (a <= 0 || b <= 0) {
+        int64_t by = a == -1 ? b : a;
+        if ((a != -1 && b != -1) || by <= 0 || !d.exactDiv(by, &part))
+          c.error(cat("-4 split of ", d.str(), " into ", a, " x ", b, " does not match"));
       }
-      if ((a == -1) == (b == -1) || a == 0 || b == 0)
-        c.error("-4 of a symbolic dimension takes one size and one -1");
-      SymExpr part;
-      if (!d.exactDiv(a == -1 ? b : a, &part))
-        c.error(cat("-4 cannot split ", d.str(), " by ", a == -1 ? b : a));
-      tgt.push_back(a == -1 ? part : SymExpr(a));
-      tgt.push_back(b == -1 ? part : SymExpr(b));
+      SymExpr first = a == -1 ? part : SymExpr(a), second = b == -1 ? part : SymExpr(b);
+      if (first * second != d)
+        c.error(cat("-4 split of ", d.str(), " into ", a, " x ", b, " does not match"));
+      tgt.push_back(first);
+      tgt.push_back(second);
     } else {
       c.error(cat("invalid shape code ", v));
     }
@@ -109,13 +108,25 @@ std::vector<SymDims> symReshape(const SymShapeCtx &c) {
   if (inferAt >= 0) {
     SymDims others = tgt;
     others.erase(others.begin() + inferAt);
-    SymExpr total = symProduct(src), rest = symProduct(others);
-    SymExpr quotient;
+    SymExpr total = symProduct(src), rest, quotient;
+    try {
+      rest = symProduct(others);
+    } catch (const Error &) { // found by fuzzing an ONNX Reshape
+      fail("shape ", shapeToTuple(Shape::symbolic(others)),
+           " has more elements than a 64-bit count holds");
+    }
     if (!total.divideBy(rest, &quotient))
       c.error(cat("cannot infer -1: ", total.str(), " elements over ", rest.str()));
     tgt[inferAt] = quotient;
   }
-  return {tgt};
+  return tgt;
+}
+
+std::vector<SymDims> symReshape(const SymShapeCtx &c) {
+  SymDims written = parseShape(c.attrs.getStr("shape")).dims();
+  if (written.empty())
+    return {SymDims{}};
+  return {reshapeDims(c, c.in[0], written)};
 }
 
 std::vector<SymDims> symTranspose(const SymShapeCtx &c) {
@@ -182,65 +193,10 @@ std::vector<SymDims> symSqueeze(const SymShapeCtx &c) {
   return {o};
 }
 
-// MXNet/NNVM reshape codes: 0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
+// The reshape of `src` by codes `spec` (reshapeDims over constants).
 Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &spec) {
-  Shape tgt;
-  size_t si = 0;
-  int inferAt = -1;
-  auto srcDim = [&](size_t i) {
-    if (i >= src.size())
-      c.error(cat("shape ", shapeToTuple(spec), " uses more axes than the input ", shapeToList(src),
-                  " has"));
-    return src[i];
-  };
-  for (size_t i = 0; i < spec.size(); ++i) {
-    int64_t v = spec[i];
-    if (v > 0) {
-      tgt.push_back(v);
-      ++si;
-    } else if (v == 0) {
-      tgt.push_back(srcDim(si++));
-    } else if (v == -1) {
-      if (inferAt >= 0)
-        c.error("shape may contain only one -1");
-      inferAt = static_cast<int>(tgt.size());
-      tgt.push_back(1);
-      ++si;
-    } else if (v == -2) {
-      while (si < src.size())
-        tgt.push_back(src[si++]);
-    } else if (v == -3) {
-      int64_t a = srcDim(si), b = srcDim(si + 1);
-      tgt.push_back(numElements({a, b})); // checked: the dims can be anything a file held
-      si += 2;
-    } else if (v == -4) {
-      if (i + 2 >= spec.size())
-        c.error("-4 must be followed by two dimensions");
-      int64_t d = srcDim(si++), a = spec[i + 1], b = spec[i + 2];
-      i += 2;
-      if (a == -1 && b == -1)
-        c.error("-4 cannot be followed by two -1");
-      if (a == -1)
-        a = d / b;
-      if (b == -1)
-        b = d / a;
-      if (int64_t ab = 0; __builtin_mul_overflow(a, b, &ab) || ab != d)
-        c.error(cat("-4 split of ", d, " into ", a, " x ", b, " does not match"));
-      tgt.push_back(a);
-      tgt.push_back(b);
-    } else {
-      c.error(cat("invalid shape code ", v));
-    }
-  }
-  if (inferAt >= 0) {
-    Shape others = tgt;
-    others.erase(others.begin() + inferAt);
-    int64_t rest = numElements(others); // checked (found by fuzzing an ONNX Reshape)
-    if (rest == 0 || numElements(src) % rest != 0)
-      c.error(cat("cannot infer -1 when reshaping ", shapeToList(src), " to ", shapeToTuple(spec)));
-    tgt[inferAt] = numElements(src) / rest;
-  }
-  return tgt;
+  numElements(src); // a count past 64 bits (found by fuzzing an ONNX Reshape) said as such
+  return Shape::symbolic(reshapeDims(c, src.dims(), SymDims(spec.begin(), spec.end())));
 }
 
 void transposeKernel(const Attrs &a, const std::vector<const Tensor *> &in,

@@ -139,3 +139,20 @@ def test_an_interpreter_without_numpy_fails_at_import_naming_the_one_it_was_buil
     assert last == (f"ImportError: loupe needs NumPy, which {sys.executable} cannot import; the "
                     f"module was built for {loupe.built_for_python} (run "
                     f"PYTHONPATH=build/python {loupe.built_for_python})")
+
+
+def test_a_dynamic_build_runs_the_variant_of_the_arrays_sizes():
+    s = loupe.Session()
+    s.command('x = Variable("x", shape="(batch, 3)", dtype=0)')
+    s.command('w = Variable("w", shape="(batch, 3)", dtype=0)')
+    s.command("y = relu(x * 2 + w) + 1")
+    s.graph("y")
+    assert "dynamic: size symbols batch" in s.build(opt_level=3)
+    for rows in (2, 5):
+        x = np.arange(rows * 3, dtype="float32").reshape(rows, 3) - 4
+        w = np.full((rows, 3), -0.5, "float32")
+        out = s.run(x=x, w=w)
+        assert out[0].shape == (rows, 3)
+        np.testing.assert_array_equal(out[0], np.maximum(x * 2 + w, 0) + 1)
+    with pytest.raises(loupe.Error, match="gives batch=3 .* gives batch=2|gives batch=2 .* gives batch=3"):
+        s.run(x=np.zeros((2, 3), "float32"), w=np.zeros((3, 3), "float32"))

@@ -354,6 +354,7 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
 void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::string &,
                                        std::ostream &out) {
   needArgs(a, 1, 1, ":export DIR");
+  requireBuilt(e.requireGraph()); // a dynamic build exports one variant at a time
   e.checkWrite(":export", a[0]);
   std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";

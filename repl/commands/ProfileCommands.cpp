@@ -1,6 +1,7 @@
 // ProfileCommands: the commands that measure a built step — :buffers (its planned storage) and
 // :profile (each kernel's median time, share, GFLOP/s and % of this machine's peak).
 #include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/Export.h"
 #include "backend/GraphExecutor.h"
 #include "backend/Peak.h"
@@ -13,6 +14,7 @@
 #include "core/Printer.h"
 #include "frontend/onnx/OnnxImport.h"
 #include "passes/Provenance.h"
+#include "passes/Symbols.h"
 #include "repl/ProfileSummary.h"
 #include "repl/commands/Commands.h"
 #include "repl/commands/RunInputs.h"
@@ -348,6 +350,9 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
                     totalMs > 0 ? 100 * r.ms / totalMs : 0.0, t.gflops, t.percentPeak);
     return pad(r.kernel, width) + buf;
   };
+  // A dynamic build's variant: the sizes these kernels were built for and ran at.
+  if (SymBindings b = backend::variantBindings(g); !b.empty())
+    out << "variant " << bindingsText(b) << " of the dynamic build\n";
   // Integer kernels count integer operations (GOP/s, against the int8 peak): the column says
   // both when the profile has them.
   out << pad(by, width) << (perKernel ? "   min ms median ms    max ms" : "  kernels median ms")

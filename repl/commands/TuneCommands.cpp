@@ -1,6 +1,7 @@
 // TuneCommands: the commands of tuning — :space (a function's knobs and their candidates) and
 // :tune (a measured search of the built graph's kernels, every measurement logged).
 #include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/Peak.h"
 #include "backend/Runtime.h"
 #include "backend/tune/NetworkCheck.h"
@@ -87,6 +88,8 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
                                std::ostream &out) {
   Args a = splitArgs(rest);
   const Graph &g = e.requireGraph();
+  if (backend::dynamicBuild(g) && !backend::builtLibrary(g))
+    requireBuilt(g); // a variant's sizes are tuned, one size at a time
   if (e.tuning_ == "off")
     fail("tuning is off, so nothing measured would be kept: :set tuning on (the default "
          "log) or :set tuning FILE first");

@@ -30,6 +30,21 @@ void padShape(ShapeCtx &c) {
   c.assignOut(0, o);
 }
 
+// padShape over symbolic dimensions: each axis grows by its two pads (a reflection of a
+// symbolic axis is checked by the run that binds it).
+std::vector<SymDims> symPad(const SymShapeCtx &c) {
+  const auto &pw = c.attrs.getPairs("pad_width");
+  SymDims o = c.in[0];
+  if (pw.size() != o.size())
+    c.error(cat("pad_width has ", pw.size(), " pairs but the input has ", o.size(), " axes"));
+  for (size_t d = 0; d < o.size(); ++d) {
+    if (pw[d][0] < 0 || pw[d][1] < 0)
+      c.error("pad_width values must be non-negative");
+    o[d] = o[d] + SymExpr(pw[d][0] + pw[d][1]);
+  }
+  return {o};
+}
+
 // Where position i - before of an axis of n cells reads for pad_mode edge (the nearest end
 // cell) and reflect (mirrored about the end cells, without repeating them); inside the axis
 // both read i - before itself. T is int64_t (the kernels) or a loop expression (the lowering).
@@ -174,6 +189,7 @@ void registerPadOps() {
       .layout(layoutFixed(1, false))
       .setPattern(kInjective)
       .shape(padShape)
+      .symbolic(symPad)
       .kernel(padKernel)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in, const std::vector<Shape> &,
                 const std::vector<int> &) {

@@ -691,6 +691,14 @@ void registerTransformOps() {
       .param("end", ParamKind::Int, "2147483647", "one past the last dim")
       .setPattern(kOpaque)           // reads no element of its input
       .layout(layoutFixed(1, false)) // the shape of the layout the graph was written for
+      .symbolic([](const SymShapeCtx &c) {
+        // The shape's length is the rank, known however its sizes come.
+        auto [start, end] = shapeRange(c.attrs, c.in[0].size());
+        if (end <= start)
+          c.error(cat("dims [", c.attrs.getInt("start"), ", ", c.attrs.getInt("end"),
+                      ") select no dimension"));
+        return std::vector<SymDims>{{SymExpr(end - start)}};
+      })
       .shape([](ShapeCtx &c) {
         if (!c.in[0].rankKnown())
           return;
@@ -729,6 +737,20 @@ void registerTransformOps() {
       .grad(zeroGrad);
 
   r.add("tile")
+      .symbolic([](const SymShapeCtx &c) {
+        SymDims x = c.in[0];
+        std::vector<int64_t> reps = c.attrs.getTuple("reps");
+        if (reps.size() < x.size())
+          reps.insert(reps.begin(), x.size() - reps.size(), 1);
+        if (x.size() < reps.size())
+          x.insert(x.begin(), reps.size() - x.size(), SymExpr(1));
+        for (size_t d = 0; d < x.size(); ++d) {
+          if (reps[d] <= 0)
+            c.error(cat("reps ", shapeToTuple(c.attrs.getTuple("reps")), " must be positive"));
+          x[d] = x[d] * SymExpr(reps[d]);
+        }
+        return std::vector<SymDims>{x};
+      })
       .describe("the input repeated reps[d] times along each axis d (reps shorter than the rank "
                 "is padded with leading 1s; longer, the input gains leading axes of 1)")
       .param("reps", ParamKind::Tuple, std::nullopt, "repetitions per axis")

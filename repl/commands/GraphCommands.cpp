@@ -339,12 +339,14 @@ std::string Commands::dataInputsText(const Engine &e, const Graph &g) {
 namespace {
 
 void printPorts(const std::vector<Commands::Port> &ports, std::ostream &out) {
-  size_t w = 6;
-  for (const auto &p : ports)
+  size_t w = 6, sw = 20; // a symbolic shape, `(batch, sequence, 32)`, may be longer
+  for (const auto &p : ports) {
     w = std::max(w, p.name.size() + 2);
-  out << pad("name", w) << pad("shape", 20) << pad("dtype", 10) << "layout\n";
+    sw = std::max(sw, p.shape.size() + 2);
+  }
+  out << pad("name", w) << pad("shape", sw) << pad("dtype", 10) << "layout\n";
   for (const auto &p : ports)
-    out << pad(p.name, w) << pad(p.shape, 20) << pad(p.dtype, 10) << p.layout << "\n";
+    out << pad(p.name, w) << pad(p.shape, sw) << pad(p.dtype, 10) << p.layout << "\n";
 }
 
 } // namespace

@@ -174,6 +174,10 @@ std::vector<RuleCase> ruleCases() {
       {"batch_norm", img + "y = batch_norm(x)"},
       {"layer_norm", x3 + "y = layer_norm(x, axis=-1)"},
       {"dropout", x3 + "y = dropout(x)"},
+      {"shape_of", x3 + "y = shape_of(x, start=1)"},
+      {"tile", x3 + "y = tile(x, reps=(2, 1, 3))"},
+      {"tile", x3 + "y = tile(x, reps=(2, 1, 1, 3))"},
+      {"pad", img + "y = pad(x, pad_width=((0, 0), (0, 0), (1, 2), (3, 0)))"},
       {"qnn.quantize", x3 + v("s", "(1,)") + v("zp", "(1,)") + "y = qnn.quantize(x, s, zp)"},
   };
 }
@@ -224,8 +228,8 @@ TEST(SymShape, EveryOpWithASymbolicRuleIsSampled) {
 
 TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {
   EXPECT_NE(
-      inferError(v("x", "(batch, 8)") + "y = tile(x, reps=(2, 1))")
-          .find("operator tile0 (tile) has no rule for symbolic shapes (input (batch, 8)); give "
+      inferError(v("x", "(batch, 8)") + "y = flip(x, axis=0)")
+          .find("operator flip0 (flip) has no rule for symbolic shapes (input (batch, 8)); give "
                 "the sizes (:load FILE SYMBOL=N, or a concrete shape)"),
       std::string::npos);
   EXPECT_NE(inferError(v("x", "(batch, 8)") + v("z", "(seq, 8)") + "y = broadcast_add(x, z)")

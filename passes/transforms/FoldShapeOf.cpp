@@ -1,4 +1,5 @@
-// FoldShapeOf: replaces every shape_of whose input's shape is known by a `const` of that shape,
+// FoldShapeOf: replaces every shape_of whose input's shape is known by a `const` of that shape
+// (of a symbolic shape, when the dimensions it selects are constants),
 // then runs FoldConstant, so the computations on shapes (the Shape -> Gather -> Concat chains
 // of an export) become constants once the input shapes are given; :build runs it when the
 // graph has a shape_of.
@@ -7,6 +8,7 @@
 #include "core/Attrs.h"
 #include "core/Error.h"
 #include "core/Rewrite.h"
+#include "core/Text.h"
 #include "core/ops/OpHelpers.h"
 #include "passes/PatternUtil.h"
 
@@ -19,14 +21,34 @@ Graph foldShapeOf(const Graph &src, const PassContext &ctx) {
   Graph shaped = applyPasses(src, {"InferShape"});
   const IndexedGraph &idx = shaped.index();
   const auto &shapes = shaped.attr("shape")->shapes;
-  std::map<const Node *, Shape> known;
+  // Each foldable shape_of's selected dimensions. Of a symbolic shape, the dimensions it selects
+  // fold when they are constants (`shape_of(x, start=2)` of `(batch, seq, 768)`); one that
+  // selects a symbol stays, computed at run time, and a remark says which.
+  std::map<const Node *, std::vector<int64_t>> known;
   for (uint32_t nid = 0; nid < idx.nodes.size(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
     if (n.isVariable() || n.op->name != "shape_of")
       continue;
     const Shape &in = shapes[idx.entryId(idx.nodes[nid].inputs[0])];
-    if (shapeKnown(in))
-      known[&n] = in;
+    if (!shapeDescribed(in))
+      continue;
+    auto [start, end] = ops::shapeRange(n.parsed, in.size());
+    std::vector<int64_t> dims;
+    std::vector<std::string> symbolic;
+    for (int64_t d = start; d < end; ++d) {
+      SymExpr e = in.dim(static_cast<size_t>(d));
+      if (e.isConstant())
+        dims.push_back(e.constant());
+      else
+        symbolic.push_back(e.str());
+    }
+    if (symbolic.empty())
+      known[&n] = dims;
+    else if (ctx.remarks)
+      ctx.remarks->push_back(cat("FoldShapeOf: ", n.name, " reads ", joinNames(symbolic), " of ",
+                                 shapeToTuple(in),
+                                 ": computed when the sizes are "
+                                 "bound"));
   }
   if (known.empty())
     return src;
@@ -34,10 +56,9 @@ Graph foldShapeOf(const Graph &src, const PassContext &ctx) {
     auto it = known.find(node.get());
     if (it == known.end())
       return {};
-    auto [start, end] = ops::shapeRange(node->parsed, it->second.size());
-    Tensor dims({end - start}, kInt64);
-    for (int64_t d = start; d < end; ++d)
-      dims.data[d - start] = static_cast<double>(it->second[d]);
+    Tensor dims({static_cast<int64_t>(it->second.size())}, kInt64);
+    for (size_t d = 0; d < it->second.size(); ++d)
+      dims.data[d] = static_cast<double>(it->second[d]);
     return {{constantNode(dims, node->name), 0, 0}};
   });
   // What reads the shapes folds with them.

@@ -2,6 +2,8 @@
 // results are worked out by hand from nnvm-spec §5-7, plus randomized invariants.
 #include "TestUtil.h"
 
+#include "passes/Symbols.h"
+
 #include "core/Error.h"
 
 #include <random>
@@ -434,6 +436,31 @@ TEST(FoldShapeOf, ShapesBecomeConstantsAndTheirComputationsFold) {
   EXPECT_EQ(got.data, std::vector<double>(24, 13.0));
   Graph unknown = applyPasses(built("x = Variable(\"x\")\ny = shape_of(x)"), {"FoldShapeOf"});
   EXPECT_EQ(opsOf(unknown), (std::vector<std::string>{"var", "shape_of"}));
+}
+
+// Of a symbolic shape, what the symbols allow folds: the constant dimensions a shape_of selects;
+// one that selects a symbol stays (computed once the sizes are bound), and a remark says so.
+TEST(FoldShapeOf, ConstantDimensionsOfASymbolicShapeFoldAndSymbolsStay) {
+  Graph g = built("x = Variable(\"x\", shape=\"(batch, seq, 4)\", dtype=0)\n"
+                  "n = cast(prod(shape_of(x, start=2)), dtype=\"float32\")\n"
+                  "m = cast(prod(shape_of(x)), dtype=\"float32\")\n"
+                  "y = broadcast_add(broadcast_add(x, n), m)");
+  std::vector<std::string> remarks;
+  PassContext ctx;
+  ctx.remarks = &remarks;
+  Graph folded = applyPasses(g, {"FoldShapeOf"}, ctx);
+  EXPECT_EQ(opsOf(folded), (std::vector<std::string>{"var", "const", "broadcast_add", "shape_of",
+                                                     "prod", "cast", "broadcast_add"}));
+  EXPECT_EQ(remarks, (std::vector<std::string>{
+                         "FoldShapeOf: shape_of1 reads batch, seq of (batch, seq, 4): computed "
+                         "when the sizes are bound"}));
+  // Bound, both fold: x + 4 + batch * seq * 4.
+  Graph bound = applyPasses(bindSymbols(g, {{"batch", 2}, {"seq", 3}}), {"FoldShapeOf"});
+  EXPECT_EQ(opsOf(bound),
+            (std::vector<std::string>{"var", "const", "broadcast_add", "const", "broadcast_add"}));
+  std::map<std::string, Tensor> in{{"x", tensor({2, 3, 4}, std::vector<double>(24, 1.0))}};
+  Tensor got = interpret(applyPasses(bound, {"InferShape", "InferType"}), in).at(0);
+  EXPECT_EQ(got.data, std::vector<double>(24, 1.0 + 4 + 24));
 }
 
 TEST(EliminateCommonSubexpr, MergesOnlyIdenticalComputations) {

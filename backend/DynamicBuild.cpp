@@ -7,18 +7,6 @@
 
 namespace loupe::backend {
 
-namespace {
-
-// The binding of a variant, kept in its graph as "batch=1,seq=64".
-std::string bindingKey(const SymBindings &b) {
-  std::string s;
-  for (const auto &[k, v] : b)
-    s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
-  return s;
-}
-
-} // namespace
-
 DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext context)
     : graph_(std::move(symbolic)), options_(std::move(options)), context_(std::move(context)),
       symbols_(graphSymbols(graph_)) {
@@ -45,7 +33,7 @@ Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {
     if (!b.count(s))
       fail("size symbol ", s, " is not bound");
   Graph g = build(bindSymbols(graph_, b), options_, context_);
-  g.attrs["variant"] = GraphAttr::string(bindingKey(b));
+  g.attrs["variant"] = GraphAttr::string(bindingsText(b)); // "batch=1, seq=64"
   variants_[b] = g;
   if (built)
     *built = true;
@@ -95,8 +83,8 @@ SymBindings variantBindings(const Graph &g) {
   if (!a)
     return b;
   for (const std::string &part : splitList(a->str, ',')) {
-    size_t eq = part.find('=');
-    b[part.substr(0, eq)] = std::stoll(part.substr(eq + 1));
+    size_t from = part.find_first_not_of(' '), eq = part.find('=');
+    b[part.substr(from, eq - from)] = std::stoll(part.substr(eq + 1));
   }
   return b;
 }

@@ -2,8 +2,6 @@
 // once for the REPL, Python, the viewer and the report.
 #include "repl/Workbench.h"
 
-#include "passes/Symbols.h"
-
 #include "backend/Build.h"
 #include "backend/DynamicBuild.h"
 #include "backend/GraphExecutor.h"
@@ -182,14 +180,11 @@ Graph Workbench::build(const Graph &g, backend::BuildOptions o, const std::strin
 
 RunValues Workbench::run(const std::map<std::string, Tensor> &given, unsigned seed, bool check) {
   // A dynamic build runs the variant of the given tensors' sizes (made the current step).
-  if (auto dyn = backend::dynamicBuild(e_.requireGraph())) {
+  if (backend::dynamicBuild(e_.requireGraph())) {
     std::map<std::string, Shape> shapes;
     for (const auto &[name, t] : given)
       shapes[name] = t.shape;
-    SymBindings b =
-        bindInputs(dyn->graph(), shapes, {}, backend::variantBindings(e_.requireGraph()));
-    if (b != backend::variantBindings(e_.requireGraph()))
-      e_.pushStep(backend::variantOf(e_.requireGraph(), b), "variant " + bindingsText(b), 0, false);
+    Commands::useVariant(e_, shapes, {});
   }
   const Graph &g = e_.requireGraph();
   Commands::requireBuilt(g);

@@ -171,8 +171,10 @@ std::vector<SymDims> symExpandDims(const SymShapeCtx &c) {
   return {o};
 }
 
-std::vector<SymDims> symSqueeze(const SymShapeCtx &c) {
-  const SymDims &d = c.in[0];
+// squeeze's output dimensions (SymDims, constant for the concrete rule): the listed axes, each
+// of size 1, or every axis of size 1 when none is listed; `c` reports errors (ShapeCtx or
+// SymShapeCtx).
+template <class Ctx> SymDims squeezeDims(const Ctx &c, const SymDims &d) {
   int nd = static_cast<int>(d.size());
   std::vector<bool> drop(nd, false);
   const auto &ax = c.attrs.getTuple("axis");
@@ -190,8 +192,10 @@ std::vector<SymDims> symSqueeze(const SymShapeCtx &c) {
       o.push_back(d[i]);
   if (o.empty())
     o = {SymExpr(1)};
-  return {o};
+  return o;
 }
+
+std::vector<SymDims> symSqueeze(const SymShapeCtx &c) { return {squeezeDims(c, c.in[0])}; }
 
 // The reshape of `src` by codes `spec` (reshapeDims over constants).
 Shape reshapeTarget(ShapeCtx &c, const Shape &src, const std::vector<int64_t> &spec) {
@@ -328,11 +332,13 @@ GradientFn reshapeGrad(bool emptyKey) {
 
 namespace {
 // tile's input shape and reps at one rank: the shorter padded with leading 1s.
-std::pair<Shape, std::vector<int64_t>> tileAligned(Shape x, std::vector<int64_t> reps) {
+// Dims is Shape (the concrete rule, the kernels) or SymDims (the symbolic rule).
+template <class Dims>
+std::pair<Dims, std::vector<int64_t>> tileAligned(Dims x, std::vector<int64_t> reps) {
   if (reps.size() < x.size())
     reps.insert(reps.begin(), x.size() - reps.size(), 1);
   if (x.size() < reps.size())
-    x.insert(x.begin(), reps.size() - x.size(), 1);
+    x.insert(x.begin(), reps.size() - x.size(), typename Dims::value_type(1));
   return {x, reps};
 }
 } // namespace
@@ -738,12 +744,7 @@ void registerTransformOps() {
 
   r.add("tile")
       .symbolic([](const SymShapeCtx &c) {
-        SymDims x = c.in[0];
-        std::vector<int64_t> reps = c.attrs.getTuple("reps");
-        if (reps.size() < x.size())
-          reps.insert(reps.begin(), x.size() - reps.size(), 1);
-        if (x.size() < reps.size())
-          x.insert(x.begin(), reps.size() - x.size(), SymExpr(1));
+        auto [x, reps] = tileAligned(c.in[0], c.attrs.getTuple("reps"));
         for (size_t d = 0; d < x.size(); ++d) {
           if (reps[d] <= 0)
             c.error(cat("reps ", shapeToTuple(c.attrs.getTuple("reps")), " must be positive"));
@@ -883,28 +884,7 @@ void registerTransformOps() {
           return;
         if (c.in[0].isScalar() && c.attrs.getTuple("axis").empty()) // NumPy: nothing to remove
           return c.assignOut(0, c.in[0]);
-        const Shape &d = c.in[0];
-        int nd = static_cast<int>(d.size());
-        std::vector<bool> drop(nd, false);
-        const auto &ax = c.attrs.getTuple("axis");
-        if (ax.empty()) {
-          for (int i = 0; i < nd; ++i)
-            drop[i] = d[i] == 1;
-        } else {
-          for (int64_t a : ax) {
-            int i = normalizeAxis(a, nd, cat("operator ", c.node));
-            if (d[i] != 1)
-              c.error(cat("axis ", a, " has size ", d[i], ", not 1"));
-            drop[i] = true;
-          }
-        }
-        Shape o;
-        for (int i = 0; i < nd; ++i)
-          if (!drop[i])
-            o.push_back(d[i]);
-        if (o.empty())
-          o = {1};
-        c.assignOut(0, o);
+        c.assignOut(0, Shape::symbolic(squeezeDims(c, c.in[0].dims())));
       })
       .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &) {

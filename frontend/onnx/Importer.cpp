@@ -415,28 +415,29 @@ const Tensor *Importer::fold(const std::string &name) {
   }
 }
 
-std::optional<Shape> Importer::inferredShape(const NodeEntry &e) const {
+namespace {
+
+// The shape InferShape infers of `e` from the graph so far, when `wanted` accepts it.
+std::optional<Shape> inferredShapeIf(const NodeEntry &e, bool (*wanted)(const Shape &)) {
   try {
     Graph shaped = applyPasses(Graph({e}), {"InferShape"});
     const IndexedGraph &idx = shaped.index();
     const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
-    if (shapeKnown(s))
+    if (wanted(s))
       return s;
   } catch (const Error &) {
   }
   return std::nullopt;
 }
 
+} // namespace
+
+std::optional<Shape> Importer::inferredShape(const NodeEntry &e) const {
+  return inferredShapeIf(e, shapeKnown);
+}
+
 std::optional<Shape> Importer::inferredSymbolicShape(const NodeEntry &e) const {
-  try {
-    Graph shaped = applyPasses(Graph({e}), {"InferShape"});
-    const IndexedGraph &idx = shaped.index();
-    const Shape &s = shaped.attr("shape")->shapes[idx.entryId(idx.heads[0])];
-    if (s.isSymbolic())
-      return s;
-  } catch (const Error &) {
-  }
-  return std::nullopt;
+  return inferredShapeIf(e, [](const Shape &s) { return s.isSymbolic(); });
 }
 
 bool Importer::isScalar(const onnx::NodeProto &n, int k) const {

@@ -169,10 +169,7 @@ std::vector<SymBindings> specializations(const Graph &g, const std::string &text
            joinNames(std::vector<std::string>(symbols.begin(), symbols.end())), ")");
     std::vector<SymBindings> next;
     for (const std::string &v : splitList(w.substr(eq + 1), ',')) {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || end != v.data() + v.size() || n < 1)
-        fail("specialize: ", name, "=", v, ": a size is a positive integer");
+      int64_t n = integerAtLeast(name, v, 1);
       for (SymBindings b : out) {
         b[name] = n;
         next.push_back(b);

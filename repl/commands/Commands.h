@@ -73,6 +73,11 @@ struct Commands {
   /// said on `out`, unless the current step is that variant. A symbol left unbound keeps the
   /// current variant's size. Returns the current graph. Other graphs are returned as they are.
   static const Graph &currentVariant(Engine &e, RunWords &w, std::ostream &out);
+  /// The variant of the current dynamic build (or variant) for the inputs of shapes `given` and
+  /// the sizes `words` names, the current variant's sizes kept for symbols neither gives, made
+  /// the current step (pushed unless it is); returns the line that says so ("" when unchanged).
+  static std::string useVariant(Engine &e, const std::map<std::string, Shape> &given,
+                                const SymBindings &words);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
   /// Throws the one-line error of a command that needs a built graph when `g` is not one (a

@@ -257,6 +257,26 @@ void Commands::requireBuilt(const Graph &g) {
   fail("the current graph was not built; run :build first");
 }
 
+std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &given,
+                                 const SymBindings &words) {
+  const Graph &g = e.requireGraph();
+  // The sizes not given stay the current variant's.
+  SymBindings current = backend::variantBindings(g);
+  SymBindings b = bindInputs(backend::dynamicBuild(g)->graph(), given, words, current);
+  if (!current.empty() && b == current)
+    return "";
+  bool built = false;
+  auto t0 = std::chrono::steady_clock::now();
+  Graph v = backend::variantOf(g, b, &built);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  size_t from = e.cursor_;
+  e.pushStep(v, "variant " + bindingsText(b), ms, false);
+  return cat("step ", e.cursor_, ": variant ", bindingsText(b), " of the dynamic build (",
+             built ? "built now" : "built before", "; step ", from, " was ",
+             current.empty() ? "the build" : "variant " + bindingsText(current), ")\n");
+}
+
 const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out) {
   const Graph &g = e.requireGraph();
   std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
@@ -268,11 +288,7 @@ const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out)
   for (auto it = w.how.begin(); it != w.how.end();) {
     const auto &[name, how] = *it;
     if (dyn->symbols().count(name) && !declared.count(name)) {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(how.data(), how.data() + how.size(), n);
-      if (ec != std::errc() || end != how.data() + how.size() || n < 1)
-        fail(name, "=", how, ": a size symbol's size is a positive integer");
-      words[name] = n;
+      words[name] = integerAtLeast(name, how, 1);
       it = w.how.erase(it);
       continue;
     }
@@ -283,21 +299,7 @@ const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out)
       given[name] = readTensorFile(how, name).shape;
     ++it;
   }
-  // The sizes not given stay the current variant's.
-  SymBindings current = backend::variantBindings(g);
-  SymBindings b = bindInputs(dyn->graph(), given, words, current);
-  if (!current.empty() && b == current)
-    return g;
-  bool built = false;
-  auto t0 = std::chrono::steady_clock::now();
-  Graph v = backend::variantOf(g, b, &built);
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  size_t from = e.cursor_;
-  e.pushStep(v, "variant " + bindingsText(b), ms, false);
-  out << "step " << e.cursor_ << ": variant " << bindingsText(b) << " of the dynamic build ("
-      << (built ? "built now" : "built before") << "; step " << from << " was "
-      << (current.empty() ? "the build" : "variant " + bindingsText(current)) << ")\n";
+  out << useVariant(e, given, words);
   return e.requireGraph();
 }
 

@@ -43,7 +43,20 @@ std::vector<StorageSlot> storageSlots(const Graph &g) {
       StorageSlot &s = slots[sid[e]];
       s.id = sid[e];
       s.dtype = static_cast<int>(dtypes[e]);
-      s.bytes = std::max(s.bytes, numElements(shapes[e]) * dtypeBytes(s.dtype));
+      SymExpr bytes = elementCount(shapes[e]) * SymExpr(dtypeBytes(s.dtype));
+      if (s.entries.empty() || s.id < 0) {
+        if (s.entries.empty())
+          s.size = bytes;
+      } else {
+        SymExpr have, want;
+        int64_t h = s.size.content(&have), w = bytes.content(&want);
+        if (have != want)
+          fail("storage ", s.id, " holds ", s.size.str(), " and ", bytes.str(),
+               " bytes, sizes no binding of the symbols orders");
+        if (w > h)
+          s.size = bytes;
+      }
+      s.bytes = s.size.isConstant() ? s.size.constant() : 0;
       s.entries.push_back(e);
       s.names.push_back(n.numOutputs() > 1 ? n.name + "." + std::to_string(k) : n.name);
       if (s.entries.size() == 1)

@@ -16,14 +16,17 @@ namespace loupe::backend {
 /// positions (execution order) of their first and last use.
 struct StorageSlot {
   int64_t id = 0;
-  int64_t bytes = 0;
+  int64_t bytes = 0; ///< 0 when the size is symbolic
+  SymExpr size;      ///< the bytes as an expression of size symbols (a constant when known)
   int dtype = 0;
   std::vector<uint32_t> entries;
   std::vector<std::string> names; ///< "node" or "node.k" per entry
   uint32_t firstUse = 0, lastUse = 0;
 };
 
-/// The storage slots of a deploy graph (needs storage_id, shape, dtype).
+/// The storage slots of a deploy graph (needs storage_id, shape, dtype). With size symbols a
+/// slot's size is the largest of its entries' byte counts, which PlanMemory keeps in one size
+/// class; entries of sizes no binding-free order compares make it an Error.
 std::vector<StorageSlot> storageSlots(const Graph &deploy);
 
 /// What a run gives: the outputs and each kernel call's time in milliseconds.

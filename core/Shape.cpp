@@ -24,6 +24,15 @@ int64_t numElements(const Shape &s) {
   return n;
 }
 
+SymExpr elementCount(const Shape &s) {
+  if (!s.isSymbolic())
+    return SymExpr(numElements(s));
+  SymExpr n(1);
+  for (size_t i = 0; i < s.size(); ++i)
+    n = n * s.dim(i);
+  return n;
+}
+
 int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
   for (int64_t b = limit; b > 1; --b)
     if (n % b == 0)

@@ -103,6 +103,9 @@ inline bool shapeDescribed(const Shape &s) { return shapeKnown(s) || s.isSymboli
 
 /// Product of the dimensions (1 for a 0-d shape). Throws Error when it overflows int64.
 int64_t numElements(const Shape &s);
+/// Product of the dimensions as an expression: numElements for a shape of sizes, the product of
+/// the expressions for a symbolic one (`(batch, seq, 768)` → `batch*seq*768`).
+SymExpr elementCount(const Shape &s);
 
 /// The largest divisor of `n` not above `limit` (1 when there is none above 1): block sizes
 /// and tile widths that divide a dimension.

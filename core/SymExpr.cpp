@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 
 namespace loupe {
 
@@ -181,6 +182,19 @@ bool SymExpr::exactDiv(int64_t d, SymExpr *out) const {
   }
   *out = r;
   return true;
+}
+
+int64_t SymExpr::content(SymExpr *primitive) const {
+  int64_t g = 0;
+  for (const auto &[m, c] : terms_)
+    g = std::gcd(g, c);
+  if (g == 0) {
+    *primitive = SymExpr();
+    return 0;
+  }
+  if (!exactDiv(g, primitive))
+    fail("internal: ", str(), " does not divide by its content ", g);
+  return g;
 }
 
 bool SymExpr::divideBy(const SymExpr &d, SymExpr *quotient) const {

@@ -52,6 +52,12 @@ public:
   bool divideBy(const SymExpr &d, SymExpr *quotient) const;
   /// The expression divided by a constant when every coefficient divides exactly.
   bool exactDiv(int64_t d, SymExpr *out) const;
+  /// The expression as its content times its primitive part: returns the greatest common
+  /// divisor of the coefficients (positive; 0 for the zero expression) and sets `primitive` to
+  /// the expression divided by it (`batch*seq*3072` → 3072 and `batch*seq`; a constant `c` → c
+  /// and 1). Two sizes with the same primitive part keep one ratio at every binding of the
+  /// symbols: the sizes one can order without knowing them (how PlanMemory compares blocks).
+  int64_t content(SymExpr *primitive) const;
   /// Text: `batch*seq*12`, `seq+1`, `(seq+1)/2`.
   std::string str() const;
 

@@ -11,52 +11,77 @@
 // did) takes the smallest free block in [size, 16·size] (earliest released among equals), else
 // the largest in [size/16, size) (latest released), else a new id; a reused block grows to the
 // larger size. Variables get no storage.
+//
+// With size symbols (a symbolic graph) sizes are expressions: a block is reused only by a
+// request of its size class (BlockSize), where the rule above holds at every binding, so the
+// plan is valid whatever sizes the symbols take; the total is then an expression.
 #include "passes/Pass.h"
 
 #include "core/Error.h"
+#include "core/Shape.h"
+#include "core/SymExpr.h"
 
 #include <map>
+#include <string>
+#include <utility>
 
 namespace loupe {
 
 namespace {
 
+// A block's size as PlanMemory compares them: its size class (the primitive part of its byte
+// count, `1` for every constant size) and its multiple of the class. Within one class sizes
+// keep one ratio at every binding of the symbols, so NNVM's rule applies to the multiples; sizes
+// of different classes are never compared (no binding-free order exists between them).
+struct BlockSize {
+  SymExpr primitive;
+  int64_t mult = 0;
+  std::string cls;
+
+  explicit BlockSize(const SymExpr &bytes)
+      : mult(bytes.content(&primitive)), cls(primitive.str()) {}
+  SymExpr bytes() const { return primitive * SymExpr(mult); }
+};
+
 class Allocator {
 public:
-  static constexpr size_t kMatchRange = 16;
+  static constexpr int64_t kMatchRange = 16;
 
-  int request(size_t size) {
-    if (size == 0)
+  int request(const BlockSize &size) {
+    if (size.mult == 0)
       return -1;
-    auto begin = free_.lower_bound(size / kMatchRange);
-    auto mid = free_.lower_bound(size);
-    auto end = free_.upper_bound(size * kMatchRange);
+    auto &free = free_[size.cls];
+    auto begin = free.lower_bound(size.mult / kMatchRange);
+    auto mid = free.lower_bound(size.mult);
+    auto end = free.upper_bound(size.mult * kMatchRange);
     for (auto it = mid; it != end; ++it)
-      return take(it, size);
+      return take(free, it, size.mult);
     for (auto it = mid; it != begin;) {
       --it;
-      return take(it, size);
+      return take(free, it, size.mult);
     }
-    bytes_.push_back(size);
-    return static_cast<int>(bytes_.size()) - 1;
+    blocks_.push_back(size);
+    return static_cast<int>(blocks_.size()) - 1;
   }
-  void release(int id) { free_.insert({bytes_[id], id}); }
-  int64_t totalBytes() const {
-    int64_t t = 0;
-    for (size_t b : bytes_)
-      t += static_cast<int64_t>(b);
+  void release(int id) { free_[blocks_[id].cls].insert({blocks_[id].mult, id}); }
+  /// The bytes of every block: a constant, or an expression of the symbols.
+  SymExpr totalBytes() const {
+    SymExpr t;
+    for (const BlockSize &b : blocks_)
+      t = t + b.bytes();
     return t;
   }
 
 private:
-  int take(std::multimap<size_t, int>::iterator it, size_t size) {
+  using FreeList = std::multimap<int64_t, int>; // equal sizes stay in release order
+  int take(FreeList &free, FreeList::iterator it, int64_t mult) {
     int id = it->second;
-    bytes_[id] = std::max(bytes_[id], size);
-    free_.erase(it);
+    blocks_[id].mult = std::max(blocks_[id].mult, mult);
+    free.erase(it);
     return id;
   }
-  std::multimap<size_t, int> free_; // equal sizes stay in release order
-  std::vector<size_t> bytes_;
+  std::map<std::string, FreeList> free_; // by size class
+  std::vector<BlockSize> blocks_;
 };
 
 Graph planMemory(const Graph &src, const PassContext &) {
@@ -79,7 +104,7 @@ Graph planMemory(const Graph &src, const PassContext &) {
   Allocator alloc;
   int64_t notAllocated = 0;
   auto bytesOf = [&](uint32_t eid) {
-    return shapes[eid].rankKnown() ? static_cast<size_t>(numElements(shapes[eid])) * 4 : size_t{0};
+    return BlockSize(shapes[eid].rankKnown() ? elementCount(shapes[eid]) * SymExpr(4) : SymExpr(0));
   };
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const auto &in = idx.nodes[nid];
@@ -98,24 +123,27 @@ Graph planMemory(const Graph &src, const PassContext &) {
       uint32_t eout = idx.entryId(nid, o), ein = idx.entryId(in.inputs[i]);
       int64_t sin = storage[ein];
       if (!taken[i] && storage[eout] == -1 && sin >= 0 && blockRefs[sin] == 1 && refs[eout] > 0 &&
-          numElements(shapes[eout]) == numElements(shapes[ein]) && dtypes[eout] == dtypes[ein]) {
+          elementCount(shapes[eout]) == elementCount(shapes[ein]) && dtypes[eout] == dtypes[ein]) {
         taken[i] = true;
         storage[eout] = sin;
         blockRefs[sin] += refs[eout];
         inplaceIndex[eout] = i;
       }
     }
-    std::multimap<size_t, uint32_t> outs;
+    // Largest first within a size class; classes in the order of their text.
+    std::multimap<std::pair<std::string, int64_t>, std::pair<BlockSize, uint32_t>> outs;
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       uint32_t eid = idx.entryId(nid, k);
-      if (storage[eid] == -1)
-        outs.insert({bytesOf(eid), eid});
+      if (storage[eid] == -1) {
+        BlockSize b = bytesOf(eid);
+        outs.insert({{b.cls, b.mult}, {b, eid}});
+      }
     }
     for (auto it = outs.rbegin(); it != outs.rend(); ++it) {
-      int sid = alloc.request(it->first);
+      int sid = alloc.request(it->second.first);
       if (sid >= 0)
-        blockRefs[sid] = refs[it->second];
-      storage[it->second] = sid;
+        blockRefs[sid] = refs[it->second.second];
+      storage[it->second.second] = sid;
     }
     for (const auto &e : in.inputs) {
       int64_t sid = storage[idx.entryId(e)];
@@ -136,7 +164,10 @@ Graph planMemory(const Graph &src, const PassContext &) {
   }
   g.attrs["storage_id"] = GraphAttr::listInt(storage);
   g.attrs["storage_inplace_index"] = GraphAttr::listInt(inplaceIndex);
-  g.attrs["storage_allocated_bytes"] = GraphAttr::sizeT(alloc.totalBytes());
+  // A symbolic plan's total is an expression of the symbols (text); a plan of sizes, bytes.
+  SymExpr total = alloc.totalBytes();
+  g.attrs["storage_allocated_bytes"] =
+      total.isConstant() ? GraphAttr::sizeT(total.constant()) : GraphAttr::string(total.str());
   g.attrs["storage_num_not_allocated"] = GraphAttr::sizeT(notAllocated);
   return g;
 }

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 
 namespace loupe::gui {
 
@@ -21,6 +23,19 @@ BufferChart bufferChart(const Graph &g) {
   if (sid.size() != idx.numEntries() || shapes.size() != idx.numEntries() ||
       dtypes.size() != idx.numEntries())
     fail("storage_id, shape and dtype must list one value per entry");
+  // The chart draws sizes: a plan over size symbols has expressions instead (:buffers prints
+  // them), and each size a run gives is a variant with sizes to draw.
+  std::set<std::string> symbols;
+  for (const Shape &sh : shapes)
+    for (const std::string &name : sh.symbols())
+      symbols.insert(name);
+  if (!symbols.empty()) {
+    std::string names;
+    for (const std::string &name : symbols)
+      names += (names.empty() ? "" : ", ") + name;
+    fail("the sizes are expressions of ", names,
+         "; :buffers prints them, and a :run at a size has a variant whose buffers draw");
+  }
   BufferChart c;
   c.steps = idx.numNodes();
   std::vector<uint32_t> last(idx.numEntries(), 0);

@@ -134,7 +134,7 @@ void Commands::CodeTopic::where(Engine &e, const Args &a, const std::string &, s
     // A node of the graph the build started from that its passes rewrote (a MatMul and its
     // bias add became one dense, a layer norm's pieces one layer_norm) lives on in the node
     // its value flows into.
-    const Graph *source = e.cursor() > 0 ? &e.history()[e.cursor() - 1].graph : nullptr;
+    const Graph *source = buildSource(e);
     std::string into = source ? foldedInto(*source, *built->partition, name) : "";
     if (into.empty())
       fail("no node ", name, " in the graph this build partitioned or the one it started from");

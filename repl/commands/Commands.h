@@ -78,6 +78,10 @@ struct Commands {
   /// the current step (pushed unless it is); returns the line that says so ("" when unchanged).
   static std::string useVariant(Engine &e, const std::map<std::string, Shape> &given,
                                 const SymBindings &words);
+  /// The graph the current step's build started from: the step before it, or, for a variant of
+  /// a dynamic build, the graph the dynamic build took (the step before a variant may be another
+  /// variant). Null at the first step.
+  static const Graph *buildSource(const Engine &e);
   /// "; its data inputs: x (1, 3, 8, 8), y (…)", for an error about a name that is not one.
   static std::string dataInputsText(const Engine &e, const Graph &g);
   /// Throws the one-line error of a command that needs a built graph when `g` is not one (a

@@ -50,18 +50,22 @@ void Commands::ProfileTopic::buffers(Engine &e, const Args &a, const std::string
   const Graph &g = e.requireGraph();
   if (!g.attr("storage_id"))
     missingAttr(g, "storage_id");
-  int64_t planned = 0, naive = 0;
+  // Sizes are expressions: a plan of a symbolic graph prints its sizes as the symbols give them.
+  SymExpr planned, naive;
   const IndexedGraph &idx = g.index();
   for (const backend::StorageSlot &s : backend::storageSlots(g)) {
-    planned += s.bytes;
-    out << "storage " << s.id << ": " << s.bytes << " bytes " << dtypeName(s.dtype) << ", nodes "
-        << s.firstUse << "-" << s.lastUse << ": " << joinNames(s.names) << "\n";
+    if (s.id < 0)
+      continue; // variables before a build, and outputs nobody reads: no storage planned
+    planned = planned + s.size;
+    out << "storage " << s.id << ": " << s.size.str() << " bytes " << dtypeName(s.dtype)
+        << ", nodes " << s.firstUse << "-" << s.lastUse << ": " << joinNames(s.names) << "\n";
   }
   const auto &shapes = g.attr("shape")->shapes;
   const auto &dtypes = g.attr("dtype")->ints;
   for (uint32_t i = 0; i < idx.numEntries(); ++i)
-    naive += numElements(shapes[i]) * (dtypes[i] == kFloat64 ? 8 : 4);
-  out << "planned " << planned << " bytes; one buffer per entry would take " << naive << " bytes\n";
+    naive = naive + elementCount(shapes[i]) * SymExpr(dtypes[i] == kFloat64 ? 8 : 4);
+  out << "planned " << planned.str() << " bytes; one buffer per entry would take " << naive.str()
+      << " bytes\n";
 }
 
 namespace {
@@ -136,14 +140,33 @@ struct ProfileRow {
 
 void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string &,
                                      std::ostream &out) {
-  const char *usage = ":profile [N] [sort=time|order] [top=K] [by=kernel|op|layer] [depth=D]";
+  const char *usage = ":profile [N] [sort=time|order] [top=K] [by=kernel|op|layer] [depth=D] "
+                      "[SYMBOL=N …] [shape NAME=(…) …]";
   int n = 10;
+  // A dynamic build's sizes: `batch=4` binds a symbol, `shape x=(4,64,768)` an input's shape;
+  // the variant of those sizes is then profiled (built now when new, as :run does).
+  std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(e.requireGraph());
+  SymBindings sizes;
+  std::map<std::string, Shape> shapes;
+  bool shapeWords = false;
   size_t top = 0; // 0: every kernel
   bool byTime = true;
   std::string by = "kernel";
   size_t depth = 0; // by=layer's scope depth; 0: not given (1)
   for (const std::string &w : a) {
-    if (w.starts_with("by=")) {
+    std::string key = w.substr(0, w.find('='));
+    if (w == "shape") {
+      shapeWords = true;
+    } else if (shapeWords && w.find('=') != std::string::npos && key != "by" && key != "depth" &&
+               key != "sort" && key != "top") {
+      if (!dyn)
+        fail("shape ", key, "=… picks a dynamic build's sizes; the current step has none");
+      if (!symbolicInputs(dyn->graph()).count(key))
+        fail("shape ", key, "=…: '", key, "' is not an input with size symbols");
+      shapes[key] = parseShape(w.substr(key.size() + 1));
+    } else if (dyn && dyn->symbols().count(key) && key != w) {
+      sizes[key] = integerAtLeast(key, w.substr(key.size() + 1), 1);
+    } else if (w.starts_with("by=")) {
       by = w.substr(3);
       if (by != "kernel" && by != "op" && by != "layer")
         fail("by must be kernel (each kernel), op (the kernels' master ops) or layer (the "
@@ -172,6 +195,10 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   }
   if (depth && by != "layer")
     fail("depth= is by=layer's: how many scopes deep a layer is");
+  if (shapeWords && shapes.empty())
+    fail("shape needs NAME=(…) after it; usage: ", usage);
+  if (!sizes.empty() || !shapes.empty())
+    out << useVariant(e, shapes, sizes);
   const Graph &g = e.requireGraph();
   auto lib = backend::builtLibrary(g);
   if (!lib)
@@ -214,7 +241,7 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
     if (!idx.nodes[nid].node->isVariable() && idx.nodes[nid].node->op->name == "tvm_op")
       calls.push_back(nid);
-  const Graph *source = e.cursor_ > 0 ? &e.history_[e.cursor_ - 1].graph : nullptr;
+  const Graph *source = buildSource(e);
   const auto &dtypes = g.attr("dtype")->ints;
   std::map<std::string, std::vector<std::string>> folded;
   if (source)
@@ -426,10 +453,11 @@ std::vector<Commands::Listed> Commands::profileCommands() {
        {"buffers", "", "the storage of the built graph: each slot's size, entries and lifetime",
         T::buffers}},
       {"buffers",
-       {"profile", "[N] [sort=time|order] [top=K]",
+       {"profile", "[N] [sort=time|order] [top=K] [SYMBOL=N …]",
         "runs the built graph N times (default 10) on random inputs and the bound params: each "
         "kernel's median time, share, GFLOP/s, % of its dtype's peak and the layers it fused, "
-        "longest first (Ctrl-C keeps the finished runs)",
+        "longest first (Ctrl-C keeps the finished runs); a dynamic build's sizes as symbols "
+        "(batch=4) or shapes (shape x=(…)) profile that size's variant",
         T::profile}},
   };
 }

@@ -257,6 +257,14 @@ void Commands::requireBuilt(const Graph &g) {
   fail("the current graph was not built; run :build first");
 }
 
+const Graph *Commands::buildSource(const Engine &e) {
+  if (e.cursor_ == 0)
+    return nullptr;
+  if (!backend::variantBindings(e.history_[e.cursor_].graph).empty())
+    return &backend::dynamicBuild(e.history_[e.cursor_].graph)->graph();
+  return &e.history_[e.cursor_ - 1].graph;
+}
+
 std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &given,
                                  const SymBindings &words) {
   const Graph &g = e.requireGraph();

@@ -431,7 +431,10 @@ TEST(Profile, ReportsEveryKernelAndTheTotal) {
             "'name'\n");
   EXPECT_EQ(output(e, ":profile runs=3"),
             "error: unknown option 'runs'; usage: :profile [N] [sort=time|order] [top=K] "
-            "[by=kernel|op|layer] [depth=D]\n");
+            "[by=kernel|op|layer] [depth=D] [SYMBOL=N …] [shape NAME=(…) …]\n");
+  // A fixed build has no sizes to choose.
+  EXPECT_EQ(output(e, ":profile shape x=(1,2)"),
+            "error: shape x=… picks a dynamic build's sizes; the current step has none\n");
   EXPECT_EQ(output(e, ":profile by=node"),
             "error: by must be kernel (each kernel), op (the kernels' master ops) or layer (the "
             "master nodes' scopes), got 'node'\n");

@@ -55,6 +55,12 @@ inline std::string var(const std::string &name, const std::string &shape) {
   return name + " = Variable(\"" + name + "\", shape=" + shape + ")\n";
 }
 
+/// A graph-language line declaring variable `name` of a shape that may name size symbols
+/// ("(batch, seq, 16)": the shape is quoted text).
+inline std::string symVar(const std::string &name, const std::string &shape) {
+  return var(name, "\"" + shape + "\"");
+}
+
 /// Builds `program` and returns symbol `out` as a graph (nothing inferred).
 inline Graph built(const std::string &program, const std::string &out = "y") {
   Engine e;

@@ -55,6 +55,20 @@ TEST(SymExpr, FloorDivisionSimplifiesWhatDividesAndKeepsTheRest) {
   }
 }
 
+TEST(SymExpr, ContentSplitsOffTheCommonFactor) {
+  // content × primitive part: the gcd of the coefficients, and what is left.
+  auto split = [](const std::string &text) {
+    SymExpr primitive;
+    int64_t c = SymExpr::parse(text).content(&primitive);
+    return std::to_string(c) + " " + primitive.str();
+  };
+  EXPECT_EQ(split("batch*seq*3072"), "3072 batch*seq");
+  EXPECT_EQ(split("6*seq+4"), "2 seq*3+2");
+  EXPECT_EQ(split("12"), "12 1");
+  EXPECT_EQ(split("0"), "0 0");
+  EXPECT_EQ(split("(seq+1)/2*8+seq*12"), "4 (seq+1)/2*2+seq*3");
+}
+
 TEST(SymExpr, ParsesEvaluatesSubstitutesAndDivides) {
   EXPECT_EQ(parse("batch*seq*12"), sym("batch") * sym("seq") * SymExpr(12));
   EXPECT_EQ(parse(" (seq+1) / 2 ").str(), "(seq+1)/2");
@@ -116,9 +130,7 @@ std::string atSizes(const std::string &program, int64_t batch, int64_t seq) {
   return std::regex_replace(p, std::regex("\\bseq\\b"), std::to_string(seq));
 }
 
-std::string v(const char *name, const char *shape) {
-  return std::string(name) + " = Variable(\"" + name + "\", shape=\"" + shape + "\")\n";
-}
+std::string v(const char *name, const char *shape) { return test::symVar(name, shape); }
 
 std::vector<RuleCase> ruleCases() {
   std::string x3 = v("x", "(batch, seq, 16)"), x4 = v("x", "(batch, 4, seq, 8)");

@@ -578,6 +578,17 @@ TEST(BufferChart, PlannedSlotsNeverHoldTwoLiveEntries) {
   Viewer none;
   runAll(none, kSeed000);
   EXPECT_THROW(bufferChart(none.engine().current()->graph), Error);
+  // A plan over size symbols has no sizes to draw: the chart says so, naming the symbols.
+  Viewer sym;
+  runAll(sym, "x = Variable(\"x\", shape=\"(batch, 8)\")\ny = exp(x)\n:graph y\n"
+              ":apply InferShape InferType PlanMemory");
+  try {
+    bufferChart(sym.engine().current()->graph);
+    ADD_FAILURE() << "a symbolic plan drew";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()), "the sizes are expressions of batch; :buffers prints them, "
+                                     "and a :run at a size has a variant whose buffers draw");
+  }
 }
 
 TEST(Viewer, StepsThroughASessionForwardAndBack) {

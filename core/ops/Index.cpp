@@ -60,17 +60,26 @@ OpDef &indexOp(const char *name, const char *doc) {
       .layout(layoutFixed(2, false));
 }
 
+// take's output: data[:axis] + indices + data[axis+1:]. Dims is Shape (the concrete rule) or
+// SymDims (the symbolic one).
+template <class Dims>
+Dims takeDims(const Attrs &a, const Dims &data, const Dims &idx, const std::string &node) {
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(data.size()), node);
+  Dims o(data.begin(), data.begin() + axis);
+  o.insert(o.end(), idx.begin(), idx.end());
+  o.insert(o.end(), data.begin() + axis + 1, data.end());
+  return o;
+}
+
 void registerTake() {
   indexOp("take", "slices of data along `axis` at the positions in indices: out shape "
                   "data[:axis] + indices + data[axis+1:] (ONNX's Gather)")
       .shape([](ShapeCtx &c) {
-        if (!c.in[0].rankKnown() || !c.in[1].rankKnown())
-          return;
-        int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
-        Shape o(c.in[0].begin(), c.in[0].begin() + axis);
-        o.insert(o.end(), c.in[1].begin(), c.in[1].end());
-        o.insert(o.end(), c.in[0].begin() + axis + 1, c.in[0].end());
-        c.assignOut(0, o);
+        if (c.in[0].rankKnown() && c.in[1].rankKnown())
+          c.assignOut(0, takeDims(c.attrs, Shape(c.in[0]), Shape(c.in[1]), c.node));
+      })
+      .symbolic([](const SymShapeCtx &c) {
+        return std::vector<SymDims>{takeDims(c.attrs, c.in[0], c.in[1], c.node)};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1];
@@ -123,6 +132,13 @@ void registerGatherElements() {
             c.error(cat("indices ", shapeToList(c.in[1]), " exceed data ", shapeToList(c.in[0]),
                         " in dim ", d));
         c.assignOut(0, c.in[1]);
+      })
+      .symbolic([](const SymShapeCtx &c) {
+        // Shaped as the indices; the sizes each index may not exceed are checked at run time.
+        if (c.in[0].size() != c.in[1].size())
+          c.error(cat("indices ", shapeToList(Shape::symbolic(c.in[1])),
+                      " must have the rank of data ", shapeToList(Shape::symbolic(c.in[0]))));
+        return std::vector<SymDims>{c.in[1]};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1];
@@ -617,10 +633,10 @@ void registerScatterNd() {
 }
 
 // one_hot's output shape: indices' with `depth` inserted at `axis` (of the output's rank).
-int oneHotAxis(const Attrs &a, const Shape &idx, const std::string &what) {
+int oneHotAxis(const Attrs &a, size_t rank, const std::string &what) {
   if (a.getInt("depth") < 1)
     fail(what, ": depth must be 1 or more, got ", a.getInt("depth"));
-  return normalizeAxis(a.getInt("axis"), static_cast<int>(idx.size()) + 1, what);
+  return normalizeAxis(a.getInt("axis"), static_cast<int>(rank) + 1, what);
 }
 
 void registerOneHot() {
@@ -643,12 +659,18 @@ void registerOneHot() {
         if (c.in[1].rankKnown() && numElements(c.in[1]) != 2)
           c.error(cat("values ", shapeToList(c.in[1]), " must hold two elements (off, on)"));
         Shape o = c.in[0];
-        o.insert(o.begin() + oneHotAxis(c.attrs, c.in[0], c.node), c.attrs.getInt("depth"));
+        o.insert(o.begin() + oneHotAxis(c.attrs, c.in[0].size(), c.node), c.attrs.getInt("depth"));
         c.assignOut(0, o);
+      })
+      .symbolic([](const SymShapeCtx &c) {
+        SymDims o = c.in[0];
+        o.insert(o.begin() + oneHotAxis(c.attrs, o.size(), c.node),
+                 SymExpr(c.attrs.getInt("depth")));
+        return std::vector<SymDims>{o};
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &idx = *in[0], &values = *in[1];
-        int axis = oneHotAxis(a, idx.shape, "one_hot");
+        int axis = oneHotAxis(a, idx.shape.size(), "one_hot");
         int64_t depth = a.getInt("depth"), k = 0;
         forEachIndex(out[0].shape, [&](const std::vector<int64_t> &i) {
           std::vector<int64_t> at = i;
@@ -660,7 +682,7 @@ void registerOneHot() {
       .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
                 const std::vector<int> &types) {
         ComputeRef idx = in[0], values = in[1];
-        int axis = oneHotAxis(a, idx->shape, "one_hot");
+        int axis = oneHotAxis(a, idx->shape.size(), "one_hot");
         int64_t depth = a.getInt("depth");
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],

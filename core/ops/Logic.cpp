@@ -119,6 +119,9 @@ void registerLogicOps() {
           return;
         c.assignOut(0, broadcastShape(c, broadcastShape(c, c.in[0], c.in[1]), c.in[2]));
       })
+      .symbolic([](const SymShapeCtx &c) {
+        return std::vector<SymDims>{symBroadcast(c, symBroadcast(c, c.in[0], c.in[1]), c.in[2])};
+      })
       .type([](TypeCtx &c) {
         c.assignIn(0, kBoolean);
         int t = c.in[1] != -1 ? c.in[1] : c.in[2] != -1 ? c.in[2] : c.out[0];

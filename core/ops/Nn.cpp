@@ -793,6 +793,7 @@ void registerNnOps() {
         c.assignIn(1, {c.in[0][axis]});
         c.assignOut(0, c.in[0]);
       })
+      .symbolic(symSameShape)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
         using namespace loop;

@@ -360,6 +360,7 @@ void registerNormOps() {
         .param("epsilon", ParamKind::Float, "1e-05", "added to the variance")
         .setPattern(kOpaque) // as layer_norm: reductions then an elementwise pass
         .shape(groupNormShape(perChannel))
+        .symbolic(symSameShape)
         .kernel(groupNormKernel(perChannel))
         .lower(groupNormLower(perChannel))
         .grad(groupNormGrad(perChannel))

@@ -743,6 +743,17 @@ void registerPoolOps() {
         const Shape &d = c.in[0];
         c.assignOut(0, {d[0], d[1], d[2] * s, d[3] * s});
       })
+      .symbolic([](const SymShapeCtx &c) {
+        int64_t s = c.attrs.getInt("scale");
+        if (s <= 0)
+          c.error("attribute 'scale' must be positive");
+        if (c.attrs.getStr("layout") != "NCHW")
+          c.error(cat("layout '", c.attrs.getStr("layout"), "' is not supported (only NCHW)"));
+        if (c.in[0].size() != 4)
+          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(Shape::symbolic(c.in[0]))));
+        const SymDims &d = c.in[0];
+        return std::vector<SymDims>{{d[0], d[1], d[2] * SymExpr(s), d[3] * SymExpr(s)}};
+      })
       .kernel(upsamplingKernel)
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {

@@ -247,6 +247,18 @@ void integerType(TypeCtx &c) {
   c.assignOut(0, outType(c.attrs));
 }
 
+// qnn.conv2d's and qnn.dense's symbolic shapes: the plain op's symbolic rule on (data, weight[,
+// bias]).
+SymShapeFn integerSymShape(const char *plainOp) {
+  return [plainOp](const SymShapeCtx &c) {
+    std::vector<SymDims> in = {c.in[0], c.in[1]};
+    if (c.in.size() > 4)
+      in.push_back(c.in[4]);
+    SymShapeCtx inner{c.node, c.op, c.attrs, in, 1};
+    return OpRegistry::get().find(plainOp)->symShape(inner);
+  };
+}
+
 // fixed_point_multiply's shape: the data's; the multiplier and shift broadcast against it.
 void fixedPointShape(ShapeCtx &c) {
   if (!c.in[0].rankKnown())
@@ -355,6 +367,7 @@ void registerQnnOps() {
           .setPattern(kOpaque);
   axisParam(rq).param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
   computeDtypeParam(rq);
+  rq.symbolic(symSameShape);
   rq.shape(elementwiseQuantization({"the input scale", "the input zero point", "the output scale",
                                     "the output zero point"}))
       .type([](TypeCtx &c) {
@@ -378,6 +391,7 @@ void registerQnnOps() {
           .setPattern(kOpaque);
   add.param("out_dtype", ParamKind::Enum, "int8", "the integer type", kQuantizedTypes);
   computeDtypeParam(add);
+  add.symbolic(symBroadcastBinary);
   add.shape([](ShapeCtx &c) {
        broadcastBinaryShape(c);
        for (size_t k = 2; k < 8; ++k)
@@ -413,7 +427,8 @@ void registerQnnOps() {
         args.push_back("bias");
       return args;
     };
-    d.setPattern(kOpaque).shape(integerShape(plain)).type(integerType);
+    d.setPattern(kOpaque).shape(integerShape(plain)).symbolic(integerSymShape(plain));
+    d.type(integerType);
     d.kernel([plain](const Attrs &a, const std::vector<const Tensor *> &in,
                      std::vector<Tensor> &out) { integerKernel(plain, a, in, out); });
   }
@@ -442,6 +457,7 @@ void registerQnnOps() {
           layoutBroadcast(a, in, last, out);
       })
       .shape(fixedPointShape)
+      .symbolic(symSameShape)
       .type([](TypeCtx &c) {
         requireInteger(c, 0, "the data");
         for (size_t k = 1; k < c.in.size(); ++k)

@@ -233,16 +233,21 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
 
 // argmax/argmin: the index of the extreme element along one axis (the first of equal ones, or
 // the last with select_last_index), as int64.
-void argShape(ShapeCtx &c) {
-  if (!c.in[0].rankKnown())
-    return;
-  int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()), c.node);
-  Shape o = c.in[0];
-  if (c.attrs.getBool("keepdims"))
-    o[axis] = 1;
+// Dims is Shape (the concrete rule) or SymDims (the symbolic one).
+template <class Dims> Dims argDims(const Attrs &a, Dims o, const std::string &node) {
+  int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(o.size()), node);
+  if (a.getBool("keepdims"))
+    o[axis] = typename Dims::value_type(1);
   else
     o.erase(o.begin() + axis);
-  c.assignOut(0, o.empty() ? Shape{1} : o); // a vector's index is (1,): 0 means unknown
+  if (o.empty()) // a vector's index is (1,): 0 means unknown
+    o.push_back(typename Dims::value_type(1));
+  return o;
+}
+
+void argShape(ShapeCtx &c) {
+  if (c.in[0].rankKnown())
+    c.assignOut(0, argDims(c.attrs, Shape(c.in[0]), c.node));
 }
 
 ComputeFn argKernel(bool isMax) {
@@ -316,6 +321,9 @@ OpDef &argOp(const char *name, const char *doc, bool isMax) {
       .setPattern(kCommReduce)
       .layout(layoutFixed(1, false))
       .shape(argShape)
+      .symbolic([](const SymShapeCtx &c) {
+        return std::vector<SymDims>{argDims(c.attrs, c.in[0], c.node)};
+      })
       .type([](TypeCtx &c) { c.assignOut(0, kInt64); })
       .kernel(argKernel(isMax))
       .lower(argLower(isMax))

@@ -252,6 +252,46 @@ std::vector<int64_t> splitPoints(const Attrs &a, int64_t dim, ShapeCtx *c) {
   return pts;
 }
 
+// split's parts over symbolic dimensions: a constant axis splits as the concrete rule does; a
+// symbolic one into sections of an exact quotient where the expression divides (`seq*4` in 2:
+// `seq*2`), else a floor division the bound sizes must make exact (the variant's InferShape says
+// when they do not), or at indices, the last part what remains (`seq-8`).
+std::vector<SymDims> symSplit(const SymShapeCtx &c) {
+  int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                           cat("operator ", c.node));
+  const SymExpr &dim = c.in[0][axis];
+  std::vector<SymExpr> sizes;
+  if (dim.isConstant()) {
+    std::vector<int64_t> pts = splitPoints(c.attrs, dim.constant(), nullptr);
+    for (size_t i = 0; i + 1 < pts.size(); ++i)
+      sizes.emplace_back(pts[i + 1] - pts[i]);
+  } else if (c.attrs.raw("indices_or_sections").find_first_of("([") == std::string::npos) {
+    int64_t n = c.attrs.getTuple("indices_or_sections").at(0);
+    if (n <= 0)
+      c.error("indices_or_sections must be a positive number of sections");
+    SymExpr part;
+    if (!dim.exactDiv(n, &part))
+      part = SymExpr::floorDiv(dim, n);
+    sizes.assign(static_cast<size_t>(n), part);
+  } else {
+    int64_t last = 0;
+    for (int64_t p : c.attrs.getTuple("indices_or_sections")) {
+      if (p <= last)
+        c.error(cat("split indices ", c.attrs.raw("indices_or_sections"), " must increase"));
+      sizes.emplace_back(p - last);
+      last = p;
+    }
+    sizes.push_back(dim - SymExpr(last));
+  }
+  std::vector<SymDims> out;
+  for (const SymExpr &s : sizes) {
+    SymDims o = c.in[0];
+    o[axis] = s;
+    out.push_back(o);
+  }
+  return out;
+}
+
 int numSplitOutputs(const Attrs &a) {
   const std::string &raw = a.raw("indices_or_sections");
   const auto &v = a.getTuple("indices_or_sections");
@@ -616,6 +656,7 @@ void registerTransformOps() {
           .param("axis", ParamKind::Int, "1", "the axis")
           .layout(layoutConcatenate)
           .setPattern(kInjective)
+          .symbolic(symSplit)
           .shape([](ShapeCtx &c) {
             if (!c.in[0].rankKnown())
               return;
@@ -903,6 +944,11 @@ void registerTransformOps() {
         if (c.in[0].rankKnown())
           normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
                         cat("operator ", c.node));
+      })
+      .symbolic([](const SymShapeCtx &c) {
+        normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(c.in[0].size()),
+                      cat("operator ", c.node));
+        return symSameShape(c);
       })
       .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &types) {

@@ -81,6 +81,21 @@ std::vector<SymDims> symConv2d(const SymShapeCtx &c) {
   return {{d[0], SymExpr(p.channels), oh, ow}};
 }
 
+// conv2d_transpose over symbolic sizes: each spatial size s becomes stride·(s - 1) + the
+// dilated kernel - both paddings + output_padding, as the concrete rule computes it.
+std::vector<SymDims> symConv2dTranspose(const SymShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, nullptr);
+  const auto &op = c.attrs.getTuple("output_padding");
+  const SymDims &d = c.in[0];
+  if (d.size() != 4 || c.attrs.getStr("layout") != "NCHW" || op.size() != 2)
+    c.error("symbolic shapes reach conv2d_transpose in NCHW layout only, 4-D, with 2 "
+            "output_padding values");
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  SymExpr oh = SymExpr(p.sh) * d[2] + SymExpr(ekh - p.sh - 2 * p.ph + op[0]);
+  SymExpr ow = SymExpr(p.sw) * d[3] + SymExpr(ekw - p.sw - 2 * p.pw + op[1]);
+  return {{d[0], SymExpr(p.channels), oh, ow}};
+}
+
 // Visits every (output, input, weight) triple of a grouped, strided, dilated, padded NCHW
 // convolution — the one window walk the forward kernel and its gradient share. Order: n, output
 // channel, output row, output column, then input channel and kernel taps.
@@ -668,6 +683,7 @@ void registerConvOps() {
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
   convT.argsFn = dataWeightBias;
   convT.shape(conv2dTransposeShape).kernel(conv2dTransposeKernel).layout(convLayout);
+  convT.symbolic(symConv2dTranspose);
   convT.lower(conv2dTransposeLower);
   convT.grad(throughGradOp("_conv2d_transpose_grad"));
   OpDef &convTGrad =

@@ -37,6 +37,14 @@ void conv3dShape(ShapeCtx &c) {
   c.assignOut(0, o);
 }
 
+std::vector<SymDims> symConv3d(const SymShapeCtx &c) {
+  Window w = convWindow(c.attrs, nullptr);
+  SymDims o = {c.in[0].at(0), SymExpr(c.attrs.getInt("channels"))};
+  SymDims spatial = symWindowOutput(c, w, c.in[0], false);
+  o.insert(o.end(), spatial.begin(), spatial.end());
+  return {o};
+}
+
 // Calls fn(output, input, weight) flat offsets for every product of a grouped conv3d: the walk
 // the forward kernel and its gradient share.
 template <typename Fn>
@@ -184,6 +192,7 @@ void registerConv3dOps() {
   conv3d.setPattern(kOutEWiseFusable)
       .layout(volumeLayout)
       .shape(conv3dShape)
+      .symbolic(symConv3d)
       .kernel(conv3dKernel)
       .lower(conv3dLower)
       .grad(throughGradOp("_conv3d_grad"));

@@ -168,6 +168,13 @@ void registerResize2d() {
         const Shape &d = c.in[0];
         c.assignOut(0, {d[0], d[1], size[0], size[1]});
       })
+      .symbolic([](const SymShapeCtx &c) {
+        // The output's H and W are written sizes; batch and channels come through.
+        const auto &size = c.attrs.getTuple("size");
+        if (c.in[0].size() != 4 || size.size() != 2)
+          c.error(cat("data must be 4-D (NCHW), got ", shapeToList(Shape::symbolic(c.in[0]))));
+        return std::vector<SymDims>{{c.in[0][0], c.in[0][1], SymExpr(size[0]), SymExpr(size[1])}};
+      })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
         Tensor &y = out[0];

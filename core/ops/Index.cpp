@@ -341,6 +341,24 @@ void registerGatherNd() {
         o.insert(o.end(), c.in[0].begin() + g.batch + g.q, c.in[0].end());
         c.assignOut(0, o.empty() ? Shape{1} : o);
       })
+      .symbolic([](const SymShapeCtx &c) {
+        // The index tuples' length (indices' last axis) says which data axes are sliced: it must
+        // be a size.
+        const SymDims &data = c.in[0], &idx = c.in[1];
+        if (idx.empty() || !idx.back().isConstant())
+          c.error(cat("the index tuples' length (the last axis of indices ",
+                      shapeToList(Shape::symbolic(idx)), ") must be a size"));
+        auto batch = static_cast<size_t>(std::max<int64_t>(0, c.attrs.getInt("batch_dims")));
+        auto q = static_cast<size_t>(std::max<int64_t>(1, idx.back().constant()));
+        if (batch + q > data.size())
+          c.error(cat("indices ", shapeToList(Shape::symbolic(idx)), " do not index data ",
+                      shapeToList(Shape::symbolic(data))));
+        SymDims o(idx.begin(), idx.end() - 1);
+        o.insert(o.end(), data.begin() + static_cast<std::ptrdiff_t>(batch + q), data.end());
+        if (o.empty())
+          o.emplace_back(1);
+        return std::vector<SymDims>{o};
+      })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1];
         GatherNd g = gatherNdOf(a, x.shape, idx.shape, "gather_nd");
@@ -519,6 +537,7 @@ void registerScatterElements() {
         if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);
       })
+      .symbolic(symSameShape)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1], &upd = *in[2];
         int axis = scatterElementsAxis(a, x.shape, idx.shape, upd.shape, "scatter_elements");
@@ -578,6 +597,7 @@ void registerScatterNd() {
         if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);
       })
+      .symbolic(symSameShape)
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0], &idx = *in[1], &upd = *in[2];
         int q = scatterNdDepth(x.shape, idx.shape, upd.shape, "scatter_nd");

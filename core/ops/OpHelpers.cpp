@@ -295,6 +295,8 @@ SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b) {
   return out;
 }
 
+std::vector<SymDims> symLikeRhs(const SymShapeCtx &c) { return {c.in[1]}; }
+
 std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c) {
   return {symBroadcast(c, c.in[0], c.in[1])};
 }

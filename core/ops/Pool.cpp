@@ -503,6 +503,14 @@ void pool3dShape(ShapeCtx &c) {
   c.assignOut(0, o);
 }
 
+std::vector<SymDims> symPool3d(const SymShapeCtx &c) {
+  Window w = poolWindow(c.attrs, nullptr);
+  SymDims spatial = symWindowOutput(c, w, c.in[0], c.attrs.getBool("ceil_mode"));
+  SymDims o = {c.in[0][0], c.in[0][1]};
+  o.insert(o.end(), spatial.begin(), spatial.end());
+  return {o};
+}
+
 // Calls fn(nc, out, cells, count) for every window: its flat output offset, the flat input
 // offsets it reads and the count an average divides by (the cells, or with count_include_pad
 // the cells inside the padded input).
@@ -861,6 +869,7 @@ void registerPoolOps() {
         .setPattern(kOutEWiseFusable)
         .layout(volumeLayout)
         .shape(pool3dShape)
+        .symbolic(symPool3d)
         .kernel(pool3dKernel(isMax))
         .lower(pool3dLower(isMax))
         .grad([grad](const NodePtr &n, const std::vector<NodeEntry> &g) {

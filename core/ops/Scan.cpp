@@ -115,6 +115,17 @@ void registerTopk() {
         c.assignOut(0, o);
         c.assignOut(1, o);
       })
+      .symbolic([](const SymShapeCtx &c) {
+        // k along the axis; a symbolic axis at least k long is the run's to check.
+        SymDims o = c.in[0];
+        int axis = normalizeAxis(c.attrs.getInt("axis"), static_cast<int>(o.size()), c.node);
+        const SymExpr &n = o[axis];
+        if (c.attrs.getInt("k") < 1 || (n.isConstant() && c.attrs.getInt("k") > n.constant()))
+          c.error(cat("k ", c.attrs.getInt("k"), " must be 1 … ", n.str(), " (the size of axis ",
+                      axis, ")"));
+        o[axis] = SymExpr(c.attrs.getInt("k"));
+        return std::vector<SymDims>(2, o);
+      })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
         int axis = topkAxis(a, x.shape, "topk");

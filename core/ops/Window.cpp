@@ -77,6 +77,17 @@ Shape windowOutput(ShapeCtx &c, const Window &w, const Shape &d, bool ceil) {
   return o;
 }
 
+SymDims symWindowOutput(const SymShapeCtx &c, const Window &w, const SymDims &d, bool ceil) {
+  if (d.size() != 5 || c.attrs.getStr("layout") != "NCDHW")
+    c.error("symbolic shapes reach the volume ops in NCDHW layout only, 5-D");
+  SymDims o;
+  for (size_t a = 0; a < kAxes; ++a) {
+    int64_t room = w.before[a] + w.after[a] - w.span(a) + (ceil ? w.stride[a] - 1 : 0);
+    o.push_back(SymExpr::floorDiv(d[2 + a] + SymExpr(room), w.stride[a]) + SymExpr(1));
+  }
+  return o;
+}
+
 std::vector<WindowTap> windowTaps(const Window &w, const Shape &in, const Shape &out) {
   std::vector<WindowTap> taps;
   int64_t o = 0;

@@ -43,6 +43,10 @@ bool ncdhwInput(ShapeCtx &c);
 /// with `ceil`. An unknown (0) input size stays unknown.
 Shape windowOutput(ShapeCtx &c, const Window &w, const Shape &d, bool ceil);
 
+/// windowOutput over symbolic sizes: each spatial size a floor division of the padded span (an
+/// Error through `c` unless the data is 5-D NCDHW).
+SymDims symWindowOutput(const SymShapeCtx &c, const Window &w, const SymDims &d, bool ceil);
+
 /// One tap of a window: output position `out` and kernel tap `tap` (flat over D, H, W) read
 /// input position `in`, or -1 in the padding; `counted` when it lies inside the padded input
 /// (what count_include_pad counts).

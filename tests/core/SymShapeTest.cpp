@@ -214,6 +214,24 @@ std::vector<RuleCase> ruleCases() {
       {"qnn.add", x3 + v("r", "(seq, 16)") + v("s", "(1,)") + v("z", "(1,)") + v("t", "(1,)") +
                       v("w", "(1,)") + v("u", "(1,)") + v("o", "(1,)") +
                       "y = qnn.add(x, r, s, z, t, w, u, o)"},
+      {"conv2d_transpose", img + "y = conv2d_transpose(x, channels=4, kernel_size=(3,3), "
+                                 "strides=(2,2), padding=(1,1), output_padding=(1,1))"},
+      {"conv3d", v("x", "(batch, 2, seq, seq, 5)") +
+                     "y = conv3d(x, channels=3, kernel_size=(3,3,3), padding=(1,0,1))"},
+      {"max_pool3d",
+       v("x", "(batch, 2, seq, 6, seq)") + "y = max_pool3d(x, pool_size=(2,2,2), strides=(2,2,2))"},
+      {"avg_pool3d", v("x", "(batch, 2, seq, 6, seq)") +
+                         "y = avg_pool3d(x, pool_size=(3,3,3), strides=(2,2,2), ceil_mode=True)"},
+      {"resize2d", img + "y = resize2d(x, size=(10, 12))"},
+      {"topk", x3 + "t = topk(x, k=2, axis=1)\ny = t[1]"},
+      {"gather_nd", x3 + v("i", "(batch, 5, 1)") + "y = gather_nd(x, i, batch_dims=1)"},
+      {"scatter_elements", x3 + v("i", "(batch, seq, 4)") + v("u", "(batch, seq, 4)") +
+                               "y = scatter_elements(x, i, u, axis=2)"},
+      {"scatter_nd", x3 + v("i", "(2, 1)") + v("u", "(2, seq, 16)") + "y = scatter_nd(x, i, u)"},
+      {"reshape_like", x3 + v("z", "(batch, seq, 4, 4)") + "y = reshape_like(x, z)"},
+      {"expand_like",
+       v("x", "(batch, 16)") + v("z", "(batch, seq, 16)") + "y = expand_like(x, z, axis=1)"},
+      {"collapse_sum", x3 + v("z", "(seq, 1)") + "y = collapse_sum(x, z)"},
       {"qnn.dense", x3 + v("w", "(8, 16)") + v("zx", "(1,)") + v("zw", "(1,)") + v("b", "(8,)") +
                         "y = qnn.dense(x, w, zx, zw, b, units=8)"},
       {"qnn.conv2d", img + v("w", "(4, 3, 3, 3)") + v("zx", "(1,)") + v("zw", "(1,)") +
@@ -275,6 +293,10 @@ TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {
       std::string::npos);
   EXPECT_NE(inferError(v("x", "(batch, 8)") + v("z", "(seq, 8)") + "y = broadcast_add(x, z)")
                 .find("dimensions batch and seq cannot be broadcast"),
+            std::string::npos);
+  EXPECT_NE(inferError(v("x", "(batch, 8)") + v("i", "(batch, seq)") + "y = gather_nd(x, i)")
+                .find("the index tuples' length (the last axis of indices [batch, seq]) must be a "
+                      "size"),
             std::string::npos);
   EXPECT_NE(inferError(v("x", "(batch, seq, 16)") + "y = reshape(x, shape=(-1, 7))")
                 .find("cannot infer -1: batch*seq*16 elements over 7"),

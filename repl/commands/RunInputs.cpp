@@ -218,9 +218,10 @@ std::map<std::string, Tensor> runInputs(const Engine &e, const Graph &g, const R
     auto how = w.how.find(name);
     if (how == w.how.end() && lib && lib->params.count(name))
       continue;
+    auto read = w.read.find(name);
     in[name] = fillTensor(how != w.how.end() ? how->second : "random", shapes[eid],
-                          static_cast<int>(dtypes[eid]), rng, "input '" + name + "'", nullptr,
-                          notes, name);
+                          static_cast<int>(dtypes[eid]), rng, "input '" + name + "'",
+                          read != w.read.end() ? &read->second : nullptr, notes, name);
   }
   return in;
 }
@@ -303,8 +304,12 @@ const Graph &Commands::currentVariant(Engine &e, RunWords &w, std::ostream &out)
     char *numberEnd = nullptr;
     std::strtod(how.c_str(), &numberEnd);
     bool number = !how.empty() && numberEnd == how.c_str() + how.size();
-    if (declared.count(name) && how != "random" && how != "zeros" && how != "ones" && !number)
-      given[name] = readTensorFile(how, name).shape;
+    if (declared.count(name) && how != "random" && how != "zeros" && how != "ones" && !number) {
+      // Read once: its shape picks the variant, its values are the run's input.
+      Tensor t = readTensorFile(how, name);
+      given[name] = t.shape;
+      w.read[name] = std::move(t);
+    }
     ++it;
   }
   out << useVariant(e, given, words);

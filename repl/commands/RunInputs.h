@@ -54,6 +54,8 @@ struct RunWords {
   bool toleranceGiven = false;     ///< rtol= or atol= was written
   size_t top = 0;                  ///< 0: no top values
   bool check = true;               ///< compare with the reference interpreter
+  /// Input files already read (a dynamic build's, read once for their sizes), by input name.
+  std::map<std::string, Tensor> read;
 };
 /// `:run`'s words parsed (NAME=how, seed=, save=, compare=, top=, check=).
 RunWords parseRunWords(const std::string &rest);

@@ -190,11 +190,13 @@ void registerBroadcastOps() {
       .add("broadcast_to")
       .describe("broadcasts the input to `shape` (same rank; 1 stretches)")
       .layout(layoutFixed(1, false))
-      .param("shape", ParamKind::Tuple, "()", "target shape")
+      .param("shape", ParamKind::SizeTuple, "()",
+             "target shape (its sizes may be expressions of size symbols)")
       .setPattern(kBroadcast)
       .shape([](ShapeCtx &c) {
-        const Shape &t = c.attrs.getTuple("shape");
-        if (!c.in[0].rankKnown())
+        // A target with size symbols is the symbolic rule's.
+        Shape t = parseShape(c.attrs.getStr("shape"));
+        if (!c.in[0].rankKnown() || t.isSymbolic())
           return;
         if (t.size() != c.in[0].size())
           c.error(cat("shape ", shapeToTuple(t), " must have the input's rank ", c.in[0].size()));
@@ -202,6 +204,19 @@ void registerBroadcastOps() {
           if (c.in[0][i] != 1 && c.in[0][i] != t[i])
             c.error(cat("cannot broadcast ", shapeToList(c.in[0]), " to ", shapeToTuple(t)));
         c.assignOut(0, t);
+      })
+      .symbolic([](const SymShapeCtx &c) {
+        // Each input dimension stretches from 1 or is the target's own; a size against a symbol
+        // (or a symbol against a size) is the run's to check, as broadcasting's rule does.
+        SymDims t = parseShape(c.attrs.getStr("shape")).dims();
+        const SymDims &x = c.in[0];
+        if (t.size() != x.size())
+          c.error(cat("shape ", c.attrs.getStr("shape"), " must have the input's rank ", x.size()));
+        for (size_t i = 0; i < t.size(); ++i)
+          if (x[i] != SymExpr(1) && x[i] != t[i] && x[i].isConstant() == t[i].isConstant())
+            c.error(cat("cannot broadcast ", shapeToList(Shape::symbolic(x)), " to ",
+                        c.attrs.getStr("shape")));
+        return std::vector<SymDims>{t};
       })
       .kernel([](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         int64_t k = 0;

@@ -231,6 +231,9 @@ std::vector<RuleCase> ruleCases() {
       {"reshape_like", x3 + v("z", "(batch, seq, 4, 4)") + "y = reshape_like(x, z)"},
       {"expand_like",
        v("x", "(batch, 16)") + v("z", "(batch, seq, 16)") + "y = expand_like(x, z, axis=1)"},
+      {"broadcast_to",
+       v("x", "(batch, 1, 16)") + "y = broadcast_to(x, shape=\"(batch, seq, 16)\")"},
+      {"broadcast_to", v("x", "(1, seq, 1)") + "y = broadcast_to(x, shape=\"(3, seq, 5)\")"},
       {"collapse_sum", x3 + v("z", "(seq, 1)") + "y = collapse_sum(x, z)"},
       {"qnn.dense", x3 + v("w", "(8, 16)") + v("zx", "(1,)") + v("zw", "(1,)") + v("b", "(8,)") +
                         "y = qnn.dense(x, w, zx, zw, b, units=8)"},
@@ -287,9 +290,11 @@ TEST(SymShape, EveryOpWithASymbolicRuleIsSampled) {
 
 TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {
   EXPECT_NE(
-      inferError(v("x", "(batch, 8)") + "y = broadcast_to(x, shape=(4, 8))")
-          .find("operator broadcast_to0 (broadcast_to) has no rule for symbolic shapes (input "
-                "(batch, 8)); give the sizes (:load FILE SYMBOL=N, or a concrete shape)"),
+      inferError(v("x", "(batch, 8)") +
+                 "y = __layout_transform__(x, src_layout=\"NC\", dst_layout=\"NC4c\")")
+          .find("operator __layout_transform__0 (__layout_transform__) has no rule for symbolic "
+                "shapes (input (batch, 8)); give the sizes (:load FILE SYMBOL=N, or a concrete "
+                "shape)"),
       std::string::npos);
   EXPECT_NE(inferError(v("x", "(batch, 8)") + v("z", "(seq, 8)") + "y = broadcast_add(x, z)")
                 .find("dimensions batch and seq cannot be broadcast"),

@@ -200,6 +200,50 @@ TEST(Onnx, SymbolicDimensionsStaySymbolsAndRunAtAnySize) {
     std::filesystem::remove(p);
 }
 
+TEST(Onnx, ExpandWithSymbolicSizesKeepsTheSymbols) {
+  // x (batch, 1, 8) expanded twice: to a target computed from its shape (Shape(x)[0:1] ++ [3, 8],
+  // PyTorch's expand(x.size(0), 3, 8)) and to the constant (1, 3, 8), which broadcasts.
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  auto *in = g->add_input();
+  in->set_name("x");
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  for (int64_t d : {1, 8})
+    tt->mutable_shape()->add_dim()->set_dim_value(d);
+  addInts(g, "zero", {0});
+  addInts(g, "one", {1});
+  addInts(g, "rest", {3, 8});
+  addInts(g, "const_target", {1, 3, 8});
+  addNode(g, "Shape", {"x"}, "shape");
+  addNode(g, "Slice", {"shape", "zero", "one"}, "lead");
+  setInt(addNode(g, "Concat", {"lead", "rest"}, "target"), "axis", 0);
+  addNode(g, "Expand", {"x", "target"}, "a");
+  addNode(g, "Expand", {"x", "const_target"}, "b");
+  addNode(g, "Add", {"a", "b"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = saveModel(m, "expand_symbolic.onnx");
+  Engine e;
+  run(e, ":load " + path);
+  std::string ir = output(e, ":ir");
+  EXPECT_NE(ir.find("broadcast_to(%x, shape='(batch, 3, 8)')"), std::string::npos) << ir;
+  run(e, ":apply InferShape");
+  EXPECT_NE(output(e, ":attr shape")
+                .find("[batch, 1, 8], [batch, 3, 8], [batch, 3, 8], "
+                      "[batch, 3, 8]"),
+            std::string::npos)
+      << output(e, ":attr shape");
+  run(e, ":undo");
+  run(e, ":build opt_level=2");
+  std::string ran = output(e, ":run batch=2");
+  EXPECT_NE(ran.find("output 0: shape (2, 3, 8) float32"), std::string::npos) << ran;
+  EXPECT_NE(ran.find("max abs error 0.0e+00"), std::string::npos) << ran;
+  std::filesystem::remove(path);
+}
+
 namespace {
 
 // x (2, 3, 4) → relu → Reshape to (Shape(x)[0:1] ++ [12]) — the shape computed as exporters do

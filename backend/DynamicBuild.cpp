@@ -48,6 +48,16 @@ std::vector<SymBindings> DynamicBuild::variants() const {
   return out;
 }
 
+bool DynamicBuild::has(const SymBindings &b) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return variants_.count(b) != 0;
+}
+
+void DynamicBuild::forget(const SymBindings &b) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  variants_.erase(b);
+}
+
 bool hasSizeSymbols(const Graph &g) { return !graphSymbols(g).empty(); }
 
 Graph dynamicBuildGraph(const Graph &g, BuildOptions options, const PassContext &context) {

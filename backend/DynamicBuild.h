@@ -34,6 +34,11 @@ public:
   Graph variant(const SymBindings &b, bool *built = nullptr) const;
   /// The bindings built so far, in order.
   std::vector<SymBindings> variants() const;
+  /// Whether the variant for `b` is built (and kept).
+  bool has(const SymBindings &b) const;
+  /// Drops the variant for `b`: the next variant(b) builds it again (after tuning, at the points
+  /// found).
+  void forget(const SymBindings &b) const;
 
 private:
   Graph graph_;

@@ -154,35 +154,6 @@ backend::BuildOptions parseBuild(const Engine &e, const std::string &rest, int o
   return o;
 }
 
-// `specialize`'s words, `SYMBOL=N[,N…]` each: every combination of the sizes, each symbol of the
-// graph given.
-std::vector<SymBindings> specializations(const Graph &g, const std::string &text) {
-  std::set<std::string> symbols = graphSymbols(g);
-  if (symbols.empty())
-    fail("specialize: the graph has no size symbols (its inputs' sizes are fixed)");
-  std::vector<SymBindings> out = {{}};
-  for (const std::string &w : splitArgs(text)) {
-    size_t eq = w.find('=');
-    std::string name = w.substr(0, eq);
-    if (eq == std::string::npos || !symbols.count(name))
-      fail("specialize: '", w, "' is not SYMBOL=N[,N…] for a size symbol of the graph (",
-           joinNames(std::vector<std::string>(symbols.begin(), symbols.end())), ")");
-    std::vector<SymBindings> next;
-    for (const std::string &v : splitList(w.substr(eq + 1), ',')) {
-      int64_t n = integerAtLeast(name, v, 1);
-      for (SymBindings b : out) {
-        b[name] = n;
-        next.push_back(b);
-      }
-    }
-    out = next;
-  }
-  for (const std::string &s : symbols)
-    if (!out.front().count(s))
-      fail("specialize: give every size symbol: ", s, " has no size (", s, "=N)");
-  return out;
-}
-
 std::vector<std::string> paramNames(const Graph &g) {
   std::vector<std::string> names;
   if (auto lib = backend::builtLibrary(g))
@@ -205,7 +176,7 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
   std::vector<SymBindings> specialize;
   if (size_t at = (" " + rest + " ").find(" specialize "); at != std::string::npos) {
     words = rest.substr(0, at);
-    specialize = specializations(before, rest.substr(std::min(rest.size(), at + 11)));
+    specialize = sizeSample(before, rest.substr(std::min(rest.size(), at + 11)), "specialize");
   }
   // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
   // (converted, and said so), never silently kept; an integer type for a float model is refused.

@@ -53,7 +53,7 @@ struct Commands {
   /// `:tune`'s network check of built graph `g` against the tuning log, `runs` runs of each
   /// build, its records appended to `log`; prints its table.
   static void networkCheck(Engine &e, const Graph &g, const std::string &log, int runs,
-                           std::ostream &out);
+                           std::ostream &out, const std::string &apply = ":build again to apply");
 
   // Shared by several topics and by the engine (defined in GraphCommands.cpp, RunCommands.cpp).
   /// One input or output of a graph as `:inputs` and `:outputs` list it.
@@ -78,6 +78,10 @@ struct Commands {
   /// the current step (pushed unless it is); returns the line that says so ("" when unchanged).
   static std::string useVariant(Engine &e, const std::map<std::string, Shape> &given,
                                 const SymBindings &words);
+  /// The sizes `text` names for the size symbols of `g` (`SYMBOL=N[,N…]` each): every
+  /// combination, each symbol given; errors start with `what` (specialize, sizes).
+  static std::vector<SymBindings> sizeSample(const Graph &g, const std::string &text,
+                                             const std::string &what);
   /// The graph the current step's build started from: the step before it, or, for a variant of
   /// a dynamic build, the graph the dynamic build took (the step before a variant may be another
   /// variant). Null at the first step.

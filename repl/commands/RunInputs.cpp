@@ -258,6 +258,34 @@ void Commands::requireBuilt(const Graph &g) {
   fail("the current graph was not built; run :build first");
 }
 
+std::vector<SymBindings> Commands::sizeSample(const Graph &g, const std::string &text,
+                                              const std::string &what) {
+  std::set<std::string> symbols = graphSymbols(g);
+  if (symbols.empty())
+    fail(what, ": the graph has no size symbols (its inputs' sizes are fixed)");
+  std::vector<SymBindings> out = {{}};
+  for (const std::string &w : splitArgs(text)) {
+    size_t eq = w.find('=');
+    std::string name = w.substr(0, eq);
+    if (eq == std::string::npos || !symbols.count(name))
+      fail(what, ": '", w, "' is not SYMBOL=N[,N…] for a size symbol of the graph (",
+           joinNames(std::vector<std::string>(symbols.begin(), symbols.end())), ")");
+    std::vector<SymBindings> next;
+    for (const std::string &v : splitList(w.substr(eq + 1), ',')) {
+      int64_t n = integerAtLeast(name, v, 1);
+      for (SymBindings b : out) {
+        b[name] = n;
+        next.push_back(b);
+      }
+    }
+    out = next;
+  }
+  for (const std::string &s : symbols)
+    if (!out.front().count(s))
+      fail(what, ": give every size symbol: ", s, " has no size (", s, "=N)");
+  return out;
+}
+
 const Graph *Commands::buildSource(const Engine &e) {
   if (e.cursor_ == 0)
     return nullptr;
@@ -271,9 +299,10 @@ std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &
   const Graph &g = e.requireGraph();
   // The sizes not given stay the current variant's.
   SymBindings current = backend::variantBindings(g);
-  SymBindings b = bindInputs(backend::dynamicBuild(g)->graph(), given, words, current);
-  if (!current.empty() && b == current)
-    return "";
+  std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
+  SymBindings b = bindInputs(dyn->graph(), given, words, current);
+  if (!current.empty() && b == current && dyn->has(b))
+    return ""; // (a variant :tune rebuilt is not the current step's any more)
   bool built = false;
   auto t0 = std::chrono::steady_clock::now();
   Graph v = backend::variantOf(g, b, &built);

@@ -8,6 +8,7 @@
 #include "backend/tune/Records.h"
 #include "backend/tune/Tuner.h"
 #include "core/Error.h"
+#include "passes/Symbols.h"
 #include "repl/commands/Commands.h"
 
 #include <algorithm>
@@ -24,12 +25,17 @@ namespace loupe {
 struct Commands::TuneTopic {
   static void space(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
   static void tune(Engine &e, const Args &a, const std::string &rest, std::ostream &out);
+  /// :tune of one built graph (a fixed build, or one size's variant): its tasks, or `only`'s.
+  /// True when Ctrl-C stopped the search. `apply` says how what is kept is applied.
+  static bool tuneBuilt(Engine &e, const Graph &g, backend::TuneOptions o, const std::string &only,
+                        int checkRuns, std::ostream &out,
+                        const std::string &apply = ":build again to apply");
 };
 
 namespace {
 
-const char *kTuneUsage =
-    ":tune [FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]";
+const char *kTuneUsage = ":tune [FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] "
+                         "[check=RUNS] [sizes SYMBOL=N[,N…] …]";
 
 // A function's name in the tables' 44-column first column (long ones cut with "…").
 std::string columnName(const std::string &name) {
@@ -42,7 +48,7 @@ std::string columnName(const std::string &name) {
 // a table: per function the best record applies, its time per call in the network at the rule
 // and at the point, and whether it stays applied.
 void Commands::networkCheck(Engine &e, const Graph &g, const std::string &log, int runs,
-                            std::ostream &out) {
+                            std::ostream &out, const std::string &apply) {
   if (e.progress_)
     e.progress_("network check: the tuned and the rule's build, " + std::to_string(runs) +
                     " runs each",
@@ -68,8 +74,7 @@ void Commands::networkCheck(Engine &e, const Graph &g, const std::string &log, i
   }
   out << "the network's kernels: " << fixed(c.ruleTotalMs, 3) << " ms at the rules, "
       << fixed(c.tunedTotalMs, 3) << " ms tuned; " << kept << " of "
-      << plural(c.rows.size(), "point") << " kept; logged in " << log
-      << "; :build again to apply\n";
+      << plural(c.rows.size(), "point") << " kept; logged in " << log << "; " << apply << "\n";
 }
 
 void Commands::TuneTopic::space(Engine &e, const Args &a, const std::string &, std::ostream &out) {
@@ -88,16 +93,19 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
                                std::ostream &out) {
   Args a = splitArgs(rest);
   const Graph &g = e.requireGraph();
-  if (backend::dynamicBuild(g) && !backend::builtLibrary(g))
-    requireBuilt(g); // a variant's sizes are tuned, one size at a time
   if (e.tuning_ == "off")
     fail("tuning is off, so nothing measured would be kept: :set tuning on (the default "
          "log) or :set tuning FILE first");
   backend::TuneOptions o;
-  std::string only;
+  std::string only, sizes;
+  bool sizeWords = false;
   int checkRuns = 10;
   for (const std::string &w : a) {
     size_t eq = w.find('=');
+    if (w == "sizes") {
+      sizeWords = true;
+      continue;
+    }
     if (eq == std::string::npos) {
       if (!only.empty())
         fail("usage: ", kTuneUsage);
@@ -105,7 +113,9 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
       continue;
     }
     std::string k = w.substr(0, eq), v = w.substr(eq + 1);
-    if (k == "trials")
+    if (sizeWords && k != "trials" && k != "time" && k != "workers" && k != "check")
+      sizes += " " + w;
+    else if (k == "trials")
       o.trialsPerTask = static_cast<int>(integerAtLeast("trials", v, 1));
     else if (k == "time")
       o.seconds = static_cast<double>(integerAtLeast("time", v, 1));
@@ -116,6 +126,44 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
     else
       fail("unknown option '", k, "'; usage: ", kTuneUsage);
   }
+  if (sizeWords) {
+    // A sample of a dynamic build's sizes: each size's variant tuned in turn, the time shared;
+    // each is then built again at its points on its next :run.
+    std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
+    if (!dyn)
+      fail("sizes picks a dynamic build's sizes to tune; the current step has none");
+    if (!only.empty() && only != "all" && only != "check")
+      fail("a function's name is one size's: :tune all sizes … tunes each size's functions, or "
+           ":run a size and :tune ",
+           only);
+    if (sizes.empty())
+      fail("sizes needs SYMBOL=N[,N…] after it; usage: ", kTuneUsage);
+    std::vector<SymBindings> sample = sizeSample(dyn->graph(), sizes, "sizes");
+    o.seconds /= static_cast<double>(sample.size());
+    size_t tuned = 0;
+    for (const SymBindings &b : sample) {
+      bool built = false;
+      Graph v = backend::variantOf(g, b, &built);
+      out << "variant " << bindingsText(b) << (built ? " (built now)" : "") << ":\n";
+      bool stopped = tuneBuilt(e, v, o, only == "check" ? only : "", checkRuns, out,
+                               "its next :run builds the variant again to apply");
+      dyn->forget(b);
+      ++tuned;
+      if (stopped)
+        break;
+    }
+    out << "tuned " << plural(tuned, "size") << "; each size's variant is built again, at "
+        << "the points kept, on its next :run\n";
+    return;
+  }
+  if (backend::dynamicBuild(g) && !backend::builtLibrary(g))
+    requireBuilt(g); // a variant's sizes are tuned, one size at a time (or sizes …)
+  tuneBuilt(e, g, o, only, checkRuns, out);
+}
+
+bool Commands::TuneTopic::tuneBuilt(Engine &e, const Graph &g, backend::TuneOptions o,
+                                    const std::string &only, int checkRuns, std::ostream &out,
+                                    const std::string &apply) {
   std::vector<backend::Task> tasks = backend::extractTasks(g);
   if (tasks.empty())
     fail("no function of this build has knobs to tune (only opt_level 3's schedules have them)");
@@ -127,8 +175,8 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
     if (checkRuns == 0)
       fail(":tune check runs the network at least once: check=RUNS must be 1 or more");
     e.checkWrite(":tune check (its log)", log.string());
-    networkCheck(e, g, log.string(), checkRuns, out);
-    return;
+    networkCheck(e, g, log.string(), checkRuns, out, apply);
+    return false;
   }
   if (!only.empty() && only != "all") {
     std::string key = backend::taskKey(builtOrLowered(g, only));
@@ -189,12 +237,13 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
   out << (tuner.interrupted() ? "interrupted after " : "")
       << plural(static_cast<size_t>(trials), "trial") << " in "
       << plural(tuner.results().size(), "task") << " (* every point measured); logged in "
-      << log.string() << "; :build again to apply the best\n";
+      << log.string() << "; " << apply << " the best\n";
   // What the search found alone, measured where it runs: among the network's other kernels.
   bool anyBetter = std::any_of(tuner.results().begin(), tuner.results().end(),
                                [](const backend::TaskResult &r) { return r.beatsRule(); });
   if (!tuner.interrupted() && checkRuns > 0 && anyBetter && !log.empty())
-    networkCheck(e, g, log.string(), checkRuns, out);
+    networkCheck(e, g, log.string(), checkRuns, out, apply);
+  return tuner.interrupted();
 }
 
 std::vector<Commands::Listed> Commands::tuneCommands() {
@@ -206,11 +255,13 @@ std::vector<Commands::Listed> Commands::tuneCommands() {
         "and the size of the space",
         T::space}},
       {"profile",
-       {"tune", "[FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS]",
+       {"tune", "[FUNC|all|check] [trials=N] [time=SECONDS] [workers=N] [check=RUNS] [sizes …]",
         "searches the built graph's kernels' knob spaces on this machine (measured, every "
         "measurement logged; Ctrl-C keeps what was found), then runs the network at its rules "
         "and at the points found, in turns (check=RUNS runs each, default 10, 0 skips; "
-        ":tune check alone): :build applies the best that is no slower in the network",
+        ":tune check alone): :build applies the best that is no slower in the network; a "
+        "dynamic build's sizes SYMBOL=N[,N…] tunes each size's variant in turn, the time "
+        "shared, each built again at its points on its next :run",
         T::tune}},
   };
 }

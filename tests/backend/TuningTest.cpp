@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include "backend/Build.h"
+#include "backend/DynamicBuild.h"
 #include "backend/LowerFunction.h"
 #include "backend/Runtime.h"
 #include "backend/tune/Measure.h"
@@ -806,6 +807,59 @@ TEST(TuningView, JoinsTheBuildsTasksWithTheLogsRecordsInOrder) {
   gui::TuningView off = gui::tuningView({heavy}, "AVX2 test", "");
   EXPECT_EQ(off.tasks[0].trials, 0);
   EXPECT_TRUE(off.tasks[0].curve.empty());
+}
+
+// `:tune … sizes` on a dynamic build: each size's variant is tuned in turn (its tasks' records
+// logged), and is built again on its next :run — the current step's too — at the points kept.
+TEST(TuneSizes, TunesEachSizesVariantAndRebuildsItOnItsNextRun) {
+  fs::path log = scratch("sizes") / "log.jsonl";
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=\"(batch, 64)\")\ny = relu(dense(x, units=64))\n:graph y");
+  run(e, ":set tuning " + log.string() + "\n:build opt_level=3");
+  const Graph dynamicStep = e.current()->graph;
+  // The sizes' tasks, as the variants compute them.
+  std::set<std::string> keys;
+  for (int64_t batch : {4, 8})
+    for (const Task &t : backend::extractTasks(backend::variantOf(dynamicStep, {{"batch", batch}})))
+      keys.insert(t.key);
+  ASSERT_FALSE(keys.empty());
+  std::string tuned = output(e, ":tune all trials=3 time=60 check=0 sizes batch=4,8");
+  EXPECT_NE(tuned.find("variant batch=4:\nfunction"), std::string::npos) << tuned;
+  EXPECT_NE(tuned.find("variant batch=8:\nfunction"), std::string::npos) << tuned;
+  EXPECT_NE(tuned.find("; its next :run builds the variant again to apply the best\n"),
+            std::string::npos)
+      << tuned;
+  EXPECT_TRUE(tuned.ends_with("tuned 2 sizes; each size's variant is built again, at the points "
+                              "kept, on its next :run\n"))
+      << tuned;
+  std::set<std::string> logged;
+  for (const TuningRecord &r : TuningLog::read(log, nullptr).records)
+    logged.insert(r.task);
+  EXPECT_EQ(logged, keys);
+  // A tuned size's variant is built again on its next :run, the current step's too.
+  EXPECT_NE(
+      output(e, ":run batch=4 check=off").find("variant batch=4 of the dynamic build (built now"),
+      std::string::npos);
+  EXPECT_NE(output(e, ":tune all trials=2 time=30 check=0 sizes batch=4")
+                .find("variant batch=4:\nfunction"),
+            std::string::npos);
+  EXPECT_NE(output(e, ":run batch=4 check=off")
+                .find("step 3: variant batch=4 of the dynamic build (built now; step 2 was "
+                      "variant batch=4)"),
+            std::string::npos);
+  EXPECT_EQ(output(e, ":tune sizes"),
+            "error: sizes needs SYMBOL=N[,N…] after it; usage: :tune [FUNC|all|check] [trials=N] "
+            "[time=SECONDS] [workers=N] [check=RUNS] [sizes SYMBOL=N[,N…] …]\n");
+  EXPECT_EQ(output(e, ":tune fuse_dense sizes batch=1"),
+            "error: a function's name is one size's: :tune all sizes … tunes each size's "
+            "functions, or :run a size and :tune fuse_dense\n");
+  EXPECT_EQ(output(e, ":tune all sizes seq=4"),
+            "error: sizes: 'seq=4' is not SYMBOL=N[,N…] for a size symbol of the graph (batch)\n");
+  Engine fixed;
+  run(fixed, "x = Variable(\"x\", shape=(8, 64))\ny = dense(x, units=64)\n:graph y");
+  run(fixed, ":set tuning " + log.string() + "\n:build opt_level=3");
+  EXPECT_EQ(output(fixed, ":tune all sizes batch=2"),
+            "error: sizes picks a dynamic build's sizes to tune; the current step has none\n");
 }
 
 } // namespace

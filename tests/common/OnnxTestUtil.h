@@ -9,6 +9,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -46,6 +47,22 @@ inline void addInput(onnx::GraphProto *g, const std::string &name, const std::ve
   tt->set_elem_type(type);
   for (int64_t d : dims)
     tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A graph input whose dimensions are sizes or names (ONNX's dim_param: "batch"), float32.
+inline void addNamedInput(onnx::GraphProto *g, const std::string &name,
+                          const std::vector<std::string> &dims) {
+  auto *in = g->add_input();
+  in->set_name(name);
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const std::string &d : dims) {
+    auto *dim = tt->mutable_shape()->add_dim();
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
+      dim->set_dim_value(std::stoll(d));
+    else
+      dim->set_dim_param(d);
+  }
 }
 
 // An attribute of node n: ints, an int, a string or a float.

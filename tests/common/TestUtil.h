@@ -61,6 +61,35 @@ inline std::string symVar(const std::string &name, const std::string &shape) {
   return var(name, "\"" + shape + "\"");
 }
 
+/// Checks a PlanMemory plan: no two op outputs live at once share a storage id, unless the later
+/// writes in place over the earlier at its last read (heads live to the end). `where` names the
+/// case in failures.
+inline void expectNoLiveSharing(const Graph &plan, const std::string &where) {
+  const IndexedGraph &idx = plan.index();
+  const auto &sid = plan.attr("storage_id")->ints;
+  const auto &inplace = plan.attr("storage_inplace_index")->ints;
+  // Live range of each op output: [producer, last reader].
+  std::vector<int> def(idx.numEntries(), -1), last(idx.numEntries(), -1);
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k)
+      def[idx.entryId(nid, k)] = last[idx.entryId(nid, k)] = static_cast<int>(nid);
+    for (const auto &e : idx.nodes[nid].inputs)
+      last[idx.entryId(e)] = static_cast<int>(nid);
+  }
+  for (const auto &h : idx.heads)
+    last[idx.entryId(h)] = static_cast<int>(idx.numNodes());
+  for (uint32_t a = 0; a < idx.numEntries(); ++a)
+    for (uint32_t b = a + 1; b < idx.numEntries(); ++b) {
+      if (sid[a] < 0 || sid[a] != sid[b])
+        continue;
+      // b was defined after a; it may start where a ends only by writing in place.
+      bool touches = last[a] == def[b] && inplace[b] >= 0;
+      EXPECT_TRUE(last[a] < def[b] || touches)
+          << where << ": entries " << a << " and " << b << " share block " << sid[a]
+          << " while both are live";
+    }
+}
+
 /// Builds `program` and returns symbol `out` as a graph (nothing inferred).
 inline Graph built(const std::string &program, const std::string &out = "y") {
   Engine e;

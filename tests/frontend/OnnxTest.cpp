@@ -38,17 +38,7 @@ std::string writeModel(const std::string &name, int64_t opset, bool symbolic = f
   m.set_ir_version(7);
   m.add_opset_import()->set_version(opset);
   onnx::GraphProto *g = m.mutable_graph();
-  auto *in = g->add_input();
-  in->set_name("x");
-  auto *tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {1, 2, 4, 4}) {
-    auto *dim = tt->mutable_shape()->add_dim();
-    if (symbolic && d == 1)
-      dim->set_dim_param("N");
-    else
-      dim->set_dim_value(d);
-  }
+  addNamedInput(g, "x", {symbolic ? "N" : "1", "2", "4", "4"});
   auto ramp = [](int64_t i) { return static_cast<float>((i % 5) - 2) * 0.25f; };
   addFloats(g, "w", {3, 2, 3, 3}, ramp);
   addFloats(g, "fc", {5, 48}, ramp);
@@ -207,13 +197,7 @@ TEST(Onnx, ExpandWithSymbolicSizesKeepsTheSymbols) {
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
   onnx::GraphProto *g = m.mutable_graph();
-  auto *in = g->add_input();
-  in->set_name("x");
-  auto *tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_param("batch");
-  for (int64_t d : {1, 8})
-    tt->mutable_shape()->add_dim()->set_dim_value(d);
+  addNamedInput(g, "x", {"batch", "1", "8"});
   addInts(g, "zero", {0});
   addInts(g, "one", {1});
   addInts(g, "rest", {3, 8});

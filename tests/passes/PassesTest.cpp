@@ -218,30 +218,8 @@ TEST(PlanMemory, RandomGraphsNeverShareALiveBuffer) {
       wide.push_back(w);
     }
     std::string heads = "Group([s" + std::to_string(n - 1) + ", s" + std::to_string(n / 2) + "])";
-    Graph g = applyPasses(inferred(prog, heads), {"PlanMemory"});
-    const IndexedGraph &idx = g.index();
-    const auto &sid = g.attr("storage_id")->ints;
-    const auto &inplace = g.attr("storage_inplace_index")->ints;
-    // Live range of each op output: [producer, last reader] (heads live to the end).
-    std::vector<int> def(idx.numEntries(), -1), last(idx.numEntries(), -1);
-    for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
-      for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k)
-        def[idx.entryId(nid, k)] = last[idx.entryId(nid, k)] = static_cast<int>(nid);
-      for (const auto &e : idx.nodes[nid].inputs)
-        last[idx.entryId(e)] = static_cast<int>(nid);
-    }
-    for (const auto &h : idx.heads)
-      last[idx.entryId(h)] = static_cast<int>(idx.numNodes());
-    for (uint32_t a = 0; a < idx.numEntries(); ++a)
-      for (uint32_t b = a + 1; b < idx.numEntries(); ++b) {
-        if (sid[a] < 0 || sid[a] != sid[b])
-          continue;
-        // b was defined after a; it may start where a ends only by writing in place.
-        bool touches = last[a] == def[b] && inplace[b] >= 0;
-        EXPECT_TRUE(last[a] < def[b] || touches)
-            << "trial " << trial << ": entries " << a << " and " << b << " share block " << sid[a]
-            << " while both are live";
-      }
+    expectNoLiveSharing(applyPasses(inferred(prog, heads), {"PlanMemory"}),
+                        "trial " + std::to_string(trial));
   }
 }
 

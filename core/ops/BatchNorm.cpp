@@ -141,6 +141,7 @@ void registerBatchNormOps() {
       .param("scale", ParamKind::Bool, "True", "multiply by gamma")
       .setPattern(kOpaque)
       .outputs(5)
+      .symbolic(symLikeInputs({3, 4, 5, 6, 7}))
       .shape([](ShapeCtx &c) {
         for (size_t k = 0; k < 5; ++k)
           if (c.in[3 + k].rankKnown())

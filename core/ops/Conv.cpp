@@ -678,6 +678,7 @@ void registerConvOps() {
   cgrad.setPattern(kOpaque);
   cgrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
   cgrad.shape(conv2dGradShape).kernel(conv2dGradKernel).lower(conv2dGradLower);
+  cgrad.symbolic(symLikeInputs({1, 2}));
 
   OpDef &convT = convCommon("conv2d_transpose", "2-D transposed convolution (deconvolution)");
   convT.param("output_padding", ParamKind::Tuple, "(0, 0)", "extra rows/cols at the end");
@@ -702,6 +703,7 @@ void registerConvOps() {
       c.assignOut(2, {p.channels});
   });
   convTGrad.kernel(conv2dTransposeGradKernel).lower(conv2dTransposeGradLower);
+  convTGrad.symbolic(symLikeInputs({1, 2}));
 }
 
 } // namespace loupe::ops

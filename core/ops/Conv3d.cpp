@@ -201,6 +201,7 @@ void registerConv3dOps() {
   conv3dGrad.arguments({"ograd", "data", "weight"});
   conv3dGrad.numOutputsFn = [](const Attrs &a) { return a.getBool("use_bias") ? 3 : 2; };
   conv3dGrad.setPattern(kOpaque)
+      .symbolic(symLikeInputs({1, 2}))
       .shape([](ShapeCtx &c) {
         convWindow(c.attrs, &c);
         for (size_t k : {1, 2})

@@ -119,6 +119,7 @@ void registerElemwiseOps() {
       .describe("gradient of cast: ograd converted back to the data's dtype")
       .arguments({"ograd", "data"})
       .setPattern(kOpaque)
+      .symbolic(symLikeInputs({1}))
       .shape([](ShapeCtx &c) {
         if (c.in[0].rankKnown())
           c.assignOut(0, c.in[0]);

@@ -830,6 +830,7 @@ void registerNnOps() {
       .param("axis", ParamKind::Int, "1", "the channel axis")
       .setPattern(kOpaque)
       .outputs(2)
+      .symbolic(symLikeInputs({1, 2}))
       .shape([](ShapeCtx &c) {
         for (size_t k = 0; k < 2; ++k)
           if (c.in[1 + k].rankKnown())

@@ -297,6 +297,19 @@ SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b) {
 
 std::vector<SymDims> symLikeRhs(const SymShapeCtx &c) { return {c.in[1]}; }
 
+SymShapeFn symLikeInputs(std::vector<size_t> inputs) {
+  return [inputs](const SymShapeCtx &c) {
+    std::vector<SymDims> out;
+    for (size_t k = 0; k < c.numOutputs; ++k) {
+      if (k < inputs.size())
+        out.push_back(c.in.at(inputs[k]));
+      else
+        out.push_back({SymExpr(c.attrs.getInt("channels"))});
+    }
+    return out;
+  };
+}
+
 std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c) {
   return {symBroadcast(c, c.in[0], c.in[1])};
 }

@@ -29,6 +29,11 @@ SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b);
 /// The symbolic rule of broadcastBinaryShape.
 std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c);
 
+/// Symbolic rule of the gradient ops: output k takes the dimensions of input `inputs[k]` (the
+/// tensor it is the gradient of); a further output, a convolution's bias gradient, is
+/// (channels).
+SymShapeFn symLikeInputs(std::vector<size_t> inputs);
+
 /// Symbolic rule of the `_like` ops (reshape_like, expand_like, collapse_sum): the output takes
 /// the second input's dimensions.
 std::vector<SymDims> symLikeRhs(const SymShapeCtx &c);

@@ -220,6 +220,7 @@ void registerPadOps() {
       .param("pad_mode", ParamKind::Enum, "constant", "pad's pad_mode",
              {"constant", "edge", "reflect"})
       .setPattern(kOpaque)
+      .symbolic(symLikeInputs({1}))
       .shape([](ShapeCtx &c) {
         if (c.in[1].rankKnown())
           c.assignOut(0, c.in[1]);

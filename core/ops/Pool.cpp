@@ -699,6 +699,7 @@ void registerPoolOps() {
       .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
+      .symbolic(symLikeInputs({1}))
       .kernel(poolGradKernel(true))
       .lower(poolGradLower(true));
   pool("_avg_pool2d_grad", "gradient of avg_pool2d", false)
@@ -706,6 +707,7 @@ void registerPoolOps() {
       .layout(nullptr)
       .setPattern(kOpaque)
       .shape(gradShape)
+      .symbolic(symLikeInputs({1}))
       .kernel(poolGradKernel(false))
       .lower(poolGradLower(false));
   globalPool("global_max_pool2d", "max over H and W", true)
@@ -815,6 +817,7 @@ void registerPoolOps() {
       .param("method", ParamKind::Enum, "NEAREST_NEIGHBOR", "interpolation",
              {"NEAREST_NEIGHBOR", "BILINEAR"})
       .setPattern(kOpaque)
+      .symbolic(symLikeInputs({1}))
       .shape([](ShapeCtx &c) {
         if (c.in[1].rankKnown())
           c.assignOut(0, c.in[1]);
@@ -885,6 +888,7 @@ void registerPoolOps() {
           if (c.in[1].rankKnown())
             c.assignOut(0, c.in[1]);
         })
+        .symbolic(symLikeInputs({1}))
         .kernel(pool3dGradKernel(isMax))
         .lower(pool3dGradLower(isMax));
   }

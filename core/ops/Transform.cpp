@@ -644,6 +644,9 @@ void registerTransformOps() {
             return out;
           });
   concatGrad.variadic = true;
+  // Piece k is shaped like concatenated input k (input k + 1 here, after ograd).
+  concatGrad.symbolic(
+      [](const SymShapeCtx &c) { return std::vector<SymDims>(c.in.begin() + 1, c.in.end()); });
   concatGrad.arguments({"ograd"});
   concatGrad.numOutputsFn = [](const Attrs &a) {
     return static_cast<uint32_t>(std::max<int64_t>(a.getInt("num_args"), 1));

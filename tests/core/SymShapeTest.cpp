@@ -235,6 +235,36 @@ std::vector<RuleCase> ruleCases() {
        v("x", "(batch, 1, 16)") + "y = broadcast_to(x, shape=\"(batch, seq, 16)\")"},
       {"broadcast_to", v("x", "(1, seq, 1)") + "y = broadcast_to(x, shape=\"(3, seq, 5)\")"},
       {"collapse_sum", x3 + v("z", "(seq, 1)") + "y = collapse_sum(x, z)"},
+      // The gradient ops: each output shaped like the input it is the gradient of.
+      {"_max_pool2d_grad", img + v("g", "(batch, 3, 4, 4)") + v("o", "(batch, 3, 4, 4)") +
+                               "y = _max_pool2d_grad(g, x, o, pool_size=(2,2), strides=(2,2))"},
+      {"_avg_pool2d_grad",
+       img + v("g", "(batch, 3, 4, 4)") + "y = _avg_pool2d_grad(g, x, pool_size=(2,2))"},
+      {"_max_pool3d_grad", v("x", "(batch, 2, seq, 6, seq)") + v("g", "(batch, 3, 4, 4)") +
+                               "y = _max_pool3d_grad(g, x, pool_size=(2,2,2))"},
+      {"_avg_pool3d_grad", v("x", "(batch, 2, seq, 6, seq)") + v("g", "(batch, 3, 4, 4)") +
+                               "y = _avg_pool3d_grad(g, x, pool_size=(2,2,2))"},
+      {"_upsampling_grad",
+       img + v("g", "(batch, 3, 4, 4)") + "y = _upsampling_grad(g, x, scale=2)"},
+      {"_cast_grad", x3 + v("g", "(batch, seq, 16)") + "y = _cast_grad(g, x)"},
+      {"_pad_grad", img + v("g", "(batch, 3, 4, 4)") +
+                        "y = _pad_grad(g, x, pad_width=((0,0),(0,0),(1,2),(3,0)))"},
+      {"_prelu_grad",
+       img + v("g", "(batch, 3, 4, 4)") + v("a", "(3,)") + "t = _prelu_grad(g, x, a)\ny = t[0]"},
+      {"_batch_norm_grad", img + v("g", "(batch, 3, 4, 4)") + v("mg", "(3,)") + v("vg", "(3,)") +
+                               v("ga", "(3,)") + v("be", "(3,)") + v("mm", "(3,)") +
+                               v("mv", "(3,)") +
+                               "t = _batch_norm_grad(g, mg, vg, x, ga, be, mm, mv)\ny = t[0]"},
+      {"_concatenate_grad", x3 + v("z", "(batch, seq, 4)") + v("g", "(batch, 3, 4, 4)") +
+                                "t = _concatenate_grad(g, x, z, axis=2, num_args=2)\ny = t[1]"},
+      {"_conv2d_grad", img + v("g", "(batch, 3, 4, 4)") + v("w", "(4, 3, 3, 3)") +
+                           "t = _conv2d_grad(g, x, w, channels=4, kernel_size=(3,3))\ny = t[0]"},
+      {"_conv2d_transpose_grad",
+       img + v("g", "(batch, 3, 4, 4)") + v("w", "(3, 4, 3, 3)") +
+           "t = _conv2d_transpose_grad(g, x, w, channels=4, kernel_size=(3,3))\ny = t[0]"},
+      {"_conv3d_grad", v("x", "(batch, 2, seq, seq, 5)") + v("g", "(batch, 3, 4, 4)") +
+                           v("w", "(3, 2, 3, 3, 3)") +
+                           "t = _conv3d_grad(g, x, w, channels=3, kernel_size=(3,3,3))\ny = t[0]"},
       {"qnn.dense", x3 + v("w", "(8, 16)") + v("zx", "(1,)") + v("zw", "(1,)") + v("b", "(8,)") +
                         "y = qnn.dense(x, w, zx, zw, b, units=8)"},
       {"qnn.conv2d", img + v("w", "(4, 3, 3, 3)") + v("zx", "(1,)") + v("zw", "(1,)") +
@@ -286,6 +316,36 @@ TEST(SymShape, EveryOpWithASymbolicRuleIsSampled) {
       missing.push_back(name);
   }
   EXPECT_TRUE(missing.empty()) << "not sampled: " << joinNames(missing);
+}
+
+// :grad of a symbolic graph infers every entry with symbols, equal entry by entry to the gradient
+// graph of the same program at sampled sizes (the pools' gradients shaped like their data).
+TEST(SymShape, GradientGraphsInferWithSymbols) {
+  std::string program =
+      v("x", "(batch, 3, seq, seq)") + "w = Variable(\"w\")\n" +
+      "c = conv2d(x, w, channels=4, kernel_size=(3,3), padding=(1,1))\n"
+      "b = batch_norm(c)\n"
+      "p = max_pool2d(relu(b[0]), pool_size=(2,2), strides=(2,2))\n"
+      "q = avg_pool2d(pad(p, pad_width=((0,0),(0,0),(1,1),(1,1))), pool_size=(3,3))\n"
+      "u = upsampling(q, scale=2)\n"
+      "k = concatenate(u, u, axis=1)\n"
+      "y = sum(cast(prelu(k), dtype=\"float64\"))\n"
+      ":grad y wrt x w\n:apply InferShape\n";
+  auto shapes = [](const std::string &text) {
+    Engine e;
+    run(e, text);
+    return e.current()->graph.attr("shape")->shapes;
+  };
+  std::vector<Shape> symbolic = shapes(program);
+  for (const Shape &s : symbolic)
+    EXPECT_TRUE(shapeDescribed(s)) << shapeToTuple(s);
+  for (auto [batch, seq] : std::vector<std::pair<int64_t, int64_t>>{{1, 8}, {2, 7}, {3, 12}}) {
+    std::vector<Shape> concrete = shapes(atSizes(program, batch, seq));
+    ASSERT_EQ(concrete.size(), symbolic.size());
+    for (size_t i = 0; i < symbolic.size(); ++i)
+      EXPECT_EQ(symbolic[i].bound({{"batch", batch}, {"seq", seq}}), concrete[i])
+          << "entry " << i << " at batch=" << batch << " seq=" << seq;
+  }
 }
 
 TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {

@@ -147,11 +147,12 @@ class Session:
         max_rel, dequantized — in `b`'s graph order (sort by sqnr_db for the worst)."""
         return self._s.layerwise(a, b, inputs, seed)
 
-    def profile(self, runs=10):
+    def profile(self, runs=10, **sizes):
         """Times each kernel of the built graph over `runs` runs (:profile); a row per kernel:
         node, kernel, ms (median), min_ms and max_ms (the fastest and slowest run), gflops,
-        percent_peak."""
-        self._call("profile", str(runs))
+        percent_peak. On a dynamic build, sizes by symbol (batch=4, seq=64) profile that size's
+        variant, which becomes the current step."""
+        self._call("profile", str(runs), **sizes)
         return Profile(self._s.profile_rows())
 
     def steps(self):

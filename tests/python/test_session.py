@@ -156,3 +156,9 @@ def test_a_dynamic_build_runs_the_variant_of_the_arrays_sizes():
         np.testing.assert_array_equal(out[0], np.maximum(x * 2 + w, 0) + 1)
     with pytest.raises(loupe.Error, match="gives batch=3 .* gives batch=2|gives batch=2 .* gives batch=3"):
         s.run(x=np.zeros((2, 3), "float32"), w=np.zeros((3, 3), "float32"))
+    # profile takes sizes too: that size's variant is profiled and becomes the current step.
+    rows = s.profile(2, batch=7)
+    assert [r["kernel"] for r in rows] and all(r["ms"] >= 0 for r in rows)
+    assert s.steps()[-1] == "variant batch=7"
+    with pytest.raises(loupe.Error, match="batch must be a positive integer, got '0'"):
+        s.profile(1, batch=0)

@@ -531,6 +531,8 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   else
     for (const std::string &n : read)
       params.emplace(n, given.at(n));
+  if (opts.shareParams)
+    opts.shareParams(params);
   // 7. Shapes and dtypes of the inputs, the target and whether to fuse.
   index(g, ctx, opts.graphApply);
   g = apply(withShapeInputs(g, shapes), {"InferShape"}, ctx, opts.graphApply);

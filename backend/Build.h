@@ -50,6 +50,10 @@ struct BuildOptions {
   /// has no variable for are passed over. A caller that adds or converts params gives them all
   /// in `params`.
   const StoredTensors *sharedParams = nullptr;
+  /// Given the params the build made (PrecomputePrune's packed weights and the rest), before the
+  /// library keeps them: may replace a tensor by an equal one held elsewhere, so that builds of
+  /// one network share its weights' bytes (a dynamic build's variants). Unset: kept as made.
+  std::function<void(StoredTensors &)> shareParams;
   /// Compiled kernels are looked up here and stored here (none: every kernel compiled).
   std::shared_ptr<const KernelCache> cache;
   /// Told how far compilation is (see CompileOptions::progress).

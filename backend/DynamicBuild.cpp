@@ -5,6 +5,9 @@
 #include "core/Text.h"
 #include "passes/Symbols.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace loupe::backend {
 
 DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext context)
@@ -20,6 +23,23 @@ DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext con
   options_.warnings = nullptr;
   options_.graphApply = nullptr;
   options_.lowered = nullptr;
+  // Variants share their params' bytes: at opt_level 2 and 3 each build makes its own packed
+  // weights, equal from size to size, and a network's weights held once per size would grow
+  // with every size run (the dynamic encoder took 37 MB more per size). Runs under mutex_
+  // (variant() builds while holding it).
+  options_.shareParams = [this](StoredTensors &made) {
+    for (auto &[name, t] : made) {
+      std::vector<StoredTensor> &seen = madeParams_[name];
+      auto same = std::find_if(seen.begin(), seen.end(), [&](const StoredTensor &s) {
+        return s.dtype() == t.dtype() && s.shape() == t.shape() && s.numBytes() == t.numBytes() &&
+               std::memcmp(s.bytes(), t.bytes(), t.numBytes()) == 0;
+      });
+      if (same != seen.end())
+        t = *same;
+      else
+        seen.push_back(t);
+    }
+  };
 }
 
 Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {

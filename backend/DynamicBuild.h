@@ -48,6 +48,10 @@ private:
   std::set<std::string> symbols_;
   mutable std::mutex mutex_;
   mutable std::map<SymBindings, Graph> variants_;
+  /// Every param a variant's build made, by name: a later variant's equal tensor (same name,
+  /// shape, dtype and bytes — packed weights do not depend on the sizes) takes these bytes
+  /// instead of holding a copy.
+  mutable std::map<std::string, std::vector<StoredTensor>> madeParams_;
 };
 
 /// Whether `g`'s inputs have size symbols (the build is then a DynamicBuild).

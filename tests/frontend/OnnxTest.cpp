@@ -4,6 +4,8 @@
 #include "TestUtil.h"
 
 #include "backend/Build.h"
+#include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/GraphExecutor.h"
 #include "core/Npy.h"
 #include "frontend/onnx/OnnxImport.h"
@@ -188,6 +190,33 @@ TEST(Onnx, SymbolicDimensionsStaySymbolsAndRunAtAnySize) {
   EXPECT_EQ(e.history().size(), steps);
   for (const std::string &p : {symbolic, x3, bad})
     std::filesystem::remove(p);
+}
+
+// A dynamic build's variants share their params' bytes: at opt_level 3 each variant packs the
+// convolution's weights (PrecomputePrune), equal from size to size, and holds them once.
+TEST(Onnx, VariantsOfADynamicBuildShareTheirParams) {
+  std::string symbolic = writeModel("symbolic-share.onnx", 13, true);
+  Engine e;
+  run(e, ":load " + symbolic + "\n:build opt_level=3");
+  const Graph build = e.current()->graph;
+  auto two = backend::builtLibrary(backend::variantOf(build, {{"N", 2}}));
+  auto three = backend::builtLibrary(backend::variantOf(build, {{"N", 3}}));
+  ASSERT_FALSE(two->params.empty());
+  size_t shared = 0;
+  for (const auto &[name, t] : two->params) {
+    auto other = three->params.find(name);
+    ASSERT_NE(other, three->params.end()) << name;
+    EXPECT_EQ(other->second.bytes(), t.bytes()) << name << " is held twice";
+    shared += other->second.bytes() == t.bytes();
+  }
+  EXPECT_EQ(shared, two->params.size());
+  // Sharing changes no value: the variant computes what a fixed build of its size does.
+  std::string ran = output(e, ":run N=3");
+  Engine fixed;
+  run(fixed, ":load " + symbolic + " N=3\n:build opt_level=3");
+  std::string want = output(fixed, ":run");
+  EXPECT_EQ(ran.substr(ran.find("output 0")), want.substr(want.find("output 0")));
+  std::filesystem::remove(symbolic);
 }
 
 TEST(Onnx, ExpandWithSymbolicSizesKeepsTheSymbols) {

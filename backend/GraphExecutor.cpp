@@ -44,10 +44,10 @@ std::vector<StorageSlot> storageSlots(const Graph &g) {
       s.id = sid[e];
       s.dtype = static_cast<int>(dtypes[e]);
       SymExpr bytes = elementCount(shapes[e]) * SymExpr(dtypeBytes(s.dtype));
-      if (s.entries.empty() || s.id < 0) {
-        if (s.entries.empty())
-          s.size = bytes;
-      } else {
+      // The largest entry's bytes; -1 (no storage planned) gathers entries of any size.
+      if (s.entries.empty()) {
+        s.size = bytes;
+      } else if (s.id >= 0) {
         SymExpr have, want;
         int64_t h = s.size.content(&have), w = bytes.content(&want);
         if (have != want)

@@ -4,11 +4,13 @@
 
 #include "core/DType.h"
 #include "core/Error.h"
+#include "core/Text.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace loupe::gui {
 
@@ -29,13 +31,10 @@ BufferChart bufferChart(const Graph &g) {
   for (const Shape &sh : shapes)
     for (const std::string &name : sh.symbols())
       symbols.insert(name);
-  if (!symbols.empty()) {
-    std::string names;
-    for (const std::string &name : symbols)
-      names += (names.empty() ? "" : ", ") + name;
-    fail("the sizes are expressions of ", names,
+  if (!symbols.empty())
+    fail("the sizes are expressions of ",
+         joinNames(std::vector<std::string>(symbols.begin(), symbols.end())),
          "; :buffers prints them, and a :run at a size has a variant whose buffers draw");
-  }
   BufferChart c;
   c.steps = idx.numNodes();
   std::vector<uint32_t> last(idx.numEntries(), 0);

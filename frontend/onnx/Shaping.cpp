@@ -136,11 +136,11 @@ std::vector<NodeEntry> castLike(Importer &im, const onnx::NodeProto &n) {
       im.op(n, "cast", {{"dtype", std::string(dtypeName(dt))}}, {im.input(n, 0)})};
 }
 
-// Expand where the input's shape or the target has size symbols: the same broadcasting over
-// expressions (a 1 stretches; equal expressions stay; a size against a symbol takes the size,
-// which the run checks), the target written as expressions.
-NodeEntry symbolicExpand(Importer &im, const onnx::NodeProto &n, const Shape &xs,
-                         const SymDims &want) {
+// NumPy's two-way broadcasting of x (shape `xs`) and the target `want`, over sizes or expressions
+// of size symbols: x reshaped to the result's rank (leading 1s) and broadcast_to the result. A 1
+// stretches and equal dimensions stay; a size against a symbol takes the size, which the run
+// checks.
+NodeEntry expandTo(Importer &im, const onnx::NodeProto &n, const Shape &xs, const SymDims &want) {
   NodeEntry x = im.input(n, 0);
   size_t rank = std::max(xs.size(), want.size());
   SymDims a(rank - xs.size(), SymExpr(1)), b(rank - want.size(), SymExpr(1)), out(rank);
@@ -153,7 +153,7 @@ NodeEntry symbolicExpand(Importer &im, const onnx::NodeProto &n, const Shape &xs
     else if (a[d] == SymExpr(1) || a[d].isConstant() != b[d].isConstant())
       out[d] = a[d] == SymExpr(1) || b[d].isConstant() ? b[d] : a[d];
     else
-      fail(im.where(n), ": cannot broadcast ", shapeToTuple(xs), " with ",
+      fail(im.where(n), ": cannot broadcast ", shapeToList(xs), " with ",
            shapeToTuple(Shape::symbolic(want)));
   }
   if (a.size() != xs.size())
@@ -162,37 +162,19 @@ NodeEntry symbolicExpand(Importer &im, const onnx::NodeProto &n, const Shape &xs
 }
 
 std::vector<NodeEntry> expand(Importer &im, const onnx::NodeProto &n) {
-  // NumPy's two-way broadcasting of x and the shape: x reshaped to the result's rank
-  // (leading 1s) and broadcast_to the result — which needs x's shape now.
+  // The target's sizes need x's shape now (sizes, or expressions of size symbols); a target
+  // computed from the symbols (Shape -> Slice -> Concat) is their expressions.
   im.only(n, {});
-  NodeEntry x = im.input(n, 0);
-  std::optional<Shape> xs = im.inferredShape(x);
-  const Importer::SymValue *target = im.symbolicInput(n, 1);
-  if (!xs || target) {
-    std::optional<Shape> described = im.describedShape(x);
-    if (!described)
-      fail(im.where(n), ": the input's shape must be known");
-    SymDims want;
-    if (target)
-      want = target->elems;
-    else
-      for (int64_t v : im.constInts(n, 1, "shape"))
-        want.emplace_back(v);
-    return std::vector<NodeEntry>{symbolicExpand(im, n, *described, want)};
-  }
-  std::vector<int64_t> want = im.constInts(n, 1, "shape");
-  size_t rank = std::max(xs->size(), want.size());
-  Shape a(rank - xs->size(), 1), b(rank - want.size(), 1), out(rank);
-  a.insert(a.end(), xs->begin(), xs->end());
-  b.insert(b.end(), want.begin(), want.end());
-  for (size_t d = 0; d < rank; ++d) {
-    if (a[d] != b[d] && a[d] != 1 && b[d] != 1)
-      fail(im.where(n), ": cannot broadcast ", shapeToList(*xs), " with ", tupleText(want));
-    out[d] = a[d] == 1 ? b[d] : a[d];
-  }
-  if (a.size() != xs->size())
-    x = im.op(n, "reshape", {{"shape", tupleText(a)}}, {x}, "_rank");
-  return std::vector<NodeEntry>{im.op(n, "broadcast_to", {{"shape", tupleText(out)}}, {x})};
+  std::optional<Shape> xs = im.describedShape(im.input(n, 0));
+  if (!xs)
+    fail(im.where(n), ": the input's shape must be known");
+  SymDims want;
+  if (const Importer::SymValue *target = im.symbolicInput(n, 1))
+    want = target->elems;
+  else
+    for (int64_t v : im.constInts(n, 1, "shape"))
+      want.emplace_back(v);
+  return std::vector<NodeEntry>{expandTo(im, n, *xs, want)};
 }
 
 std::vector<NodeEntry> slice(Importer &im, const onnx::NodeProto &n) {

@@ -253,7 +253,7 @@ void registerBroadcastOps() {
           c.error(cat("cannot sum ", shapeToList(c.in[0]), " down to ", shapeToList(c.in[1])));
         c.assignOut(0, c.in[1]);
       })
-      .symbolic(symLikeRhs)
+      .symbolic(symLikeInputs({1}))
       .kernel([](const Attrs &, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         int64_t k = 0;
         forEachIndex(in[0]->shape, [&](const std::vector<int64_t> &idx) {

@@ -295,8 +295,6 @@ SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b) {
   return out;
 }
 
-std::vector<SymDims> symLikeRhs(const SymShapeCtx &c) { return {c.in[1]}; }
-
 SymShapeFn symLikeInputs(std::vector<size_t> inputs) {
   return [inputs](const SymShapeCtx &c) {
     std::vector<SymDims> out;

@@ -29,14 +29,10 @@ SymDims symBroadcast(const SymShapeCtx &c, const SymDims &a, const SymDims &b);
 /// The symbolic rule of broadcastBinaryShape.
 std::vector<SymDims> symBroadcastBinary(const SymShapeCtx &c);
 
-/// Symbolic rule of the gradient ops: output k takes the dimensions of input `inputs[k]` (the
-/// tensor it is the gradient of); a further output, a convolution's bias gradient, is
-/// (channels).
+/// Symbolic rule of the gradient ops and the `_like` ops: output k takes the dimensions of input
+/// `inputs[k]` (the tensor it is the gradient of; the `_like` ops' rhs); a further output, a
+/// convolution's bias gradient, is (channels).
 SymShapeFn symLikeInputs(std::vector<size_t> inputs);
-
-/// Symbolic rule of the `_like` ops (reshape_like, expand_like, collapse_sum): the output takes
-/// the second input's dimensions.
-std::vector<SymDims> symLikeRhs(const SymShapeCtx &c);
 
 /// broadcastShapes's result, or an error through `c` when the shapes conflict.
 Shape broadcastShape(ShapeCtx &c, const Shape &a, const Shape &b);

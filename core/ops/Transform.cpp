@@ -445,7 +445,7 @@ void registerTransformOps() {
         checkSameCount(c, c.in[0], c.in[1]);
         c.assignOut(0, c.in[1]);
       })
-      .symbolic(symLikeRhs)
+      .symbolic(symLikeInputs({1}))
       .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
                 const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
@@ -858,7 +858,7 @@ void registerTransformOps() {
           return;
         c.assignOut(0, c.in[1]);
       })
-      .symbolic(symLikeRhs)
+      .symbolic(symLikeInputs({1}))
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
         const Shape &ts = out[0].shape;

@@ -7,6 +7,7 @@
 
 #include "backend/PrecomputeCache.h"
 #include "backend/llvm/HostTarget.h"
+#include "backend/tune/ApplyBest.h"
 #include "backend/tune/Records.h"
 #include "backend/tune/Task.h"
 #include "core/DType.h"
@@ -134,9 +135,12 @@ Graph plainOutputs(const Graph &g) {
   return out;
 }
 
-// The point of the tuning log's best record for `f`'s task on its target, when that is not the
-// rule's; otherwise nothing, and `why` says what the log held. The log is read once per build.
-std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOptions &opts,
+// The point the tuning log says to build `f` at, when that is not the rule; otherwise nothing,
+// and `why` says what the log held. A variant of a dynamic build whose task was never measured
+// takes the point that won at the nearest size its function was tuned at (`family` names it).
+// Each log is read once per build.
+std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const std::string &family,
+                                     const BuildOptions &opts,
                                      std::map<std::string, TuningLog> &logs, std::string &why) {
   std::string target = targetDescription(f.schedule->cpu);
   std::filesystem::path file = opts.tuning;
@@ -146,68 +150,27 @@ std::optional<TunedPoint> bestRecord(const LoweredFunction &f, const BuildOption
   auto it = logs.find(file.string());
   if (it == logs.end())
     it = logs.emplace(file.string(), TuningLog::read(file, opts.warnings)).first;
-  // Where the tuner measured its best against the rule again, those measurements decide (the
-  // fastest of hundreds of single measurements is partly luck); otherwise all records do.
-  // Only records measured at this process's thread count (a split that pays on two threads
-  // need not on one).
-  std::string task = taskKey(f);
-  const int threads = numThreads();
-  bool confirmed = it->second.best(task, target, true, threads) != nullptr;
-  const TuningRecord *r = it->second.best(task, target, confirmed, threads);
-  if (!r) {
-    why = it->second.best(task, target)
-              ? "the rule (the records of this task in " + file.string() +
-                    " were measured at another thread count than " + std::to_string(threads) + ")"
-              : "the rule (no record of this task in " + file.string() + ")";
-    return std::nullopt;
-  }
   const Config rule = f.schedule->space.defaultConfig();
-  if (r->config == rule) {
-    why = "the rule (the best point measured, record " + file.string() + ":" +
-          std::to_string(r->line) + ")";
-    return std::nullopt;
-  }
-  // The rule's time: its fastest measurement in the log (the tuner measures it again beside a
-  // best it found), else what the best's own record says.
-  double ruleMs = r->ruleMs;
-  if (const TuningRecord *fastestRule = it->second.fastest(task, target, rule, confirmed, threads))
-    ruleMs = fastestRule->ms;
-  // A gain within measurement noise is not worth a schedule nobody chose by reason.
-  if (ruleMs > 0 && r->ms > kApplyShare * ruleMs) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "the rule (the best record, %s:%zu, was only %.2fx the rule's speed)",
-                  file.string().c_str(), r->line, ruleMs / r->ms);
-    why = buf;
-    return std::nullopt;
-  }
-  // A point that ran slower than the rule in the network (`:tune`'s check) is not applied:
-  // alone, its operands stayed in caches that the network's other kernels evict.
-  const TuningRecord *inNetwork = it->second.inNetwork(task, target, r->config, threads),
-                     *ruleInNetwork = it->second.inNetwork(task, target, rule, threads);
-  double networkGain = inNetwork && ruleInNetwork ? ruleInNetwork->ms / inNetwork->ms : 0;
-  if (networkGain > 0 && networkGain < 1) {
-    char buf[240];
-    std::snprintf(
-        buf, sizeof buf,
-        "the rule (the best record, %s:%zu, ran at %.2fx the rule's speed in the network, "
-        "record %zu)",
-        file.string().c_str(), r->line, networkGain, inNetwork->line);
-    why = buf;
-    return std::nullopt;
-  }
-  std::string gain;
-  if (ruleMs > 0) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "; %.2fx the rule's speed when measured", ruleMs / r->ms);
-    gain = buf;
-    if (networkGain > 0) {
-      std::snprintf(buf, sizeof buf, ", %.2fx in the network", networkGain);
-      gain += buf;
+  PointChoice c = choosePoint(it->second, file.string(), taskKey(f), target, numThreads(), rule);
+  if (c.unmeasured && !family.empty()) {
+    PointChoice near =
+        nearestPoint(it->second, file.string(), family, opts.sizes, target, numThreads());
+    if (!near.unmeasured)
+      c = near;
+    if (c.point && *c.point == rule) {
+      c.source = "the rule (" + c.source + "; that point is this size's rule)";
+      c.point.reset();
+    }
+    if (c.point && !f.schedule->space.contains(*c.point)) {
+      c.source = "the rule (" + c.source + "; that point is not one of this size's)";
+      c.point.reset();
     }
   }
-  return TunedPoint{r->config, "record " + file.string() + ":" + std::to_string(r->line) +
-                                   " (trial " + std::to_string(r->trial) + gain + ")"};
+  if (!c.point) {
+    why = c.source;
+    return std::nullopt;
+  }
+  return TunedPoint{*c.point, c.source};
 }
 
 // Lowers and compiles every function of a GraphFuseCompile result; the module attribute then
@@ -220,7 +183,8 @@ Graph compileFunctions(Graph g, std::ostream *trace, StoredTensors params, const
   lib->outputNames = std::move(outputNames);
   lib->flushDenormals = flushDenormals;
   std::vector<LoweredFunction> fns;
-  std::map<std::string, TuningLog> logs; // the tuning logs read, by file
+  std::map<std::string, TuningLog> logs;          // the tuning logs read, by file
+  std::map<std::string, std::string> firstOfTask; // the node first calling a task, by key
   for (const auto &n : g.index().nodes) {
     if (n.node->isVariable() || n.node->op->name != "tvm_op")
       continue;
@@ -231,8 +195,15 @@ Graph compileFunctions(Graph g, std::ostream *trace, StoredTensors params, const
     const FusedFunction &f = *module->functions.at(name);
     LoweredFunction lf = lowerFunction(f);
     if (!opts.tuning.empty() && lf.fast && !lf.schedule->space.knobs.empty()) {
+      // A variant's function is known across sizes by its family, named (as extractTasks
+      // names it) after the node that first calls its task.
+      std::string family;
+      if (!opts.sizeScope.empty()) {
+        const std::string &first = firstOfTask.emplace(taskKey(lf), n.node->name).first->second;
+        family = taskFamily(opts.sizeScope, first, lf.schedule->space);
+      }
       std::string why;
-      if (std::optional<TunedPoint> best = bestRecord(lf, opts, logs, why)) {
+      if (std::optional<TunedPoint> best = bestRecord(lf, family, opts, logs, why)) {
         try {
           lf = lowerFunction(f, &*best);
         } catch (const Interrupted &) {

@@ -8,6 +8,7 @@
 #include "core/Buffers.h"
 #include "core/FusedModule.h"
 #include "core/Graph.h"
+#include "core/SymExpr.h"
 #include "core/Tensor.h"
 #include "passes/Pass.h"
 
@@ -62,6 +63,11 @@ struct BuildOptions {
   /// whose log for the target is used (TuningLog::fileFor); empty for none. Each function whose
   /// task has a record faster than its rule is lowered at that record's point.
   std::string tuning;
+  /// A variant of a dynamic build: the build's fingerprint and the sizes bound. A function whose
+  /// task the log has no record of takes the point that won at the nearest size tuned of its
+  /// family (taskFamily, nearestPoint).
+  std::string sizeScope;
+  SymBindings sizes;
   /// Where the warnings of reading the log go (a damaged line is skipped, never a failed build).
   std::vector<std::string> *warnings = nullptr;
   /// Applies the passes of one of the original's `Graph.apply` calls (a single pass, or a list

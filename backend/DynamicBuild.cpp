@@ -1,7 +1,9 @@
 // DynamicBuild: a symbolic graph's build, one variant per binding of its size symbols.
 #include "backend/DynamicBuild.h"
 
+#include "backend/tune/Records.h"
 #include "core/Error.h"
+#include "core/Json.h"
 #include "core/Text.h"
 #include "passes/Symbols.h"
 
@@ -12,7 +14,7 @@ namespace loupe::backend {
 
 DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext context)
     : graph_(std::move(symbolic)), options_(std::move(options)), context_(std::move(context)),
-      symbols_(graphSymbols(graph_)) {
+      symbols_(graphSymbols(graph_)), scope_(hex16(saveJSON(graph_))) {
   // The options outlive the command that gave them: what points into it is dropped, and the
   // params are kept here (shared, never copied element by element).
   params_ = options_.params.empty() && options_.sharedParams ? *options_.sharedParams
@@ -52,8 +54,12 @@ Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {
   for (const std::string &s : symbols_)
     if (!b.count(s))
       fail("size symbol ", s, " is not bound");
-  Graph g = build(bindSymbols(graph_, b), options_, context_);
+  BuildOptions options = options_;
+  options.sizeScope = scope_;
+  options.sizes = b;
+  Graph g = build(bindSymbols(graph_, b), options, context_);
   g.attrs["variant"] = GraphAttr::string(bindingsText(b)); // "batch=1, seq=64"
+  g.attrs["variant_scope"] = GraphAttr::string(scope_);
   variants_[b] = g;
   if (built)
     *built = true;
@@ -108,15 +114,8 @@ Graph variantOf(const Graph &g, const SymBindings &b, bool *built) {
 }
 
 SymBindings variantBindings(const Graph &g) {
-  SymBindings b;
   const GraphAttr *a = g.attr("variant");
-  if (!a)
-    return b;
-  for (const std::string &part : splitList(a->str, ',')) {
-    size_t from = part.find_first_not_of(' '), eq = part.find('=');
-    b[part.substr(from, eq - from)] = std::stoll(part.substr(eq + 1));
-  }
-  return b;
+  return a ? parseBindings(a->str) : SymBindings{};
 }
 
 } // namespace loupe::backend

@@ -46,6 +46,9 @@ private:
   PassContext context_;
   StoredTensors params_;
   std::set<std::string> symbols_;
+  /// The graph's fingerprint (16 hex digits of its JSON): the scope of its functions' families,
+  /// so that a point tuned at one size is found at another, in this process or the next.
+  std::string scope_;
   mutable std::mutex mutex_;
   mutable std::map<SymBindings, Graph> variants_;
   /// Every param a variant's build made, by name: a later variant's equal tensor (same name,

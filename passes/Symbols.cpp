@@ -37,6 +37,23 @@ std::string bindingsText(const SymBindings &b) {
   return joinNames(parts);
 }
 
+SymBindings parseBindings(const std::string &text) {
+  SymBindings b;
+  for (const std::string &part : splitList(text, ',')) {
+    size_t from = part.find_first_not_of(' '), eq = part.find('=');
+    std::string name = eq == std::string::npos || from >= eq ? "" : part.substr(from, eq - from),
+                size = eq == std::string::npos ? "" : part.substr(eq + 1);
+    bool digits = !size.empty() && size.size() < 19 &&
+                  size.find_first_not_of("0123456789") == std::string::npos;
+    if (name.empty() || !digits || std::stoll(size) < 1 ||
+        !b.emplace(name, std::stoll(size)).second)
+      fail("'", text, "' is not sizes such as 'batch=1, seq=64'");
+  }
+  if (b.empty())
+    fail("'", text, "' is not sizes such as 'batch=1, seq=64'");
+  return b;
+}
+
 SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given,
                        const SymBindings &words, const SymBindings &keep) {
   std::map<std::string, Shape> declared = symbolicInputs(g);

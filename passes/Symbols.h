@@ -28,6 +28,10 @@ SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given
 /// `b` as text: "batch=1, seq=64".
 std::string bindingsText(const SymBindings &b);
 
+/// The binding bindingsText wrote; throws a one-line Error quoting `text` when it is not one
+/// (a name, '=', a positive size, parts joined by ", ").
+SymBindings parseBindings(const std::string &text);
+
 /// `g` with the symbols `b` binds replaced by their sizes: each variable's `shape` attribute and
 /// each op attribute of sizes (ParamKind::SizeTuple, reshape's target); inferred attributes are
 /// dropped (a build infers them again).

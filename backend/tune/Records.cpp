@@ -87,6 +87,12 @@ std::string recordToJson(const TuningRecord &r) {
     j["threads"] = r.threads;
   if (r.network)
     j["network"] = true;
+  if (r.rule)
+    j["rule"] = true;
+  if (!r.family.empty()) {
+    j["family"] = r.family;
+    j["sizes"] = r.sizes;
+  }
   return j.dump();
 }
 
@@ -122,6 +128,9 @@ TuningRecord recordFromJson(const std::string &line) {
     r.confirm = j.value("confirm", false);
     r.threads = j.value("threads", 0);
     r.network = j.value("network", false);
+    r.rule = j.value("rule", false);
+    r.family = j.value("family", std::string());
+    r.sizes = j.value("sizes", std::string());
     for (const auto &[k, v] : j.at("config").items())
       r.config[k] = v.get<int64_t>();
   } catch (const nlohmann::json::exception &e) {
@@ -135,6 +144,8 @@ TuningRecord recordFromJson(const std::string &line) {
     fail("an ok record needs a positive ms");
   if (r.threads < 0)
     fail("threads must be positive, got ", r.threads);
+  if (!r.family.empty() && r.sizes.empty())
+    fail("a record of family ", r.family, " needs the sizes it was measured at");
   return r;
 }
 

@@ -45,6 +45,15 @@ struct TuningRecord {
   /// turns — the caches as the other kernels leave them. Never a candidate for best(); a point
   /// that ran slower than the rule so is not applied (TuningLog::inNetwork).
   bool network = false;
+  /// The point is its schedule's rule (the space's default): a size's gain over its rule can then
+  /// be read from the log without that size's space (SizeTransfer).
+  bool rule = false;
+  /// Measured on a variant of a dynamic build (`:tune … sizes`): the function's family — the same
+  /// function of the same symbolic graph, whatever the sizes (taskFamily) — and the sizes bound
+  /// ("batch=1, seq=64"); both empty otherwise. A size never tuned builds the point that won at
+  /// the nearest size tuned.
+  std::string family;
+  std::string sizes;
 };
 
 /// 16 hex digits of the 64-bit FNV-1a hash of `text`: the keys of tasks and of log files (keys,

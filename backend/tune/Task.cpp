@@ -31,12 +31,22 @@ std::string taskKey(const LoweredFunction &f) {
   return hex16(text);
 }
 
+std::string taskFamily(const std::string &scope, const std::string &node,
+                       const ConfigSpace &space) {
+  std::string text = "family\n" + scope + "\n" + node + "\n";
+  for (const Knob &k : space.knobs)
+    text += k.name + "\n";
+  return hex16(text);
+}
+
 std::vector<Task> extractTasks(const Graph &built) {
   auto lib = builtLibrary(built);
   const GraphAttr *m = built.attr("module");
   if (!lib || !m || !m->opaque)
     fail("the current graph was not built; run :build opt_level=3 first");
   auto module = std::static_pointer_cast<const FusedModule>(m->opaque);
+  // A dynamic build's variant says its sizes and its build's fingerprint (DynamicBuild).
+  const GraphAttr *sizes = built.attr("variant"), *scope = built.attr("variant_scope");
   std::vector<Task> tasks;
   std::map<std::string, size_t> byKey;
   for (const auto &n : built.index().nodes) {
@@ -56,6 +66,10 @@ std::vector<Task> extractTasks(const Graph &built) {
       t.space = f.schedule->space;
       t.rule = t.space.defaultConfig();
       t.flops = countFlops(*f.schedule);
+      if (sizes && scope) {
+        t.family = taskFamily(scope->str, n.node->name, t.space);
+        t.sizes = sizes->str;
+      }
       tasks.push_back(std::move(t));
     }
     ++tasks[it->second].calls;

@@ -184,20 +184,28 @@ std::vector<Config> Tuner::proposals(size_t t, size_t count) {
   return out;
 }
 
-TuningRecord Tuner::recordOf(const TaskResult &r, const Config &c, const Measurement &m) const {
+TuningRecord measurementRecord(const Task &t, const Config &c, const Measurement &m,
+                               const std::string &target, int trial) {
   TuningRecord rec;
-  rec.task = r.task.key;
-  rec.function = r.task.name;
-  rec.target = options_.target;
+  rec.task = t.key;
+  rec.function = t.name;
+  rec.target = target;
   rec.threads = numThreads(); // the workers inherit LOUPE_NUM_THREADS, and so their pool size
   rec.config = c;
   rec.status = m.status;
   rec.ms = m.ms;
-  rec.gflops = m.ms > 0 ? static_cast<double>(r.task.flops) / m.ms / 1e6 : 0;
+  rec.gflops = m.ms > 0 ? static_cast<double>(t.flops) / m.ms / 1e6 : 0;
   rec.message = m.message;
-  rec.trial = r.trials;
+  rec.trial = trial;
   rec.time = utcNow();
+  rec.rule = c == t.rule;
+  rec.family = t.family;
+  rec.sizes = t.sizes;
   return rec;
+}
+
+TuningRecord Tuner::recordOf(const TaskResult &r, const Config &c, const Measurement &m) const {
+  return measurementRecord(r.task, c, m, options_.target, r.trials);
 }
 
 void Tuner::confirm(size_t t) {

@@ -96,6 +96,12 @@ private:
   bool interrupted_ = false;
 };
 
+/// The record of measurement `m` of point `c` of task `t` on `target` (trial number `trial`),
+/// as the log keeps it: the thread count, the time, whether `c` is the rule, the family and sizes
+/// of a dynamic build's variant.
+TuningRecord measurementRecord(const Task &t, const Config &c, const Measurement &m,
+                               const std::string &target, int trial);
+
 /// The next random number of a xorshift generator (the search's, so runs repeat for a seed).
 uint64_t nextRandom(uint64_t &state);
 

@@ -6,6 +6,7 @@
 #include "backend/Runtime.h"
 #include "backend/tune/NetworkCheck.h"
 #include "backend/tune/Records.h"
+#include "backend/tune/SizeRanges.h"
 #include "backend/tune/Tuner.h"
 #include "core/Error.h"
 #include "passes/Symbols.h"
@@ -30,6 +31,11 @@ struct Commands::TuneTopic {
   static bool tuneBuilt(Engine &e, const Graph &g, backend::TuneOptions o, const std::string &only,
                         int checkRuns, std::ostream &out,
                         const std::string &apply = ":build again to apply");
+  /// After :tune … sizes: each size's winners measured at the other sizes, and the table of
+  /// which point wins where and the sizes each serves.
+  static void acrossSizes(Engine &e, const std::vector<backend::SizeTasks> &tuned,
+                          const std::string &target, const backend::TuneOptions &o,
+                          std::ostream &out);
 };
 
 namespace {
@@ -140,25 +146,108 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
       fail("sizes needs SYMBOL=N[,N…] after it; usage: ", kTuneUsage);
     std::vector<SymBindings> sample = sizeSample(dyn->graph(), sizes, "sizes");
     o.seconds /= static_cast<double>(sample.size());
-    size_t tuned = 0;
+    std::vector<backend::SizeTasks> tuned;
+    std::string target; // the CPU the variants are built for
+    bool stopped = false;
     for (const SymBindings &b : sample) {
       bool built = false;
       Graph v = backend::variantOf(g, b, &built);
       out << "variant " << bindingsText(b) << (built ? " (built now)" : "") << ":\n";
-      bool stopped = tuneBuilt(e, v, o, only == "check" ? only : "", checkRuns, out,
-                               "its next :run builds the variant again to apply");
+      stopped = tuneBuilt(e, v, o, only == "check" ? only : "", checkRuns, out,
+                          "its next :run builds the variant again to apply");
+      tuned.push_back({b, backend::extractTasks(v)});
+      target = backend::targetDescription(
+          backend::builtLibrary(v)->lowered.at(tuned.back().tasks.front().name).schedule->cpu);
       dyn->forget(b);
-      ++tuned;
       if (stopped)
         break;
     }
-    out << "tuned " << plural(tuned, "size") << "; each size's variant is built again, at "
+    if (!stopped && only != "check" && tuned.size() > 1)
+      acrossSizes(e, tuned, target, o, out);
+    out << "tuned " << plural(tuned.size(), "size") << "; each size's variant is built again, at "
         << "the points kept, on its next :run\n";
     return;
   }
   if (backend::dynamicBuild(g) && !backend::builtLibrary(g))
     requireBuilt(g); // a variant's sizes are tuned, one size at a time (or sizes …)
   tuneBuilt(e, g, o, only, checkRuns, out);
+}
+
+void Commands::TuneTopic::acrossSizes(Engine &e, const std::vector<backend::SizeTasks> &tuned,
+                                      const std::string &target, const backend::TuneOptions &o,
+                                      std::ostream &out) {
+  std::filesystem::path log = e.tuningLogFile(target);
+  if (log.empty())
+    return;
+  if (e.progress_)
+    e.progress_("measuring each size's best at the other sizes", -1);
+  int measured = 0;
+  {
+    int workers = o.workers > 0 ? o.workers : std::max(1, backend::numThreads());
+    backend::MeasurePool pool(workers, o.measure);
+    measured =
+        backend::crossMeasure(tuned, backend::TuningLog::read(log, nullptr), log, target,
+                              [&](const backend::Task &t, const std::vector<backend::Config> &c) {
+                                return pool.measure(t, c);
+                              });
+  }
+  if (e.progress_)
+    e.progress_("", 1.0);
+  backend::TuningLog read = backend::TuningLog::read(log, nullptr);
+  // A row per function tuned at two sizes or more, in the first size's order.
+  std::vector<std::pair<std::string, std::vector<backend::SizeWinner>>> rows;
+  for (const backend::Task &t : tuned.front().tasks) {
+    std::vector<backend::SizeWinner> ws =
+        backend::sizeWinners(read, log.string(), t.family, target, backend::numThreads());
+    if (ws.size() > 1)
+      rows.emplace_back(t.name, std::move(ws));
+  }
+  out << "across the sizes (each size's best measured at the others, in turns with theirs: "
+      << plural(static_cast<size_t>(measured), "measurement") << "):\n";
+  if (rows.empty()) {
+    out << "no function was measured at two sizes\n";
+    return;
+  }
+  // The points by letter, in order of appearance; "rule" is each size's own rule.
+  std::vector<backend::Config> points;
+  auto label = [&](const backend::SizeWinner &w) -> std::string {
+    if (!w.choice.point)
+      return "rule";
+    auto it = std::find(points.begin(), points.end(), *w.choice.point);
+    if (it == points.end())
+      it = points.insert(points.end(), *w.choice.point);
+    return std::string(1, static_cast<char>('A' + (it - points.begin()) % 26)) +
+           (it - points.begin() >= 26 ? std::to_string((it - points.begin()) / 26) : "");
+  };
+  std::vector<std::string> heads;
+  size_t width = 0;
+  for (const backend::SizeWinner &w : rows.front().second)
+    width = std::max(width, bindingsText(w.sizes).size() + 2);
+  out << pad("function", 44);
+  for (const backend::SizeWinner &w : rows.front().second)
+    out << pad(bindingsText(w.sizes), width);
+  out << "sizes each point serves\n";
+  for (const auto &[name, ws] : rows) {
+    out << pad(columnName(name), 44);
+    for (const backend::SizeWinner &w : ws)
+      out << pad(label(w), width);
+    std::string symbol = backend::varyingSymbol(ws);
+    std::vector<std::string> spans;
+    for (const backend::SizeSpan &sp : backend::sizeSpans(ws)) {
+      std::string where = sp.from > 1 && sp.to > 0 ? std::to_string(sp.from) + " ≤ " + symbol +
+                                                         " < " + std::to_string(sp.to)
+                          : sp.from > 1 ? symbol + " ≥ " + std::to_string(sp.from)
+                          : sp.to > 0   ? symbol + " < " + std::to_string(sp.to)
+                                        : "every " + symbol;
+      spans.push_back(label(*sp.winner) + " for " + where);
+    }
+    out << (spans.empty() ? "the nearest size's" : joinNames(spans, "; ")) << "\n";
+  }
+  for (size_t i = 0; i < points.size(); ++i)
+    out << "  " << static_cast<char>('A' + i % 26) << (i >= 26 ? std::to_string(i / 26) : "")
+        << ": " << backend::configText(points[i]) << "\n";
+  out << "a size not tuned builds each function at the point of its nearest size tuned (by the "
+         "ratio of each symbol; a tie to the larger); rule: that size's own rule\n";
 }
 
 bool Commands::TuneTopic::tuneBuilt(Engine &e, const Graph &g, backend::TuneOptions o,

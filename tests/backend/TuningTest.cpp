@@ -813,6 +813,8 @@ TEST(TuningView, JoinsTheBuildsTasksWithTheLogsRecordsInOrder) {
 // logged), and is built again on its next :run — the current step's too — at the points kept.
 TEST(TuneSizes, TunesEachSizesVariantAndRebuildsItOnItsNextRun) {
   fs::path log = scratch("sizes") / "log.jsonl";
+  // Measured by the REPL's workers (this binary is no worker), so that each size has a winner.
+  ::setenv("LOUPE_TUNE_WORKER", LOUPE_REPL_BINARY, 1);
   Engine e;
   run(e, "x = Variable(\"x\", shape=\"(batch, 64)\")\ny = relu(dense(x, units=64))\n:graph y");
   run(e, ":set tuning " + log.string() + "\n:build opt_level=3");
@@ -829,13 +831,33 @@ TEST(TuneSizes, TunesEachSizesVariantAndRebuildsItOnItsNextRun) {
   EXPECT_NE(tuned.find("; its next :run builds the variant again to apply the best\n"),
             std::string::npos)
       << tuned;
+  // Then each size's winner is measured at the other (what it measured depends on what won: only
+  // a point other than a size's rule is tried elsewhere), and the table says where each wins.
+  EXPECT_NE(tuned.find("across the sizes (each size's best measured at the others, in turns "
+                       "with theirs: "),
+            std::string::npos)
+      << tuned;
+  EXPECT_NE(tuned.find("\nfunction                                    batch=4  batch=8  sizes each "
+                       "point serves\nfuse_dense"),
+            std::string::npos)
+      << tuned;
+  EXPECT_NE(tuned.find("\na size not tuned builds each function at the point of its nearest size "
+                       "tuned (by the ratio of each symbol; a tie to the larger); rule: that "
+                       "size's own rule\n"),
+            std::string::npos);
   EXPECT_TRUE(tuned.ends_with("tuned 2 sizes; each size's variant is built again, at the points "
                               "kept, on its next :run\n"))
       << tuned;
-  std::set<std::string> logged;
-  for (const TuningRecord &r : TuningLog::read(log, nullptr).records)
+  // Each record says its sizes, and the one function is one family at both.
+  std::set<std::string> logged, sizes, families;
+  for (const TuningRecord &r : TuningLog::read(log, nullptr).records) {
     logged.insert(r.task);
+    sizes.insert(r.sizes);
+    families.insert(r.family);
+  }
   EXPECT_EQ(logged, keys);
+  EXPECT_EQ(sizes, (std::set<std::string>{"batch=4", "batch=8"}));
+  EXPECT_EQ(families.size(), 1u);
   // A tuned size's variant is built again on its next :run, the current step's too.
   EXPECT_NE(
       output(e, ":run batch=4 check=off").find("variant batch=4 of the dynamic build (built now"),
@@ -860,6 +882,7 @@ TEST(TuneSizes, TunesEachSizesVariantAndRebuildsItOnItsNextRun) {
   run(fixed, ":set tuning " + log.string() + "\n:build opt_level=3");
   EXPECT_EQ(output(fixed, ":tune all sizes batch=2"),
             "error: sizes picks a dynamic build's sizes to tune; the current step has none\n");
+  ::unsetenv("LOUPE_TUNE_WORKER");
 }
 
 } // namespace

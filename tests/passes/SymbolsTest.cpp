@@ -79,3 +79,20 @@ TEST(Symbols, BindingReplacesSymbolsInShapesAndSizeAttributes) {
   // The symbolic graph itself is unchanged.
   EXPECT_EQ(graphSymbols(twoInputs()), (std::set<std::string>{"batch", "seq"}));
 }
+
+TEST(Symbols, BindingsTextReadsBackAndMalformedTextIsOneLine) {
+  SymBindings b = {{"batch", 4}, {"seq", 128}};
+  EXPECT_EQ(parseBindings(bindingsText(b)), b);
+  EXPECT_EQ(parseBindings("seq=7"), (SymBindings{{"seq", 7}}));
+  // A tuning log is a file users share: its text never crashes the reader.
+  for (const char *bad : {"", "seq", "seq=", "=4", "seq=x", "seq=-1", "seq=0", "seq=4, seq=5",
+                          "seq=99999999999999999999", "seq=4,", " , "}) {
+    try {
+      parseBindings(bad);
+      ADD_FAILURE() << "read '" << bad << "'";
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("'") + bad + "' is not sizes such as 'batch=1, seq=64'");
+    }
+  }
+}

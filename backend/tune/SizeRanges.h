@@ -1,0 +1,44 @@
+// SizeRanges: a dynamic build's points across the sizes tuned — each size's winner measured again
+// at the other sizes, in turns with theirs (DietCode: one point serves a range of sizes), and the
+// range of sizes each point then serves.
+#pragma once
+
+#include "backend/tune/ApplyBest.h"
+#include "backend/tune/Tuner.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace loupe::backend {
+
+/// One size's tasks, as `:tune … sizes` tuned them (extractTasks of its variant).
+struct SizeTasks {
+  SymBindings sizes;
+  std::vector<Task> tasks;
+};
+
+/// Measures, at each size of `sizes`, the points that won at the family's other sizes (read from
+/// `log`) and fit this size's space, each in turns with the point that wins here (twice each):
+/// confirmation records, appended to `logFile`, so that a point that is faster here wins here.
+/// Returns the number of measurements.
+int crossMeasure(const std::vector<SizeTasks> &sizes, const TuningLog &log,
+                 const std::filesystem::path &logFile, const std::string &target,
+                 const MeasureFn &measure);
+
+/// The sizes of one symbol a tuned size serves: [from, to) as nearestSize chooses among the
+/// winners (`to` 0: no end).
+struct SizeSpan {
+  const SizeWinner *winner = nullptr;
+  int64_t from = 1;
+  int64_t to = 0;
+};
+
+/// The symbol the sizes of `winners` differ in, when it is exactly one; else "".
+std::string varyingSymbol(const std::vector<SizeWinner> &winners);
+
+/// For winners that differ in one symbol (varyingSymbol), the span each serves, in order of
+/// size; consecutive spans whose winners build the same point (or both their rule) are one.
+std::vector<SizeSpan> sizeSpans(const std::vector<SizeWinner> &winners);
+
+} // namespace loupe::backend

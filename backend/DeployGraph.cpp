@@ -9,6 +9,7 @@
 #include "core/Error.h"
 #include "core/Text.h"
 
+#include <cstring>
 #include <map>
 
 namespace loupe::backend {
@@ -70,24 +71,34 @@ struct TensorPort {
 // The entry points, the same for every network: they read the tables before them.
 const char *kEntryPoints = R"C(
 struct loupe_graph {
-  unsigned char *storage[LOUPE_NUM_STORAGE];
-  void *args[LOUPE_NUM_ARGS > 0 ? LOUPE_NUM_ARGS : 1];
-  int owned[LOUPE_NUM_STORAGE];
+  const loupe_network *net;
+  unsigned char **storage;
+  void **args;
+  int *owned;
 };
 
-loupe_graph *loupe_create(int num_threads) {
+static loupe_graph *create(int num_threads, const loupe_network *net) {
   loupe_set_num_threads(num_threads > 0 ? num_threads : 0);
   loupe_graph *g = (loupe_graph *)calloc(1, sizeof(loupe_graph));
   if (!g)
     return NULL;
-  for (int i = 0; i < LOUPE_NUM_PARAMS; ++i)
-    if (param_in_place[i])
-      g->storage[param_storage[i]] = (unsigned char *)(loupe_params_blob + param_offset[i]);
-  for (int s = 0; s < LOUPE_NUM_STORAGE; ++s) {
+  g->net = net;
+  g->storage = (unsigned char **)calloc((size_t)net->num_storage, sizeof(unsigned char *));
+  g->owned = (int *)calloc((size_t)net->num_storage, sizeof(int));
+  g->args = (void **)calloc((size_t)(net->num_args > 0 ? net->num_args : 1), sizeof(void *));
+  if (!g->storage || !g->owned || !g->args) {
+    loupe_destroy(g);
+    return NULL;
+  }
+  for (int i = 0; i < net->num_params; ++i)
+    if (net->param_in_place[i])
+      g->storage[net->param_storage[i]] =
+          (unsigned char *)(loupe_params_blob + net->param_offset[i]);
+  for (int s = 0; s < net->num_storage; ++s) {
     if (g->storage[s])
       continue;
     /* 64-byte aligned and padded to whole vectors, zeroed, as the REPL's runtime allocates. */
-    size_t bytes = ((size_t)storage_bytes[s] + 127) / 64 * 64;
+    size_t bytes = ((size_t)net->storage_bytes[s] + 127) / 64 * 64;
     g->storage[s] = (unsigned char *)aligned_alloc(64, bytes);
     if (!g->storage[s]) {
       loupe_destroy(g);
@@ -96,22 +107,100 @@ loupe_graph *loupe_create(int num_threads) {
     memset(g->storage[s], 0, bytes);
     g->owned[s] = 1;
   }
-  for (int i = 0; i < LOUPE_NUM_PARAMS; ++i)
-    if (!param_in_place[i])
-      memcpy(g->storage[param_storage[i]], loupe_params_blob + param_offset[i],
-             (size_t)param_bytes[i]);
-  for (int a = 0; a < LOUPE_NUM_ARGS; ++a)
-    g->args[a] = g->storage[arg_storage[a]];
+  for (int i = 0; i < net->num_params; ++i)
+    if (!net->param_in_place[i])
+      memcpy(g->storage[net->param_storage[i]], loupe_params_blob + net->param_offset[i],
+             (size_t)net->param_bytes[i]);
+  for (int a = 0; a < net->num_args; ++a)
+    g->args[a] = g->storage[net->arg_storage[a]];
   return g;
+}
+
+loupe_graph *loupe_create(int num_threads) { return create(num_threads, &networks[0]); }
+
+/* The next "name=size" of a sizes text from *p on (spaces and commas between them skipped):
+ * 1 with its name's span and its size, 0 at the end, -1 when the text is not sizes. */
+static int next_size(const char **p, const char **name, size_t *len, long long *size) {
+  while (**p == ' ' || **p == ',')
+    ++*p;
+  if (!**p)
+    return 0;
+  *name = *p;
+  while (**p && **p != '=' && **p != ',' && **p != ' ')
+    ++*p;
+  *len = (size_t)(*p - *name);
+  if (**p != '=' || *len == 0)
+    return -1;
+  ++*p;
+  if (**p < '0' || **p > '9')
+    return -1;
+  *size = 0;
+  while (**p >= '0' && **p <= '9') {
+    if (*size > 100000000000000LL)
+      return -1;
+    *size = *size * 10 + (**p - '0');
+    ++*p;
+  }
+  return 1;
+}
+
+/* Whether every size `given` names is the one `built` gives it, and it names them all. */
+static int same_sizes(const char *given, const char *built) {
+  const char *g = given, *name, *b_name;
+  size_t len, b_len;
+  long long size, b_size;
+  int count = 0, r;
+  while ((r = next_size(&g, &name, &len, &size)) == 1) {
+    const char *b = built;
+    int found = 0;
+    while (!found && next_size(&b, &b_name, &b_len, &b_size) == 1)
+      found = b_len == len && memcmp(b_name, name, len) == 0 && b_size == size;
+    if (!found)
+      return 0;
+    ++count;
+  }
+  if (r < 0)
+    return 0;
+  const char *b = built;
+  while (next_size(&b, &b_name, &b_len, &b_size) == 1)
+    --count;
+  return count == 0;
+}
+
+int loupe_variant_index(const char *sizes) {
+  for (int v = 0; sizes && v < LOUPE_NUM_VARIANTS; ++v)
+    if (same_sizes(sizes, networks[v].sizes))
+      return v;
+  return -1;
+}
+
+const char *loupe_variant_sizes(int variant) {
+  return variant >= 0 && variant < LOUPE_NUM_VARIANTS ? networks[variant].sizes : NULL;
+}
+
+loupe_graph *loupe_create_sizes(int num_threads, const char *sizes) {
+  int v = loupe_variant_index(sizes);
+  return v < 0 ? NULL : create(num_threads, &networks[v]);
 }
 
 void loupe_destroy(loupe_graph *g) {
   if (!g)
     return;
-  for (int s = 0; s < LOUPE_NUM_STORAGE; ++s)
+  for (int s = 0; g->storage && s < g->net->num_storage; ++s)
     if (g->owned[s])
       free(g->storage[s]);
+  free(g->storage);
+  free(g->owned);
+  free(g->args);
   free(g);
+}
+
+const loupe_tensor_info *loupe_input_info(const loupe_graph *g, int index) {
+  return index >= 0 && index < LOUPE_NUM_INPUTS ? &g->net->inputs[index] : NULL;
+}
+
+const loupe_tensor_info *loupe_output_info(const loupe_graph *g, int index) {
+  return index >= 0 && index < LOUPE_NUM_OUTPUTS ? &g->net->outputs[index] : NULL;
 }
 
 static int find_input(const char *name) {
@@ -125,19 +214,20 @@ int loupe_set_input(loupe_graph *g, const char *name, const void *data, size_t b
   int i = find_input(name);
   if (i < 0)
     return LOUPE_ERROR_NAME;
-  if (bytes != (size_t)loupe_inputs[i].bytes)
+  if (bytes != (size_t)g->net->inputs[i].bytes)
     return LOUPE_ERROR_SIZE;
-  memcpy(g->storage[input_storage[i]], data, bytes);
+  memcpy(g->storage[g->net->input_storage[i]], data, bytes);
   return 0;
 }
 
 int loupe_run(loupe_graph *g) {
+  const loupe_network *net = g->net;
   unsigned saved = _mm_getcsr();
   /* Subnormals flushed or kept as the build ran them (FTZ and DAZ). */
-  _mm_setcsr(LOUPE_FLUSH_DENORMALS ? (saved | 0x8040u) : (saved & ~0x8040u));
-  for (int c = 0; c < LOUPE_NUM_CALLS; ++c)
-    if (call_fn[c])
-      call_fn[c](g->args + call_first_arg[c]);
+  _mm_setcsr(net->flush_denormals ? (saved | 0x8040u) : (saved & ~0x8040u));
+  for (int c = 0; c < net->num_calls; ++c)
+    if (net->call_fn[c])
+      net->call_fn[c](g->args + net->call_first_arg[c]);
   _mm_setcsr(saved);
   return 0;
 }
@@ -145,9 +235,9 @@ int loupe_run(loupe_graph *g) {
 int loupe_get_output(loupe_graph *g, int index, void *data, size_t bytes) {
   if (index < 0 || index >= LOUPE_NUM_OUTPUTS)
     return LOUPE_ERROR_NAME;
-  if (bytes != (size_t)loupe_outputs[index].bytes)
+  if (bytes != (size_t)g->net->outputs[index].bytes)
     return LOUPE_ERROR_SIZE;
-  memcpy(data, g->storage[output_storage[index]], bytes);
+  memcpy(data, g->storage[g->net->output_storage[index]], bytes);
   return 0;
 }
 
@@ -159,13 +249,32 @@ int loupe_output_index(const char *name) {
 }
 )C";
 
+// One variant's tables: what loupe_network points to.
+const char *kNetworkType = R"C(
+/* One built network: its storage, params, calls, inputs and outputs (a dynamic build's export
+ * has one per size built). */
+typedef struct {
+  const char *sizes;
+  int num_storage, num_args, num_calls, num_params, flush_denormals;
+  const int64_t *storage_bytes;
+  const int32_t *param_storage;
+  const int64_t *param_offset, *param_bytes;
+  const int *param_in_place;
+  const int32_t *input_storage, *output_storage, *arg_storage, *call_first_arg;
+  void (*const *call_fn)(void **);
+  const loupe_tensor_info *inputs, *outputs;
+} loupe_network;
+)C";
+
 const char *kApi = R"C(
 /* The whole network (deploy_graph.c), as TVM's graph executor runs a deploy graph: make one,
  * set its inputs by name, run, read its outputs; the params are inside deploy.so. Kernels run
  * on the same thread pool as Loupe's REPL: num_threads of loupe_create, else LOUPE_NUM_THREADS,
  * else every hardware thread — the first count asked stands for the process. One graph runs
  * one call at a time; make one per thread that runs it. Sizes are in bytes, tensors row-major
- * in the dtypes below (bfloat16 as its uint16 bits). */
+ * in the dtypes below (bfloat16 as its uint16 bits). A dynamic build's export holds a variant
+ * per size built (LOUPE_NUM_VARIANTS, listed below): loupe_create_sizes makes the one for
+ * "batch=4, seq=64"; loupe_create makes variant 0. */
 typedef struct loupe_graph loupe_graph;
 typedef struct {
   const char *name;
@@ -175,11 +284,21 @@ typedef struct {
   int64_t bytes;
 } loupe_tensor_info;
 enum { LOUPE_ERROR_NAME = -1, LOUPE_ERROR_SIZE = -2 };
-extern const loupe_tensor_info loupe_inputs[];  /* the data inputs, LOUPE_NUM_INPUTS */
-extern const loupe_tensor_info loupe_outputs[]; /* the outputs, LOUPE_NUM_OUTPUTS */
+extern const loupe_tensor_info loupe_inputs[];  /* variant 0's data inputs, LOUPE_NUM_INPUTS */
+extern const loupe_tensor_info loupe_outputs[]; /* variant 0's outputs, LOUPE_NUM_OUTPUTS */
 /* NULL when memory runs out. */
 loupe_graph *loupe_create(int num_threads);
+/* The variant built for `sizes` ("batch=4, seq=64": every size symbol, in any order); NULL when
+ * no variant was built for them (or memory runs out). */
+loupe_graph *loupe_create_sizes(int num_threads, const char *sizes);
+/* The index of the variant built for `sizes`, or -1; a variant's sizes ("" for a build of fixed
+ * sizes), or NULL past the last. */
+int loupe_variant_index(const char *sizes);
+const char *loupe_variant_sizes(int variant);
 void loupe_destroy(loupe_graph *g);
+/* A graph's input or output `index` (its variant's shapes and bytes), or NULL. */
+const loupe_tensor_info *loupe_input_info(const loupe_graph *g, int index);
+const loupe_tensor_info *loupe_output_info(const loupe_graph *g, int index);
 /* 0, LOUPE_ERROR_NAME (no such input) or LOUPE_ERROR_SIZE (bytes is not the input's). */
 int loupe_set_input(loupe_graph *g, const char *name, const void *data, size_t bytes);
 int loupe_run(loupe_graph *g);
@@ -190,9 +309,31 @@ int loupe_output_index(const char *name);
 int loupe_set_num_threads(int n);
 )C";
 
-} // namespace
+// A param's bytes placed in the blob once: a later variant's param of the same name and bytes
+// (packed weights do not depend on the sizes) reads the same offset.
+struct ParamBlob {
+  std::string &bin;
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> placed; // name → offset, bytes
+  size_t place(const std::string &name, const char *bytes, size_t n) {
+    for (auto [offset, size] : placed[name])
+      if (size == n && std::memcmp(bin.data() + offset, bytes, n) == 0)
+        return offset;
+    bin.resize((bin.size() + 63) / 64 * 64, '\0');
+    size_t offset = bin.size();
+    bin.append(bytes, n);
+    placed[name].push_back({offset, n});
+    return offset;
+  }
+};
 
-DeploySource deploySource(const Graph &g) {
+// The tables of one variant, named with `prefix` ("v1_"; variant 0's inputs and outputs are
+// loupe_inputs and loupe_outputs, which deploy.h declares), and its loupe_network initializer.
+struct VariantTables {
+  std::string c, network, comment;
+  size_t numInputs = 0, numOutputs = 0;
+};
+
+VariantTables variantTables(const Graph &g, size_t variant, ParamBlob &blob) {
   auto lib = builtLibrary(g);
   if (!lib)
     fail("the current graph was not built; run :build first");
@@ -207,11 +348,6 @@ DeploySource deploySource(const Graph &g) {
     slotOf[s.id] = &s;
     numStorage = std::max(numStorage, s.id + 1);
   }
-  DeploySource out;
-  std::string c = "/* deploy_graph.c: made by Loupe's :export — runs the built network whole. */\n"
-                  "#include \"deploy.h\"\n\n#include <stdlib.h>\n#include <string.h>\n"
-                  "#include <xmmintrin.h>\n\n"
-                  "extern const unsigned char loupe_params_blob[];\n\n";
   std::string storageBytes, paramStorage, paramOffset, paramBytes, inPlace;
   std::vector<int64_t> bytesOf(static_cast<size_t>(numStorage), 1);
   for (const StorageSlot &s : slots)
@@ -235,16 +371,15 @@ DeploySource deploySource(const Graph &g) {
     if (t.shape() != shapes[e])
       fail("export: param '", name, "' has shape ", shapeToList(t.shape()),
            " but the graph was built for ", shapeToList(shapes[e]));
-    out.paramsBin.resize((out.paramsBin.size() + 63) / 64 * 64, '\0');
-    size_t offset = out.paramsBin.size();
-    size_t bytes = t.numBytes();
+    size_t bytes = t.numBytes(), offset = 0;
     if (t.dtype() == dtypes[e]) {
-      out.paramsBin.append(static_cast<const char *>(t.bytes()), bytes);
+      offset = blob.place(name, static_cast<const char *>(t.bytes()), bytes);
     } else { // held in another dtype: its values in the graph's, as the REPL's runtime binds it
       int dt = static_cast<int>(dtypes[e]);
       bytes = static_cast<size_t>(numElements(shapes[e]) * dtypeBytes(dt));
-      out.paramsBin.resize(offset + bytes);
-      copyToBuffer(t.load(), dt, out.paramsBin.data() + offset);
+      std::string converted(bytes, '\0');
+      copyToBuffer(t.load(), dt, converted.data());
+      offset = blob.place(name, converted.data(), bytes);
     }
     bool alone = slotOf.at(sid[e])->entries.size() == 1;
     paramStorage += (numParams ? ", " : "") + std::to_string(sid[e]);
@@ -292,37 +427,88 @@ DeploySource deploySource(const Graph &g) {
     outputInfo += t.info();
     outputStorage += (outputStorage.empty() ? "" : ", ") + std::to_string(t.storage);
   }
-  auto table = [](const std::string &type, const std::string &name, const std::string &values) {
-    return "static const " + type + " " + name + "[] = {" + (values.empty() ? "0" : values) +
-           "};\n";
+  const std::string prefix = "v" + std::to_string(variant) + "_";
+  auto table = [&](const std::string &type, const std::string &name, const std::string &values) {
+    return "static const " + type + " " + prefix + name + "[] = {" +
+           (values.empty() ? "0" : values) + "};\n";
   };
-  c += "#define LOUPE_NUM_STORAGE " + std::to_string(numStorage) + "\n#define LOUPE_NUM_ARGS " +
-       std::to_string(numArgs) + "\n#define LOUPE_NUM_CALLS " + std::to_string(numCalls) +
-       "\n#define LOUPE_NUM_PARAMS " + std::to_string(numParams) +
-       "\n#define LOUPE_FLUSH_DENORMALS " + (lib->flushDenormals ? "1" : "0") + "\n\n";
-  c += table("int64_t", "storage_bytes", storageBytes);
-  c += table("int32_t", "param_storage", paramStorage);
-  c += table("int64_t", "param_offset", paramOffset);
-  c += table("int64_t", "param_bytes", paramBytes);
-  c += table("int", "param_in_place", inPlace);
-  c += table("int32_t", "input_storage", inputStorage);
-  c += table("int32_t", "output_storage", outputStorage);
-  c += table("int32_t", "arg_storage", args);
-  c += table("int32_t", "call_first_arg", firstArg);
-  c += "static void (*const call_fn[])(void **) = {\n" + (fns.empty() ? "    0" : fns) + "};\n\n";
-  c += "const loupe_tensor_info loupe_inputs[] = {\n" +
-       (inputs.empty() ? std::string("  {0, 0, 0, {0}, 0},\n") : inputInfo) + "};\n";
-  c += "const loupe_tensor_info loupe_outputs[] = {\n" + outputInfo + "};\n";
+  VariantTables v;
+  const GraphAttr *sizes = g.attr("variant");
+  std::string sizesText = sizes ? sizes->str : "";
+  v.c = "/* variant " + std::to_string(variant) +
+        (sizesText.empty() ? "" : ": " + commentText(sizesText)) + " */\n";
+  v.c += table("int64_t", "storage_bytes", storageBytes);
+  v.c += table("int32_t", "param_storage", paramStorage);
+  v.c += table("int64_t", "param_offset", paramOffset);
+  v.c += table("int64_t", "param_bytes", paramBytes);
+  v.c += table("int", "param_in_place", inPlace);
+  v.c += table("int32_t", "input_storage", inputStorage);
+  v.c += table("int32_t", "output_storage", outputStorage);
+  v.c += table("int32_t", "arg_storage", args);
+  v.c += table("int32_t", "call_first_arg", firstArg);
+  v.c += "static void (*const " + prefix + "call_fn[])(void **) = {\n" +
+         (fns.empty() ? "    0" : fns) + "};\n";
+  // Variant 0's ports are the ones deploy.h names; the others are this file's own.
+  std::string in = variant == 0 ? "loupe_inputs" : prefix + "inputs",
+              out = variant == 0 ? "loupe_outputs" : prefix + "outputs";
+  v.c += std::string(variant == 0 ? "" : "static ") + "const loupe_tensor_info " + in + "[] = {\n" +
+         (inputs.empty() ? std::string("  {0, 0, 0, {0}, 0},\n") : inputInfo) + "};\n";
+  v.c += std::string(variant == 0 ? "" : "static ") + "const loupe_tensor_info " + out +
+         "[] = {\n" + outputInfo + "};\n\n";
+  v.network = "  {" + cString(sizesText) + ", " + std::to_string(numStorage) + ", " +
+              std::to_string(numArgs) + ", " + std::to_string(numCalls) + ", " +
+              std::to_string(numParams) + ", " + (lib->flushDenormals ? "1" : "0") + ", " + prefix +
+              "storage_bytes, " + prefix + "param_storage, " + prefix + "param_offset, " + prefix +
+              "param_bytes, " + prefix + "param_in_place, " + prefix + "input_storage, " + prefix +
+              "output_storage, " + prefix + "arg_storage, " + prefix + "call_first_arg, " + prefix +
+              "call_fn, " + in + ", " + out + "},\n";
+  v.comment = " * Inputs:\n";
+  for (const TensorPort &t : inputs)
+    v.comment += " *   " + t.comment() + "\n";
+  v.comment += " * Outputs:\n";
+  for (size_t k = 0; k < outputs.size(); ++k)
+    v.comment += " *   " + std::to_string(k) + ": " + outputs[k].comment() + "\n";
+  if (!sizesText.empty())
+    v.comment = " * Variant " + std::to_string(variant) + ", built for " + commentText(sizesText) +
+                (variant == 0 ? " (loupe_create's)" : "") + ":\n" + v.comment;
+  v.numInputs = inputs.size();
+  v.numOutputs = outputs.size();
+  return v;
+}
+
+} // namespace
+
+DeploySource deploySource(const std::vector<Graph> &variants) {
+  if (variants.empty())
+    fail("export: no built network to export");
+  DeploySource out;
+  ParamBlob blob{out.paramsBin, {}};
+  std::vector<VariantTables> tables;
+  for (size_t v = 0; v < variants.size(); ++v) {
+    tables.push_back(variantTables(variants[v], v, blob));
+    if (tables[v].numInputs != tables[0].numInputs || tables[v].numOutputs != tables[0].numOutputs)
+      fail("export: variant ", v, " has other inputs or outputs than variant 0");
+  }
+  std::string c = "/* deploy_graph.c: made by Loupe's :export — runs the built network whole. */\n"
+                  "#include \"deploy.h\"\n\n#include <stdlib.h>\n#include <string.h>\n"
+                  "#include <xmmintrin.h>\n\n"
+                  "extern const unsigned char loupe_params_blob[];\n";
+  c += kNetworkType;
+  c += "\n";
+  std::string networks;
+  for (const VariantTables &t : tables) {
+    c += t.c;
+    networks += t.network;
+  }
+  c += "static const loupe_network networks[] = {\n" + networks + "};\n";
   c += kEntryPoints;
   out.graphC = c;
   std::string h = kApi;
-  h += "#define LOUPE_NUM_INPUTS " + std::to_string(inputs.size()) +
-       "\n#define LOUPE_NUM_OUTPUTS " + std::to_string(outputs.size()) + "\n/* Inputs:\n";
-  for (const TensorPort &t : inputs)
-    h += " *   " + t.comment() + "\n";
-  h += " * Outputs:\n";
-  for (size_t k = 0; k < outputs.size(); ++k)
-    h += " *   " + std::to_string(k) + ": " + outputs[k].comment() + "\n";
+  h += "#define LOUPE_NUM_INPUTS " + std::to_string(tables[0].numInputs) +
+       "\n#define LOUPE_NUM_OUTPUTS " + std::to_string(tables[0].numOutputs) +
+       "\n#define LOUPE_NUM_VARIANTS " + std::to_string(tables.size()) + "\n/*";
+  for (const VariantTables &t : tables)
+    h += (h.ends_with("/*") ? t.comment.substr(2) : t.comment);
   h += " */\n";
   out.header = h;
   out.paramsS = "/* params.S: made by Loupe's :export — the params' bytes inside deploy.so. */\n"

@@ -19,7 +19,9 @@ struct DeploySource {
   std::string paramsBin; ///< params.bin: every param's bytes, each 64-byte aligned
 };
 
-/// The whole-network source of built graph `deploy`. Throws Error when it was not built.
-DeploySource deploySource(const Graph &deploy);
+/// The whole-network source of built graphs `variants`: one, or a dynamic build's variants (the
+/// same network built for several sizes; each a table the entry points pick by its sizes, the
+/// params they share placed once). Throws Error when one was not built.
+DeploySource deploySource(const std::vector<Graph> &variants);
 
 } // namespace loupe::backend

@@ -3,17 +3,21 @@
 
 #include "backend/BuiltLibrary.h"
 #include "backend/DeployGraph.h"
+#include "backend/DynamicBuild.h"
 #include "backend/RuntimeSource.h"
 #include "core/Error.h"
 #include "core/File.h"
 #include "core/Json.h"
 #include "core/Npy.h"
+#include "core/Text.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,7 +87,8 @@ void runTool(const Compiler &tool, std::vector<std::string> args, const fs::path
 // deploy.so: the kernels' object, the whole-network runner (deploy_graph.c), the params'
 // bytes (params.S) and the REPL's own thread pool (backend/Runtime.cpp, compiled here from the
 // text the build embedded), linked by the system C compiler.
-void buildSharedLibrary(const fs::path &scratch, const DeploySource &src) {
+void buildSharedLibrary(const fs::path &scratch, const DeploySource &src,
+                        const std::vector<std::string> &objects, bool sharedKernels) {
   fs::create_directories(scratch / "src" / "backend");
   writeFile(scratch / "src" / "backend" / "Runtime.h", kRuntimeHeaderSource);
   writeFile(scratch / "src" / "Runtime.cpp", kRuntimeSource);
@@ -104,19 +109,36 @@ void buildSharedLibrary(const fs::path &scratch, const DeploySource &src) {
       cc,
       {"-c", "-Wa,-I," + s.string(), (s / "params.S").string(), "-o", (s / "params.o").string()},
       log, "assemble the params");
-  runTool(cc,
-          {"-shared", "-o", (scratch / "deploy.so").string(), (scratch / "deploy.o").string(),
-           (s / "deploy_graph.o").string(), (s / "params.o").string(), (s / "runtime.o").string(),
-           "-lstdc++", "-lm", "-pthread"},
-          log, "link the shared library");
+  std::vector<std::string> link = {"-shared", "-o", (scratch / "deploy.so").string()};
+  for (const std::string &o : objects)
+    link.push_back((s / o).string());
+  // Variants that compiled one kernel alike (the same computation at the same sizes, so the
+  // same name and code) each define it: the linker keeps one.
+  if (sharedKernels)
+    link.push_back("-Wl,--allow-multiple-definition");
+  for (const char *rest : {"deploy_graph.o", "params.o", "runtime.o"})
+    link.push_back((s / rest).string());
+  for (const char *lib : {"-lstdc++", "-lm", "-pthread"})
+    link.push_back(lib);
+  runTool(cc, link, log, "link the shared library");
 }
 
 } // namespace
 
 std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir) {
-  auto lib = builtLibrary(deploy);
-  if (!lib)
-    fail("the current graph was not built; run :build first");
+  // A dynamic build (or a variant of one) exports every size built so far, in order of sizes.
+  std::vector<Graph> variants;
+  if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
+    for (const SymBindings &b : dyn->variants())
+      variants.push_back(dyn->variant(b));
+    if (variants.empty())
+      fail("export: the dynamic build has no size built yet: :run a size, or :build … "
+           "specialize SYMBOL=N,… to build those sizes");
+  } else {
+    if (!builtLibrary(deploy))
+      fail("the current graph was not built; run :build first");
+    variants.push_back(deploy);
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
@@ -125,25 +147,57 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
   fs::path scratch = fs::path(dir) / (".loupe-export-" + std::to_string(::getpid()));
   fs::remove_all(scratch, ec);
   fs::create_directories(scratch / "params", ec);
+  fs::create_directories(scratch / "src", ec);
   if (ec)
     fail("export: cannot write in ", dir, ": ", ec.message());
   std::vector<std::string> files;
   try {
     std::vector<std::string> dropped;
-    writeFile(scratch / "deploy.json", saveJSON(withoutOpaqueAttrs(deploy, dropped)));
-    DeploySource src = deploySource(deploy);
-    writeFile(scratch / "deploy.h", "#ifndef LOUPE_DEPLOY_H\n#define LOUPE_DEPLOY_H\n" +
-                                        lib->code->cHeader() + "#include <stddef.h>\n" +
-                                        src.header + "#endif\n");
-    lib->code->writeObject((scratch / "deploy.o").string());
-    buildSharedLibrary(scratch, src);
-    files = {"deploy.json", "deploy.so", "deploy.h"};
-    for (const auto &[name, t] : lib->params) {
+    // deploy.json, or with several variants deploy.0.json, deploy.1.json, … (the header says
+    // which sizes each is).
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::string json =
+          variants.size() == 1 ? "deploy.json" : "deploy." + std::to_string(v) + ".json";
+      writeFile(scratch / json, saveJSON(withoutOpaqueAttrs(variants[v], dropped)));
+      files.push_back(json);
+    }
+    DeploySource src = deploySource(variants);
+    // Each variant's kernels as an object of its own; their declarations once each (variant 0's
+    // header, then the lines the others add).
+    std::vector<std::string> objects;
+    std::set<std::string> kernels, declared;
+    std::string header;
+    bool sharedKernels = false;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      auto lib = builtLibrary(variants[v]);
+      objects.push_back("kernels." + std::to_string(v) + ".o");
+      lib->code->writeObject((scratch / "src" / objects.back()).string());
+      for (const auto &[name, f] : lib->lowered)
+        sharedKernels |= !kernels.insert(name).second;
+      std::string text = lib->code->cHeader();
+      for (const std::string &line : splitList(text, '\n'))
+        if (declared.insert(line).second && v > 0 && !line.empty())
+          header += line + "\n";
+      if (v == 0)
+        header = text;
+    }
+    writeFile(scratch / "deploy.h", "#ifndef LOUPE_DEPLOY_H\n#define LOUPE_DEPLOY_H\n" + header +
+                                        "#include <stddef.h>\n" + src.header + "#endif\n");
+    buildSharedLibrary(scratch, src, objects, sharedKernels);
+    files.push_back("deploy.so");
+    files.push_back("deploy.h");
+    // The params every variant reads (they share one set of bytes where equal); a param of one
+    // name that differs between variants keeps variant 0's file.
+    std::map<std::string, StoredTensor> params;
+    for (const Graph &v : variants)
+      for (const auto &[name, t] : builtLibrary(v)->params)
+        params.emplace(name, t);
+    for (const auto &[name, t] : params) {
       // Param names come from the model file: kept inside params/ whatever they say.
       writeNpy((scratch / "params" / (npyFileStem(name) + ".npy")).string(), asStored(t.load()));
       files.push_back("params/" + npyFileStem(name) + ".npy");
     }
-    if (!lib->params.empty())
+    if (!params.empty())
       fs::create_directories(fs::path(dir) / "params", ec);
     for (const std::string &f : files) {
       fs::rename(scratch / f, fs::path(dir) / f, ec);

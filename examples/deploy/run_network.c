@@ -2,12 +2,13 @@
  * through deploy.so's entry points, on the same thread pool as Loupe's REPL.
  *
  *   cc -O2 -I DIR examples/deploy/run_network.c DIR/deploy.so -Wl,-rpath,DIR -o run_network
- *   ./run_network [-t THREADS] [-n RUNS] [-i NAME=FILE.bin …] [-o OUT.bin]
+ *   ./run_network [-t THREADS] [-n RUNS] [-s SIZES] [-i NAME=FILE.bin …] [-o OUT.bin]
  *
  * Each input comes from a raw file of its bytes (row-major, its dtype, as deploy.h lists the
- * inputs); inputs not given are filled with a ramp of small values. It runs the network once,
- * then RUNS more times and prints the median and the fastest time, and writes output 0's bytes
- * to OUT.bin (or prints its first values as float32 when that is its dtype). */
+ * inputs); inputs not given are filled with a ramp of small values. A dynamic build's export
+ * holds a variant per size built: -s "batch=4, seq=64" runs that one (else variant 0). It runs the
+ * network once, then RUNS more times and prints the median and the fastest time, and writes output
+ * 0's bytes to OUT.bin (or prints its first values as float32 when that is its dtype). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
 #include "deploy.h"
@@ -48,13 +49,15 @@ static void *read_exactly(const char *path, size_t bytes) {
 
 int main(int argc, char **argv) {
   int threads = 0, runs = 10;
-  const char *out_path = NULL;
+  const char *out_path = NULL, *sizes = NULL;
   const char *given[LOUPE_NUM_INPUTS > 0 ? LOUPE_NUM_INPUTS : 1] = {0};
   for (int a = 1; a < argc; ++a) {
     if (strcmp(argv[a], "-t") == 0 && a + 1 < argc) {
       threads = atoi(argv[++a]);
     } else if (strcmp(argv[a], "-n") == 0 && a + 1 < argc) {
       runs = atoi(argv[++a]);
+    } else if (strcmp(argv[a], "-s") == 0 && a + 1 < argc) {
+      sizes = argv[++a];
     } else if (strcmp(argv[a], "-o") == 0 && a + 1 < argc) {
       out_path = argv[++a];
     } else if (strcmp(argv[a], "-i") == 0 && a + 1 < argc) {
@@ -71,31 +74,40 @@ int main(int argc, char **argv) {
         return 2;
       }
     } else {
-      fprintf(stderr, "usage: run_network [-t THREADS] [-n RUNS] [-i NAME=FILE.bin ...] "
-                      "[-o OUT.bin]\n");
+      fprintf(stderr, "usage: run_network [-t THREADS] [-n RUNS] [-s SIZES] "
+                      "[-i NAME=FILE.bin ...] [-o OUT.bin]\n");
       return 2;
     }
   }
   if (runs < 1)
     runs = 1;
-  loupe_graph *g = loupe_create(threads);
+  if (sizes && loupe_variant_index(sizes) < 0) {
+    fprintf(stderr, "run_network: no variant was built for '%s'; built:", sizes);
+    for (int v = 0; loupe_variant_sizes(v); ++v)
+      fprintf(stderr, "%s %s", v ? ";" : "", loupe_variant_sizes(v));
+    fprintf(stderr, "\n");
+    return 2;
+  }
+  loupe_graph *g = sizes ? loupe_create_sizes(threads, sizes) : loupe_create(threads);
   if (!g) {
     fprintf(stderr, "run_network: out of memory\n");
     return 1;
   }
   for (int i = 0; i < LOUPE_NUM_INPUTS; ++i) {
-    size_t bytes = (size_t)loupe_inputs[i].bytes;
+    /* The variant's own shapes: a size of a dynamic build changes the inputs' bytes. */
+    const loupe_tensor_info *in = loupe_input_info(g, i);
+    size_t bytes = (size_t)in->bytes;
     void *data;
     if (given[i]) {
       data = read_exactly(given[i], bytes);
     } else {
       data = calloc(bytes ? bytes : 1, 1);
-      if (strcmp(loupe_inputs[i].dtype, "float32") == 0)
+      if (strcmp(in->dtype, "float32") == 0)
         for (size_t k = 0; k < bytes / 4; ++k)
           ((float *)data)[k] = (float)(k % 17) / 17.0f - 0.5f;
     }
-    if (loupe_set_input(g, loupe_inputs[i].name, data, bytes) != 0) {
-      fprintf(stderr, "run_network: input %s refused\n", loupe_inputs[i].name);
+    if (loupe_set_input(g, in->name, data, bytes) != 0) {
+      fprintf(stderr, "run_network: input %s refused\n", in->name);
       return 1;
     }
     free(data);
@@ -110,7 +122,8 @@ int main(int argc, char **argv) {
   qsort(ms, (size_t)runs, sizeof(double), compare_doubles);
   printf("%d threads, %d runs: median %.4f ms, fastest %.4f ms\n", loupe_set_num_threads(0), runs,
          ms[runs / 2], ms[0]);
-  size_t bytes = (size_t)loupe_outputs[0].bytes;
+  const loupe_tensor_info *out_info = loupe_output_info(g, 0);
+  size_t bytes = (size_t)out_info->bytes;
   void *out = malloc(bytes ? bytes : 1);
   loupe_get_output(g, 0, out, bytes);
   if (out_path) {
@@ -120,8 +133,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     fclose(f);
-  } else if (strcmp(loupe_outputs[0].dtype, "float32") == 0) {
-    printf("output %s:", loupe_outputs[0].name);
+  } else if (strcmp(out_info->dtype, "float32") == 0) {
+    printf("output %s:", out_info->name);
     for (size_t k = 0; k < bytes / 4 && k < 6; ++k)
       printf(" %.6g", ((float *)out)[k]);
     printf("\n");

@@ -322,10 +322,21 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
 void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::string &,
                                        std::ostream &out) {
   needArgs(a, 1, 1, ":export DIR");
-  requireBuilt(e.requireGraph()); // a dynamic build exports one variant at a time
+  std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(e.requireGraph());
+  if (!dyn)
+    requireBuilt(e.requireGraph());
   e.checkWrite(":export", a[0]);
   std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
+  // A dynamic build's export holds every size built so far, each picked by its sizes.
+  if (dyn) {
+    std::vector<std::string> sizes;
+    for (const SymBindings &b : dyn->variants())
+      sizes.push_back(bindingsText(b));
+    out << "variants: " << joinNames(sizes, "; ") << " (loupe_create_sizes(threads, \""
+        << sizes.front()
+        << "\"); another size is refused: :run it or :build … specialize it, then :export)\n";
+  }
 }
 
 std::vector<Commands::Listed> Commands::buildCommands() {

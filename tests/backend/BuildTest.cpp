@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include "backend/Build.h"
+#include "backend/DynamicBuild.h"
 #include "backend/GraphExecutor.h"
 #include "backend/LowerFunction.h"
 #include "core/DType.h"
@@ -267,6 +268,83 @@ TEST(Export, TheWholeNetworkRunsFromCOnTwoThreads) {
   auto [wrong, wrongStatus] = shell(bin + " -i y=" + xBin);
   EXPECT_NE(wrongStatus, 0);
   EXPECT_EQ(wrong, "run_network: no input named in 'y=" + xBin + "'\n");
+  std::filesystem::remove_all(dir);
+}
+
+// A dynamic build exports every size built into one deploy.so: run_network picks a variant by
+// its sizes (-s), each variant computes what the REPL's run of it computes, bit for bit, and a
+// size not built is refused naming those built. The size-independent exp(v) is one kernel of
+// the same name in both variants: linked once.
+TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=\"(batch, 64)\")\nv = Variable(\"v\", shape=(4,))\n"
+         "y = softmax(relu(dense(x, units=32)))\ng = Group([y, exp(v)])\n:graph g");
+  auto dir = scratchDir("export-dynamic");
+  run(e, ":build opt_level=3 param dense0_weight=random param dense0_bias=random seed=2");
+  EXPECT_EQ(output(e, ":export " + dir.string()),
+            "error: export: the dynamic build has no size built yet: :run a size, or :build … "
+            "specialize SYMBOL=N,… to build those sizes\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "deploy.so"));
+  run(e, ":undo\n:build opt_level=3 param dense0_weight=random param dense0_bias=random seed=2 "
+         "specialize batch=2,5");
+  EXPECT_EQ(output(e, ":export " + dir.string()),
+            "exported step 1 to " + dir.string() +
+                ": deploy.0.json, deploy.1.json, deploy.so, deploy.h, params/dense0_bias.npy, "
+                "params/dense0_weight.npy\nvariants: batch=2; batch=5 "
+                "(loupe_create_sizes(threads, \"batch=2\"); another size is refused: :run it or "
+                ":build … specialize it, then :export)\n");
+  std::string header = readFile((dir / "deploy.h").string());
+  EXPECT_NE(
+      header.find(
+          "#define LOUPE_NUM_VARIANTS 2\n/* Variant 0, built for batch=2 "
+          "(loupe_create's):\n * Inputs:\n *   x: float32 (2, 64)\n *   v: float32 "
+          "(4,)\n * Outputs:\n *   0: softmax0: float32 (2, 32)\n *   1: exp0: float32 (4,)\n"),
+      std::string::npos)
+      << header;
+  EXPECT_NE(header.find(" * Variant 1, built for batch=5:\n * Inputs:\n *   x: float32 (5, 64)\n"),
+            std::string::npos);
+  // The shared kernel is declared once.
+  size_t first = header.find("void fuse_exp(");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(header.find("void fuse_exp(", first + 1), std::string::npos);
+  std::string bin = (dir / "run_network").string();
+  auto [ccOut, ccStatus] =
+      shell("cc -std=c11 -O2 -Wall -Werror -I" + dir.string() + " " + LOUPE_SOURCE_DIR +
+            "/examples/deploy/run_network.c " + (dir / "deploy.so").string() + " -Wl,-rpath," +
+            dir.string() + " -o " + bin);
+  ASSERT_EQ(ccOut, "");
+  ASSERT_EQ(ccStatus, 0);
+  const Graph dynamicStep = e.current()->graph;
+  for (int64_t batch : {5, 2}) {
+    Tensor x = ramp({batch, 64}, 0.03), v = ramp({4}, 0.5);
+    std::string xBin = (dir / "x.bin").string(), vBin = (dir / "v.bin").string(),
+                outBin = (dir / "out.bin").string();
+    for (auto [t, path] : {std::pair{&x, xBin}, std::pair{&v, vBin}}) {
+      std::vector<float> f(t->data.begin(), t->data.end());
+      writeFileAtomically(path,
+                          std::string(reinterpret_cast<const char *>(f.data()), f.size() * 4));
+    }
+    // Written with a space and the sizes as the user types them: matched by value.
+    auto [text, status] = shell(bin + " -n 2 -s ' batch=" + std::to_string(batch) +
+                                "' -i x=" + xBin + " -i v=" + vBin + " -o " + outBin);
+    ASSERT_EQ(status, 0) << text;
+    std::string bytes = readFile(outBin);
+    ASSERT_EQ(bytes.size(), static_cast<size_t>(batch * 32 * 4));
+    std::vector<double> got;
+    for (size_t i = 0; i < bytes.size() / 4; ++i) {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      got.push_back(f);
+    }
+    Graph variant = backend::variantOf(dynamicStep, {{"batch", batch}});
+    std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(variant)->params);
+    in["x"] = x;
+    in["v"] = v;
+    EXPECT_EQ(got, backend::runDeployGraph(variant, in).outputs[0].data) << "batch " << batch;
+  }
+  auto [refused, refusedStatus] = shell(bin + " -s batch=3");
+  EXPECT_EQ(refusedStatus, 2);
+  EXPECT_EQ(refused, "run_network: no variant was built for 'batch=3'; built: batch=2; batch=5\n");
   std::filesystem::remove_all(dir);
 }
 

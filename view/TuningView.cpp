@@ -1,7 +1,9 @@
 // TuningView: a build's tasks joined with the tuning log's records, for the Tuning panel.
 #include "view/TuningView.h"
 
+#include "backend/Runtime.h"
 #include "core/Error.h"
+#include "passes/Symbols.h"
 
 #include <system_error>
 
@@ -48,6 +50,20 @@ TuningView tuningView(const std::vector<backend::Task> &tasks, const std::string
         }
       }
       t.curve.push_back({t.trials, t.bestMs});
+    }
+  }
+  for (TaskTuning &t : v.tasks) {
+    if (t.task.family.empty())
+      continue;
+    t.sizes =
+        backend::sizeWinners(records, log.string(), t.task.family, target, backend::numThreads());
+    // A size never measured builds its nearest tuned size's point: its knobs and loops are those.
+    if (t.trials > 0)
+      continue;
+    const backend::SizeWinner *near = backend::nearestSize(t.sizes, parseBindings(t.task.sizes));
+    if (near && near->choice.point && t.task.space.contains(*near->choice.point)) {
+      t.best = *near->choice.point;
+      t.bestFrom = bindingsText(near->sizes);
     }
   }
   return v;

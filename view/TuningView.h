@@ -2,6 +2,7 @@
 // tuning log as a best-so-far curve, its best point beside the rule's, and the best's loops.
 #pragma once
 
+#include "backend/tune/ApplyBest.h"
 #include "backend/tune/Records.h"
 #include "backend/tune/Task.h"
 
@@ -25,6 +26,12 @@ struct TaskTuning {
   /// After each record, in log order: (trials so far, the best ok time so far in ms; 0 before
   /// the first ok one).
   std::vector<std::pair<int, double>> curve;
+  /// On a dynamic build's variant: the sizes its function was tuned at, with the point that wins
+  /// at each (sizeWinners), in order of sizes.
+  std::vector<backend::SizeWinner> sizes;
+  /// When this size was never measured and `best` is the point that won at the nearest size
+  /// tuned (what its build applies): those sizes ("batch=4"); else "".
+  std::string bestFrom;
   double gain() const { return ruleMs > 0 && bestMs > 0 ? ruleMs / bestMs : 0; }
   double bestGflops() const { return bestMs > 0 ? task.flops / bestMs / 1e6 : 0; }
   double ruleGflops() const { return ruleMs > 0 ? task.flops / ruleMs / 1e6 : 0; }

@@ -117,6 +117,9 @@ struct TuningPanelState {
   bool running = false;           ///< :tune is running on the worker
   double lastRead = 0;            ///< ImGui time the log was last looked at
   std::string loopsKey, loops;    ///< the best point's loops, and which task and point they are
+  /// Where each task's built schedule came from (its configSource), by function name: on a
+  /// dynamic build's variant, the point of the nearest size tuned.
+  std::map<std::string, std::string> built;
 };
 
 /// The console: the line being typed and the lines typed before.

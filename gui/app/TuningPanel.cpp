@@ -7,6 +7,7 @@
 #include "backend/tune/Records.h"
 #include "core/FusedModule.h"
 #include "core/Text.h"
+#include "passes/Symbols.h"
 
 #include <imgui.h>
 
@@ -46,6 +47,10 @@ bool takeTasks(AppState &s) {
   t.target = backend::targetDescription(lib->lowered.at(tasks.front().name).schedule->cpu);
   t.view = tuningView(tasks, t.target, s.viewer.engine().tuningLogFile(t.target));
   t.selected = heaviestTask(t.view);
+  // What each task's function was built at (a variant's may come from another size's tuning).
+  t.built.clear();
+  for (const backend::Task &k : tasks)
+    t.built[k.name] = lib->lowered.at(k.name).schedule->configSource;
   return true;
 }
 
@@ -180,11 +185,49 @@ void knobTable(const TaskTuning &k) {
   ImGui::EndTable();
 }
 
+// On a dynamic build's variant: the sizes its function was tuned at, the point that wins at each
+// (by letter: each distinct point once), and where this size's schedule came from.
+void sizesTable(const TaskTuning &k, const std::string &built) {
+  if (!built.empty())
+    ImGui::TextWrapped("This size builds %s", built.c_str());
+  if (k.sizes.empty())
+    return;
+  if (!ImGui::BeginTable("sizes", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV))
+    return;
+  ImGui::TableSetupColumn("tuned at", ImGuiTableColumnFlags_WidthFixed, 190);
+  ImGui::TableSetupColumn("wins", ImGuiTableColumnFlags_WidthFixed, 50);
+  ImGui::TableSetupColumn("point");
+  ImGui::TableHeadersRow();
+  std::vector<backend::Config> points;
+  for (const backend::SizeWinner &w : k.sizes) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(bindingsText(w.sizes).c_str());
+    ImGui::TableNextColumn();
+    if (!w.choice.point) {
+      ImGui::TextDisabled("rule");
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("its own rule");
+      continue;
+    }
+    auto it = std::find(points.begin(), points.end(), *w.choice.point);
+    if (it == points.end())
+      it = points.insert(points.end(), *w.choice.point);
+    ImGui::Text("%c", static_cast<char>('A' + (it - points.begin()) % 26));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(backend::configText(*w.choice.point).c_str());
+  }
+  ImGui::EndTable();
+}
+
 // The selected task's summary line, curve and knobs.
 void taskDetail(const TaskTuning &k, float curveHeight) {
   ImGui::Text("%s  (%d call%s, %.1f MFLOP)", k.task.name.c_str(), k.task.calls,
               k.task.calls == 1 ? "" : "s", k.task.flops / 1e6);
-  if (k.trials == 0)
+  if (k.trials == 0 && !k.bestFrom.empty())
+    ImGui::TextDisabled("Not measured at these sizes; its knobs are the point that won at %s.",
+                        k.bestFrom.c_str());
+  else if (k.trials == 0)
     ImGui::TextDisabled("No measurements in the log yet.");
   else
     ImGui::Text("%d trials (%d failed); best %.4f ms, %.1f %s%s", k.trials, k.failures, k.bestMs,
@@ -205,6 +248,8 @@ void tasksAndDetail(TuningPanelState &t, float curveHeight, bool loops) {
   ImGui::BeginChild("task", ImVec2(0, 0), false);
   const TaskTuning &k = t.view.tasks[t.selected];
   taskDetail(k, curveHeight);
+  if (!k.task.family.empty())
+    sizesTable(k, t.built.count(k.task.name) ? t.built.at(k.task.name) : "");
   if (loops) {
     std::string key = k.task.key + " " + backend::configText(k.best);
     if (key != t.loopsKey) {

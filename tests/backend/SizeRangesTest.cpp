@@ -9,6 +9,7 @@
 #include "backend/tune/ApplyBest.h"
 #include "backend/tune/SizeRanges.h"
 #include "repl/Engine.h"
+#include "view/TuningView.h"
 
 #include <unistd.h>
 
@@ -320,6 +321,41 @@ TEST(SizeRanges, ASizeNeverTunedIsBuiltAtItsNearestSizesPoint) {
                       "batch=4; batch=64): the best point measured, record " +
                       file.string() + ":3)\n"),
             std::string::npos);
+}
+
+// The Tuning panel's model of a size never tuned: its function's sizes tuned, each winner.
+TEST(SizeRanges, TheTuningViewOfAVariantListsTheSizesItsFunctionWasTunedAt) {
+  fs::path file = scratch("view") / "log.jsonl";
+  DenseSizes d(file);
+  ASSERT_FALSE(d.shared.empty());
+  const Task &small = d.sizes[0].tasks.at(0), &large = d.sizes[1].tasks.at(0);
+  TuningLog::append(file, {measured(small, small.rule, 1.0, d.target),
+                           measured(small, d.shared, 0.5, d.target),
+                           measured(large, large.rule, 4.0, d.target)});
+  std::vector<Task> tasks =
+      backend::extractTasks(backend::variantOf(d.dynamicStep, {{"batch", 8}}));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].family, small.family);
+  gui::TuningView v = gui::tuningView(tasks, d.target, file);
+  ASSERT_EQ(v.tasks.size(), 1u);
+  EXPECT_EQ(v.tasks[0].trials, 0); // this size itself was never measured: batch 4's point shown
+  EXPECT_EQ(v.tasks[0].best, d.shared);
+  EXPECT_EQ(v.tasks[0].bestFrom, "batch=4");
+  const std::vector<SizeWinner> &ws = v.tasks[0].sizes;
+  ASSERT_EQ(ws.size(), 2u);
+  EXPECT_EQ(ws[0].sizes, (SymBindings{{"batch", 4}}));
+  ASSERT_TRUE(ws[0].choice.point);
+  EXPECT_EQ(*ws[0].choice.point, d.shared);
+  EXPECT_EQ(ws[1].sizes, (SymBindings{{"batch", 64}}));
+  EXPECT_FALSE(ws[1].choice.point);
+  // A fixed build's task has no family, and no sizes.
+  Engine fixed;
+  run(fixed, "x = Variable(\"x\", shape=(8, 64))\ny = dense(x, units=64)\n:graph y");
+  run(fixed, ":build opt_level=3");
+  std::vector<Task> fixedTasks = backend::extractTasks(fixed.current()->graph);
+  ASSERT_EQ(fixedTasks.size(), 1u);
+  EXPECT_EQ(fixedTasks[0].family, "");
+  EXPECT_TRUE(gui::tuningView(fixedTasks, d.target, file).tasks[0].sizes.empty());
 }
 
 TEST(SizeRanges, AWinnerThatIsNoPointOfThisSizeIsNotBuilt) {

@@ -168,8 +168,16 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
         << "the points kept, on its next :run\n";
     return;
   }
-  if (backend::dynamicBuild(g) && !backend::builtLibrary(g))
+  std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
+  if (dyn && !backend::builtLibrary(g))
     requireBuilt(g); // a variant's sizes are tuned, one size at a time (or sizes …)
+  if (SymBindings b = backend::variantBindings(g); dyn && !b.empty()) {
+    // A variant is not built again by :build (the step is a deploy graph): its next :run of
+    // these sizes is, at the points kept.
+    tuneBuilt(e, g, o, only, checkRuns, out, "its next :run builds the variant again to apply");
+    dyn->forget(b);
+    return;
+  }
   tuneBuilt(e, g, o, only, checkRuns, out);
 }
 

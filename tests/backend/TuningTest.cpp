@@ -869,6 +869,13 @@ TEST(TuneSizes, TunesEachSizesVariantAndRebuildsItOnItsNextRun) {
                 .find("step 3: variant batch=4 of the dynamic build (built now; step 2 was "
                       "variant batch=4)"),
             std::string::npos);
+  // :tune on a variant's step: :build cannot build a deploy graph again, its next :run does.
+  std::string onVariant = output(e, ":tune all trials=2 time=30 check=0");
+  EXPECT_TRUE(onVariant.ends_with("; its next :run builds the variant again to apply the best\n"))
+      << onVariant;
+  EXPECT_NE(
+      output(e, ":run batch=4 check=off").find("variant batch=4 of the dynamic build (built now;"),
+      std::string::npos);
   EXPECT_EQ(output(e, ":tune sizes"),
             "error: sizes needs SYMBOL=N[,N…] after it; usage: :tune [FUNC|all|check] [trials=N] "
             "[time=SECONDS] [workers=N] [check=RUNS] [sizes SYMBOL=N[,N…] …]\n");

@@ -128,6 +128,16 @@ std::optional<double> PatternView::uniform(const Entry &e) const {
   }
   if (n.op->name == "const" && n.parsed.getStr("data").empty())
     return n.parsed.getFloat("value");
+  // A const listing its values (`const(data='[0]', dtype='int32')`, as a hand-written zero
+  // point is): uniform when they are all one value. Such lists are short (lowering refuses
+  // more than 4,096 values), so evaluating one is cheap; one that does not evaluate is not known.
+  if (n.op->name == "const") {
+    try {
+      return allEqual(evaluateNode(idx.nodes[e.nodeId].node).data);
+    } catch (const Error &) {
+      return std::nullopt;
+    }
+  }
   if (n.op->name == "zeros" || n.op->name == "ones")
     return n.op->name == "ones" ? 1.0 : 0.0;
   return std::nullopt;

@@ -330,6 +330,28 @@ TEST(Qnn, BadParametersAreOneLineErrors) {
   EXPECT_EQ(q.history().size(), 1u);
 }
 
+// A zero point written as a const listing its values (`const([0])`, `data='[0.0]'`) is known to be
+// zero, as one written with `value` is: QnnCanonicalize subtracts nothing for it. A list of equal
+// non-zero values is a uniform zero point too; one of differing values is not.
+TEST(Qnn, AZeroPointListedAsDataIsSeenAsZero) {
+  auto canonical = [](const std::string &zero) {
+    Engine e;
+    run(e, "x = Variable(\"x\", shape=(1, 4), dtype=3)\n"
+           "s = const(0.5, shape=(1,))\nz = const(" +
+               zero +
+               ", dtype=\"int32\")\ny = qnn.dequantize(x, s, z)\n:graph y\n"
+               ":apply InferShape InferType QnnCanonicalize InferShape InferType");
+    std::string nodes;
+    for (const auto &n : e.current()->graph.index().nodes)
+      nodes += n.node->name + " ";
+    return nodes;
+  };
+  std::string byValue = canonical("0, shape=(1,)"), byData = canonical("[0]");
+  EXPECT_EQ(byValue.find("_zero"), std::string::npos) << byValue;
+  EXPECT_EQ(byData.find("_zero"), std::string::npos) << byData;
+  EXPECT_NE(canonical("[3]").find("_zero"), std::string::npos);
+}
+
 // A region FakeQuantizationToInteger cannot convert stays float, and the pass says which op
 // stopped it (PassContext::remarks, printed by :apply as notes): a softmax between a dequantize
 // and a quantize has no integer form; the input's own quantize ends no region and says nothing.

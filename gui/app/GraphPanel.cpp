@@ -62,6 +62,27 @@ void toggleScope(AppState &s, const Graph &g, uint32_t nid, CanvasView &cv) {
   cv.keepInView = static_cast<int>(nid);
 }
 
+// Continues the row when `width` more pixels fit before the panel's edge, else starts the next:
+// the controls and legends above the graph wrap in a narrow window instead of running off it.
+void sameLineIfFits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width)
+    ImGui::NewLine();
+}
+
+// The widths of the widgets the row holds: a label's text, a small button, a checkbox, a slider
+// `w` wide with its label.
+float textWidth(const char *label) { return ImGui::CalcTextSize(label, nullptr, true).x; }
+float buttonWidth(const char *label) {
+  return textWidth(label) + 2 * ImGui::GetStyle().FramePadding.x;
+}
+float checkboxWidth(const char *label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + textWidth(label);
+}
+float sliderWidth(float w, const char *label) {
+  return w + ImGui::GetStyle().ItemInnerSpacing.x + textWidth(label);
+}
+
 } // namespace
 
 void searchAndGo(AppState &s, const Graph &g) {
@@ -84,9 +105,9 @@ void graphPanel(AppState &s) {
   if (ImGui::InputTextWithHint("##search", "search name, op, scope", s.graph.search,
                                sizeof s.graph.search, ImGuiInputTextFlags_EnterReturnsTrue))
     searchAndGo(s, *g);
-  ImGui::SameLine();
+  sameLineIfFits(checkboxWidth("neighbourhood of the selected node"));
   ImGui::Checkbox("neighbourhood of the selected node", &s.graph.neighbourhoodOnly);
-  ImGui::SameLine();
+  sameLineIfFits(sliderWidth(100, "radius"));
   ImGui::SetNextItemWidth(100);
   ImGui::SliderInt("radius", &s.graph.radius, 1, 8);
   // Folding by the scopes in node names, when they have any.
@@ -95,7 +116,7 @@ void graphPanel(AppState &s) {
     s.graph.deepestScope = scopeDepth(*g);
   }
   if (int deepest = s.graph.deepestScope; deepest > 0) {
-    ImGui::SameLine();
+    sameLineIfFits(sliderWidth(120, "fold scopes"));
     ImGui::SetNextItemWidth(120);
     int depth = std::min(s.graph.fold.depth, deepest);
     if (ImGui::SliderInt("fold scopes", &depth, 0, deepest, depth ? "depth %d" : "off")) {
@@ -110,29 +131,30 @@ void graphPanel(AppState &s) {
       cur && &cur->graph == g && !cur->profile.empty()) {
     st.timeShare = timeShares(*g, cur->profile);
     st.maxShare = *std::max_element(st.timeShare.begin(), st.timeShare.end());
-    ImGui::SameLine();
+    sameLineIfFits(textWidth("time:"));
     ImGui::TextDisabled("time:");
     for (double f : {0.0, 0.5, 1.0}) {
-      ImGui::SameLine();
       ImU32 c = rgba(heatColour(f * st.maxShare, st.maxShare));
-      ImGui::PushStyleColor(ImGuiCol_Button, c);
-      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
       char label[32];
       std::snprintf(label, sizeof label, "%.0f%%##heat%.1f", 100 * f * st.maxShare, f);
+      sameLineIfFits(buttonWidth(label));
+      ImGui::PushStyleColor(ImGuiCol_Button, c);
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
       ImGui::SmallButton(label);
       ImGui::PopStyleColor(2);
     }
-    ImGui::SameLine();
+    sameLineIfFits(checkboxWidth("kernels by time"));
     ImGui::Checkbox("kernels by time", &s.graph.kernelBars);
   }
   // After :layerwise of this step: its nodes coloured by SQNR, with the bands as a legend.
   if (const Step *cur = s.viewer.engine().current();
       cur && &cur->graph == g && !cur->layerwise.empty()) {
     st.sqnr = nodeSqnr(*g, cur->layerwise);
-    ImGui::SameLine();
-    ImGui::TextDisabled("SQNR vs %s:", cur->layerwiseAgainst.c_str());
+    std::string against = "SQNR vs " + cur->layerwiseAgainst + ":";
+    sameLineIfFits(ImGui::CalcTextSize(against.c_str()).x);
+    ImGui::TextDisabled("%s", against.c_str());
     for (const SqnrBand &b : sqnrBands()) {
-      ImGui::SameLine();
+      sameLineIfFits(buttonWidth(b.label));
       ImGui::PushStyleColor(ImGuiCol_Button, rgba(b.colour));
       ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
       ImGui::SmallButton(b.label);

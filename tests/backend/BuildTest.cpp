@@ -60,6 +60,16 @@ std::pair<std::string, int> shell(const std::string &command) {
   return {text, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
+// examples/deploy/run_network.c compiled against the export in `dir` to `bin`: "" when it
+// compiled without a word, else what the compiler said and its status.
+std::string compileRunNetwork(const std::filesystem::path &dir, const std::string &bin) {
+  auto [said, status] =
+      shell("cc -std=c11 -O2 -Wall -Werror -I" + dir.string() + " " + LOUPE_SOURCE_DIR +
+            "/examples/deploy/run_network.c " + (dir / "deploy.so").string() + " -Wl,-rpath," +
+            dir.string() + " -o " + bin);
+  return status == 0 ? said : said + " (status " + std::to_string(status) + ")";
+}
+
 } // namespace
 
 TEST(Npy, WriteThenReadGivesTheSameTensor) {
@@ -239,12 +249,7 @@ TEST(Export, TheWholeNetworkRunsFromCOnTwoThreads) {
     writeFileAtomically(xBin, std::string(reinterpret_cast<const char *>(f.data()), f.size() * 4));
   }
   std::string bin = (dir / "run_network").string();
-  auto [ccOut, ccStatus] =
-      shell("cc -std=c11 -O2 -Wall -Werror -I" + dir.string() + " " + LOUPE_SOURCE_DIR +
-            "/examples/deploy/run_network.c " + (dir / "deploy.so").string() + " -Wl,-rpath," +
-            dir.string() + " -o " + bin);
-  ASSERT_EQ(ccOut, "");
-  ASSERT_EQ(ccStatus, 0);
+  ASSERT_EQ(compileRunNetwork(dir, bin), "");
   auto [text, status] = shell(bin + " -t 2 -n 3 -i x=" + xBin + " -o " + outBin);
   ASSERT_EQ(status, 0) << text;
   EXPECT_EQ(text.rfind("2 threads, 3 runs: median ", 0), 0u) << text;
@@ -308,12 +313,7 @@ TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
   ASSERT_NE(first, std::string::npos);
   EXPECT_EQ(header.find("void fuse_exp(", first + 1), std::string::npos);
   std::string bin = (dir / "run_network").string();
-  auto [ccOut, ccStatus] =
-      shell("cc -std=c11 -O2 -Wall -Werror -I" + dir.string() + " " + LOUPE_SOURCE_DIR +
-            "/examples/deploy/run_network.c " + (dir / "deploy.so").string() + " -Wl,-rpath," +
-            dir.string() + " -o " + bin);
-  ASSERT_EQ(ccOut, "");
-  ASSERT_EQ(ccStatus, 0);
+  ASSERT_EQ(compileRunNetwork(dir, bin), "");
   const Graph dynamicStep = e.current()->graph;
   for (int64_t batch : {5, 2}) {
     Tensor x = ramp({batch, 64}, 0.03), v = ramp({4}, 0.5);

@@ -202,13 +202,7 @@ TEST(SizeRanges, EachPointServesTheSizesNearestItsWinners) {
   EXPECT_EQ(backend::varyingSymbol({winnerAt(64, kP)}), "");
 }
 
-fs::path scratch(const std::string &name) {
-  fs::path p =
-      fs::temp_directory_path() / ("loupe-size-ranges-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string &name) { return freshFolder("loupe-size-ranges", name); }
 
 // A measurement of `ms` of point `c` of task `t`, as the tuner logs it (at any thread count).
 TuningRecord measured(const Task &t, const Config &c, double ms, const std::string &target) {
@@ -244,6 +238,15 @@ struct DenseSizes {
         shared = c;
     }
   }
+
+  // The log of the shared point winning at batch 4 (2x its rule) and of batch 64 measuring only
+  // its rule.
+  void logSharedWinsAtFour(const fs::path &file) const {
+    const Task &small = sizes[0].tasks.at(0), &large = sizes[1].tasks.at(0);
+    TuningLog::append(file, {measured(small, small.rule, 1.0, target),
+                             measured(small, shared, 0.5, target),
+                             measured(large, large.rule, 4.0, target)});
+  }
 };
 
 TEST(SizeRanges, EachSizesWinnerIsMeasuredAtTheOthersInTurns) {
@@ -255,9 +258,7 @@ TEST(SizeRanges, EachSizesWinnerIsMeasuredAtTheOthersInTurns) {
   EXPECT_EQ(small.family, large.family); // the same node at two sizes
   EXPECT_NE(small.key, large.key);
   // The shared point won at batch 4; batch 64 measured only its rule.
-  TuningLog::append(file, {measured(small, small.rule, 1.0, d.target),
-                           measured(small, d.shared, 0.5, d.target),
-                           measured(large, large.rule, 4.0, d.target)});
+  d.logSharedWinsAtFour(file);
   // Measured here, the shared point is faster at every size.
   std::vector<std::string> measured;
   auto fake = [&](const Task &t, const std::vector<Config> &configs) {
@@ -298,10 +299,7 @@ TEST(SizeRanges, ASizeNeverTunedIsBuiltAtItsNearestSizesPoint) {
   fs::path file = scratch("nearest") / "log.jsonl";
   DenseSizes d(file);
   ASSERT_FALSE(d.shared.empty());
-  const Task &small = d.sizes[0].tasks.at(0), &large = d.sizes[1].tasks.at(0);
-  TuningLog::append(file, {measured(small, small.rule, 1.0, d.target),
-                           measured(small, d.shared, 0.5, d.target),
-                           measured(large, large.rule, 4.0, d.target)});
+  d.logSharedWinsAtFour(file);
   // batch 8 is nearer 4; batch 16 is as far from 4 as from 64, so it takes 64's rule.
   run(d.e, ":run batch=8 check=off");
   std::string fn = d.e.current()->graph.index().nodes.back().node->parsed.getStr("func_name");
@@ -328,14 +326,11 @@ TEST(SizeRanges, TheTuningViewOfAVariantListsTheSizesItsFunctionWasTunedAt) {
   fs::path file = scratch("view") / "log.jsonl";
   DenseSizes d(file);
   ASSERT_FALSE(d.shared.empty());
-  const Task &small = d.sizes[0].tasks.at(0), &large = d.sizes[1].tasks.at(0);
-  TuningLog::append(file, {measured(small, small.rule, 1.0, d.target),
-                           measured(small, d.shared, 0.5, d.target),
-                           measured(large, large.rule, 4.0, d.target)});
+  d.logSharedWinsAtFour(file);
   std::vector<Task> tasks =
       backend::extractTasks(backend::variantOf(d.dynamicStep, {{"batch", 8}}));
   ASSERT_EQ(tasks.size(), 1u);
-  EXPECT_EQ(tasks[0].family, small.family);
+  EXPECT_EQ(tasks[0].family, d.sizes[0].tasks.at(0).family);
   gui::TuningView v = gui::tuningView(tasks, d.target, file);
   ASSERT_EQ(v.tasks.size(), 1u);
   EXPECT_EQ(v.tasks[0].trials, 0); // this size itself was never measured: batch 4's point shown

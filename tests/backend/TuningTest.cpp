@@ -36,13 +36,7 @@ using backend::TuningRecord;
 namespace fs = std::filesystem;
 
 // A fresh folder under the build tree's test cache, removed first.
-fs::path scratch(const std::string &name) {
-  fs::path p =
-      fs::temp_directory_path() / ("loupe-tuning-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string &name) { return freshFolder("loupe-tuning-test", name); }
 
 ConfigSpace smallSpace() {
   ConfigSpace s;

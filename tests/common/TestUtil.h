@@ -9,7 +9,9 @@
 #include "repl/Engine.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -22,6 +24,16 @@ inline void PrintTo(const Shape &s, std::ostream *os) {
 } // namespace loupe
 
 namespace loupe::test {
+
+/// A fresh, empty folder `<tmp>/<prefix>-<pid>/<name>` (removed first, made again): each test
+/// process writes its own.
+inline std::filesystem::path freshFolder(const std::string &prefix, const std::string &name) {
+  std::filesystem::path p =
+      std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
 
 /// Runs `f`, which must throw loupe::Error with exactly `message`.
 template <typename F> void expectError(F f, const std::string &message) {

@@ -2,10 +2,14 @@
 #include "backend/tune/SizeRanges.h"
 
 #include "backend/Runtime.h"
+#include "core/Text.h"
+#include "passes/Symbols.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <sstream>
 
 namespace loupe::backend {
 
@@ -114,6 +118,59 @@ std::vector<SizeSpan> sizeSpans(const std::vector<SizeWinner> &winners) {
       spans.push_back(span);
   }
   return spans;
+}
+
+std::string sizesTable(const std::vector<SizeRow> &rows) {
+  std::ostringstream text;
+  // The points by letter, in order of appearance; "rule" is each size's own rule.
+  std::vector<Config> points;
+  auto letter = [](size_t i) { // A … Z, then A1 … Z1, …
+    return std::string(1, static_cast<char>('A' + i % 26)) +
+           (i >= 26 ? std::to_string(i / 26) : "");
+  };
+  auto label = [&](const SizeWinner &w) -> std::string {
+    if (!w.choice.point)
+      return "rule";
+    auto it = std::find(points.begin(), points.end(), *w.choice.point);
+    if (it == points.end())
+      it = points.insert(points.end(), *w.choice.point);
+    return letter(static_cast<size_t>(it - points.begin()));
+  };
+  // A column per size any row was tuned at (an earlier :tune … sizes, or one stopped early,
+  // leaves some functions with sizes the others lack: "-" there).
+  std::set<SymBindings> columns;
+  size_t width = 0;
+  for (const auto &[name, ws] : rows)
+    for (const SizeWinner &w : ws) {
+      columns.insert(w.sizes);
+      width = std::max(width, bindingsText(w.sizes).size() + 2);
+    }
+  text << pad("function", 44);
+  for (const SymBindings &c : columns)
+    text << pad(bindingsText(c), width);
+  text << "sizes each point serves\n";
+  for (const auto &[name, ws] : rows) {
+    text << pad(name, 44);
+    for (const SymBindings &c : columns) {
+      auto w =
+          std::find_if(ws.begin(), ws.end(), [&](const SizeWinner &x) { return x.sizes == c; });
+      text << pad(w == ws.end() ? "-" : label(*w), width);
+    }
+    std::string symbol = varyingSymbol(ws);
+    std::vector<std::string> spans;
+    for (const SizeSpan &sp : sizeSpans(ws)) {
+      std::string where = sp.from > 1 && sp.to > 0 ? std::to_string(sp.from) + " ≤ " + symbol +
+                                                         " < " + std::to_string(sp.to)
+                          : sp.from > 1 ? symbol + " ≥ " + std::to_string(sp.from)
+                          : sp.to > 0   ? symbol + " < " + std::to_string(sp.to)
+                                        : "every " + symbol;
+      spans.push_back(label(*sp.winner) + " for " + where);
+    }
+    text << (spans.empty() ? "the nearest size's" : joinNames(spans, "; ")) << "\n";
+  }
+  for (size_t i = 0; i < points.size(); ++i)
+    text << "  " << letter(i) << ": " << configText(points[i]) << "\n";
+  return text.str();
 }
 
 } // namespace loupe::backend

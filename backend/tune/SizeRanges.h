@@ -41,4 +41,16 @@ std::string varyingSymbol(const std::vector<SizeWinner> &winners);
 /// size; consecutive spans whose winners build the same point (or both their rule) are one.
 std::vector<SizeSpan> sizeSpans(const std::vector<SizeWinner> &winners);
 
+/// One function's row of sizesTable: its name (as the table shows it) and its sizes' winners.
+struct SizeRow {
+  std::string function;
+  std::vector<SizeWinner> winners;
+};
+
+/// What `:tune … sizes` prints after its cross-measurement: a column per size any row was tuned
+/// at ("-" where a row was not), each size's winner by letter ("rule": that size's own rule),
+/// the span of sizes each point serves (when the sizes differ in one symbol), then the points'
+/// knobs by letter.
+std::string sizesTable(const std::vector<SizeRow> &rows);
+
 } // namespace loupe::backend

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -203,12 +204,12 @@ void Commands::TuneTopic::acrossSizes(Engine &e, const std::vector<backend::Size
     e.progress_("", 1.0);
   backend::TuningLog read = backend::TuningLog::read(log, nullptr);
   // A row per function tuned at two sizes or more, in the first size's order.
-  std::vector<std::pair<std::string, std::vector<backend::SizeWinner>>> rows;
+  std::vector<backend::SizeRow> rows;
   for (const backend::Task &t : tuned.front().tasks) {
     std::vector<backend::SizeWinner> ws =
         backend::sizeWinners(read, log.string(), t.family, target, backend::numThreads());
     if (ws.size() > 1)
-      rows.emplace_back(t.name, std::move(ws));
+      rows.push_back({columnName(t.name), std::move(ws)});
   }
   out << "across the sizes (each size's best measured at the others, in turns with theirs: "
       << plural(static_cast<size_t>(measured), "measurement") << "):\n";
@@ -216,44 +217,7 @@ void Commands::TuneTopic::acrossSizes(Engine &e, const std::vector<backend::Size
     out << "no function was measured at two sizes\n";
     return;
   }
-  // The points by letter, in order of appearance; "rule" is each size's own rule.
-  std::vector<backend::Config> points;
-  auto label = [&](const backend::SizeWinner &w) -> std::string {
-    if (!w.choice.point)
-      return "rule";
-    auto it = std::find(points.begin(), points.end(), *w.choice.point);
-    if (it == points.end())
-      it = points.insert(points.end(), *w.choice.point);
-    return std::string(1, static_cast<char>('A' + (it - points.begin()) % 26)) +
-           (it - points.begin() >= 26 ? std::to_string((it - points.begin()) / 26) : "");
-  };
-  std::vector<std::string> heads;
-  size_t width = 0;
-  for (const backend::SizeWinner &w : rows.front().second)
-    width = std::max(width, bindingsText(w.sizes).size() + 2);
-  out << pad("function", 44);
-  for (const backend::SizeWinner &w : rows.front().second)
-    out << pad(bindingsText(w.sizes), width);
-  out << "sizes each point serves\n";
-  for (const auto &[name, ws] : rows) {
-    out << pad(columnName(name), 44);
-    for (const backend::SizeWinner &w : ws)
-      out << pad(label(w), width);
-    std::string symbol = backend::varyingSymbol(ws);
-    std::vector<std::string> spans;
-    for (const backend::SizeSpan &sp : backend::sizeSpans(ws)) {
-      std::string where = sp.from > 1 && sp.to > 0 ? std::to_string(sp.from) + " ≤ " + symbol +
-                                                         " < " + std::to_string(sp.to)
-                          : sp.from > 1 ? symbol + " ≥ " + std::to_string(sp.from)
-                          : sp.to > 0   ? symbol + " < " + std::to_string(sp.to)
-                                        : "every " + symbol;
-      spans.push_back(label(*sp.winner) + " for " + where);
-    }
-    out << (spans.empty() ? "the nearest size's" : joinNames(spans, "; ")) << "\n";
-  }
-  for (size_t i = 0; i < points.size(); ++i)
-    out << "  " << static_cast<char>('A' + i % 26) << (i >= 26 ? std::to_string(i / 26) : "")
-        << ": " << backend::configText(points[i]) << "\n";
+  out << backend::sizesTable(rows);
   out << "a size not tuned builds each function at the point of its nearest size tuned (by the "
          "ratio of each symbol; a tie to the larger); rule: that size's own rule\n";
 }

@@ -202,6 +202,24 @@ TEST(SizeRanges, EachPointServesTheSizesNearestItsWinners) {
   EXPECT_EQ(backend::varyingSymbol({winnerAt(64, kP)}), "");
 }
 
+// The table :tune … sizes prints: a column per size any row has ("-" where one has not), the
+// winners by letter, each row's spans, the points' knobs.
+TEST(SizeRanges, TheTableHasAColumnPerSizeAndALetterPerPoint) {
+  std::vector<backend::SizeRow> rows = {
+      {"fuse_dense", {winnerAt(64, kP), winnerAt(256, std::nullopt)}},
+      {"fuse_layer_norm", {winnerAt(64, kQ), winnerAt(128, kP), winnerAt(256, kQ)}}};
+  EXPECT_EQ(
+      backend::sizesTable(rows),
+      "function                                    seq=64   seq=128  seq=256  sizes each "
+      "point serves\n"
+      "fuse_dense                                  A        -        rule     A for seq < "
+      "128; rule for seq ≥ 128\n"
+      "fuse_layer_norm                             B        A        B        B for seq < 91; "
+      "A for 91 ≤ seq < 182; B for seq ≥ 182\n"
+      "  A: n=8\n"
+      "  B: n=2\n");
+}
+
 fs::path scratch(const std::string &name) { return freshFolder("loupe-size-ranges", name); }
 
 // A measurement of `ms` of point `c` of task `t`, as the tuner logs it (at any thread count).

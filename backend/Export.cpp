@@ -139,6 +139,13 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
       fail("the current graph was not built; run :build first");
     variants.push_back(deploy);
   }
+  return exportVariants(variants, dir);
+}
+
+std::vector<std::string> exportVariants(const std::vector<Graph> &variants,
+                                        const std::string &dir) {
+  if (variants.empty())
+    fail("export: no built network to export");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))

@@ -16,4 +16,8 @@ namespace loupe::backend {
 /// relative to `dir`. Throws Error when the graph was not built or a step fails.
 std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir);
 
+/// exportBuild of a dynamic build's variants `variants` (built graphs of one DynamicBuild, in the
+/// order their tables take), rather than every variant it has built.
+std::vector<std::string> exportVariants(const std::vector<Graph> &variants, const std::string &dir);
+
 } // namespace loupe::backend

@@ -321,21 +321,42 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
 
 void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::string &,
                                        std::ostream &out) {
-  needArgs(a, 1, 1, ":export DIR");
+  if (a.empty())
+    fail("usage: :export DIR [SYMBOL=N[,N…] …]");
   std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(e.requireGraph());
   if (!dyn)
     requireBuilt(e.requireGraph());
+  if (a.size() > 1 && !dyn)
+    fail(":export DIR SYMBOL=N… picks a dynamic build's sizes; the current step has none");
   e.checkWrite(":export", a[0]);
-  std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0]);
+  // The sizes given (each built now if it was not), else every size built so far.
+  std::vector<SymBindings> sizes;
+  if (a.size() > 1) {
+    std::string words;
+    for (size_t i = 1; i < a.size(); ++i)
+      words += " " + a[i];
+    sizes = sizeSample(dyn->graph(), words, ":export");
+  } else if (dyn) {
+    sizes = dyn->variants();
+  }
+  std::vector<std::string> files;
+  if (a.size() > 1) {
+    std::vector<Graph> variants;
+    for (const SymBindings &b : sizes)
+      variants.push_back(dyn->variant(b));
+    files = backend::exportVariants(variants, a[0]);
+  } else {
+    files = backend::exportBuild(e.requireGraph(), a[0]);
+  }
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
-  // A dynamic build's export holds every size built so far, each picked by its sizes.
+  // A dynamic build's export holds its sizes, each picked by its sizes from C.
   if (dyn) {
-    std::vector<std::string> sizes;
-    for (const SymBindings &b : dyn->variants())
-      sizes.push_back(bindingsText(b));
-    out << "variants: " << joinNames(sizes, "; ") << " (loupe_create_sizes(threads, \""
-        << sizes.front()
-        << "\"); another size is refused: :run it or :build … specialize it, then :export)\n";
+    std::vector<std::string> texts;
+    for (const SymBindings &b : sizes)
+      texts.push_back(bindingsText(b));
+    out << "variants: " << joinNames(texts, "; ") << " (loupe_create_sizes(threads, \""
+        << texts.front()
+        << "\"); another size is refused: :export DIR SYMBOL=N,… builds and exports those)\n";
   }
 }
 
@@ -349,9 +370,10 @@ std::vector<Commands::Listed> Commands::buildCommands() {
         "deploy graph, which becomes a new step",
         T::build}},
       {"tune",
-       {"export", "DIR",
+       {"export", "DIR [SYMBOL=N[,N…] …]",
         "writes the built graph for deployment: deploy.json, deploy.so (loadable from C), "
-        "deploy.h and params/NAME.npy",
+        "deploy.h and params/NAME.npy; a dynamic build's export holds every size built, or the "
+        "sizes given (built now if they were not), each picked by its sizes from C",
         T::exportBuild}},
   };
 }

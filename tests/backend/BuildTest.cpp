@@ -296,8 +296,8 @@ TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
             "exported step 1 to " + dir.string() +
                 ": deploy.0.json, deploy.1.json, deploy.so, deploy.h, params/dense0_bias.npy, "
                 "params/dense0_weight.npy\nvariants: batch=2; batch=5 "
-                "(loupe_create_sizes(threads, \"batch=2\"); another size is refused: :run it or "
-                ":build … specialize it, then :export)\n");
+                "(loupe_create_sizes(threads, \"batch=2\"); another size is refused: :export DIR "
+                "SYMBOL=N,… builds and exports those)\n");
   std::string header = readFile((dir / "deploy.h").string());
   EXPECT_NE(
       header.find(
@@ -345,6 +345,21 @@ TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
   auto [refused, refusedStatus] = shell(bin + " -s batch=3");
   EXPECT_EQ(refusedStatus, 2);
   EXPECT_EQ(refused, "run_network: no variant was built for 'batch=3'; built: batch=2; batch=5\n");
+  // Sizes given to :export are built now (batch 3 was not) and are all it holds.
+  auto only = scratchDir("export-dynamic-sizes");
+  EXPECT_NE(
+      output(e, ":export " + only.string() + " batch=3,5")
+          .find(": deploy.0.json, deploy.1.json, deploy.so, deploy.h, params/dense0_bias.npy, "
+                "params/dense0_weight.npy\nvariants: batch=3; batch=5 ("),
+      std::string::npos);
+  std::string onlyHeader = readFile((only / "deploy.h").string());
+  EXPECT_NE(onlyHeader.find("#define LOUPE_NUM_VARIANTS 2\n/* Variant 0, built for batch=3 "),
+            std::string::npos)
+      << onlyHeader;
+  EXPECT_EQ(
+      output(e, ":export " + only.string() + " seq=3"),
+      "error: :export: 'seq=3' is not SYMBOL=N[,N…] for a size symbol of the graph (batch)\n");
+  std::filesystem::remove_all(only);
   std::filesystem::remove_all(dir);
 }
 

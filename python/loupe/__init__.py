@@ -155,6 +155,17 @@ class Session:
         self._call("profile", str(runs), **sizes)
         return Profile(self._s.profile_rows())
 
+    def export(self, path, **sizes):
+        """Writes the built graph for deployment into folder `path` (:export): deploy.so,
+        deploy.h, the deploy graph's JSON and the params. On a dynamic build, sizes by symbol
+        (seq=[64, 128], batch=1) export exactly those sizes' variants, built now if they were
+        not; without them, every size built so far. Returns the files written, relative to
+        `path`."""
+        words = [f"{k}={','.join(str(v) for v in (vs if isinstance(vs, (list, tuple)) else [vs]))}"
+                 for k, vs in sizes.items()]
+        first = self.command(" ".join([":export", str(path), *words])).splitlines()[0]
+        return first[first.index(": ", len("exported step")) + 2:].split(", ")
+
     def steps(self):
         """Every step's label, oldest first."""
         return self._s.steps()[0]

@@ -162,3 +162,18 @@ def test_a_dynamic_build_runs_the_variant_of_the_arrays_sizes():
     assert s.steps()[-1] == "variant batch=7"
     with pytest.raises(loupe.Error, match="batch must be a positive integer, got '0'"):
         s.profile(1, batch=0)
+
+
+def test_a_dynamic_build_exports_the_sizes_asked_for(tmp_path):
+    s = loupe.Session()
+    s.command('x = Variable("x", shape="(batch, 3)", dtype=0)')
+    s.command("y = relu(x * 2) + 1")
+    s.graph("y")
+    s.build(opt_level=3)
+    files = s.export(tmp_path / "out", batch=[2, 6])
+    assert files == ["deploy.0.json", "deploy.1.json", "deploy.so", "deploy.h"]
+    header = (tmp_path / "out" / "deploy.h").read_text()
+    assert "#define LOUPE_NUM_VARIANTS 2\n/* Variant 0, built for batch=2 (loupe_create" in header
+    assert " * Variant 1, built for batch=6:\n * Inputs:\n *   x: float32 (6, 3)\n" in header
+    with pytest.raises(loupe.Error, match="'seq=2' is not SYMBOL=N"):
+        s.export(tmp_path / "other", seq=2)

@@ -120,6 +120,8 @@ struct TuningPanelState {
   /// Where each task's built schedule came from (its configSource), by function name: on a
   /// dynamic build's variant, the point of the nearest size tuned.
   std::map<std::string, std::string> built;
+  /// On a dynamic build's step: the sizes "Tune sizes" samples ("batch=1 seq=64,256").
+  char sizes[256] = "";
 };
 
 /// The console: the line being typed and the lines typed before.

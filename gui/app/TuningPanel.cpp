@@ -4,6 +4,7 @@
 #include "gui/app/Panels.h"
 
 #include "backend/BuiltLibrary.h"
+#include "backend/DynamicBuild.h"
 #include "backend/tune/Records.h"
 #include "core/FusedModule.h"
 #include "core/Text.h"
@@ -264,6 +265,46 @@ void tasksAndDetail(TuningPanelState &t, float curveHeight, bool loops) {
   ImGui::EndChild();
 }
 
+// A dynamic build's step (no kernels of its own until a size runs): the sizes to tune in turn,
+// and a button that runs `:tune all … sizes …` on the worker. False for any other step.
+bool dynamicSizes(AppState &s) {
+  TuningPanelState &t = s.tuning;
+  const Step *cur = s.viewer.engine().current();
+  std::shared_ptr<const backend::DynamicBuild> dyn =
+      cur ? backend::dynamicBuild(cur->graph) : nullptr;
+  if (!dyn || backend::builtLibrary(cur->graph))
+    return false;
+  std::vector<std::string> symbols(dyn->symbols().begin(), dyn->symbols().end());
+  if (!t.sizes[0]) { // a first sample to edit: two sizes of each symbol but a batch beside others
+    std::string sample;
+    for (const std::string &sym : symbols)
+      sample += (sample.empty() ? "" : " ") + sym + "=" +
+                (sym != "batch"       ? "64,256"
+                 : symbols.size() > 1 ? "1"
+                                      : "1,8");
+    std::snprintf(t.sizes, sizeof t.sizes, "%s", sample.c_str());
+  }
+  ImGui::TextWrapped("A dynamic build (size symbols %s): each size is built when it runs. Tuning "
+                     "samples sizes: each is tuned in turn, the time shared, then each size's best "
+                     "is measured at the others, and a size never tuned builds its nearest tuned "
+                     "size's points.",
+                     joinNames(symbols).c_str());
+  ImGui::SetNextItemWidth(320);
+  ImGui::InputText("sizes", t.sizes, sizeof t.sizes);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(110);
+  ImGui::InputInt("seconds", &t.seconds, 10, 60);
+  t.seconds = std::clamp(t.seconds, 1, 86400);
+  ImGui::SameLine();
+  if (ImGui::Button("Tune sizes")) {
+    t.running = true;
+    std::string cmd = ":tune all time=" + std::to_string(t.seconds) + " sizes " + t.sizes;
+    s.viewer.startWork([cmd](Viewer &v) { v.run(cmd); });
+  }
+  ImGui::TextDisabled("Then :run a size (the console) to see its tasks here.");
+  return true;
+}
+
 } // namespace
 
 void tuningPanel(AppState &s) {
@@ -271,8 +312,9 @@ void tuningPanel(AppState &s) {
   if (!currentGraph(s))
     return noGraph();
   if (!takeTasks(s)) {
-    ImGui::TextDisabled("Nothing to tune in this snapshot: :build opt_level=3 makes kernels whose "
-                        "schedules have knobs.");
+    if (!dynamicSizes(s))
+      ImGui::TextDisabled("Nothing to tune in this snapshot: :build opt_level=3 makes kernels "
+                          "whose schedules have knobs.");
     return;
   }
   refresh(t);

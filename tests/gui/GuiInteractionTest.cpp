@@ -603,3 +603,24 @@ TEST(GuiInteraction, SearchUnfoldsWhatHidesTheNodeFound) {
   searchAndGo(h.s, g);
   EXPECT_EQ(h.s.selection.node, sigmoid);
 }
+
+// The Tuning panel on a dynamic build's step offers sizes to tune (a first sample of two sizes
+// of its one symbol); on a variant's step it lists the variant's tasks and where each one's
+// schedule came from.
+TEST(GuiInteraction, TheTuningPanelOffersADynamicBuildsSizes) {
+  Headless h;
+  for (const char *line :
+       {"x = Variable(\"x\", shape=\"(batch, 64)\")", "y = relu(dense(x, units=64))", ":graph y",
+        ":set tuning off", ":build opt_level=3"})
+    ASSERT_TRUE(h.s.viewer.run(line)) << h.s.viewer.console();
+  h.s.panel = Panel::Tuning;
+  h.frame();
+  EXPECT_STREQ(h.s.tuning.sizes, "batch=1,8");
+  EXPECT_TRUE(h.s.tuning.view.tasks.empty());
+  ASSERT_TRUE(h.s.viewer.run(":run batch=8 check=off")) << h.s.viewer.console();
+  h.frame();
+  ASSERT_EQ(h.s.tuning.view.tasks.size(), 1u);
+  const std::string &fn = h.s.tuning.view.tasks[0].task.name;
+  EXPECT_EQ(h.s.tuning.view.tasks[0].task.sizes, "batch=8");
+  EXPECT_EQ(h.s.tuning.built.count(fn), 1u);
+}

@@ -26,8 +26,12 @@ import torchvision
 
 def main():
     args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help") or args[0].startswith("-") and args[0] != "--dynamic":
+        sys.exit(__doc__)
     dynamic = "--dynamic" in args
     args = [a for a in args if a != "--dynamic"]
+    if not args:
+        sys.exit(__doc__)
     out = args[0]
     names = args[1:] or ["squeezenet1_0", "resnet18", "resnet50"]
     os.makedirs(out, exist_ok=True)

@@ -17,6 +17,8 @@ import torchvision.models.quantization as qm
 
 
 def main():
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        sys.exit(__doc__)
     out = sys.argv[1]
     names = sys.argv[2:] or ["resnet18", "resnet50"]
     os.makedirs(out, exist_ok=True)

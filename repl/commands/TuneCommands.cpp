@@ -321,7 +321,9 @@ std::vector<Commands::Listed> Commands::tuneCommands() {
         "and at the points found, in turns (check=RUNS runs each, default 10, 0 skips; "
         ":tune check alone): :build applies the best that is no slower in the network; a "
         "dynamic build's sizes SYMBOL=N[,N…] tunes each size's variant in turn, the time "
-        "shared, each built again at its points on its next :run",
+        "shared, then measures each size's best at the others and prints which point wins "
+        "where; each size is built again at its points on its next :run, a size never tuned at "
+        "its nearest tuned size's",
         T::tune}},
   };
 }

@@ -123,29 +123,9 @@ void buildSharedLibrary(const fs::path &scratch, const DeploySource &src,
   runTool(cc, link, log, "link the shared library");
 }
 
-} // namespace
-
-std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir) {
-  // A dynamic build (or a variant of one) exports every size built so far, in order of sizes.
-  std::vector<Graph> variants;
-  if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
-    for (const SymBindings &b : dyn->variants())
-      variants.push_back(dyn->variant(b));
-    if (variants.empty())
-      fail("export: the dynamic build has no size built yet: :run a size, or :build … "
-           "specialize SYMBOL=N,… to build those sizes");
-  } else {
-    if (!builtLibrary(deploy))
-      fail("the current graph was not built; run :build first");
-    variants.push_back(deploy);
-  }
-  return exportVariants(variants, dir);
-}
-
-std::vector<std::string> exportVariants(const std::vector<Graph> &variants,
-                                        const std::string &dir) {
-  if (variants.empty())
-    fail("export: no built network to export");
+// The files of an export of `variants` (one, or a dynamic build's; never none), made in a
+// scratch folder of `dir` and moved in when every step succeeded.
+std::vector<std::string> writeExport(const std::vector<Graph> &variants, const std::string &dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
@@ -182,11 +162,11 @@ std::vector<std::string> exportVariants(const std::vector<Graph> &variants,
       for (const auto &[name, f] : lib->lowered)
         sharedKernels |= !kernels.insert(name).second;
       std::string text = lib->code->cHeader();
-      for (const std::string &line : splitList(text, '\n'))
-        if (declared.insert(line).second && v > 0 && !line.empty())
-          header += line + "\n";
       if (v == 0)
         header = text;
+      for (const std::string &line : splitList(text, '\n'))
+        if (declared.insert(line).second && v > 0 && !line.empty())
+          header += line + "\n"; // a declaration no variant before made
     }
     writeFile(scratch / "deploy.h", "#ifndef LOUPE_DEPLOY_H\n#define LOUPE_DEPLOY_H\n" + header +
                                         "#include <stddef.h>\n" + src.header + "#endif\n");
@@ -217,6 +197,27 @@ std::vector<std::string> exportVariants(const std::vector<Graph> &variants,
   }
   fs::remove_all(scratch, ec);
   return files;
+}
+
+} // namespace
+
+std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir,
+                                     const std::vector<SymBindings> &sizes) {
+  std::vector<Graph> variants;
+  if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
+    for (const SymBindings &b : sizes.empty() ? dyn->variants() : sizes)
+      variants.push_back(dyn->variant(b));
+    if (variants.empty())
+      fail("export: the dynamic build has no size built yet: :run a size, or :build … "
+           "specialize SYMBOL=N,… to build those sizes");
+  } else {
+    if (!sizes.empty())
+      fail("export: sizes pick a dynamic build's variants; this graph has none");
+    if (!builtLibrary(deploy))
+      fail("the current graph was not built; run :build first");
+    variants.push_back(deploy);
+  }
+  return writeExport(variants, dir);
 }
 
 } // namespace loupe::backend

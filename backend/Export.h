@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "core/SymExpr.h"
 
 #include <string>
 #include <vector>
@@ -13,11 +14,10 @@ namespace loupe::backend {
 /// objects), `deploy.so` (the functions, linked by the system C compiler: $CC or cc), `deploy.h`
 /// (their C declarations) and `params/NAME.npy` per param. Everything is made in a scratch
 /// directory first, so on any failure `dir` holds nothing new. Returns the files written,
-/// relative to `dir`. Throws Error when the graph was not built or a step fails.
-std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir);
-
-/// exportBuild of a dynamic build's variants `variants` (built graphs of one DynamicBuild, in the
-/// order their tables take), rather than every variant it has built.
-std::vector<std::string> exportVariants(const std::vector<Graph> &variants, const std::string &dir);
+/// relative to `dir`. Throws Error when the graph was not built or a step fails. A dynamic build
+/// (or a variant of one) exports a variant per size into the one library: those `sizes` names
+/// (each built now if it was not), or with none, every size built so far.
+std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir,
+                                     const std::vector<SymBindings> &sizes = {});
 
 } // namespace loupe::backend

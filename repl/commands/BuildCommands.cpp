@@ -336,18 +336,10 @@ void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::stri
     for (size_t i = 1; i < a.size(); ++i)
       words += " " + a[i];
     sizes = sizeSample(dyn->graph(), words, ":export");
-  } else if (dyn) {
+  }
+  std::vector<std::string> files = backend::exportBuild(e.requireGraph(), a[0], sizes);
+  if (dyn && sizes.empty())
     sizes = dyn->variants();
-  }
-  std::vector<std::string> files;
-  if (a.size() > 1) {
-    std::vector<Graph> variants;
-    for (const SymBindings &b : sizes)
-      variants.push_back(dyn->variant(b));
-    files = backend::exportVariants(variants, a[0]);
-  } else {
-    files = backend::exportBuild(e.requireGraph(), a[0]);
-  }
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
   // A dynamic build's export holds its sizes, each picked by its sizes from C.
   if (dyn) {

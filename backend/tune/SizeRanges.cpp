@@ -120,22 +120,22 @@ std::vector<SizeSpan> sizeSpans(const std::vector<SizeWinner> &winners) {
   return spans;
 }
 
+std::string PointLetters::letter(size_t i) {
+  return std::string(1, static_cast<char>('A' + i % 26)) + (i >= 26 ? std::to_string(i / 26) : "");
+}
+
+std::string PointLetters::of(const SizeWinner &w) {
+  if (!w.choice.point)
+    return "rule";
+  auto it = std::find(points_.begin(), points_.end(), *w.choice.point);
+  if (it == points_.end())
+    it = points_.insert(points_.end(), *w.choice.point);
+  return letter(static_cast<size_t>(it - points_.begin()));
+}
+
 std::string sizesTable(const std::vector<SizeRow> &rows) {
   std::ostringstream text;
-  // The points by letter, in order of appearance; "rule" is each size's own rule.
-  std::vector<Config> points;
-  auto letter = [](size_t i) { // A … Z, then A1 … Z1, …
-    return std::string(1, static_cast<char>('A' + i % 26)) +
-           (i >= 26 ? std::to_string(i / 26) : "");
-  };
-  auto label = [&](const SizeWinner &w) -> std::string {
-    if (!w.choice.point)
-      return "rule";
-    auto it = std::find(points.begin(), points.end(), *w.choice.point);
-    if (it == points.end())
-      it = points.insert(points.end(), *w.choice.point);
-    return letter(static_cast<size_t>(it - points.begin()));
-  };
+  PointLetters letters; // the points by letter, in order of appearance
   // A column per size any row was tuned at (an earlier :tune … sizes, or one stopped early,
   // leaves some functions with sizes the others lack: "-" there).
   std::set<SymBindings> columns;
@@ -154,7 +154,7 @@ std::string sizesTable(const std::vector<SizeRow> &rows) {
     for (const SymBindings &c : columns) {
       auto w =
           std::find_if(ws.begin(), ws.end(), [&](const SizeWinner &x) { return x.sizes == c; });
-      text << pad(w == ws.end() ? "-" : label(*w), width);
+      text << pad(w == ws.end() ? "-" : letters.of(*w), width);
     }
     std::string symbol = varyingSymbol(ws);
     std::vector<std::string> spans;
@@ -164,12 +164,12 @@ std::string sizesTable(const std::vector<SizeRow> &rows) {
                           : sp.from > 1 ? symbol + " ≥ " + std::to_string(sp.from)
                           : sp.to > 0   ? symbol + " < " + std::to_string(sp.to)
                                         : "every " + symbol;
-      spans.push_back(label(*sp.winner) + " for " + where);
+      spans.push_back(letters.of(*sp.winner) + " for " + where);
     }
     text << (spans.empty() ? "the nearest size's" : joinNames(spans, "; ")) << "\n";
   }
-  for (size_t i = 0; i < points.size(); ++i)
-    text << "  " << letter(i) << ": " << configText(points[i]) << "\n";
+  for (size_t i = 0; i < letters.points().size(); ++i)
+    text << "  " << PointLetters::letter(i) << ": " << configText(letters.points()[i]) << "\n";
   return text.str();
 }
 

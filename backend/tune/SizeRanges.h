@@ -41,6 +41,21 @@ std::string varyingSymbol(const std::vector<SizeWinner> &winners);
 /// size; consecutive spans whose winners build the same point (or both their rule) are one.
 std::vector<SizeSpan> sizeSpans(const std::vector<SizeWinner> &winners);
 
+/// The letters a table gives the distinct winning points, in order of first appearance: A … Z,
+/// then A1 … Z1, …; a size whose winner is its own rule is "rule".
+class PointLetters {
+public:
+  /// The label of `w`'s winner, lettering its point if it is new.
+  std::string of(const SizeWinner &w);
+  /// The points lettered so far, the first "A".
+  const std::vector<Config> &points() const { return points_; }
+  /// The letter of the point numbered `i`.
+  static std::string letter(size_t i);
+
+private:
+  std::vector<Config> points_;
+};
+
 /// One function's row of sizesTable: its name (as the table shows it) and its sizes' winners.
 struct SizeRow {
   std::string function;

@@ -6,6 +6,7 @@
 #include "backend/BuiltLibrary.h"
 #include "backend/DynamicBuild.h"
 #include "backend/tune/Records.h"
+#include "backend/tune/SizeRanges.h"
 #include "core/FusedModule.h"
 #include "core/Text.h"
 #include "passes/Symbols.h"
@@ -199,7 +200,7 @@ void sizesTable(const TaskTuning &k, const std::string &built) {
   ImGui::TableSetupColumn("wins", ImGuiTableColumnFlags_WidthFixed, 50);
   ImGui::TableSetupColumn("point");
   ImGui::TableHeadersRow();
-  std::vector<backend::Config> points;
+  backend::PointLetters letters; // as :tune … sizes letters them
   for (const backend::SizeWinner &w : k.sizes) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
@@ -211,10 +212,7 @@ void sizesTable(const TaskTuning &k, const std::string &built) {
       ImGui::TextDisabled("its own rule");
       continue;
     }
-    auto it = std::find(points.begin(), points.end(), *w.choice.point);
-    if (it == points.end())
-      it = points.insert(points.end(), *w.choice.point);
-    ImGui::Text("%c", static_cast<char>('A' + (it - points.begin()) % 26));
+    ImGui::TextUnformatted(letters.of(w).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(backend::configText(*w.choice.point).c_str());
   }

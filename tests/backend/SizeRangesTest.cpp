@@ -218,6 +218,11 @@ TEST(SizeRanges, TheTableHasAColumnPerSizeAndALetterPerPoint) {
       "A for 91 ≤ seq < 182; B for seq ≥ 182\n"
       "  A: n=8\n"
       "  B: n=2\n");
+  // Past Z the letters take a number.
+  EXPECT_EQ(backend::PointLetters::letter(0), "A");
+  EXPECT_EQ(backend::PointLetters::letter(25), "Z");
+  EXPECT_EQ(backend::PointLetters::letter(26), "A1");
+  EXPECT_EQ(backend::PointLetters::letter(53), "B2");
 }
 
 fs::path scratch(const std::string &name) { return freshFolder("loupe-size-ranges", name); }

@@ -9,6 +9,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/loop/Eval.h"
+#include "core/loop/SizeVars.h"
 
 #include <algorithm>
 #include <functional>
@@ -86,6 +87,13 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     std::vector<ComputeRef> in;
     for (const auto &e : idx.nodes[nid].inputs)
       in.push_back(value.at({e.nodeId, e.index}));
+    // A generic kernel is made of rules that take symbolic shapes; another rule would read a
+    // symbolic dimension's size as 0.
+    if (!n.op->symbolicLowering &&
+        std::any_of(idx.nodes[nid].inputs.begin(), idx.nodes[nid].inputs.end(),
+                    [&](auto &e) { return shapes->shapes[idx.entryId(e)].isSymbolic(); }))
+      fail("lower ", f.name, ": the rule of ", n.name, " (", n.op->name,
+           ") computes with sizes, and its input's shape is symbolic");
     std::vector<Shape> outShapes;
     std::vector<int> outTypes;
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
@@ -146,6 +154,16 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
   out.body = lower(*out.schedule);
   if (out.fast)
     out.body = loop::runSmallOnCaller(fastMath(partitionLoops(simplifyIndices(out.body))));
+  // A body of symbolic shapes lowers to a generic kernel: its loops and indices read the size
+  // symbols, bound once at entry from its last argument.
+  out.sizeSymbols = sizeSymbolsOf(out.body);
+  if (!out.sizeSymbols.empty()) {
+    auto count = static_cast<int64_t>(out.sizeSymbols.size());
+    out.inputs.push_back(placeholder(kSizesBuffer, Shape{count}, kInt64));
+    for (int64_t k = count; k-- > 0;)
+      out.body = letStmt(sizeVar(out.sizeSymbols[static_cast<size_t>(k)]),
+                         load(kSizesBuffer, kInt64, intImm(k)), out.body);
+  }
   out.bufferNodes = nodesByBuffer(*out.schedule, out.nodes);
   return out;
 }
@@ -153,21 +171,28 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
 std::vector<Tensor> evalLowered(const LoweredFunction &f, const std::vector<Tensor> &args) {
   if (args.size() != f.inputs.size())
     fail(f.name, " takes ", f.inputs.size(), " arguments, got ", args.size());
+  // A generic kernel's shapes at the sizes its last argument gives.
+  SymBindings sizes;
+  if (!f.sizeSymbols.empty())
+    for (size_t k = 0; k < f.sizeSymbols.size() && k < args.back().data.size(); ++k)
+      sizes[f.sizeSymbols[k]] = static_cast<int64_t>(args.back().data[k]);
+  auto shapeOf = [&](const Compute &c) { return sizes.empty() ? c.shape : c.shape.bound(sizes); };
   Buffers buffers;
   for (size_t i = 0; i < args.size(); ++i) {
     const Compute &p = *f.inputs[i];
-    if (static_cast<int64_t>(args[i].data.size()) != numElements(p.shape))
+    int64_t count = numElements(shapeOf(p));
+    if (static_cast<int64_t>(args[i].data.size()) != count)
       fail(f.name, ": argument ", i, " (", p.name, ") has ", args[i].data.size(),
-           " elements, expected ", numElements(p.shape));
+           " elements, expected ", count);
     buffers[p.name] = Buffer{p.dtype, args[i].data};
   }
   for (size_t k = 0; k < f.outputs.size(); ++k)
     buffers[f.outputBuffers[k]] =
-        Buffer{f.outputs[k]->dtype, std::vector<double>(numElements(f.outputs[k]->shape), 0.0)};
+        Buffer{f.outputs[k]->dtype, std::vector<double>(numElements(shapeOf(*f.outputs[k])), 0.0)};
   run(f.body, buffers);
   std::vector<Tensor> out;
   for (size_t k = 0; k < f.outputs.size(); ++k) {
-    Tensor t(f.outputs[k]->shape, f.outputs[k]->dtype);
+    Tensor t(shapeOf(*f.outputs[k]), f.outputs[k]->dtype);
     t.data = buffers.at(f.outputBuffers[k]).data;
     out.push_back(std::move(t));
   }

@@ -35,7 +35,14 @@ struct LoweredFunction {
   /// body's order. The body's nodes carry the names of the graph the build partitioned.
   std::map<std::string, std::vector<std::string>> bufferNodes;
   std::vector<std::string> nodes; ///< the body's op nodes in its order
+  /// A generic kernel's size symbols (lowered from a body with symbolic shapes), in the order
+  /// of its last input, `loupe_sizes`: an int64 array of their values, read once at entry into
+  /// the loop variables its extents and indices use. Empty for a kernel of fixed sizes.
+  std::vector<std::string> sizeSymbols;
 };
+
+/// The name of a generic kernel's last input, the values of its size symbols.
+inline constexpr const char *kSizesBuffer = "loupe_sizes";
 
 /// Applies the default x86 schedules of nnvm-spec §11: injective stages inlined, the output
 /// stage's outer axes fused and parallel; conv2d with `pad_temp` materialised (fuse N, C +

@@ -135,6 +135,11 @@ struct OpDef {
   GradientFn gradient;           ///< unset: not differentiable (Gradient reports it)
   CorrectLayoutFn correctLayout; ///< unset: inputs kept, outputs unknown
   LowerFn lowering;              ///< unset: the op cannot be compiled yet
+  /// Whether `lowering` takes symbolic shapes: it reads no size of a symbolic dimension (an
+  /// elementwise rule passes its shape through), so a body with size symbols lowers to a
+  /// generic kernel (backend/LowerFunction) with it. Rules that compute with sizes (reshape's
+  /// flat index, a window's bounds) are not, until they compute with the sizes' expressions.
+  bool symbolicLowering = false;
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
@@ -189,6 +194,12 @@ struct OpDef {
   }
   OpDef &lower(LowerFn f) {
     lowering = std::move(f);
+    return *this;
+  }
+  /// A lowering rule that takes symbolic shapes (see symbolicLowering).
+  OpDef &lowerSymbolic(LowerFn f) {
+    lowering = std::move(f);
+    symbolicLowering = true;
     return *this;
   }
   OpDef &grad(GradientFn f) {

@@ -64,8 +64,14 @@ std::shared_ptr<FusedFunction> buildFunction(const Graph &g, const FusedGroup &g
     size_t k = std::stoul(pname.substr(5));
     uint32_t eid = idx.entryId(grp.placeholders[k]);
     Shape s = shapes[eid];
-    if (grp.flattenData)
+    if (grp.flattenData && s.isSymbolic()) {
+      SymExpr count(1);
+      for (const SymExpr &d : s.dims())
+        count = count * d;
+      s = Shape::symbolic({count});
+    } else if (grp.flattenData) {
       s = {numElements(s)};
+    }
     phShapes.push_back(s);
     phTypes.push_back(dtypes[eid]);
   }
@@ -91,10 +97,12 @@ Graph fuseCompile(const Graph &src, const PassContext &ctx) {
   const IndexedGraph &idx = src.index();
   const auto &shapes = src.attr("shape")->shapes;
   const auto &dtypes = src.attr("dtype")->ints;
-  // Every buffer needs a static size: name the first entry whose shape is still unknown.
+  // Every buffer needs a size, static or an expression of the size symbols (a dynamic
+  // build's functions, lowered to generic kernels): name the first entry whose shape is still
+  // unknown.
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid)
     for (uint32_t k = 0; k < idx.nodes[nid].node->numOutputs(); ++k)
-      if (!shapeKnown(shapes.at(idx.entryId(nid, k))))
+      if (const Shape &s = shapes.at(idx.entryId(nid, k)); !shapeKnown(s) && !s.isSymbolic())
         fail("GraphFuseCompile: the shape of ", idx.nodes[nid].node->name,
              idx.nodes[nid].node->numOutputs() > 1 ? cat(" output ", k) : std::string(),
              " is unknown; give the inputs' shapes and apply InferShape first");

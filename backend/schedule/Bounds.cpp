@@ -148,6 +148,13 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   const Compute &p = *producer.tensor;
   size_t pos;
   findLeaf(consumer, at, &pos);
+  // Bound inference below works on constant extents; a generic kernel's symbolic loops are
+  // not attached to yet.
+  for (const Stage &st : stages)
+    for (const Leaf &l : st.leaves)
+      if (l.size)
+        fail("schedule: compute_at of ", producer.buffer, " in a schedule with the symbolic loop ",
+             l.var->name);
   for (size_t d = 0; d < p.axes.size(); ++d)
     if (producer.leaves[d].var != p.axes[d] || producer.axisValue[d].second != p.axes[d])
       fail("schedule: compute_at of ", producer.buffer, " after its data axes were scheduled");

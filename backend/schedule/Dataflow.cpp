@@ -22,6 +22,11 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   if (axis >= t.axes.size() || multiple < 1)
     fail("schedule: cache_write of ", s.buffer, " padded along axis ", axis, " to a multiple of ",
          multiple);
+  // Generic kernels do not cache symbolic stages yet (the cache would be a buffer of a symbolic
+  // size, allocated at run time).
+  if (t.shape.isSymbolic())
+    fail("schedule: cache_write of ", s.buffer, ", whose shape ", shapeToTuple(t.shape),
+         " is symbolic");
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
       fail("schedule: cache_write of ", s.buffer, " after its loops were scheduled");
@@ -73,6 +78,9 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   const Expr body = s.body;
   if (body->kind != ExprKind::Reduce)
     fail("schedule: rfactor of ", s.buffer, ", which is not a reduction");
+  if (t.shape.isSymbolic())
+    fail("schedule: rfactor of ", s.buffer, ", whose shape ", shapeToTuple(t.shape),
+         " is symbolic");
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
       fail("schedule: rfactor of ", s.buffer, " after its loops were scheduled");

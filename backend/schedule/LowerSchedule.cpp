@@ -6,6 +6,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Shape.h"
+#include "core/loop/SizeVars.h"
 #include "core/loop/Visitor.h"
 
 #include <algorithm>
@@ -22,6 +23,31 @@ using namespace loop;
 // ---------------------------------------------------------------------------------------------
 
 Expr flatIndex(const std::vector<Expr> &indices, const Shape &shape) {
+  if (shape.isSymbolic()) {
+    // Extents that are expressions of the size symbols: the row-major sum, with a fused loop
+    // taken apart over a dimension (v / D followed by v % D, D the same expression) read as v.
+    std::vector<Expr> parts = indices, dims;
+    for (size_t d = 0; d < shape.size(); ++d)
+      dims.push_back(dimExtent(shape, d));
+    for (size_t d = 0; d + 1 < parts.size();) {
+      const Expr &a = parts[d], &b = parts[d + 1];
+      if (a->kind == ExprKind::Binary && a->op == BinOp::Div && b->kind == ExprKind::Binary &&
+          b->op == BinOp::Mod && sameExpr(a->args[0], b->args[0]) &&
+          sameExpr(a->args[1], b->args[1]) && sameExpr(b->args[1], dims[d + 1])) {
+        parts[d] = a->args[0];
+        dims[d] = dims[d] * dims[d + 1];
+        parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+        dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+        d = d > 0 ? d - 1 : 0; // the merged index may now pair with the one before
+      } else {
+        ++d;
+      }
+    }
+    Expr acc = intImm(0);
+    for (size_t d = 0; d < parts.size(); ++d)
+      acc = acc * dims[d] + parts[d];
+    return acc;
+  }
   // Each index as (non-constant part, constant offset).
   std::vector<Expr> parts;
   std::vector<int64_t> consts;
@@ -96,6 +122,11 @@ public:
     Stmt body = seq(produces);
     for (size_t i = intermediates.size(); i-- > 0;) {
       const Stage &st = *intermediates[i];
+      // Allocate's extents are constants: a generic kernel's intermediate buffers would be
+      // allocated at run time, which the backend does not do yet.
+      if (st.tensor->shape.isSymbolic())
+        fail("schedule: the intermediate ", st.buffer, " has the symbolic shape ",
+             shapeToTuple(st.tensor->shape));
       body = attr(st.buffer, "storage_scope", "\"global\"",
                   allocate(st.buffer, st.tensor->dtype, st.tensor->shape, body));
     }
@@ -173,7 +204,7 @@ private:
         }
         attached_.erase(it);
       }
-      if (l.extent == 1) {
+      if (!l.size && l.extent == 1) {
         body = substitute(body, {{l.var.get(), intImm(0)}});
         continue;
       }
@@ -192,7 +223,7 @@ private:
         l.var = s;
         l.kind = ForKind::Scalarized;
       }
-      body = forLoop(l.var, intImm(0), intImm(l.extent), l.kind, body);
+      body = forLoop(l.var, intImm(0), leafExtent(l), l.kind, body);
     }
     return guarded(tests, body);
   }

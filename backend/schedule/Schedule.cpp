@@ -6,6 +6,7 @@
 #include "core/DType.h"
 #include "core/Error.h"
 #include "core/Shape.h"
+#include "core/loop/SizeVars.h"
 #include "core/loop/Visitor.h"
 
 #include <algorithm>
@@ -20,6 +21,8 @@ namespace loupe::backend {
 
 using namespace loop;
 
+Expr leafExtent(const Leaf &l) { return l.size ? l.size : intImm(l.extent); }
+
 Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
   std::map<std::string, int> used;
   for (const ComputeRef &t : topoOrder(outs)) {
@@ -31,7 +34,9 @@ Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
     s.body = t->body;
     s.buffer = n == 0 ? t->name : t->name + "_" + std::to_string(n);
     for (size_t d = 0; d < t->axes.size(); ++d) {
-      s.leaves.push_back({t->axes[d], t->shape[d]});
+      Expr size = dimExtent(t->shape, d);
+      s.leaves.push_back({t->axes[d], t->shape[d], ForKind::Serial, false,
+                          size->kind == ExprKind::IntImm ? nullptr : size});
       s.axisValue.push_back({t->axes[d].get(), t->axes[d]});
     }
     if (t->body->kind == ExprKind::Reduce)
@@ -117,23 +122,34 @@ std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
   Expr outer = var(v->name + ".outer"), inner = var(v->name + ".inner");
   Expr value = outer * factor + inner;
   s.leaves[pos] = {inner, factor, ForKind::Serial, l.reduce};
-  s.leaves.insert(s.leaves.begin() + pos,
-                  {outer, (l.extent + factor - 1) / factor, ForKind::Serial, l.reduce});
+  // A symbolic extent is split into ceil(E / factor) tiles, the last one guarded unless the
+  // factor is 1: whether it divides is known only at run time.
+  if (l.size)
+    s.leaves.insert(s.leaves.begin() + pos,
+                    {outer, 0, ForKind::Serial, l.reduce,
+                     factor == 1 ? l.size : (l.size + (factor - 1)) / factor});
+  else
+    s.leaves.insert(s.leaves.begin() + pos,
+                    {outer, (l.extent + factor - 1) / factor, ForKind::Serial, l.reduce});
   rewriteAxes(s, {{v.get(), value}});
-  if (l.extent % factor != 0)
-    s.guards.push_back(lt(value, intImm(l.extent)));
+  if (l.size ? factor != 1 : l.extent % factor != 0)
+    s.guards.push_back(lt(value, leafExtent(l)));
   log_.push_back(s.buffer + ": split " + v->name + " by " + std::to_string(factor));
   return {outer, inner};
 }
 
 std::pair<Expr, Expr> Schedule::splitTiles(Stage &s, Expr v, int64_t factor) {
-  int64_t extent = findLeaf(s, v, nullptr).extent;
-  return extent % factor == 0 ? split(s, v, factor) : splitShifted(s, v, factor);
+  const Leaf &l = findLeaf(s, v, nullptr);
+  // A symbolic extent may be smaller than one tile: its tail is guarded instead of shifted.
+  return l.size || l.extent % factor == 0 ? split(s, v, factor) : splitShifted(s, v, factor);
 }
 
 std::pair<Expr, Expr> Schedule::splitShifted(Stage &s, Expr v, int64_t factor) {
   size_t pos;
   Leaf l = findLeaf(s, v, &pos);
+  if (l.size)
+    fail("schedule: a shifted split of ", v->name, " needs a constant extent, not ",
+         printExpr(l.size));
   if (factor <= 0 || factor > l.extent)
     fail("schedule: a shifted split of ", v->name, " needs a factor from 1 to ", l.extent, ", got ",
          factor);
@@ -154,9 +170,15 @@ Expr Schedule::fuse(Stage &s, Expr a, Expr b) {
   if (pb != pa + 1)
     fail("schedule: can only fuse adjacent loops, ", a->name, " and ", b->name, " are not");
   Expr fused = var(a->name + "." + b->name + ".fused");
-  s.leaves[pa] = {fused, la.extent * lb.extent, ForKind::Serial, la.reduce};
+  if (la.size || lb.size)
+    s.leaves[pa] = {fused, 0, ForKind::Serial, la.reduce, leafExtent(la) * leafExtent(lb)};
+  else
+    s.leaves[pa] = {fused, la.extent * lb.extent, ForKind::Serial, la.reduce};
   s.leaves.erase(s.leaves.begin() + pb);
-  rewriteAxes(s, {{a.get(), fused / lb.extent}, {b.get(), fused % lb.extent}});
+  if (lb.size)
+    rewriteAxes(s, {{a.get(), fused / lb.size}, {b.get(), fused % lb.size}});
+  else
+    rewriteAxes(s, {{a.get(), fused / lb.extent}, {b.get(), fused % lb.extent}});
   log_.push_back(s.buffer + ": fuse " + a->name + ", " + b->name);
   return fused;
 }
@@ -185,12 +207,19 @@ void Schedule::parallel(Stage &s, Expr v) {
 }
 
 void Schedule::vectorize(Stage &s, Expr v) {
-  findLeaf(s, v, nullptr).kind = ForKind::Vectorized;
+  Leaf &l = findLeaf(s, v, nullptr);
+  if (l.size)
+    fail("schedule: cannot vectorize ", v->name, ": its extent ", printExpr(l.size),
+         " is symbolic");
+  l.kind = ForKind::Vectorized;
   log_.push_back(s.buffer + ": vectorize " + v->name);
 }
 
 void Schedule::unroll(Stage &s, Expr v) {
-  findLeaf(s, v, nullptr).kind = ForKind::Unrolled;
+  Leaf &l = findLeaf(s, v, nullptr);
+  if (l.size)
+    fail("schedule: cannot unroll ", v->name, ": its extent ", printExpr(l.size), " is symbolic");
+  l.kind = ForKind::Unrolled;
   log_.push_back(s.buffer + ": unroll " + v->name);
 }
 

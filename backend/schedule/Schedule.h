@@ -15,13 +15,23 @@
 namespace loupe::backend {
 
 /// One loop of a stage's nest (outermost first): its variable, extent and kind, and whether it
-/// runs over a reduction axis.
+/// runs over a reduction axis. A loop over a symbolic dimension (a generic kernel's `batch*seq`
+/// rows) has extent 0 — unknown to a schedule that reads sizes, as a symbolic Shape's size is —
+/// and its extent as an expression of the size symbols in `size`.
 struct Leaf {
+  Leaf() = default;
+  Leaf(loop::Expr v, int64_t e, loop::ForKind k = loop::ForKind::Serial, bool r = false,
+       loop::Expr s = nullptr)
+      : var(std::move(v)), extent(e), kind(k), reduce(r), size(std::move(s)) {}
   loop::Expr var;
   int64_t extent = 0;
   loop::ForKind kind = loop::ForKind::Serial;
   bool reduce = false;
+  loop::Expr size; ///< the symbolic extent; null for a constant one
 };
+
+/// A leaf's extent as an expression (its size, or its constant).
+loop::Expr leafExtent(const Leaf &l);
 
 /// A stage of the compute graph and the loops chosen for it.
 struct Stage {

@@ -28,7 +28,7 @@ Expr expOf(const Expr &x) { return call("exp", {x}, x->dtype); }
 
 void registerActivationOps() {
   unaryOp("relu", "max(x, 0)", [](double x) { return x > 0 ? x : 0.0; })
-      .lower(elementwiseLower(
+      .lowerSymbolic(elementwiseLower(
           [](const Expr &x, const Attrs &) { return max(x, constant(0, x->dtype)); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // NNVM: zeros_like, greater(x, zeros, exclude=true), elemwise_mul.
@@ -38,7 +38,7 @@ void registerActivationOps() {
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], mask})};
       });
   unaryOp("sigmoid", "1 / (1 + exp(-x))", sigmoid)
-      .lower(elementwiseLower(
+      .lowerSymbolic(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("sigmoid", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g * y * (1 - y)
@@ -59,7 +59,7 @@ void registerActivationOps() {
       .symbolic(symSameShape)
       .kernel(unaryAttrKernel(
           [](double x, const Attrs &a) { return x > 0 ? x : a.getFloat("alpha") * x; }))
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) {
         return select(gt(x, constant(0, x->dtype)), x, x * constant(a.getFloat("alpha"), x->dtype));
       }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -87,7 +87,7 @@ void registerActivationOps() {
       .kernel(unaryAttrKernel([](double x, const Attrs &a) {
         return std::min(std::max(x, a.getFloat("a_min")), a.getFloat("a_max"));
       }))
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) {
         return min(max(x, constant(a.getFloat("a_min"), x->dtype)),
                    constant(a.getFloat("a_max"), x->dtype));
       }))

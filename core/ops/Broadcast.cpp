@@ -58,20 +58,20 @@ void registerBroadcastOps() {
   // the broadcast axes (collapse_sum), under the node names used here.
   binary("broadcast_add", "__add_symbol__", "lhs + rhs with broadcasting",
          [](double a, double b) { return a + b; })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a + b; }))
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a + b; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, g[0], "_drhs")};
       });
   binary("broadcast_sub", "__sub_symbol__", "lhs - rhs with broadcasting",
          [](double a, double b) { return a - b; })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a - b; }))
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a - b; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         NodeEntry neg = mk("negative", n->name + "_drhs_neg", {g[0]});
         return std::vector<NodeEntry>{collapse(n, 0, g[0], "_dlhs"), collapse(n, 1, neg, "_drhs")};
       });
   binary("broadcast_mul", "__mul_symbol__", "lhs * rhs with broadcasting",
          [](double a, double b) { return a * b; })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a * b; }))
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a * b; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         NodeEntry dl = mk("broadcast_mul", n->name + "_dlhs_mul", {n->inputs[1], g[0]});
         NodeEntry dr = mk("broadcast_mul", n->name + "_drhs_mul", {n->inputs[0], g[0]});
@@ -80,7 +80,7 @@ void registerBroadcastOps() {
       });
   binary("broadcast_div", "__div_symbol__", "lhs / rhs with broadcasting",
          [](double a, double b) { return a / b; })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a / b; }))
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a / b; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = y / -b
         NodeEntry dl = mk("broadcast_div", n->name + "_dlhs_div", {g[0], n->inputs[1]});
@@ -93,14 +93,14 @@ void registerBroadcastOps() {
 
   binary("broadcast_max", nullptr, "max(lhs, rhs) with broadcasting",
          [](double a, double b) { return std::max(a, b); })
-      .lower(
+      .lowerSymbolic(
           broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return loop::max(a, b); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return selectGrad(n, g[0], "broadcast_greater_equal");
       });
   binary("broadcast_min", nullptr, "min(lhs, rhs) with broadcasting",
          [](double a, double b) { return std::min(a, b); })
-      .lower(
+      .lowerSymbolic(
           broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return loop::min(a, b); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return selectGrad(n, g[0], "broadcast_less_equal");
@@ -144,7 +144,7 @@ void registerBroadcastOps() {
   binary("broadcast_mod", nullptr,
          "lhs mod rhs with broadcasting, the sign of lhs (C's fmod, topi's truncmod)",
          [](double a, double b) { return std::fmod(a, b); })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a % b; }))
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) { return a % b; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return modGrad(n, g[0], "trunc");
       });
@@ -166,7 +166,7 @@ void registerBroadcastOps() {
           c.assignIn(1, t);
           c.assignOut(0, t);
         })
-        .lower(broadcastLower([left](const loop::Expr &a, const loop::Expr &b) {
+        .lowerSymbolic(broadcastLower([left](const loop::Expr &a, const loop::Expr &b) {
           return loop::binary(left ? loop::BinOp::Shl : loop::BinOp::Shr, a, b);
         }));
   }
@@ -176,7 +176,7 @@ void registerBroadcastOps() {
            double r = std::fmod(a, b);
            return r != 0 && (r < 0) != (b < 0) ? r + b : r;
          })
-      .lower(broadcastLower([](const loop::Expr &a, const loop::Expr &b) {
+      .lowerSymbolic(broadcastLower([](const loop::Expr &a, const loop::Expr &b) {
         using namespace loop;
         Expr zero = constant(0, a->dtype);
         Expr r = a % b;

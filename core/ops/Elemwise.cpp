@@ -57,18 +57,20 @@ double scalarOf(const NodePtr &n) { return n->parsed.getFloat("scalar"); }
 
 void registerElemwiseOps() {
   unaryOp("copy", "identity copy", [](double x) { return x; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
       });
   unaryOp("block_grad", "identity that stops gradients", [](double x) { return x; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &) { return x; }))
       .grad(zeroGrad);
   unaryOp("zeros_like", "zeros of the input's shape and dtype", [](double) { return 0.0; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype); }))
+      .lowerSymbolic(
+          elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype); }))
       .grad(zeroGrad);
   unaryOp("ones_like", "ones of the input's shape and dtype", [](double) { return 1.0; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &) { return constant(1, x->dtype); }))
+      .lowerSymbolic(
+          elementwiseLower([](const Expr &x, const Attrs &) { return constant(1, x->dtype); }))
       .grad(zeroGrad);
   OpRegistry::get()
       .add("full_like")
@@ -80,7 +82,7 @@ void registerElemwiseOps() {
       .shape(sameShapeRule)
       .symbolic(symSameShape)
       .kernel(unaryAttrKernel([](double, const Attrs &a) { return a.getFloat("fill_value"); }))
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) {
         return constant(a.getFloat("fill_value"), x->dtype);
       }))
       .grad(zeroGrad);
@@ -144,30 +146,30 @@ void registerElemwiseOps() {
     return std::vector<NodeEntry>{mk("copy", n->name + "_grad", {g[0]})};
   };
   scalarOp("__add_scalar__", "x + scalar", [](double x, double s) { return x + s; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x + sc(x, a); }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return x + sc(x, a); }))
       .grad(pass);
   scalarOp("__sub_scalar__", "x - scalar", [](double x, double s) { return x - s; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x - sc(x, a); }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return x - sc(x, a); }))
       .grad(pass);
   scalarOp("__rsub_scalar__", "scalar - x", [](double x, double s) { return s - x; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) - x; }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) - x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};
       });
   scalarOp("__mul_scalar__", "x * scalar", [](double x, double s) { return x * s; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x * sc(x, a); }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return x * sc(x, a); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{
             mk("__mul_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
       });
   scalarOp("__div_scalar__", "x / scalar", [](double x, double s) { return x / s; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return x / sc(x, a); }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return x / sc(x, a); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{
             mk("__div_scalar__", n->name + "_grad", {g[0]}, {{"scalar", scalarText(n)}})};
       });
   scalarOp("__rdiv_scalar__", "scalar / x", [](double x, double s) { return s / x; })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) / x; }))
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) { return sc(x, a) / x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // d(s/x) = -s / x^2
         const NodeEntry &x = n->inputs[0];
@@ -177,7 +179,7 @@ void registerElemwiseOps() {
             mk("__mul_scalar__", n->name + "_grad", {q}, {{"scalar", pyFloatRepr(-scalarOf(n))}})};
       });
   scalarOp("__pow_scalar__", "x ** scalar", [](double x, double s) { return std::pow(x, s); })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) {
         return call("pow", {x, sc(x, a)}, x->dtype);
       }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -188,7 +190,7 @@ void registerElemwiseOps() {
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
       });
   scalarOp("__rpow_scalar__", "scalar ** x", [](double x, double s) { return std::pow(s, x); })
-      .lower(elementwiseLower([](const Expr &x, const Attrs &a) {
+      .lowerSymbolic(elementwiseLower([](const Expr &x, const Attrs &a) {
         return call("pow", {sc(x, a), x}, x->dtype);
       }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
@@ -201,21 +203,21 @@ void registerElemwiseOps() {
   // NNVM registers elemwise_add/sub/mul/div with the Broadcast pattern (nnvm-spec §4).
   binary("elemwise_add", "lhs + rhs (same shapes)", kBroadcast,
          [](double a, double b) { return a + b; })
-      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a + b; }, "elemwise"))
+      .lowerSymbolic(broadcastLower([](const Expr &a, const Expr &b) { return a + b; }, "elemwise"))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
                                       mk("copy", n->name + "_grad_1", {g[0]})};
       });
   binary("elemwise_sub", "lhs - rhs (same shapes)", kBroadcast,
          [](double a, double b) { return a - b; })
-      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a - b; }, "elemwise"))
+      .lowerSymbolic(broadcastLower([](const Expr &a, const Expr &b) { return a - b; }, "elemwise"))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("copy", n->name + "_grad_0", {g[0]}),
                                       mk("negative", n->name + "_grad_1", {g[0]})};
       });
   binary("elemwise_mul", "lhs * rhs (same shapes)", kBroadcast,
          [](double a, double b) { return a * b; })
-      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a * b; }, "elemwise"))
+      .lowerSymbolic(broadcastLower([](const Expr &a, const Expr &b) { return a * b; }, "elemwise"))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{
             mk("elemwise_mul", n->name + "_grad_0", {g[0], n->inputs[1]}),
@@ -223,7 +225,7 @@ void registerElemwiseOps() {
       });
   binary("elemwise_div", "lhs / rhs (same shapes)", kBroadcast,
          [](double a, double b) { return a / b; })
-      .lower(broadcastLower([](const Expr &a, const Expr &b) { return a / b; }, "elemwise"))
+      .lowerSymbolic(broadcastLower([](const Expr &a, const Expr &b) { return a / b; }, "elemwise"))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g / b and -(g a) / (b b)
         const NodeEntry &a = n->inputs[0], &b = n->inputs[1];
@@ -235,12 +237,12 @@ void registerElemwiseOps() {
       });
   binary("greater", "1 where lhs > rhs else 0", kElemWise,
          [](double a, double b) { return a > b ? 1.0 : 0.0; })
-      .lower(broadcastLower(
+      .lowerSymbolic(broadcastLower(
           [](const Expr &a, const Expr &b) { return boolToValue(gt(a, b), a->dtype); }, "elemwise"))
       .grad(zeroGrad);
   binary("less", "1 where lhs < rhs else 0", kElemWise,
          [](double a, double b) { return a < b ? 1.0 : 0.0; })
-      .lower(broadcastLower(
+      .lowerSymbolic(broadcastLower(
           [](const Expr &a, const Expr &b) { return boolToValue(lt(a, b), a->dtype); }, "elemwise"))
       .grad(zeroGrad);
 

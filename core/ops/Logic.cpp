@@ -42,7 +42,7 @@ void boolBinary(const char *name, const char *doc, InferTypeFn type,
       .symbolic(symBroadcastBinary)
       .type(std::move(type))
       .kernel(binaryBroadcastKernel([f](double a, double b) { return f(a, b) ? 1.0 : 0.0; }))
-      .lower(broadcastLower(
+      .lowerSymbolic(broadcastLower(
           [lowered](const Expr &a, const Expr &b) { return boolToValue(lowered(a, b), kBoolean); }))
       .layout(layoutBroadcast)
       .grad(zeroGrad);
@@ -102,7 +102,7 @@ void registerLogicOps() {
       .symbolic(symSameShape)
       .type(logicType)
       .kernel(unaryKernel([](double x) { return x != 0 ? 0.0 : 1.0; }))
-      .lower(elementwiseLower(
+      .lowerSymbolic(elementwiseLower(
           [](const Expr &x, const Attrs &) { return boolToValue(lnot(truth(x)), kBoolean); }))
       .layout(layoutArbitrary)
       .grad(zeroGrad);

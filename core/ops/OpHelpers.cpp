@@ -52,13 +52,13 @@ OpDef &unaryOp(const char *name, const char *doc, std::function<double(double)> 
 
 OpDef &unaryMathOp(const char *name, const char *doc, std::function<double(double)> ref,
                    ElementLower f) {
-  return unaryOp(name, doc, std::move(ref)).lower(elementwiseLower(std::move(f)));
+  return unaryOp(name, doc, std::move(ref)).lowerSymbolic(elementwiseLower(std::move(f)));
 }
 
 OpDef &unaryMathAttrOp(const char *name, const char *doc,
                        std::function<double(double, const Attrs &)> ref, ElementLower f) {
   OpDef &op = unaryOp(name, doc, nullptr);
-  op.kernel(unaryAttrKernel(std::move(ref))).lower(elementwiseLower(std::move(f)));
+  op.kernel(unaryAttrKernel(std::move(ref))).lowerSymbolic(elementwiseLower(std::move(f)));
   return op;
 }
 

@@ -486,8 +486,8 @@ void registerTransformOps() {
         }
         c.assignOut(0, o);
       })
-      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+      .lowerSymbolic([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         loop::ComputeRef x = in[0];
         const auto &ax = a.getTuple("axes");
         int nd = static_cast<int>(x->shape.size());

@@ -181,7 +181,7 @@ void registerClassification() {
 
 void registerUnaryMathOps() {
   unaryOp("tanh", "hyperbolic tangent", [](double x) { return std::tanh(x); })
-      .lower(elementwiseLower(
+      .lowerSymbolic(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("tanh", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g * (1 - y^2)
@@ -191,19 +191,19 @@ void registerUnaryMathOps() {
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], d})};
       });
   unaryOp("exp", "e to the x", [](double x) { return std::exp(x); })
-      .lower(
+      .lowerSymbolic(
           elementwiseLower([](const Expr &x, const Attrs &) { return call("exp", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("elemwise_mul", n->name + "_grad", {g[0], outOf(n)})};
       });
   unaryOp("log", "natural logarithm", [](double x) { return std::log(x); })
-      .lower(
+      .lowerSymbolic(
           elementwiseLower([](const Expr &x, const Attrs &) { return call("log", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], n->inputs[0]})};
       });
   unaryOp("sqrt", "square root", [](double x) { return std::sqrt(x); })
-      .lower(elementwiseLower(
+      .lowerSymbolic(elementwiseLower(
           [](const Expr &x, const Attrs &) { return call("sqrt", {x}, x->dtype); }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         // g / (2 y)
@@ -211,7 +211,7 @@ void registerUnaryMathOps() {
         return std::vector<NodeEntry>{mk("elemwise_div", n->name + "_grad", {g[0], twoY})};
       });
   unaryOp("negative", "-x", [](double x) { return -x; })
-      .lower(
+      .lowerSymbolic(
           elementwiseLower([](const Expr &x, const Attrs &) { return constant(0, x->dtype) - x; }))
       .grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
         return std::vector<NodeEntry>{mk("negative", n->name + "_grad", {g[0]})};

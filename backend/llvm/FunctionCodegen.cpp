@@ -391,6 +391,21 @@ void FunctionGen::emit(const Stmt &s) {
     for (int64_t e : s->extents)
       n *= e;
     llvm::Type *et = elemType(s->dtype);
+    if (s->a) {
+      // A generic kernel's intermediate of symbolic size: on the heap, its size computed here.
+      llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
+          "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
+      llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
+          "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
+      uint64_t width = m_.getDataLayout().getTypeAllocSize(et);
+      llvm::Value *bytes = b_.CreateMul(expr(s->a), b_.getInt64(width));
+      llvm::Value *p = b_.CreateCall(mallocFn, {bytes}, s->name);
+      buffers_[s->name] = {p, s->dtype};
+      emit(s->body[0]);
+      buffers_.erase(s->name);
+      b_.CreateCall(freeFn, {p});
+      return;
+    }
     uint64_t bytes = m_.getDataLayout().getTypeAllocSize(et) * static_cast<uint64_t>(n);
     if (bytes <= kStackBytes) {
       // Small buffers (a register tile's accumulator) live on the stack, allocated once in the

@@ -4,6 +4,7 @@
 
 #include "backend/schedule/Stages.h"
 #include "core/Error.h"
+#include "core/loop/SizeVars.h"
 #include "core/loop/Visitor.h"
 
 #include <algorithm>
@@ -148,13 +149,6 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   const Compute &p = *producer.tensor;
   size_t pos;
   findLeaf(consumer, at, &pos);
-  // Bound inference below works on constant extents; a generic kernel's symbolic loops are
-  // not attached to yet.
-  for (const Stage &st : stages)
-    for (const Leaf &l : st.leaves)
-      if (l.size)
-        fail("schedule: compute_at of ", producer.buffer, " in a schedule with the symbolic loop ",
-             l.var->name);
   for (size_t d = 0; d < p.axes.size(); ++d)
     if (producer.leaves[d].var != p.axes[d] || producer.axisValue[d].second != p.axes[d])
       fail("schedule: compute_at of ", producer.buffer, " after its data axes were scheduled");
@@ -164,11 +158,18 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
   // its loops inside `at` and the loops of the stages computed there run within it.
   // Every loop's extent: a consumer computed at another stage's loop reads in that stage's loop
   // variables too, which are fixed per iteration of `at` as the consumer's outer loops are.
+  // A symbolic loop (a generic kernel's rows) has no constant extent: it may be fixed per
+  // iteration (the region's start moves with it, and the region is guarded against the
+  // symbolic size), never one the region spans.
   std::map<const ExprNode *, int64_t> extentOf;
   std::map<const ExprNode *, Expr> loopVar;
+  std::set<const ExprNode *> symbolicLoops;
   for (const Stage &st : stages)
     for (const Leaf &l : st.leaves) {
-      extentOf[l.var.get()] = l.extent;
+      if (l.size)
+        symbolicLoops.insert(l.var.get());
+      else
+        extentOf[l.var.get()] = l.extent;
       loopVar[l.var.get()] = l.var;
     }
   std::set<const ExprNode *> inner;
@@ -266,6 +267,9 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
           continue;
         if (!inner.count(v)) {
           oc[v] = k;
+        } else if (symbolicLoops.count(v)) {
+          fail("schedule: compute_at of ", producer.buffer, ": its region spans the symbolic loop ",
+               loopVar.at(v)->name);
         } else {
           int64_t span = k * (extentOf.count(v) ? extentOf.at(v) - 1 : 0);
           (span < 0 ? rlo : rhi) += span;
@@ -284,7 +288,10 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
       if (term == loopVar.end())
         fail("schedule: compute_at of ", producer.buffer, ": it is read at a variable of no loop");
       min = term->second * k + min;
-      maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
+      if (symbolicLoops.count(v))
+        maxMin = std::numeric_limits<int64_t>::max() / 4; // unknown: guard
+      else
+        maxMin += std::max<int64_t>(0, k * (extentOf.at(v) - 1));
     }
     for (const auto &[term, k] : outerAtoms) {
       if (k == 0)
@@ -299,12 +306,14 @@ void Schedule::computeAt(Stage &producer, Stage &consumer, Expr at) {
     min = canonicalIndex(min);
     int64_t extent = hi - lo + 1;
     producer.leaves[d].extent = extent;
+    producer.leaves[d].size = nullptr;
     producer.regionMin.push_back(min);
     producer.region.push_back(extent);
     Expr value = min + p.axes[d];
     rename.push_back({p.axes[d].get(), value});
-    if (lo < 0 || maxMin + extent > p.shape[d])
-      producer.guards.push_back(lt(value, intImm(p.shape[d])));
+    Expr size = dimExtent(p.shape, d);
+    if (size->kind != ExprKind::IntImm || lo < 0 || maxMin + extent > p.shape[d])
+      producer.guards.push_back(lt(value, size));
   }
   for (auto &[axis, value] : producer.axisValue)
     value = substitute(value, rename);

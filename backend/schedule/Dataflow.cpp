@@ -4,6 +4,7 @@
 
 #include "backend/schedule/Stages.h"
 #include "core/Error.h"
+#include "core/loop/SizeVars.h"
 
 #include <algorithm>
 #include <memory>
@@ -22,10 +23,11 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   if (axis >= t.axes.size() || multiple < 1)
     fail("schedule: cache_write of ", s.buffer, " padded along axis ", axis, " to a multiple of ",
          multiple);
-  // Generic kernels do not cache symbolic stages yet (the cache would be a buffer of a symbolic
-  // size, allocated at run time).
-  if (t.shape.isSymbolic())
-    fail("schedule: cache_write of ", s.buffer, ", whose shape ", shapeToTuple(t.shape),
+  // A symbolic shape is not padded (its rounded size would be an expression). Its cache is fine
+  // where it becomes local to a tile; an intermediate of symbolic size is refused when the
+  // schedule is lowered.
+  if (t.shape.isSymbolic() && multiple > 1)
+    fail("schedule: cache_write of ", s.buffer, " padded, whose shape ", shapeToTuple(t.shape),
          " is symbolic");
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
@@ -33,16 +35,19 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   auto cache = std::make_shared<Compute>();
   cache->name = t.name + ".global";
   cache->shape = t.shape;
+  // Read through a const reference: a mutable one drops a symbolic shape's expressions.
+  auto padded = [&](size_t d) { return std::as_const(cache->shape)[d]; };
   cache->dtype = t.dtype;
   cache->tag = t.tag;
   cache->node = t.node;
   int64_t real = t.shape[axis];
-  cache->shape[axis] = (real + multiple - 1) / multiple * multiple;
+  if (multiple > 1) // (written through, a symbolic shape would lose its expressions)
+    cache->shape[axis] = (real + multiple - 1) / multiple * multiple;
   VarMap rename;
   for (size_t d = 0; d < t.axes.size(); ++d) {
     cache->axes.push_back(var(t.axes[d]->name + ".c"));
     Expr value = cache->axes.back();
-    if (d == axis && cache->shape[axis] != real)
+    if (d == axis && padded(axis) != real)
       value = min(value, intImm(real - 1));
     rename.push_back({t.axes[d].get(), value});
   }
@@ -52,12 +57,14 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   c.body = cache->body;
   c.buffer = s.buffer + ".global";
   for (size_t d = 0; d < cache->axes.size(); ++d) {
-    c.leaves.push_back({cache->axes[d], cache->shape[d]});
+    Expr size = dimExtent(cache->shape, d);
+    c.leaves.push_back({cache->axes[d], padded(d), ForKind::Serial, false,
+                        size->kind == ExprKind::IntImm ? nullptr : size});
     c.axisValue.push_back({cache->axes[d].get(), cache->axes[d]});
   }
   if (c.body->kind == ExprKind::Reduce)
     for (const IterVar &r : c.body->reduceAxes) {
-      c.leaves.push_back({r.var, r.extent, ForKind::Serial, true});
+      c.leaves.push_back({r.var, r.extent, ForKind::Serial, true, r.size});
       c.axisValue.push_back({r.var.get(), r.var});
     }
   // The original stage now copies the cache: only its data axes remain.
@@ -65,9 +72,9 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   s.leaves.resize(t.axes.size());
   s.axisValue.resize(t.axes.size());
   log_.push_back(s.buffer + ": cache_write -> " + c.buffer +
-                 (cache->shape[axis] != real ? ", axis " + t.axes[axis]->name + " padded to " +
-                                                   std::to_string(cache->shape[axis])
-                                             : ""));
+                 (padded(axis) != real ? ", axis " + t.axes[axis]->name + " padded to " +
+                                             std::to_string(padded(axis))
+                                       : ""));
   size_t pos = static_cast<size_t>(&s - stages.data());
   stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
   return stages[pos];
@@ -78,9 +85,6 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   const Expr body = s.body;
   if (body->kind != ExprKind::Reduce)
     fail("schedule: rfactor of ", s.buffer, ", which is not a reduction");
-  if (t.shape.isSymbolic())
-    fail("schedule: rfactor of ", s.buffer, ", whose shape ", shapeToTuple(t.shape),
-         " is symbolic");
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
       fail("schedule: rfactor of ", s.buffer, " after its loops were scheduled");
@@ -90,11 +94,13 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
     fail("schedule: ", s.buffer, " has no reduce axis ", k->name);
   if (factor <= 0)
     fail("schedule: rfactor needs a positive factor, got ", factor);
+  if (it->size)
+    fail("schedule: rfactor of ", s.buffer, " over ", k->name, ", whose extent ",
+         printExpr(it->size), " is symbolic");
   int64_t extent = it->extent;
   auto rf = std::make_shared<Compute>();
   rf->name = t.name + ".rf";
-  rf->shape = t.shape;
-  rf->shape.push_back(factor);
+  rf->shape = appendDim(t.shape, factor);
   rf->dtype = t.dtype;
   rf->tag = t.tag + ".rf";
   rf->node = t.node;
@@ -112,7 +118,7 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   }
   Expr inner = var(base + ".inner" + level);
   rf->axes.push_back(inner);
-  IterVar outer{var(base + ".outer" + level), (extent + factor - 1) / factor};
+  IterVar outer{var(base + ".outer" + level), (extent + factor - 1) / factor, nullptr};
   Expr kValue = outer.var * factor + inner;
   rename.push_back({k.get(), kValue});
   std::vector<IterVar> axes;
@@ -134,15 +140,17 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   for (int n = 0; taken(r.buffer); ++n)
     r.buffer = s.buffer + ".rf" + std::to_string(factor) + (n ? "_" + std::to_string(n) : "");
   for (size_t d = 0; d < rf->axes.size(); ++d) {
-    r.leaves.push_back({rf->axes[d], rf->shape[d]});
+    Expr size = dimExtent(rf->shape, d);
+    r.leaves.push_back({rf->axes[d], std::as_const(rf->shape)[d], ForKind::Serial, false,
+                        size->kind == ExprKind::IntImm ? nullptr : size});
     r.axisValue.push_back({rf->axes[d].get(), rf->axes[d]});
   }
   for (const IterVar &a : axes) {
-    r.leaves.push_back({a.var, a.extent, ForKind::Serial, true});
+    r.leaves.push_back({a.var, a.extent, ForKind::Serial, true, a.size});
     r.axisValue.push_back({a.var.get(), a.var});
   }
   // `s` now sums the partials.
-  IterVar partial{var(base + ".inner.r" + level), factor};
+  IterVar partial{var(base + ".inner.r" + level), factor, nullptr};
   std::vector<Expr> at = t.axes;
   at.push_back(partial.var);
   s.body = reduce(body->combiner, read(rf, at), {partial});

@@ -122,11 +122,15 @@ public:
     Stmt body = seq(produces);
     for (size_t i = intermediates.size(); i-- > 0;) {
       const Stage &st = *intermediates[i];
-      // Allocate's extents are constants: a generic kernel's intermediate buffers would be
-      // allocated at run time, which the backend does not do yet.
-      if (st.tensor->shape.isSymbolic())
-        fail("schedule: the intermediate ", st.buffer, " has the symbolic shape ",
-             shapeToTuple(st.tensor->shape));
+      // A generic kernel's intermediate of symbolic shape is allocated when the kernel runs.
+      if (st.tensor->shape.isSymbolic()) {
+        Expr count = intImm(1);
+        for (size_t d = 0; d < st.tensor->shape.size(); ++d)
+          count = count * dimExtent(st.tensor->shape, d);
+        body = attr(st.buffer, "storage_scope", "\"global\"",
+                    allocateSized(st.buffer, st.tensor->dtype, count, body));
+        continue;
+      }
       body = attr(st.buffer, "storage_scope", "\"global\"",
                   allocate(st.buffer, st.tensor->dtype, st.tensor->shape, body));
     }

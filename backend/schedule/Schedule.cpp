@@ -41,7 +41,7 @@ Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
     }
     if (t->body->kind == ExprKind::Reduce)
       for (const IterVar &r : t->body->reduceAxes) {
-        s.leaves.push_back({r.var, r.extent, ForKind::Serial, true});
+        s.leaves.push_back({r.var, r.extent, ForKind::Serial, true, r.size});
         s.axisValue.push_back({r.var.get(), r.var});
       }
     stages.push_back(std::move(s));

@@ -14,6 +14,9 @@ using namespace loop;
 
 namespace {
 
+// What the schedules take a symbolic number of rows to be: more than any tile of them.
+constexpr int64_t kManyRows = 1 << 20;
+
 // Outputs per block: a divisor of the output count up to half the vector registers (the other
 // half for the loads: 16 with AVX-512, 8 with AVX2), at most half of them when that still gives
 // four or more, so two threads have a block each; a count without such a divisor (a prime) gets
@@ -32,7 +35,9 @@ int64_t outputBlock(int64_t units, int64_t registers) {
 // outer loop, so a block's weights stay in cache while every row passes them.
 void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRef> &partials) {
   Stage &d = s.stage(denseT); // rows, outputs, the sum over the partials
-  int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
+  // Symbolic rows (a generic kernel's batch*seq) are taken to be many: their tiles' tail is
+  // guarded.
+  int64_t rows = d.leaves[0].size ? kManyRows : d.leaves[0].extent, units = d.leaves[1].extent;
   int64_t ruleRows = std::min<int64_t>(4, rows);
   int64_t rowBlock = s.define("row_block", range(1, std::min<int64_t>(rows, 8)), ruleRows,
                               "rows whose partial sums are held in registers together");
@@ -156,7 +161,7 @@ bool dense(Schedule &s, size_t idx) {
   // vector FMA). Blocks in parallel; at least two when there are two threads to share them.
   Stage &d = s.stage(denseT);
   int64_t rows = d.leaves[0].extent, units = d.leaves[1].extent;
-  if (rows > 1)
+  if (rows > 1 || d.leaves[0].size)
     return rowTiles(s, denseT, partials), true;
   int64_t block = s.define("out_block", range(1, std::min<int64_t>(units, s.cpu.registers - 1)),
                            outputBlock(units, s.cpu.registers),

@@ -35,7 +35,7 @@ ComputeRef compute(const Shape &shape, int dtype, const IndexFn &fn, const std::
   return c;
 }
 
-IterVar reduceAxis(int64_t extent, const std::string &name) { return {var(name), extent}; }
+IterVar reduceAxis(int64_t extent, const std::string &name) { return {var(name), extent, nullptr}; }
 
 Expr read(const ComputeRef &t, std::vector<Expr> indices) {
   ExprNode n(ExprKind::TensorRead);

@@ -36,6 +36,8 @@ public:
       int64_t n = 1;
       for (int64_t e : s->extents)
         n *= e;
+      if (s->a)
+        n = static_cast<int64_t>(eval(s->a));
       if (buffers_.count(s->name))
         fail("loop IR: buffer ", s->name, " is allocated twice");
       buffers_[s->name] = Buffer{s->dtype, std::vector<double>(n, 0.0)};

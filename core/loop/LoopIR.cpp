@@ -437,6 +437,15 @@ Stmt allocate(const std::string &buffer, int dtype, std::vector<int64_t> extents
   return makeStmt(std::move(n));
 }
 
+Stmt allocateSized(const std::string &buffer, int dtype, Expr count, Stmt body) {
+  StmtNode n(StmtKind::Allocate);
+  n.name = buffer;
+  n.dtype = dtype;
+  n.a = std::move(count);
+  n.body = {std::move(body)};
+  return makeStmt(std::move(n));
+}
+
 Stmt attr(const std::string &node, const std::string &key, const std::string &value, Stmt body) {
   StmtNode n(StmtKind::Attr);
   n.name = node;
@@ -680,6 +689,10 @@ struct StmtPrinter {
       o << pad << "allocate " << s->name << "[" << dtypeName(s->dtype);
       for (int64_t e : s->extents)
         o << " * " << e;
+      if (s->a) {
+        o << " * ";
+        loop::print(o, s->a);
+      }
       endLine("]\n");
       print(s->body[0], indent);
       return;

@@ -54,10 +54,13 @@ struct Compute;
 /// A tensor of the compute graph: a placeholder or a computed stage.
 using ComputeRef = std::shared_ptr<const Compute>;
 
-/// A reduction axis: its variable and extent (the range is [0, extent)).
+/// A reduction axis: its variable and extent (the range is [0, extent)). Over a symbolic
+/// dimension (attention's sum over `seq`) the extent is 0 and `size` its expression of the
+/// size symbols.
 struct IterVar {
   Expr var;
   int64_t extent = 0;
+  Expr size; ///< the symbolic extent; null for a constant one
 };
 
 struct ExprNode {
@@ -184,7 +187,8 @@ struct StmtNode {
   explicit StmtNode(StmtKind k) : kind(k) {}
   StmtKind kind;
   Expr var;  ///< For, LetStmt
-  Expr a, b; ///< For: min, extent; Store: index, value; If: cond; Let: value
+  Expr a, b; ///< For: min, extent; Store: index, value; If: cond; Let: value;
+             ///< Allocate: its element count when symbolic (null: the extents' product)
   ForKind forKind = ForKind::Serial;
   std::string name;             ///< Store/Allocate buffer, Produce/Attr node name
   int dtype = 0;                ///< Allocate
@@ -197,6 +201,10 @@ struct StmtNode {
 Stmt forLoop(Expr v, Expr min, Expr extent, ForKind kind, Stmt body);
 Stmt store(const std::string &buffer, Expr index, Expr value);
 Stmt allocate(const std::string &buffer, int dtype, std::vector<int64_t> extents, Stmt body);
+/// A buffer of `count` elements, an expression of the size symbols (a generic kernel's
+/// intermediate), allocated when the statement runs; `extents` are its dimensions' sizes (0 for a
+/// symbolic one), for printing.
+Stmt allocateSized(const std::string &buffer, int dtype, Expr count, Stmt body);
 Stmt attr(const std::string &node, const std::string &key, const std::string &value, Stmt body);
 Stmt produce(const std::string &name, Stmt body);
 Stmt ifThenElse(Expr cond, Stmt then, Stmt otherwise = nullptr);

@@ -71,6 +71,35 @@ Expr dimExtent(const Shape &shape, size_t d) {
                                                           : intImm(shape[d]);
 }
 
+IterVar reduceAxisOver(const Shape &shape, size_t d, const std::string &name) {
+  Expr size = dimExtent(shape, d);
+  if (size->kind == ExprKind::IntImm)
+    return {var(name), shape[d], nullptr};
+  return {var(name), 0, size};
+}
+
+Shape dropDim(const Shape &shape, size_t d) {
+  if (!shape.isSymbolic()) {
+    Shape out = shape;
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(d));
+    return out;
+  }
+  SymDims dims = shape.dims();
+  dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(d));
+  return Shape::symbolic(dims);
+}
+
+Shape appendDim(const Shape &shape, int64_t extent) {
+  if (!shape.isSymbolic()) {
+    Shape out = shape;
+    out.push_back(extent);
+    return out;
+  }
+  SymDims dims = shape.dims();
+  dims.push_back(SymExpr(extent));
+  return Shape::symbolic(dims);
+}
+
 std::vector<std::string> sizeSymbolsOf(const Stmt &s) {
   struct Names : IRVisitor {
     std::set<std::string> found;

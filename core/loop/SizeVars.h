@@ -25,6 +25,15 @@ Expr sizeExpr(const SymExpr &e);
 /// Dimension `d` of `shape` as an extent: its value, or its expression of the size symbols.
 Expr dimExtent(const Shape &shape, size_t d);
 
+/// A reduction axis over dimension `d` of `shape`: constant, or over its symbolic extent.
+IterVar reduceAxisOver(const Shape &shape, size_t d, const std::string &name);
+
+/// `shape` without dimension `d`, its other dimensions' expressions kept.
+Shape dropDim(const Shape &shape, size_t d);
+
+/// `shape` with `extent` appended, its dimensions' expressions kept.
+Shape appendDim(const Shape &shape, int64_t extent);
+
 /// The size symbols a statement reads, sorted by name.
 std::vector<std::string> sizeSymbolsOf(const Stmt &s);
 

@@ -1,5 +1,6 @@
 // Neural-network ops: dense (and its packed-weight form), matmul, batch_matmul, softmax,
 // log_softmax, dropout, prelu (batch_norm is BatchNorm.cpp's, pad Pad.cpp's).
+#include "core/loop/SizeVars.h"
 #include "core/ops/ConvCommon.h"
 #include "core/ops/OpHelpers.h"
 
@@ -324,8 +325,9 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
   // compact: the fast schedule materialises it, others inline it): lhs as (.., m, k), read a
   // row's k at a time; rhs as (.., k, n), so that a row of k is a vector of n's.
   auto swapLast = [](const ComputeRef &t, const std::string &name) {
-    Shape shape = t->shape;
-    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    SymDims dims = t->shape.dims(); // (the expressions of a symbolic shape kept)
+    std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+    Shape shape = Shape::symbolic(dims);
     return compute(
         shape, t->dtype,
         [&](const std::vector<Expr> &i) {
@@ -341,7 +343,7 @@ std::vector<loop::ComputeRef> batchMatmulLower(const Attrs &at,
     b = swapLast(b, "rhs_rows");
   bm.ta = false;
   bm.tb = false;
-  IterVar r = reduceAxis(bm.k, "k");
+  IterVar r = reduceAxisOver(a->shape, a->shape.size() - 1, "k"); // a is (.., m, k) now
   size_t nb = bm.batch.size();
   return {compute(
       shapes[0], types[0],
@@ -455,8 +457,7 @@ LowerFn softmaxLower(bool logOut) {
     ComputeRef x = in[0];
     int nd = static_cast<int>(x->shape.size());
     int axis = normalizeAxis(a.getInt("axis"), nd, "softmax");
-    Shape reduced = x->shape;
-    reduced.erase(reduced.begin() + axis);
+    Shape reduced = dropDim(x->shape, static_cast<size_t>(axis));
     if (reduced.empty())
       reduced = {1};
     int dt = types[0];
@@ -476,7 +477,8 @@ LowerFn softmaxLower(bool logOut) {
           r.push_back(i[d]);
       return r.empty() ? std::vector<Expr>{intImm(0)} : r;
     };
-    IterVar k1 = reduceAxis(x->shape[axis], "k"), k2 = reduceAxis(x->shape[axis], "k");
+    IterVar k1 = reduceAxisOver(x->shape, static_cast<size_t>(axis), "k"),
+            k2 = reduceAxisOver(x->shape, static_cast<size_t>(axis), "k");
     ComputeRef mx = compute(
         reduced, dt,
         [&](const std::vector<Expr> &i) {
@@ -517,14 +519,18 @@ void softmaxOp(const char *name, const char *doc, bool logOut) {
                         cat("operator ", c.node, " (", c.op, ")"));
       })
       .kernel(softmaxKernel(logOut))
-      .lower(softmaxLower(logOut))
+      .lowerSymbolic(softmaxLower(logOut))
       .grad(logOut ? logSoftmaxGrad : softmaxGrad);
 }
 
+// The shape (rows, d1, d2, …) of a stage over a dense's rows, given d1, d2, …: the rows a
+// count, or an expression of the size symbols (a generic kernel's batch*seq).
+using RowsShape = std::function<Shape(std::vector<int64_t>)>;
+
 // The product of the rows (count, k) of a dense's data as a (count, units) stage, k the
 // reduction.
-using DenseProduct = std::function<loop::ComputeRef(const loop::ComputeRef &rows,
-                                                    const loop::IterVar &k, int64_t count)>;
+using DenseProduct = std::function<loop::ComputeRef(
+    const loop::ComputeRef &rows, const loop::IterVar &k, const RowsShape &rowsShape)>;
 
 // topi's dense: sum over k of data[i, k] * weight[j, k] (`product`), then the bias as its own
 // stage.
@@ -533,13 +539,21 @@ std::vector<loop::ComputeRef> denseCompute(const Attrs &a, const std::vector<loo
                                            const DenseProduct &product) {
   using namespace loop;
   ComputeRef x = in[0];
-  IterVar k = reduceAxis(x->shape.back(), "k");
+  IterVar k = reduceAxisOver(x->shape, x->shape.size() - 1, "k");
   // An N-D input (a transformer's batch x sequence x width) is dense over rows: the product
   // is the 2-D one whose rows the fast schedule tiles, read back in the output's shape.
   bool asRows = x->shape.size() > 2;
-  int64_t count = numElements(shapes[0]) / shapes[0].back();
-  ComputeRef x2 = asRows ? reshapeCompute(x, {count, x->shape.back()}, "data_rows") : x;
-  ComputeRef flat = product(x2, k, count);
+  SymExpr count(1);
+  for (size_t d = 0; d + 1 < shapes[0].size(); ++d)
+    count = count * shapes[0].dim(d);
+  RowsShape rowsShape = [&](std::vector<int64_t> rest) {
+    SymDims dims{count};
+    for (int64_t r : rest)
+      dims.push_back(SymExpr(r));
+    return Shape::symbolic(dims);
+  };
+  ComputeRef x2 = asRows ? reshapeCompute(x, rowsShape({x->shape.back()}), "data_rows") : x;
+  ComputeRef flat = product(x2, k, rowsShape);
   ComputeRef prod = asRows ? reshapeCompute(flat, shapes[0], "dense_rows") : flat;
   if (!a.getBool("use_bias"))
     return {prod};
@@ -556,9 +570,9 @@ std::vector<loop::ComputeRef> denseLower(const Attrs &a, const std::vector<loop:
   using namespace loop;
   const ComputeRef &w = in[1];
   return denseCompute(a, in, shapes, types[0],
-                      [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+                      [&](const ComputeRef &x, const IterVar &k, const RowsShape &rows) {
                         return compute(
-                            {count, shapes[0].back()}, types[0],
+                            rows({shapes[0].back()}), types[0],
                             [&](const std::vector<Expr> &i) {
                               return reduce(Combiner::Sum,
                                             widened(read(x, {i[0], k.var}), types[0]) *
@@ -585,10 +599,10 @@ std::vector<loop::ComputeRef> densePackLower(const Attrs &a,
     fail("_contrib_dense_pack lowers weight_layout ", a.getStr("weight_layout"),
          " for bfloat16 operands summed in float32 only");
   return denseCompute(
-      a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, int64_t count) {
+      a, in, shapes, types[0], [&](const ComputeRef &x, const IterVar &k, const RowsShape &rows) {
         IterVar kp = pairs ? reduceAxis(w->shape[1], "k_pair") : k;
         ComputeRef packed = compute(
-            {count, w->shape[0], n}, types[0],
+            rows({w->shape[0], n}), types[0],
             [&](const std::vector<Expr> &i) {
               if (pairs)
                 return reduce(Combiner::Sum,
@@ -603,7 +617,7 @@ std::vector<loop::ComputeRef> densePackLower(const Attrs &a,
             },
             "compute", "dense_pack");
         return compute(
-            {count, shapes[0].back()}, types[0],
+            rows({shapes[0].back()}), types[0],
             [&](const std::vector<Expr> &i) {
               return read(packed, {i[0], i[1] / intImm(n), i[1] % intImm(n)});
             },
@@ -662,7 +676,7 @@ OpDef &denseFamily(const char *name, const char *summary) {
 void registerNnOps() {
   OpDef &dense = denseFamily("dense", "fully connected layer: data · weightᵀ + bias");
   outDtypeParam(dense); // 8-bit operands summed in int32, as QnnCanonicalize writes qnn.dense
-  dense.shape(denseShape).symbolic(symDense).kernel(denseKernel).lower(denseLower);
+  dense.shape(denseShape).symbolic(symDense).kernel(denseKernel).lowerSymbolic(denseLower);
   dense.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     return denseGrad(n, g[0], n->inputs[1], [](const NodeEntry &e) { return e; });
   });
@@ -675,7 +689,7 @@ void registerNnOps() {
   densePack.param("weight_layout", ParamKind::Str, "NC16n", "the weight's layout, NC<n>n")
       .shape(densePackShape)
       .kernel(densePackKernel)
-      .lower(densePackLower);
+      .lowerSymbolic(densePackLower);
   densePack.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
     // dense's gradient on the weight unpacked, its weight gradient packed back.
     std::string packed = n->parsed.getStr("weight_layout");
@@ -699,7 +713,7 @@ void registerNnOps() {
       .shape(batchMatmulShape)
       .symbolic(symBatchMatmul)
       .kernel(batchMatmulKernel)
-      .lower(batchMatmulLower)
+      .lowerSymbolic(batchMatmulLower)
       .grad(batchMatmulGrad);
   OpRegistry::get()
       .add("matmul")

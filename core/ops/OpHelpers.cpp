@@ -1,6 +1,8 @@
 // OpHelpers: implementations of the shared shape rules and kernel builders.
 #include "core/ops/OpHelpers.h"
 
+#include "core/loop/SizeVars.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -486,16 +488,23 @@ loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t
 
 loop::ComputeRef reshapeCompute(const loop::ComputeRef &x, const Shape &shape,
                                 const std::string &name) {
+  // Symbolic shapes (a generic kernel's) index with their dimensions' expressions.
+  auto dim = [](const Shape &s, size_t d) { return loop::dimExtent(s, d); };
   return loop::compute(
       shape, x->dtype,
       [&](const std::vector<loop::Expr> &i) {
         loop::Expr flat = loop::intImm(0);
         for (size_t d = 0; d < i.size(); ++d)
-          flat = flat * shape[d] + i[d];
+          flat = shape.isSymbolic() ? flat * dim(shape, d) + i[d] : flat * shape[d] + i[d];
         std::vector<loop::Expr> idx(x->shape.size());
         for (size_t d = x->shape.size(); d-- > 0;) {
-          idx[d] = d == 0 ? flat : flat % x->shape[d];
-          flat = flat / x->shape[d];
+          if (x->shape.isSymbolic()) {
+            idx[d] = d == 0 ? flat : flat % dim(x->shape, d);
+            flat = flat / dim(x->shape, d);
+          } else {
+            idx[d] = d == 0 ? flat : flat % x->shape[d];
+            flat = flat / x->shape[d];
+          }
         }
         return loop::read(x, idx);
       },

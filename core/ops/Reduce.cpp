@@ -1,4 +1,5 @@
 // Reduce ops: sum, max, min, mean and prod over axes, with NNVM's keepdims/exclude rules.
+#include "core/loop/SizeVars.h"
 #include "core/ops/OpHelpers.h"
 
 #include <algorithm>
@@ -154,11 +155,11 @@ LowerFn reduceLower(Kind kind) {
     auto axes = reduceAxes(a.getTuple("axis"), a.getBool("exclude"), nd, "reduce");
     std::vector<bool> red(nd, false);
     std::vector<IterVar> r;
-    int64_t count = 1;
+    SymExpr count(1); // the terms of a mean: a constant, or an expression of size symbols
     for (int ax : axes) {
       red[ax] = true;
-      r.push_back(reduceAxis(x->shape[ax], "k" + std::to_string(ax)));
-      count *= x->shape[ax];
+      r.push_back(reduceAxisOver(x->shape, static_cast<size_t>(ax), "k" + std::to_string(ax)));
+      count = count * x->shape.dim(static_cast<size_t>(ax));
     }
     bool keep = static_cast<int>(shapes[0].size()) == nd;
     Combiner c = kind == Kind::Max    ? Combiner::Max
@@ -185,7 +186,11 @@ LowerFn reduceLower(Kind kind) {
       return std::vector<ComputeRef>{out};
     return std::vector<ComputeRef>{compute(
         shapes[0], types[0],
-        [&](const std::vector<Expr> &i) { return read(out, i) / constant(count, types[0]); },
+        [&](const std::vector<Expr> &i) {
+          return read(out, i) / (count.isConstant()
+                                     ? constant(static_cast<double>(count.constant()), types[0])
+                                     : cast(types[0], sizeExpr(count)));
+        },
         "compute", "elemwise", "ax")};
   };
 }
@@ -228,7 +233,7 @@ OpDef &reduceOp(const char *name, const char *doc, Kind kind) {
       .shape(reduceShape)
       .symbolic(symReduce)
       .kernel(reduceKernel(kind))
-      .lower(reduceLower(kind));
+      .lowerSymbolic(reduceLower(kind));
 }
 
 // argmax/argmin: the index of the extreme element along one axis (the first of equal ones, or

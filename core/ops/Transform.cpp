@@ -389,8 +389,8 @@ void registerTransformOps() {
       .symbolic(symFlatten)
       .describe("collapses all axes but the first: (d0, d1·d2·…)")
       .layout(layoutFixed(1, false))
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .setPattern(kInjective)
@@ -412,8 +412,8 @@ void registerTransformOps() {
       .param("shape", ParamKind::SizeTuple, std::nullopt,
              "the target shape (its sizes may be expressions of size symbols)")
       .layout(layoutFixed(1, false))
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .setPattern(kInjective)
@@ -446,8 +446,8 @@ void registerTransformOps() {
         c.assignOut(0, c.in[1]);
       })
       .symbolic(symLikeInputs({1}))
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .kernel(copyKernel)
@@ -728,8 +728,8 @@ void registerTransformOps() {
         o.insert(o.begin() + ax, n, 1);
         c.assignOut(0, o);
       })
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .kernel(copyKernel)
@@ -932,8 +932,8 @@ void registerTransformOps() {
           return c.assignOut(0, c.in[0]);
         c.assignOut(0, Shape::symbolic(squeezeDims(c, c.in[0].dims())));
       })
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &) {
         return std::vector<loop::ComputeRef>{reshapeCompute(in[0], shapes[0])};
       })
       .kernel(copyKernel)

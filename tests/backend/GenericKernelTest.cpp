@@ -9,6 +9,7 @@
 #include "core/loop/LoopIR.h"
 #include "passes/Symbols.h"
 
+#include <cmath>
 #include <random>
 
 using namespace loupe;
@@ -90,11 +91,14 @@ struct GenericCase {
 // Every function of the program lowers to a generic kernel once; at each binding, the generic
 // kernel on the loop interpreter and compiled equals, bit for bit, the kernel lowered for those
 // sizes (the same schedule's loops, only their extents read at run time).
-void expectGenericEqualsFixed(const GenericCase &c, int optLevel) {
+// Returns how many functions were scheduled otherwise than at fixed sizes; below opt_level 3,
+// none may be.
+int expectGenericEqualsFixed(const GenericCase &c, int optLevel) {
+  int reordered = 0;
   SCOPED_TRACE(c.program + " at opt_level " + std::to_string(optLevel));
   Graph g = built(c.program);
   auto symbolic = fused(g, optLevel);
-  ASSERT_FALSE(symbolic.empty());
+  EXPECT_FALSE(symbolic.empty());
   std::vector<backend::LoweredFunction> generic;
   for (const auto &[name, f] : symbolic) {
     generic.push_back(backend::lowerFunction(*f));
@@ -103,10 +107,13 @@ void expectGenericEqualsFixed(const GenericCase &c, int optLevel) {
   auto module = backend::CompiledModule::compile(generic);
   for (const SymBindings &b : c.sizes) {
     auto fixed = fused(bindSymbols(g, b), optLevel);
-    ASSERT_EQ(fixed.size(), generic.size());
+    EXPECT_EQ(fixed.size(), generic.size());
     for (const backend::LoweredFunction &gen : generic) {
       SCOPED_TRACE(gen.name);
-      ASSERT_TRUE(fixed.count(gen.name));
+      if (!fixed.count(gen.name)) {
+        ADD_FAILURE() << "no function " << gen.name << " at fixed sizes";
+        continue;
+      }
       backend::LoweredFunction lf = backend::lowerFunction(*fixed.at(gen.name));
       EXPECT_TRUE(lf.sizeSymbols.empty());
       std::vector<Tensor> args = inputsFor(lf, 7);
@@ -119,13 +126,29 @@ void expectGenericEqualsFixed(const GenericCase &c, int optLevel) {
       auto fixedModule = backend::CompiledModule::compile({lf});
       std::vector<Tensor> compiledFixed = callCompiled(*fixedModule, lf.name, args, lf.outputs);
       std::vector<Tensor> compiled = callCompiled(*module, gen.name, genericArgs, lf.outputs);
-      ASSERT_EQ(want.size(), interp.size());
+      EXPECT_EQ(want.size(), interp.size());
+      // Where the schedules are the same steps, the loops are too, bit for bit. At opt_level 3
+      // a loop along a symbolic axis is not vectorised yet, nor a reduction along one split
+      // into vectors of partial sums (which sums in another order: within float32's rounding).
+      bool same = gen.schedule->describe() == lf.schedule->describe();
       for (size_t k = 0; k < want.size(); ++k) {
-        EXPECT_EQ(interp[k].data, want[k].data) << "interpreted, output " << k;
-        EXPECT_EQ(compiled[k].data, compiledFixed[k].data) << "compiled, output " << k;
+        size_t interpBad = 0, compiledBad = 0;
+        for (size_t i = 0; i < want[k].data.size(); ++i) {
+          double w = want[k].data[i], c = compiledFixed[k].data[i];
+          interpBad += std::fabs(interp[k].data[i] - w) > (same ? 0 : 1e-6 * (1 + std::fabs(w)));
+          compiledBad +=
+              std::fabs(compiled[k].data[i] - c) > (same ? 0 : 1e-6 * (1 + std::fabs(c)));
+        }
+        EXPECT_EQ(interpBad, 0u) << "interpreted, output " << k;
+        EXPECT_EQ(compiledBad, 0u) << "compiled, output " << k;
       }
+      if (!same)
+        ++reordered;
+      EXPECT_TRUE(same || optLevel == 3) << gen.schedule->describe() << "\nat fixed sizes:\n"
+                                         << lf.schedule->describe();
     }
   }
+  return reordered;
 }
 
 const std::vector<SymBindings> kSizes = {
@@ -147,18 +170,64 @@ const std::vector<GenericCase> &cases() {
       {"x = Variable(\"x\", shape=\"(batch, seq, 4, 8)\", dtype=0)\n"
        "y = transpose(x, axes=(0, 2, 1, 3))",
        kSizes},
+      // the head split and merge of attention: reshapes over symbolic sizes
+      {"x = Variable(\"x\", shape=\"(batch, seq, 32)\", dtype=0)\n"
+       "y = transpose(reshape(x, shape=(0, 0, 4, 8)), axes=(0, 2, 1, 3))",
+       kSizes},
+      {"x = Variable(\"x\", shape=\"(batch, 4, seq, 8)\", dtype=0)\n"
+       "y = reshape(transpose(x, axes=(0, 2, 1, 3)), shape=(0, 0, 32))",
+       kSizes},
+      {"x = Variable(\"x\", shape=\"(batch, seq, 3, 5)\", dtype=0)\n"
+       "y = expand_dims(flatten(x), axis=1)",
+       kSizes},
       // a symbolic innermost axis (the scores' seq × seq)
       {"x = Variable(\"x\", shape=\"(batch, 2, seq, seq)\", dtype=0)\n"
        "y = elemwise_add(x, x) * 0.5",
+       kSizes},
+      // reductions: over a constant axis, over a symbolic one, and a mean of symbolic count
+      {"x = Variable(\"x\", shape=\"(batch, seq, 24)\", dtype=0)\n"
+       "y = sum(x, axis=2)",
+       kSizes},
+      {"x = Variable(\"x\", shape=\"(batch, seq, 6)\", dtype=0)\n"
+       "y = max(x, axis=1, keepdims=True)",
+       kSizes},
+      {"x = Variable(\"x\", shape=\"(batch, seq, 6)\", dtype=0)\n"
+       "y = mean(x, axis=(0, 1))",
+       kSizes},
+      // attention: the scores' softmax over seq, and both products
+      {"x = Variable(\"x\", shape=\"(batch, 4, seq, seq)\", dtype=0)\n"
+       "y = softmax(x, axis=-1)",
+       kSizes},
+      {"q = Variable(\"q\", shape=\"(batch, 4, seq, 8)\", dtype=0)\n"
+       "k = Variable(\"k\", shape=\"(batch, 4, 8, seq)\", dtype=0)\n"
+       "y = batch_matmul(q, k)",
+       kSizes},
+      {"p = Variable(\"p\", shape=\"(batch, 4, seq, seq)\", dtype=0)\n"
+       "v = Variable(\"v\", shape=\"(batch, 4, seq, 8)\", dtype=0)\n"
+       "y = batch_matmul(p, v)",
+       kSizes},
+      {"q = Variable(\"q\", shape=\"(batch, 4, seq, 8)\", dtype=0)\n"
+       "k = Variable(\"k\", shape=\"(batch, 4, seq, 8)\", dtype=0)\n"
+       "y = batch_matmul(q, k, transpose_b=True)",
+       kSizes},
+      // a dense over the rows of (batch, seq, 32), with its bias and GELU's erf after it
+      {"x = Variable(\"x\", shape=\"(batch, seq, 32)\", dtype=0)\n"
+       "w = Variable(\"w\", shape=(48, 32), dtype=0)\n"
+       "b = Variable(\"b\", shape=(48,), dtype=0)\n"
+       "y = erf(dense(x, w, b, units=48))",
        kSizes},
   };
   return c;
 }
 
-TEST(GenericKernel, InjectiveFunctionsEqualFixedKernelsAtEverySize) {
+TEST(GenericKernel, FunctionsEqualFixedKernelsAtEverySize) {
+  int reordered = 0;
   for (int opt : {0, 2, 3})
     for (const GenericCase &c : cases())
-      expectGenericEqualsFixed(c, opt);
+      reordered += expectGenericEqualsFixed(c, opt);
+  // At opt_level 3, the functions with a symbolic innermost axis (the flattened elementwise
+  // ones, the scores' seq x seq) are scheduled without its vector loop, at each of 3 sizes.
+  EXPECT_EQ(reordered, 18);
 }
 
 // A generic kernel's loops read the size symbols, bound from its last argument; printed, its
@@ -177,15 +246,15 @@ TEST(GenericKernel, LoopsPrintTheSymbols) {
   EXPECT_NE(text.find("let batch = loupe_sizes[0]"), std::string::npos) << text;
 }
 
-// A rule that computes with sizes (reshape's flat index) is not lowered over symbolic shapes:
+// A rule that computes with sizes (a pad's bounds) is not lowered over symbolic shapes:
 // lowering says which node and op, and nothing is made.
 TEST(GenericKernel, RulesThatReadSizesAreRefused) {
   Graph g = built("x = Variable(\"x\", shape=\"(batch, seq, 8)\", dtype=0)\n"
-                  "y = reshape(relu(x), shape=(0, -1))");
+                  "y = pad(relu(x), pad_width=((0, 0), (0, 0), (1, 1)))");
   auto fns = fused(g, 2);
   ASSERT_EQ(fns.size(), 1u);
   expectError([&] { backend::lowerFunction(*fns.begin()->second); },
-              "lower fuse_relu_reshape: the rule of reshape0 (reshape) computes with sizes, and "
+              "lower fuse_relu_pad: the rule of pad0 (pad) computes with sizes, and "
               "its input's shape is symbolic");
 }
 

@@ -7,6 +7,7 @@
 #include "core/DType.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace loupe::backend {
 
@@ -324,6 +325,11 @@ void injective(Schedule &s, Stage &st) {
   int64_t lanes = s.cpu.lanes(dtypeBytes(st.tensor->dtype));
   Expr inner = st.leaves.back().var;
   int64_t extent = st.leaves.back().extent;
+  // A symbolic innermost extent (a generic kernel's seq) is taken to be long: vectors of it,
+  // the last one masked by its guard.
+  bool symbolic = st.leaves.back().size != nullptr;
+  if (symbolic)
+    extent = std::numeric_limits<int64_t>::max();
   if (extent > 64) {
     // Rows that are not a multiple of the lanes end with a vector shifted back over the one
     // before (those columns are written twice, with the same values).

@@ -27,6 +27,12 @@ Span spanOf(const Attrs &a, const Shape &x, const std::string &what) {
 
 // The shape of mean and inv_std_dev: x's leading dims, 1 for each normalised one.
 Shape statShape(const Shape &x, int first) {
+  if (x.isSymbolic()) { // (written through, a symbolic shape would lose its expressions)
+    SymDims dims = x.dims();
+    for (size_t d = first; d < dims.size(); ++d)
+      dims[d] = SymExpr(1);
+    return Shape::symbolic(dims);
+  }
   Shape s = x;
   for (size_t d = first; d < s.size(); ++d)
     s[d] = 1;
@@ -115,6 +121,11 @@ std::vector<ComputeRef> layerNormLower(const Attrs &a, const std::vector<Compute
   ComputeRef x = in[0], gamma = in[1], beta = in[2];
   int dt = types[0], nd = static_cast<int>(x->shape.size());
   Span s = spanOf(a, x->shape, "layer_norm");
+  // Over symbolic shapes (a generic kernel's rows), the normalised axes must be constants.
+  for (int d = s.first; d < nd; ++d)
+    if (!x->shape.dim(static_cast<size_t>(d)).isConstant())
+      fail("layer_norm: normalising over the symbolic axis ", x->shape.dimText(d),
+           " has no generic kernel");
   Shape stat = statShape(x->shape, s.first);
   // sum over the group of statistics index i of term(x element, i)
   auto reduceOver = [&](const std::string &name,
@@ -342,7 +353,7 @@ void registerNormOps() {
       .shape(layerNormShape)
       .symbolic(symLayerNorm)
       .kernel(layerNormKernel)
-      .lower(layerNormLower)
+      .lowerSymbolic(layerNormLower)
       .grad(layerNormGrad)
       .layout(layoutFixed(1, true)); // the axes it normalises are the layout's, not a block's
 

@@ -194,6 +194,12 @@ const std::vector<GenericCase> &cases() {
       {"x = Variable(\"x\", shape=\"(batch, seq, 6)\", dtype=0)\n"
        "y = mean(x, axis=(0, 1))",
        kSizes},
+      // layer norm over the constant width of (batch, seq, 20)
+      {"x = Variable(\"x\", shape=\"(batch, seq, 20)\", dtype=0)\n"
+       "g = Variable(\"g\", shape=(20,), dtype=0)\n"
+       "b = Variable(\"b\", shape=(20,), dtype=0)\n"
+       "y = layer_norm(x, g, b, axis=-1, epsilon=1e-5)",
+       kSizes},
       // attention: the scores' softmax over seq, and both products
       {"x = Variable(\"x\", shape=\"(batch, 4, seq, seq)\", dtype=0)\n"
        "y = softmax(x, axis=-1)",

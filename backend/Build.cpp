@@ -330,7 +330,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
   ctx.optLevel = opts.optLevel;
   // A graph with size symbols builds a variant for each size it runs at (DynamicBuild).
   // Shapes given for its symbolic inputs bind the symbols: a build of those sizes.
-  if (hasSizeSymbols(src)) {
+  if (hasSizeSymbols(src) && !opts.symbolic) {
     std::map<std::string, Shape> given;
     for (const auto &[name, s] : opts.shapes)
       if (symbolicInputs(src).count(name))
@@ -351,7 +351,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
       continue;
     for (const auto &[k, val] : v.attrs)
       if (k == "shape")
-        shapes[v.name] = parseIntTuple(val);
+        shapes[v.name] = opts.symbolic ? parseShape(val) : Shape(parseIntTuple(val));
   }
   for (const auto &[name, s] : opts.shapes)
     if (sidx.findByName(name) < 0)
@@ -392,7 +392,7 @@ Graph build(const Graph &src, BuildOptions opts, const PassContext &outer, std::
     const IndexedGraph &idx = g.index();
     for (uint32_t nid : idx.argNodes) {
       const Shape &s = sh.shapes[idx.entryId(nid, 0)];
-      if (!shapeKnown(s))
+      if (!shapeKnown(s) && !s.isSymbolic())
         fail("build: the shape of input '", idx.nodes[nid].node->name,
              "' is unknown; give it with shape ", idx.nodes[nid].node->name, "=(…)");
     }

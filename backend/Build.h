@@ -68,6 +68,12 @@ struct BuildOptions {
   /// family (taskFamily, nearestPoint).
   std::string sizeScope;
   SymBindings sizes;
+  /// `:build … generic`: a graph with size symbols is built once with generic kernels (their
+  /// loops read the symbols at run time), which every size not specialized runs (DynamicBuild).
+  bool generic = false;
+  /// Set by DynamicBuild: build the symbolic graph itself, every function lowered to a generic
+  /// kernel; fails when a pass or a function's lowering needs a symbol's size.
+  bool symbolic = false;
   /// Where the warnings of reading the log go (a damaged line is skipped, never a failed build).
   std::vector<std::string> *warnings = nullptr;
   /// Applies the passes of one of the original's `Graph.apply` calls (a single pass, or a list

@@ -3,6 +3,7 @@
 
 #include "backend/tune/Records.h"
 #include "core/Error.h"
+#include "core/FusedModule.h"
 #include "core/Json.h"
 #include "core/Text.h"
 #include "passes/Symbols.h"
@@ -15,6 +16,8 @@ namespace loupe::backend {
 DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext context)
     : graph_(std::move(symbolic)), options_(std::move(options)), context_(std::move(context)),
       symbols_(graphSymbols(graph_)), scope_(hex16(saveJSON(graph_))) {
+  bool generic = options_.generic;
+  options_.generic = false;
   // The options outlive the command that gave them: what points into it is dropped, and the
   // params are kept here (shared, never copied element by element).
   params_ = options_.params.empty() && options_.sharedParams ? *options_.sharedParams
@@ -42,9 +45,36 @@ DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext con
         seen.push_back(t);
     }
   };
+  if (generic) {
+    // Once, with generic kernels: every size a run gives that no variant was specialized for
+    // runs this build, its kernels given the sizes.
+    BuildOptions o = options_;
+    o.symbolic = true;
+    for (const auto &[name, shape] : symbolicInputs(graph_))
+      o.shapes[name] = shape;
+    generic_ = build(graph_, o, context_);
+  }
 }
 
 Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {
+  if (generic_) {
+    for (const std::string &s : symbols_)
+      if (!b.count(s))
+        fail("size symbol ", s, " is not bound");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = variants_.find(b); it != variants_.end()) {
+      if (built)
+        *built = false;
+      return it->second;
+    }
+    if (built)
+      *built = false;
+    return boundGeneric(*generic_, b);
+  }
+  return specialize(b, built);
+}
+
+Graph DynamicBuild::specialize(const SymBindings &b, bool *built) const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = variants_.find(b); it != variants_.end()) {
     if (built)
@@ -86,6 +116,33 @@ void DynamicBuild::forget(const SymBindings &b) const {
 
 bool hasSizeSymbols(const Graph &g) { return !graphSymbols(g).empty(); }
 
+Graph boundGeneric(const Graph &generic, const SymBindings &b) {
+  Graph v = generic;
+  std::vector<Shape> shapes = generic.attr("shape")->shapes;
+  for (Shape &s : shapes)
+    s = s.bound(b);
+  v.attrs["shape"] = GraphAttr::listShape(shapes);
+  // The functions' bodies bound too: the reference interpreter runs them at these sizes.
+  if (const GraphAttr *m = generic.attr("module"); m && m->opaque) {
+    auto module = std::make_shared<FusedModule>(
+        *std::static_pointer_cast<const FusedModule>(m->opaque));
+    for (auto &[name, f] : module->functions) {
+      auto bound = std::make_shared<FusedFunction>(*f);
+      std::vector<Shape> body = f->body.attr("shape")->shapes;
+      for (Shape &s : body)
+        s = s.bound(b);
+      bound->body.attrs["shape"] = GraphAttr::listShape(body);
+      f = bound;
+    }
+    GraphAttr a = *m;
+    a.opaque = module;
+    v.attrs["module"] = a;
+  }
+  v.attrs["variant"] = GraphAttr::string(bindingsText(b));
+  v.attrs["generic_kernels"] = GraphAttr::string("1");
+  return v;
+}
+
 Graph dynamicBuildGraph(const Graph &g, BuildOptions options, const PassContext &context) {
   Graph shaped = applyPasses(g, {"InferShape"}, context);
   auto dyn = std::make_shared<const DynamicBuild>(shaped, std::move(options), context);
@@ -104,11 +161,11 @@ std::shared_ptr<const DynamicBuild> dynamicBuild(const Graph &g) {
   return std::static_pointer_cast<const DynamicBuild>(a->opaque);
 }
 
-Graph variantOf(const Graph &g, const SymBindings &b, bool *built) {
+Graph variantOf(const Graph &g, const SymBindings &b, bool *built, bool specialized) {
   std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(g);
   if (!dyn)
     fail("the graph is no dynamic build");
-  Graph v = dyn->variant(b, built);
+  Graph v = specialized ? dyn->specialize(b, built) : dyn->variant(b, built);
   v.attrs["dynamic_build"] = *g.attr("dynamic_build");
   return v;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,9 +30,17 @@ public:
   /// The size symbols of its inputs.
   const std::set<std::string> &symbols() const { return symbols_; }
   int optLevel() const { return options_.optLevel; }
-  /// The deploy graph for binding `b` (every symbol bound), built now or before; `built`, when
-  /// given, says whether this call built it. Its graph attribute `variant` says the binding.
+  /// The deploy graph a run at binding `b` (every symbol bound) runs: its specialized variant
+  /// when built, else the generic build bound to `b` (with `generic`), else the variant built
+  /// now; `built`, when given, says whether this call built (compiled) it. Its graph attribute
+  /// `variant` says the binding; `generic_kernels` is set on the generic build's.
   Graph variant(const SymBindings &b, bool *built = nullptr) const;
+  /// The variant of binding `b` compiled for those sizes (`:build … specialize`, tuning, an
+  /// export), built now or before.
+  Graph specialize(const SymBindings &b, bool *built = nullptr) const;
+  /// The generic build (`:build … generic`): the symbolic graph built once, its functions
+  /// generic kernels; null without `generic`.
+  const Graph *generic() const { return generic_ ? &*generic_ : nullptr; }
   /// The bindings built so far, in order.
   std::vector<SymBindings> variants() const;
   /// Whether the variant for `b` is built (and kept).
@@ -51,11 +60,16 @@ private:
   std::string scope_;
   mutable std::mutex mutex_;
   mutable std::map<SymBindings, Graph> variants_;
+  std::optional<Graph> generic_;
   /// Every param a variant's build made, by name: a later variant's equal tensor (same name,
   /// shape, dtype and bytes — packed weights do not depend on the sizes) takes these bytes
   /// instead of holding a copy.
   mutable std::map<std::string, std::vector<StoredTensor>> madeParams_;
 };
+
+/// The generic build `generic` at binding `b`: its shapes bound (the storage the runtime
+/// allocates), `variant` the binding its generic kernels read.
+Graph boundGeneric(const Graph &generic, const SymBindings &b);
 
 /// Whether `g`'s inputs have size symbols (the build is then a DynamicBuild).
 bool hasSizeSymbols(const Graph &g);
@@ -69,7 +83,10 @@ std::shared_ptr<const DynamicBuild> dynamicBuild(const Graph &g);
 
 /// The variant of the dynamic build `g` is (or is a variant of) for binding `b`, carrying the
 /// build itself, so that a run at another size from it finds the others.
-Graph variantOf(const Graph &g, const SymBindings &b, bool *built = nullptr);
+/// `specialized`: the variant compiled for those sizes (DynamicBuild::specialize), never the
+/// generic build's.
+Graph variantOf(const Graph &g, const SymBindings &b, bool *built = nullptr,
+                bool specialized = false);
 
 /// The binding a variant was built for (empty for any other graph).
 SymBindings variantBindings(const Graph &g);

@@ -206,7 +206,7 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
   std::vector<Graph> variants;
   if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
     for (const SymBindings &b : sizes.empty() ? dyn->variants() : sizes)
-      variants.push_back(dyn->variant(b));
+      variants.push_back(dyn->specialize(b));
     if (variants.empty())
       fail("export: the dynamic build has no size built yet: :run a size, or :build … "
            "specialize SYMBOL=N,… to build those sizes");

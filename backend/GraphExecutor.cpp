@@ -1,6 +1,8 @@
 // GraphExecutor: storage from PlanMemory, inputs in, compiled kernels in node order.
 #include "backend/GraphExecutor.h"
 
+#include "backend/DynamicBuild.h"
+
 #include "core/Buffers.h"
 
 #include "backend/BuiltLibrary.h"
@@ -103,6 +105,8 @@ struct GraphRuntime::Impl {
   std::vector<int64_t> sid;
   std::vector<Shape> shapes;
   std::vector<int> dtypes;
+  /// The size symbols' values each generic kernel reads (its last input), by kernel.
+  std::map<std::string, std::vector<int64_t>> sizeArgs;
 
   void *ptr(uint32_t e) const { return storage.at(sid[e]); }
   /// Storage `id`'s block, allocated once (kernelBuffer: aligned, zeroed, padded).
@@ -169,6 +173,21 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
       c.args.push_back(m.ptr(idx.entryId(in)));
       c.inputEntries.push_back(idx.entryId(in));
     }
+    // A generic kernel (one for every size) reads the sizes of this graph's variant last.
+    if (auto lf = m.lib->lowered.find(c.name);
+        lf != m.lib->lowered.end() && !lf->second.sizeSymbols.empty()) {
+      auto [at, added] = m.sizeArgs.try_emplace(c.name);
+      if (added) {
+        SymBindings b = variantBindings(g);
+        for (const std::string &sym : lf->second.sizeSymbols) {
+          if (!b.count(sym))
+            fail("run: kernel ", c.name, " reads the size symbol ", sym,
+                 ", which this graph does not bind (run it at a size: :run ", sym, "=N)");
+          at->second.push_back(b.at(sym));
+        }
+      }
+      c.args.push_back(at->second.data());
+    }
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {
       c.args.push_back(m.ptr(idx.entryId(nid, k)));
       c.outputEntries.push_back(idx.entryId(nid, k));
@@ -176,7 +195,8 @@ GraphRuntime::GraphRuntime(const Graph &g) : impl_(std::make_unique<Impl>()) {
     c.node = nid;
     // A reshape whose output PlanMemory put in its input's storage has nothing to do: the
     // bytes are already where the output is read (it stays in the list, taking no time).
-    if (n.parsed.getBool("reshape_only") && c.args.size() == 2 && c.args[0] == c.args[1])
+    if (n.parsed.getBool("reshape_only") && c.inputEntries.size() == 1 &&
+        c.outputEntries.size() == 1 && c.args.front() == c.args.back())
       c.fn = nullptr;
     m.calls.push_back(std::move(c));
   }

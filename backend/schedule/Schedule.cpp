@@ -341,8 +341,19 @@ int64_t opsOf(const Expr &e, bool integerOnly = false) {
          e->name != "likely";
 }
 
-// The operations of every stage by graph node (integerOnly: the integer ones).
-std::map<std::string, int64_t> countOpsByNode(const Schedule &s, bool integerOnly) {
+// A generic kernel's extent at `sizes` (its size symbols' values); 0 when one is unbound.
+int64_t boundExtent(const Expr &size, const SymBindings &sizes) {
+  VarMap values;
+  for (const auto &[name, v] : sizes)
+    values.push_back({sizeVar(name).get(), intImm(v)});
+  int64_t n = 0;
+  return constValue(substitute(size, values), &n) ? n : 0;
+}
+
+// The operations of every stage by graph node (integerOnly: the integer ones); a generic
+// kernel's at `sizes`.
+std::map<std::string, int64_t> countOpsByNode(const Schedule &s, bool integerOnly,
+                                              const SymBindings &sizes) {
   StageMap stageOf = stageMap(s.stages);
   std::map<std::string, int64_t> total;
   for (const Stage &st : s.stages) {
@@ -353,11 +364,11 @@ std::map<std::string, int64_t> countOpsByNode(const Schedule &s, bool integerOnl
     ByNode(stageOf, st.tensor->node, [&](const Expr &e, const std::string &node) {
       count[node] += opsOf(e, integerOnly);
     }).visitExpr(body);
-    int64_t extent = numElements(st.tensor->shape);
+    int64_t extent = numElements(st.tensor->shape.bound(sizes));
     if (body->kind == ExprKind::Reduce) {
       count[st.tensor->node] += !integerOnly || !dtypeIsFloat(body->dtype); // the combine
       for (const IterVar &r : body->reduceAxes)
-        extent *= r.extent;
+        extent *= r.size ? boundExtent(r.size, sizes) : r.extent;
     }
     for (const auto &[node, per] : count)
       if (per)
@@ -368,20 +379,20 @@ std::map<std::string, int64_t> countOpsByNode(const Schedule &s, bool integerOnl
 
 } // namespace
 
-std::map<std::string, int64_t> countFlopsByNode(const Schedule &s) {
-  return countOpsByNode(s, false);
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s, const SymBindings &sizes) {
+  return countOpsByNode(s, false, sizes);
 }
 
-int64_t countIntegerOps(const Schedule &s) {
+int64_t countIntegerOps(const Schedule &s, const SymBindings &sizes) {
   int64_t total = 0;
-  for (const auto &[node, ops] : countOpsByNode(s, true))
+  for (const auto &[node, ops] : countOpsByNode(s, true, sizes))
     total += ops;
   return total;
 }
 
-int64_t countFlops(const Schedule &s) {
+int64_t countFlops(const Schedule &s, const SymBindings &sizes) {
   int64_t total = 0;
-  for (const auto &[node, flops] : countFlopsByNode(s))
+  for (const auto &[node, flops] : countFlopsByNode(s, sizes))
     total += flops;
   return total;
 }

@@ -166,11 +166,11 @@ loop::Stmt lower(const Schedule &s);
 /// Floating-point operations one run of the scheduled function performs: per materialised
 /// stage, the arithmetic and math calls of its body (inlined producers included) times its
 /// elements and reduction extents. Index arithmetic and padding selects are not counted.
-int64_t countFlops(const Schedule &s);
+int64_t countFlops(const Schedule &s, const SymBindings &sizes = {});
 
 /// The integer operations among countFlops' (8-bit products and their sums): a kernel made of
 /// them is measured against the int8 peak.
-int64_t countIntegerOps(const Schedule &s);
+int64_t countIntegerOps(const Schedule &s, const SymBindings &sizes = {});
 
 /// The most terms one value of the function sums: the largest product of a reduction's axis
 /// extents over its stages, 1 when it has none (`:bisect` weighs float rounding by it).
@@ -178,7 +178,8 @@ int64_t longestReduction(const Schedule &s);
 
 /// countFlops split by the graph node each operation belongs to (Compute::node; an inlined
 /// producer's operations count for its own node).
-std::map<std::string, int64_t> countFlopsByNode(const Schedule &s);
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s,
+                                                const SymBindings &sizes = {});
 
 /// Provenance: for each buffer a materialised stage writes, the nodes its stores compute — the
 /// stage's own and those of the stages inlined into it (Compute::node) — in `order`.

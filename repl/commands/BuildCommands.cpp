@@ -45,7 +45,7 @@ struct Commands::BuildTopic {
 const char *const Commands::kBuildUsage =
     ":build [opt_level=N] [dtype=TYPE] [precision=fp32|bf16] [seed=N] [shape NAME=(…) …] "
     "[dtype NAME=TYPE …] [param NAME=random|zeros|ones|NUMBER|FILE.npy …] "
-    "[specialize SYMBOL=N[,N…] …]";
+    "[generic] [specialize SYMBOL=N[,N…] …]";
 
 namespace {
 
@@ -178,11 +178,20 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
     words = rest.substr(0, at);
     specialize = sizeSample(before, rest.substr(std::min(rest.size(), at + 11)), "specialize");
   }
+  // `generic`: a graph with size symbols built once with generic kernels, which run every size.
+  bool generic = false;
+  if (size_t at = (" " + words + " ").find(" generic "); at != std::string::npos) {
+    generic = true;
+    words.erase(at, std::min(words.size() - at, size_t{8}));
+    if (!backend::hasSizeSymbols(before))
+      fail("build: generic kernels are for a graph with size symbols; this one has none");
+  }
   // dtype=TYPE asks for every input in TYPE: a model's own float types and params follow it
   // (converted, and said so), never silently kept; an integer type for a float model is refused.
   bool dtypeGiven = false;
   backend::BuildOptions o =
       parseBuild(e, words, e.passContext_.optLevel, e.precision_ == "bf16", before, dtypeGiven);
+  o.generic = generic;
   const int want = o.defaultDType;
   auto converts = [&](int dt) { return dtypeGiven && dtypeIsFloat(dt) && dt != want; };
   size_t convertedParams = 0, convertedInputs = 0;
@@ -276,7 +285,7 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
     std::vector<std::string> symbols(dyn->symbols().begin(), dyn->symbols().end());
     for (const SymBindings &b : specialize) {
       auto t1 = std::chrono::steady_clock::now();
-      dyn->variant(b);
+      dyn->specialize(b);
       out << "specialized " << bindingsText(b) << " ("
           << significant(
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count())
@@ -285,7 +294,8 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     e.pushStep(g, label, ms, false);
     out << "step " << e.cursor_ << ": " << label << " (dynamic: size symbols " << joinNames(symbols)
-        << "; each size :run gives builds its variant once"
+        << (dyn->generic() ? "; generic kernels, built once, run every size"
+                           : "; each size :run gives builds its variant once")
         << (specialize.empty() ? "" : ", " + plural(specialize.size(), "variant") + " built now")
         << ")\n";
     for (const auto &[name, shape] : symbolicInputs(g))
@@ -359,7 +369,10 @@ std::vector<Commands::Listed> Commands::buildCommands() {
        {"build", std::string(kBuildUsage).substr(std::strlen(":build ")),
         "nnvm.compiler.build: the passes of the opt level (from 2, PrecomputePrune folds what "
         "depends on params only), then every fused function lowered and compiled; prints the "
-        "deploy graph, which becomes a new step",
+        "deploy graph, which becomes a new step. A graph with size symbols builds a variant for "
+        "each size a run gives (specialize: those sizes now); with generic, once, every kernel "
+        "generic (its loops over the symbols, read at run time), which every size not "
+        "specialized runs",
         T::build}},
       {"tune",
        {"export", "DIR [SYMBOL=N[,N…] …]",

@@ -212,7 +212,8 @@ void Commands::CodeTopic::where(Engine &e, const Args &a, const std::string &, s
     }
   }
 
-  std::map<std::string, int64_t> flops = backend::countFlopsByNode(*f.schedule);
+  std::map<std::string, int64_t> flops =
+      backend::countFlopsByNode(*f.schedule, backend::variantBindings(g));
   int64_t total = 0;
   for (const auto &[n, v] : flops)
     total += v;

@@ -257,8 +257,10 @@ void Commands::ProfileTopic::profile(Engine &e, const Args &a, const std::string
     r.minMs = t.front();
     r.maxMs = t.back();
     const backend::Schedule &schedule = *lib->lowered.at(names[k]).schedule;
-    r.flops = static_cast<double>(backend::countFlops(schedule));
-    r.integer = r.flops > 0 && 2 * backend::countIntegerOps(schedule) > r.flops;
+    // A generic kernel's operations at the sizes it ran at.
+    SymBindings sizes = backend::variantBindings(g);
+    r.flops = static_cast<double>(backend::countFlops(schedule, sizes));
+    r.integer = r.flops > 0 && 2 * backend::countIntegerOps(schedule, sizes) > r.flops;
     if (calls.size() == names.size()) {
       r.call = calls[k];
       r.layers = layersOf(g, calls[k], source, folded);

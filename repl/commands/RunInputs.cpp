@@ -301,7 +301,7 @@ std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &
   SymBindings current = backend::variantBindings(g);
   std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
   SymBindings b = bindInputs(dyn->graph(), given, words, current);
-  if (!current.empty() && b == current && dyn->has(b))
+  if (!current.empty() && b == current && (dyn->has(b) || dyn->generic()))
     return ""; // (a variant :tune rebuilt is not the current step's any more)
   bool built = false;
   auto t0 = std::chrono::steady_clock::now();
@@ -310,8 +310,10 @@ std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   size_t from = e.cursor_;
   e.pushStep(v, "variant " + bindingsText(b), ms, false);
+  bool generic = v.attr("generic_kernels") != nullptr;
   return cat("step ", e.cursor_, ": variant ", bindingsText(b), " of the dynamic build (",
-             built ? "built now" : "built before", "; step ", from, " was ",
+             generic ? "its generic kernels" : built ? "built now" : "built before", "; step ",
+             from, " was ",
              current.empty() ? "the build" : "variant " + bindingsText(current), ")\n");
 }
 

@@ -151,7 +151,7 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
     bool stopped = false;
     for (const SymBindings &b : sample) {
       bool built = false;
-      Graph v = backend::variantOf(g, b, &built);
+      Graph v = backend::variantOf(g, b, &built, /*specialized=*/true);
       out << "variant " << bindingsText(b) << (built ? " (built now)" : "") << ":\n";
       stopped = tuneBuilt(e, v, o, only == "check" ? only : "", checkRuns, out,
                           "its next :run builds the variant again to apply");

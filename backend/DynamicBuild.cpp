@@ -124,8 +124,8 @@ Graph boundGeneric(const Graph &generic, const SymBindings &b) {
   v.attrs["shape"] = GraphAttr::listShape(shapes);
   // The functions' bodies bound too: the reference interpreter runs them at these sizes.
   if (const GraphAttr *m = generic.attr("module"); m && m->opaque) {
-    auto module = std::make_shared<FusedModule>(
-        *std::static_pointer_cast<const FusedModule>(m->opaque));
+    auto module =
+        std::make_shared<FusedModule>(*std::static_pointer_cast<const FusedModule>(m->opaque));
     for (auto &[name, f] : module->functions) {
       auto bound = std::make_shared<FusedFunction>(*f);
       std::vector<Shape> body = f->body.attr("shape")->shapes;

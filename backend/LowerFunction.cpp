@@ -4,6 +4,7 @@
 #include "backend/llvm/HostTarget.h"
 
 #include "backend/loop/FastMath.h"
+#include "backend/loop/GuardVersions.h"
 #include "backend/loop/PartitionLoops.h"
 #include "backend/loop/SerialSmall.h"
 #include "core/DType.h"
@@ -153,7 +154,8 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     out.outputBuffers.push_back(out.schedule->stage(o).buffer);
   out.body = lower(*out.schedule);
   if (out.fast)
-    out.body = loop::runSmallOnCaller(fastMath(partitionLoops(simplifyIndices(out.body))));
+    out.body = loop::runSmallOnCaller(
+        fastMath(versionSymbolicGuards(partitionLoops(simplifyIndices(out.body)))));
   // A body of symbolic shapes lowers to a generic kernel: its loops and indices read the size
   // symbols, bound once at entry from its last argument.
   out.sizeSymbols = sizeSymbolsOf(out.body);

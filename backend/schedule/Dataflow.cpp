@@ -23,12 +23,6 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   if (axis >= t.axes.size() || multiple < 1)
     fail("schedule: cache_write of ", s.buffer, " padded along axis ", axis, " to a multiple of ",
          multiple);
-  // A symbolic shape is not padded (its rounded size would be an expression). Its cache is fine
-  // where it becomes local to a tile; an intermediate of symbolic size is refused when the
-  // schedule is lowered.
-  if (t.shape.isSymbolic() && multiple > 1)
-    fail("schedule: cache_write of ", s.buffer, " padded, whose shape ", shapeToTuple(t.shape),
-         " is symbolic");
   for (size_t d = 0; d < s.leaves.size(); ++d)
     if (d >= t.axes.size() ? !s.leaves[d].reduce : s.leaves[d].var != t.axes[d])
       fail("schedule: cache_write of ", s.buffer, " after its loops were scheduled");
@@ -41,13 +35,24 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   cache->tag = t.tag;
   cache->node = t.node;
   int64_t real = t.shape[axis];
-  if (multiple > 1) // (written through, a symbolic shape would lose its expressions)
+  // A symbolic axis (a generic kernel's rows) is padded to its rounded expression, read back
+  // clamped to its last index.
+  bool symbolicAxis = !t.shape.dim(axis).isConstant();
+  if (symbolicAxis && multiple > 1) {
+    SymDims dims = t.shape.dims();
+    dims[axis] =
+        SymExpr::floorDiv(dims[axis] + SymExpr(multiple - 1), multiple) * SymExpr(multiple);
+    cache->shape = Shape::symbolic(dims);
+  } else if (multiple > 1) { // (written through, a symbolic shape would lose its expressions)
     cache->shape[axis] = (real + multiple - 1) / multiple * multiple;
+  }
   VarMap rename;
   for (size_t d = 0; d < t.axes.size(); ++d) {
     cache->axes.push_back(var(t.axes[d]->name + ".c"));
     Expr value = cache->axes.back();
-    if (d == axis && padded(axis) != real)
+    if (d == axis && symbolicAxis && multiple > 1)
+      value = min(value, dimExtent(t.shape, d) - 1);
+    else if (d == axis && padded(axis) != real)
       value = min(value, intImm(real - 1));
     rename.push_back({t.axes[d].get(), value});
   }

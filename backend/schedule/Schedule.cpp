@@ -123,8 +123,16 @@ std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
   Expr value = outer * factor + inner;
   s.leaves[pos] = {inner, factor, ForKind::Serial, l.reduce};
   // A symbolic extent is split into ceil(E / factor) tiles, the last one guarded unless the
-  // factor is 1: whether it divides is known only at run time.
-  if (l.size)
+  // factor is 1 or divides it (an extent padded to a multiple, `n * c`): whether it divides is
+  // otherwise known only at run time.
+  int64_t c = 0;
+  bool divides = l.size && l.size->kind == ExprKind::Binary && l.size->op == BinOp::Mul &&
+                 constValue(l.size->args[1], &c) && c % factor == 0;
+  if (divides)
+    s.leaves.insert(s.leaves.begin() + pos,
+                    {outer, 0, ForKind::Serial, l.reduce,
+                     c == factor ? l.size->args[0] : l.size->args[0] * (c / factor)});
+  else if (l.size)
     s.leaves.insert(s.leaves.begin() + pos,
                     {outer, 0, ForKind::Serial, l.reduce,
                      factor == 1 ? l.size : (l.size + (factor - 1)) / factor});
@@ -132,7 +140,7 @@ std::pair<Expr, Expr> Schedule::split(Stage &s, Expr v, int64_t factor) {
     s.leaves.insert(s.leaves.begin() + pos,
                     {outer, (l.extent + factor - 1) / factor, ForKind::Serial, l.reduce});
   rewriteAxes(s, {{v.get(), value}});
-  if (l.size ? factor != 1 : l.extent % factor != 0)
+  if (l.size ? factor != 1 && !divides : l.extent % factor != 0)
     s.guards.push_back(lt(value, leafExtent(l)));
   log_.push_back(s.buffer + ": split " + v->name + " by " + std::to_string(factor));
   return {outer, inner};

@@ -178,8 +178,7 @@ int64_t longestReduction(const Schedule &s);
 
 /// countFlops split by the graph node each operation belongs to (Compute::node; an inlined
 /// producer's operations count for its own node).
-std::map<std::string, int64_t> countFlopsByNode(const Schedule &s,
-                                                const SymBindings &sizes = {});
+std::map<std::string, int64_t> countFlopsByNode(const Schedule &s, const SymBindings &sizes = {});
 
 /// Provenance: for each buffer a materialised stage writes, the nodes its stores compute — the
 /// stage's own and those of the stages inlined into it (Compute::node) — in `order`.

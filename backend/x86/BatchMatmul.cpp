@@ -17,7 +17,9 @@ bool batchMatmul(Schedule &s, size_t idx) {
   const Stage &p = s.stages[idx];
   size_t rank = p.tensor->shape.size();
   int64_t lanes = s.cpu.lanes(dtypeBytes(p.tensor->dtype));
-  int64_t rows = p.tensor->shape[rank - 2], columns = p.tensor->shape[rank - 1];
+  // Symbolic rows or columns (attention's seq) are tiled as many, their last tile guarded.
+  int64_t rows = extentOrMany(p.tensor->shape, rank - 2),
+          columns = extentOrMany(p.tensor->shape, rank - 1);
   if (!convWithEpilogue(s, idx, rank) || columns < lanes || p.body->reduceAxes.size() != 1)
     return false;
   MatmulTile rule = chooseMatmulTile(rows, columns, s.cpu, lanes);

@@ -14,9 +14,6 @@ using namespace loop;
 
 namespace {
 
-// What the schedules take a symbolic number of rows to be: more than any tile of them.
-constexpr int64_t kManyRows = 1 << 20;
-
 // Outputs per block: a divisor of the output count up to half the vector registers (the other
 // half for the loads: 16 with AVX-512, 8 with AVX2), at most half of them when that still gives
 // four or more, so two threads have a block each; a count without such a divisor (a prime) gets
@@ -37,7 +34,8 @@ void rowTiles(Schedule &s, const ComputeRef &denseT, const std::vector<ComputeRe
   Stage &d = s.stage(denseT); // rows, outputs, the sum over the partials
   // Symbolic rows (a generic kernel's batch*seq) are taken to be many: their tiles' tail is
   // guarded.
-  int64_t rows = d.leaves[0].size ? kManyRows : d.leaves[0].extent, units = d.leaves[1].extent;
+  int64_t rows = d.leaves[0].size ? kSymbolicExtent : d.leaves[0].extent,
+          units = d.leaves[1].extent;
   int64_t ruleRows = std::min<int64_t>(4, rows);
   int64_t rowBlock = s.define("row_block", range(1, std::min<int64_t>(rows, 8)), ruleRows,
                               "rows whose partial sums are held in registers together");
@@ -103,7 +101,8 @@ bool densePack(Schedule &s, size_t idx) {
   if (p0.body->kind != ExprKind::Reduce || p0.tensor->shape.size() != 3 ||
       p0.body->reduceAxes.size() != 1 || p0.tensor->shape[2] % lanes != 0 || s.outputs.size() != 1)
     return false;
-  int64_t rows = p0.tensor->shape[0], tiles = p0.tensor->shape[1], width = p0.tensor->shape[2];
+  int64_t rows = extentOrMany(p0.tensor->shape, 0), tiles = p0.tensor->shape[1],
+          width = p0.tensor->shape[2];
   int64_t K = p0.body->reduceAxes[0].extent, vectors = width / lanes;
   int64_t mostRows = matmulTileRows(vectors, s.cpu);
   int64_t rowBlock =

@@ -6,6 +6,15 @@
 
 namespace loupe::backend::x86 {
 
+/// What the schedules take a symbolic extent (a generic kernel's rows, batch*seq) to be: more
+/// than any tile of it, its last tile guarded.
+inline constexpr int64_t kSymbolicExtent = int64_t{1} << 20;
+
+/// A stage's extent along axis `d`: its size, or kSymbolicExtent for a symbolic one.
+inline int64_t extentOrMany(const Shape &shape, size_t d) {
+  return shape.dim(d).isConstant() ? shape[d] : kSymbolicExtent;
+}
+
 /// An op family's fast schedule for a function whose stage `stage` carries the family's tag;
 /// false (changing nothing) when the function is not the shape it expects.
 using FamilySchedule = bool (*)(Schedule &s, size_t stage);

@@ -3,6 +3,7 @@
 // strided_slice takes every step-th element of a range per axis (ONNX's Slice); gather_nd picks
 // slices by index tuples; scatter_elements and scatter_nd write updates at indices;
 // one_hot expands indices into one-hot rows.
+#include "core/loop/SizeVars.h"
 #include "core/ops/OpHelpers.h"
 
 #include <algorithm>
@@ -228,10 +229,12 @@ std::vector<SymDims> symStridedSlice(const SymShapeCtx &c) {
   if (begin.size() != end.size() || axes.size() != begin.size() ||
       (!strides.empty() && strides.size() != begin.size()))
     c.error("axes, strides, begin and end must have one entry per sliced axis");
-  // slicesOf checks the constant axes; a symbolic one stands in as a size no slice empties.
+  // slicesOf checks the constant axes; a symbolic one stands in as a size no slice the rule
+  // allows empties (2^31: an end from it is "to the end", which a larger stand-in would cut
+  // short of a negative begin).
   Shape constant;
   for (const SymExpr &d : o)
-    constant.push_back(d.isConstant() ? d.constant() : int64_t{1} << 40);
+    constant.push_back(d.isConstant() ? d.constant() : int64_t{1} << 31);
   std::vector<AxisSlice> sl = slicesOf(c.attrs, constant, c.node);
   for (size_t k = 0; k < axes.size(); ++k) {
     int axis = normalizeAxis(axes[k], static_cast<int>(o.size()), c.node);
@@ -282,16 +285,29 @@ void registerStridedSlice() {
           out[0].data[k++] = x.data[off];
         });
       })
-      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
-                const std::vector<int> &types) {
+      .lowerSymbolic([](const Attrs &a, const std::vector<ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         ComputeRef x = in[0];
-        std::vector<AxisSlice> sl = slicesOf(a, x->shape, "strided_slice");
+        // Over symbolic shapes, a symbolic axis stands in as a size no slice empties (as the
+        // symbolic shape rule checks it) and starts where its begin says, counted from its
+        // end when negative: the rule allows it only step 1.
+        Shape sizes = x->shape;
+        if (x->shape.isSymbolic())
+          for (size_t d = 0; d < sizes.size(); ++d)
+            if (!x->shape.dim(d).isConstant())
+              sizes[d] = int64_t{1} << 31; // (an end from 2^31 is ONNX's "to the end")
+        std::vector<AxisSlice> sl = slicesOf(a, sizes, "strided_slice");
+        std::vector<Expr> first;
+        for (size_t d = 0; d < sl.size(); ++d)
+          first.push_back(sizes[d] == x->shape[d] || sl[d].begin < (int64_t{1} << 30)
+                              ? intImm(sl[d].begin)
+                              : dimExtent(x->shape, d) - ((int64_t{1} << 31) - sl[d].begin));
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],
             [&](const std::vector<Expr> &i) {
               std::vector<Expr> src;
               for (size_t d = 0; d < i.size(); ++d)
-                src.push_back(i[d] * sl[d].step + sl[d].begin);
+                src.push_back(i[d] * sl[d].step + first[d]);
               return read(x, src);
             },
             "compute", "injective", "ax")};

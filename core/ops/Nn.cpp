@@ -263,6 +263,16 @@ std::vector<SymDims> symDense(const SymShapeCtx &c) {
   return {d};
 }
 
+// _contrib_dense_pack's: the rows kept, the last axis its units (the packed weight's first axis
+// counts tiles of them).
+std::vector<SymDims> symDensePack(const SymShapeCtx &c) {
+  SymDims d = c.in[0];
+  if (d.empty())
+    c.error("data must have rank 1 or more");
+  d.back() = SymExpr(c.attrs.getInt("units"));
+  return {d};
+}
+
 std::vector<SymDims> symMatmul(const SymShapeCtx &c) {
   SymDims a = c.in[0], b = c.in[1];
   if (c.attrs.getBool("transpose_a"))
@@ -688,6 +698,7 @@ void registerNnOps() {
                                  "dense with its weight packed in NC<n>n: (units / n, k, n)");
   densePack.param("weight_layout", ParamKind::Str, "NC16n", "the weight's layout, NC<n>n")
       .shape(densePackShape)
+      .symbolic(symDensePack)
       .kernel(densePackKernel)
       .lowerSymbolic(densePackLower);
   densePack.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {

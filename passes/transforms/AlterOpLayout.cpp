@@ -258,7 +258,14 @@ std::vector<NodeEntry> alterDense(const NodePtr &n, const Shape &data, int dtype
   if (!data.rankKnown() || data.size() < 2 || (dtype != kFloat32 && dtype != kFloat64) ||
       !weight.node->isVariable() || !ctx.params || !ctx.params->count(weight.node->name))
     return {};
-  int64_t units = n->parsed.getInt("units"), rows = numElements(data) / data.back();
+  // Symbolic rows (a generic build's batch*seq) are taken to be many.
+  bool symbolicRows = false;
+  for (size_t d = 0; d + 1 < data.size(); ++d)
+    symbolicRows = symbolicRows || !data.dim(d).isConstant();
+  if (!data.dim(data.size() - 1).isConstant())
+    return {};
+  int64_t units = n->parsed.getInt("units"),
+          rows = symbolicRows ? int64_t{1} << 20 : numElements(data) / data.back();
   TargetCpu cpu = targetCpuOf(target);
   int64_t lanes = cpu.lanes(dtypeBytes(dtype));
   if (rows < kPackRows)

@@ -312,8 +312,10 @@ std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &
   e.pushStep(v, "variant " + bindingsText(b), ms, false);
   bool generic = v.attr("generic_kernels") != nullptr;
   return cat("step ", e.cursor_, ": variant ", bindingsText(b), " of the dynamic build (",
-             generic ? "its generic kernels" : built ? "built now" : "built before", "; step ",
-             from, " was ",
+             generic ? "its generic kernels"
+             : built ? "built now"
+                     : "built before",
+             "; step ", from, " was ",
              current.empty() ? "the build" : "variant " + bindingsText(current), ")\n");
 }
 

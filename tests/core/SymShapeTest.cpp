@@ -171,6 +171,9 @@ std::vector<RuleCase> ruleCases() {
       {"strided_slice",
        x3 + "y = strided_slice(x, begin=(-1,), end=(9223372036854775807,), axes=(1,))"},
       {"dense", x3 + "y = dense(x, units=8)"},
+      {"_contrib_dense_pack", x3 + v("w", "(2, 16, 4)") +
+                                  "y = _contrib_dense_pack(x, w, units=8, weight_layout=\"NC4n\", "
+                                  "use_bias=False)"},
       {"matmul", v("x", "(seq, 16)") + v("w", "(16, 8)") + "y = matmul(x, w)"},
       {"matmul", v("x", "(seq, 16)") + v("w", "(8, 16)") + "y = matmul(x, w, transpose_b=True)"},
       {"batch_matmul", x4 + v("w", "(batch, 4, 8, seq)") + "y = batch_matmul(x, w)"},

@@ -52,7 +52,12 @@ DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext con
     o.symbolic = true;
     for (const auto &[name, shape] : symbolicInputs(graph_))
       o.shapes[name] = shape;
-    generic_ = build(graph_, o, context_);
+    try {
+      generic_ = build(graph_, o, context_);
+    } catch (const Error &err) {
+      fail("build generic: ", err.what(),
+           " (no generic kernel for it yet; :build without generic builds each size a run gives)");
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Times a model exported with dynamic axes at several sizes (benchmarks only): Loupe's one
-dynamic build run at each size (the variant :run builds), Loupe's build of the file with that
-size fixed (:load FILE SYMBOL=N), and ONNX Runtime on the same file at that shape — alternating
-the three in each round, since these VMs drift between minutes.
+dynamic build run at each size (the variant :run builds), the same with `generic` (one build
+whose generic kernels every size runs), Loupe's build of the file with that size fixed (:load
+FILE SYMBOL=N), and ONNX Runtime on the same file at that shape — alternating the four in each
+round, since these VMs drift between minutes.
 
 usage: scripts/bench-dynamic.py --ort DIR [--loupe build/repl/loupe] [--rounds 1] [--runs 10]
        --shape "batch,seq,768" --sizes "batch=1,seq=16 batch=4,seq=128 ..." MODEL.onnx
@@ -47,25 +48,28 @@ def main():
     ap.add_argument("--sizes", required=True, help="bindings: 'batch=1,seq=16 batch=4,seq=128'")
     ap.add_argument("model")
     a = ap.parse_args()
-    print("| size | threads | Loupe dynamic | Loupe fixed | dynamic / fixed | ONNX Runtime "
-          "| dynamic / ORT |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| size | threads | Loupe dynamic | Loupe generic | Loupe fixed | dynamic / fixed "
+          "| generic / fixed | ONNX Runtime | dynamic / ORT | generic / ORT |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for size in a.sizes.split():
         b = dict(kv.split("=") for kv in size.split(","))
         shape = ",".join(b.get(d, d) for d in a.shape.split(","))
         words = " ".join(f"{k}={v}" for k, v in b.items())
         dynamic = (f":load {a.model}\n:build opt_level=3\n:run {words} check=off\n"
                    f":profile {a.runs}\n")
+        generic = dynamic.replace(":build opt_level=3", ":build opt_level=3 generic")
         fixed = f":load {a.model} {words}\n:build opt_level=3\n:profile {a.runs}\n"
         for threads in [int(t) for t in a.threads.split(",")]:
-            d, f, o = [], [], []
+            d, g, f, o = [], [], [], []
             for _ in range(a.rounds):
                 d.append(loupe_ms(a.loupe, dynamic, threads))
                 o.append(ort_ms(a.ort, a.model, threads, shape, a.runs))
+                g.append(loupe_ms(a.loupe, generic, threads))
                 f.append(loupe_ms(a.loupe, fixed, threads))
-            dm, fm, om = (statistics.median(x) for x in (d, f, o))
-            print(f"| {words} | {threads} | {dm:.2f} ms | {fm:.2f} ms | {dm / fm:.2f}x "
-                  f"| {om:.2f} ms | {dm / om:.2f}x |", flush=True)
+            dm, gm, fm, om = (statistics.median(x) for x in (d, g, f, o))
+            print(f"| {words} | {threads} | {dm:.2f} ms | {gm:.2f} ms | {fm:.2f} ms "
+                  f"| {dm / fm:.2f}x | {gm / fm:.2f}x | {om:.2f} ms | {dm / om:.2f}x "
+                  f"| {gm / om:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

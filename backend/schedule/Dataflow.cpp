@@ -99,9 +99,9 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
     fail("schedule: ", s.buffer, " has no reduce axis ", k->name);
   if (factor <= 0)
     fail("schedule: rfactor needs a positive factor, got ", factor);
-  if (it->size)
-    fail("schedule: rfactor of ", s.buffer, " over ", k->name, ", whose extent ",
-         printExpr(it->size), " is symbolic");
+  // Over a symbolic extent (a softmax along seq) the partial sums run ceil(E / factor) steps,
+  // the last ones past the end skipped by the condition.
+  const Expr symbolicExtent = it->size;
   int64_t extent = it->extent;
   auto rf = std::make_shared<Compute>();
   rf->name = t.name + ".rf";
@@ -124,14 +124,18 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   Expr inner = var(base + ".inner" + level);
   rf->axes.push_back(inner);
   IterVar outer{var(base + ".outer" + level), (extent + factor - 1) / factor, nullptr};
+  if (symbolicExtent)
+    outer = {outer.var, 0, (symbolicExtent + (factor - 1)) / factor};
   Expr kValue = outer.var * factor + inner;
   rename.push_back({k.get(), kValue});
   std::vector<IterVar> axes;
   for (const IterVar &r : body->reduceAxes)
     axes.push_back(r.var == k ? outer : r);
   Expr cond = body->args.size() > 1 ? substitute(body->args[1], rename) : nullptr;
-  if (extent % factor != 0) // the last partial sums run past the end
-    cond = cond ? land(cond, lt(kValue, intImm(extent))) : lt(kValue, intImm(extent));
+  if (symbolicExtent || extent % factor != 0) { // the last partial sums run past the end
+    Expr end = symbolicExtent ? symbolicExtent : intImm(extent);
+    cond = cond ? land(cond, lt(kValue, end)) : lt(kValue, end);
+  }
   rf->body = reduce(body->combiner, substitute(body->args[0], rename), axes, cond);
   Stage r;
   r.tensor = rf;

@@ -192,8 +192,8 @@ bool vectorReducible(const Stage &st, const TargetCpu &cpu) {
   const Expr &body = st.body;
   int64_t lanes = cpu.lanes(dtypeBytes(st.tensor->dtype));
   return body->kind == ExprKind::Reduce && body->reduceAxes.size() == 1 && body->args.size() == 1 &&
-         body->reduceAxes[0].extent >= 4 * lanes && !st.tensor->shape.empty() &&
-         readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
+         (body->reduceAxes[0].size || body->reduceAxes[0].extent >= 4 * lanes) &&
+         !st.tensor->shape.empty() && readsAlongLast(body->args[0], body->reduceAxes[0].var.get());
 }
 
 std::vector<ComputeRef> partialTree(Schedule &s, const ComputeRef &t, int64_t partials) {
@@ -210,7 +210,8 @@ std::vector<ComputeRef> partialTree(Schedule &s, const ComputeRef &t, int64_t pa
 
 std::vector<ComputeRef> rowPartials(Schedule &s, const ComputeRef &t) {
   int64_t lanes = s.cpu.lanes(dtypeBytes(t->dtype));
-  int64_t extent = s.stage(t).body->reduceAxes[0].extent;
+  const IterVar &k = s.stage(t).body->reduceAxes[0];
+  int64_t extent = k.size ? kSymbolicExtent : k.extent;
   // Four chains where the row has at least two vectors for each (one chain's adds wait on
   // each other: 48 dependent vector adds took 144 cycles of a 768-float row on Zen 4).
   int64_t chains = 4;

@@ -2,6 +2,8 @@
 // log_softmax, layer_norm): per row, the statistics and then the row, while the row is in L1.
 #include "backend/x86/FastSchedules.h"
 
+#include "core/loop/SizeVars.h"
+
 #include "core/DType.h"
 #include "core/Error.h"
 
@@ -75,6 +77,14 @@ void scheduleRows(Schedule &s, const ComputeRef &outT) {
   }
 }
 
+// Whether a reduction runs along the whole last axis of `shape` (symbolic: the same expression).
+bool alongRow(const IterVar &k, const Shape &shape) {
+  SymExpr last = shape.dim(shape.size() - 1);
+  if (k.size)
+    return !last.isConstant() && sameExpr(k.size, sizeExpr(last));
+  return last.isConstant() && k.extent == last.constant();
+}
+
 } // namespace
 
 bool rowwise(Schedule &s) {
@@ -93,9 +103,8 @@ bool rowwise(Schedule &s) {
     // A value per row, reduced along the row in vectors.
     if (withoutTrailingOnes(st.tensor->shape) != rows)
       return false;
-    if (reduction &&
-        (!vectorReducible(st, s.cpu) || st.body->reduceAxes[0].extent != shape.back() ||
-         st.tensor->dtype != out->tensor->dtype))
+    if (reduction && (!vectorReducible(st, s.cpu) || !alongRow(st.body->reduceAxes[0], shape) ||
+                      st.tensor->dtype != out->tensor->dtype))
       return false;
     anyReduction |= reduction;
   }

@@ -35,8 +35,9 @@ std::optional<std::pair<Expr, Expr>> guardTest(const Stmt &s) {
 }
 
 // The guards of `body` that one test per iteration of the enclosing loop decides: `a < n` with
-// n reading a size symbol and none of the loops inside, and a affine with non-negative
-// coefficients in the loops inside (of constant ranges), their largest `a` tested instead.
+// a or n reading a size symbol (a tail's test, or a test bound inference could not decide over
+// a symbolic loop), n none of the loops inside, and a affine with non-negative coefficients in
+// the loops inside (of constant ranges), their largest `a` tested instead.
 class GuardCollector : public IRVisitor {
 public:
   std::vector<Expr> tests;                  // largest a < n, one per guard kept
@@ -62,7 +63,8 @@ public:
       variable_.pop_back();
       return;
     }
-    if (auto t = guardTest(s); t && readsSizeSymbol(t->second) && decidable(*t))
+    if (auto t = guardTest(s);
+        t && (readsSizeSymbol(t->first) || readsSizeSymbol(t->second)) && decidable(*t))
       hoisted[s.get()] = true;
     IRVisitor::visitStmt(s);
   }

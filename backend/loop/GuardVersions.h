@@ -7,8 +7,8 @@
 
 namespace loupe::loop {
 
-/// In each parallel loop, the guards `if (likely(a < n))` of its body whose `n` reads a size
-/// symbol (a generic kernel's tail test) and whose `a` grows with the loops inside the body
+/// In each parallel loop, the guards `if (likely(a < n))` of its body that read a size symbol
+/// (a generic kernel's tail tests) and whose `a` grows with the loops inside the body
 /// (constant ranges, non-negative coefficients) are tested once per iteration at their largest
 /// `a`: where all hold, the body runs a copy without them, its guarded vector loops vectorised
 /// again; elsewhere (the last tiles) the guarded body. Kernels of fixed sizes have no such

@@ -287,10 +287,10 @@ void Commands::BuildTopic::build(Engine &e, const Args &, const std::string &res
       auto t1 = std::chrono::steady_clock::now();
       dyn->specialize(b);
       out << "specialized " << bindingsText(b) << " ("
-          << (e.hideTimings_ ? std::string("-")
-                             : significant(std::chrono::duration<double>(
-                                               std::chrono::steady_clock::now() - t1)
-                                               .count()))
+          << (e.hideTimings_
+                  ? std::string("-")
+                  : significant(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1)
+                                    .count()))
           << " s)\n";
     }
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -7,9 +7,11 @@
 #include "core/DType.h"
 #include "core/FusedModule.h"
 #include "core/loop/LoopIR.h"
+#include "core/loop/Visitor.h"
 #include "passes/Symbols.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace loupe;
@@ -274,3 +276,62 @@ TEST(GenericKernel, RulesThatReadSizesAreRefused) {
 }
 
 } // namespace
+
+namespace {
+
+// Counts a statement's loops of each kind.
+std::map<loop::ForKind, int> loopKinds(const loop::Stmt &s) {
+  struct Counter : loop::IRVisitor {
+    std::map<loop::ForKind, int> kinds;
+    void visitStmt(const loop::Stmt &t) override {
+      if (t->kind == loop::StmtKind::For)
+        ++kinds[t->forKind];
+      IRVisitor::visitStmt(t);
+    }
+  } c;
+  c.visitStmt(s);
+  return c.kinds;
+}
+
+// The parallel loop of a statement (the first one met), or null.
+loop::Stmt parallelLoop(const loop::Stmt &s) {
+  if (s->kind == loop::StmtKind::For && s->forKind == loop::ForKind::Parallel)
+    return s;
+  for (const loop::Stmt &b : s->body)
+    if (b)
+      if (loop::Stmt p = parallelLoop(b))
+        return p;
+  return nullptr;
+}
+
+} // namespace
+
+// At opt_level 3 a generic kernel's tile loop runs in two versions: where the whole tile is in
+// bounds (its largest row and column below the symbolic sizes) without the tests, its column
+// vectors vectorised; the last tiles with them, element by element.
+TEST(GenericKernel, TilesWhollyInBoundsRunWithoutTheirTests) {
+  Graph g = built("q = Variable(\"q\", shape=\"(batch, 4, seq, 16)\", dtype=0)\n"
+                  "k = Variable(\"k\", shape=\"(batch, 4, 16, seq)\", dtype=0)\n"
+                  "y = batch_matmul(q, k)");
+  auto fns = fused(g, 3);
+  ASSERT_EQ(fns.size(), 1u);
+  backend::LoweredFunction lf = backend::lowerFunction(*fns.begin()->second);
+  loop::Stmt par = parallelLoop(lf.body);
+  ASSERT_TRUE(par);
+  const loop::Stmt &version = par->body[0];
+  ASSERT_EQ(version->kind, loop::StmtKind::IfThenElse);
+  ASSERT_EQ(version->body.size(), 2u);
+  std::string test = loop::printExpr(version->a);
+  EXPECT_NE(test.find("< seq"), std::string::npos) << test;
+  std::map<loop::ForKind, int> whole = loopKinds(version->body[0]),
+                               last = loopKinds(version->body[1]);
+  EXPECT_EQ(whole[loop::ForKind::Scalarized], 0);
+  EXPECT_GT(whole[loop::ForKind::Vectorized], 0);
+  EXPECT_GT(last[loop::ForKind::Scalarized], 0);
+  // A kernel of fixed sizes has no such tests and one version.
+  auto fixed = fused(bindSymbols(g, {{"batch", 2}, {"seq", 32}}), 3);
+  backend::LoweredFunction f = backend::lowerFunction(*fixed.begin()->second);
+  loop::Stmt fp = parallelLoop(f.body);
+  ASSERT_TRUE(fp);
+  EXPECT_NE(fp->body[0]->kind, loop::StmtKind::IfThenElse);
+}

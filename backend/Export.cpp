@@ -207,6 +207,9 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
   if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
     for (const SymBindings &b : sizes.empty() ? dyn->variants() : sizes)
       variants.push_back(dyn->specialize(b));
+    if (variants.empty() && dyn->generic())
+      fail("export: a generic build's kernels are not exported yet (an export holds sizes "
+           "compiled for): :export DIR SYMBOL=N,… compiles and exports those sizes");
     if (variants.empty())
       fail("export: the dynamic build has no size built yet: :run a size, or :build … "
            "specialize SYMBOL=N,… to build those sizes");

@@ -301,8 +301,13 @@ std::string Commands::useVariant(Engine &e, const std::map<std::string, Shape> &
   SymBindings current = backend::variantBindings(g);
   std::shared_ptr<const backend::DynamicBuild> dyn = backend::dynamicBuild(g);
   SymBindings b = bindInputs(dyn->graph(), given, words, current);
-  if (!current.empty() && b == current && (dyn->has(b) || dyn->generic()))
-    return ""; // (a variant :tune rebuilt is not the current step's any more)
+  // The current step when it is what a run at these sizes runs: the size's own variant, or the
+  // generic kernels where it has none (a variant :tune rebuilt is not the current step's any
+  // more, nor is the generic step once its size has a variant of its own).
+  bool currentGeneric = g.attr("generic_kernels") != nullptr;
+  if (!current.empty() && b == current &&
+      (dyn->has(b) ? !currentGeneric : dyn->generic() != nullptr && currentGeneric))
+    return "";
   bool built = false;
   auto t0 = std::chrono::steady_clock::now();
   Graph v = backend::variantOf(g, b, &built);

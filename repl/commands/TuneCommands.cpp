@@ -36,6 +36,9 @@ struct Commands::TuneTopic {
   static void acrossSizes(Engine &e, const std::vector<backend::SizeTasks> &tuned,
                           const std::string &target, const backend::TuneOptions &o,
                           std::ostream &out);
+  /// After a size of a dynamic build was tuned: its variant dropped, so that its next run
+  /// builds it at the points kept (a generic build's is built again now).
+  static void retune(const backend::DynamicBuild &dyn, const SymBindings &b);
 };
 
 namespace {
@@ -158,7 +161,7 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
       tuned.push_back({b, backend::extractTasks(v)});
       target = backend::targetDescription(
           backend::builtLibrary(v)->lowered.at(tuned.back().tasks.front().name).schedule->cpu);
-      dyn->forget(b);
+      retune(*dyn, b);
       if (stopped)
         break;
     }
@@ -173,12 +176,26 @@ void Commands::TuneTopic::tune(Engine &e, const Args &, const std::string &rest,
     requireBuilt(g); // a variant's sizes are tuned, one size at a time (or sizes …)
   if (SymBindings b = backend::variantBindings(g); dyn && !b.empty()) {
     // A variant is not built again by :build (the step is a deploy graph): its next :run of
-    // these sizes is, at the points kept.
-    tuneBuilt(e, g, o, only, checkRuns, out, "its next :run builds the variant again to apply");
-    dyn->forget(b);
+    // these sizes is, at the points kept. A generic build's variant runs generic kernels: the
+    // size compiled for itself is what is tuned.
+    bool generic = g.attr("generic_kernels") != nullptr;
+    if (generic && !only.empty() && only != "all" && only != "check")
+      fail("this step runs the generic kernels, which are not tuned: :tune all tunes the "
+           "functions of this size compiled for it (or :tune all sizes SYMBOL=N,… several)");
+    Graph v = generic ? backend::variantOf(g, b, nullptr, /*specialized=*/true) : g;
+    tuneBuilt(e, v, o, only, checkRuns, out, "its next :run builds the variant again to apply");
+    retune(*dyn, b);
     return;
   }
   tuneBuilt(e, g, o, only, checkRuns, out);
+}
+
+void Commands::TuneTopic::retune(const backend::DynamicBuild &dyn, const SymBindings &b) {
+  dyn.forget(b);
+  // A generic build runs its generic kernels at a size with no variant of its own: the tuned
+  // size gets one now, at the points kept.
+  if (dyn.generic())
+    dyn.specialize(b);
 }
 
 void Commands::TuneTopic::acrossSizes(Engine &e, const std::vector<backend::SizeTasks> &tuned,

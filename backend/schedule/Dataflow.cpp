@@ -62,9 +62,7 @@ Stage &Schedule::cacheWritePadded(Stage &s, size_t axis, int64_t multiple) {
   c.body = cache->body;
   c.buffer = s.buffer + ".global";
   for (size_t d = 0; d < cache->axes.size(); ++d) {
-    Expr size = dimExtent(cache->shape, d);
-    c.leaves.push_back({cache->axes[d], padded(d), ForKind::Serial, false,
-                        size->kind == ExprKind::IntImm ? nullptr : size});
+    c.leaves.push_back(axisLeaf(cache->axes[d], cache->shape, d));
     c.axisValue.push_back({cache->axes[d].get(), cache->axes[d]});
   }
   if (c.body->kind == ExprKind::Reduce)
@@ -149,9 +147,7 @@ Stage &Schedule::rfactor(Stage &s, const Expr &k, int64_t factor) {
   for (int n = 0; taken(r.buffer); ++n)
     r.buffer = s.buffer + ".rf" + std::to_string(factor) + (n ? "_" + std::to_string(n) : "");
   for (size_t d = 0; d < rf->axes.size(); ++d) {
-    Expr size = dimExtent(rf->shape, d);
-    r.leaves.push_back({rf->axes[d], std::as_const(rf->shape)[d], ForKind::Serial, false,
-                        size->kind == ExprKind::IntImm ? nullptr : size});
+    r.leaves.push_back(axisLeaf(rf->axes[d], rf->shape, d));
     r.axisValue.push_back({rf->axes[d].get(), rf->axes[d]});
   }
   for (const IterVar &a : axes) {

@@ -23,6 +23,11 @@ using namespace loop;
 
 Expr leafExtent(const Leaf &l) { return l.size ? l.size : intImm(l.extent); }
 
+Leaf axisLeaf(const Expr &axis, const Shape &shape, size_t d) {
+  Expr size = dimExtent(shape, d);
+  return {axis, shape[d], ForKind::Serial, false, size->kind == ExprKind::IntImm ? nullptr : size};
+}
+
 Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
   std::map<std::string, int> used;
   for (const ComputeRef &t : topoOrder(outs)) {
@@ -34,9 +39,7 @@ Schedule::Schedule(const std::vector<ComputeRef> &outs) : outputs(outs) {
     s.body = t->body;
     s.buffer = n == 0 ? t->name : t->name + "_" + std::to_string(n);
     for (size_t d = 0; d < t->axes.size(); ++d) {
-      Expr size = dimExtent(t->shape, d);
-      s.leaves.push_back({t->axes[d], t->shape[d], ForKind::Serial, false,
-                          size->kind == ExprKind::IntImm ? nullptr : size});
+      s.leaves.push_back(axisLeaf(t->axes[d], t->shape, d));
       s.axisValue.push_back({t->axes[d].get(), t->axes[d]});
     }
     if (t->body->kind == ExprKind::Reduce)

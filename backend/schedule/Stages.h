@@ -22,6 +22,11 @@ StageMap stageMap(const std::vector<Stage> &stages);
 /// `e` with every read of an inlined stage replaced by that stage's body (recursively).
 loop::Expr inlineStages(const loop::Expr &e, const StageMap &stageOf);
 
+/// The loop of data axis `axis`, dimension `d` of `shape`: its size, or for a symbolic
+/// dimension extent 0 and its expression (read through a const reference, which keeps a
+/// symbolic shape's expressions).
+Leaf axisLeaf(const loop::Expr &axis, const Shape &shape, size_t d);
+
 /// `a - b` with equal terms cancelled: how far `a` lies past `b` (a local stage's index into
 /// its region; Bounds.cpp).
 loop::Expr offsetFrom(const loop::Expr &a, const loop::Expr &b);

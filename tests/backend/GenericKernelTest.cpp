@@ -1,5 +1,6 @@
 // GenericKernelTest: functions of symbolic shapes lowered once to generic kernels — loops over
 // `batch*seq` bound at run time — equal, at every size, to the kernels lowered for that size.
+#include "KernelCall.h"
 #include "TestUtil.h"
 
 #include "backend/Codegen.h"
@@ -52,37 +53,6 @@ Tensor sizesArg(const backend::LoweredFunction &generic, const SymBindings &b) {
   for (size_t k = 0; k < generic.sizeSymbols.size(); ++k)
     t.data[k] = static_cast<double>(b.at(generic.sizeSymbols[k]));
   return t;
-}
-
-// Runs a compiled kernel on `args`, its outputs shaped as `shapes` says.
-std::vector<Tensor> callCompiled(const backend::CompiledModule &m, const std::string &name,
-                                 const std::vector<Tensor> &args,
-                                 const std::vector<loop::ComputeRef> &outputs) {
-  std::vector<std::vector<uint64_t>> bufs;
-  auto add = [&](const std::vector<double> &v, int dtype) {
-    int64_t width = dtypeBytes(dtype);
-    bufs.emplace_back((v.size() * static_cast<size_t>(width) + 7) / 8 + 1);
-    for (size_t i = 0; i < v.size(); ++i)
-      storeElement(reinterpret_cast<char *>(bufs.back().data()) + i * static_cast<size_t>(width),
-                   dtype, v[i]);
-  };
-  for (const Tensor &t : args)
-    add(t.data, t.dtype);
-  for (const auto &o : outputs)
-    add(std::vector<double>(static_cast<size_t>(numElements(o->shape)), 0.0), o->dtype);
-  std::vector<void *> ptrs;
-  for (auto &b : bufs)
-    ptrs.push_back(b.data());
-  m.call(name, ptrs);
-  std::vector<Tensor> out;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    Tensor t(outputs[k]->shape, outputs[k]->dtype);
-    const char *base = reinterpret_cast<const char *>(bufs[args.size() + k].data());
-    for (size_t i = 0; i < t.data.size(); ++i)
-      t.data[i] = loadElement(base + i * static_cast<size_t>(dtypeBytes(t.dtype)), t.dtype);
-    out.push_back(std::move(t));
-  }
-  return out;
 }
 
 struct GenericCase {

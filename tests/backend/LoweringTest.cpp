@@ -2,6 +2,7 @@
 // both float types: the lowered, scheduled loops (run by the loop-IR interpreter) must give what
 // the reference interpreter gives for the same fused function, and so must the same loops
 // compiled by LLVM and run through the JIT.
+#include "KernelCall.h"
 #include "TestUtil.h"
 
 #include "backend/x86/FastSchedules.h"
@@ -51,37 +52,6 @@ void expectClose(const std::vector<Tensor> &got, const std::vector<Tensor> &want
 }
 
 // Runs a JIT-compiled function on tensors: arguments go into buffers of their dtypes.
-std::vector<Tensor> runCompiled(const backend::CompiledModule &m,
-                                const backend::LoweredFunction &lf,
-                                const std::vector<Tensor> &args) {
-  // One byte buffer per argument and output, 8-aligned, holding its dtype's elements.
-  std::vector<std::vector<uint64_t>> bufs;
-  auto add = [&](const std::vector<double> &v, int dtype) {
-    int64_t width = dtypeBytes(dtype);
-    bufs.emplace_back((v.size() * width + 7) / 8 + 1);
-    for (size_t i = 0; i < v.size(); ++i)
-      storeElement(reinterpret_cast<char *>(bufs.back().data()) + i * width, dtype, v[i]);
-  };
-  for (const Tensor &t : args)
-    add(t.data, t.dtype);
-  for (const auto &o : lf.outputs)
-    add(std::vector<double>(numElements(o->shape), 0.0), o->dtype);
-  std::vector<void *> ptrs;
-  for (auto &b : bufs)
-    ptrs.push_back(b.data());
-  m.call(lf.name, ptrs);
-  std::vector<Tensor> out;
-  for (size_t k = 0; k < lf.outputs.size(); ++k) {
-    int dtype = lf.outputs[k]->dtype;
-    Tensor t(lf.outputs[k]->shape, dtype);
-    const char *p = reinterpret_cast<const char *>(bufs[args.size() + k].data());
-    for (size_t i = 0; i < t.data.size(); ++i)
-      t.data[i] = loadElement(p + i * dtypeBytes(dtype), dtype);
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 // The one fused function of the current step's module (GraphFuseCompile applied), or null when it
 // has another number of them. The step's graph keeps the module alive.
 const FusedFunction *onlyFunction(const Engine &e) {
@@ -132,7 +102,7 @@ void checkFunctions(const std::string &program, int optLevel,
     }
     std::vector<Tensor> want = interpret(f->body, byName);
     expectClose(backend::evalLowered(lf, args), want, tol, "loop interpreter");
-    expectClose(runCompiled(*compiled, lf, args), want, tol, "LLVM");
+    expectClose(callCompiled(*compiled, lf.name, args, lf.outputs), want, tol, "LLVM");
   }
 }
 
@@ -1322,7 +1292,7 @@ TEST(IntegerLowering, EightBitFunctionsDoNotContract) {
     std::vector<Tensor> want = interpret(f.body, byName);
     ASSERT_EQ(want[0].data[0], 0);
     auto compiled = backend::CompiledModule::compile({lf});
-    EXPECT_EQ(runCompiled(*compiled, lf, args)[0].data, want[0].data);
+    EXPECT_EQ(callCompiled(*compiled, lf.name, args, lf.outputs)[0].data, want[0].data);
   }
 }
 

@@ -45,6 +45,36 @@ void writeFile(const fs::path &p, const std::string &text) {
   writeFileAtomically(p.string(), text);
 }
 
+// The graph deploy.json holds: a generic network's shapes with -1 for a symbolic dimension (the
+// graph runtime's JSON holds integers) and their expressions in `symbolic_shape`, one text per
+// entry ("(batch, seq, 768)").
+Graph deployJsonGraph(const Graph &g) {
+  const GraphAttr *shapes = g.attr("shape");
+  if (!shapes)
+    return g;
+  bool symbolic = false;
+  std::vector<Shape> plain;
+  std::vector<std::string> texts;
+  for (const Shape &s : shapes->shapes) {
+    Shape p = s;
+    if (s.isSymbolic()) {
+      symbolic = true;
+      std::vector<int64_t> dims;
+      for (size_t d = 0; d < s.size(); ++d)
+        dims.push_back(s.dim(d).isConstant() ? s.dim(d).constant() : -1);
+      p = Shape(std::move(dims));
+    }
+    plain.push_back(p);
+    texts.push_back(shapeToTuple(s));
+  }
+  if (!symbolic)
+    return g;
+  Graph out = g;
+  out.attrs["shape"] = GraphAttr::listShape(std::move(plain));
+  out.attrs["symbolic_shape"] = GraphAttr::listStr(std::move(texts));
+  return out;
+}
+
 // A compiler: the one environment variable `var` names, else `fallback`.
 struct Compiler {
   const char *var;
@@ -145,7 +175,8 @@ std::vector<std::string> writeExport(const std::vector<Graph> &variants, const s
     for (size_t v = 0; v < variants.size(); ++v) {
       std::string json =
           variants.size() == 1 ? "deploy.json" : "deploy." + std::to_string(v) + ".json";
-      writeFile(scratch / json, saveJSON(withoutOpaqueAttrs(variants[v], dropped)));
+      writeFile(scratch / json,
+                saveJSON(withoutOpaqueAttrs(deployJsonGraph(variants[v]), dropped)));
       files.push_back(json);
     }
     DeploySource src = deploySource(variants);
@@ -207,9 +238,10 @@ std::vector<std::string> exportBuild(const Graph &deploy, const std::string &dir
   if (std::shared_ptr<const DynamicBuild> dyn = dynamicBuild(deploy)) {
     for (const SymBindings &b : sizes.empty() ? dyn->variants() : sizes)
       variants.push_back(dyn->specialize(b));
-    if (variants.empty() && dyn->generic())
-      fail("export: a generic build's kernels are not exported yet (an export holds sizes "
-           "compiled for): :export DIR SYMBOL=N,… compiles and exports those sizes");
+    // A generic build's kernels take any size: the network of them goes last (loupe_create
+    // makes variant 0, which needs no sizes when one was built for some).
+    if (dyn->generic())
+      variants.push_back(*dyn->generic());
     if (variants.empty())
       fail("export: the dynamic build has no size built yet: :run a size, or :build … "
            "specialize SYMBOL=N,… to build those sizes");

@@ -6,8 +6,8 @@
  *
  * Each input comes from a raw file of its bytes (row-major, its dtype, as deploy.h lists the
  * inputs); inputs not given are filled with a ramp of small values. A dynamic build's export
- * holds a variant per size built: -s "batch=4, seq=64" runs that one (else variant 0). It runs the
- * network once, then RUNS more times and prints the median and the fastest time, and writes output
+ * holds a variant per size built: -s "batch=4, seq=64" runs that one (else variant 0); a generic
+ * build's runs any sizes -s gives (and needs them). It runs the network once, then RUNS more times and prints the median and the fastest time, and writes output
  * 0's bytes to OUT.bin (or prints its first values as float32 when that is its dtype). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
@@ -88,9 +88,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "\n");
     return 2;
   }
+  if (!sizes && strchr(loupe_variant_sizes(0), '?')) {
+    fprintf(stderr, "run_network: the network takes any sizes and needs them: -s '%s' with each "
+                    "? a size\n", loupe_variant_sizes(0));
+    return 2;
+  }
   loupe_graph *g = sizes ? loupe_create_sizes(threads, sizes) : loupe_create(threads);
   if (!g) {
-    fprintf(stderr, "run_network: out of memory\n");
+    fprintf(stderr, "run_network: cannot make the network (out of memory, or its storage at "
+                    "those sizes passes 2^48 bytes)\n");
     return 1;
   }
   for (int i = 0; i < LOUPE_NUM_INPUTS; ++i) {

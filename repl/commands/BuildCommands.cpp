@@ -353,14 +353,24 @@ void Commands::BuildTopic::exportBuild(Engine &e, const Args &a, const std::stri
   if (dyn && sizes.empty())
     sizes = dyn->variants();
   out << "exported step " << e.cursor_ << " to " << a[0] << ": " << joinNames(files) << "\n";
-  // A dynamic build's export holds its sizes, each picked by its sizes from C.
+  // A dynamic build's export holds its sizes, each picked by its sizes from C; a generic
+  // build's, any size besides.
   if (dyn) {
-    std::vector<std::string> texts;
+    std::vector<std::string> texts, symbols(dyn->symbols().begin(), dyn->symbols().end());
     for (const SymBindings &b : sizes)
       texts.push_back(bindingsText(b));
-    out << "variants: " << joinNames(texts, "; ") << " (loupe_create_sizes(threads, \""
-        << texts.front()
-        << "\"); another size is refused: :export DIR SYMBOL=N,… builds and exports those)\n";
+    if (dyn->generic()) {
+      std::string any;
+      for (const std::string &s : symbols)
+        any += (any.empty() ? "" : ", ") + s + "=N";
+      out << "variants: " << (texts.empty() ? "" : joinNames(texts, "; ") + "; ")
+          << "generic kernels for any " << joinNames(symbols) << " (loupe_create_sizes(threads, \""
+          << any << "\"))\n";
+    } else {
+      out << "variants: " << joinNames(texts, "; ") << " (loupe_create_sizes(threads, \""
+          << texts.front()
+          << "\"); another size is refused: :export DIR SYMBOL=N,… builds and exports those)\n";
+    }
   }
 }
 

@@ -363,6 +363,99 @@ TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
   std::filesystem::remove_all(dir);
 }
 
+// A generic build exports its generic kernels: one deploy.so runs any sizes (storage, inputs
+// and outputs bound when loupe_create_sizes is given them), each as the REPL's run of the
+// generic build at those sizes computes, bit for bit; a size it specialized takes its own
+// variant. Sizes that miss a symbol, name another, are 0, or overflow the storage make no
+// network, and an export of the generic kernels alone needs sizes.
+TEST(Export, AGenericBuildExportsOneNetworkForAnySize) {
+  Engine e;
+  run(e, ":set target llvm -mcpu=znver4\n:load " + std::string(LOUPE_SOURCE_DIR) +
+             "/tests/onnx/data/blocks/test_transformer_block/model.onnx\n"
+             ":build opt_level=3 generic specialize batch=2 sequence=6");
+  auto dir = scratchDir("export-generic");
+  std::string said = output(e, ":export " + dir.string());
+  EXPECT_EQ(said.rfind("exported step 1 to " + dir.string() +
+                           ": deploy.0.json, deploy.1.json, "
+                           "deploy.so, deploy.h, params/",
+                       0),
+            0u)
+      << said;
+  EXPECT_NE(said.find("\nvariants: batch=2, sequence=6; generic kernels for any batch, sequence "
+                      "(loupe_create_sizes(threads, \"batch=N, sequence=N\"))\n"),
+            std::string::npos)
+      << said;
+  std::string header = readFile((dir / "deploy.h").string());
+  EXPECT_NE(header.find("#define LOUPE_NUM_VARIANTS 2\n/* Variant 0, built for batch=2, "
+                        "sequence=6 (loupe_create's):\n * Inputs:\n *   x: float32 (2, 6, 32)\n"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find(" * Variant 1, generic: any batch, sequence (loupe_create_sizes binds "
+                        "them):\n * Inputs:\n *   x: float32 (batch, sequence, 32)\n * Outputs:\n"
+                        " *   0: "),
+            std::string::npos)
+      << header;
+  // deploy.1.json: the graph runtime's integer shapes (-1 where symbolic), and their symbols.
+  std::string json = readFile((dir / "deploy.1.json").string());
+  EXPECT_NE(json.find("\"(batch, sequence, 32)\""), std::string::npos);
+  EXPECT_NE(json.find("[-1, -1, 32]"), std::string::npos);
+  std::string bin = (dir / "run_network").string();
+  ASSERT_EQ(compileRunNetwork(dir, bin), "");
+  const Graph step = e.current()->graph;
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 5}, {2, 6}, {1, 1}}) {
+    Tensor x = ramp({batch, seq, 32}, 0.11);
+    std::string xBin = (dir / "x.bin").string(), outBin = (dir / "out.bin").string();
+    std::vector<float> f(x.data.begin(), x.data.end());
+    writeFileAtomically(xBin, std::string(reinterpret_cast<const char *>(f.data()), f.size() * 4));
+    auto [text, status] =
+        shell(bin + " -t 2 -n 1 -s 'sequence=" + std::to_string(seq) +
+              ", batch=" + std::to_string(batch) + "' -i x=" + xBin + " -o " + outBin);
+    ASSERT_EQ(status, 0) << text;
+    std::string bytes = readFile(outBin);
+    ASSERT_EQ(bytes.size(), static_cast<size_t>(batch * seq * 32 * 4));
+    std::vector<double> got(bytes.size() / 4);
+    for (size_t i = 0; i < got.size(); ++i) {
+      float v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      got[i] = v;
+    }
+    // The REPL's run at those sizes: the generic kernels, or batch 2 × 6's own.
+    Graph variant = backend::variantOf(step, {{"batch", batch}, {"sequence", seq}});
+    EXPECT_EQ(variant.attr("generic_kernels") != nullptr, batch != 2) << batch;
+    std::map<std::string, Tensor> in = loadAll(backend::builtLibrary(variant)->params);
+    in["x"] = x;
+    EXPECT_EQ(got, backend::runDeployGraph(variant, in).outputs[0].data)
+        << "batch " << batch << " sequence " << seq;
+  }
+  for (const char *wrong : {"batch=3", "batch=3, sequence=2, seq=1", "batch=0, sequence=2"}) {
+    auto [refused, status] = shell(bin + " -s '" + wrong + "'");
+    EXPECT_EQ(status, 2) << wrong;
+    EXPECT_EQ(refused, "run_network: no variant was built for '" + std::string(wrong) +
+                           "'; built: batch=2, sequence=6; batch=?, sequence=?\n");
+  }
+  auto [overflow, overflowStatus] = shell(bin + " -s 'batch=4000000000, sequence=4000000000'");
+  EXPECT_EQ(overflowStatus, 1);
+  EXPECT_EQ(overflow, "run_network: cannot make the network (out of memory, or its storage at "
+                      "those sizes passes 2^48 bytes)\n");
+  // The generic kernels alone: variant 0 needs sizes.
+  run(e, ":undo\n:build opt_level=3 generic");
+  auto only = scratchDir("export-generic-only");
+  EXPECT_NE(output(e, ":export " + only.string())
+                .find("\nvariants: generic kernels for any batch, sequence "
+                      "(loupe_create_sizes(threads, \"batch=N, sequence=N\"))\n"),
+            std::string::npos);
+  std::string onlyBin = (only / "run_network").string();
+  ASSERT_EQ(compileRunNetwork(only, onlyBin), "");
+  auto [needs, needsStatus] = shell(onlyBin);
+  EXPECT_EQ(needsStatus, 2);
+  EXPECT_EQ(needs, "run_network: the network takes any sizes and needs them: -s 'batch=?, "
+                   "sequence=?' with each ? a size\n");
+  auto [ran, ranStatus] = shell(onlyBin + " -n 1 -s 'batch=1, sequence=7'");
+  EXPECT_EQ(ranStatus, 0) << ran;
+  std::filesystem::remove_all(only);
+  std::filesystem::remove_all(dir);
+}
+
 // A bfloat16 param goes to deploy as the uint16 bits deploy.h declares it with (.npy has no
 // bfloat16), and deploy.h says so in its types.
 TEST(Export, BFloat16ParamsAreWrittenAsTheirBits) {

@@ -385,9 +385,9 @@ TEST(EngineersLoop, RunSavesBFloat16AsFloat32AndSaysSo) {
 
 namespace loupe::test {
 
-// A generic build's step runs generic kernels, which are neither tuned nor exported: :tune of
-// one of its functions and :export without sizes say what is (the size compiled for itself);
-// :tune all tunes that size's own variant, which a run at the size then takes.
+// A generic build's step runs generic kernels, which are not tuned: :tune of one of its
+// functions says what is (the size compiled for itself); :tune all tunes that size's own
+// variant, which a run at the size then takes.
 TEST(GenericBuild, TuningAndExportNameTheSizesCompiledForThemselves) {
   Engine e;
   std::filesystem::path dir = freshFolder("loupe-generic", "tune");
@@ -399,10 +399,6 @@ TEST(GenericBuild, TuningAndExportNameTheSizesCompiledForThemselves) {
   EXPECT_EQ(output(e, ":tune fuse_softmax"),
             "error: this step runs the generic kernels, which are not tuned: :tune all tunes the "
             "functions of this size compiled for it (or :tune all sizes SYMBOL=N,… several)\n");
-  EXPECT_EQ(output(e, ":export " + (dir / "out").string()),
-            "error: export: a generic build's kernels are not exported yet (an export holds sizes "
-            "compiled for): :export DIR SYMBOL=N,… compiles and exports those sizes\n");
-  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
   std::string tuned = output(e, ":tune all trials=2");
   EXPECT_NE(tuned.find("its next :run builds the variant again to apply"), std::string::npos)
       << tuned;

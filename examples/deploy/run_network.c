@@ -7,8 +7,9 @@
  * Each input comes from a raw file of its bytes (row-major, its dtype, as deploy.h lists the
  * inputs); inputs not given are filled with a ramp of small values. A dynamic build's export
  * holds a variant per size built: -s "batch=4, seq=64" runs that one (else variant 0); a generic
- * build's runs any sizes -s gives (and needs them). It runs the network once, then RUNS more times and prints the median and the fastest time, and writes output
- * 0's bytes to OUT.bin (or prints its first values as float32 when that is its dtype). */
+ * build's runs any sizes -s gives (and needs them). It runs the network once, then RUNS more times
+ * and prints the median and the fastest time, and writes output 0's bytes to OUT.bin (or prints its
+ * first values as float32 when that is its dtype). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
 #include "deploy.h"
@@ -89,8 +90,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!sizes && strchr(loupe_variant_sizes(0), '?')) {
-    fprintf(stderr, "run_network: the network takes any sizes and needs them: -s '%s' with each "
-                    "? a size\n", loupe_variant_sizes(0));
+    fprintf(stderr,
+            "run_network: the network takes any sizes and needs them: -s '%s' with each "
+            "? a size\n",
+            loupe_variant_sizes(0));
     return 2;
   }
   loupe_graph *g = sizes ? loupe_create_sizes(threads, sizes) : loupe_create(threads);

@@ -89,12 +89,18 @@ LoweredFunction lowerFunction(const FusedFunction &f, const TunedPoint *tuned) {
     for (const auto &e : idx.nodes[nid].inputs)
       in.push_back(value.at({e.nodeId, e.index}));
     // A generic kernel is made of rules that take symbolic shapes; another rule would read a
-    // symbolic dimension's size as 0.
-    if (!n.op->symbolicLowering &&
-        std::any_of(idx.nodes[nid].inputs.begin(), idx.nodes[nid].inputs.end(),
-                    [&](auto &e) { return shapes->shapes[idx.entryId(e)].isSymbolic(); }))
+    // symbolic dimension's size as 0. A rule that takes a symbolic batch takes only that.
+    bool symbolicIn = false, batchOnly = true;
+    for (const auto &e : idx.nodes[nid].inputs) {
+      const Shape &s = shapes->shapes[idx.entryId(e)];
+      symbolicIn = symbolicIn || s.isSymbolic();
+      for (size_t d = 1; s.isSymbolic() && d < s.size(); ++d)
+        batchOnly = batchOnly && s.dim(d).isConstant();
+    }
+    if (symbolicIn && !n.op->symbolicLowering && !(n.op->symbolicBatchLowering && batchOnly))
       fail("lower ", f.name, ": the rule of ", n.name, " (", n.op->name,
-           ") computes with sizes, and its input's shape is symbolic");
+           ") computes with sizes, and its input's shape is symbolic",
+           n.op->symbolicBatchLowering ? " beyond its leading axis" : "");
     std::vector<Shape> outShapes;
     std::vector<int> outTypes;
     for (uint32_t k = 0; k < n.numOutputs(); ++k) {

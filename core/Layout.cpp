@@ -85,10 +85,47 @@ std::string primalLayout(const std::string &layout) {
   return p;
 }
 
+// convertLayoutShape of a symbolic shape: each primal axis's full extent as an expression
+// (the block axes must be their factors), cut as `dst` cuts it where the expression divides.
+static Shape convertSymbolicLayoutShape(const Shape &s, const std::vector<LayoutAxis> &sa,
+                                        const std::vector<LayoutAxis> &da, const std::string &src,
+                                        const std::string &dst) {
+  if (s.size() != sa.size())
+    fail("shape ", shapeToList(s), " does not have the ", sa.size(), " axes of layout ", src);
+  std::map<char, SymExpr> full;
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (!sa[i].factor)
+      full[sa[i].name] = s.dim(i);
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].factor) {
+      if (s.dim(i) != SymExpr(sa[i].factor))
+        fail("shape ", shapeToList(s), " has ", s.dimText(i), " where layout ", src, " says ",
+             sa[i].factor);
+      char p = static_cast<char>(std::toupper(sa[i].name));
+      full[p] = full[p] * SymExpr(sa[i].factor);
+    }
+  SymDims out;
+  for (const auto &a : da) {
+    if (a.factor) {
+      out.push_back(SymExpr(a.factor));
+      continue;
+    }
+    int64_t f = subFactor(da, a.name);
+    SymExpr cut;
+    if (!full[a.name].exactDiv(f, &cut))
+      fail("cannot convert ", shapeToList(s), " from ", src, " to ", dst, ": axis ", a.name,
+           " of size ", full[a.name].str(), " does not split by ", f);
+    out.push_back(cut);
+  }
+  return Shape::symbolic(out);
+}
+
 Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst) {
   auto sa = parseLayout(src), da = parseLayout(dst);
   if (primal(sa) != primal(da))
     fail("cannot convert layout ", src, " to ", dst, ": they have different axes");
+  if (s.isSymbolic())
+    return convertSymbolicLayoutShape(s, sa, da, src, dst);
   auto full = extents(s, sa, src);
   Shape out;
   for (const auto &a : da) {

@@ -23,7 +23,9 @@ std::vector<LayoutAxis> parseLayout(const std::string &layout);
 std::string primalLayout(const std::string &layout);
 
 /// The shape `s` (in layout `src`) has in layout `dst`. Both layouts must have the same primal
-/// axes; split axes must divide evenly. Throws Error otherwise.
+/// axes; split axes must divide evenly. A symbolic shape converts as its dimensions'
+/// expressions (a symbolic axis split only where its expression divides: `batch` passes through
+/// NCHW to NCHW8c). Throws Error otherwise.
 Shape convertLayoutShape(const Shape &s, const std::string &src, const std::string &dst);
 
 /// Maps the index of an element of a tensor in layout `dst` to its row-major offset in the same

@@ -140,6 +140,10 @@ struct OpDef {
   /// generic kernel (backend/LowerFunction) with it. Rules that compute with sizes (reshape's
   /// flat index, a window's bounds) are not, until they compute with the sizes' expressions.
   bool symbolicLowering = false;
+  /// Whether `lowering` takes a symbolic leading axis (a batch) with the others constant: it
+  /// reads the sizes of the other axes only (a window's height and width, a channel count) and
+  /// carries the leading one through in the shapes it makes, as the convolutions and pools do.
+  bool symbolicBatchLowering = false;
   /// Aliases that create this op under another name hint (`__add_symbol__` → broadcast_add).
   std::vector<std::string> aliases;
 
@@ -200,6 +204,12 @@ struct OpDef {
   OpDef &lowerSymbolic(LowerFn f) {
     lowering = std::move(f);
     symbolicLowering = true;
+    return *this;
+  }
+  /// A lowering rule that takes a symbolic leading axis (see symbolicBatchLowering).
+  OpDef &lowerSymbolicBatch(LowerFn f) {
+    lowering = std::move(f);
+    symbolicBatchLowering = true;
     return *this;
   }
   OpDef &grad(GradientFn f) {

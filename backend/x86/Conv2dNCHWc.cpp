@@ -137,7 +137,9 @@ bool conv2dNCHWc(Schedule &s, size_t idx) {
              (ocShifted ? "; the last tile of blocks shifted back" : ""));
   // Input (one image) and weight sizes decide the loop order.
   const Shape &dataShape = productOperandShape(s.stages[idx].body, 0);
-  int64_t inputElems = numElements(dataShape) / dataShape[0];
+  int64_t inputElems = 1; // (the batch may be a symbol: a generic kernel's)
+  for (size_t d = 1; d < dataShape.size(); ++d)
+    inputElems *= dataShape[d];
   int64_t weightElems = ocChunks * ocBlock * body->reduceAxes[0].extent *
                         body->reduceAxes[1].extent * body->reduceAxes[2].extent *
                         body->reduceAxes[3].extent;

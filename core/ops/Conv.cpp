@@ -668,7 +668,7 @@ void registerConvOps() {
       .symbolic(symConv2d)
       .kernel(conv2dKernel)
       .layout(convLayout)
-      .lower(conv2dLower);
+      .lowerSymbolicBatch(conv2dLower); // channels and window read, the batch carried through
   conv.grad(throughGradOp("_conv2d_grad"));
   registerConvNCHWcOps();
 

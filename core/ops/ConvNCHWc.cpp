@@ -51,6 +51,30 @@ void conv2dNCHWcShape(ShapeCtx &c) {
   c.assignOut(0, convert(o, "NCHW", out));
 }
 
+// conv2dNCHWcShape's rule over symbolic dimensions: the data in NCHW (a symbolic axis carried
+// through the layouts, as `batch` is), the window's output size by floor division, and the
+// output in its layout.
+std::vector<SymDims> symConv2dNCHWc(const SymShapeCtx &c) {
+  ConvParams p = convParams(c.attrs, nullptr, true);
+  Shape d;
+  try {
+    d = convertLayoutShape(Shape::symbolic(c.in[0]), c.attrs.getStr("layout"), "NCHW");
+  } catch (const Error &e) {
+    c.error(e.what());
+  }
+  SymDims n = d.dims();
+  int64_t ekh = 1 + (p.kh - 1) * p.dh, ekw = 1 + (p.kw - 1) * p.dw;
+  SymExpr oh = SymExpr::floorDiv(n[2] + SymExpr(2 * p.ph - ekh), p.sh) + SymExpr(1);
+  SymExpr ow = SymExpr::floorDiv(n[3] + SymExpr(2 * p.pw - ekw), p.sw) + SymExpr(1);
+  try {
+    return {convertLayoutShape(Shape::symbolic({n[0], SymExpr(p.channels), oh, ow}), "NCHW",
+                               convOutLayout(c.attrs))
+                .dims()};
+  } catch (const Error &e) {
+    c.error(e.what());
+  }
+}
+
 // Converts to NCHW/OIHW/C, runs conv2d's kernel, converts the result to the output layout.
 void conv2dNCHWcKernel(const Attrs &a, const std::vector<const Tensor *> &in,
                        std::vector<Tensor> &out) {
@@ -148,10 +172,18 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
   // every channel chunk and makes its reads contiguous (1024x14x14 to 2048 at stride 2: the
   // strided reads touched a cache line per broadcast).
   const Shape &os = shapes[0];
+  // A shape of `from`'s leading axis (the batch, which a generic kernel's loops take as a
+  // symbol) and these constant dimensions.
+  auto batchOf = [](const Shape &from, const std::vector<int64_t> &rest) {
+    SymDims dims = {from.dim(0)};
+    for (int64_t r : rest)
+      dims.push_back(SymExpr(r));
+    return Shape::symbolic(dims);
+  };
   if (p.kh == 1 && p.kw == 1 && (p.sh > 1 || p.sw > 1) && !p.ph && !p.pw) {
     ComputeRef strided = x;
     data = compute(
-        {x->shape[0], x->shape[1], os[2], os[3], ib}, x->dtype,
+        batchOf(x->shape, {x->shape[1], os[2], os[3], ib}), x->dtype,
         [&](const std::vector<Expr> &i) {
           return read(strided, {i[0], i[1], i[2] * p.sh, i[3] * p.sw, i[4]});
         },
@@ -190,13 +222,13 @@ std::vector<loop::ComputeRef> conv2dNCHWcLower(const Attrs &a,
     int64_t width = os[3], pixels = os[2] * os[3];
     ComputeRef rows = data;
     ComputeRef flat = compute(
-        {x->shape[0], x->shape[1], pixels, ib}, x->dtype,
+        batchOf(x->shape, {x->shape[1], pixels, ib}), x->dtype,
         [&](const std::vector<Expr> &i) {
           return read(rows, {i[0], i[1], i[2] / width, i[2] % width, i[3]});
         },
         "data_pixels");
     ComputeRef product =
-        compute({os[0], os[1], pixels, os[4]}, types[0],
+        compute(batchOf(os, {os[1], pixels, os[4]}), types[0],
                 [&](const std::vector<Expr> &i) {
                   Expr src = term(
                       [&](Expr lane) {
@@ -245,8 +277,11 @@ void registerConvNCHWcOps() {
     // AlterOpLayout takes from the `pad` before it.
     blocked.param("pad_value", ParamKind::Float, "0", "the value the padding reads");
     blocked.argsFn = dataWeightBias;
-    blocked.shape(conv2dNCHWcShape).kernel(conv2dNCHWcKernel).layout(convLayout);
-    blocked.lower(conv2dNCHWcLower);
+    blocked.shape(conv2dNCHWcShape)
+        .symbolic(symConv2dNCHWc)
+        .kernel(conv2dNCHWcKernel)
+        .layout(convLayout);
+    blocked.lowerSymbolicBatch(conv2dNCHWcLower);
     blocked.grad([](const NodePtr &n, const std::vector<NodeEntry> &g) {
       // conv2d's gradient between layout transforms: everything to NCHW / OIHW, _conv2d_grad,
       // and each input gradient back to its input's layout.

@@ -461,9 +461,11 @@ std::pair<int64_t, int64_t> shapeRange(const Attrs &a, size_t rank) {
 loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t> &before,
                             const std::vector<int64_t> &after, double value,
                             const std::string &name) {
-  Shape shape = x->shape;
-  for (size_t d = 0; d < shape.size(); ++d)
-    shape[d] += before[d] + after[d];
+  // A symbolic axis (a generic kernel's) pads as its expression; its bounds test reads it.
+  SymDims dims = x->shape.dims();
+  for (size_t d = 0; d < dims.size(); ++d)
+    dims[d] = dims[d] + SymExpr(before[d] + after[d]);
+  Shape shape = Shape::symbolic(dims);
   return loop::compute(
       shape, x->dtype,
       [&](const std::vector<loop::Expr> &i) {
@@ -475,7 +477,9 @@ loop::ComputeRef padCompute(const loop::ComputeRef &x, const std::vector<int64_t
             continue;
           // Left-nested as topi's all() built it: ((a && b) && c) && d.
           loop::Expr lo = loop::le(loop::intImm(before[d]), i[d]),
-                     hi = loop::lt(i[d], loop::intImm(before[d] + x->shape[d]));
+                     hi = loop::lt(i[d], dims[d].isConstant()
+                                             ? loop::intImm(before[d] + x->shape[d])
+                                             : loop::dimExtent(x->shape, d) + before[d]);
           cond = cond ? loop::land(loop::land(cond, lo), hi) : loop::land(lo, hi);
         }
         loop::Expr v = loop::read(x, idx);

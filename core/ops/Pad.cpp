@@ -191,8 +191,11 @@ void registerPadOps() {
       .shape(padShape)
       .symbolic(symPad)
       .kernel(padKernel)
-      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in, const std::vector<Shape> &,
-                const std::vector<int> &) {
+      // A constant pad bounds a symbolic axis by its expression (padCompute).
+      .lowerSymbolicBatch([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                             const std::vector<Shape> &, const std::vector<int> &) {
+        if (a.getStr("pad_mode") != "constant" && in[0]->shape.isSymbolic())
+          fail("pad: ", a.getStr("pad_mode"), " padding is not lowered over a symbolic shape");
         if (a.getStr("pad_mode") != "constant")
           return std::vector<loop::ComputeRef>{
               padMirrorCompute(in[0], a.getStr("pad_mode"), a.getPairs("pad_width"))};

@@ -379,7 +379,7 @@ OpDef &pool(const char *name, const char *doc, bool isMax) {
                   .symbolic(symPool)
                   .kernel(anyLayout(poolKernel(isMax)));
   if (std::string(name)[0] != '_')
-    op.lower(poolLower(isMax));
+    op.lowerSymbolicBatch(poolLower(isMax)); // H and W read, the batch carried through
   return op;
 }
 
@@ -412,7 +412,7 @@ OpDef &globalPool(const char *name, const char *doc, bool isMax) {
         c.assignOut(0, o);
       })
       .kernel(anyLayout(globalPoolKernel(isMax)))
-      .lower(globalPoolLower(isMax));
+      .lowerSymbolicBatch(globalPoolLower(isMax));
 }
 
 // Bilinear upsampling with aligned corners along one axis: output position `o` of `out` reads

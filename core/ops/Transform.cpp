@@ -1010,8 +1010,19 @@ void registerTransformOps() {
           c.error(e.what());
         }
       })
-      .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+      .symbolic([](const SymShapeCtx &c) {
+        try {
+          return std::vector<SymDims>{convertLayoutShape(Shape::symbolic(c.in[0]),
+                                                         c.attrs.getStr("src_layout"),
+                                                         c.attrs.getStr("dst_layout"))
+                                          .dims()};
+        } catch (const Error &e) {
+          c.error(e.what());
+        }
+      })
+      // The stage reads only the layouts' block factors: a symbolic axis passes through.
+      .lowerSymbolic([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         return std::vector<loop::ComputeRef>{layoutTransformCompute(
             in[0], a.getStr("src_layout"), a.getStr("dst_layout"), shapes[0], types[0])};
       })

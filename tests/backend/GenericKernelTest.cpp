@@ -122,6 +122,9 @@ void expectGenericEqualsFixed(const GenericCase &c, int optLevel) {
 const std::vector<SymBindings> kSizes = {
     {{"batch", 1}, {"seq", 1}}, {{"batch", 2}, {"seq", 3}}, {{"batch", 3}, {"seq", 37}}};
 
+// Sizes of a symbolic batch alone (the convolutions' and pools' rules take only that).
+const std::vector<SymBindings> kBatches = {{{"batch", 1}}, {{"batch", 2}}, {{"batch", 5}}};
+
 const std::vector<GenericCase> &cases() {
   static const std::vector<GenericCase> c = {
       // elementwise and unary math over (batch, seq, 8)
@@ -205,6 +208,36 @@ const std::vector<GenericCase> &cases() {
        "b = Variable(\"b\", shape=(48,), dtype=0)\n"
        "y = _contrib_dense_pack(x, w, b, units=48, weight_layout=\"NC16n\")",
        kSizes},
+      // a symbolic batch through rules that read the other axes' sizes: a convolution (at
+      // opt_level 3 AlterOpLayout's NCHW8c one between layout transforms, its register-tiled
+      // schedule), a padded pool, a global pool, a constant pad, a residual add
+      {"x = Variable(\"x\", shape=\"(batch, 8, 9, 10)\", dtype=0)\n"
+       "w = Variable(\"w\", shape=(16, 8, 3, 3), dtype=0)\n"
+       "c = relu(conv2d(x, w, channels=16, kernel_size=(3,3), padding=(1,1), use_bias=False))\n"
+       "p = max_pool2d(c, pool_size=(3,3), strides=(2,2), padding=(1,1))\n"
+       "y = global_avg_pool2d(p)",
+       kBatches},
+      {"x = Variable(\"x\", shape=\"(batch, 16, 8, 8)\", dtype=0)\n"
+       "w = Variable(\"w\", shape=(16, 16, 1, 1), dtype=0)\n"
+       "v = Variable(\"v\", shape=(16, 16, 1, 1), dtype=0)\n"
+       "c = conv2d(x, w, channels=16, kernel_size=(1,1), strides=(2,2), use_bias=False)\n"
+       "d = conv2d(x, v, channels=16, kernel_size=(1,1), use_bias=False)\n"
+       "y = relu(avg_pool2d(d, pool_size=(2,2), strides=(2,2)) + c)",
+       kBatches},
+      // opt_level 3's blocked convolution as AlterOpLayout writes it, between its layout
+      // transforms, with a pool in the blocked layout after it
+      {"x = Variable(\"x\", shape=\"(batch, 8, 9, 10)\", dtype=0)\n"
+       "w = Variable(\"w\", shape=(2, 1, 3, 3, 8, 8), dtype=0)\n"
+       "b = Variable(\"b\", shape=(2, 8), dtype=0)\n"
+       "t = __layout_transform__(x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\")\n"
+       "c = _contrib_conv2d_NCHWc(t, w, b, channels=16, kernel_size=(3,3), padding=(1,1), "
+       "layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\")\n"
+       "p = max_pool2d(relu(c), pool_size=(2,2), strides=(2,2), layout=\"NCHW8c\")\n"
+       "y = __layout_transform__(p, src_layout=\"NCHW8c\", dst_layout=\"NCHW\")",
+       kBatches},
+      {"x = Variable(\"x\", shape=\"(batch, 3, 5)\", dtype=0)\n"
+       "y = pad(exp(x), pad_width=((0, 0), (1, 2), (2, 0)), pad_value=0.5)",
+       kBatches},
   };
   return c;
 }
@@ -233,16 +266,23 @@ TEST(GenericKernel, LoopsPrintTheSymbols) {
   EXPECT_NE(text.find("let batch = loupe_sizes[0]"), std::string::npos) << text;
 }
 
-// A rule that computes with sizes (a pad's bounds) is not lowered over symbolic shapes:
-// lowering says which node and op, and nothing is made.
+// A rule that computes with sizes is not lowered over symbolic shapes it cannot take (a
+// pool's window over a symbolic height; a mirrored pad's reflections): lowering says which node
+// and op, and nothing is made.
 TEST(GenericKernel, RulesThatReadSizesAreRefused) {
-  Graph g = built("x = Variable(\"x\", shape=\"(batch, seq, 8)\", dtype=0)\n"
-                  "y = pad(relu(x), pad_width=((0, 0), (0, 0), (1, 1)))");
+  Graph g = built("x = Variable(\"x\", shape=\"(batch, 3, seq, 8)\", dtype=0)\n"
+                  "y = max_pool2d(x, pool_size=(2,2))");
   auto fns = fused(g, 2);
   ASSERT_EQ(fns.size(), 1u);
   expectError([&] { backend::lowerFunction(*fns.begin()->second); },
-              "lower fuse_relu_pad: the rule of pad0 (pad) computes with sizes, and "
-              "its input's shape is symbolic");
+              "lower fuse_max_pool2d: the rule of max_pool2d0 (max_pool2d) computes with "
+              "sizes, and its input's shape is symbolic beyond its leading axis");
+  Graph mirrored = built("x = Variable(\"x\", shape=\"(batch, 8)\", dtype=0)\n"
+                         "y = pad(x, pad_width=((0, 0), (2, 2)), pad_mode=\"reflect\")");
+  auto pads = fused(mirrored, 2);
+  ASSERT_EQ(pads.size(), 1u);
+  expectError([&] { backend::lowerFunction(*pads.begin()->second); },
+              "pad: reflect padding is not lowered over a symbolic shape");
 }
 
 } // namespace

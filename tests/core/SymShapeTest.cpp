@@ -270,6 +270,18 @@ std::vector<RuleCase> ruleCases() {
                            "t = _conv3d_grad(g, x, w, channels=3, kernel_size=(3,3,3))\ny = t[0]"},
       {"qnn.dense", x3 + v("w", "(8, 16)") + v("zx", "(1,)") + v("zw", "(1,)") + v("b", "(8,)") +
                         "y = qnn.dense(x, w, zx, zw, b, units=8)"},
+      // opt_level 3's blocked layouts: a symbolic batch passes through them
+      {"__layout_transform__", v("x", "(batch, 8, seq, 5)") +
+                                   "y = __layout_transform__(x, src_layout=\"NCHW\", "
+                                   "dst_layout=\"NCHW4c\")"},
+      {"__layout_transform__", v("x", "(batch, 2, seq, 5, 4)") +
+                                   "y = __layout_transform__(x, src_layout=\"NCHW4c\", "
+                                   "dst_layout=\"NHWC\")"},
+      {"_contrib_conv2d_NCHWc",
+       v("x", "(batch, 2, seq, seq, 4)") + v("w", "(3, 2, 3, 3, 4, 2)") +
+           "y = _contrib_conv2d_NCHWc(x, w, channels=6, kernel_size=(3,3), strides=(2,2), "
+           "padding=(1,1), layout=\"NCHW4c\", kernel_layout=\"OIHW4i2o\", "
+           "out_layout=\"NCHW2c\", use_bias=False)"},
       {"qnn.conv2d", img + v("w", "(4, 3, 3, 3)") + v("zx", "(1,)") + v("zw", "(1,)") +
                          v("b", "(4,)") +
                          "y = qnn.conv2d(x, w, zx, zw, b, channels=4, kernel_size=(3,3), "
@@ -351,14 +363,13 @@ TEST(SymShape, GradientGraphsInferWithSymbols) {
   }
 }
 
-TEST(SymShape, OpsWithoutASymbolicRuleAndWrongShapesSaySo) {
-  EXPECT_NE(
-      inferError(v("x", "(batch, 8)") +
-                 "y = __layout_transform__(x, src_layout=\"NC\", dst_layout=\"NC4c\")")
-          .find("operator __layout_transform__0 (__layout_transform__) has no rule for symbolic "
-                "shapes (input (batch, 8)); give the sizes (:load FILE SYMBOL=N, or a concrete "
-                "shape)"),
-      std::string::npos);
+TEST(SymShape, WrongShapesSaySo) {
+  // A symbolic axis a layout would split: only where its expression divides.
+  EXPECT_NE(inferError(v("x", "(batch, seq)") +
+                       "y = __layout_transform__(x, src_layout=\"NC\", dst_layout=\"NC4c\")")
+                .find("cannot convert [batch, seq] from NC to NC4c: axis C of size seq does not "
+                      "split by 4"),
+            std::string::npos);
   EXPECT_NE(inferError(v("x", "(batch, 8)") + v("z", "(seq, 8)") + "y = broadcast_add(x, z)")
                 .find("dimensions batch and seq cannot be broadcast"),
             std::string::npos);

@@ -7,11 +7,16 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace loupe::loop {
 
 namespace {
+
+bool isLazySelect(const Expr &e) {
+  return e->kind == ExprKind::Call && e->name == "tvm_if_then_else" && e->args.size() == 3;
+}
 
 bool readsSizeSymbol(const Expr &e) {
   if (e->kind == ExprKind::Var)
@@ -72,6 +77,7 @@ public:
 private:
   std::vector<std::pair<const ExprNode *, int64_t>> inner_; // loops of constant range: top
   std::vector<const ExprNode *> variable_;                  // loops and lets it cannot bound
+  std::set<std::string> seen_;                              // the tests kept, as text
 
   bool decidable(const std::pair<Expr, Expr> &t) {
     const auto &[a, n] = t;
@@ -89,16 +95,22 @@ private:
         return false;
       top = substitute(top, {{v, intImm(hi)}});
     }
-    tests.push_back(lt(top, n));
+    // Stages computed at one row test the same bounds: each test once.
+    Expr test = lt(top, n);
+    if (seen_.insert(printExpr(test)).second)
+      tests.push_back(test);
     return true;
   }
 };
 
-// The body without the hoisted guards, its scalarized vector loops vectorised again where no
-// guard inside them remains.
+// The body without the hoisted guards (and with the lazy selects whose tests are decided
+// reading their first value), its scalarized vector loops vectorised again where no guard
+// inside them remains.
 class Unguard : public IRMutator {
 public:
-  explicit Unguard(const std::map<const StmtNode *, bool> &hoisted) : hoisted_(hoisted) {}
+  explicit Unguard(const std::map<const StmtNode *, bool> &hoisted,
+                   const std::set<const ExprNode *> &decided = {})
+      : hoisted_(hoisted), decided_(decided) {}
   Stmt mutateStmt(const Stmt &s) override {
     if (hoisted_.count(s.get()))
       return mutateStmt(s->body[0]);
@@ -110,9 +122,15 @@ public:
     }
     return m;
   }
+  Expr mutateExpr(const Expr &e) override {
+    if (isLazySelect(e) && decided_.count(e->args[0].get()))
+      return mutateExpr(e->args[1]);
+    return IRMutator::mutateExpr(e);
+  }
 
 private:
   const std::map<const StmtNode *, bool> &hoisted_;
+  const std::set<const ExprNode *> &decided_;
   static bool hasGuard(const Stmt &s) {
     struct Finder : IRVisitor {
       bool found = false;
@@ -123,6 +141,107 @@ private:
     } f;
     f.visitStmt(s);
     return f.found;
+  }
+};
+
+// The tail tests of a loop over a symbolic extent: the guards and lazy selects `a < n` in its
+// body with `a` growing with the loop (a positive coefficient) and with the loops inside it (of
+// constant ranges, non-negative coefficients), `n` none of them. Each holds for the whole body
+// below the iteration `(n - r - 1 + c) / c` (c the loop's coefficient, r the rest of `a` at the
+// inner loops' last values): the iterations before the least such bound need none of them.
+class TailCollector : public IRVisitor {
+public:
+  explicit TailCollector(const ExprNode *loop) : loop_(loop) {}
+  std::map<const StmtNode *, bool> guards; // guards decided below the bound
+  std::set<const ExprNode *> selects;      // lazy selects' tests decided below it
+  Expr bound;                              // the least bound, null when none decided
+
+  void visitStmt(const Stmt &s) override {
+    if (s->kind == StmtKind::For) {
+      int64_t lo, n;
+      bool constant = constValue(s->a, &lo) && constValue(s->b, &n) && n > 0;
+      if (constant)
+        inner_.push_back({s->var.get(), lo + n - 1});
+      else
+        variable_.push_back(s->var.get());
+      IRVisitor::visitStmt(s);
+      if (constant)
+        inner_.pop_back();
+      else
+        variable_.pop_back();
+      return;
+    }
+    if (s->kind == StmtKind::LetStmt) {
+      variable_.push_back(s->var.get());
+      IRVisitor::visitStmt(s);
+      variable_.pop_back();
+      return;
+    }
+    if (auto t = guardTest(s); t && decide(t->first, t->second))
+      guards[s.get()] = true;
+    IRVisitor::visitStmt(s);
+  }
+  void visitExpr(const Expr &e) override {
+    if (isLazySelect(e) && e->args[0]->kind == ExprKind::Binary && e->args[0]->op == BinOp::LT &&
+        decide(e->args[0]->args[0], e->args[0]->args[1]))
+      selects.insert(e->args[0].get());
+    IRVisitor::visitExpr(e);
+  }
+
+private:
+  const ExprNode *loop_;
+  std::vector<std::pair<const ExprNode *, int64_t>> inner_;
+  std::vector<const ExprNode *> variable_;
+
+  bool decide(const Expr &a, const Expr &n) {
+    if (!usesVar(a, loop_) || usesVar(n, loop_))
+      return false;
+    for (const ExprNode *v : variable_)
+      if (usesVar(a, v) || usesVar(n, v))
+        return false;
+    std::optional<int64_t> c = linearCoef(a, loop_);
+    if (!c || *c <= 0)
+      return false;
+    Expr top = a;
+    for (const auto &[v, hi] : inner_) {
+      if (usesVar(n, v))
+        return false;
+      if (!usesVar(a, v))
+        continue;
+      std::optional<int64_t> k = linearCoef(a, v);
+      if (!k || *k < 0)
+        return false;
+      top = substitute(top, {{v, intImm(hi)}});
+    }
+    Expr rest = substitute(top, {{loop_, intImm(0)}});
+    int64_t r;
+    Expr at =
+        constValue(rest, &r) ? (r == *c - 1 ? n : n + (*c - 1 - r)) / *c : (n - rest - 1 + *c) / *c;
+    bound = bound ? min(bound, at) : at;
+    return true;
+  }
+};
+
+// Each serial loop over a symbolic extent (a reduction along `seq` in vectors: its last vector
+// tested per element) in two: the iterations every tail test holds for without the tests, then
+// the rest with them.
+class TailSplitter : public IRMutator {
+public:
+  Stmt mutateStmt(const Stmt &s) override {
+    Stmt m = IRMutator::mutateStmt(s);
+    if (m->kind != StmtKind::For || m->forKind != ForKind::Serial || !readsSizeSymbol(m->b))
+      return m;
+    int64_t lo;
+    if (!constValue(m->a, &lo) || lo != 0)
+      return m;
+    TailCollector c(m->var.get());
+    c.visitStmt(m->body[0]);
+    if (!c.bound)
+      return m;
+    Expr whole = max(min(c.bound, m->b), intImm(0, m->b->dtype));
+    Stmt fast = Unguard(c.guards, c.selects).mutateStmt(m->body[0]);
+    return seq({forLoop(m->var, m->a, whole, ForKind::Serial, fast),
+                forLoop(m->var, whole, m->b - whole, ForKind::Serial, m->body[0])});
   }
 };
 
@@ -147,6 +266,8 @@ public:
 
 } // namespace
 
-Stmt versionSymbolicGuards(const Stmt &body) { return Versioner().mutateStmt(body); }
+Stmt versionSymbolicGuards(const Stmt &body) {
+  return Versioner().mutateStmt(TailSplitter().mutateStmt(body));
+}
 
 } // namespace loupe::loop

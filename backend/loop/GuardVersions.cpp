@@ -264,10 +264,77 @@ public:
   }
 };
 
+// Each vector loop scalarized for its bounds tests (a last tile's columns, element by
+// element), where its body is a chain of guards: the tests that do not read the loop hoisted
+// out of it, and those that grow with it (`a < n`, a positive coefficient) decided per vector —
+// all lanes in, the vector loop without them; the first lane out, nothing; else the lanes
+// tested one by one.
+class LaneVersioner : public IRMutator {
+public:
+  Stmt mutateStmt(const Stmt &s) override {
+    Stmt m = IRMutator::mutateStmt(s);
+    int64_t lo, n;
+    if (m->kind != StmtKind::For || m->forKind != ForKind::Scalarized || !constValue(m->a, &lo) ||
+        !constValue(m->b, &n) || n <= 0)
+      return m;
+    const ExprNode *v = m->var.get();
+    Expr hoisted, first, last;
+    std::vector<Expr> laneTests;
+    Stmt inner = m->body[0];
+    while (auto t = guardTest(inner)) {
+      const auto &[a, bound] = *t;
+      if (usesVar(bound, v))
+        break;
+      if (!usesVar(a, v)) {
+        Expr test = lt(a, bound);
+        hoisted = hoisted ? land(hoisted, test) : test;
+      } else {
+        std::optional<int64_t> c = linearCoef(a, v);
+        if (!c || *c <= 0)
+          break;
+        Expr top = lt(substitute(a, {{v, intImm(lo + n - 1)}}), bound),
+             bottom = lt(substitute(a, {{v, intImm(lo)}}), bound);
+        first = first ? land(first, bottom) : bottom;
+        last = last ? land(last, top) : top;
+        laneTests.push_back(lt(a, bound));
+      }
+      inner = inner->body[0];
+    }
+    if (!hoisted && laneTests.empty())
+      return m;
+    // The body under its lane tests (in their order) for the partial vector; without them for a
+    // whole one, vectorised when no other test is left inside.
+    Stmt tested = inner;
+    for (size_t k = laneTests.size(); k-- > 0;)
+      tested = ifThenElse(call("likely", {laneTests[k]}, kBool), tested);
+    Stmt result = forLoop(m->var, m->a, m->b, ForKind::Scalarized, tested);
+    if (!laneTests.empty()) {
+      bool clean = !hasGuardInside(inner);
+      Stmt whole =
+          forLoop(m->var, m->a, m->b, clean ? ForKind::Vectorized : ForKind::Scalarized, inner);
+      result = ifThenElse(call("likely", {last}, kBool), whole, ifThenElse(first, result));
+    }
+    return hoisted ? ifThenElse(call("likely", {hoisted}, kBool), result) : result;
+  }
+
+private:
+  static bool hasGuardInside(const Stmt &s) {
+    struct Finder : IRVisitor {
+      bool found = false;
+      void visitStmt(const Stmt &t) override {
+        found = found || t->kind == StmtKind::IfThenElse;
+        IRVisitor::visitStmt(t);
+      }
+    } f;
+    f.visitStmt(s);
+    return f.found;
+  }
+};
+
 } // namespace
 
 Stmt versionSymbolicGuards(const Stmt &body) {
-  return Versioner().mutateStmt(TailSplitter().mutateStmt(body));
+  return LaneVersioner().mutateStmt(Versioner().mutateStmt(TailSplitter().mutateStmt(body)));
 }
 
 } // namespace loupe::loop

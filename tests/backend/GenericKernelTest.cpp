@@ -318,7 +318,8 @@ loop::Stmt parallelLoop(const loop::Stmt &s) {
 
 // At opt_level 3 a generic kernel's tile loop runs in two versions: where the whole tile is in
 // bounds (its largest row and column below the symbolic sizes) without the tests, its column
-// vectors vectorised; the last tiles with them, element by element.
+// vectors vectorised; the last tiles with them, a vector at a time (element by element only in
+// the vector that crosses the end).
 TEST(GenericKernel, TilesWhollyInBoundsRunWithoutTheirTests) {
   Graph g = built("q = Variable(\"q\", shape=\"(batch, 4, seq, 16)\", dtype=0)\n"
                   "k = Variable(\"k\", shape=\"(batch, 4, 16, seq)\", dtype=0)\n"
@@ -338,6 +339,9 @@ TEST(GenericKernel, TilesWhollyInBoundsRunWithoutTheirTests) {
   EXPECT_EQ(whole[loop::ForKind::Scalarized], 0);
   EXPECT_GT(whole[loop::ForKind::Vectorized], 0);
   EXPECT_GT(last[loop::ForKind::Scalarized], 0);
+  // In the last tiles each vector of columns is tested once: wholly in bounds, vectorised
+  // without its lanes' tests (so a tile wider than `seq` runs its one vector whole).
+  EXPECT_EQ(last[loop::ForKind::Vectorized], last[loop::ForKind::Scalarized]);
   // A kernel of fixed sizes has no such tests and one version.
   auto fixed = fused(bindSymbols(g, {{"batch", 2}, {"seq", 32}}), 3);
   backend::LoweredFunction f = backend::lowerFunction(*fixed.begin()->second);

@@ -132,7 +132,12 @@ struct loupe_graph {
   int64_t *storage_bytes;
   loupe_tensor_info *ports;
   int64_t *size_args;
+  size_t *capacity; /* the bytes each owned block holds (a generic graph grows them) */
 };
+
+/* The bytes a block of `bytes` is allocated with: 64-byte aligned and padded to whole vectors,
+ * as the REPL's runtime allocates. */
+static size_t block_bytes(int64_t bytes) { return ((size_t)(bytes > 0 ? bytes : 1) + 127) / 64 * 64; }
 
 /* The graph of network `net` (at sizes z when it is generic). */
 static loupe_graph *create(int num_threads, const loupe_network *net, const int64_t *z) {
@@ -146,7 +151,8 @@ static loupe_graph *create(int num_threads, const loupe_network *net, const int6
   g->storage = (unsigned char **)calloc((size_t)net->num_storage, sizeof(unsigned char *));
   g->owned = (int *)calloc((size_t)net->num_storage, sizeof(int));
   g->args = (void **)calloc((size_t)(net->num_args > 0 ? net->num_args : 1), sizeof(void *));
-  if (!g->storage || !g->owned || !g->args) {
+  g->capacity = (size_t *)calloc((size_t)net->num_storage + 1, sizeof(size_t));
+  if (!g->storage || !g->owned || !g->args || !g->capacity) {
     loupe_destroy(g);
     return NULL;
   }
@@ -175,8 +181,7 @@ static loupe_graph *create(int num_threads, const loupe_network *net, const int6
   for (int s = 0; s < net->num_storage; ++s) {
     if (g->storage[s])
       continue;
-    /* 64-byte aligned and padded to whole vectors, zeroed, as the REPL's runtime allocates. */
-    size_t bytes = ((size_t)(storage_bytes[s] > 0 ? storage_bytes[s] : 1) + 127) / 64 * 64;
+    size_t bytes = block_bytes(storage_bytes[s]);
     g->storage[s] = (unsigned char *)aligned_alloc(64, bytes);
     if (!g->storage[s]) {
       loupe_destroy(g);
@@ -184,6 +189,7 @@ static loupe_graph *create(int num_threads, const loupe_network *net, const int6
     }
     memset(g->storage[s], 0, bytes);
     g->owned[s] = 1;
+    g->capacity[s] = bytes;
   }
   for (int i = 0; i < net->num_params; ++i)
     if (!net->param_in_place[i])
@@ -299,6 +305,55 @@ loupe_graph *loupe_create_sizes(int num_threads, const char *sizes) {
   return create(num_threads, &networks[v], z);
 }
 
+int loupe_set_sizes(loupe_graph *g, const char *sizes) {
+  const loupe_network *net = g->net;
+  if (!net->bind)
+    return sizes && same_sizes(sizes, net->sizes) ? 0 : LOUPE_ERROR_SIZES;
+  int64_t z[LOUPE_MAX_SYMBOLS];
+  if (!sizes || bind_sizes(net, sizes, z) != 0)
+    return LOUPE_ERROR_SIZES;
+  /* Everything new is made first: on any failure the graph keeps its sizes. */
+  int64_t *bytes = (int64_t *)calloc((size_t)net->num_storage, sizeof(int64_t));
+  loupe_tensor_info *ports =
+      (loupe_tensor_info *)calloc(LOUPE_NUM_INPUTS + LOUPE_NUM_OUTPUTS, sizeof(loupe_tensor_info));
+  unsigned char **grown = (unsigned char **)calloc((size_t)net->num_storage, sizeof(void *));
+  int ok = bytes && ports && grown && net->bind(z, bytes, ports, ports + LOUPE_NUM_INPUTS) == 0;
+  for (int s = 0; ok && s < net->num_storage; ++s)
+    if (g->owned[s] && block_bytes(bytes[s]) > g->capacity[s]) {
+      grown[s] = (unsigned char *)aligned_alloc(64, block_bytes(bytes[s]));
+      ok = grown[s] != NULL;
+    }
+  if (!ok) {
+    for (int s = 0; grown && s < net->num_storage; ++s)
+      free(grown[s]);
+    free(bytes);
+    free(ports);
+    free(grown);
+    return LOUPE_ERROR_SIZES;
+  }
+  /* Blocks that hold the new sizes are kept; the others replaced by larger ones, zeroed. */
+  for (int s = 0; s < net->num_storage; ++s)
+    if (grown[s]) {
+      free(g->storage[s]);
+      g->storage[s] = grown[s];
+      g->capacity[s] = block_bytes(bytes[s]);
+      memset(g->storage[s], 0, g->capacity[s]);
+    }
+  free(grown);
+  free(g->storage_bytes);
+  free(g->ports);
+  g->storage_bytes = bytes;
+  g->ports = ports;
+  g->inputs = ports;
+  g->outputs = ports + LOUPE_NUM_INPUTS;
+  for (int k = 0; k < net->num_size_args; ++k)
+    g->size_args[k] = z[net->size_arg_symbol[k]];
+  for (int a = 0; a < net->num_args; ++a)
+    if (net->arg_storage[a] >= 0)
+      g->args[a] = g->storage[net->arg_storage[a]];
+  return 0;
+}
+
 void loupe_destroy(loupe_graph *g) {
   if (!g)
     return;
@@ -311,6 +366,7 @@ void loupe_destroy(loupe_graph *g) {
   free(g->storage_bytes);
   free(g->ports);
   free(g->size_args);
+  free(g->capacity);
   free(g);
 }
 
@@ -438,7 +494,7 @@ typedef struct {
   int64_t shape[8]; /* -1 for a size symbol's dimension in loupe_inputs and loupe_outputs */
   int64_t bytes;    /* -1 there when a size symbol's dimension makes it */
 } loupe_tensor_info;
-enum { LOUPE_ERROR_NAME = -1, LOUPE_ERROR_SIZE = -2 };
+enum { LOUPE_ERROR_NAME = -1, LOUPE_ERROR_SIZE = -2, LOUPE_ERROR_SIZES = -3 };
 extern const loupe_tensor_info loupe_inputs[];  /* variant 0's data inputs, LOUPE_NUM_INPUTS */
 extern const loupe_tensor_info loupe_outputs[]; /* variant 0's outputs, LOUPE_NUM_OUTPUTS */
 /* NULL when memory runs out, or variant 0 is generic (it needs sizes). */
@@ -451,6 +507,11 @@ loupe_graph *loupe_create_sizes(int num_threads, const char *sizes);
  * for a build of fixed sizes; "batch=?, seq=?" for the generic one), or NULL past the last. */
 int loupe_variant_index(const char *sizes);
 const char *loupe_variant_sizes(int variant);
+/* A graph of the generic variant moved to other sizes, as loupe_create_sizes takes them: its
+ * storage blocks kept where they hold the new sizes, the others replaced by larger ones (set the
+ * inputs again before the next run). 0, or LOUPE_ERROR_SIZES (sizes it does not take, or memory
+ * runs out: the graph keeps its sizes). A graph of a variant built for sizes takes only those. */
+int loupe_set_sizes(loupe_graph *g, const char *sizes);
 void loupe_destroy(loupe_graph *g);
 /* A graph's input or output `index` (its variant's shapes and bytes), or NULL. */
 const loupe_tensor_info *loupe_input_info(const loupe_graph *g, int index);

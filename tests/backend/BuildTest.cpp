@@ -367,7 +367,8 @@ TEST(Export, ADynamicBuildExportsEverySizeBuilt) {
 // and outputs bound when loupe_create_sizes is given them), each as the REPL's run of the
 // generic build at those sizes computes, bit for bit; a size it specialized takes its own
 // variant. Sizes that miss a symbol, name another, are 0, or overflow the storage make no
-// network, and an export of the generic kernels alone needs sizes.
+// network; one graph moves between sizes, growing its blocks only where they no longer hold
+// them; and an export of the generic kernels alone needs sizes.
 TEST(Export, AGenericBuildExportsOneNetworkForAnySize) {
   Engine e;
   run(e, ":set target llvm -mcpu=znver4\n:load " + std::string(LOUPE_SOURCE_DIR) +
@@ -437,6 +438,61 @@ TEST(Export, AGenericBuildExportsOneNetworkForAnySize) {
   EXPECT_EQ(overflowStatus, 1);
   EXPECT_EQ(overflow, "run_network: cannot make the network (out of memory, or its storage at "
                       "those sizes passes 2^48 bytes)\n");
+  // One graph moved between sizes (loupe_set_sizes): each run computes what a graph made at
+  // those sizes computes; sizes it does not take leave it as it was.
+  writeFileAtomically((dir / "resize.c").string(), R"C(
+#include "deploy.h"
+#include <stdio.h>
+#include <stdlib.h>
+static int run_at(loupe_graph *g, const char *path) {
+  const loupe_tensor_info *in = loupe_input_info(g, 0), *out = loupe_output_info(g, 0);
+  float *x = malloc((size_t)in->bytes), *y = malloc((size_t)out->bytes);
+  for (long k = 0; k < in->bytes / 4; ++k)
+    x[k] = (float)(k % 17) / 17.0f - 0.5f; /* run_network's ramp */
+  loupe_set_input(g, in->name, x, (size_t)in->bytes);
+  loupe_run(g);
+  loupe_get_output(g, 0, y, (size_t)out->bytes);
+  FILE *f = fopen(path, "wb");
+  fwrite(y, 1, (size_t)out->bytes, f);
+  fclose(f);
+  free(x);
+  free(y);
+  return 0;
+}
+int main(int argc, char **argv) {
+  (void)argc;
+  loupe_graph *g = loupe_create_sizes(1, "batch=3, sequence=5");
+  printf("%d", loupe_set_sizes(g, "batch=1, sequence=7"));
+  run_at(g, argv[1]);
+  printf(" %d", loupe_set_sizes(g, "sequence=11, batch=3"));
+  run_at(g, argv[2]);
+  printf(" %d", loupe_set_sizes(g, "batch=0, sequence=2"));
+  printf(" %lld", (long long)loupe_input_info(g, 0)->bytes);
+  loupe_graph *fixed = loupe_create_sizes(1, "batch=2, sequence=6");
+  printf(" %d %d\n", loupe_set_sizes(fixed, "batch=2, sequence=7"),
+         loupe_set_sizes(fixed, "sequence=6, batch=2"));
+  loupe_destroy(fixed);
+  loupe_destroy(g);
+  return 0;
+}
+)C");
+  auto [compiled, compiledStatus] =
+      shell("cc -std=c11 -O2 -Wall -Werror -I" + dir.string() + " " + (dir / "resize.c").string() +
+            " " + (dir / "deploy.so").string() + " -Wl,-rpath," + dir.string() + " -o " +
+            (dir / "resize").string());
+  ASSERT_EQ(compiledStatus, 0) << compiled;
+  std::string a = (dir / "a.bin").string(), b = (dir / "b.bin").string();
+  auto [moved, movedStatus] = shell((dir / "resize").string() + " " + a + " " + b);
+  ASSERT_EQ(movedStatus, 0) << moved;
+  EXPECT_EQ(moved, "0 0 -3 " + std::to_string(3 * 11 * 32 * 4) + " -3 0\n");
+  std::string movedA = readFile(a), movedB = readFile(b);
+  for (auto [sizes, got] : {std::pair<std::string, std::string *>{"batch=1, sequence=7", &movedA},
+                            {"batch=3, sequence=11", &movedB}}) {
+    std::string fresh = (dir / "fresh.bin").string();
+    auto [text, status] = shell(bin + " -t 1 -n 1 -s '" + sizes + "' -o " + fresh);
+    ASSERT_EQ(status, 0) << text;
+    EXPECT_EQ(*got, readFile(fresh)) << sizes;
+  }
   // The generic kernels alone: variant 0 needs sizes.
   run(e, ":undo\n:build opt_level=3 generic");
   auto only = scratchDir("export-generic-only");

@@ -224,8 +224,8 @@ void registerBroadcastOps() {
           out[0].data[k++] = in[0]->data[broadcastOffset(in[0]->shape, idx)];
         });
       })
-      .lower([](const Attrs &, const std::vector<loop::ComputeRef> &in,
-                const std::vector<Shape> &shapes, const std::vector<int> &types) {
+      .lowerSymbolic([](const Attrs &, const std::vector<loop::ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         loop::ComputeRef x = in[0];
         return std::vector<loop::ComputeRef>{loop::compute(
             shapes[0], types[0],

@@ -101,8 +101,8 @@ void registerElemwiseOps() {
       .symbolic(symSameShape)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       .kernel(unaryKernel([](double x) { return x; }))
-      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
-                const std::vector<int> &types) {
+      .lowerSymbolic([](const Attrs &a, const std::vector<ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         ComputeRef x = in[0];
         return std::vector<ComputeRef>{
             loop::compute(shapes[0], types[0], [&](const std::vector<Expr> &i) {

@@ -99,10 +99,14 @@ void registerTake() {
               out[0].data[k++] = x.data[(o * n + j) * inner + i];
           }
       })
-      .lower([](const Attrs &a, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
-                const std::vector<int> &types) {
+      // Indices of any symbolic shape; the axis taken from bounds them, so it is a size.
+      .lowerSymbolic([](const Attrs &a, const std::vector<ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         ComputeRef x = in[0], idx = in[1];
         int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "take");
+        if (x->shape.isSymbolic() && !x->shape.dim(axis).isConstant())
+          fail("take: the axis taken from is symbolic (", x->shape.dimText(axis),
+               "); a generic kernel takes from an axis of a size");
         bool wrap = a.getStr("mode") == "wrap";
         size_t ri = idx->shape.size();
         return std::vector<ComputeRef>{compute(

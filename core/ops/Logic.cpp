@@ -140,8 +140,9 @@ void registerLogicOps() {
                                  : y.data[broadcastOffset(y.shape, idx)];
         });
       })
-      .lower([](const Attrs &, const std::vector<ComputeRef> &in, const std::vector<Shape> &shapes,
-                const std::vector<int> &types) {
+      // Broadcast as broadcastLower reads (a symbolic dimension is never the 1 it broadcasts).
+      .lowerSymbolic([](const Attrs &, const std::vector<ComputeRef> &in,
+                        const std::vector<Shape> &shapes, const std::vector<int> &types) {
         ComputeRef cond = in[0], x = in[1], y = in[2];
         return std::vector<ComputeRef>{compute(
             shapes[0], types[0],

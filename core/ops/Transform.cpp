@@ -545,10 +545,15 @@ void registerTransformOps() {
             }
             c.assignOut(0, o);
           })
-          .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
-                    const std::vector<Shape> &shapes, const std::vector<int> &types) {
+          // Other axes of any symbolic size; the one joined along is where the inputs start.
+          .lowerSymbolic([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                            const std::vector<Shape> &shapes, const std::vector<int> &types) {
             int axis =
                 normalizeAxis(a.getInt("axis"), static_cast<int>(shapes[0].size()), "concatenate");
+            for (const auto &t : in)
+              if (t->shape.isSymbolic() && !t->shape.dim(axis).isConstant())
+                fail("concatenate: axis ", axis, " joined along is symbolic (",
+                     t->shape.dimText(axis), "); a generic kernel joins along an axis of sizes");
             return std::vector<loop::ComputeRef>{loop::compute(
                 shapes[0], types[0],
                 [&](const std::vector<loop::Expr> &i) {
@@ -673,10 +678,14 @@ void registerTransformOps() {
               c.assignOut(i, o);
             }
           })
-          .lower([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
-                    const std::vector<Shape> &shapes, const std::vector<int> &types) {
+          // Other axes of any symbolic size; the one split is cut at sizes.
+          .lowerSymbolic([](const Attrs &a, const std::vector<loop::ComputeRef> &in,
+                            const std::vector<Shape> &shapes, const std::vector<int> &types) {
             loop::ComputeRef x = in[0];
             int axis = normalizeAxis(a.getInt("axis"), static_cast<int>(x->shape.size()), "split");
+            if (x->shape.isSymbolic() && !x->shape.dim(axis).isConstant())
+              fail("split: axis ", axis, " is symbolic (", x->shape.dimText(axis),
+                   "); a generic kernel splits an axis of a size");
             auto pts = splitPoints(a, x->shape[axis], nullptr);
             std::vector<loop::ComputeRef> out;
             for (size_t k = 0; k + 1 < pts.size(); ++k)

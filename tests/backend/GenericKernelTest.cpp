@@ -208,6 +208,21 @@ const std::vector<GenericCase> &cases() {
        "b = Variable(\"b\", shape=(48,), dtype=0)\n"
        "y = _contrib_dense_pack(x, w, b, units=48, weight_layout=\"NC16n\")",
        kSizes},
+      // an embedding lookup of token ids, a mask applied with where, a cast, and the joins and
+      // cuts along an axis of a size (rules that read that axis only)
+      {"i = Variable(\"i\", shape=\"(batch, seq)\", dtype=4)\n"
+       "w = Variable(\"w\", shape=(10, 16), dtype=0)\n"
+       "m = Variable(\"m\", shape=\"(batch, 1, seq)\", dtype=11)\n"
+       "e = take(w, i, axis=0)\n"
+       "y = where(broadcast_to(m, shape=\"(batch, 16, seq)\"), transpose(e, axes=(0, 2, 1)), "
+       "cast(m, dtype=\"float32\") * 2)",
+       kSizes},
+      {"x = Variable(\"x\", shape=\"(batch, seq, 8)\", dtype=0)\n"
+       "z = Variable(\"z\", shape=\"(batch, seq, 4)\", dtype=0)\n"
+       "c = concatenate(x, z, axis=2)\n"
+       "s = split(c, indices_or_sections=(3, 7), axis=2)\n"
+       "y = s[0] * 2 + sum(s[2], axis=2, keepdims=True)",
+       kSizes},
       // a symbolic batch through rules that read the other axes' sizes: a convolution (at
       // opt_level 3 AlterOpLayout's NCHW8c one between layout transforms, its register-tiled
       // schedule), a padded pool, a global pool, a constant pad, a residual add

@@ -39,27 +39,37 @@ std::optional<std::pair<Expr, Expr>> guardTest(const Stmt &s) {
   return std::make_pair(c->args[0], c->args[1]);
 }
 
-// The guards of `body` that one test per iteration of the enclosing loop decides: `a < n` with
-// a or n reading a size symbol (a tail's test, or a test bound inference could not decide over
-// a symbolic loop), n none of the loops inside, and a affine with non-negative coefficients in
-// the loops inside (of constant ranges), their largest `a` tested instead.
-class GuardCollector : public IRVisitor {
-public:
-  std::vector<Expr> tests;                  // largest a < n, one per guard kept
-  std::map<const StmtNode *, bool> hoisted; // guards decided by the tests
+// Whether a statement holds a guard (an if) anywhere.
+bool hasGuard(const Stmt &s) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitStmt(const Stmt &t) override {
+      found = found || t->kind == StmtKind::IfThenElse;
+      IRVisitor::visitStmt(t);
+    }
+  } f;
+  f.visitStmt(s);
+  return f.found;
+}
 
+// A walk that knows the loops and lets around each statement: the loops of constant range (with
+// their last value) and the variables it cannot bound (loops over symbolic extents, lets). Each
+// guard `if (likely(a < n))` met is offered to guard().
+class BoundsWalker : public IRVisitor {
+public:
   void visitStmt(const Stmt &s) override {
     if (s->kind == StmtKind::For) {
       int64_t lo, n;
-      if (!constValue(s->a, &lo) || !constValue(s->b, &n) || n <= 0) {
+      bool constant = constValue(s->a, &lo) && constValue(s->b, &n) && n > 0;
+      if (constant)
+        inner_.push_back({s->var.get(), lo + n - 1});
+      else
         variable_.push_back(s->var.get());
-        IRVisitor::visitStmt(s);
-        variable_.pop_back();
-        return;
-      }
-      inner_.push_back({s->var.get(), lo + n - 1});
       IRVisitor::visitStmt(s);
-      inner_.pop_back();
+      if (constant)
+        inner_.pop_back();
+      else
+        variable_.pop_back();
       return;
     }
     if (s->kind == StmtKind::LetStmt) {
@@ -68,39 +78,65 @@ public:
       variable_.pop_back();
       return;
     }
-    if (auto t = guardTest(s);
-        t && (readsSizeSymbol(t->first) || readsSizeSymbol(t->second)) && decidable(*t))
-      hoisted[s.get()] = true;
+    if (auto t = guardTest(s))
+      guard(s, t->first, t->second);
     IRVisitor::visitStmt(s);
+  }
+
+protected:
+  virtual void guard(const Stmt &s, const Expr &a, const Expr &n) = 0;
+
+  // `a` at the last values of the loops of constant range around it, when `a < n` holds there
+  // for all of them: neither reads a variable it cannot bound, n none of those loops, and `a`
+  // grows with each (a non-negative coefficient); nullopt otherwise.
+  std::optional<Expr> largest(const Expr &a, const Expr &n) const {
+    for (const ExprNode *v : variable_)
+      if (usesVar(a, v) || usesVar(n, v))
+        return std::nullopt;
+    Expr top = a;
+    for (const auto &[v, hi] : inner_) {
+      if (usesVar(n, v))
+        return std::nullopt;
+      if (!usesVar(a, v))
+        continue;
+      std::optional<int64_t> k = linearCoef(a, v);
+      if (!k || *k < 0)
+        return std::nullopt;
+      top = substitute(top, {{v, intImm(hi)}});
+    }
+    return top;
   }
 
 private:
   std::vector<std::pair<const ExprNode *, int64_t>> inner_; // loops of constant range: top
   std::vector<const ExprNode *> variable_;                  // loops and lets it cannot bound
-  std::set<std::string> seen_;                              // the tests kept, as text
+};
 
-  bool decidable(const std::pair<Expr, Expr> &t) {
-    const auto &[a, n] = t;
-    for (const ExprNode *v : variable_)
-      if (usesVar(a, v) || usesVar(n, v))
-        return false;
-    Expr top = a;
-    for (const auto &[v, hi] : inner_) {
-      if (usesVar(n, v))
-        return false;
-      if (!usesVar(a, v))
-        continue;
-      std::optional<int64_t> k = linearCoef(a, v);
-      if (!k || *k < 0)
-        return false;
-      top = substitute(top, {{v, intImm(hi)}});
-    }
+// The guards of `body` that one test per iteration of the enclosing loop decides: `a < n` with
+// a or n reading a size symbol (a tail's test, or a test bound inference could not decide over
+// a symbolic loop), n none of the loops inside, and a affine with non-negative coefficients in
+// the loops inside (of constant ranges), their largest `a` tested instead.
+class GuardCollector : public BoundsWalker {
+public:
+  std::vector<Expr> tests;                  // largest a < n, one per guard kept
+  std::map<const StmtNode *, bool> hoisted; // guards decided by the tests
+
+protected:
+  void guard(const Stmt &s, const Expr &a, const Expr &n) override {
+    if (!readsSizeSymbol(a) && !readsSizeSymbol(n))
+      return;
+    std::optional<Expr> top = largest(a, n);
+    if (!top)
+      return;
+    hoisted[s.get()] = true;
     // Stages computed at one row test the same bounds: each test once.
-    Expr test = lt(top, n);
+    Expr test = lt(*top, n);
     if (seen_.insert(printExpr(test)).second)
       tests.push_back(test);
-    return true;
   }
+
+private:
+  std::set<std::string> seen_; // the tests kept, as text
 };
 
 // The body without the hoisted guards (and with the lazy selects whose tests are decided
@@ -131,17 +167,6 @@ public:
 private:
   const std::map<const StmtNode *, bool> &hoisted_;
   const std::set<const ExprNode *> &decided_;
-  static bool hasGuard(const Stmt &s) {
-    struct Finder : IRVisitor {
-      bool found = false;
-      void visitStmt(const Stmt &t) override {
-        found = found || t->kind == StmtKind::IfThenElse;
-        IRVisitor::visitStmt(t);
-      }
-    } f;
-    f.visitStmt(s);
-    return f.found;
-  }
 };
 
 // The tail tests of a loop over a symbolic extent: the guards and lazy selects `a < n` in its
@@ -149,38 +174,13 @@ private:
 // constant ranges, non-negative coefficients), `n` none of them. Each holds for the whole body
 // below the iteration `(n - r - 1 + c) / c` (c the loop's coefficient, r the rest of `a` at the
 // inner loops' last values): the iterations before the least such bound need none of them.
-class TailCollector : public IRVisitor {
+class TailCollector : public BoundsWalker {
 public:
   explicit TailCollector(const ExprNode *loop) : loop_(loop) {}
   std::map<const StmtNode *, bool> guards; // guards decided below the bound
   std::set<const ExprNode *> selects;      // lazy selects' tests decided below it
   Expr bound;                              // the least bound, null when none decided
 
-  void visitStmt(const Stmt &s) override {
-    if (s->kind == StmtKind::For) {
-      int64_t lo, n;
-      bool constant = constValue(s->a, &lo) && constValue(s->b, &n) && n > 0;
-      if (constant)
-        inner_.push_back({s->var.get(), lo + n - 1});
-      else
-        variable_.push_back(s->var.get());
-      IRVisitor::visitStmt(s);
-      if (constant)
-        inner_.pop_back();
-      else
-        variable_.pop_back();
-      return;
-    }
-    if (s->kind == StmtKind::LetStmt) {
-      variable_.push_back(s->var.get());
-      IRVisitor::visitStmt(s);
-      variable_.pop_back();
-      return;
-    }
-    if (auto t = guardTest(s); t && decide(t->first, t->second))
-      guards[s.get()] = true;
-    IRVisitor::visitStmt(s);
-  }
   void visitExpr(const Expr &e) override {
     if (isLazySelect(e) && e->args[0]->kind == ExprKind::Binary && e->args[0]->op == BinOp::LT &&
         decide(e->args[0]->args[0], e->args[0]->args[1]))
@@ -188,32 +188,23 @@ public:
     IRVisitor::visitExpr(e);
   }
 
+protected:
+  void guard(const Stmt &s, const Expr &a, const Expr &n) override {
+    if (decide(a, n))
+      guards[s.get()] = true;
+  }
+
 private:
   const ExprNode *loop_;
-  std::vector<std::pair<const ExprNode *, int64_t>> inner_;
-  std::vector<const ExprNode *> variable_;
 
   bool decide(const Expr &a, const Expr &n) {
     if (!usesVar(a, loop_) || usesVar(n, loop_))
       return false;
-    for (const ExprNode *v : variable_)
-      if (usesVar(a, v) || usesVar(n, v))
-        return false;
     std::optional<int64_t> c = linearCoef(a, loop_);
-    if (!c || *c <= 0)
+    std::optional<Expr> top = largest(a, n);
+    if (!c || *c <= 0 || !top)
       return false;
-    Expr top = a;
-    for (const auto &[v, hi] : inner_) {
-      if (usesVar(n, v))
-        return false;
-      if (!usesVar(a, v))
-        continue;
-      std::optional<int64_t> k = linearCoef(a, v);
-      if (!k || *k < 0)
-        return false;
-      top = substitute(top, {{v, intImm(hi)}});
-    }
-    Expr rest = substitute(top, {{loop_, intImm(0)}});
+    Expr rest = substitute(*top, {{loop_, intImm(0)}});
     int64_t r;
     Expr at =
         constValue(rest, &r) ? (r == *c - 1 ? n : n + (*c - 1 - r)) / *c : (n - rest - 1 + *c) / *c;
@@ -309,25 +300,12 @@ public:
       tested = ifThenElse(call("likely", {laneTests[k]}, kBool), tested);
     Stmt result = forLoop(m->var, m->a, m->b, ForKind::Scalarized, tested);
     if (!laneTests.empty()) {
-      bool clean = !hasGuardInside(inner);
+      bool clean = !hasGuard(inner);
       Stmt whole =
           forLoop(m->var, m->a, m->b, clean ? ForKind::Vectorized : ForKind::Scalarized, inner);
       result = ifThenElse(call("likely", {last}, kBool), whole, ifThenElse(first, result));
     }
     return hoisted ? ifThenElse(call("likely", {hoisted}, kBool), result) : result;
-  }
-
-private:
-  static bool hasGuardInside(const Stmt &s) {
-    struct Finder : IRVisitor {
-      bool found = false;
-      void visitStmt(const Stmt &t) override {
-        found = found || t->kind == StmtKind::IfThenElse;
-        IRVisitor::visitStmt(t);
-      }
-    } f;
-    f.visitStmt(s);
-    return f.found;
   }
 };
 

@@ -60,7 +60,7 @@ Shape shapeNow(Importer &im, const onnx::NodeProto &n, int k, size_t minRank) {
 double scalarInput(Importer &im, const onnx::NodeProto &n, int k, const char *what) {
   const Tensor *t = im.constant(n, k);
   if (!t)
-    fail(im.where(n), ": ", what, " must be a constant (an initializer or Constant)");
+    im.notConstant(n, k, what);
   if (t->data.size() != 1)
     fail(im.where(n), ": ", what, " must hold one value, got shape ", shapeToList(t->shape));
   if (!std::isfinite(t->data[0]))

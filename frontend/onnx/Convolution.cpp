@@ -513,7 +513,7 @@ std::vector<NodeEntry> maxUnpool(Importer &im, const onnx::NodeProto &n) {
   if (n.input_size() > 2 && !n.input(2).empty()) {
     const Tensor *given = im.constant(n, 2);
     if (!given)
-      fail(im.where(n), ": output_shape must be a constant (an initializer or Constant)");
+      im.notConstant(n, 2, "output_shape");
     if (given->shape.size() != 1 || static_cast<size_t>(given->shape[0]) != rank + 2)
       fail(im.where(n), ": output_shape must have ", rank + 2, " values, got shape ",
            shapeToList(given->shape));

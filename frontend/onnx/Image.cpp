@@ -50,7 +50,7 @@ std::vector<NodeEntry> resize(Importer &im, const onnx::NodeProto &n) {
   if (scales.empty() && im.hasInput(n, scalesAt)) {
     const Tensor *t = im.constant(n, scalesAt);
     if (!t)
-      fail(im.where(n), ": scales must be a constant (an initializer or Constant)");
+      im.notConstant(n, scalesAt, "scales");
     scales = t->data;
   }
   std::vector<int64_t> sizes;

@@ -492,7 +492,7 @@ const Shape *Importer::knownShape(const onnx::NodeProto &n, int k) {
 std::vector<int64_t> Importer::constInts(const onnx::NodeProto &n, int k, const char *what) {
   const Tensor *t = constant(n, k);
   if (!t)
-    fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
+    notConstant(n, k, what);
   // A float tensor in their place (NaN in it was converted to int64: undefined; found by
   // fuzzing) is refused: ONNX declares these inputs int64.
   if (dtypeIsFloat(t->dtype))

@@ -109,6 +109,9 @@ public:
   /// The shape of input `k` when it is a param or a graph input (declared), or a value whose
   /// shape inference knows (a dequantized weight), else null.
   const Shape *knownShape(const onnx::NodeProto &n, int k);
+  /// Fails saying input `k` of `n` (`what`) must be a constant; when it is a size computed
+  /// from the size symbols, says so and how to give their sizes instead.
+  [[noreturn]] void notConstant(const onnx::NodeProto &n, int k, const std::string &what) const;
   /// The integers of constant input `k` (`what` names it in errors).
   std::vector<int64_t> constInts(const onnx::NodeProto &n, int k, const char *what);
   /// Later opsets moved some attributes (axes, pads, split, shape) to inputs: the constant

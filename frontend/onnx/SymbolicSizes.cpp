@@ -44,6 +44,23 @@ const SymValue *Importer::symbolicInput(const onnx::NodeProto &n, int k) const {
   return it == symValues_.end() ? nullptr : &it->second;
 }
 
+void Importer::notConstant(const onnx::NodeProto &n, int k, const std::string &what) const {
+  // A size from the symbols (Slice's end at `seq`, Range's limit) needs an op with a symbolic
+  // attribute the converter does not make yet: the sizes bound at :load fold it to a constant.
+  if (const SymValue *v = symbolicInput(n, k)) {
+    std::set<std::string> symbols;
+    for (const SymExpr &e : v->elems)
+      for (const std::string &s : e.symbols())
+        symbols.insert(s);
+    std::string give;
+    for (const std::string &s : symbols)
+      give += " " + s + "=N";
+    fail(where(n), ": ", what, " is computed from the size symbols (", symValueText(*v),
+         "), which this converter does not take yet: give their sizes (:load FILE", give, ")");
+  }
+  fail(where(n), ": ", what, " must be a constant (an initializer or Constant)");
+}
+
 bool Importer::foldSymbolic(const onnx::NodeProto &n) {
   if (!sizeOps().count(n.op_type()) || n.output_size() != 1)
     return false;

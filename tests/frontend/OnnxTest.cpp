@@ -257,6 +257,45 @@ TEST(Onnx, ExpandWithSymbolicSizesKeepsTheSymbols) {
   std::filesystem::remove(path);
 }
 
+// A Slice whose end is a size of the symbols (Hugging Face's position_ids[:, :seq]) has no
+// converter yet: :load says which node, that its end comes from the symbols, and which sizes
+// to give; with them it folds to a constant end and loads.
+TEST(Onnx, ASliceToASymbolicSizeNamesTheSymbolsToGive) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  addNamedInput(g, "x", {"batch", "seq", "8"});
+  addInts(g, "one", {1});
+  addInts(g, "two", {2});
+  addInts(g, "zero", {0});
+  onnx::TensorProto *pos = g->add_initializer();
+  pos->set_name("pos");
+  pos->set_data_type(onnx::TensorProto::FLOAT);
+  pos->add_dims(1);
+  pos->add_dims(16);
+  pos->add_dims(8);
+  for (int i = 0; i < 16 * 8; ++i)
+    pos->add_float_data(static_cast<float>(i));
+  addNode(g, "Shape", {"x"}, "shape");
+  addNode(g, "Slice", {"shape", "one", "two"}, "len");
+  addNode(g, "Slice", {"pos", "zero", "len", "one"}, "p");
+  addNode(g, "Add", {"x", "p"}, "y");
+  g->add_output()->set_name("y");
+  std::string path = saveModel(m, "slice_symbolic.onnx");
+  Engine e;
+  EXPECT_EQ(output(e, ":load " + path),
+            "error: " + path +
+                ": node p (Slice): ends is computed from the size symbols ([seq]), which this "
+                "converter does not take yet: give their sizes (:load FILE seq=N)\n");
+  std::string loaded = output(e, ":load " + path + " seq=5");
+  EXPECT_EQ(loaded.rfind("step 0: load " + path, 0), 0u) << loaded;
+  run(e, ":build");
+  std::string ran = output(e, ":run batch=2");
+  EXPECT_NE(ran.find("output 0: shape (2, 5, 8) float32"), std::string::npos) << ran;
+  std::filesystem::remove(path);
+}
+
 namespace {
 
 // x (2, 3, 4) → relu → Reshape to (Shape(x)[0:1] ++ [12]) — the shape computed as exporters do

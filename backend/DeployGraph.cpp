@@ -501,7 +501,8 @@ extern const loupe_tensor_info loupe_outputs[]; /* variant 0's outputs, LOUPE_NU
 loupe_graph *loupe_create(int num_threads);
 /* The variant built for `sizes` ("batch=4, seq=64": every size symbol, in any order), else the
  * generic one at those sizes (each 1 or more); NULL when no variant takes them (or memory runs
- * out, or the storage of those sizes passes 2^48 bytes). */
+ * out, or the storage of those sizes passes 2^48 bytes, or a size passes what the network allows:
+ * a slice to `seq` of a table of 512 rows, seq <= 512). */
 loupe_graph *loupe_create_sizes(int num_threads, const char *sizes);
 /* The index of the variant loupe_create_sizes makes for `sizes`, or -1; a variant's sizes (""
  * for a build of fixed sizes; "batch=?, seq=?" for the generic one), or NULL past the last. */
@@ -726,6 +727,15 @@ VariantTables variantTables(const Graph &g, size_t variant, ParamBlob &blob) {
       v.c += inputs[k].bind("inputs[" + std::to_string(k) + "]", symbols);
     for (size_t k = 0; k < outputs.size(); ++k)
       v.c += outputs[k].bind("outputs[" + std::to_string(k) + "]", symbols);
+    // What the kernels assume of the sizes (a slice to `seq` within its table): else no graph.
+    if (const GraphAttr *limits = g.attr("size_limits"))
+      for (const std::string &l : limits->strs) {
+        size_t at = l.find(" <= ");
+        if (at == std::string::npos)
+          fail("export: size limit '", l, "' is not SIZE <= LIMIT");
+        v.c += "  if (" + cSize(SymExpr::parse(l.substr(0, at)), symbols) + " > " +
+               cSize(SymExpr::parse(l.substr(at + 4)), symbols) + ")\n    flag = 1;\n";
+      }
     v.c += "  for (int s = 0; s < " + std::to_string(numStorage) +
            "; ++s)\n    if (storage_bytes[s] < 0 || storage_bytes[s] > (INT64_C(1) << 48))\n"
            "      flag = 1;\n  return flag ? -1 : 0;\n}\n";

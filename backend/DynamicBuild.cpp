@@ -45,6 +45,7 @@ DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext con
         seen.push_back(t);
     }
   };
+  limits_ = sizeLimits(graph_);
   if (generic) {
     // Once, with generic kernels: every size a run gives that no variant was specialized for
     // runs this build, its kernels given the sizes.
@@ -54,6 +55,11 @@ DynamicBuild::DynamicBuild(Graph symbolic, BuildOptions options, PassContext con
       o.shapes[name] = shape;
     try {
       generic_ = build(graph_, o, context_);
+      // What its kernels assume of the sizes, for an export to check (DeployGraph).
+      std::vector<std::string> limits;
+      for (const SizeLimit &l : limits_)
+        limits.push_back(l.size.str() + " <= " + l.limit.str());
+      generic_->attrs["size_limits"] = GraphAttr::listStr(limits);
     } catch (const Error &err) {
       fail("build generic: ", err.what(),
            " (no generic kernel for it yet; :build without generic builds each size a run gives)");
@@ -66,6 +72,8 @@ Graph DynamicBuild::variant(const SymBindings &b, bool *built) const {
     for (const std::string &s : symbols_)
       if (!b.count(s))
         fail("size symbol ", s, " is not bound");
+    // The generic kernels would read past what a slice to a symbol assumes: refused by name.
+    checkSizeLimits(limits_, b);
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = variants_.find(b); it != variants_.end()) {
       if (built)
@@ -89,6 +97,7 @@ Graph DynamicBuild::specialize(const SymBindings &b, bool *built) const {
   for (const std::string &s : symbols_)
     if (!b.count(s))
       fail("size symbol ", s, " is not bound");
+  checkSizeLimits(limits_, b);
   BuildOptions options = options_;
   options.sizeScope = scope_;
   options.sizes = b;

@@ -6,6 +6,7 @@
 #include "core/Buffers.h"
 #include "core/Graph.h"
 #include "passes/Pass.h"
+#include "passes/Symbols.h"
 
 #include <map>
 #include <memory>
@@ -61,6 +62,9 @@ private:
   mutable std::mutex mutex_;
   mutable std::map<SymBindings, Graph> variants_;
   std::optional<Graph> generic_;
+  /// What the graph's rules assume of its sizes (a slice to `seq` within its table), checked
+  /// at every binding.
+  std::vector<SizeLimit> limits_;
   /// Every param a variant's build made, by name: a later variant's equal tensor (same name,
   /// shape, dtype and bytes — packed weights do not depend on the sizes) takes these bytes
   /// instead of holding a copy.

@@ -166,11 +166,13 @@ std::vector<int64_t> parseIntTuple(const std::string &text) {
 }
 
 Shape parseShape(const std::string &text) {
-  // A symbolic dimension (`(batch, seq*12, 64)`) is an expression of size symbols.
+  // A symbolic dimension (`(batch, seq*12, 64)`) is an expression of size symbols; an
+  // expression of constants (`(7+1,)`, a bound one written out) is its value.
   auto parts = splitTuple(text);
   if (parts && std::any_of(parts->begin(), parts->end(), [](const std::string &p) {
         return !toInt(p) && std::any_of(p.begin(), p.end(), [](char c) {
-          return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+          return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-' ||
+                 c == '*' || c == '/' || c == '%';
         });
       })) {
     SymDims dims;

@@ -13,6 +13,7 @@
 // entries is recorded.
 #include "passes/InferAttr.h"
 #include "passes/Pass.h"
+#include "passes/Symbols.h"
 
 #include "core/Error.h"
 #include "core/Memory.h"
@@ -77,8 +78,11 @@ Graph inferShape(const Graph &src, const PassContext &) {
                i < args.size() ? args[i] : "input " + std::to_string(i),
                "' is a scalar (shape ()); ", n.op->name, " takes tensors of rank 1 or more");
     ShapeCtx ctx{n.name, n.op->name, n.parsed, ins, outs, args};
+    // Symbolic inputs, or an attribute of sizes with symbols in it (a slice of a fixed table to
+    // `seq` rows, a broadcast to `(batch, 3, 8)`): the symbolic rule gives the outputs.
     bool symbolic =
-        std::any_of(ins.begin(), ins.end(), [](const Shape &s) { return s.isSymbolic(); });
+        std::any_of(ins.begin(), ins.end(), [](const Shape &s) { return s.isSymbolic(); }) ||
+        hasSymbolicSizes(n);
     if (!symbolic) {
       if (n.op->inferShape)
         n.op->inferShape(ctx);
@@ -86,11 +90,13 @@ Graph inferShape(const Graph &src, const PassContext &) {
       // A symbolic input's sizes are unknown to the concrete rule: it runs for what it infers
       // backwards (a weight's shape from the data's channels), its complaints about the unknown
       // sizes set aside; the symbolic rule gives the outputs and checks what it can.
-      if (!n.op->symShape)
-        fail("operator ", n.name, " (", n.op->name, ") has no rule for symbolic shapes (input ",
-             shapeToTuple(*std::find_if(ins.begin(), ins.end(),
-                                        [](const Shape &s) { return s.isSymbolic(); })),
+      if (!n.op->symShape) {
+        auto in =
+            std::find_if(ins.begin(), ins.end(), [](const Shape &s) { return s.isSymbolic(); });
+        fail("operator ", n.name, " (", n.op->name, ") has no rule for symbolic shapes (",
+             in == ins.end() ? std::string("its attributes") : "input " + shapeToTuple(*in),
              "); give the sizes (:load FILE SYMBOL=N, or a concrete shape)");
+      }
       // On copies: a rule writing through a symbolic shape drops its expressions (Shape's
       // mutable access), so only what it inferred of non-symbolic inputs is kept.
       std::vector<Shape> cin = ins, cout = outs;

@@ -115,6 +115,49 @@ SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given
   return b;
 }
 
+bool hasSymbolicSizes(const Node &n) {
+  if (n.isVariable())
+    return false;
+  for (const auto &[k, v] : n.attrs)
+    if (const ParamSpec *p = n.op->findParam(k); p && p->kind == ParamKind::SizeTuple)
+      if (parseShape(v).isSymbolic())
+        return true;
+  return false;
+}
+
+std::vector<SizeLimit> sizeLimits(const Graph &g) {
+  std::vector<SizeLimit> out;
+  const GraphAttr *shapes = g.attr("shape");
+  if (!shapes)
+    return out;
+  const IndexedGraph &idx = g.index();
+  for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
+    const Node &n = *idx.nodes[nid].node;
+    if (n.isVariable() || n.op->name != "strided_slice" || idx.nodes[nid].inputs.empty())
+      continue;
+    const Shape &in = shapes->shapes[idx.entryId(idx.nodes[nid].inputs[0])];
+    SymDims ends = parseShape(n.parsed.getStr("end")).dims();
+    std::vector<int64_t> axes = n.parsed.getTuple("axes");
+    for (size_t k = 0; k < ends.size(); ++k) {
+      size_t axis =
+          axes.empty() ? k : static_cast<size_t>(axes[k] < 0 ? axes[k] + in.size() : axes[k]);
+      if (!ends[k].isConstant() && axis < in.size())
+        out.push_back({ends[k], in.dim(axis), n.name});
+    }
+  }
+  return out;
+}
+
+void checkSizeLimits(const std::vector<SizeLimit> &limits, const SymBindings &b) {
+  for (const SizeLimit &l : limits) {
+    int64_t size = l.size.eval(b), limit = l.limit.eval(b);
+    if (size > limit)
+      fail("node ", l.node, " slices to ", l.size.str(), " = ", size, " within ", l.limit.str(),
+           l.limit.isConstant() ? "" : " = " + std::to_string(limit), " at ", bindingsText(b), ": ",
+           l.size.str(), " must be at most ", limit);
+  }
+}
+
 Graph bindSymbols(const Graph &g, const SymBindings &b) {
   std::map<const Node *, NodePtr> copies;
   std::function<NodePtr(const NodePtr &)> copy = [&](const NodePtr &n) -> NodePtr {

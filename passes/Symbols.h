@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace loupe {
 
@@ -31,6 +32,26 @@ std::string bindingsText(const SymBindings &b);
 /// The binding bindingsText wrote; throws a one-line Error quoting `text` when it is not one
 /// (a name, '=', a positive size, parts joined by ", ").
 SymBindings parseBindings(const std::string &text);
+
+/// Whether op node `n` has an attribute of sizes (ParamKind::SizeTuple) with size symbols in it
+/// (a slice to `seq`): its value depends on the sizes, so it is neither folded nor precomputed,
+/// and its shape is the symbolic rule's.
+bool hasSymbolicSizes(const Node &n);
+
+/// A size a symbolic graph's rules assume of its symbols: `size` ≤ `limit` (a slice to `seq`
+/// of a table of 512 rows reads `seq` ≤ 512), with the node that assumes it.
+struct SizeLimit {
+  SymExpr size, limit;
+  std::string node;
+};
+
+/// The limits of graph `g` (its shapes inferred with symbols): each strided_slice to an end of
+/// size symbols, within its axis.
+std::vector<SizeLimit> sizeLimits(const Graph &g);
+
+/// Throws a one-line Error naming the node and the sizes when binding `b` breaks one of the
+/// limits.
+void checkSizeLimits(const std::vector<SizeLimit> &limits, const SymBindings &b);
 
 /// `g` with the symbols `b` binds replaced by their sizes: each variable's `shape` attribute and
 /// each op attribute of sizes (ParamKind::SizeTuple, reshape's target); inferred attributes are

@@ -182,15 +182,33 @@ struct AxisSlice {
   int64_t begin = 0, step = 1, length = 0;
 };
 
-std::vector<AxisSlice> slicesOf(const Attrs &a, const Shape &x, const std::string &what) {
+// A slice's ends: sizes, or (in a symbolic graph) expressions of the size symbols — a slice of
+// a fixed table to `seq` rows, as Hugging Face's position_ids[:, :seq].
+SymDims sliceEnds(const Attrs &a) { return parseShape(a.getStr("end")).dims(); }
+
+// The ends as sizes, each symbolic one `standIn` (or an error when none is given).
+std::vector<int64_t> endSizes(const Attrs &a, const std::string &what,
+                              std::optional<int64_t> standIn = std::nullopt) {
+  std::vector<int64_t> out;
+  for (const SymExpr &e : sliceEnds(a)) {
+    if (!e.isConstant() && !standIn)
+      fail(what, ": end ", a.getStr("end"),
+           " has size symbols; bind them to slice (:run SYMBOL=N)");
+    out.push_back(e.isConstant() ? e.constant() : *standIn);
+  }
+  return out;
+}
+
+std::vector<AxisSlice> slicesOf(const Attrs &a, const Shape &x, const std::string &what,
+                                std::optional<int64_t> symbolicEnd = std::nullopt) {
   std::vector<AxisSlice> out;
   for (int64_t n : x)
     out.push_back({0, 1, n});
-  const auto &begin = a.getTuple("begin"), &end = a.getTuple("end");
+  const auto &begin = a.getTuple("begin");
+  const std::vector<int64_t> end = endSizes(a, what, symbolicEnd);
   auto strides = a.getTuple("strides"), axes = a.getTuple("axes");
   if (begin.size() != end.size())
-    fail(what, ": begin ", shapeToTuple(begin), " and end ", shapeToTuple(end),
-         " differ in length");
+    fail(what, ": begin ", shapeToTuple(begin), " and end ", a.getStr("end"), " differ in length");
   if (axes.empty())
     for (size_t k = 0; k < begin.size(); ++k)
       axes.push_back(static_cast<int64_t>(k));
@@ -225,7 +243,9 @@ std::vector<AxisSlice> slicesOf(const Attrs &a, const Shape &x, const std::strin
 // past 2^31) or to a negative end: n - begin, or end - begin with both counted from the end.
 std::vector<SymDims> symStridedSlice(const SymShapeCtx &c) {
   SymDims o = c.in[0];
-  const auto &begin = c.attrs.getTuple("begin"), &end = c.attrs.getTuple("end");
+  const auto &begin = c.attrs.getTuple("begin");
+  const SymDims ends = sliceEnds(c.attrs);
+  const std::vector<int64_t> end = endSizes(c.attrs, c.node, INT64_MAX);
   auto strides = c.attrs.getTuple("strides"), axes = c.attrs.getTuple("axes");
   if (axes.empty())
     for (size_t k = 0; k < begin.size(); ++k)
@@ -239,9 +259,19 @@ std::vector<SymDims> symStridedSlice(const SymShapeCtx &c) {
   Shape constant;
   for (const SymExpr &d : o)
     constant.push_back(d.isConstant() ? d.constant() : int64_t{1} << 31);
-  std::vector<AxisSlice> sl = slicesOf(c.attrs, constant, c.node);
+  std::vector<AxisSlice> sl = slicesOf(c.attrs, constant, c.node, INT64_MAX);
   for (size_t k = 0; k < axes.size(); ++k) {
     int axis = normalizeAxis(axes[k], static_cast<int>(o.size()), c.node);
+    // An end of size symbols: from a begin at or after the start, step 1, to that end (which
+    // the run checks is within the axis: Symbols' sizeLimits).
+    if (!ends[k].isConstant()) {
+      int64_t step = strides.empty() ? 1 : strides[k];
+      if (step != 1 || begin[k] < 0)
+        c.error(cat("slicing to end ", ends[k].str(), " from ", begin[k], " step ", step,
+                    " (a symbolic end slices from a begin ≥ 0, step 1)"));
+      o[axis] = ends[k] - SymExpr(begin[k]);
+      continue;
+    }
     if (o[axis].isConstant()) {
       o[axis] = sl[axis].length;
       continue;
@@ -265,7 +295,9 @@ void registerStridedSlice() {
       .describe("every stride-th element of [begin, end) on each listed axis (all axes in order "
                 "when `axes` is empty), ONNX's Slice rules for negative and out-of-range bounds")
       .param("begin", ParamKind::Tuple, std::nullopt, "first index per sliced axis")
-      .param("end", ParamKind::Tuple, std::nullopt, "one past the last index per sliced axis")
+      .param("end", ParamKind::SizeTuple, std::nullopt,
+             "one past the last index per sliced axis (expressions of size symbols in a "
+             "symbolic graph)")
       .param("strides", ParamKind::Tuple, "()", "step per sliced axis (default 1)")
       .param("axes", ParamKind::Tuple, "()", "the sliced axes (default 0, 1, …)")
       .setPattern(kInjective)
@@ -279,7 +311,22 @@ void registerStridedSlice() {
       })
       .kernel([](const Attrs &a, const std::vector<const Tensor *> &in, std::vector<Tensor> &out) {
         const Tensor &x = *in[0];
-        std::vector<AxisSlice> sl = slicesOf(a, x.shape, "strided_slice");
+        // An end of size symbols (a generic build's body, run at sizes): the output, shaped at
+        // those sizes, says how far the slice goes from its begin.
+        std::vector<AxisSlice> sl = slicesOf(a, x.shape, "strided_slice", INT64_MAX);
+        SymDims ends = sliceEnds(a);
+        std::vector<int64_t> axes = a.getTuple("axes");
+        for (size_t k = 0; k < ends.size(); ++k) {
+          if (ends[k].isConstant())
+            continue;
+          size_t axis =
+              static_cast<size_t>(normalizeAxis(axes.empty() ? static_cast<int64_t>(k) : axes[k],
+                                                static_cast<int>(x.shape.size()), "strided_slice"));
+          sl[axis].length = out[0].shape[axis];
+          if (sl[axis].begin + sl[axis].length > x.shape[axis])
+            fail("strided_slice: slicing axis ", axis, " of ", x.shape[axis], " to ", ends[k].str(),
+                 " = ", sl[axis].begin + sl[axis].length, " reads past it");
+        }
         std::vector<int64_t> strides = stridesOf(x.shape);
         int64_t k = 0;
         forEachIndex(out[0].shape, [&](const std::vector<int64_t> &i) {
@@ -300,7 +347,8 @@ void registerStridedSlice() {
           for (size_t d = 0; d < sizes.size(); ++d)
             if (!x->shape.dim(d).isConstant())
               sizes[d] = int64_t{1} << 31; // (an end from 2^31 is ONNX's "to the end")
-        std::vector<AxisSlice> sl = slicesOf(a, sizes, "strided_slice");
+        // (An end of size symbols slices from its begin: its length is the output's.)
+        std::vector<AxisSlice> sl = slicesOf(a, sizes, "strided_slice", INT64_MAX);
         std::vector<Expr> first;
         for (size_t d = 0; d < sl.size(); ++d)
           first.push_back(sizes[d] == x->shape[d] || sl[d].begin < (int64_t{1} << 30)

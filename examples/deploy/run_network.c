@@ -98,8 +98,8 @@ int main(int argc, char **argv) {
   }
   loupe_graph *g = sizes ? loupe_create_sizes(threads, sizes) : loupe_create(threads);
   if (!g) {
-    fprintf(stderr, "run_network: cannot make the network (out of memory, or its storage at "
-                    "those sizes passes 2^48 bytes)\n");
+    fprintf(stderr, "run_network: cannot make the network at those sizes (out of memory, its "
+                    "storage past 2^48 bytes, or a size past what it allows)\n");
     return 1;
   }
   for (int i = 0; i < LOUPE_NUM_INPUTS; ++i) {

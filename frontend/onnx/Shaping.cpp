@@ -180,6 +180,24 @@ std::vector<NodeEntry> expand(Importer &im, const onnx::NodeProto &n) {
 std::vector<NodeEntry> slice(Importer &im, const onnx::NodeProto &n) {
   // Opset 10 moved starts, ends, axes and steps from attributes to (constant) inputs.
   im.only(n, {"starts", "ends", "axes"});
+  // Ends computed from the size symbols (Hugging Face's position_ids[:, :seq]): strided_slice's
+  // ends as expressions, which the symbolic shape rule takes from a begin ≥ 0, step 1.
+  std::string endText;
+  if (const Importer::SymValue *v = im.hasInput(n, 2) ? im.symbolicInput(n, 2) : nullptr) {
+    for (const SymExpr &e : v->elems)
+      endText += (endText.empty() ? "" : ", ") + e.str();
+    endText = "(" + endText + (v->elems.size() == 1 ? ",)" : ")");
+    std::vector<int64_t> starts = im.intsInputOrAttr(n, 1, "starts"),
+                         axes = im.intsInputOrAttr(n, 3, "axes"),
+                         steps = im.hasInput(n, 4) ? im.constInts(n, 4, "steps")
+                                                   : std::vector<int64_t>{};
+    return std::vector<NodeEntry>{im.op(n, "strided_slice",
+                                        {{"begin", tupleText(starts)},
+                                         {"end", endText},
+                                         {"strides", tupleText(steps)},
+                                         {"axes", tupleText(axes)}},
+                                        {im.input(n, 0)})};
+  }
   std::vector<int64_t> starts = im.intsInputOrAttr(n, 1, "starts"),
                        ends = im.intsInputOrAttr(n, 2, "ends"),
                        axes = im.intsInputOrAttr(n, 3, "axes"),

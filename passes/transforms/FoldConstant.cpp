@@ -7,6 +7,7 @@
 // value comes from the reference interpreter; the new constant keeps the node's name, with
 // `value` when every element is equal and `data` otherwise.
 #include "passes/Pass.h"
+#include "passes/Symbols.h"
 
 #include "core/Attrs.h"
 #include "core/Error.h"
@@ -21,7 +22,7 @@ bool isConst(const NodeEntry &e) { return e.node->op && e.node->op->name == "con
 
 bool foldable(const Node &n) {
   static const char *kNever[] = {"dropout", "tvm_op", "__undef__", "batch_norm"};
-  if (n.isVariable() || n.inputs.empty() || n.numOutputs() != 1)
+  if (n.isVariable() || n.inputs.empty() || n.numOutputs() != 1 || hasSymbolicSizes(n))
     return false;
   for (const char *op : kNever)
     if (n.op->name == op)

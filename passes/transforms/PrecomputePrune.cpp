@@ -9,6 +9,7 @@
 // holds a graph whose outputs are the cut entries, with `output_names` naming the new
 // variables in the same order.
 #include "passes/Pass.h"
+#include "passes/Symbols.h"
 
 #include "core/Error.h"
 #include "core/Rewrite.h"
@@ -55,7 +56,7 @@ Graph precomputePrune(const Graph &src, const PassContext &) {
         pruned.insert(node.get());
       return {};
     }
-    bool all = true;
+    bool all = !hasSymbolicSizes(*node); // its value depends on the sizes
     for (const auto &e : node->inputs)
       all &= pruned.count(e.node.get()) != 0;
     if (all) {

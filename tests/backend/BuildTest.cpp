@@ -436,8 +436,8 @@ TEST(Export, AGenericBuildExportsOneNetworkForAnySize) {
   }
   auto [overflow, overflowStatus] = shell(bin + " -s 'batch=4000000000, sequence=4000000000'");
   EXPECT_EQ(overflowStatus, 1);
-  EXPECT_EQ(overflow, "run_network: cannot make the network (out of memory, or its storage at "
-                      "those sizes passes 2^48 bytes)\n");
+  EXPECT_EQ(overflow, "run_network: cannot make the network at those sizes (out of memory, its "
+                      "storage past 2^48 bytes, or a size past what it allows)\n");
   // One graph moved between sizes (loupe_set_sizes): each run computes what a graph made at
   // those sizes computes; sizes it does not take leave it as it was.
   writeFileAtomically((dir / "resize.c").string(), R"C(
@@ -509,6 +509,31 @@ int main(int argc, char **argv) {
   auto [ran, ranStatus] = shell(onlyBin + " -n 1 -s 'batch=1, sequence=7'");
   EXPECT_EQ(ranStatus, 0) << ran;
   std::filesystem::remove_all(only);
+  std::filesystem::remove_all(dir);
+}
+
+// A slice of a fixed table to `seq` rows holds only while seq is within the table: the REPL's
+// run past it is refused naming the node, and an export's generic graph at that size is not
+// made (loupe_create_sizes gives NULL) while one within it runs.
+TEST(Export, AGenericExportRefusesSizesPastItsSlices) {
+  Engine e;
+  run(e, "x = Variable(\"x\", shape=\"(batch, seq, 8)\")\n"
+         "pos = Variable(\"pos\", shape=(1, 16, 8))\n"
+         "y = x + strided_slice(pos, begin=(0,), end=\"(seq,)\", axes=(1,))\n:graph y\n"
+         ":build opt_level=3 generic param pos=random");
+  EXPECT_EQ(output(e, ":run batch=2 seq=17"),
+            "error: node strided_slice0 slices to seq = 17 within 16 at batch=2, seq=17: seq must "
+            "be at most 16\n");
+  auto dir = scratchDir("export-limits");
+  output(e, ":export " + dir.string());
+  std::string bin = (dir / "run_network").string();
+  ASSERT_EQ(compileRunNetwork(dir, bin), "");
+  auto [within, withinStatus] = shell(bin + " -n 1 -s 'batch=2, seq=16'");
+  EXPECT_EQ(withinStatus, 0) << within;
+  auto [past, pastStatus] = shell(bin + " -n 1 -s 'batch=2, seq=17'");
+  EXPECT_EQ(pastStatus, 1);
+  EXPECT_EQ(past, "run_network: cannot make the network at those sizes (out of memory, its "
+                  "storage past 2^48 bytes, or a size past what it allows)\n");
   std::filesystem::remove_all(dir);
 }
 

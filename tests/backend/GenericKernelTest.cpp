@@ -159,6 +159,12 @@ const std::vector<GenericCase> &cases() {
       {"x = Variable(\"x\", shape=\"(batch, seq, 8)\", dtype=0)\n"
        "y = strided_slice(x, begin=(0, -2), end=(4294967296, 4294967296))",
        {{{"batch", 2}, {"seq", 3}}, {{"batch", 1}, {"seq", 37}}}},
+      // a fixed table sliced to `seq` rows from its second, added to each batch
+      {"x = Variable(\"x\", shape=\"(batch, seq, 8)\", dtype=0)\n"
+       "p = Variable(\"p\", shape=(1, 50, 8), dtype=0)\n"
+       "y = x + strided_slice(p, begin=(1,), end=\"(seq+1,)\", axes=(1,))",
+       // (at batch 1 the add of equal shapes is elementwise, scheduled flat: not batch 1)
+       {{{"batch", 2}, {"seq", 3}}, {{"batch", 3}, {"seq", 37}}}},
       // a symbolic innermost axis (the scores' seq × seq)
       {"x = Variable(\"x\", shape=\"(batch, 2, seq, seq)\", dtype=0)\n"
        "y = elemwise_add(x, x) * 0.5",

@@ -170,6 +170,9 @@ std::vector<RuleCase> ruleCases() {
        x3 + "y = strided_slice(x, begin=(1,), end=(9223372036854775807,), axes=(1,))"},
       {"strided_slice",
        x3 + "y = strided_slice(x, begin=(-1,), end=(9223372036854775807,), axes=(1,))"},
+      // a fixed table sliced to a size of the symbols (position_ids[:, :seq])
+      {"strided_slice",
+       v("x", "(2, 70, 16)") + "y = strided_slice(x, begin=(3,), end=\"(seq+1,)\", axes=(1,))"},
       {"dense", x3 + "y = dense(x, units=8)"},
       {"_contrib_dense_pack", x3 + v("w", "(2, 16, 4)") +
                                   "y = _contrib_dense_pack(x, w, units=8, weight_layout=\"NC4n\", "

@@ -10,6 +10,17 @@ namespace {
 
 loop::ComputeRef constDataCompute(const Attrs &a, const Shape &shape, int dtype);
 
+// The shape of size symbols (ONNX's ConstantOfShape of a computed shape): its expressions.
+std::vector<SymDims> symInit(const SymShapeCtx &c) {
+  SymDims d = c.attrs.shape("shape").dims();
+  for (const SymExpr &e : d)
+    if (e.isConstant() && e.constant() <= 0)
+      c.error(cat("shape ", c.attrs.getStr("shape"), " must have positive dimensions"));
+  if (c.op == "const" && !c.attrs.getStr("data").empty())
+    c.error("a constant of `data` needs a shape of sizes");
+  return {d};
+}
+
 OpDef &initOp(const char *name, const char *doc, std::function<double(const Attrs &)> value) {
   std::vector<std::string> dtypes;
   for (int i = 0; i < kNumDTypes; ++i)
@@ -18,7 +29,8 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
       .add(name)
       .describe(doc)
       .arguments({})
-      .param("shape", ParamKind::Tuple, "()", "the output shape")
+      .param("shape", ParamKind::SizeTuple, "()",
+             "the output shape (its sizes may be expressions of size symbols)")
       .param("dtype", ParamKind::Enum, "float32", "the output dtype", dtypes)
       .setPattern(kOutEWiseFusable)
       .shape([](ShapeCtx &c) {
@@ -28,6 +40,7 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
             c.error(cat("shape ", shapeToTuple(s), " must have positive dimensions"));
         c.assignOut(0, s);
       })
+      .symbolic(symInit)
       .type([](TypeCtx &c) { c.assignOut(0, *dtypeFromName(c.attrs.getStr("dtype"))); })
       // No inputs, so nothing to differentiate: the flow simply ends here (NNVM registered no
       // FGradient and so refused any graph that reached one).
@@ -37,9 +50,10 @@ OpDef &initOp(const char *name, const char *doc, std::function<double(const Attr
           [value](const Attrs &a, const std::vector<const Tensor *> &, std::vector<Tensor> &out) {
             std::fill(out[0].data.begin(), out[0].data.end(), value(a));
           })
-      .lower([value, name = std::string(name)](
-                 const Attrs &a, const std::vector<loop::ComputeRef> &,
-                 const std::vector<Shape> &shapes, const std::vector<int> &types) {
+      // A fill of symbolic shape is the same loops over its expressions.
+      .lowerSymbolic([value, name = std::string(name)](
+                         const Attrs &a, const std::vector<loop::ComputeRef> &,
+                         const std::vector<Shape> &shapes, const std::vector<int> &types) {
         if (name == "const" && !a.getStr("data").empty())
           return std::vector<loop::ComputeRef>{constDataCompute(a, shapes[0], types[0])};
         double v = value(a);

@@ -84,14 +84,27 @@ Converter window(double a0, double a1, double a2) {
 std::vector<NodeEntry> constantOfShape(Importer &im, const onnx::NodeProto &n) {
   // A constant: the shape must be known now, and the result becomes a param.
   im.only(n, {"value"});
-  Shape shape;
-  for (int64_t d : im.constInts(n, 0, "shape"))
-    shape.push_back(d);
   Tensor value(Shape{1}, kFloat32);
   if (const auto *a = im.attr(n, "value"))
     value = toTensor(a->t(), im.where(n) + ": value");
   if (value.data.size() != 1)
     fail(im.where(n), ": value must hold one element");
+  // A shape computed from the size symbols (a mask of (batch*heads, 1, seq)): a fill of that
+  // symbolic shape, made when the graph runs.
+  if (const Importer::SymValue *v = im.symbolicInput(n, 0)) {
+    std::string dims;
+    for (const SymExpr &e : v->elems)
+      dims += (dims.empty() ? "" : ", ") + e.str();
+    return std::vector<NodeEntry>{
+        im.op(n, "full",
+              {{"shape", "(" + dims + (v->elems.size() == 1 ? ",)" : ")")},
+               {"fill_value", floatText(value.data[0])},
+               {"dtype", std::string(dtypeName(value.dtype))}},
+              {})};
+  }
+  Shape shape;
+  for (int64_t d : im.constInts(n, 0, "shape"))
+    shape.push_back(d);
   for (int64_t d : shape)
     if (d <= 0)
       fail(im.where(n), ": shape ", shapeToList(shape),

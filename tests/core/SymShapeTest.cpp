@@ -174,6 +174,7 @@ std::vector<RuleCase> ruleCases() {
       {"strided_slice",
        v("x", "(2, 70, 16)") + "y = strided_slice(x, begin=(3,), end=\"(seq+1,)\", axes=(1,))"},
       {"dense", x3 + "y = dense(x, units=8)"},
+      {"full", "y = full(shape=\"(batch*4, 1, seq)\", fill_value=2, dtype=\"int64\")"},
       {"_contrib_dense_pack", x3 + v("w", "(2, 16, 4)") +
                                   "y = _contrib_dense_pack(x, w, units=8, weight_layout=\"NC4n\", "
                                   "use_bias=False)"},

@@ -260,9 +260,8 @@ TEST(Onnx, ExpandWithSymbolicSizesKeepsTheSymbols) {
 // A Slice whose end is a size of the symbols (Hugging Face's position_ids[:, :seq]) keeps them:
 // strided_slice's end is the expression, the slice of the table is (1, seq, 8). Built generic,
 // a run at seq 5 computes it; at seq 20, past the table's 16 rows, the run is refused naming the
-// node, and so is an export's graph at that size. A ConstantOfShape of a symbolic shape has no
-// converter yet: :load names the node and the sizes to give.
-TEST(Onnx, ASliceToASymbolicSizeKeepsTheSymbols) {
+// node. A ConstantOfShape of a symbolic shape is a `full` of that shape.
+TEST(Onnx, SlicesAndFillsOfSymbolicSizesKeepTheSymbols) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -302,22 +301,33 @@ TEST(Onnx, ASliceToASymbolicSizeKeepsTheSymbols) {
             "error: node p slices to seq = 20 within 16 at batch=1, seq=20: seq must be at most "
             "16\n");
   std::filesystem::remove(path);
-  // ConstantOfShape of (batch, seq): no converter takes a symbolic shape yet.
+  // ConstantOfShape of (batch, seq), filled with 2.
   onnx::ModelProto c;
   c.set_ir_version(8);
   c.add_opset_import()->set_version(13);
   onnx::GraphProto *cg = c.mutable_graph();
   addNamedInput(cg, "x", {"batch", "seq"});
   addNode(cg, "Shape", {"x"}, "shape");
-  addNode(cg, "ConstantOfShape", {"shape"}, "k");
+  onnx::NodeProto *fill = addNode(cg, "ConstantOfShape", {"shape"}, "k");
+  onnx::AttributeProto *value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(2.0f);
   addNode(cg, "Add", {"x", "k"}, "y");
   cg->add_output()->set_name("y");
   std::string cpath = saveModel(c, "constant_of_symbolic.onnx");
-  EXPECT_EQ(output(e, ":load " + cpath),
-            "error: " + cpath +
-                ": node k (ConstantOfShape): shape is computed from the size symbols ([batch, "
-                "seq]), which this converter does not take yet: give their sizes (:load FILE "
-                "batch=N seq=N)\n");
+  run(e, ":load " + cpath);
+  std::string fullIr = output(e, ":ir");
+  EXPECT_NE(fullIr.find("full(dtype='float32', fill_value='2', shape='(batch, seq)')"),
+            std::string::npos)
+      << fullIr;
+  run(e, ":build opt_level=3 generic");
+  std::string filled = output(e, ":run x=0.5 batch=2 seq=3");
+  EXPECT_NE(filled.find("output 0: shape (2, 3) float32\n  values [2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"),
+            std::string::npos)
+      << filled;
   std::filesystem::remove(cpath);
 }
 

@@ -82,6 +82,10 @@ using InferTypeFn = std::function<void(TypeCtx &)>;
 /// A symbolic shape rule: each output's dimensions from the inputs' (InferShape runs it where an
 /// input's shape is symbolic; the concrete rule does the rest).
 using SymShapeFn = std::function<std::vector<SymDims>(const SymShapeCtx &)>;
+/// What a symbolic rule assumes of the sizes: pairs (size, limit) that must hold size ≤ limit at
+/// every binding (a slice to `seq` of a table of 512 rows: seq ≤ 512), given the inputs' dims.
+using SizeLimitsFn = std::function<std::vector<std::pair<SymExpr, SymExpr>>(
+    const Attrs &, const std::vector<SymDims> &)>;
 /// Reference kernel: inputs are read-only; outputs arrive shaped and typed (zero-filled) from
 /// shape/type inference and are filled in place.
 using ComputeFn =
@@ -124,8 +128,9 @@ struct OpDef {
   std::function<int(const Attrs &)> numOutputsFn;
   std::function<int(const Attrs &)> numVisibleOutputsFn;
   InferShapeFn inferShape;
-  SymShapeFn symShape;   ///< unset: the op takes no symbolic shapes (InferShape says so)
-  InferTypeFn inferType; ///< unset: the "same type everywhere" rule
+  SymShapeFn symShape;     ///< unset: the op takes no symbolic shapes (InferShape says so)
+  SizeLimitsFn sizeLimits; ///< unset: its symbolic rule assumes nothing of the sizes
+  InferTypeFn inferType;   ///< unset: the "same type everywhere" rule
   int pattern = kOpaque;
   bool scalars = false;          ///< scalar inputs allowed (acceptScalars)
   std::vector<int> mutateInputs; ///< FMutateInputs (batch_norm: 3, 4)
@@ -178,6 +183,10 @@ struct OpDef {
   /// The shape rule over symbolic dimensions, beside `shape`'s concrete one.
   OpDef &symbolic(SymShapeFn f) {
     symShape = std::move(f);
+    return *this;
+  }
+  OpDef &limits(SizeLimitsFn f) {
+    sizeLimits = std::move(f);
     return *this;
   }
   OpDef &type(InferTypeFn f) {

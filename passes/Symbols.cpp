@@ -133,17 +133,13 @@ std::vector<SizeLimit> sizeLimits(const Graph &g) {
   const IndexedGraph &idx = g.index();
   for (uint32_t nid = 0; nid < idx.numNodes(); ++nid) {
     const Node &n = *idx.nodes[nid].node;
-    if (n.isVariable() || n.op->name != "strided_slice" || idx.nodes[nid].inputs.empty())
+    if (n.isVariable() || !n.op->sizeLimits)
       continue;
-    const Shape &in = shapes->shapes[idx.entryId(idx.nodes[nid].inputs[0])];
-    SymDims ends = parseShape(n.parsed.getStr("end")).dims();
-    std::vector<int64_t> axes = n.parsed.getTuple("axes");
-    for (size_t k = 0; k < ends.size(); ++k) {
-      size_t axis =
-          axes.empty() ? k : static_cast<size_t>(axes[k] < 0 ? axes[k] + in.size() : axes[k]);
-      if (!ends[k].isConstant() && axis < in.size())
-        out.push_back({ends[k], in.dim(axis), n.name});
-    }
+    std::vector<SymDims> in;
+    for (const auto &e : idx.nodes[nid].inputs)
+      in.push_back(shapes->shapes[idx.entryId(e)].dims());
+    for (auto &[size, limit] : n.op->sizeLimits(n.parsed, in))
+      out.push_back({size, limit, n.name});
   }
   return out;
 }

@@ -45,8 +45,8 @@ struct SizeLimit {
   std::string node;
 };
 
-/// The limits of graph `g` (its shapes inferred with symbols): each strided_slice to an end of
-/// size symbols, within its axis.
+/// The limits of graph `g` (its shapes inferred with symbols): what each op's symbolic rule
+/// assumes (OpDef::sizeLimits; a strided_slice to an end of size symbols, within its axis).
 std::vector<SizeLimit> sizeLimits(const Graph &g);
 
 /// Throws a one-line Error naming the node and the sizes when binding `b` breaks one of the

@@ -292,6 +292,18 @@ void registerStridedSlice() {
   OpRegistry::get()
       .add("strided_slice")
       .symbolic(symStridedSlice)
+      // An end of size symbols reads up to it: within the axis sliced.
+      .limits([](const Attrs &a, const std::vector<SymDims> &in) {
+        std::vector<std::pair<SymExpr, SymExpr>> out;
+        SymDims ends = sliceEnds(a);
+        std::vector<int64_t> axes = a.getTuple("axes");
+        for (size_t k = 0; k < ends.size() && !in.empty(); ++k)
+          if (!ends[k].isConstant())
+            out.push_back({ends[k], in[0][static_cast<size_t>(normalizeAxis(
+                                        axes.empty() ? static_cast<int64_t>(k) : axes[k],
+                                        static_cast<int>(in[0].size()), "strided_slice"))]});
+        return out;
+      })
       .describe("every stride-th element of [begin, end) on each listed axis (all axes in order "
                 "when `axes` is empty), ONNX's Slice rules for negative and out-of-range bounds")
       .param("begin", ParamKind::Tuple, std::nullopt, "first index per sliced axis")

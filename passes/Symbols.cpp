@@ -115,13 +115,25 @@ SymBindings bindInputs(const Graph &g, const std::map<std::string, Shape> &given
   return b;
 }
 
+namespace {
+
+// Whether attribute `key` of `n` holds sizes that may be expressions of size symbols: a
+// variable's `shape`, an op's attribute of ParamKind::SizeTuple (reshape's target).
+bool isSizesAttr(const Node &n, const std::string &key) {
+  if (n.isVariable())
+    return key == "shape";
+  const ParamSpec *p = n.op->findParam(key);
+  return p && p->kind == ParamKind::SizeTuple;
+}
+
+} // namespace
+
 bool hasSymbolicSizes(const Node &n) {
   if (n.isVariable())
     return false;
   for (const auto &[k, v] : n.attrs)
-    if (const ParamSpec *p = n.op->findParam(k); p && p->kind == ParamKind::SizeTuple)
-      if (parseShape(v).isSymbolic())
-        return true;
+    if (isSizesAttr(n, k) && parseShape(v).isSymbolic())
+      return true;
   return false;
 }
 
@@ -160,15 +172,10 @@ Graph bindSymbols(const Graph &g, const SymBindings &b) {
     if (auto it = copies.find(n.get()); it != copies.end())
       return it->second;
     auto c = std::make_shared<Node>(*n);
-    for (auto &[k, v] : c->attrs) {
-      bool sizes = (c->isVariable() && k == "shape");
-      if (!c->isVariable())
-        if (const ParamSpec *p = c->op->findParam(k))
-          sizes = p->kind == ParamKind::SizeTuple;
-      if (sizes)
+    for (auto &[k, v] : c->attrs)
+      if (isSizesAttr(*c, k))
         if (Shape s = parseShape(v); s.isSymbolic())
           v = shapeToTuple(s.bound(b));
-    }
     if (!c->isVariable())
       c->parsed = c->op->parse(c->attrs, false);
     for (NodeEntry &e : c->inputs)

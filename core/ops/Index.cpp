@@ -186,6 +186,21 @@ struct AxisSlice {
 // a fixed table to `seq` rows, as Hugging Face's position_ids[:, :seq].
 SymDims sliceEnds(const Attrs &a) { return parseShape(a.getStr("end")).dims(); }
 
+// The sliced axes whose ends are expressions of the size symbols, with those ends (input of
+// rank `rank`).
+std::vector<std::pair<size_t, SymExpr>> symbolicEnds(const Attrs &a, size_t rank) {
+  std::vector<std::pair<size_t, SymExpr>> out;
+  SymDims ends = sliceEnds(a);
+  std::vector<int64_t> axes = a.getTuple("axes");
+  for (size_t k = 0; k < ends.size(); ++k)
+    if (!ends[k].isConstant())
+      out.push_back(
+          {static_cast<size_t>(normalizeAxis(axes.empty() ? static_cast<int64_t>(k) : axes[k],
+                                             static_cast<int>(rank), "strided_slice")),
+           ends[k]});
+  return out;
+}
+
 // The ends as sizes, each symbolic one `standIn` (or an error when none is given).
 std::vector<int64_t> endSizes(const Attrs &a, const std::string &what,
                               std::optional<int64_t> standIn = std::nullopt) {
@@ -295,13 +310,9 @@ void registerStridedSlice() {
       // An end of size symbols reads up to it: within the axis sliced.
       .limits([](const Attrs &a, const std::vector<SymDims> &in) {
         std::vector<std::pair<SymExpr, SymExpr>> out;
-        SymDims ends = sliceEnds(a);
-        std::vector<int64_t> axes = a.getTuple("axes");
-        for (size_t k = 0; k < ends.size() && !in.empty(); ++k)
-          if (!ends[k].isConstant())
-            out.push_back({ends[k], in[0][static_cast<size_t>(normalizeAxis(
-                                        axes.empty() ? static_cast<int64_t>(k) : axes[k],
-                                        static_cast<int>(in[0].size()), "strided_slice"))]});
+        if (!in.empty())
+          for (const auto &[axis, end] : symbolicEnds(a, in[0].size()))
+            out.push_back({end, in[0][axis]});
         return out;
       })
       .describe("every stride-th element of [begin, end) on each listed axis (all axes in order "
@@ -326,17 +337,10 @@ void registerStridedSlice() {
         // An end of size symbols (a generic build's body, run at sizes): the output, shaped at
         // those sizes, says how far the slice goes from its begin.
         std::vector<AxisSlice> sl = slicesOf(a, x.shape, "strided_slice", INT64_MAX);
-        SymDims ends = sliceEnds(a);
-        std::vector<int64_t> axes = a.getTuple("axes");
-        for (size_t k = 0; k < ends.size(); ++k) {
-          if (ends[k].isConstant())
-            continue;
-          size_t axis =
-              static_cast<size_t>(normalizeAxis(axes.empty() ? static_cast<int64_t>(k) : axes[k],
-                                                static_cast<int>(x.shape.size()), "strided_slice"));
+        for (const auto &[axis, end] : symbolicEnds(a, x.shape.size())) {
           sl[axis].length = out[0].shape[axis];
           if (sl[axis].begin + sl[axis].length > x.shape[axis])
-            fail("strided_slice: slicing axis ", axis, " of ", x.shape[axis], " to ", ends[k].str(),
+            fail("strided_slice: slicing axis ", axis, " of ", x.shape[axis], " to ", end.str(),
                  " = ", sl[axis].begin + sl[axis].length, " reads past it");
         }
         std::vector<int64_t> strides = stridesOf(x.shape);
